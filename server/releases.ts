@@ -1,0 +1,132 @@
+// The one table of release differences. Every behaviour that differs between 3.3, 3.4 and 3.5 is
+// decided here; the rest of the code asks this module instead of comparing version numbers itself.
+
+export interface Release {
+  /** Full release, e.g. "3.4.34". */
+  version: string;
+  /** "3.4": what log records and the cluster version use. */
+  minor: string;
+  /** Default of --enable-v2. */
+  enableV2Default: boolean;
+  /** What /v3beta/... does: served like /v3, redirected to /v3, or not found. */
+  v3betaGateway: 'serve' | 'redirect' | 'removed';
+  /** Metric names served for the mvcc counters. */
+  metricsDebuggingAliases: boolean;
+  metricsMvccNames: boolean;
+  /** Loggers this release knows, and its default. */
+  loggers: Array<'capnslog' | 'zap'>;
+  loggerDefault: 'capnslog' | 'zap';
+  /** PUT /config/local/log: served, or served with a deprecation warning. */
+  configLocalLog: 'serve' | 'deprecated';
+  /** Default API version of svcctl (SVCCTL_API unset). */
+  clientApiDefault: 2 | 3;
+  /** Pre-vote default (off in 3.4, on in 3.5). */
+  preVoteDefault: boolean;
+  /** Flags that exist but warn when used, with the warning text. */
+  deprecatedFlags: Record<string, string>;
+  /** Flags that this release does not know at all (an error when given). */
+  unknownFlags: string[];
+  /** Embedding config: names of the log-output and snapshot-count fields, and whether setupLogging exists. */
+  embed: { logOutputField: 'logOutput' | 'logOutputs'; snapshotCountField: 'snapCount' | 'snapshotCount'; setupLogging: boolean };
+  /** RPCs that exist only from this release's cluster version on. */
+  downgradeRpc: boolean;
+  authStatusRpc: boolean;
+}
+
+const r33: Release = {
+  version: '3.3.27',
+  minor: '3.3',
+  enableV2Default: true,
+  v3betaGateway: 'serve',
+  metricsDebuggingAliases: true,
+  metricsMvccNames: false,
+  loggers: ['capnslog'],
+  loggerDefault: 'capnslog',
+  configLocalLog: 'serve',
+  clientApiDefault: 2,
+  preVoteDefault: false,
+  deprecatedFlags: {},
+  unknownFlags: ['logger', 'log-outputs', 'log-level'],
+  embed: { logOutputField: 'logOutput', snapshotCountField: 'snapCount', setupLogging: true },
+  downgradeRpc: false,
+  authStatusRpc: false,
+};
+
+const r34: Release = {
+  ...r33,
+  version: '3.4.34',
+  minor: '3.4',
+  enableV2Default: false,
+  v3betaGateway: 'redirect',
+  metricsDebuggingAliases: true,
+  metricsMvccNames: true,
+  loggers: ['capnslog', 'zap'],
+  loggerDefault: 'capnslog',
+  clientApiDefault: 3,
+  deprecatedFlags: {
+    'ca-file': '--ca-file is deprecated; use --trusted-ca-file (it also turns on client certificate authentication)',
+    'peer-ca-file': '--peer-ca-file is deprecated; use --peer-trusted-ca-file (it also turns on peer client certificate authentication)',
+    debug: '--debug is deprecated; use --log-level=debug with --logger=zap',
+    'log-output': '--log-output is renamed --log-outputs',
+  },
+  unknownFlags: [],
+  embed: { logOutputField: 'logOutputs', snapshotCountField: 'snapshotCount', setupLogging: false },
+};
+
+const r35: Release = {
+  ...r34,
+  version: '3.5.21',
+  minor: '3.5',
+  v3betaGateway: 'removed',
+  metricsDebuggingAliases: false,
+  loggerDefault: 'zap',
+  configLocalLog: 'deprecated',
+  preVoteDefault: true,
+  deprecatedFlags: {
+    ...r34.deprecatedFlags,
+    'log-output': '--log-output is deprecated; use --log-outputs',
+    'log-package-levels': '--log-package-levels is deprecated (capnslog only); use --log-level',
+    'logger=capnslog': '--logger=capnslog is deprecated; zap is the default logger',
+  },
+  downgradeRpc: true,
+  authStatusRpc: true,
+};
+
+const byMinor = new Map<string, Release>([['3.3', r33], ['3.4', r34], ['3.5', r35]]);
+
+export const SUPPORTED_RELEASES: readonly string[] = [r33.version, r34.version, r35.version];
+export const NEWEST: Release = r35;
+
+export class UnknownReleaseError extends Error {
+  constructor(readonly requested: string) {
+    super(`unknown release "${requested}": SVC_VERSION must be <major>.<minor>.<patch> of a supported release line (3.3.x, 3.4.x, 3.5.x; e.g. ${SUPPORTED_RELEASES.join(', ')})`);
+    this.name = 'UnknownReleaseError';
+  }
+}
+
+/** The release a version string names. Any patch of a known minor line is accepted and reported as given. */
+export function releaseFor(version: string): Release {
+  const m = /^(\d+)\.(\d+)\.(\d+)$/.exec(version);
+  if (!m) throw new UnknownReleaseError(version);
+  const base = byMinor.get(`${Number(m[1])}.${Number(m[2])}`);
+  if (!base) throw new UnknownReleaseError(version);
+  return { ...base, version: `${Number(m[1])}.${Number(m[2])}.${Number(m[3])}` };
+}
+
+/** The release this process runs as: SVC_VERSION, or the newest when unset. */
+export function currentRelease(env: NodeJS.ProcessEnv = process.env): Release {
+  const v = env.SVC_VERSION;
+  return v === undefined || v === '' ? NEWEST : releaseFor(v);
+}
+
+/** Compare "major.minor" (or "major.minor.patch") strings numerically on major.minor. */
+export function compareMinor(a: string, b: string): number {
+  const [am, an] = a.split('.').map(Number);
+  const [bm, bn] = b.split('.').map(Number);
+  return am !== bm ? am - bm : an - bn;
+}
+
+export function minorOf(version: string): string {
+  const [a, b] = version.split('.');
+  return `${a}.${b}`;
+}
