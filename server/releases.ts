@@ -26,8 +26,12 @@ export interface Release {
   deprecatedFlags: Record<string, string>;
   /** Flags that this release does not know at all (an error when given). */
   unknownFlags: string[];
+  /** A SVC_* environment variable shadowed by the same flag on the command line: a warning (3.3) or an error (3.4+). */
+  shadowedEnvVar: 'warn' | 'error';
   /** Embedding config: names of the log-output and snapshot-count fields, and whether setupLogging exists. */
   embed: { logOutputField: 'logOutput' | 'logOutputs'; snapshotCountField: 'snapCount' | 'snapshotCount'; setupLogging: boolean };
+  /** GET /health answers {"health":...} (3.3, 3.4) or adds "reason" (3.5). */
+  healthReason: boolean;
   /** RPCs that exist only from this release's cluster version on. */
   downgradeRpc: boolean;
   authStatusRpc: boolean;
@@ -47,7 +51,9 @@ const r33: Release = {
   preVoteDefault: false,
   deprecatedFlags: {},
   unknownFlags: ['logger', 'log-outputs', 'log-level'],
+  shadowedEnvVar: 'warn',
   embed: { logOutputField: 'logOutput', snapshotCountField: 'snapCount', setupLogging: true },
+  healthReason: false,
   downgradeRpc: false,
   authStatusRpc: false,
 };
@@ -70,6 +76,7 @@ const r34: Release = {
     'log-output': '--log-output is renamed --log-outputs',
   },
   unknownFlags: [],
+  shadowedEnvVar: 'error',
   embed: { logOutputField: 'logOutputs', snapshotCountField: 'snapshotCount', setupLogging: false },
 };
 
@@ -82,6 +89,7 @@ const r35: Release = {
   loggerDefault: 'zap',
   configLocalLog: 'deprecated',
   preVoteDefault: true,
+  healthReason: true,
   deprecatedFlags: {
     ...r34.deprecatedFlags,
     'log-output': '--log-output is deprecated; use --log-outputs',

@@ -1,21 +1,164 @@
-// Entry point of the svc server binary (bin/svc).
-import { currentRelease, UnknownReleaseError } from '../releases.js';
+// Entry point of the svc server binary (bin/svc): parse the flags of the chosen release, set up logging, start
+// the member, and stop it gracefully on SIGTERM/SIGINT. Exit status: 0 after a clean stop, 2 for bad usage
+// (unknown flag, bad value, unknown SVC_VERSION), 1 when the member cannot start or must stop.
+import { readFileSync } from 'node:fs';
+import { currentRelease, UnknownReleaseError, type Release } from '../releases.js';
+import { parseServerConfig, usage, ConfigError, type ServerConfig, type TlsConfig } from '../config/flags.js';
+import { createLogger, LogSetupError } from '../log/create-logger.js';
+import { parseLevel } from '../log/levels.js';
+import type { ControllableLogger } from '../log/logger.js';
+import { startMember, type MemberStartOptions } from '../member.js';
+import { DEFAULT_QUOTA_BYTES } from '../core/options.js';
+import { FatalStartError } from '../core/server.js';
+import { ListenError } from '../api/listener.js';
 
 export async function main(argv: string[]): Promise<number> {
-  let release;
+  let release: Release;
+  let parsed;
   try {
     release = currentRelease();
+    parsed = parseServerConfig(argv, process.env, release);
   } catch (e) {
-    if (e instanceof UnknownReleaseError) {
+    if (e instanceof UnknownReleaseError || e instanceof ConfigError) {
+      process.stderr.write(`svc: ${e.message}\n`);
+      if (e instanceof ConfigError) process.stderr.write(`Run 'svc --help' for the flags this release (${currentReleaseSafe()}) accepts.\n`);
+      return 2;
+    }
+    throw e;
+  }
+  if (parsed.action === 'help') {
+    process.stdout.write(usage(release));
+    return 0;
+  }
+  if (parsed.action === 'version') {
+    process.stdout.write(`svc Version: ${release.version}\nNode Version: ${process.version}\nOS/Arch: ${process.platform}/${process.arch}\n`);
+    return 0;
+  }
+  const cfg = parsed.config;
+  let logger: ControllableLogger & { withPackage(pkg: string): import('../log/logger.js').Logger };
+  try {
+    logger = createLogger({ logger: cfg.logger, outputs: cfg.logOutputs, level: cfg.logLevel, pkg: 'etcdmain' });
+  } catch (e) {
+    if (e instanceof LogSetupError) {
       process.stderr.write(`svc: ${e.message}\n`);
       return 2;
     }
     throw e;
   }
-  if (argv.includes('--version')) {
-    process.stdout.write(`svc Version: ${release.version}\n`);
-    return 0;
+  for (const w of parsed.warnings) logger.warn(w);
+  logger.info('starting svc', { 'svc-version': release.version, 'node-version': process.version, 'data-dir': cfg.dataDir, 'member-name': cfg.name });
+
+  let opts: MemberStartOptions;
+  try {
+    opts = memberOptions(cfg, release, logger);
+  } catch (e) {
+    logger.error((e as Error).message);
+    await logger.close();
+    return 2;
   }
-  process.stderr.write('svc: the server is not yet available in this build\n');
-  return 2;
+  let member;
+  try {
+    member = await startMember(opts);
+  } catch (e) {
+    const known = e instanceof FatalStartError || e instanceof ListenError || (e as { code?: string }).code !== undefined;
+    logger.error(known ? (e as Error).message : 'failed to start the member', known ? {} : { error: (e as Error).stack ?? String(e) });
+    await logger.close();
+    return 1;
+  }
+  const running = member;
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (code: number) => {
+      if (stopping) return;
+      stopping = true;
+      running.close().then(
+        async () => {
+          await logger.close();
+          resolve(code);
+        },
+        async (e) => {
+          logger.error('error while stopping', { error: String(e) });
+          await logger.close();
+          resolve(1);
+        },
+      );
+    };
+    for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(sig, () => {
+        logger.info('received signal; shutting down', { signal: sig });
+        stop(0);
+      });
+    }
+    running.server.onFatal((e) => {
+      logger.error('the member cannot continue; exiting', { error: e.message });
+      stop(1);
+    });
+    running.server.onRemoved = () => stop(0);
+  });
+}
+
+function currentReleaseSafe(): string {
+  try {
+    return currentRelease().version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: Buffer; clientCertAuth: boolean } | undefined {
+  if (!t.certFile && !t.keyFile) return undefined;
+  if (!t.certFile || !t.keyFile) throw new ConfigError(`${what}: both a certificate and a key file are needed`, '');
+  const read = (f: string, which: string) => {
+    try {
+      return readFileSync(f);
+    } catch (e) {
+      throw new ConfigError(`${what}: cannot read the ${which} file ${f}: ${(e as Error).message}`, '');
+    }
+  };
+  return {
+    cert: read(t.certFile, 'certificate'),
+    key: read(t.keyFile, 'key'),
+    ca: t.trustedCaFile ? read(t.trustedCaFile, 'trusted CA') : undefined,
+    clientCertAuth: t.clientCertAuth,
+  };
+}
+
+/** The server's flags as the member's start options. */
+export function memberOptions(cfg: ServerConfig, release: Release, logger: ControllableLogger & { withPackage(pkg: string): import("../log/logger.js").Logger }): MemberStartOptions {
+  const clientTls = readTls(cfg.clientTls, 'client TLS');
+  const peerTls = readTls(cfg.peerTls, 'peer TLS');
+  return {
+    name: cfg.name,
+    dataDir: cfg.dataDir,
+    walDir: cfg.walDir || undefined,
+    initialCluster: [...cfg.initialCluster].map(([name, peerURLs]) => ({ name, peerURLs })),
+    initialClusterState: cfg.initialClusterState,
+    initialClusterToken: cfg.initialClusterToken,
+    advertisePeerURLs: cfg.initialAdvertisePeerUrls.map(urlText),
+    advertiseClientURLs: cfg.advertiseClientUrls.map(urlText),
+    listenPeerURLs: cfg.listenPeerUrls.map(urlText),
+    listenClientURLs: cfg.listenClientUrls.map(urlText),
+    tickMs: cfg.tickMs,
+    electionMs: cfg.electionMs,
+    snapshotCount: cfg.snapshotCount,
+    snapshotCatchUpEntries: Math.min(5000, Math.max(1, Math.floor(cfg.snapshotCount / 2))),
+    maxSnapshots: cfg.maxSnapshots,
+    maxWals: cfg.maxWals,
+    quotaBackendBytes: cfg.quotaBackendBytes < 0 ? 0 : cfg.quotaBackendBytes || DEFAULT_QUOTA_BYTES,
+    maxRequestBytes: cfg.maxRequestBytes,
+    maxTxnOps: cfg.maxTxnOps,
+    preVote: cfg.preVote,
+    enableV2: cfg.enableV2,
+    strictReconfigCheck: cfg.strictReconfigCheck,
+    versionMonitorMs: 4000,
+    peerTls: peerTls ? { ...peerTls } : undefined,
+    clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth } : undefined,
+    release,
+    logger: logger.withPackage('etcdserver'),
+    setLogLevel: (level: string) => logger.setLevel(parseLevel(level)),
+  };
+}
+
+function urlText(u: URL): string {
+  return u.toString().replace(/\/$/, '');
 }

@@ -24,3 +24,14 @@ export const nopLogger: Logger = {
     return nopLogger;
   },
 };
+
+/** A process logger with a run-time level (PUT /config/local/log) and an orderly close (flush outputs). */
+export interface ControllableLogger extends Logger {
+  /** Records at a fatal/critical level; the caller decides whether to exit. */
+  fatal(msg: string, fields?: LogFields): void;
+  setLevel(level: LogLevel): void;
+  level(): LogLevel;
+  /** True when records at this level are written (lets callers skip building expensive fields). */
+  enabled(level: LogLevel): boolean;
+  close(): Promise<void>;
+}

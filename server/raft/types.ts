@@ -113,3 +113,22 @@ export interface SoftState {
   lead: NodeId;
   role: StateRole;
 }
+
+/** What the caller must persist, send and apply after RawNode.ready() (see server/raft/rawnode.ts for the order). */
+export interface Ready {
+  /** Set when leader or role changed. */
+  softState?: SoftState;
+  /** Set when term, vote or commit changed: persist it. */
+  hardState?: HardState;
+  readStates: ReadState[];
+  /** Entries to append to storage before sending messages. */
+  entries: Entry[];
+  /** An incoming snapshot to save and apply. */
+  snapshot?: Snapshot;
+  /** Entries to apply to the state machine. */
+  committedEntries: Entry[];
+  messages: Message[];
+  /** Whether the hard state and entries must reach disk (fsync) before messages go out. */
+  mustSync: boolean;
+}
+

@@ -1,0 +1,165 @@
+// The JSON gateway for the gRPC API (the reference mounts it at /v3/). A request body is JSON with the proto's
+// field names (snake_case or lowerCamelCase), bytes in base64 and 64-bit integers as strings or numbers; it is
+// turned into exactly the message shape the gRPC handlers receive, and the answer is turned back into JSON the
+// way the reference prints it (original field names, zero values left out, 64-bit integers as strings).
+import protobuf from 'protobufjs';
+import { join } from 'node:path';
+import { protoFiles, protoRoot } from './grpc-services.js';
+import type { Pb } from './v3/convert.js';
+
+let root: protobuf.Root | undefined;
+
+function protoTypes(): protobuf.Root {
+  if (!root) {
+    const dir = protoRoot();
+    const r = new protobuf.Root();
+    r.resolvePath = (_origin, target) => (target.startsWith('/') ? target : join(dir, target));
+    r.loadSync(protoFiles.map((f) => join(dir, f)), { keepCase: true });
+    r.resolveAll();
+    root = r;
+  }
+  return root;
+}
+
+export function lookupType(name: string): protobuf.Type {
+  return protoTypes().lookupType(name);
+}
+
+/** A malformed gateway request: answered 400 with the reference's error JSON (code 3 = InvalidArgument). */
+export class GatewayInputError extends Error {
+  readonly code = 'GATEWAY_INPUT';
+  constructor(message: string) {
+    super(message);
+    this.name = 'GatewayInputError';
+  }
+}
+
+const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
+
+/** Rename lowerCamel keys to the proto names, check types, refuse unknown fields: before protobufjs sees it. */
+function normalize(type: protobuf.Type, json: unknown, path: string): Record<string, unknown> {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw new GatewayInputError(`${path || 'body'}: expected a JSON object`);
+  }
+  const out: Record<string, unknown> = {};
+  const byName = new Map<string, protobuf.Field>();
+  for (const f of type.fieldsArray) {
+    byName.set(f.name, f);
+    byName.set(camel(f.name), f);
+  }
+  for (const [k, v] of Object.entries(json as Record<string, unknown>)) {
+    const f = byName.get(k);
+    if (!f) throw new GatewayInputError(`unknown field "${k}" in ${type.name}`);
+    if (v === null) continue;
+    const at = path ? `${path}.${k}` : k;
+    const one = (x: unknown): unknown => normalizeValue(f, x, at);
+    out[f.name] = f.repeated ? (Array.isArray(v) ? v.map(one) : badType(at, 'an array')) : one(v);
+  }
+  return out;
+}
+
+function badType(at: string, what: string): never {
+  throw new GatewayInputError(`${at}: expected ${what}`);
+}
+
+function normalizeValue(f: protobuf.Field, v: unknown, at: string): unknown {
+  f.resolve();
+  if (f.resolvedType instanceof protobuf.Type) return normalize(f.resolvedType, v, at);
+  if (f.resolvedType instanceof protobuf.Enum) {
+    if (typeof v === 'number' || (typeof v === 'string' && v in f.resolvedType.values)) return v;
+    return badType(at, `one of ${Object.keys(f.resolvedType.values).join(', ')}`);
+  }
+  switch (f.type) {
+    case 'bytes':
+      if (typeof v !== 'string' || !BASE64.test(v)) return badType(at, 'a base64 string');
+      return Buffer.from(v, 'base64');
+    case 'string':
+      return typeof v === 'string' ? v : badType(at, 'a string');
+    case 'bool':
+      return typeof v === 'boolean' ? v : badType(at, 'true or false');
+    case 'int64': case 'uint64': case 'sint64': case 'fixed64': case 'sfixed64':
+    case 'int32': case 'uint32': case 'sint32': case 'fixed32': case 'sfixed32': {
+      const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v : badType(at, 'an integer');
+      if (!/^-?\d+$/.test(s)) return badType(at, 'an integer');
+      if (f.type.startsWith('u') && s.startsWith('-')) return badType(at, 'a non-negative integer');
+      return s;
+    }
+    default:
+      return typeof v === 'number' ? v : badType(at, 'a number');
+  }
+}
+
+/** JSON body -> the message object a gRPC handler receives (same options as the gRPC loader). */
+export function jsonToMessage(typeName: string, body: unknown): Pb {
+  const type = lookupType(typeName);
+  const norm = normalize(type, body ?? {}, '');
+  const msg = type.fromObject(norm);
+  return type.toObject(msg, { longs: String, enums: String, bytes: Buffer, defaults: true, oneofs: true }) as Pb;
+}
+
+/** A handler's answer -> the JSON the reference's gateway prints. */
+export function messageToJson(typeName: string, obj: Pb): unknown {
+  const type = lookupType(typeName);
+  return strip(type, type.toObject(type.fromObject(obj), { longs: String, enums: String, bytes: String, defaults: false, oneofs: false }));
+}
+
+/** Leave out zero values, as proto3 JSON without EmitDefaults does. */
+function strip(type: protobuf.Type, obj: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of type.fieldsArray) {
+    const v = obj[f.name];
+    if (v === undefined || v === null) continue;
+    f.resolve();
+    if (f.repeated) {
+      const arr = v as unknown[];
+      if (arr.length === 0) continue;
+      out[f.name] = f.resolvedType instanceof protobuf.Type ? arr.map((x) => strip(f.resolvedType as protobuf.Type, x as Record<string, unknown>)) : arr;
+    } else if (f.resolvedType instanceof protobuf.Type) {
+      out[f.name] = strip(f.resolvedType, v as Record<string, unknown>);
+    } else if (f.resolvedType instanceof protobuf.Enum) {
+      if (f.resolvedType.values[v as string] !== 0) out[f.name] = v;
+    } else if (v !== '0' && v !== 0 && v !== '' && v !== false) {
+      out[f.name] = v;
+    }
+  }
+  return out;
+}
+
+/** The gateway's routes: path -> the service method and its message types. */
+export interface GatewayRoute {
+  method: string;
+  request: string;
+  response: string;
+  minRelease?: string;
+}
+
+const r = (method: string, request: string, response: string, minRelease?: string): GatewayRoute => ({
+  method, request: `etcdserverpb.${request}`, response: `etcdserverpb.${response}`, minRelease,
+});
+
+export const GATEWAY_ROUTES: Record<string, GatewayRoute> = {
+  '/v3/kv/range': r('Range', 'RangeRequest', 'RangeResponse'),
+  '/v3/kv/put': r('Put', 'PutRequest', 'PutResponse'),
+  '/v3/kv/deleterange': r('DeleteRange', 'DeleteRangeRequest', 'DeleteRangeResponse'),
+  '/v3/kv/txn': r('Txn', 'TxnRequest', 'TxnResponse'),
+  '/v3/kv/compaction': r('Compact', 'CompactionRequest', 'CompactionResponse'),
+  '/v3/lease/grant': r('LeaseGrant', 'LeaseGrantRequest', 'LeaseGrantResponse'),
+  '/v3/lease/revoke': r('LeaseRevoke', 'LeaseRevokeRequest', 'LeaseRevokeResponse'),
+  '/v3/kv/lease/revoke': r('LeaseRevoke', 'LeaseRevokeRequest', 'LeaseRevokeResponse'),
+  '/v3/lease/timetolive': r('LeaseTimeToLive', 'LeaseTimeToLiveRequest', 'LeaseTimeToLiveResponse'),
+  '/v3/kv/lease/timetolive': r('LeaseTimeToLive', 'LeaseTimeToLiveRequest', 'LeaseTimeToLiveResponse'),
+  '/v3/lease/leases': r('LeaseLeases', 'LeaseLeasesRequest', 'LeaseLeasesResponse'),
+  '/v3/kv/lease/leases': r('LeaseLeases', 'LeaseLeasesRequest', 'LeaseLeasesResponse'),
+  '/v3/cluster/member/add': r('MemberAdd', 'MemberAddRequest', 'MemberAddResponse'),
+  '/v3/cluster/member/remove': r('MemberRemove', 'MemberRemoveRequest', 'MemberRemoveResponse'),
+  '/v3/cluster/member/update': r('MemberUpdate', 'MemberUpdateRequest', 'MemberUpdateResponse'),
+  '/v3/cluster/member/list': r('MemberList', 'MemberListRequest', 'MemberListResponse'),
+  '/v3/cluster/member/promote': r('MemberPromote', 'MemberPromoteRequest', 'MemberPromoteResponse'),
+  '/v3/maintenance/alarm': r('Alarm', 'AlarmRequest', 'AlarmResponse'),
+  '/v3/maintenance/status': r('Status', 'StatusRequest', 'StatusResponse'),
+  '/v3/maintenance/defragment': r('Defragment', 'DefragmentRequest', 'DefragmentResponse'),
+  '/v3/maintenance/hash': r('Hash', 'HashRequest', 'HashResponse'),
+  '/v3/maintenance/hashkv': r('HashKV', 'HashKVRequest', 'HashKVResponse'),
+  '/v3/maintenance/transfer-leadership': r('MoveLeader', 'MoveLeaderRequest', 'MoveLeaderResponse'),
+};

@@ -1,0 +1,170 @@
+// Loads the wire definitions under server/api/proto (the reference's etcdserverpb/mvccpb/authpb
+// packages plus grpc.health.v1) once per process, and exposes them as service definitions for
+// `grpc.Server.addService` and as client constructors.
+//
+// Decoding options, and what handlers therefore see and may return:
+// - keepCase: field names exactly as in the .proto (`range_end`, `cluster_id`, `peerURLs`, `TTL`).
+// - longs: String. Every int64/uint64 arrives as a decimal string ("0", "7587862072907010052").
+//   Revisions would fit a JS number, but lease ids and member/cluster ids use all 64 bits, and one
+//   rule for every 64-bit field is safer than a per-field list. Handlers may RETURN numbers,
+//   decimal strings or bigints-as-strings for 64-bit fields: the encoder accepts all of them.
+// - enums: String. Enum fields arrive as their names ("ASCEND", "PUT"); numbers or names may be returned.
+// - bytes: Buffer (the loader's default). Return Buffers (or Uint8Arrays) for bytes fields.
+// - defaults: true. Absent scalar fields read as their zero value ("0", "", false, empty Buffer,
+//   first enum name), absent repeated fields as [], absent message fields as null, so handlers need
+//   no `?? 0` everywhere. oneofs: true adds a virtual property naming the member that is set
+//   (e.g. `request.request === 'request_put'`, `compare.target_union === 'value'`).
+
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+
+/** Options given to @grpc/proto-loader; exported so tests and tools decode the same way. */
+export const protoLoaderOptions: protoLoader.Options = {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
+
+/** The .proto files, relative to the proto root. */
+export const protoFiles = [
+  'etcdserverpb/rpc.proto',
+  'mvccpb/kv.proto',
+  'authpb/auth.proto',
+  'grpc/health/v1/health.proto',
+] as const;
+
+/** Raised when the .proto files cannot be found or parsed. */
+export class ProtoLoadError extends Error {
+  readonly code = 'PROTO_LOAD';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ProtoLoadError';
+  }
+}
+
+/**
+ * Finds server/api/proto. The compiled module lives in <outDir>/server/api/, and tsc does not copy
+ * .proto files, so walk up from this module until a folder holds server/api/proto (the source
+ * tree, also shipped in the image). SVC_PROTO_DIR overrides the search.
+ */
+export function protoRoot(): string {
+  const override = process.env.SVC_PROTO_DIR;
+  if (override) return override;
+  const marker = join('etcdserverpb', 'rpc.proto');
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    for (const candidate of [join(dir, 'proto'), join(dir, 'server', 'api', 'proto')]) {
+      if (existsSync(join(candidate, marker))) return candidate;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  throw new ProtoLoadError(
+    `cannot find server/api/proto/${marker} above ${fileURLToPath(import.meta.url)}; set SVC_PROTO_DIR`,
+  );
+}
+
+let cachedPackage: protoLoader.PackageDefinition | undefined;
+
+/** The parsed package definition (cached: parsing takes tens of milliseconds). */
+export function packageDefinition(): protoLoader.PackageDefinition {
+  if (!cachedPackage) {
+    const root = protoRoot();
+    try {
+      cachedPackage = protoLoader.loadSync([...protoFiles], { ...protoLoaderOptions, includeDirs: [root] });
+    } catch (err) {
+      throw new ProtoLoadError(`cannot load the gRPC definitions from ${root}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+  return cachedPackage;
+}
+
+function service(name: string): grpc.ServiceDefinition {
+  const def = packageDefinition()[name];
+  // Message and enum entries carry a `format`; services are plain maps of method definitions.
+  if (!def || 'format' in def) {
+    throw new ProtoLoadError(`service ${name} missing from the gRPC definitions`);
+  }
+  return def as unknown as grpc.ServiceDefinition;
+}
+
+/** Fully qualified names of the services we serve. */
+export const serviceNames = {
+  kv: 'etcdserverpb.KV',
+  watch: 'etcdserverpb.Watch',
+  lease: 'etcdserverpb.Lease',
+  cluster: 'etcdserverpb.Cluster',
+  maintenance: 'etcdserverpb.Maintenance',
+  auth: 'etcdserverpb.Auth',
+  health: 'grpc.health.v1.Health',
+} as const;
+
+export type ServiceKey = keyof typeof serviceNames;
+
+/** Service definitions for `server.addService(def, impl)`, loaded on first use. */
+export function serviceDefinitions(): Record<ServiceKey, grpc.ServiceDefinition> {
+  return {
+    kv: service(serviceNames.kv),
+    watch: service(serviceNames.watch),
+    lease: service(serviceNames.lease),
+    cluster: service(serviceNames.cluster),
+    maintenance: service(serviceNames.maintenance),
+    auth: service(serviceNames.auth),
+    health: service(serviceNames.health),
+  };
+}
+
+const defs = serviceDefinitions();
+/** etcdserverpb.KV: Range, Put, DeleteRange, Txn, Compact. */
+export const kvService = defs.kv;
+/** etcdserverpb.Watch: Watch (bidirectional stream). */
+export const watchService = defs.watch;
+/** etcdserverpb.Lease: LeaseGrant, LeaseRevoke, LeaseKeepAlive (stream), LeaseTimeToLive, LeaseLeases. */
+export const leaseService = defs.lease;
+/** etcdserverpb.Cluster: MemberAdd, MemberRemove, MemberUpdate, MemberList, MemberPromote. */
+export const clusterService = defs.cluster;
+/** etcdserverpb.Maintenance: Alarm, Status, Defragment, Hash, HashKV, Snapshot (stream), MoveLeader, Downgrade. */
+export const maintenanceService = defs.maintenance;
+/** etcdserverpb.Auth: AuthEnable/Disable/Status, Authenticate, User*, Role*. */
+export const authService = defs.auth;
+/** grpc.health.v1.Health: Check, Watch. */
+export const healthService = defs.health;
+
+/** Client constructors for every service (`new clients.KV(target, creds)`). */
+export interface ServiceClients {
+  KV: grpc.ServiceClientConstructor;
+  Watch: grpc.ServiceClientConstructor;
+  Lease: grpc.ServiceClientConstructor;
+  Cluster: grpc.ServiceClientConstructor;
+  Maintenance: grpc.ServiceClientConstructor;
+  Auth: grpc.ServiceClientConstructor;
+  Health: grpc.ServiceClientConstructor;
+}
+
+let cachedClients: ServiceClients | undefined;
+
+/** Client constructors built from the same definitions the server uses (cached). */
+export function loadClients(): ServiceClients {
+  if (!cachedClients) {
+    const make = (name: string, fq: string) =>
+      grpc.makeGenericClientConstructor(service(fq) as grpc.ServiceDefinition, name);
+    cachedClients = {
+      KV: make('KV', serviceNames.kv),
+      Watch: make('Watch', serviceNames.watch),
+      Lease: make('Lease', serviceNames.lease),
+      Cluster: make('Cluster', serviceNames.cluster),
+      Maintenance: make('Maintenance', serviceNames.maintenance),
+      Auth: make('Auth', serviceNames.auth),
+      Health: make('Health', serviceNames.health),
+    };
+  }
+  return cachedClients;
+}

@@ -1,0 +1,64 @@
+// The gRPC server of a member: the reference's etcdserverpb services, backed by the same handlers as the JSON
+// gateway. Errors carry the reference's status codes and messages so its clients react as they would to it.
+import * as grpc from '@grpc/grpc-js';
+import { serviceDefinitions, type ServiceKey } from './grpc-services.js';
+import { ServerError, Code } from '../core/errors.js';
+import type { V3Api } from './v3/handlers.js';
+import type { Pb } from './v3/convert.js';
+import type { Logger } from '../log/logger.js';
+
+export type StreamHandlers = Partial<Record<string, grpc.UntypedHandleCall>>;
+
+/** Turn any error into a gRPC status the reference's clients understand. */
+export function toGrpcError(e: unknown): Partial<grpc.StatusObject> {
+  if (e instanceof ServerError) return { code: e.grpcCode, details: e.message };
+  const err = e as { code?: unknown; message?: string };
+  if (typeof err?.code === 'number' && err.code >= 0 && err.code <= 16) return { code: err.code, details: err.message ?? '' };
+  return { code: Code.Unknown, details: String(err?.message ?? e) };
+}
+
+/** Build the gRPC server: every unary method the API implements, plus the given streaming handlers. */
+export function createGrpcServer(api: V3Api, streams: Record<string, StreamHandlers>, logger: Logger, opts: { maxRequestBytes: number }): grpc.Server {
+  const server = new grpc.Server({
+    // The reference accepts requests up to --max-request-bytes plus its gRPC overhead allowance.
+    'grpc.max_receive_message_length': opts.maxRequestBytes + 512 * 1024,
+    'grpc.max_send_message_length': 2 ** 31 - 1,
+  });
+  const defs = serviceDefinitions();
+  for (const [key, def] of Object.entries(defs) as Array<[ServiceKey, grpc.ServiceDefinition]>) {
+    const impl: grpc.UntypedServiceImplementation = {};
+    for (const [name, method] of Object.entries(def)) {
+      const stream = streams[key]?.[name];
+      if (stream) {
+        impl[name] = stream;
+        continue;
+      }
+      const handler = (api as unknown as Record<string, ((req: Pb) => Promise<Pb>) | undefined>)[name];
+      if (method.requestStream || method.responseStream) {
+        impl[name] = unimplementedStream(name);
+      } else if (handler) {
+        impl[name] = ((call: grpc.ServerUnaryCall<Pb, Pb>, callback: grpc.sendUnaryData<Pb>) => {
+          handler(call.request).then(
+            (res) => callback(null, res),
+            (err) => {
+              if (!(err instanceof ServerError)) logger.warn('request failed', { method: name, error: (err as Error)?.stack ?? String(err) });
+              callback(toGrpcError(err));
+            },
+          );
+        }) as grpc.handleUnaryCall<Pb, Pb>;
+      } else {
+        impl[name] = ((_call: unknown, callback: grpc.sendUnaryData<Pb>) => {
+          callback({ code: Code.Unimplemented, details: `etcdserver: ${name} is not supported by this member` });
+        }) as grpc.handleUnaryCall<Pb, Pb>;
+      }
+    }
+    server.addService(def, impl);
+  }
+  return server;
+}
+
+function unimplementedStream(name: string): grpc.UntypedHandleCall {
+  return ((call: grpc.ServerWritableStream<Pb, Pb>) => {
+    call.emit('error', { code: Code.Unimplemented, details: `etcdserver: ${name} is not supported by this member` });
+  }) as grpc.UntypedHandleCall;
+}

@@ -1,0 +1,212 @@
+// HTTP/1.1 on the client URL: /version, /health, /metrics, the /v3 JSON gateway (and /v3beta as the release
+// table says), PUT /config/local/log, and the legacy /v2/keys API when --enable-v2 is on.
+import express, { type Request, type Response, type NextFunction } from 'express';
+import type { SvcServer } from '../core/server.js';
+import { ServerError, Code } from '../core/errors.js';
+import { V2Error } from '../core/v2store.js';
+import type { V3Api } from './v3/handlers.js';
+import type { MemberMetrics } from './metrics.js';
+import { GATEWAY_ROUTES, GatewayInputError, jsonToMessage, messageToJson } from './gateway.js';
+import type { Pb } from './v3/convert.js';
+
+export interface HttpAppOptions {
+  server: SvcServer;
+  api: V3Api;
+  metrics: MemberMetrics;
+  /** Change the log level at run time; throws on an unknown level name. */
+  setLogLevel(level: string): void;
+}
+
+type Handler = (req: Pb) => Promise<Pb>;
+
+export function createHttpApp(o: HttpAppOptions): express.Express {
+  const { server, api, metrics } = o;
+  const release = server.opts.release;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  const raw = express.raw({ type: () => true, limit: server.opts.maxRequestBytes * 2 + 1024 * 1024 });
+
+  app.all('/version', (req, res) => {
+    if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
+    res.json({ etcdserver: release.version, etcdcluster: server.clusterVersionFull() });
+  });
+
+  app.all('/health', async (req, res) => {
+    if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
+    const h = await checkHealth(server);
+    (h.ok ? metrics.healthSuccess : metrics.healthFailures).inc();
+    const body: Record<string, string> = { health: String(h.ok) };
+    if (release.healthReason) body.reason = h.reason;
+    res.status(h.ok ? 200 : 503).json(body);
+  });
+
+  app.all('/metrics', async (req, res) => {
+    if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
+    res.setHeader('Content-Type', metrics.registry.contentType);
+    res.send(await metrics.registry.metrics());
+  });
+
+  app.all('/config/local/log', raw, (req, res) => {
+    if (req.method !== 'PUT') return methodNotAllowed(res, 'PUT');
+    if (release.configLocalLog === 'deprecated') {
+      server.logger.warn('/config/local/log is deprecated and will be removed; use --log-level at start', {});
+      res.setHeader('Warning', '299 - "/config/local/log is deprecated"');
+    }
+    let level: unknown;
+    try {
+      level = (JSON.parse(bodyText(req)) as { Level?: unknown }).Level;
+    } catch (e) {
+      return res.status(400).json({ message: `invalid JSON body: ${(e as Error).message}` });
+    }
+    if (typeof level !== 'string') return res.status(400).json({ message: 'the body must be {"Level": "<LEVEL>"}' });
+    try {
+      o.setLogLevel(level);
+    } catch (e) {
+      return res.status(400).json({ message: (e as Error).message });
+    }
+    server.logger.info('changed log level', { level });
+    res.status(204).end();
+  });
+
+  const gateway = async (path: string, req: Request, res: Response) => {
+    const route = GATEWAY_ROUTES[path];
+    const handler = route && (api as unknown as Record<string, Handler>)[route.method];
+    if (!route || !handler) return sendGrpcError(res, new ServerError(Code.NotFound, `Not Found: ${path}`, 404));
+    if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
+    try {
+      const body = bodyText(req);
+      if (Buffer.byteLength(body) > server.opts.maxRequestBytes) throw new ServerError(Code.InvalidArgument, 'etcdserver: request is too large');
+      let json: unknown;
+      try {
+        json = body.trim() === '' ? {} : JSON.parse(body);
+      } catch (e) {
+        throw new GatewayInputError((e as Error).message);
+      }
+      const answer = await handler(jsonToMessage(route.request, json));
+      res.json(messageToJson(route.response, answer));
+    } catch (e) {
+      sendGrpcError(res, e);
+    }
+  };
+
+  app.all(/^\/v3\/.+/, raw, (req, res) => void gateway(req.path, req, res));
+  app.all(/^\/v3beta\/.+/, raw, (req, res) => {
+    const v3 = '/v3/' + req.path.slice('/v3beta/'.length);
+    switch (release.v3betaGateway) {
+      case 'serve':
+        return void gateway(v3, req, res);
+      case 'redirect':
+        // 308 keeps the method and body, so a client that follows redirects repeats the POST at /v3.
+        res.setHeader('Location', v3 + (req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : ''));
+        return void res.status(308).json({ message: `${req.path} moved to ${v3}: the /v3beta gateway is deprecated` });
+      default:
+        return void res.status(404).json({ error: `${req.path}: the /v3beta gateway was removed in ${release.minor}; use /v3`, code: Code.NotFound });
+    }
+  });
+
+  if (server.opts.enableV2) mountV2(app, server, raw);
+
+  app.use((_req: Request, res: Response) => {
+    res.status(404).type('text/plain').send('404 page not found\n');
+  });
+  app.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {
+    if (err.type === 'entity.too.large') return sendGrpcError(res, new ServerError(Code.InvalidArgument, 'etcdserver: request is too large'));
+    server.logger.warn('HTTP request failed', { error: err.message });
+    sendGrpcError(res, err);
+  });
+  return app;
+}
+
+function bodyText(req: Request): string {
+  return Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
+}
+
+function methodNotAllowed(res: Response, allow: string): void {
+  res.setHeader('Allow', allow);
+  res.status(405).type('text/plain').send('Method Not Allowed\n');
+}
+
+/** The reference gateway's error JSON: {"error","message","code"} with the gRPC code. */
+function sendGrpcError(res: Response, e: unknown): void {
+  let code: number = Code.Unknown;
+  let status = 500;
+  let message = String((e as Error)?.message ?? e);
+  if (e instanceof ServerError) {
+    code = e.grpcCode;
+    status = e.httpStatus;
+  } else if (e instanceof GatewayInputError) {
+    code = Code.InvalidArgument;
+    status = 400;
+  } else {
+    message = `etcdserver: ${message}`;
+  }
+  if (!res.headersSent) res.status(status).json({ error: message, message, code });
+}
+
+export interface HealthResult {
+  ok: boolean;
+  reason: string;
+}
+
+/** Healthy: a leader, no alarm, and a linearizable read that completes in time. */
+export async function checkHealth(server: SvcServer, timeoutMs = 1000): Promise<HealthResult> {
+  if (server.alarms.length > 0) return { ok: false, reason: server.alarms.map((a) => `ALARM ${a.alarm}`).join(', ') };
+  if (server.lead === 0n) return { ok: false, reason: 'RAFT NO LEADER' };
+  try {
+    await server.linearizableReadNotify(timeoutMs);
+    return { ok: true, reason: '' };
+  } catch (e) {
+    return { ok: false, reason: `QGET ERROR: ${(e as Error).message}` };
+  }
+}
+
+function mountV2(app: express.Express, server: SvcServer, raw: express.RequestHandler): void {
+  const setHeaders = (res: Response) => {
+    res.setHeader('X-Etcd-Cluster-Id', server.clusterId.toString(16));
+    res.setHeader('X-Etcd-Index', String(server.v2.index));
+    res.setHeader('X-Raft-Index', String(server.appliedIndex));
+    res.setHeader('X-Raft-Term', String(server.term));
+  };
+  const send = (res: Response, status: number, body: unknown) => {
+    setHeaders(res);
+    res.status(status).json(body);
+  };
+  const fail = (res: Response, e: unknown) => {
+    if (e instanceof V2Error) return send(res, e.httpStatus, e.toJSON());
+    if (e instanceof ServerError) return send(res, e.httpStatus, { errorCode: 300, message: 'Raft Internal Error', cause: e.message, index: server.v2.index });
+    send(res, 500, { errorCode: 300, message: 'Raft Internal Error', cause: String((e as Error).message), index: server.v2.index });
+  };
+  app.all(/^\/v2\/keys(\/.*)?$/, raw, async (req, res) => {
+    const path = decodeURIComponent(req.path.slice('/v2/keys'.length)) || '/';
+    const q = req.query as Record<string, string | undefined>;
+    try {
+      if (req.method === 'GET') {
+        if (q.quorum === 'true') await server.linearizableReadNotify();
+        return send(res, 200, server.v2.get(path, q.recursive === 'true'));
+      }
+      if (req.method === 'PUT' || req.method === 'DELETE') {
+        const form = new URLSearchParams(bodyText(req));
+        const get = (k: string) => form.get(k) ?? q[k];
+        const prevExist = get('prevExist');
+        const ev = await server.propose<{ action: string; prevNode?: unknown }>({
+          id: server.nextRequestId(),
+          kind: 'v2',
+          v2: {
+            method: req.method,
+            path,
+            value: get('value') ?? undefined,
+            dir: get('dir') === 'true',
+            recursive: get('recursive') === 'true',
+            prevExist: prevExist === undefined ? undefined : prevExist === 'true',
+          },
+        });
+        return send(res, req.method === 'PUT' && !ev.prevNode ? 201 : 200, ev);
+      }
+      res.setHeader('Allow', 'GET, PUT, DELETE');
+      res.status(405).type('text/plain').send('Method Not Allowed\n');
+    } catch (e) {
+      fail(res, e);
+    }
+  });
+}

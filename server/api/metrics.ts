@@ -1,0 +1,93 @@
+// GET /metrics: the member's Prometheus metrics. Names and help texts follow the reference (with svc_ for its
+// product prefix) so dashboards and alerts carry over; which mvcc names are served is the release table's call.
+import { Registry, Gauge, Counter, Histogram } from 'prom-client';
+import type { SvcServer } from '../core/server.js';
+import { idHex } from '../cluster/ids.js';
+
+const WAL_BUCKETS = Array.from({ length: 14 }, (_, i) => 0.001 * 2 ** i);
+const APPLY_BUCKETS = Array.from({ length: 16 }, (_, i) => 0.0001 * 2 ** i);
+
+export interface MemberMetrics {
+  registry: Registry;
+  healthSuccess: Counter;
+  healthFailures: Counter;
+}
+
+/** A registry of its own per member, so several members can live in one process (embedding, tests). */
+export function createMetrics(server: SvcServer): MemberMetrics {
+  const registry = new Registry();
+  const release = server.opts.release;
+  const gauge = (name: string, help: string, value: () => number) =>
+    new Gauge({ name, help, registers: [registry], collect() { this.set(value()); } });
+  const counterFrom = (name: string, help: string, value: () => number) =>
+    new Counter({
+      name, help, registers: [registry],
+      collect() {
+        // prom-client counters only go up; mirror the member's own counter.
+        const v = value();
+        const cur = (this as unknown as { hashMap: Record<string, { value: number }> }).hashMap['']?.value ?? 0;
+        if (v > cur) this.inc(v - cur);
+      },
+    });
+
+  gauge('svc_server_is_leader', 'Whether or not this member is a leader. 1 if is, 0 otherwise.', () => (server.isLeader() ? 1 : 0));
+  gauge('svc_server_has_leader', 'Whether or not a leader exists. 1 is existence, 0 is not.', () => (server.lead !== 0n ? 1 : 0));
+  gauge('svc_server_is_learner', 'Whether or not this member is a learner. 1 if is, 0 otherwise.', () => (server.membership.member(server.memberId)?.isLearner ? 1 : 0));
+  counterFrom('svc_server_leader_changes_seen_total', 'The number of leader changes seen.', () => server.stats.leaderChanges);
+  gauge('svc_server_proposals_committed_total', 'The total number of consensus proposals committed.', () => server.stats.proposalsCommitted);
+  gauge('svc_server_proposals_applied_total', 'The total number of consensus proposals applied.', () => server.stats.proposalsApplied);
+  gauge('svc_server_proposals_pending', 'The current number of pending proposals to commit.', () => server.stats.proposalsPending);
+  counterFrom('svc_server_proposals_failed_total', 'The total number of failed proposals seen.', () => server.stats.proposalsFailed);
+  counterFrom('svc_server_read_indexes_failed_total', 'The total number of failed read indexes seen.', () => server.stats.readIndexesFailed);
+  gauge('svc_server_quota_backend_bytes', 'Current backend storage quota size in bytes.', () => server.opts.quotaBackendBytes);
+  new Gauge({
+    name: 'svc_server_version', help: "Which version is running. 1 for 'server_version' label with current version.",
+    labelNames: ['server_version'], registers: [registry],
+    collect() { this.set({ server_version: release.version }, 1); },
+  });
+  new Gauge({
+    name: 'svc_cluster_version', help: "Which version is running. 1 for 'cluster_version' label with current cluster version",
+    labelNames: ['cluster_version'], registers: [registry],
+    collect() {
+      this.reset();
+      if (server.membership.version) this.set({ cluster_version: server.membership.version }, 1);
+    },
+  });
+  new Gauge({
+    name: 'svc_server_id', help: "Server or member ID in hexadecimal format. 1 for 'server_id' label with current ID.",
+    labelNames: ['server_id'], registers: [registry],
+    collect() { this.set({ server_id: idHex(server.memberId) }, 1); },
+  });
+  const healthSuccess = new Counter({ name: 'svc_server_health_success', help: 'The total number of successful health checks', registers: [registry] });
+  const healthFailures = new Counter({ name: 'svc_server_health_failures', help: 'The total number of failed health checks', registers: [registry] });
+
+  const walFsync = new Histogram({ name: 'svc_disk_wal_fsync_duration_seconds', help: 'The latency distributions of fsync called by WAL.', buckets: WAL_BUCKETS, registers: [registry] });
+  const apply = new Histogram({ name: 'svc_server_apply_duration_seconds', help: 'The latency distributions of apply called by the member.', buckets: APPLY_BUCKETS, registers: [registry] });
+  server.observers.walFsync = (s) => walFsync.observe(s);
+  server.observers.apply = (s) => apply.observe(s);
+
+  // The mvcc counters: 3.3 names them svc_debugging_mvcc_*, 3.4 serves both, 3.5 only svc_mvcc_*.
+  const mvcc: Array<[string, string, 'gauge' | 'counter', () => number]> = [
+    ['db_total_size_in_bytes', 'Total size of the underlying database physically allocated in bytes.', 'gauge', () => server.backend.size()],
+    ['put_total', 'Total number of puts seen by this member.', 'counter', () => server.kv.stats.put],
+    ['delete_total', 'Total number of deletes seen by this member.', 'counter', () => server.kv.stats.delete],
+    ['txn_total', 'Total number of txns seen by this member.', 'counter', () => server.kv.stats.txn],
+    ['range_total', 'Total number of ranges seen by this member.', 'counter', () => server.kv.stats.range],
+  ];
+  const prefixes: string[] = [];
+  if (release.metricsMvccNames) prefixes.push('svc_mvcc_');
+  if (release.metricsDebuggingAliases) prefixes.push('svc_debugging_mvcc_');
+  for (const p of prefixes) {
+    for (const [name, help, kind, value] of mvcc) {
+      if (kind === 'gauge') gauge(p + name, help, value);
+      else counterFrom(p + name, help, value);
+    }
+  }
+  if (release.metricsMvccNames) {
+    gauge('svc_mvcc_db_total_size_in_use_in_bytes', 'Total size of the underlying database logically in use in bytes.', () => server.backend.sizeInUse());
+  }
+  gauge('svc_debugging_mvcc_keys_total', 'Total number of keys.', () => server.kv.keyCount());
+  gauge('svc_debugging_mvcc_current_revision', 'The current revision of store.', () => server.kv.rev());
+  gauge('svc_debugging_mvcc_compact_revision', 'The revision of the last compaction in store.', () => server.kv.compactRev());
+  return { registry, healthSuccess, healthFailures };
+}

@@ -1,0 +1,92 @@
+// Conversions between the wire's message shapes (as @grpc/proto-loader decodes them: snake_case names, 64-bit
+// integers as decimal strings, bytes as Buffers, enums as names) and the server's internal requests and results.
+import type { Compare, DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest, SortOrder, SortTarget, CompareResult, CompareTarget } from '../../core/requests.js';
+import type { KeyValue } from '../../mvcc/kv.js';
+
+/** A decoded protobuf message; fields as the loader gives them. */
+export type Pb = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const EMPTY = Buffer.alloc(0);
+const num = (v: unknown): number => (v === undefined || v === null || v === '' ? 0 : Number(v));
+const big = (v: unknown): bigint => (v === undefined || v === null || v === '' ? 0n : BigInt(v as string));
+const bytes = (v: unknown): Buffer => (v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : EMPTY);
+
+export function rangeFromPb(r: Pb): RangeRequest {
+  return {
+    key: bytes(r.key),
+    rangeEnd: bytes(r.range_end),
+    limit: num(r.limit),
+    revision: num(r.revision),
+    sortOrder: (r.sort_order || 'NONE') as SortOrder,
+    sortTarget: (r.sort_target || 'KEY') as SortTarget,
+    serializable: !!r.serializable,
+    keysOnly: !!r.keys_only,
+    countOnly: !!r.count_only,
+    minModRevision: num(r.min_mod_revision),
+    maxModRevision: num(r.max_mod_revision),
+    minCreateRevision: num(r.min_create_revision),
+    maxCreateRevision: num(r.max_create_revision),
+  };
+}
+
+export function putFromPb(r: Pb): PutRequest {
+  return {
+    key: bytes(r.key),
+    value: bytes(r.value),
+    lease: big(r.lease),
+    prevKv: !!r.prev_kv,
+    ignoreValue: !!r.ignore_value,
+    ignoreLease: !!r.ignore_lease,
+  };
+}
+
+export function deleteFromPb(r: Pb): DeleteRangeRequest {
+  return { key: bytes(r.key), rangeEnd: bytes(r.range_end), prevKv: !!r.prev_kv };
+}
+
+function compareFromPb(c: Pb): Compare {
+  return {
+    result: (c.result || 'EQUAL') as CompareResult,
+    target: (c.target || 'VERSION') as CompareTarget,
+    key: bytes(c.key),
+    rangeEnd: bytes(c.range_end),
+    version: num(c.version),
+    createRevision: num(c.create_revision),
+    modRevision: num(c.mod_revision),
+    value: bytes(c.value),
+    lease: big(c.lease),
+  };
+}
+
+function opFromPb(op: Pb): RequestOp {
+  if (op.request_range) return { range: rangeFromPb(op.request_range) };
+  if (op.request_put) return { put: putFromPb(op.request_put) };
+  if (op.request_delete_range) return { deleteRange: deleteFromPb(op.request_delete_range) };
+  if (op.request_txn) return { txn: txnFromPb(op.request_txn) };
+  // An empty RequestOp is a no-op range of nothing in the reference; keep it as an empty range.
+  return { range: rangeFromPb({}) };
+}
+
+export function txnFromPb(r: Pb): TxnRequest {
+  return {
+    compare: (r.compare ?? []).map(compareFromPb),
+    success: (r.success ?? []).map(opFromPb),
+    failure: (r.failure ?? []).map(opFromPb),
+  };
+}
+
+export function kvToPb(kv: KeyValue): Pb {
+  return {
+    key: kv.key,
+    create_revision: kv.createRevision,
+    mod_revision: kv.modRevision,
+    version: kv.version,
+    value: kv.value,
+    lease: kv.lease.toString(),
+  };
+}
+
+/** Is the transaction free of writes (so it can be served as a read)? */
+export function txnIsReadOnly(t: TxnRequest): boolean {
+  return [...t.success, ...t.failure].every((op) => 'range' in op || ('txn' in op && txnIsReadOnly(op.txn)));
+}

@@ -1,0 +1,307 @@
+// The v3 API's unary calls, independent of how they arrive: the gRPC services and the JSON gateway both call
+// these with a decoded request message and send back the message they return.
+import type { SvcServer } from '../../core/server.js';
+import { Errors } from '../../core/errors.js';
+import { ConfChangeType } from '../../raft/types.js';
+import { computeMemberId, idHex } from '../../cluster/ids.js';
+import type { Member } from '../../cluster/membership.js';
+import type { TxnRequest, RequestOp, AlarmType } from '../../core/requests.js';
+import type { RangeResult, PutResult, DeleteResult, TxnResult, OpResult } from '../../core/apply.js';
+import { deleteFromPb, kvToPb, putFromPb, rangeFromPb, txnFromPb, txnIsReadOnly, type Pb } from './convert.js';
+
+export type UnaryHandler = (req: Pb) => Promise<Pb>;
+
+export class V3Api {
+  constructor(readonly server: SvcServer) {}
+
+  header(revision?: number): Pb {
+    const s = this.server;
+    return {
+      cluster_id: s.clusterId.toString(),
+      member_id: s.memberId.toString(),
+      revision: revision ?? s.kv.rev(),
+      raft_term: s.term,
+    };
+  }
+
+  // ------------------------------------------------------------------------------------------- KV
+
+  Range = async (req: Pb): Promise<Pb> => {
+    const r = rangeFromPb(req);
+    if (!r.serializable) await this.server.linearizableReadNotify();
+    const res = this.server.kv.range(r);
+    return this.rangeToPb(res);
+  };
+
+  private rangeToPb(res: RangeResult): Pb {
+    return { header: this.header(res.revision), kvs: res.kvs.map(kvToPb), more: res.more, count: res.count };
+  }
+
+  Put = async (req: Pb): Promise<Pb> => {
+    const p = putFromPb(req);
+    if (p.key.length === 0) throw Errors.emptyKey();
+    if (p.ignoreValue && p.value.length > 0) throw Errors.valueProvided();
+    if (p.ignoreLease && p.lease !== 0n) throw Errors.leaseProvided();
+    await this.checkQuota(p.key.length + p.value.length);
+    const res = await this.server.propose<PutResult>({ id: this.server.nextRequestId(), kind: 'put', put: p });
+    return this.putToPb(res);
+  };
+
+  private putToPb(res: PutResult): Pb {
+    const out: Pb = { header: this.header(res.revision) };
+    if (res.prevKv) out.prev_kv = kvToPb(res.prevKv);
+    return out;
+  }
+
+  DeleteRange = async (req: Pb): Promise<Pb> => {
+    const d = deleteFromPb(req);
+    if (d.key.length === 0) throw Errors.emptyKey();
+    const res = await this.server.propose<DeleteResult>({ id: this.server.nextRequestId(), kind: 'deleteRange', deleteRange: d });
+    return this.deleteToPb(res);
+  };
+
+  private deleteToPb(res: DeleteResult): Pb {
+    return { header: this.header(res.revision), deleted: res.deleted, prev_kvs: res.prevKvs.map(kvToPb) };
+  }
+
+  Txn = async (req: Pb): Promise<Pb> => {
+    const t = txnFromPb(req);
+    this.checkTxn(t);
+    let res: TxnResult;
+    if (txnIsReadOnly(t)) {
+      const serializable = [...t.success, ...t.failure].every((op) => !('range' in op) || op.range.serializable);
+      if (!serializable) await this.server.linearizableReadNotify();
+      res = this.server.kv.readOnlyTxn(t);
+    } else {
+      await this.checkQuota(0);
+      res = await this.server.propose<TxnResult>({ id: this.server.nextRequestId(), kind: 'txn', txn: t });
+    }
+    return this.txnToPb(res);
+  };
+
+  private txnToPb(res: TxnResult): Pb {
+    return {
+      header: this.header(res.revision),
+      succeeded: res.succeeded,
+      responses: res.responses.map((r: OpResult) => {
+        if ('range' in r) return { response_range: this.rangeToPb(r.range) };
+        if ('put' in r) return { response_put: this.putToPb(r.put) };
+        if ('deleteRange' in r) return { response_delete_range: this.deleteToPb(r.deleteRange) };
+        return { response_txn: this.txnToPb(r.txn) };
+      }),
+    };
+  }
+
+  /** The reference's txn checks: op count, and no key written twice in one branch. */
+  private checkTxn(t: TxnRequest): void {
+    const max = this.server.opts.maxTxnOps;
+    if (t.compare.length > max || t.success.length > max || t.failure.length > max) throw Errors.tooManyOps();
+    for (const c of t.compare) if (c.key.length === 0) throw Errors.emptyKey();
+    const checkBranch = (ops: RequestOp[]) => {
+      const puts = new Set<string>();
+      const dels: Array<{ key: Uint8Array; end: Uint8Array }> = [];
+      for (const op of ops) {
+        if ('put' in op) {
+          if (op.put.key.length === 0) throw Errors.emptyKey();
+          const k = Buffer.from(op.put.key).toString('hex');
+          if (puts.has(k)) throw Errors.duplicateKey();
+          puts.add(k);
+        } else if ('deleteRange' in op) {
+          if (op.deleteRange.key.length === 0) throw Errors.emptyKey();
+          dels.push({ key: op.deleteRange.key, end: op.deleteRange.rangeEnd });
+        } else if ('range' in op) {
+          if (op.range.key.length === 0) throw Errors.emptyKey();
+        } else {
+          this.checkTxn(op.txn);
+        }
+      }
+      for (const k of puts) {
+        const key = Buffer.from(k, 'hex');
+        for (const d of dels) {
+          const inRange = d.end.length === 0 ? Buffer.compare(key, Buffer.from(d.key)) === 0
+            : Buffer.compare(key, Buffer.from(d.key)) >= 0 && (Buffer.from(d.end).equals(Buffer.from([0])) || Buffer.compare(key, Buffer.from(d.end)) < 0);
+          if (inRange) throw Errors.duplicateKey();
+        }
+      }
+    };
+    checkBranch(t.success);
+    checkBranch(t.failure);
+  }
+
+  Compact = async (req: Pb): Promise<Pb> => {
+    const revision = Number(req.revision ?? 0);
+    const res = await this.server.propose<{ revision: number }>({ id: this.server.nextRequestId(), kind: 'compaction', compaction: { revision, physical: !!req.physical } });
+    return { header: this.header(res.revision) };
+  };
+
+  /** Refuse writes while NOSPACE is raised, and raise it when this write would pass the quota. */
+  private async checkQuota(extra: number): Promise<void> {
+    const s = this.server;
+    if (s.alarms.some((a) => a.alarm === 'NOSPACE')) throw Errors.noSpace();
+    const quota = s.opts.quotaBackendBytes;
+    if (quota > 0 && s.backend.size() + extra > quota) {
+      s.logger.warn('database space exceeded; raising the NOSPACE alarm', { 'quota-size-bytes': quota, 'current-db-size-bytes': s.backend.size() });
+      await s.propose({ id: s.nextRequestId(), kind: 'alarm', alarm: { action: 'ACTIVATE', memberId: s.memberId, alarm: 'NOSPACE' } }).catch(() => undefined);
+      throw Errors.noSpace();
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------- Lease
+
+  LeaseGrant = async (req: Pb): Promise<Pb> => {
+    await this.checkQuota(0);
+    let id = BigInt(req.ID ?? 0);
+    if (id === 0n) id = this.server.nextRequestId() & 0x7fffffffffffffffn;
+    const ttl = Number(req.TTL ?? 0);
+    const res = await this.server.propose<{ id: bigint; ttl: number }>({ id: this.server.nextRequestId(), kind: 'leaseGrant', leaseGrant: { id, ttl } });
+    return { header: this.header(), ID: res.id.toString(), TTL: res.ttl, error: '' };
+  };
+
+  LeaseRevoke = async (req: Pb): Promise<Pb> => {
+    const id = BigInt(req.ID ?? 0);
+    await this.server.propose({ id: this.server.nextRequestId(), kind: 'leaseRevoke', leaseRevoke: { id } });
+    return { header: this.header() };
+  };
+
+  LeaseTimeToLive = async (req: Pb): Promise<Pb> => {
+    await this.server.linearizableReadNotify();
+    const id = BigInt(req.ID ?? 0);
+    if (!this.server.kv.lessor.exists(id)) return { header: this.header(), ID: id.toString(), TTL: -1, grantedTTL: 0, keys: [] };
+    const t = this.server.kv.lessor.timeToLive(id, !!req.keys);
+    return { header: this.header(), ID: id.toString(), TTL: t.ttl, grantedTTL: t.grantedTtl, keys: t.keys ?? [] };
+  };
+
+  LeaseLeases = async (): Promise<Pb> => {
+    await this.server.linearizableReadNotify();
+    return { header: this.header(), leases: this.server.kv.lessor.leases().map((l: { id: bigint }) => ({ ID: l.id.toString() })) };
+  };
+
+  // ------------------------------------------------------------------------------------------- Cluster
+
+  private memberToPb(m: Member): Pb {
+    return { ID: m.id.toString(), name: m.name, peerURLs: m.peerURLs, clientURLs: m.clientURLs, isLearner: m.isLearner };
+  }
+
+  private membersPb(list: Member[]): Pb[] {
+    return list.map((m) => this.memberToPb(m));
+  }
+
+  MemberAdd = async (req: Pb): Promise<Pb> => {
+    const peerURLs: string[] = req.peerURLs ?? [];
+    if (peerURLs.length === 0 || peerURLs.some((u) => !isUrl(u))) throw Errors.memberBadURLs();
+    const isLearner = !!req.isLearner;
+    const id = computeMemberId(peerURLs, this.server.opts.initialClusterToken, Date.now());
+    this.server.membership.validateAdd(id, peerURLs);
+    if (!isLearner && this.server.opts.strictReconfigCheck) this.checkQuorumAfterAdd();
+    const member: Member = { id, name: '', peerURLs, clientURLs: [], isLearner };
+    const list = await this.server.proposeConfChange(isLearner ? ConfChangeType.AddLearnerNode : ConfChangeType.AddNode, id, member);
+    return { header: this.header(), member: this.memberToPb(member), members: this.membersPb(list) };
+  };
+
+  /** Strict reconfiguration: adding a voter must not leave the cluster without a quorum of started members. */
+  private checkQuorumAfterAdd(): void {
+    const s = this.server;
+    const voters = s.membership.voters();
+    const started = voters.filter((m) => m.id === s.memberId || s.transport.activeSince(m.id) !== undefined).length;
+    const quorumAfter = Math.floor((voters.length + 1) / 2) + 1;
+    if (started < quorumAfter) throw Errors.memberNotEnoughStarted();
+  }
+
+  MemberRemove = async (req: Pb): Promise<Pb> => {
+    const id = BigInt(req.ID ?? 0);
+    this.server.membership.validateRemove(id);
+    const list = await this.server.proposeConfChange(ConfChangeType.RemoveNode, id, {});
+    return { header: this.header(), members: this.membersPb(list) };
+  };
+
+  MemberUpdate = async (req: Pb): Promise<Pb> => {
+    const id = BigInt(req.ID ?? 0);
+    const peerURLs: string[] = req.peerURLs ?? [];
+    if (peerURLs.length === 0 || peerURLs.some((u) => !isUrl(u))) throw Errors.memberBadURLs();
+    this.server.membership.validateUpdate(id, peerURLs);
+    const list = await this.server.proposeConfChange(ConfChangeType.UpdateNode, id, { peerURLs });
+    return { header: this.header(), members: this.membersPb(list) };
+  };
+
+  MemberList = async (req: Pb): Promise<Pb> => {
+    if (req.linearizable) await this.server.linearizableReadNotify();
+    return { header: this.header(), members: this.membersPb(this.server.membership.list()) };
+  };
+
+  MemberPromote = async (req: Pb): Promise<Pb> => {
+    const id = BigInt(req.ID ?? 0);
+    this.server.membership.validatePromote(id);
+    if (!this.server.isLeader()) throw Errors.notLeader();
+    const progress = this.server.raft.status().progress?.get(id);
+    const leaderMatch = this.server.raft.status().progress?.get(this.server.memberId)?.match ?? 0;
+    if (!progress || progress.match < leaderMatch * 0.9) throw Errors.learnerNotReady();
+    const list = await this.server.proposeConfChange(ConfChangeType.AddNode, id, {});
+    return { header: this.header(), members: this.membersPb(list) };
+  };
+
+  // ------------------------------------------------------------------------------------------- Maintenance
+
+  Alarm = async (req: Pb): Promise<Pb> => {
+    const action = (req.action || 'GET') as 'GET' | 'ACTIVATE' | 'DEACTIVATE';
+    const alarm = (req.alarm || 'NONE') as AlarmType;
+    const memberId = BigInt(req.memberID ?? 0);
+    let list: Array<{ memberId: bigint; alarm: AlarmType }>;
+    if (action === 'GET') {
+      list = this.server.alarms.filter((a) => (memberId === 0n || a.memberId === memberId) && (alarm === 'NONE' || a.alarm === alarm));
+    } else {
+      list = await this.server.propose({ id: this.server.nextRequestId(), kind: 'alarm', alarm: { action, memberId, alarm } });
+    }
+    return { header: this.header(), alarms: list.map((a) => ({ memberID: a.memberId.toString(), alarm: a.alarm })) };
+  };
+
+  Status = async (): Promise<Pb> => {
+    const st = this.server.status();
+    const errors = this.server.alarms.map((a) => `memberID:${a.memberId} alarm:${a.alarm} `);
+    if (st.leader === 0n) errors.push('etcdserver: no leader');
+    return {
+      header: this.header(),
+      version: this.server.opts.release.version,
+      dbSize: st.dbSize,
+      leader: st.leader.toString(),
+      raftIndex: st.commitIndex,
+      raftTerm: st.term,
+      raftAppliedIndex: st.appliedIndex,
+      errors,
+      dbSizeInUse: st.dbSizeInUse,
+      isLearner: st.isLearner,
+    };
+  };
+
+  Defragment = async (): Promise<Pb> => {
+    await this.server.kv.defrag();
+    return { header: this.header() };
+  };
+
+  Hash = async (): Promise<Pb> => {
+    return { header: this.header(), hash: this.server.kv.hash() };
+  };
+
+  HashKV = async (req: Pb): Promise<Pb> => {
+    const r = this.server.kv.hashKV(Number(req.revision ?? 0));
+    return { header: this.header(r.revision), hash: r.hash, compact_revision: r.compactRevision };
+  };
+
+  /** grpc.health.v1.Health/Check: SERVING while the member has a leader. */
+  Check = async (): Promise<Pb> => ({ status: this.server.lead !== 0n ? 'SERVING' : 'NOT_SERVING' });
+
+  MoveLeader = async (req: Pb): Promise<Pb> => {
+    await this.server.moveLeader(BigInt(req.targetID ?? 0));
+    return { header: this.header() };
+  };
+}
+
+function isUrl(u: string): boolean {
+  try {
+    const p = new URL(u);
+    return (p.protocol === 'http:' || p.protocol === 'https:') && p.port !== '';
+  } catch {
+    return false;
+  }
+}
+
+export { idHex };

@@ -1,0 +1,68 @@
+// The streaming calls of the v3 API: Maintenance.Snapshot (the db in 32 KiB chunks, then its sha256, as the
+// reference's clients expect) and Lease.LeaseKeepAlive. Watch lives in watch.ts.
+import { createHash } from 'node:crypto';
+import type * as grpc from '@grpc/grpc-js';
+import type { SvcServer } from '../../core/server.js';
+import type { V3Api } from './handlers.js';
+import type { Pb } from './convert.js';
+import { toGrpcError, type StreamHandlers } from '../grpc.js';
+import { Errors } from '../../core/errors.js';
+
+export const SNAPSHOT_CHUNK = 32 * 1024;
+
+/** Stream a consistent copy of the db; the last message's blob is the sha256 of everything sent before. */
+export async function streamSnapshot(server: SvcServer, api: V3Api, write: (msg: Pb) => Promise<void> | void): Promise<void> {
+  server.kv.forceCommit();
+  const snap = await server.backend.openSnapshot(SNAPSHOT_CHUNK);
+  server.logger.info('sending database snapshot to client', { 'total-bytes': snap.size });
+  const hash = createHash('sha256');
+  let remaining = snap.size;
+  try {
+    for await (const chunk of snap.chunks) {
+      hash.update(chunk);
+      remaining -= chunk.length;
+      await write({ header: api.header(), remaining_bytes: remaining, blob: Buffer.from(chunk) });
+    }
+  } finally {
+    snap.close();
+  }
+  await write({ header: api.header(), remaining_bytes: 0, blob: hash.digest() });
+  server.logger.info('sent database snapshot to client', { 'total-bytes': snap.size });
+}
+
+export function streamHandlers(server: SvcServer, api: V3Api): Record<string, StreamHandlers> {
+  const snapshot = (call: grpc.ServerWritableStream<Pb, Pb>) => {
+    const write = (msg: Pb) =>
+      new Promise<void>((resolve) => {
+        if (call.write(msg)) resolve();
+        else call.once('drain', resolve);
+      });
+    streamSnapshot(server, api, write).then(
+      () => call.end(),
+      (e) => call.emit('error', toGrpcError(e)),
+    );
+  };
+
+  const keepAlive = (call: grpc.ServerDuplexStream<Pb, Pb>) => {
+    call.on('data', (req: Pb) => {
+      const id = BigInt(req.ID ?? 0);
+      server.kv.renewLease(id).then(
+        (ttl) => call.write({ header: api.header(), ID: id.toString(), TTL: ttl }),
+        (e) => {
+          if (e === Errors.leaseNotFound || (e as Error).message === Errors.leaseNotFound().message) {
+            call.write({ header: api.header(), ID: id.toString(), TTL: 0 });
+          } else {
+            call.emit('error', toGrpcError(e));
+          }
+        },
+      );
+    });
+    call.on('end', () => call.end());
+    call.on('error', () => undefined);
+  };
+
+  return {
+    maintenance: { Snapshot: snapshot as grpc.UntypedHandleCall },
+    lease: { LeaseKeepAlive: keepAlive as grpc.UntypedHandleCall },
+  };
+}

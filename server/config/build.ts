@@ -1,0 +1,301 @@
+// Settings (from flags + SVC_* variables, or from a config file) -> a validated ServerConfig.
+// Release differences come from the release table (which flags exist, defaults, deprecations).
+import type { Release } from '../releases.js';
+import type { LogLevel } from '../log/logger.js';
+import { parseLevel } from '../log/levels.js';
+import { ConfigError } from './errors.js';
+import { defaultText, enumValues, type FlagSpec } from './flag-table.js';
+import type { Setting } from './settings.js';
+import type { ServerConfig, TlsConfig } from './types.js';
+import { asText, invalid, isBindableHost, parseBool, parseCluster, parseDurationMs, parseEnum, parseInteger, parseList, parseUrls, urlText, type Origin } from './values.js';
+
+const DEFAULT_QUOTA = 2 * 1024 * 1024 * 1024;
+const MAX_RECOMMENDED_QUOTA = 8 * 1024 * 1024 * 1024;
+const MAX_ELECTION_MS = 50000;
+
+export interface BuildOptions {
+  /** 'flags': command line + environment; 'file': a config file (no advertise-client-urls requirement, as the reference). */
+  mode: 'flags' | 'file';
+  configFile: string;
+}
+
+/** Convert and validate; warnings are appended to `warnings`. */
+export function buildConfig(settings: ReadonlyMap<string, Setting>, known: ReadonlyMap<string, FlagSpec>, release: Release, warnings: string[], opts: BuildOptions): ServerConfig {
+  const isSet = (name: string): boolean => settings.has(name);
+  const raw = (name: string): { raw: unknown; o: Origin } => {
+    const s = settings.get(name);
+    if (s) return { raw: s.raw, o: s.origin };
+    const spec = known.get(name);
+    return { raw: spec ? defaultText(spec, release) : '', o: { flag: name, where: `--${name}` } };
+  };
+  const str = (n: string): string => {
+    const r = raw(n);
+    return asText(r.o, r.raw);
+  };
+  const bool = (n: string): boolean => {
+    const r = raw(n);
+    return parseBool(r.o, r.raw);
+  };
+  const uint = (n: string): number => {
+    const r = raw(n);
+    return parseInteger(r.o, r.raw, false);
+  };
+  const int = (n: string): number => {
+    const r = raw(n);
+    return parseInteger(r.o, r.raw, true);
+  };
+  const dur = (n: string): number => {
+    const r = raw(n);
+    return parseDurationMs(r.o, r.raw);
+  };
+  const list = (n: string): string[] => {
+    const r = raw(n);
+    return parseList(r.o, r.raw);
+  };
+  const oneOf = <T extends string>(n: string): T => {
+    const r = raw(n);
+    const spec = known.get(n);
+    return parseEnum(r.o, r.raw, (spec ? enumValues(spec, release) : []) as readonly T[]);
+  };
+  const urls = (n: string, bind: boolean, required: boolean): URL[] => {
+    const r = raw(n);
+    const us = parseUrls(r.o, r.raw);
+    if (required && us.length === 0) throw invalid(r.o, r.raw, 'at least one URL is required');
+    if (bind) {
+      for (const u of us) {
+        if (!isBindableHost(u.hostname)) throw invalid(r.o, r.raw, `a URL to listen on needs an IP address or localhost as host (got "${u.hostname}")`);
+      }
+    }
+    return us;
+  };
+
+  // Member and timing.
+  const name = str('name');
+  const tickMs = uint('heartbeat-interval');
+  const electionMs = uint('election-timeout');
+  if (tickMs <= 0) throw new ConfigError(`--heartbeat-interval must be > 0 (set to ${tickMs}ms)`, 'heartbeat-interval');
+  if (electionMs <= 0) throw new ConfigError(`--election-timeout must be > 0 (set to ${electionMs}ms)`, 'election-timeout');
+  if (5 * tickMs > electionMs) {
+    throw new ConfigError(`--election-timeout[${electionMs}ms] should be at least 5 times --heartbeat-interval[${tickMs}ms]`, 'election-timeout');
+  }
+  if (electionMs > MAX_ELECTION_MS) throw new ConfigError(`--election-timeout[${electionMs}ms] is too long; it must be at most ${MAX_ELECTION_MS}ms`, 'election-timeout');
+
+  // URLs.
+  const listenPeerUrls = urls('listen-peer-urls', true, true);
+  const listenClientUrls = urls('listen-client-urls', true, true);
+  const listenMetricsUrls = urls('listen-metrics-urls', true, false);
+  const initialAdvertisePeerUrls = urls('initial-advertise-peer-urls', false, true);
+  const advertiseClientUrls = urls('advertise-client-urls', false, true);
+  if (opts.mode === 'flags' && isSet('listen-client-urls') && !isSet('advertise-client-urls')) {
+    throw new ConfigError('--advertise-client-urls is required when --listen-client-urls is set explicitly', 'advertise-client-urls');
+  }
+
+  // Bootstrap.
+  const initialClusterState = oneOf<'new' | 'existing'>('initial-cluster-state');
+  const apTexts = initialAdvertisePeerUrls.map((u) => urlText(u, u.href));
+  let initialCluster: Map<string, string[]>;
+  if (isSet('initial-cluster')) {
+    const r = raw('initial-cluster');
+    initialCluster = parseCluster(r.o, r.raw);
+  } else {
+    initialCluster = new Map([[name, apTexts]]);
+  }
+  if (initialClusterState === 'new') checkSelfInCluster(name, initialCluster, apTexts);
+
+  // Storage and limits.
+  const quotaGiven = int('quota-backend-bytes');
+  const quotaBackendBytes = quotaGiven === 0 ? DEFAULT_QUOTA : quotaGiven;
+  if (quotaBackendBytes > MAX_RECOMMENDED_QUOTA) warnings.push(`--quota-backend-bytes=${quotaBackendBytes} exceeds the maximum recommended quota of ${MAX_RECOMMENDED_QUOTA} bytes (8 GiB)`);
+  const autoCompactionMode = oneOf<'periodic' | 'revision'>('auto-compaction-mode');
+  const autoCompactionRetention = str('auto-compaction-retention').trim();
+  checkRetention(autoCompactionMode, autoCompactionRetention, raw('auto-compaction-retention').o);
+
+  // TLS.
+  const clientTls = tlsOf('', known, str, bool, warnings);
+  const peerTls = tlsOf('peer-', known, str, bool, warnings);
+  requireTlsForHttps('--listen-client-urls', listenClientUrls, clientTls);
+  requireTlsForHttps('--listen-peer-urls', listenPeerUrls, peerTls);
+
+  // Logging.
+  const logger = known.has('logger') ? oneOf<'capnslog' | 'zap'>('logger') : release.loggerDefault;
+  const logOutputs = logOutputsOf(release, known, isSet, str, list, logger);
+  let logLevel: LogLevel = 'info';
+  if (known.has('log-level')) logLevel = zapLevel(oneOf<string>('log-level'));
+  if (known.has('debug') && bool('debug')) logLevel = 'debug';
+  const logPackageLevels = new Map<string, LogLevel>();
+  if (known.has('log-package-levels')) {
+    const text = str('log-package-levels').trim();
+    if (text !== '') {
+      const o = raw('log-package-levels').o;
+      for (const entry of text.split(',')) {
+        const [pkg, lvl, extra] = entry.split('=').map((x) => x.trim());
+        if (!pkg || lvl === undefined || extra !== undefined) throw invalid(o, text, `entry "${entry}" must have the form <package>=<LEVEL> (e.g. etcdserver=DEBUG)`);
+        try {
+          logPackageLevels.set(pkg, parseLevel(lvl));
+        } catch (e) {
+          throw invalid(o, text, (e as Error).message);
+        }
+      }
+      if (logger === 'zap') warnings.push('--log-package-levels only applies to --logger=capnslog; it is ignored with zap (use --log-level)');
+    }
+  }
+
+  return {
+    name,
+    dataDir: str('data-dir') || `${name}.svc`,
+    walDir: str('wal-dir'),
+    snapshotCount: uint('snapshot-count'),
+    maxSnapshots: uint('max-snapshots'),
+    maxWals: uint('max-wals'),
+    tickMs,
+    electionMs,
+    initialElectionTickAdvance: bool('initial-election-tick-advance'),
+    listenPeerUrls,
+    listenClientUrls,
+    listenMetricsUrls,
+    initialAdvertisePeerUrls,
+    advertiseClientUrls,
+    initialCluster,
+    initialClusterToken: str('initial-cluster-token'),
+    initialClusterState,
+    strictReconfigCheck: bool('strict-reconfig-check'),
+    enableV2: bool('enable-v2'),
+    preVote: bool('pre-vote'),
+    forceNewCluster: bool('force-new-cluster'),
+    quotaBackendBytes,
+    maxRequestBytes: uint('max-request-bytes'),
+    maxTxnOps: uint('max-txn-ops'),
+    grpcKeepaliveMinTimeMs: dur('grpc-keepalive-min-time'),
+    grpcKeepaliveIntervalMs: dur('grpc-keepalive-interval'),
+    grpcKeepaliveTimeoutMs: dur('grpc-keepalive-timeout'),
+    autoCompactionMode,
+    autoCompactionRetention,
+    clientTls,
+    peerTls,
+    cipherSuites: list('cipher-suites'),
+    cors: list('cors'),
+    hostWhitelist: list('host-whitelist'),
+    authToken: str('auth-token'),
+    bcryptCost: uint('bcrypt-cost'),
+    logger,
+    logOutputs,
+    logLevel,
+    logPackageLevels,
+    metrics: oneOf<'basic' | 'extensive'>('metrics'),
+    enablePprof: bool('enable-pprof'),
+    enableGrpcGateway: bool('enable-grpc-gateway'),
+    experimentalInitialCorruptCheck: bool('experimental-initial-corrupt-check'),
+    experimentalCorruptCheckTimeMs: dur('experimental-corrupt-check-time'),
+    configFile: opts.configFile,
+  };
+}
+
+function zapLevel(name: string): LogLevel {
+  return name === 'panic' ? 'fatal' : (name as LogLevel);
+}
+
+// Hosts that name this machine's loopback are treated as equal when matching URLs.
+function sameUrl(a: string): string {
+  return a.replace(/\/\/(localhost|\[::1\]|127\.0\.0\.1):/, '//127.0.0.1:');
+}
+
+function checkSelfInCluster(name: string, cluster: Map<string, string[]>, advertised: string[]): void {
+  const text = [...cluster].flatMap(([n, us]) => us.map((u) => `${n}=${u}`)).join(',');
+  const mine = cluster.get(name);
+  if (mine === undefined) {
+    throw new ConfigError(
+      `the member's own name "${name}" is missing from --initial-cluster (${text === '' ? 'empty' : text}); add ${name}=<its peer URL>, or set --name to one of the names listed`,
+      'initial-cluster',
+    );
+  }
+  const a = [...new Set(mine.map(sameUrl))].sort();
+  const b = [...new Set(advertised.map(sameUrl))].sort();
+  if (a.length !== b.length || a.some((u, i) => u !== b[i])) {
+    throw new ConfigError(
+      `--initial-cluster has ${name}=${mine.join(',')} but --initial-advertise-peer-urls is ${advertised.join(',')}; the member's entry must list the same peer URLs`,
+      'initial-cluster',
+    );
+  }
+}
+
+function checkRetention(mode: 'periodic' | 'revision', retention: string, o: Origin): void {
+  if (/^\d+$/.test(retention)) return;
+  if (mode === 'revision') throw invalid(o, retention, 'with --auto-compaction-mode=revision the retention must be a revision count (e.g. 1000)');
+  try {
+    parseDurationMs(o, retention);
+  } catch {
+    throw invalid(o, retention, 'with --auto-compaction-mode=periodic the retention must be a number of hours (e.g. 1) or a duration (e.g. 30m)');
+  }
+}
+
+function tlsOf(
+  prefix: '' | 'peer-',
+  known: ReadonlyMap<string, FlagSpec>,
+  str: (n: string) => string,
+  bool: (n: string) => boolean,
+  warnings: string[],
+): TlsConfig {
+  const tls: TlsConfig = {
+    certFile: str(`${prefix}cert-file`),
+    keyFile: str(`${prefix}key-file`),
+    clientCertAuth: bool(`${prefix}client-cert-auth`),
+    trustedCaFile: str(`${prefix}trusted-ca-file`),
+    autoTls: bool(`${prefix}auto-tls`),
+    crlFile: str(prefix === '' ? 'client-crl-file' : 'peer-crl-file'),
+    allowedCn: prefix === '' ? '' : str('peer-cert-allowed-cn'),
+  };
+  const caFlag = `${prefix}ca-file`;
+  const caFile = known.has(caFlag) ? str(caFlag) : '';
+  if (caFile !== '') {
+    // The old CA flag always meant "verify client certificates against this CA".
+    tls.clientCertAuth = true;
+    if (tls.trustedCaFile === '') tls.trustedCaFile = caFile;
+    else if (tls.trustedCaFile !== caFile) warnings.push(`both --${caFlag} and --${prefix}trusted-ca-file are set; using --${prefix}trusted-ca-file=${tls.trustedCaFile}`);
+  }
+  if ((tls.certFile === '') !== (tls.keyFile === '')) {
+    throw new ConfigError(`--${prefix}cert-file and --${prefix}key-file must be given together`, `${prefix}cert-file`);
+  }
+  if (tls.autoTls && tls.certFile !== '') warnings.push(`ignoring --${prefix}auto-tls since --${prefix}cert-file and --${prefix}key-file are given`);
+  return tls;
+}
+
+function requireTlsForHttps(flag: string, urls: URL[], tls: TlsConfig): void {
+  const https = urls.find((u) => u.protocol === 'https:');
+  if (https && tls.certFile === '' && !tls.autoTls) {
+    const p = flag.includes('peer') ? 'peer-' : '';
+    throw new ConfigError(`${flag} has ${https.protocol}//${https.host}, which needs TLS: give --${p}cert-file and --${p}key-file, or --${p}auto-tls`, flag.slice(2));
+  }
+}
+
+function logOutputsOf(
+  release: Release,
+  known: ReadonlyMap<string, FlagSpec>,
+  isSet: (n: string) => boolean,
+  str: (n: string) => string,
+  list: (n: string) => string[],
+  logger: 'capnslog' | 'zap',
+): string[] {
+  let outputs: string[];
+  if (release.embed.logOutputField === 'logOutput' || !known.has('log-outputs')) {
+    // Releases with the single-valued --log-output: the value is one output, as given.
+    outputs = [str('log-output').trim() || 'default'];
+  } else {
+    const newSet = isSet('log-outputs');
+    const oldSet = known.has('log-output') && isSet('log-output');
+    const newer = newSet ? list('log-outputs') : ['default'];
+    const older = oldSet ? list('log-output') : ['default'];
+    if (newSet && oldSet && newer.join(',') !== older.join(',')) {
+      throw new ConfigError(`both --log-output=${older.join(',')} and --log-outputs=${newer.join(',')} are set; only set --log-outputs`, 'log-outputs');
+    }
+    outputs = newSet ? newer : older;
+  }
+  if (outputs.length === 0) throw new ConfigError('--log-outputs needs at least one output (default, stderr, stdout or a file path)', 'log-outputs');
+  if (outputs.includes('systemd/journal')) throw new ConfigError('--log-outputs=systemd/journal is not supported by svc; use default, stderr, stdout or a file path', 'log-outputs');
+  if (outputs.length > 1 && logger !== 'zap') {
+    throw new ConfigError(`--logger=${logger} supports only one log output, got ${outputs.join(',')}; several outputs need --logger=zap`, 'log-outputs');
+  }
+  if (outputs.length > 1 && outputs.includes('default')) {
+    throw new ConfigError(`"default" cannot be combined with other log outputs (got ${outputs.join(',')}); use "stderr" instead`, 'log-outputs');
+  }
+  return outputs;
+}

@@ -1,0 +1,130 @@
+// Every server flag: its name (also the config-file key and, upper-cased, the SVC_* variable), the
+// kind of value, its default and help text. Which flags a release knows and which ones warn comes
+// from the release table; nothing here compares versions.
+import type { Release } from '../releases.js';
+
+export type FlagKind = 'string' | 'bool' | 'uint' | 'int' | 'urls' | 'duration' | 'list' | 'cluster' | 'enum';
+
+export interface FlagSpec {
+  name: string;
+  kind: FlagKind;
+  group: 'member' | 'clustering' | 'security' | 'logging' | 'profiling' | 'unsafe' | 'experimental' | 'meta';
+  help: string;
+  /** Default as flag text ('' = unset / derived later). */
+  def: string | ((r: Release) => string);
+  /** Allowed values of an enum flag. */
+  values?: readonly string[] | ((r: Release) => readonly string[]);
+  /** Not a config-file key (meta flags, and TLS flags which live in the *-transport-security sections). */
+  notInFile?: boolean;
+}
+
+const URL_PEER = 'http://localhost:2380';
+const URL_CLIENT = 'http://localhost:2379';
+
+export const FLAGS: readonly FlagSpec[] = [
+  { name: 'config-file', kind: 'string', group: 'meta', def: '', notInFile: true, help: 'Path to the server configuration file (YAML). When given, other command-line flags and SVC_* variables are ignored.' },
+  { name: 'version', kind: 'bool', group: 'meta', def: 'false', notInFile: true, help: 'Print the version and exit.' },
+
+  { name: 'name', kind: 'string', group: 'member', def: 'default', help: 'Human-readable name for this member.' },
+  { name: 'data-dir', kind: 'string', group: 'member', def: '', help: 'Path to the data directory (default "<name>.svc").' },
+  { name: 'wal-dir', kind: 'string', group: 'member', def: '', help: 'Path to a dedicated WAL directory.' },
+  { name: 'snapshot-count', kind: 'uint', group: 'member', def: '100000', help: 'Number of committed transactions that triggers a snapshot to disk.' },
+  { name: 'heartbeat-interval', kind: 'uint', group: 'member', def: '100', help: 'Time (in milliseconds) of a heartbeat interval.' },
+  { name: 'election-timeout', kind: 'uint', group: 'member', def: '1000', help: 'Time (in milliseconds) for an election to time out.' },
+  { name: 'initial-election-tick-advance', kind: 'bool', group: 'member', def: 'true', help: 'Fast-forward the initial election ticks on boot for a faster election.' },
+  { name: 'listen-peer-urls', kind: 'urls', group: 'member', def: URL_PEER, help: 'List of URLs to listen on for peer traffic.' },
+  { name: 'listen-client-urls', kind: 'urls', group: 'member', def: URL_CLIENT, help: 'List of URLs to listen on for client traffic.' },
+  { name: 'listen-metrics-urls', kind: 'urls', group: 'member', def: '', help: 'List of additional URLs to listen on for the /metrics and /health endpoints.' },
+  { name: 'max-snapshots', kind: 'uint', group: 'member', def: '5', help: 'Maximum number of snapshot files to retain (0 is unlimited).' },
+  { name: 'max-wals', kind: 'uint', group: 'member', def: '5', help: 'Maximum number of WAL files to retain (0 is unlimited).' },
+  { name: 'quota-backend-bytes', kind: 'int', group: 'member', def: '0', help: 'Raise alarms when the backend size exceeds this quota (0 means the 2 GiB default).' },
+  { name: 'max-txn-ops', kind: 'uint', group: 'member', def: '128', help: 'Maximum number of operations permitted in a transaction.' },
+  { name: 'max-request-bytes', kind: 'uint', group: 'member', def: '1572864', help: 'Maximum client request size in bytes the server will accept.' },
+  { name: 'grpc-keepalive-min-time', kind: 'duration', group: 'member', def: '5s', help: 'Minimum interval a client should wait before pinging the server.' },
+  { name: 'grpc-keepalive-interval', kind: 'duration', group: 'member', def: '2h', help: 'Frequency of server-to-client pings to check that a connection is alive (0 to disable).' },
+  { name: 'grpc-keepalive-timeout', kind: 'duration', group: 'member', def: '20s', help: 'Additional wait before closing a non-responsive connection (0 to disable).' },
+
+  { name: 'initial-advertise-peer-urls', kind: 'urls', group: 'clustering', def: URL_PEER, help: "This member's peer URLs to advertise to the rest of the cluster." },
+  { name: 'advertise-client-urls', kind: 'urls', group: 'clustering', def: URL_CLIENT, help: "This member's client URLs to advertise to the public." },
+  { name: 'initial-cluster', kind: 'cluster', group: 'clustering', def: '', help: 'Initial cluster configuration for bootstrapping: <name>=<peer-url>,... (default "<name>=<initial-advertise-peer-urls>").' },
+  { name: 'initial-cluster-token', kind: 'string', group: 'clustering', def: 'svc-cluster', help: 'Initial cluster token for the cluster during bootstrap.' },
+  { name: 'initial-cluster-state', kind: 'enum', group: 'clustering', def: 'new', values: ['new', 'existing'], help: "Initial cluster state ('new' or 'existing')." },
+  { name: 'strict-reconfig-check', kind: 'bool', group: 'clustering', def: 'true', help: 'Reject reconfiguration requests that would cause quorum loss.' },
+  { name: 'enable-v2', kind: 'bool', group: 'clustering', def: (r) => String(r.enableV2Default), help: 'Accept v2 API requests.' },
+  { name: 'pre-vote', kind: 'bool', group: 'clustering', def: (r) => String(r.preVoteDefault), help: 'Run an additional Raft election phase (pre-vote).' },
+  { name: 'auto-compaction-retention', kind: 'string', group: 'clustering', def: '0', help: 'Auto compaction retention for the key-value store (0 disables auto compaction).' },
+  { name: 'auto-compaction-mode', kind: 'enum', group: 'clustering', def: 'periodic', values: ['periodic', 'revision'], help: "How to read --auto-compaction-retention: 'periodic' (hours or a duration such as 5m) or 'revision' (a revision count)." },
+
+  { name: 'cert-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the client server TLS cert file.' },
+  { name: 'key-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the client server TLS key file.' },
+  { name: 'client-cert-auth', kind: 'bool', group: 'security', def: 'false', notInFile: true, help: 'Enable client certificate authentication.' },
+  { name: 'client-crl-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the client certificate revocation list file.' },
+  { name: 'trusted-ca-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the client server TLS trusted CA cert file.' },
+  { name: 'auto-tls', kind: 'bool', group: 'security', def: 'false', notInFile: true, help: 'Client TLS using generated certificates.' },
+  { name: 'ca-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the client server TLS CA file (old name of --trusted-ca-file; also turns on --client-cert-auth).' },
+  { name: 'peer-cert-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the peer server TLS cert file.' },
+  { name: 'peer-key-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the peer server TLS key file.' },
+  { name: 'peer-client-cert-auth', kind: 'bool', group: 'security', def: 'false', notInFile: true, help: 'Enable peer client certificate authentication.' },
+  { name: 'peer-trusted-ca-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the peer server TLS trusted CA file.' },
+  { name: 'peer-auto-tls', kind: 'bool', group: 'security', def: 'false', notInFile: true, help: 'Peer TLS using generated certificates.' },
+  { name: 'peer-ca-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the peer server TLS CA file (old name of --peer-trusted-ca-file; also turns on --peer-client-cert-auth).' },
+  { name: 'peer-crl-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the peer certificate revocation list file.' },
+  { name: 'peer-cert-allowed-cn', kind: 'string', group: 'security', def: '', help: 'Allowed common name for inter-peer authentication.' },
+  { name: 'cipher-suites', kind: 'list', group: 'security', def: '', help: 'Comma-separated list of supported TLS cipher suites (empty: the runtime default).' },
+  { name: 'cors', kind: 'list', group: 'security', def: '*', help: 'Comma-separated list of origins allowed for CORS (* allows all).' },
+  { name: 'host-whitelist', kind: 'list', group: 'security', def: '*', help: 'Comma-separated acceptable hostnames of HTTP client requests when the server is not secure (* allows all).' },
+  { name: 'auth-token', kind: 'string', group: 'security', def: 'simple', help: 'Auth token kind and options.' },
+  { name: 'bcrypt-cost', kind: 'uint', group: 'security', def: '10', help: 'bcrypt cost factor for password hashing.' },
+
+  { name: 'logger', kind: 'enum', group: 'logging', def: (r) => r.loggerDefault, values: (r) => r.loggers, help: "Logger: 'zap' for structured JSON logging, or 'capnslog'." },
+  { name: 'log-outputs', kind: 'list', group: 'logging', def: 'default', help: "Where to write logs: 'default' (stderr), 'stderr', 'stdout' or file paths, comma separated (several only with --logger=zap)." },
+  { name: 'log-output', kind: 'string', group: 'logging', def: 'default', help: "Where to write logs: 'default' (stderr), 'stderr', 'stdout' or a file path." },
+  { name: 'log-level', kind: 'enum', group: 'logging', def: 'info', values: ['debug', 'info', 'warn', 'error', 'panic', 'fatal'], help: 'Log level: debug, info, warn, error, panic or fatal.' },
+  { name: 'debug', kind: 'bool', group: 'logging', def: 'false', help: 'Enable debug-level logging.' },
+  { name: 'log-package-levels', kind: 'string', group: 'logging', def: '', help: "capnslog only: a level per package (e.g. 'etcdmain=CRITICAL,etcdserver=DEBUG')." },
+
+  { name: 'enable-pprof', kind: 'bool', group: 'profiling', def: 'false', help: 'Enable runtime profiling data over HTTP at <client URL>/debug/pprof/.' },
+  { name: 'metrics', kind: 'enum', group: 'profiling', def: 'basic', values: ['basic', 'extensive'], help: "Level of detail of exported metrics ('extensive' adds histograms)." },
+  { name: 'enable-grpc-gateway', kind: 'bool', group: 'profiling', def: 'true', help: 'Serve the JSON gateway of the gRPC API under /v3/.' },
+
+  { name: 'force-new-cluster', kind: 'bool', group: 'unsafe', def: 'false', help: 'Force the creation of a new one-member cluster.' },
+
+  { name: 'experimental-initial-corrupt-check', kind: 'bool', group: 'experimental', def: 'false', help: 'Check data corruption before serving client or peer traffic.' },
+  { name: 'experimental-corrupt-check-time', kind: 'duration', group: 'experimental', def: '0s', help: 'Time between cluster corruption check passes (0 disables).' },
+];
+
+const BY_NAME: ReadonlyMap<string, FlagSpec> = new Map(FLAGS.map((f) => [f.name, f]));
+
+/** The flags `release` knows, by name. */
+export function flagsOf(release: Release): Map<string, FlagSpec> {
+  const unknown = new Set(release.unknownFlags);
+  return new Map([...BY_NAME].filter(([name]) => !unknown.has(name)));
+}
+
+/** The default of a flag in `release`, as flag text. */
+export function defaultText(spec: FlagSpec, release: Release): string {
+  return typeof spec.def === 'function' ? spec.def(release) : spec.def;
+}
+
+/** The allowed values of an enum flag in `release`. */
+export function enumValues(spec: FlagSpec, release: Release): readonly string[] {
+  const v = spec.values ?? [];
+  return typeof v === 'function' ? v(release) : v;
+}
+
+/** The environment variable that can set a flag: SVC_<NAME_WITH_UNDERSCORES>. */
+export function envName(flag: string): string {
+  return 'SVC_' + flag.toUpperCase().replace(/-/g, '_');
+}
+
+/** Warnings the release table attaches to a flag being set, or to it being set to this value. */
+export function deprecationWarnings(release: Release, flag: string, value: string | undefined): string[] {
+  const out: string[] = [];
+  const plain = release.deprecatedFlags[flag];
+  if (plain !== undefined) out.push(plain);
+  if (value !== undefined) {
+    const valued = release.deprecatedFlags[`${flag}=${value}`];
+    if (valued !== undefined) out.push(valued);
+  }
+  return out;
+}

@@ -1,0 +1,85 @@
+// The parsed server configuration: typed, camelCase, defaults applied, validated.
+import type { LogLevel } from '../log/logger.js';
+
+export interface TlsConfig {
+  certFile: string;
+  keyFile: string;
+  /** Require and verify client certificates (forced on by the deprecated --ca-file / --peer-ca-file). */
+  clientCertAuth: boolean;
+  trustedCaFile: string;
+  autoTls: boolean;
+  crlFile: string;
+  /** Peer only: the allowed common name of peer certificates. */
+  allowedCn: string;
+}
+
+export interface ServerConfig {
+  name: string;
+  dataDir: string;
+  /** Empty: the WAL lives under dataDir. */
+  walDir: string;
+  snapshotCount: number;
+  maxSnapshots: number;
+  maxWals: number;
+  tickMs: number;
+  electionMs: number;
+  initialElectionTickAdvance: boolean;
+
+  listenPeerUrls: URL[];
+  listenClientUrls: URL[];
+  listenMetricsUrls: URL[];
+  initialAdvertisePeerUrls: URL[];
+  advertiseClientUrls: URL[];
+
+  /** member name -> its peer URLs (strings as given, normalised by URL). */
+  initialCluster: Map<string, string[]>;
+  initialClusterToken: string;
+  initialClusterState: 'new' | 'existing';
+  strictReconfigCheck: boolean;
+  enableV2: boolean;
+  preVote: boolean;
+  forceNewCluster: boolean;
+
+  /** Effective backend quota in bytes (0 given means the 2 GiB default; negative disables the quota). */
+  quotaBackendBytes: number;
+  maxRequestBytes: number;
+  maxTxnOps: number;
+  grpcKeepaliveMinTimeMs: number;
+  grpcKeepaliveIntervalMs: number;
+  grpcKeepaliveTimeoutMs: number;
+  autoCompactionMode: 'periodic' | 'revision';
+  /** As given: hours or a Go duration for periodic, a revision count for revision. "0" disables. */
+  autoCompactionRetention: string;
+
+  clientTls: TlsConfig;
+  peerTls: TlsConfig;
+  cipherSuites: string[];
+  cors: string[];
+  hostWhitelist: string[];
+  authToken: string;
+  bcryptCost: number;
+
+  logger: 'capnslog' | 'zap';
+  logOutputs: string[];
+  logLevel: LogLevel;
+  /** capnslog only: per-package levels from --log-package-levels. */
+  logPackageLevels: Map<string, LogLevel>;
+
+  metrics: 'basic' | 'extensive';
+  enablePprof: boolean;
+  enableGrpcGateway: boolean;
+  experimentalInitialCorruptCheck: boolean;
+  experimentalCorruptCheckTimeMs: number;
+
+  /** The YAML file the configuration came from, when --config-file was used. */
+  configFile: string;
+}
+
+/** What the command line asked for: run the server, print the usage, or print the version. */
+export type ParseAction = 'run' | 'help' | 'version';
+
+export interface ParseResult {
+  config: ServerConfig;
+  warnings: string[];
+  action: ParseAction;
+}

@@ -1,0 +1,324 @@
+// Applying committed v3 requests to the multi-version store, and serving local reads from it. Everything here
+// is synchronous and deterministic: the same entries applied in the same order give every member the same
+// store, which is what makes HashKV agree across members.
+import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
+import { openBackend, type Backend } from '../storage/backend.js';
+import { MvccStore, type ReadTxn, type WriteTxn } from '../mvcc/kvstore.js';
+import { Lessor, minLeaseTtlFor } from '../mvcc/lessor.js';
+import { WatchableStore } from '../mvcc/watchable-store.js';
+import { MvccError } from '../mvcc/errors.js';
+import { evaluateCompareOn } from '../mvcc/compare.js';
+import type { KeyValue } from '../mvcc/kv.js';
+import { Errors, ServerError } from './errors.js';
+import type { DeleteRangeRequest, InternalRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from './requests.js';
+import type { SvcServer } from './server.js';
+
+export interface RangeResult {
+  revision: number;
+  kvs: KeyValue[];
+  more: boolean;
+  count: number;
+}
+
+export interface PutResult {
+  revision: number;
+  prevKv?: KeyValue;
+}
+
+export interface DeleteResult {
+  revision: number;
+  deleted: number;
+  prevKvs: KeyValue[];
+}
+
+export type OpResult = { range: RangeResult } | { put: PutResult } | { deleteRange: DeleteResult } | { txn: TxnResult };
+
+export interface TxnResult {
+  revision: number;
+  succeeded: boolean;
+  responses: OpResult[];
+}
+
+/** Map the store's errors to the errors clients see. */
+function clientError(e: unknown): Error {
+  if (e instanceof MvccError) {
+    switch (e.code) {
+      case 'COMPACTED': return Errors.compacted();
+      case 'FUTURE_REV': return Errors.futureRev();
+      case 'LEASE_NOT_FOUND': return Errors.leaseNotFound();
+      case 'LEASE_EXISTS': return Errors.leaseExist();
+      case 'LEASE_TTL_TOO_LARGE': return Errors.leaseTTLTooLarge();
+      default: return new ServerError(2, `etcdserver: ${e.message}`);
+    }
+  }
+  return e as Error;
+}
+
+export class KvApplier {
+  store: MvccStore;
+  lessor: Lessor;
+  watchable: WatchableStore;
+  private backend: Backend;
+
+  constructor(private readonly server: SvcServer) {
+    this.backend = server.backend;
+    const logger = server.logger.child({ pkg: 'mvcc' });
+    this.lessor = new Lessor(this.backend, { logger, minTtl: minLeaseTtlFor(server.opts.electionMs) });
+    this.store = new MvccStore(this.backend, { logger, lessor: this.lessor });
+    this.watchable = new WatchableStore(this.store);
+  }
+
+  get stats() {
+    const s = this.store.stats;
+    return { put: s.putTotal, delete: s.deleteTotal, txn: s.txnTotal, range: s.rangeTotal };
+  }
+
+  rev(): number {
+    return this.store.rev();
+  }
+
+  compactRev(): number {
+    return Math.max(0, this.store.compactRev());
+  }
+
+  keyCount(): number {
+    return this.store.stats.keysTotal;
+  }
+
+  consistentIndex(): number {
+    return this.backend.consistentIndex();
+  }
+
+  // ------------------------------------------------------------------------------------------- apply
+
+  /** Apply one committed request at log index `index`. Errors are the client's answer, not a failure. */
+  apply(req: InternalRequest, index: number): unknown {
+    this.backend.setConsistentIndex(index, this.server.term);
+    try {
+      switch (req.kind) {
+        case 'put': return this.applyTxnLike({ compare: [], success: [{ put: req.put }], failure: [] }, (r) => (r.responses[0] as { put: PutResult }).put);
+        case 'deleteRange': return this.applyTxnLike({ compare: [], success: [{ deleteRange: req.deleteRange }], failure: [] }, (r) => (r.responses[0] as { deleteRange: DeleteResult }).deleteRange);
+        case 'txn': return this.applyTxnLike(req.txn, (r) => r);
+        case 'compaction': {
+          this.store.compact(req.compaction.revision);
+          return { revision: this.store.rev() };
+        }
+        case 'leaseGrant': {
+          const l = this.lessor.grant(req.leaseGrant.id, req.leaseGrant.ttl);
+          if (this.lessor.isPrimary()) this.lessor.renew(l.id);
+          return { id: l.id, ttl: l.ttl };
+        }
+        case 'leaseRevoke':
+          this.lessor.revoke(req.leaseRevoke.id);
+          return { revision: this.store.rev() };
+        default:
+          return undefined;
+      }
+    } catch (e) {
+      throw clientError(e);
+    } finally {
+      this.backend.batchTx().end();
+    }
+  }
+
+  /** A replayed entry the db already holds: nothing to change, nobody waits for it. */
+  alreadyApplied(_req: InternalRequest): unknown {
+    return undefined;
+  }
+
+  endApplyBatch(_applied: number): void {
+    // The backend commits in batches on its own; nothing to flush per batch of entries.
+  }
+
+  private applyTxnLike<T>(t: TxnRequest, shape: (r: TxnResult) => T): T {
+    this.checkLeases(t);
+    const w = this.store.write();
+    let res: TxnResult;
+    try {
+      res = this.execTxn(w, t);
+    } finally {
+      w.end();
+    }
+    this.fillRevision(res, this.store.rev());
+    return shape(res);
+  }
+
+  /** Every lease a put names must exist before anything is written (all or nothing). */
+  private checkLeases(t: TxnRequest): void {
+    const ops = [...t.success, ...t.failure];
+    for (const op of ops) {
+      if ('put' in op && op.put.lease !== 0n && !op.put.ignoreLease && !this.lessor.exists(op.put.lease)) throw Errors.leaseNotFound();
+      if ('txn' in op) this.checkLeases(op.txn);
+    }
+  }
+
+  private execTxn(w: WriteTxn | ReadTxn, t: TxnRequest): TxnResult {
+    const succeeded = t.compare.every((c) => evaluateCompareOn(w, c));
+    const ops = succeeded ? t.success : t.failure;
+    return { revision: 0, succeeded, responses: ops.map((op) => this.execOp(w, op)) };
+  }
+
+  private execOp(w: WriteTxn | ReadTxn, op: RequestOp): OpResult {
+    if ('range' in op) return { range: this.rangeIn(w, op.range) };
+    if ('txn' in op) return { txn: this.execTxn(w, op.txn) };
+    const wt = w as WriteTxn;
+    if ('put' in op) return { put: this.putIn(wt, op.put) };
+    return { deleteRange: this.deleteIn(wt, op.deleteRange) };
+  }
+
+  private putIn(w: WriteTxn, p: PutRequest): PutResult {
+    let value = p.value;
+    let lease = p.lease;
+    if (p.ignoreValue || p.ignoreLease) {
+      const prev = w.range(p.key, undefined, {}).kvs[0];
+      if (!prev) throw new ServerError(3, 'etcdserver: key not found');
+      if (p.ignoreValue) value = prev.value;
+      if (p.ignoreLease) lease = prev.lease;
+    }
+    const prevKv = w.put(p.key, value, lease);
+    return { revision: 0, prevKv: p.prevKv ? prevKv : undefined };
+  }
+
+  private deleteIn(w: WriteTxn, d: DeleteRangeRequest): DeleteResult {
+    const deleted = w.deleteRange(d.key, d.rangeEnd.length > 0 ? d.rangeEnd : undefined);
+    return { revision: 0, deleted: deleted.length, prevKvs: d.prevKv ? deleted : [] };
+  }
+
+  private rangeIn(t: ReadTxn, r: RangeRequest): RangeResult {
+    const filtered = r.minModRevision > 0 || r.maxModRevision > 0 || r.minCreateRevision > 0 || r.maxCreateRevision > 0;
+    let order = r.sortOrder;
+    if (order === 'NONE' && r.sortTarget !== 'KEY') order = 'ASCEND';
+    const sorting = order !== 'NONE' && !(order === 'ASCEND' && r.sortTarget === 'KEY');
+    const limit = sorting || filtered || r.limit <= 0 ? 0 : r.limit + 1;
+    const res = t.range(r.key, r.rangeEnd.length > 0 ? r.rangeEnd : undefined, { limit, rev: r.revision, countOnly: r.countOnly, keysOnly: r.keysOnly });
+    let kvs = res.kvs;
+    if (filtered) {
+      kvs = kvs.filter((kv) =>
+        (r.minModRevision <= 0 || kv.modRevision >= r.minModRevision) &&
+        (r.maxModRevision <= 0 || kv.modRevision <= r.maxModRevision) &&
+        (r.minCreateRevision <= 0 || kv.createRevision >= r.minCreateRevision) &&
+        (r.maxCreateRevision <= 0 || kv.createRevision <= r.maxCreateRevision));
+    }
+    if (sorting) kvs = sortKvs(kvs, r.sortTarget, order === 'DESCEND');
+    let more = false;
+    if (r.limit > 0 && kvs.length > r.limit) {
+      kvs = kvs.slice(0, r.limit);
+      more = true;
+    }
+    return { revision: res.rev, kvs, more, count: res.count };
+  }
+
+  private fillRevision(r: TxnResult, rev: number): void {
+    r.revision = rev;
+    for (const x of r.responses) {
+      if ('put' in x) x.put.revision = rev;
+      else if ('deleteRange' in x) x.deleteRange.revision = rev;
+      else if ('range' in x) x.range.revision = rev;
+      else this.fillRevision(x.txn, rev);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------- reads
+
+  range(r: RangeRequest): RangeResult {
+    const t = this.store.read();
+    try {
+      return this.rangeIn(t, r);
+    } catch (e) {
+      throw clientError(e);
+    } finally {
+      t.end();
+    }
+  }
+
+  readOnlyTxn(txn: TxnRequest): TxnResult {
+    const t = this.store.read();
+    try {
+      const res = this.execTxn(t, txn);
+      this.fillRevision(res, t.rev());
+      return res;
+    } catch (e) {
+      throw clientError(e);
+    } finally {
+      t.end();
+    }
+  }
+
+  hash(): number {
+    return this.store.hash().hash;
+  }
+
+  hashKV(rev: number): { hash: number; revision: number; compactRevision: number } {
+    try {
+      const h = this.store.hashByRev(rev);
+      return { hash: h.hash, revision: h.currentRev, compactRevision: Math.max(0, h.compactRev) };
+    } catch (e) {
+      throw clientError(e);
+    }
+  }
+
+  /** Keep a lease alive: the leader renews it; a follower asks the leader. Resolves with the TTL. */
+  async renewLease(id: bigint): Promise<number> {
+    if (this.server.isLeader()) {
+      try {
+        return this.lessor.renew(id);
+      } catch (e) {
+        throw clientError(e);
+      }
+    }
+    return this.server.forwardLeaseRenew(id);
+  }
+
+  async defrag(): Promise<void> {
+    await this.backend.defrag();
+  }
+
+  forceCommit(): void {
+    this.backend.forceCommit();
+  }
+
+  /** Replace the db with a snapshot's bytes (from the leader), and rebuild every in-memory view from it. */
+  replaceBackend(db: Uint8Array): Backend {
+    const path = this.backend.path;
+    this.backend.close();
+    const tmp = `${path}.incoming`;
+    const fd = openSync(tmp, 'w');
+    try {
+      writeSync(fd, db);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+    this.backend = openBackend(this.server.logger, path);
+    this.lessor.recover(this.backend);
+    this.store.restore(this.backend);
+    this.watchable.restore(this.backend);
+    return this.backend;
+  }
+
+  close(): void {
+    this.watchable.close();
+    this.backend.close();
+  }
+}
+
+const textTarget = (kv: KeyValue, target: RangeRequest['sortTarget']): number | Buffer => {
+  switch (target) {
+    case 'VERSION': return kv.version;
+    case 'CREATE': return kv.createRevision;
+    case 'MOD': return kv.modRevision;
+    case 'VALUE': return Buffer.from(kv.value);
+    default: return Buffer.from(kv.key);
+  }
+};
+
+function sortKvs(kvs: KeyValue[], target: RangeRequest['sortTarget'], desc: boolean): KeyValue[] {
+  const sorted = [...kvs].sort((a, b) => {
+    const x = textTarget(a, target);
+    const y = textTarget(b, target);
+    const c = typeof x === 'number' ? x - (y as number) : Buffer.compare(x, y as Buffer);
+    return c !== 0 ? c : Buffer.compare(Buffer.from(a.key), Buffer.from(b.key));
+  });
+  return desc ? sorted.reverse() : sorted;
+}

@@ -1,0 +1,70 @@
+// What a member needs to run, independent of where it came from (command-line flags, a config file, or an
+// embedding program's config object).
+import type { Logger } from '../log/logger.js';
+import type { Release } from '../releases.js';
+
+export interface TlsFiles {
+  cert: Buffer;
+  key: Buffer;
+  ca?: Buffer;
+  /** Require and verify client certificates. */
+  clientCertAuth: boolean;
+}
+
+export interface MemberOptions {
+  name: string;
+  dataDir: string;
+  walDir?: string;
+  /** --initial-cluster, parsed: name -> peer URLs. */
+  initialCluster: Array<{ name: string; peerURLs: string[] }>;
+  initialClusterState: 'new' | 'existing';
+  initialClusterToken: string;
+  /** --initial-advertise-peer-urls */
+  advertisePeerURLs: string[];
+  /** --advertise-client-urls */
+  advertiseClientURLs: string[];
+  /** --listen-peer-urls */
+  listenPeerURLs: string[];
+  tickMs: number;
+  electionMs: number;
+  snapshotCount: number;
+  /** Entries kept in the log after a snapshot so slow followers can catch up without one. */
+  snapshotCatchUpEntries: number;
+  maxSnapshots: number;
+  maxWals: number;
+  quotaBackendBytes: number;
+  maxRequestBytes: number;
+  maxTxnOps: number;
+  preVote: boolean;
+  enableV2: boolean;
+  strictReconfigCheck: boolean;
+  /** How often members compare versions (the reference: about 4 s). */
+  versionMonitorMs: number;
+  peerTls?: TlsFiles;
+  release: Release;
+  logger: Logger;
+}
+
+export const DEFAULT_QUOTA_BYTES = 2 * 1024 * 1024 * 1024;
+
+export function defaultMemberOptions(release: Release, logger: Logger): Omit<MemberOptions, 'name' | 'dataDir' | 'initialCluster' | 'advertisePeerURLs' | 'advertiseClientURLs' | 'listenPeerURLs'> {
+  return {
+    initialClusterState: 'new',
+    initialClusterToken: 'svc-cluster',
+    tickMs: 100,
+    electionMs: 1000,
+    snapshotCount: 100000,
+    snapshotCatchUpEntries: 5000,
+    maxSnapshots: 5,
+    maxWals: 5,
+    quotaBackendBytes: DEFAULT_QUOTA_BYTES,
+    maxRequestBytes: 1.5 * 1024 * 1024,
+    maxTxnOps: 128,
+    preVote: release.preVoteDefault,
+    enableV2: release.enableV2Default,
+    strictReconfigCheck: true,
+    versionMonitorMs: 4000,
+    release,
+    logger,
+  };
+}

@@ -1,0 +1,1007 @@
+// A member of a svc cluster: drives the consensus core (ticks, messages, the ready/advance loop), persists what
+// it must (WAL, snapshots, the v3 db), applies committed entries, and offers proposals and linearizable reads to
+// the API layer. The consensus core itself is pure; this is the imperative shell around it.
+import { existsSync, mkdirSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { RawNode, MemoryStorage, RaftError, decodeConfChange } from '../raft/index.js';
+import { ConfChangeType, EntryType, MessageType, StateRole, type ConfChange, type ConfState, type Entry, type Message, type Ready, type Snapshot } from '../raft/types.js';
+import { createWal, openWal, walExists, type Wal } from '../storage/wal.js';
+import { Snapshotter, walSnapshots } from '../storage/snapshotter.js';
+import { purgeFiles } from '../storage/wal.js';
+import { openBackend, type Backend } from '../storage/backend.js';
+import { Transport } from '../transport/transport.js';
+import { startPeerServer } from '../transport/peer-server.js';
+import { computeClusterId, computeMemberId, idHex } from '../cluster/ids.js';
+import { Membership, attributesPath, VERSION_PATH, type Member } from '../cluster/membership.js';
+import { checkServerAgainstCluster, decideClusterVersion, higherVersionedMembers, INITIAL_CLUSTER_VERSION } from '../cluster/version.js';
+import { compareMinor } from '../releases.js';
+import { V2Store } from './v2store.js';
+import { decodeRequest, decodeTagged, encodeRequest, encodeTagged, type InternalRequest, type AlarmType } from './requests.js';
+import { Errors, ServerError } from './errors.js';
+import { IdWaiters, IndexWaiters } from './wait.js';
+import { KvApplier } from './apply.js';
+import type { MemberOptions } from './options.js';
+import type { Logger } from '../log/logger.js';
+
+/** Thrown for conditions under which a member must not start (missing db, downgrade after completion...). */
+export class FatalStartError extends Error {
+  readonly code = 'FATAL_START';
+  constructor(message: string) {
+    super(message);
+    this.name = 'FatalStartError';
+  }
+}
+
+interface InternalState {
+  membership: ReturnType<Membership['toJSON']>;
+  v2: unknown;
+  alarms: Array<{ memberId: string; alarm: AlarmType }>;
+}
+
+interface WalMetadata {
+  memberId: bigint;
+  clusterId: bigint;
+}
+
+export interface ServerStatus {
+  memberId: bigint;
+  clusterId: bigint;
+  leader: bigint;
+  isLeader: boolean;
+  term: number;
+  commitIndex: number;
+  appliedIndex: number;
+  isLearner: boolean;
+  dbSize: number;
+  dbSizeInUse: number;
+}
+
+export interface ServerEvents {
+  onLeaderChange?(leader: bigint, term: number): void;
+  onApplied?(count: number): void;
+}
+
+export class SvcServer {
+  readonly logger: Logger;
+  readonly opts: MemberOptions;
+  memberId!: bigint;
+  clusterId!: bigint;
+  membership!: Membership;
+  v2!: V2Store;
+  alarms: Array<{ memberId: bigint; alarm: AlarmType }> = [];
+  backend!: Backend;
+  kv!: KvApplier;
+  raft!: RawNode;
+  private storage!: MemoryStorage;
+  private wal!: Wal;
+  private snapshotter!: Snapshotter;
+  transport!: Transport;
+  private peerServer?: { close(): Promise<void> };
+  private readonly memberDir: string;
+  private readonly snapDir: string;
+  private readonly walDir: string;
+
+  private confState: ConfState = { voters: [], learners: [] };
+  appliedIndex = 0;
+  private snapshotIndex = 0;
+  lead = 0n;
+  term = 0;
+  role: StateRole = StateRole.Follower;
+  private processing = false;
+  private stopped = false;
+  private stopping = false;
+  private timers: NodeJS.Timeout[] = [];
+  private readonly proposals = new IdWaiters<unknown>();
+  private readonly confWaiters = new IdWaiters<Member[]>();
+  private readonly appliedWaiters = new IndexWaiters();
+  private idPrefix: bigint;
+  private idCounter = 0n;
+  private readCounter = 0n;
+  private pendingReads: Array<{ resolve: () => void; reject: (e: Error) => void }> = [];
+  private inflightRead?: { ctx: string; waiters: Array<{ resolve: () => void; reject: (e: Error) => void }>; timer: NodeJS.Timeout };
+  private leaderFirstCommitDone = false;
+  private published = false;
+  private peerVersions = new Map<bigint, string | undefined>();
+  readonly events: ServerEvents = {};
+  /** Counters the metrics layer reads. */
+  readonly stats = { proposalsCommitted: 0, proposalsApplied: 0, proposalsPending: 0, proposalsFailed: 0, leaderChanges: 0, readIndexesFailed: 0 };
+  /** Latency observers the metrics layer installs (seconds). */
+  readonly observers: { walFsync?: (s: number) => void; apply?: (s: number) => void } = {};
+
+  private constructor(opts: MemberOptions) {
+    this.opts = opts;
+    this.logger = opts.logger;
+    this.memberDir = join(opts.dataDir, 'member');
+    this.snapDir = join(this.memberDir, 'snap');
+    this.walDir = opts.walDir ?? join(this.memberDir, 'wal');
+    this.idPrefix = BigInt('0x' + randomBytes(3).toString('hex')) << 40n;
+  }
+
+  /** Open or create the member's data and join its cluster. Resolves once the member runs (not yet published). */
+  static async start(opts: MemberOptions): Promise<SvcServer> {
+    const s = new SvcServer(opts);
+    await s.init();
+    return s;
+  }
+
+  // ---------------------------------------------------------------------------------------------- start up
+
+  private async init(): Promise<void> {
+    const { logger, opts } = this;
+    const dbPath = join(this.snapDir, 'db');
+    const electionTick = Math.max(2, Math.round(opts.electionMs / opts.tickMs));
+    this.storage = new MemoryStorage();
+    this.snapshotter = new Snapshotter(logger, this.snapDir);
+    let bootstrapPeers: Array<{ id: bigint; context: Uint8Array }> | undefined;
+
+    if (!walExists(this.walDir)) {
+      mkdirSync(this.snapDir, { recursive: true });
+      if (opts.initialClusterState === 'new') {
+        const members = this.initialMembers();
+        const self = members.find((m) => m.name === opts.name);
+        if (!self) throw new FatalStartError(`couldn't find local name "${opts.name}" in the initial cluster configuration`);
+        const advertised = [...opts.advertisePeerURLs].sort().join(',');
+        if ([...self.peerURLs].sort().join(',') !== advertised) {
+          throw new FatalStartError(`--initial-cluster has ${opts.name}=${self.peerURLs.join(',')} but missing from --initial-advertise-peer-urls=${opts.advertisePeerURLs.join(',')}`);
+        }
+        this.memberId = self.id;
+        this.clusterId = computeClusterId(members.map((m) => m.id));
+        this.membership = new Membership(this.clusterId);
+        bootstrapPeers = members.map((m) => ({ id: m.id, context: encodeTagged(m) }));
+      } else {
+        const { clusterId, members } = await this.fetchExistingCluster();
+        const advertised = [...opts.advertisePeerURLs].sort().join(',');
+        const self = members.find((m) => [...m.peerURLs].sort().join(',') === advertised);
+        if (!self) throw new FatalStartError(`error validating peerURLs: member with peer URLs ${advertised} is not in the existing cluster; add it with "member add" first`);
+        this.memberId = self.id;
+        this.clusterId = clusterId;
+        this.membership = new Membership(clusterId);
+      }
+      this.v2 = new V2Store();
+      this.backend = openBackend(logger, dbPath);
+      this.wal = await createWal(logger, this.walDir, encodeTagged({ memberId: this.memberId, clusterId: this.clusterId }));
+      if (bootstrapPeers) {
+        RawNode.bootstrap(this.storage, bootstrapPeers);
+        const entries = this.storage.entries(this.storage.firstIndex(), this.storage.lastIndex() + 1);
+        const hs = this.storage.initialState().hardState;
+        await this.wal.save(hs, entries, true);
+      }
+      logger.info('starting local member', { 'local-member-id': idHex(this.memberId), 'cluster-id': idHex(this.clusterId) });
+    } else {
+      const marks = await walSnapshots(logger, this.walDir);
+      const snap = await this.snapshotter.loadNewestAvailable(marks);
+      if (snap && !existsSync(dbPath)) {
+        throw new FatalStartError(`failed to find database snapshot file: ${dbPath} is missing while consensus snapshot ${snap.metadata.term.toString(16).padStart(16, '0')}-${snap.metadata.index.toString(16).padStart(16, '0')}.snap exists; refusing to start with an empty v3 store (restore the db file or the data dir)`);
+      }
+      this.backend = openBackend(logger, dbPath);
+      this.wal = await openWal(logger, this.walDir, snap ? { index: snap.metadata.index, term: snap.metadata.term } : { index: 0, term: 0 });
+      const { metadata, hardState, entries } = await this.wal.readAll();
+      const meta = decodeTagged<WalMetadata>(metadata);
+      this.memberId = meta.memberId;
+      this.clusterId = meta.clusterId;
+      if (snap) {
+        this.storage.applySnapshot(snap);
+        this.restoreInternalState(snap.data);
+        this.confState = snap.metadata.confState;
+        this.snapshotIndex = snap.metadata.index;
+        this.appliedIndex = snap.metadata.index;
+      } else {
+        this.membership = new Membership(this.clusterId);
+        this.v2 = new V2Store();
+      }
+      this.storage.setHardState(hardState);
+      this.storage.append(entries);
+      // A restarted member starts from the floor version and moves up as it replays and as the leader decides.
+      const fields = { 'cluster-id': idHex(this.clusterId), 'local-member-id': idHex(this.memberId) };
+      if (this.membership.version === undefined) {
+        this.membership.version = INITIAL_CLUSTER_VERSION;
+        this.logger.info('set initial cluster version', { ...fields, 'cluster-version': INITIAL_CLUSTER_VERSION });
+      } else {
+        this.logger.info('set cluster version from store', { ...fields, 'cluster-version': this.membership.version });
+      }
+      this.logger.info('enabled capabilities for version', { 'cluster-version': this.membership.version });
+      logger.info('restarting local member', { 'local-member-id': idHex(this.memberId), 'cluster-id': idHex(this.clusterId), 'commit-index': hardState.commit });
+      const check = checkServerAgainstCluster(opts.release.version, this.membership.version);
+      if (!check.ok) throw new FatalStartError(check.reason);
+    }
+    this.kv = new KvApplier(this);
+
+    this.raft = new RawNode({
+      id: this.memberId,
+      electionTick,
+      heartbeatTick: 1,
+      storage: this.storage,
+      applied: this.appliedIndex,
+      maxSizePerMsg: 1024 * 1024,
+      maxInflightMsgs: 512,
+      preVote: opts.preVote,
+      checkQuorum: true,
+      random: Math.random,
+      logger: logger.child({ pkg: 'raft' }),
+    });
+
+    this.transport = new Transport({
+      localId: this.memberId,
+      clusterId: this.clusterId,
+      logger,
+      onMessage: (m) => this.onPeerMessage(m),
+      onUnreachable: (id) => {
+        try { this.raft.reportUnreachable(id); } catch { /* not a peer any more */ }
+      },
+      onRemoved: () => {
+        this.logger.warn('the local member has been removed from the cluster; shutting down', { 'local-member-id': idHex(this.memberId) });
+        setImmediate(() => void this.stop({ transferLeadership: false }).then(() => this.onRemoved?.()));
+      },
+      onSnapshotStatus: (id, ok) => {
+        try { this.raft.reportSnapshot(id, ok); } catch { /* not a peer any more */ }
+        this.kick();
+      },
+      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, rejectUnauthorized: !!opts.peerTls.ca } : undefined,
+    });
+    for (const m of this.membership.list()) if (m.id !== this.memberId) this.transport.addPeer(m.id, m.peerURLs);
+    if (opts.initialClusterState === 'existing' || bootstrapPeers) {
+      // Peers named in the configuration are reachable before their conf-change entries apply.
+      for (const m of this.initialMembers()) if (m.id !== this.memberId && !this.membership.member(m.id)) this.transport.addPeer(m.id, m.peerURLs);
+    }
+
+    this.peerServer = await startPeerServer({
+      urls: opts.listenPeerURLs,
+      transport: this.transport,
+      logger,
+      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, clientCertAuth: opts.peerTls.clientCertAuth } : undefined,
+      routes: {
+        version: () => ({ etcdserver: opts.release.version, etcdcluster: this.clusterVersionFull() }),
+        members: () => this.membersJSON(),
+        clusterId: () => idHex(this.clusterId),
+        leaseRenew: (body) => this.renewLeaseForPeer(body),
+      },
+    });
+
+    this.timers.push(setInterval(() => this.tick(), opts.tickMs));
+    this.timers.push(setInterval(() => void this.monitorVersions(), opts.versionMonitorMs));
+    this.timers.push(setInterval(() => void this.checkLeases(), 500));
+    this.kick();
+    void this.publish();
+  }
+
+  private initialMembers(): Member[] {
+    return this.opts.initialCluster.map((m) => ({
+      id: computeMemberId(m.peerURLs, this.opts.initialClusterToken),
+      name: m.name,
+      peerURLs: m.peerURLs,
+      clientURLs: [],
+      isLearner: false,
+    }));
+  }
+
+  /** A joining member learns the cluster from the members' peer URLs. */
+  private async fetchExistingCluster(): Promise<{ clusterId: bigint; members: Member[] }> {
+    const urls = this.opts.initialCluster.filter((m) => m.name !== this.opts.name).flatMap((m) => m.peerURLs);
+    const errors: string[] = [];
+    for (const u of urls) {
+      try {
+        const res = await fetch(new URL('/members', u), { signal: AbortSignal.timeout(2000) });
+        const cid = res.headers.get('x-etcd-cluster-id');
+        const list = (await res.json()) as Array<{ id: string; name: string; peerURLs: string[]; clientURLs: string[]; isLearner?: boolean }>;
+        if (!cid) throw new Error('no cluster id in the answer');
+        return {
+          clusterId: BigInt('0x' + cid),
+          members: list.map((m) => ({ id: BigInt('0x' + m.id), name: m.name, peerURLs: m.peerURLs, clientURLs: m.clientURLs ?? [], isLearner: !!m.isLearner })),
+        };
+      } catch (e) {
+        errors.push(`${u}: ${(e as Error).message}`);
+      }
+    }
+    throw new FatalStartError(`cannot fetch cluster info from peer urls (${errors.join('; ') || 'none given in --initial-cluster'})`);
+  }
+
+  membersJSON(): object[] {
+    return this.membership.list().map((m) => ({ id: idHex(m.id), name: m.name, peerURLs: m.peerURLs, clientURLs: m.clientURLs, isLearner: m.isLearner }));
+  }
+
+  /** The cluster version as /version shows it: "3.4.0", or "not_decided". */
+  clusterVersionFull(): string {
+    return this.membership.version ? `${this.membership.version}.0` : 'not_decided';
+  }
+
+  // ---------------------------------------------------------------------------------------------- the loop
+
+  private tick(): void {
+    if (this.stopped) return;
+    this.raft.tick();
+    this.kick();
+  }
+
+  private onPeerMessage(m: Message): void {
+    if (this.stopped) return;
+    if (this.membership.removed.has(m.from)) return;
+    try {
+      this.raft.step(m);
+    } catch (e) {
+      if (!(e instanceof RaftError)) throw e;
+    }
+    this.kick();
+  }
+
+  /** Schedule a pass over the ready state; passes never overlap. */
+  kick(): void {
+    if (this.processing || this.stopped) return;
+    this.processing = true;
+    setImmediate(() => void this.processReady());
+  }
+
+  private async processReady(): Promise<void> {
+    try {
+      while (!this.stopped && this.raft.hasReady()) {
+        const rd = this.raft.ready();
+        await this.handleReady(rd);
+      }
+    } catch (e) {
+      this.logger.error('consensus loop failed; stopping the member', { error: (e as Error).stack ?? String(e) });
+      this.fatal(e as Error);
+    } finally {
+      this.processing = false;
+    }
+    if (!this.stopped && this.raft.hasReady()) this.kick();
+  }
+
+  private async handleReady(rd: Ready): Promise<void> {
+    if (rd.softState) this.onSoftState(rd.softState.lead, rd.softState.role);
+    if (rd.hardState) this.term = rd.hardState.term;
+    const isLeader = this.role === StateRole.Leader;
+    // A leader may send while it writes its own log (the followers persist in parallel); a follower must not
+    // acknowledge entries it has not persisted.
+    if (isLeader) this.send(rd.messages);
+
+    if (rd.snapshot && rd.snapshot.metadata.index > 0) await this.receiveSnapshot(rd.snapshot);
+    if (rd.hardState || rd.entries.length > 0) {
+      const t0 = process.hrtime.bigint();
+      await this.wal.save(rd.hardState, rd.entries, rd.mustSync);
+      this.observers.walFsync?.(Number(process.hrtime.bigint() - t0) / 1e9);
+    }
+    if (rd.hardState) this.storage.setHardState(rd.hardState);
+    if (rd.entries.length > 0) this.storage.append(rd.entries);
+    if (!isLeader) this.send(rd.messages);
+
+    if (rd.committedEntries.length > 0) this.applyEntries(rd.committedEntries);
+    for (const rs of rd.readStates) this.onReadState(Buffer.from(rs.requestCtx).toString('hex'), rs.index);
+    this.raft.advance(rd);
+    await this.maybeSnapshot();
+  }
+
+  private onSoftState(lead: bigint, role: StateRole): void {
+    const prevLead = this.lead;
+    const prevRole = this.role;
+    this.lead = lead;
+    this.role = role;
+    if (lead !== prevLead) {
+      if (lead !== 0n) {
+        this.stats.leaderChanges++;
+        this.logger.info(prevLead === 0n ? 'elected leader' : 'changed leader', { 'local-member-id': idHex(this.memberId), 'leader-member-id': idHex(lead), term: this.raft.status().hardState.term });
+      } else {
+        this.logger.info('lost leader', { 'local-member-id': idHex(this.memberId), 'previous-leader-member-id': idHex(prevLead) });
+      }
+      this.events.onLeaderChange?.(lead, this.raft.status().hardState.term);
+    }
+    if (role === StateRole.Leader && prevRole !== StateRole.Leader) {
+      this.leaderFirstCommitDone = false;
+      this.kv.lessor.promote(Date.now());
+    } else if (role !== StateRole.Leader && prevRole === StateRole.Leader) {
+      this.kv.lessor.demote();
+    }
+  }
+
+  private send(msgs: Message[]): void {
+    if (msgs.length === 0) return;
+    const out: Message[] = [];
+    for (const m of msgs) {
+      if (m.type === MessageType.Snap && m.snapshot) {
+        // The consensus snapshot carries the internal state only; the v3 db travels with it to the follower.
+        const snap = m.snapshot;
+        this.packSnapshotWithDb(snap.data).then(
+          (data) => this.transport.send([{ ...m, snapshot: { metadata: snap.metadata, data } }]),
+          (e) => {
+            this.logger.warn('failed to prepare a snapshot for a follower', { 'remote-peer-id': idHex(m.to), error: (e as Error).message });
+            try { this.raft.reportSnapshot(m.to, false); } catch { /* gone */ }
+          },
+        );
+      } else {
+        out.push(m);
+      }
+    }
+    this.transport.send(out);
+  }
+
+  // ---------------------------------------------------------------------------------------------- apply
+
+  private applyEntries(entries: Entry[]): void {
+    const t0 = process.hrtime.bigint();
+    for (const e of entries) {
+      if (e.index <= this.appliedIndex) continue;
+      if (e.type === EntryType.ConfChange) {
+        this.applyConfChangeEntry(e);
+      } else if (e.data.length === 0) {
+        // The leader's empty entry of a new term: the first commit of this term.
+        if (this.role === StateRole.Leader && !this.leaderFirstCommitDone && e.term === this.raft.status().hardState.term) {
+          this.leaderFirstCommitDone = true;
+          setImmediate(() => void this.monitorVersions());
+        }
+      } else {
+        this.applyRequest(e);
+      }
+      this.appliedIndex = e.index;
+      this.stats.proposalsCommitted++;
+      this.stats.proposalsApplied++;
+    }
+    this.kv.endApplyBatch(this.appliedIndex);
+    this.appliedWaiters.trigger(this.appliedIndex);
+    this.observers.apply?.(Number(process.hrtime.bigint() - t0) / 1e9 / Math.max(1, entries.length));
+    this.events.onApplied?.(entries.length);
+  }
+
+  private applyRequest(e: Entry): void {
+    let req: InternalRequest;
+    try {
+      req = decodeRequest(e.data);
+    } catch (err) {
+      this.logger.error('cannot decode a committed entry; skipping it', { index: e.index, error: String(err) });
+      return;
+    }
+    let result: unknown;
+    let error: Error | undefined;
+    try {
+      result = this.applyOne(req, e.index);
+    } catch (err) {
+      error = err as Error;
+    }
+    if (this.proposals.has(req.id)) {
+      if (error) this.proposals.reject(req.id, error);
+      else this.proposals.resolve(req.id, result);
+    } else if (error && !(error instanceof ServerError)) {
+      this.logger.warn('applying a committed entry failed', { index: e.index, kind: req.kind, error: error.message });
+    }
+  }
+
+  private applyOne(req: InternalRequest, index: number): unknown {
+    switch (req.kind) {
+      case 'memberAttrSet': {
+        const a = req.memberAttrSet;
+        this.membership.setAttributes(a.memberId, { name: a.name, clientURLs: a.clientURLs });
+        return undefined;
+      }
+      case 'clusterVersionSet':
+        this.applyClusterVersion(req.clusterVersionSet.version);
+        return undefined;
+      case 'v2':
+        return this.v2.apply(req.v2);
+      case 'alarm':
+        return this.applyAlarm(req.alarm.action, req.alarm.memberId, req.alarm.alarm);
+      default:
+        // v3 data: skip what the db already holds (the consistent index makes replay idempotent).
+        if (index <= this.kv.consistentIndex()) return this.kv.alreadyApplied(req);
+        return this.kv.apply(req, index);
+    }
+  }
+
+  private applyClusterVersion(version: string): void {
+    const prev = this.membership.version;
+    const fields = { 'cluster-id': idHex(this.clusterId), 'local-member-id': idHex(this.memberId) };
+    if (prev === undefined) this.logger.info('set initial cluster version', { ...fields, 'cluster-version': version });
+    else if (prev !== version) this.logger.info('updated cluster version', { ...fields, from: prev, to: version });
+    this.membership.version = version;
+    if (prev !== version) this.logger.info('enabled capabilities for version', { 'cluster-version': version });
+    const check = checkServerAgainstCluster(this.opts.release.version, version);
+    if (!check.ok) {
+      this.logger.error(check.reason, fields);
+      this.fatal(new FatalStartError(check.reason));
+    }
+  }
+
+  private applyAlarm(action: 'GET' | 'ACTIVATE' | 'DEACTIVATE', memberId: bigint, alarm: AlarmType): unknown {
+    if (action === 'ACTIVATE') {
+      if (!this.alarms.some((a) => a.memberId === memberId && a.alarm === alarm)) {
+        this.alarms.push({ memberId, alarm });
+        this.logger.warn('alarm raised', { alarm, from: idHex(memberId) });
+      }
+      return [{ memberId, alarm }];
+    }
+    if (action === 'DEACTIVATE') {
+      const before = this.alarms.length;
+      this.alarms = this.alarms.filter((a) => !(a.memberId === memberId && a.alarm === alarm));
+      if (this.alarms.length !== before) this.logger.warn('alarm disarmed', { alarm, from: idHex(memberId) });
+      return before !== this.alarms.length ? [{ memberId, alarm }] : [];
+    }
+    return this.alarms.filter((a) => (memberId === 0n || a.memberId === memberId) && (alarm === 'NONE' || a.alarm === alarm));
+  }
+
+  private applyConfChangeEntry(e: Entry): void {
+    const cc = decodeConfChange(e.data);
+    // The context carries the member (name, URLs) and, for changes proposed here, the waiter id.
+    const ctx = cc.context && cc.context.length > 0 ? decodeTagged<Member & { requestId?: bigint }>(cc.context) : undefined;
+    this.confState = this.raft.applyConfChange(cc);
+    const idHexStr = idHex(cc.nodeId);
+    switch (cc.type) {
+      case ConfChangeType.AddNode:
+      case ConfChangeType.AddLearnerNode: {
+        const learner = cc.type === ConfChangeType.AddLearnerNode;
+        const existing = this.membership.member(cc.nodeId);
+        if (existing && existing.isLearner && !learner) {
+          this.membership.promote(cc.nodeId);
+          this.logger.info('promoted a learner member to voting member', { 'promoted-member-id': idHexStr });
+        } else if (ctx && !existing) {
+          this.membership.add({ id: cc.nodeId, name: ctx.name ?? '', peerURLs: ctx.peerURLs ?? [], clientURLs: ctx.clientURLs ?? [], isLearner: learner });
+          this.logger.info('added member', { 'cluster-id': idHex(this.clusterId), 'local-member-id': idHex(this.memberId), 'added-peer-id': idHexStr, 'added-peer-peer-urls': ctx.peerURLs, 'added-peer-is-learner': learner });
+          if (cc.nodeId !== this.memberId) this.transport.addPeer(cc.nodeId, ctx.peerURLs ?? []);
+        }
+        break;
+      }
+      case ConfChangeType.RemoveNode:
+        this.membership.remove(cc.nodeId);
+        this.logger.info('removed member', { 'cluster-id': idHex(this.clusterId), 'local-member-id': idHex(this.memberId), 'removed-remote-peer-id': idHexStr });
+        if (cc.nodeId === this.memberId) {
+          this.logger.warn('the local member has been removed from the cluster; shutting down', { 'local-member-id': idHexStr });
+          setImmediate(() => void this.stop({ transferLeadership: false }).then(() => this.onRemoved?.()));
+        } else {
+          this.transport.removePeer(cc.nodeId);
+        }
+        break;
+      case ConfChangeType.UpdateNode:
+        if (ctx) {
+          this.membership.updatePeerURLs(cc.nodeId, ctx.peerURLs ?? []);
+          if (cc.nodeId !== this.memberId) this.transport.updatePeer(cc.nodeId, ctx.peerURLs ?? []);
+          this.logger.info('updated member', { 'updated-remote-peer-id': idHexStr, 'updated-remote-peer-urls': ctx.peerURLs });
+        }
+        break;
+    }
+    if (ctx?.requestId !== undefined) this.confWaiters.resolve(ctx.requestId, this.membership.list());
+  }
+
+  /** Called when this member was removed from the cluster and has stopped. */
+  onRemoved?: () => void;
+
+  // ---------------------------------------------------------------------------------------------- snapshots
+
+  private internalState(): Uint8Array {
+    const st: InternalState = {
+      membership: this.membership.toJSON(),
+      v2: this.v2.toJSON(),
+      alarms: this.alarms.map((a) => ({ memberId: idHex(a.memberId), alarm: a.alarm })),
+    };
+    return Buffer.from(JSON.stringify(st));
+  }
+
+  private restoreInternalState(data: Uint8Array): void {
+    const st = JSON.parse(Buffer.from(data).toString('utf8')) as InternalState;
+    this.membership = Membership.fromJSON(st.membership);
+    this.v2 = V2Store.fromJSON(st.v2 as { index: number; root: unknown });
+    this.alarms = st.alarms.map((a) => ({ memberId: BigInt('0x' + a.memberId), alarm: a.alarm }));
+  }
+
+  private async maybeSnapshot(): Promise<void> {
+    if (this.appliedIndex - this.snapshotIndex <= this.opts.snapshotCount) return;
+    // The db must hold everything up to the snapshot before the snapshot exists (a snapshot without its db
+    // is exactly the data loss the start-up check refuses).
+    this.kv.forceCommit();
+    const snap = this.storage.createSnapshot(this.appliedIndex, this.confState, this.internalState());
+    await this.snapshotter.save(snap);
+    await this.wal.saveSnapshot({ index: snap.metadata.index, term: snap.metadata.term, confState: snap.metadata.confState });
+    this.snapshotIndex = this.appliedIndex;
+    const compactTo = this.appliedIndex - this.opts.snapshotCatchUpEntries;
+    if (compactTo > this.storage.firstIndex()) {
+      this.storage.compact(compactTo);
+      this.wal.releaseLockTo(compactTo);
+    }
+    this.logger.info('saved snapshot', { 'snapshot-index': snap.metadata.index });
+    purgeFiles(this.logger, this.snapDir, '.snap', this.opts.maxSnapshots);
+    purgeFiles(this.logger, this.walDir, '.wal', this.opts.maxWals);
+  }
+
+  private async packSnapshotWithDb(internal: Uint8Array): Promise<Uint8Array> {
+    this.kv.forceCommit();
+    const tmp = join(this.snapDir, `db.send-${process.pid}-${Date.now()}.tmp`);
+    try {
+      await this.backend.snapshotTo(tmp);
+      const db = await readFile(tmp);
+      const head = Buffer.alloc(4);
+      head.writeUInt32BE(internal.length, 0);
+      return Buffer.concat([head, internal, db]);
+    } finally {
+      await rm(tmp, { force: true });
+    }
+  }
+
+  /** A snapshot from the leader: replace the db and the internal state with the leader's. */
+  private async receiveSnapshot(snap: Snapshot): Promise<void> {
+    const data = Buffer.from(snap.data);
+    const n = data.readUInt32BE(0);
+    const internal = data.subarray(4, 4 + n);
+    const db = data.subarray(4 + n);
+    this.logger.info('applying snapshot', { 'snapshot-index': snap.metadata.index, 'db-size': db.length });
+    this.backend = this.kv.replaceBackend(db);
+    this.restoreInternalState(internal);
+    for (const m of this.membership.list()) if (m.id !== this.memberId) this.transport.addPeer(m.id, m.peerURLs);
+    const stripped: Snapshot = { metadata: snap.metadata, data: new Uint8Array(internal) };
+    await this.snapshotter.save(stripped);
+    await this.wal.saveSnapshot({ index: snap.metadata.index, term: snap.metadata.term, confState: snap.metadata.confState });
+    this.storage.applySnapshot(stripped);
+    this.confState = snap.metadata.confState;
+    this.appliedIndex = snap.metadata.index;
+    this.snapshotIndex = snap.metadata.index;
+    this.appliedWaiters.trigger(this.appliedIndex);
+    this.logger.info('applied snapshot', { 'snapshot-index': snap.metadata.index });
+  }
+
+  // ---------------------------------------------------------------------------------------------- proposals
+
+  nextRequestId(): bigint {
+    this.idCounter++;
+    return this.idPrefix | (this.idCounter & 0xffffffffffn);
+  }
+
+  requestTimeoutMs(): number {
+    return 5000 + 2 * this.opts.electionMs;
+  }
+
+  /** Propose a request and resolve with its apply result. */
+  async propose<T>(req: InternalRequest, timeoutMs = this.requestTimeoutMs()): Promise<T> {
+    if (this.stopped || this.stopping) throw Errors.stopped();
+    const data = encodeRequest(req);
+    if (data.length > this.opts.maxRequestBytes) throw Errors.requestTooLarge();
+    if (this.lead === 0n) throw Errors.noLeader();
+    const p = this.proposals.register(req.id, timeoutMs, () => {
+      this.stats.proposalsFailed++;
+      return this.lead === 0n ? Errors.timeoutDueToLeaderFail() : Errors.timeout();
+    });
+    this.stats.proposalsPending++;
+    try {
+      this.raft.propose(data);
+    } catch (e) {
+      this.stats.proposalsFailed++;
+      this.proposals.reject(req.id, e instanceof RaftError ? (this.lead === 0n ? Errors.noLeader() : Errors.leaderChanged()) : (e as Error));
+    }
+    this.kick();
+    try {
+      return (await p) as T;
+    } finally {
+      this.stats.proposalsPending--;
+    }
+  }
+
+  /** Propose a membership change and resolve with the member list once it applied. */
+  async proposeConfChange(type: ConfChangeType, nodeId: bigint, member: Partial<Member>): Promise<Member[]> {
+    if (this.stopped || this.stopping) throw Errors.stopped();
+    if (this.lead === 0n) throw Errors.noLeader();
+    const requestId = this.nextRequestId();
+    const cc: ConfChange = { type, nodeId, context: encodeTagged({ ...member, requestId }) };
+    const p = this.confWaiters.register(requestId, this.requestTimeoutMs(), () => Errors.timeout());
+    try {
+      this.raft.proposeConfChange(cc);
+    } catch (e) {
+      this.confWaiters.reject(requestId, e instanceof RaftError ? Errors.leaderChanged() : (e as Error));
+    }
+    this.kick();
+    return p;
+  }
+
+  /** Resolves when a read issued now may be served locally and be linearizable. */
+  linearizableReadNotify(timeoutMs = this.requestTimeoutMs()): Promise<void> {
+    if (this.stopped) return Promise.reject(Errors.stopped());
+    return new Promise<void>((resolve, reject) => {
+      this.pendingReads.push({ resolve, reject });
+      this.sendReadIndex(timeoutMs);
+    });
+  }
+
+  private sendReadIndex(timeoutMs: number): void {
+    if (this.inflightRead || this.pendingReads.length === 0) return;
+    if (this.lead === 0n) {
+      const waiters = this.pendingReads;
+      this.pendingReads = [];
+      this.stats.readIndexesFailed += waiters.length;
+      for (const w of waiters) w.reject(Errors.noLeader());
+      return;
+    }
+    const waiters = this.pendingReads;
+    this.pendingReads = [];
+    const deadline = Date.now() + timeoutMs;
+    const attempt = () => {
+      this.readCounter++;
+      const ctxBuf = Buffer.alloc(8);
+      ctxBuf.writeBigUInt64BE(this.readCounter);
+      // Unanswered read-index requests are sent again (a message may be lost while a peer stream connects).
+      const timer = setTimeout(() => {
+        if (this.inflightRead?.timer !== timer) return;
+        if (Date.now() < deadline && !this.stopped) return attempt();
+        this.inflightRead = undefined;
+        this.stats.readIndexesFailed += waiters.length;
+        for (const w of waiters) w.reject(this.lead === 0n ? Errors.noLeader() : Errors.timeout());
+        this.sendReadIndex(this.requestTimeoutMs());
+      }, READ_INDEX_RETRY_MS);
+      this.inflightRead = { ctx: ctxBuf.toString('hex'), waiters, timer };
+      try {
+        this.raft.readIndex(ctxBuf);
+      } catch {
+        /* no leader right now: the retry timer tries again until the deadline */
+      }
+      this.kick();
+    };
+    attempt();
+  }
+
+  private onReadState(ctx: string, index: number): void {
+    const r = this.inflightRead;
+    if (!r || r.ctx !== ctx) return;
+    clearTimeout(r.timer);
+    this.inflightRead = undefined;
+    const done = () => {
+      for (const w of r.waiters) w.resolve();
+    };
+    if (this.appliedIndex >= index) done();
+    else this.appliedWaiters.wait(index, done);
+    if (this.pendingReads.length > 0) setImmediate(() => this.sendReadIndex(this.requestTimeoutMs()));
+  }
+
+  // ---------------------------------------------------------------------------------------------- background work
+
+  /** Publish this member's name and client URLs through the log, retrying until it commits. */
+  private async publish(): Promise<void> {
+    while (!this.stopped && !this.stopping && !this.published) {
+      if (this.lead === 0n || !this.membership.member(this.memberId)) {
+        await sleep(100);
+        continue;
+      }
+      const attrs = { name: this.opts.name, clientURLs: this.opts.advertiseClientURLs };
+      try {
+        await this.propose({ id: this.nextRequestId(), kind: 'memberAttrSet', memberAttrSet: { memberId: this.memberId, ...attrs } }, 5000);
+        this.published = true;
+        this.logger.info('published local member to cluster through raft', {
+          'local-member-id': idHex(this.memberId),
+          'local-member-attributes': `{Name:${attrs.name} ClientURLs:[${attrs.clientURLs.join(' ')}]}`,
+          'request-path': attributesPath(this.memberId),
+          'cluster-id': idHex(this.clusterId),
+          'publish-timeout': '5s',
+        });
+      } catch (e) {
+        if (!this.stopped && !this.stopping) this.logger.warn('failed to publish local member to cluster through raft', { 'local-member-id': idHex(this.memberId), 'request-path': attributesPath(this.memberId), error: (e as Error).message });
+        await sleep(500);
+      }
+    }
+  }
+
+  isPublished(): boolean {
+    return this.published;
+  }
+
+  /** Compare versions with the other members; the leader proposes a new cluster version when the lowest moved. */
+  private monitoring = false;
+  private async monitorVersions(): Promise<void> {
+    if (this.stopped || this.stopping || this.monitoring) return;
+    this.monitoring = true;
+    try {
+      const members = this.membership.list();
+      const versions = await Promise.all(members.map(async (m) => {
+        if (m.id === this.memberId) return this.opts.release.version;
+        return fetchPeerVersion(m.peerURLs);
+      }));
+      members.forEach((m, i) => this.peerVersions.set(m.id, versions[i]));
+      const local = this.opts.release.version;
+      const higher = higherVersionedMembers(local, members.map((m, i) => ({ id: m.id, version: versions[i] })));
+      if (higher.length > 0) {
+        const lv = local.split('.').slice(0, 2).join('.');
+        this.logger.warn(`the local svc version ${lv} is not up-to-date`, { 'local-member-version': lv });
+        for (const h of higher) {
+          this.logger.warn(`member ${idHex(h.id)} has a higher version ${h.version}`, { 'remote-member-id': idHex(h.id), 'remote-member-version': h.version });
+          if (this.role === StateRole.Leader) this.logger.warn('leader found higher-versioned member', { 'local-member-version': lv, 'remote-member-id': idHex(h.id), 'remote-member-version': h.version });
+        }
+      }
+      if (this.role !== StateRole.Leader || members.length === 0) return;
+      const current = this.membership.version;
+      const d = decideClusterVersion(current, versions);
+      if (d.kind !== 'set') return;
+      if (current !== undefined && compareMinor(d.version, current) <= 0) return;
+      if (d.initial) this.logger.info('setting up initial cluster version', { 'cluster-version': d.version });
+      else this.logger.info('updating cluster version', { from: current, to: d.version });
+      await this.propose({ id: this.nextRequestId(), kind: 'clusterVersionSet', clusterVersionSet: { version: d.version } });
+      this.logger.info('cluster version is updated', { 'cluster-version': d.version });
+    } catch (e) {
+      if (!this.stopped && !this.stopping) this.logger.warn('failed to update cluster version', { error: (e as Error).message });
+    } finally {
+      this.monitoring = false;
+    }
+  }
+
+  /** The versions last fetched from the members (for the warnings and /metrics). */
+  memberVersions(): Map<bigint, string | undefined> {
+    return this.peerVersions;
+  }
+
+  /** A follower keeps a lease alive by asking the leader, over the peer URL (the reference does the same). */
+  async forwardLeaseRenew(id: bigint): Promise<number> {
+    const leader = this.membership.member(this.lead);
+    if (this.lead === 0n || !leader) throw Errors.noLeader();
+    let lastErr: Error = Errors.noLeader();
+    for (const u of leader.peerURLs) {
+      try {
+        const res = await fetch(new URL('/leases/renew', u), { method: 'POST', body: id.toString(), signal: AbortSignal.timeout(this.requestTimeoutMs()) });
+        const j = (await res.json()) as { ttl?: number; error?: string };
+        if (res.status === 404) throw Errors.leaseNotFound();
+        if (!res.ok || typeof j.ttl !== 'number') throw new ServerError(14, j.error ?? `etcdserver: lease renew failed (${res.status})`);
+        return j.ttl;
+      } catch (e) {
+        if (e instanceof ServerError) throw e;
+        lastErr = e as Error;
+      }
+    }
+    throw lastErr;
+  }
+
+  /** Peer-side of forwardLeaseRenew: only the leader renews. */
+  renewLeaseForPeer(body: string): { status: number; json: object } {
+    if (this.role !== StateRole.Leader) return { status: 503, json: { error: Errors.notLeader().message } };
+    try {
+      return { status: 200, json: { ttl: this.kv.lessor.renew(BigInt(body.trim())) } };
+    } catch (e) {
+      return { status: 404, json: { error: (e as Error).message } };
+    }
+  }
+
+  private async checkLeases(): Promise<void> {
+    if (this.role !== StateRole.Leader || this.stopped || this.stopping) return;
+    for (const id of this.kv.lessor.expired(Date.now()).slice(0, 16)) {
+      this.propose({ id: this.nextRequestId(), kind: 'leaseRevoke', leaseRevoke: { id } }).catch((e) => {
+        this.logger.warn('failed to revoke an expired lease', { 'lease-id': id.toString(16), error: (e as Error).message });
+      });
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------- status
+
+  status(): ServerStatus {
+    const st = this.raft.status();
+    const me = this.membership.member(this.memberId);
+    return {
+      memberId: this.memberId,
+      clusterId: this.clusterId,
+      leader: this.lead,
+      isLeader: this.role === StateRole.Leader,
+      term: st.hardState.term,
+      commitIndex: st.hardState.commit,
+      appliedIndex: this.appliedIndex,
+      isLearner: !!me?.isLearner,
+      dbSize: this.backend.size(),
+      dbSizeInUse: this.backend.sizeInUse(),
+    };
+  }
+
+  isLeader(): boolean {
+    return this.role === StateRole.Leader;
+  }
+
+  /** Move leadership to `to`, waiting until it took over. */
+  async moveLeader(to: bigint, timeoutMs = this.opts.electionMs * 7): Promise<void> {
+    if (this.role !== StateRole.Leader) throw Errors.notLeader();
+    const m = this.membership.member(to);
+    if (!m || m.isLearner) throw Errors.badLeaderTransferee();
+    if (to === this.memberId) return;
+    this.raft.transferLeader(to);
+    this.kick();
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.lead !== 0n && this.lead !== this.memberId) return;
+      await sleep(this.opts.tickMs);
+    }
+    throw Errors.timeoutLeaderTransfer();
+  }
+
+  /** The voting member with the longest log (ties: connected longest) to hand leadership to. */
+  pickTransferee(): bigint | undefined {
+    const st = this.raft.status();
+    let best: { id: bigint; match: number; since: number } | undefined;
+    for (const m of this.membership.voters()) {
+      if (m.id === this.memberId) continue;
+      const match = st.progress?.get(m.id)?.match ?? 0;
+      const since = this.transport.activeSince(m.id);
+      if (since === undefined) continue;
+      if (!best || match > best.match || (match === best.match && since < best.since)) best = { id: m.id, match, since };
+    }
+    return best?.id;
+  }
+
+  // ---------------------------------------------------------------------------------------------- stop
+
+  private fatalHandler?: (e: Error) => void;
+  /** What to do when the member cannot go on (the CLI exits; an embedding program is told). */
+  onFatal(fn: (e: Error) => void): void {
+    this.fatalHandler = fn;
+  }
+
+  private fatal(e: Error): void {
+    void this.stop({ transferLeadership: false }).finally(() => this.fatalHandler?.(e));
+  }
+
+  async stop(o: { transferLeadership?: boolean } = {}): Promise<void> {
+    if (this.stopped || this.stopping) return;
+    this.stopping = true;
+    if (o.transferLeadership !== false) await this.transferLeadershipOnStop();
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    while (this.processing) await sleep(5);
+    this.proposals.rejectAll(() => Errors.stopped());
+    this.confWaiters.rejectAll(() => Errors.stopped());
+    if (this.inflightRead) {
+      clearTimeout(this.inflightRead.timer);
+      for (const w of this.inflightRead.waiters) w.reject(Errors.stopped());
+      this.inflightRead = undefined;
+    }
+    for (const w of this.pendingReads) w.reject(Errors.stopped());
+    this.pendingReads = [];
+    await this.transport.stop();
+    await this.peerServer?.close();
+    await this.wal.close();
+    this.kv.close();
+  }
+
+  private async transferLeadershipOnStop(): Promise<void> {
+    const fields = { 'local-member-id': idHex(this.memberId) };
+    if (this.role !== StateRole.Leader) {
+      this.logger.info('skipped leadership transfer; local server is not leader', { ...fields, 'current-leader-member-id': idHex(this.lead) });
+      return;
+    }
+    if (this.membership.voters().length <= 1) {
+      this.logger.info('skipped leadership transfer for single voting member cluster', fields);
+      return;
+    }
+    const to = this.pickTransferee();
+    if (to === undefined) {
+      this.logger.warn('leadership transfer failed', { ...fields, error: 'no active voting member to transfer to' });
+      return;
+    }
+    const start = process.hrtime.bigint();
+    this.logger.info('leadership transfer starting', { ...fields, 'current-leader-member-id': idHex(this.memberId), 'transferee-member-id': idHex(to) });
+    try {
+      await this.moveLeader(to, 7000);
+      const took = Number(process.hrtime.bigint() - start) / 1e6;
+      this.logger.info('leadership transfer finished', { ...fields, 'old-leader-member-id': idHex(this.memberId), 'new-leader-member-id': idHex(this.lead), took: formatDuration(took) });
+    } catch (e) {
+      this.logger.warn('leadership transfer failed', { ...fields, error: (e as Error).message });
+    }
+  }
+
+  isStopped(): boolean {
+    return this.stopped;
+  }
+
+  /** The path the spec names for the cluster version in the internal store (for logs and tests). */
+  static readonly versionPath = VERSION_PATH;
+  static readonly initialClusterVersion = INITIAL_CLUSTER_VERSION;
+}
+
+async function fetchPeerVersion(urls: string[]): Promise<string | undefined> {
+  for (const u of urls) {
+    try {
+      const res = await fetch(new URL('/version', u), { signal: AbortSignal.timeout(1000) });
+      if (!res.ok) continue;
+      const j = (await res.json()) as { etcdserver?: string };
+      if (typeof j.etcdserver === 'string') return j.etcdserver;
+    } catch {
+      /* try the next URL */
+    }
+  }
+  return undefined;
+}
+
+/** How long a read-index request may go unanswered before it is sent again (the reference: 500 ms). */
+const READ_INDEX_RETRY_MS = 500;
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** A Go-style duration string ("2.55ms", "1.2s"), as the reference prints durations. */
+export function formatDuration(ms: number): string {
+  if (ms < 1) return `${Math.round(ms * 1000)}µs`;
+  if (ms < 1000) return `${+ms.toFixed(3)}ms`;
+  return `${+(ms / 1000).toFixed(3)}s`;
+}

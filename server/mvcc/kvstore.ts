@@ -1,0 +1,487 @@
+// The multi-version key-value store on a Backend: every change is kept under its revision in the "key"
+// bucket, an in-memory index maps keys to revisions, and compaction drops history older than a revision.
+// Transactions follow the reference's TxnRead/TxnWrite: one write txn gets one main revision, and its
+// changes get sub revisions 0, 1, ... in order. Everything is synchronous: no awaits between a txn's start
+// and end, so txns are serial by construction.
+import type { Logger } from '../log/logger.js';
+import { nopLogger } from '../log/logger.js';
+import type { Backend, BackendBatchTx } from '../storage/backend.js';
+import { crc32 } from 'node:zlib';
+import { errCompacted, errFutureRev, MvccError } from './errors.js';
+import type { MvccEvent } from './event.js';
+import { KeyIndex } from './key-index.js';
+import { decodeKv, encodeKv, keyStr, normalizeEnd, type KeyValue } from './kv.js';
+import { bytesToRev, isTombstone, mainRevBound, revKey, revToBytes, type Revision } from './revision.js';
+import { TreeIndex } from './tree-index.js';
+
+const KEY_BUCKET = 'key';
+const META_BUCKET = 'meta';
+const SCHEDULED_COMPACT_KEY = new TextEncoder().encode('scheduledCompactRev');
+const FINISHED_COMPACT_KEY = new TextEncoder().encode('finishedCompactRev');
+const SCAN_CHUNK = 10000;
+const EMPTY = new Uint8Array(0);
+
+/** What the store needs from the lessor (implemented by Lessor). */
+export interface LeaseHooks {
+  /** Whether a lease with this id exists. */
+  exists(id: bigint): boolean;
+  /** The lease a key is attached to, 0n if none. */
+  leaseOf(key: string): bigint;
+  attach(id: bigint, key: string): void;
+  detach(id: bigint, key: string): void;
+}
+
+export interface RangeOptions {
+  /** At most this many kvs (0: no limit); count still reports all. */
+  limit?: number;
+  /** Read at this revision (0: current). */
+  rev?: number;
+  countOnly?: boolean;
+  /** Omit values (kvs carry empty values). */
+  keysOnly?: boolean;
+}
+
+export interface RangeResult {
+  kvs: KeyValue[];
+  /** Number of keys in the range at the read revision (ignores limit). */
+  count: number;
+  /** The store's current revision. */
+  rev: number;
+}
+
+/** A read transaction: a consistent view at the revision current when it began. */
+export interface ReadTxn {
+  /** Keys in [key, end): end empty/undefined = exactly key; end "\0" = every key >= key. */
+  range(key: Uint8Array, end?: Uint8Array | null, opts?: RangeOptions): RangeResult;
+  /** The revision the txn reads at. */
+  rev(): number;
+  end(): void;
+}
+
+/** A write transaction: all its changes get one new main revision when it ends. */
+export interface WriteTxn extends ReadTxn {
+  /** Writes key=value (lease 0n: none); returns the previous kv, if any. */
+  put(key: Uint8Array, value: Uint8Array, lease?: bigint): KeyValue | undefined;
+  /** Deletes the keys in [key, end); returns the deleted kvs (their last states). */
+  deleteRange(key: Uint8Array, end?: Uint8Array | null): KeyValue[];
+  /** The events so far. */
+  changes(): readonly MvccEvent[];
+}
+
+/** Counters for /metrics (svc_mvcc_*). */
+export interface StoreStats {
+  putTotal: number;
+  deleteTotal: number;
+  txnTotal: number;
+  rangeTotal: number;
+  keysTotal: number;
+  currentRevision: number;
+  compactRevision: number;
+  dbTotalSize: number;
+  dbTotalSizeInUse: number;
+}
+
+export interface HashKvResult {
+  hash: number;
+  /** The store's current revision. */
+  currentRev: number;
+  compactRev: number;
+  /** The revision the hash covers. */
+  hashRev: number;
+}
+
+export interface MvccStoreOptions {
+  logger?: Logger;
+  lessor?: LeaseHooks & { setRangeDeleter?(fn: () => WriteTxn): void };
+}
+
+/** Listener of committed changes (the watchable store). */
+export type ChangeListener = (rev: number, events: MvccEvent[]) => void;
+
+/** The multi-version key-value store. */
+export class MvccStore {
+  private backend: Backend;
+  private index = new TreeIndex();
+  private currentRev = 1;
+  private compactMainRev = -1;
+  private writeOpen = false;
+  private listeners: ChangeListener[] = [];
+  private readonly logger: Logger;
+  private lessor: MvccStoreOptions['lessor'];
+  private counters = { put: 0, delete: 0, txn: 0, range: 0 };
+
+  constructor(backend: Backend, opts: MvccStoreOptions = {}) {
+    this.backend = backend;
+    this.logger = opts.logger ?? nopLogger;
+    this.lessor = opts.lessor;
+    this.lessor?.setRangeDeleter?.(() => this.write());
+    this.restoreFromBackend();
+  }
+
+  /** The current revision (1 on an empty store). */
+  rev(): number {
+    return this.currentRev;
+  }
+
+  /** The last compaction revision (-1: never compacted). */
+  compactRev(): number {
+    return this.compactMainRev;
+  }
+
+  getBackend(): Backend {
+    return this.backend;
+  }
+
+  /** Registers a listener called after each write txn with changes. */
+  onChanges(listener: ChangeListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** Starts a read transaction. */
+  read(): ReadTxn {
+    const rev = this.currentRev;
+    let ops = 0;
+    return {
+      range: (key, end, opts = {}) => {
+        ops++;
+        this.counters.range++;
+        return this.rangeKeys(key, end, rev, opts);
+      },
+      rev: () => rev,
+      end: () => {
+        if (ops > 1) this.counters.txn++;
+      },
+    };
+  }
+
+  /** Starts the (only) write transaction. */
+  write(): WriteTxn {
+    if (this.writeOpen) throw new MvccError('TXN_IN_PROGRESS');
+    this.writeOpen = true;
+    return new StoreWriteTxn(this, this.backend.batchTx(), this.currentRev);
+  }
+
+  /** One-shot read. */
+  range(key: Uint8Array, end?: Uint8Array | null, opts?: RangeOptions): RangeResult {
+    const t = this.read();
+    try {
+      return t.range(key, end, opts);
+    } finally {
+      t.end();
+    }
+  }
+
+  /** One-shot put; returns the new revision and the previous kv. */
+  put(key: Uint8Array, value: Uint8Array, lease = 0n): { rev: number; prevKv?: KeyValue } {
+    const t = this.write();
+    let prevKv: KeyValue | undefined;
+    try {
+      prevKv = t.put(key, value, lease);
+    } finally {
+      t.end();
+    }
+    return { rev: this.currentRev, prevKv };
+  }
+
+  /** One-shot delete; returns the revision and the deleted kvs. */
+  deleteRange(key: Uint8Array, end?: Uint8Array | null): { rev: number; deleted: KeyValue[] } {
+    const t = this.write();
+    let deleted: KeyValue[];
+    try {
+      deleted = t.deleteRange(key, end);
+    } finally {
+      t.end();
+    }
+    return { rev: this.currentRev, deleted };
+  }
+
+  /** @internal range at curRev for a txn. */
+  rangeKeys(key: Uint8Array, end: Uint8Array | null | undefined, curRev: number, ro: RangeOptions): RangeResult {
+    let rev = ro.rev ?? 0;
+    if (rev > curRev) throw errFutureRev();
+    if (rev <= 0) rev = curRev;
+    if (rev < this.compactMainRev) throw errCompacted(this.compactMainRev);
+    const k = keyStr(key);
+    const e = normalizeEnd(end);
+    if (e !== null && e !== undefined && e <= k) return { kvs: [], count: 0, rev: curRev };
+    if (ro.countOnly) return { kvs: [], count: this.index.countRevisions(k, e, rev), rev: curRev };
+    const { revs, total } = this.index.revisions(k, e, rev, ro.limit ?? 0);
+    const kvs: KeyValue[] = [];
+    const tx = this.backend.readTx();
+    for (const r of revs) {
+      const raw = tx.get(KEY_BUCKET, revToBytes(r.rev));
+      if (!raw) throw new Error(`mvcc: revision ${r.rev.main}/${r.rev.sub} missing from the backend`);
+      const kv = decodeKv(raw);
+      if (ro.keysOnly) kv.value = EMPTY;
+      kvs.push(kv);
+    }
+    return { kvs, count: total, rev: curRev };
+  }
+
+  /** @internal */
+  getIndex(): TreeIndex {
+    return this.index;
+  }
+
+  /** @internal */
+  getLessor(): LeaseHooks | undefined {
+    return this.lessor;
+  }
+
+  /** @internal called by the write txn when it ends. */
+  finishWrite(changes: MvccEvent[], counts: { puts: number; deletes: number; ranges: number }): void {
+    this.writeOpen = false;
+    if (counts.puts + counts.deletes + counts.ranges > 1) this.counters.txn++;
+    this.counters.put += counts.puts;
+    this.counters.delete += counts.deletes;
+    this.counters.range += counts.ranges;
+    if (changes.length === 0) {
+      this.backend.batchTx().end();
+      return;
+    }
+    this.currentRev++;
+    this.backend.batchTx().end();
+    for (const l of this.listeners) l(this.currentRev, changes);
+  }
+
+  /**
+   * Discards history before rev: reads below rev fail with ErrCompacted afterwards; each key keeps its
+   * newest revision at or before rev. Returns the previous compact revision.
+   */
+  compact(rev: number): { compactRev: number; prevCompactRev: number } {
+    if (rev <= this.compactMainRev) throw errCompacted(this.compactMainRev);
+    if (rev > this.currentRev) throw errFutureRev();
+    const prev = this.compactMainRev;
+    this.compactMainRev = rev;
+    const tx = this.backend.batchTx();
+    tx.put(META_BUCKET, SCHEDULED_COMPACT_KEY, revToBytes({ main: rev, sub: 0 }));
+    this.doCompaction(rev);
+    this.logger.info('finished scheduled compaction', { 'compact-revision': rev });
+    return { compactRev: rev, prevCompactRev: prev };
+  }
+
+  private doCompaction(rev: number): void {
+    const keep = this.index.compact(rev);
+    const tx = this.backend.batchTx();
+    const end = mainRevBound(rev + 1);
+    let start = mainRevBound(0);
+    while (true) {
+      const chunk = tx.range(KEY_BUCKET, start, end, SCAN_CHUNK);
+      for (const { key } of chunk) {
+        if (!keep.has(revKey(bytesToRev(key)))) tx.delete(KEY_BUCKET, key);
+      }
+      if (chunk.length < SCAN_CHUNK) break;
+      start = successor(chunk[chunk.length - 1].key);
+    }
+    tx.put(META_BUCKET, FINISHED_COMPACT_KEY, revToBytes({ main: rev, sub: 0 }));
+    tx.end();
+  }
+
+  /** crc32 of the whole backend (Maintenance.Hash). */
+  hash(): { hash: number; revision: number } {
+    return { hash: this.backend.hash(), revision: this.currentRev };
+  }
+
+  /**
+   * HashKV: crc32 over the "key" bucket's entries a store compacted at `rev` would hold up to `rev`
+   * (0: current revision), so members that applied the same history agree.
+   */
+  hashByRev(rev: number): HashKvResult {
+    const compactRev = this.compactMainRev;
+    const currentRev = this.currentRev;
+    if (rev > 0 && rev <= compactRev) throw errCompacted(compactRev);
+    if (rev > 0 && rev > currentRev) throw errFutureRev();
+    if (rev === 0) rev = currentRev;
+    const keep = this.index.keep(rev);
+    let h = crc32(Buffer.from(KEY_BUCKET, 'latin1'));
+    const tx = this.backend.readTx();
+    const end = mainRevBound(rev + 1);
+    let start = mainRevBound(0);
+    while (true) {
+      const chunk = tx.range(KEY_BUCKET, start, end, SCAN_CHUNK);
+      for (const { key, value } of chunk) {
+        const r = bytesToRev(key);
+        // Below the compaction point only what compaction would keep counts.
+        if (r.main <= compactRev && !keep.has(revKey(r))) continue;
+        h = crc32(key, h);
+        h = crc32(value, h);
+      }
+      if (chunk.length < SCAN_CHUNK) break;
+      start = successor(chunk[chunk.length - 1].key);
+    }
+    return { hash: h >>> 0, currentRev, compactRev, hashRev: rev };
+  }
+
+  /** Rebuilds the index from a (possibly new) backend, e.g. after applying a raft snapshot. */
+  restore(backend?: Backend): void {
+    if (backend) this.backend = backend;
+    this.restoreFromBackend();
+  }
+
+  private restoreFromBackend(): void {
+    this.index.clear();
+    this.currentRev = 1;
+    this.compactMainRev = -1;
+    const tx = this.backend.readTx();
+    const finished = tx.get(META_BUCKET, FINISHED_COMPACT_KEY);
+    if (finished) this.compactMainRev = bytesToRev(finished).main;
+    const scheduledRaw = tx.get(META_BUCKET, SCHEDULED_COMPACT_KEY);
+    const scheduled = scheduledRaw ? bytesToRev(scheduledRaw).main : 0;
+
+    const keyToLease = new Map<string, bigint>();
+    let start = mainRevBound(1);
+    while (true) {
+      const chunk = tx.range(KEY_BUCKET, start, null, SCAN_CHUNK);
+      for (const { key, value } of chunk) {
+        const rev = bytesToRev(key);
+        this.currentRev = rev.main;
+        const kv = decodeKv(value);
+        const k = keyStr(kv.key);
+        let ki = this.index.keyIndex(k);
+        if (isTombstone(key)) {
+          if (ki && !ki.isEmpty()) ki.tombstone(rev.main, rev.sub);
+          keyToLease.delete(k);
+          continue;
+        }
+        if (ki) {
+          ki.put(rev.main, rev.sub);
+        } else {
+          ki = new KeyIndex(k);
+          ki.restore({ main: kv.createRevision, sub: 0 }, rev, kv.version);
+          this.index.insert(ki);
+        }
+        if (kv.lease !== 0n) keyToLease.set(k, kv.lease);
+        else keyToLease.delete(k);
+      }
+      if (chunk.length < SCAN_CHUNK) break;
+      start = successor(chunk[chunk.length - 1].key);
+    }
+    // Compaction may have removed every revision after the compaction point's keys.
+    if (this.currentRev < this.compactMainRev) this.currentRev = this.compactMainRev;
+    if (scheduled > this.compactMainRev) {
+      this.logger.info('resume scheduled compaction', { 'scheduled-compact-revision': scheduled });
+      this.compactMainRev = scheduled;
+      this.doCompaction(scheduled);
+    }
+    if (this.lessor) {
+      for (const [k, id] of keyToLease) {
+        if (this.lessor.exists(id)) this.lessor.attach(id, k);
+        else this.logger.error('failed to attach a lease', { 'lease-id': id.toString(16) });
+      }
+    }
+  }
+
+  /** Counters and gauges for /metrics. */
+  get stats(): StoreStats {
+    return {
+      putTotal: this.counters.put,
+      deleteTotal: this.counters.delete,
+      txnTotal: this.counters.txn,
+      rangeTotal: this.counters.range,
+      keysTotal: this.index.size,
+      currentRevision: this.currentRev,
+      compactRevision: this.compactMainRev,
+      dbTotalSize: this.backend.size(),
+      dbTotalSizeInUse: this.backend.sizeInUse(),
+    };
+  }
+}
+
+/** The smallest byte string greater than b. */
+function successor(b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(b.byteLength + 1);
+  out.set(b);
+  return out;
+}
+
+class StoreWriteTxn implements WriteTxn {
+  private evs: MvccEvent[] = [];
+  private counts = { puts: 0, deletes: 0, ranges: 0 };
+  private ended = false;
+
+  constructor(
+    private readonly store: MvccStore,
+    private readonly tx: BackendBatchTx,
+    private readonly beginRev: number,
+  ) {}
+
+  rev(): number {
+    return this.evs.length > 0 ? this.beginRev + 1 : this.beginRev;
+  }
+
+  changes(): readonly MvccEvent[] {
+    return this.evs;
+  }
+
+  range(key: Uint8Array, end?: Uint8Array | null, opts: RangeOptions = {}): RangeResult {
+    this.counts.ranges++;
+    return this.store.rangeKeys(key, end, this.rev(), opts);
+  }
+
+  private readRev(r: Revision): KeyValue {
+    const raw = this.tx.get(KEY_BUCKET, revToBytes(r));
+    if (!raw) throw new Error(`mvcc: revision ${r.main}/${r.sub} missing from the backend`);
+    return decodeKv(raw);
+  }
+
+  put(key: Uint8Array, value: Uint8Array, lease = 0n): KeyValue | undefined {
+    this.counts.puts++;
+    const lessor = this.store.getLessor();
+    if (lease !== 0n && lessor && !lessor.exists(lease)) throw new MvccError('LEASE_NOT_FOUND');
+    const rev = this.beginRev + 1;
+    const k = keyStr(key);
+    const index = this.store.getIndex();
+    const existing = index.get(k, rev);
+    const prevKv = existing ? this.readRev(existing.modified) : undefined;
+    const idxRev = { main: rev, sub: this.evs.length };
+    const kv: KeyValue = {
+      key: Uint8Array.from(key),
+      value: Uint8Array.from(value),
+      createRevision: existing ? existing.created.main : rev,
+      modRevision: rev,
+      version: (existing?.ver ?? 0) + 1,
+      lease,
+    };
+    this.tx.put(KEY_BUCKET, revToBytes(idxRev), encodeKv(kv));
+    index.put(k, idxRev);
+    this.evs.push({ type: 'PUT', kv, prevKv });
+    if (lessor) {
+      const old = lessor.leaseOf(k);
+      if (old !== 0n) lessor.detach(old, k);
+      if (lease !== 0n) lessor.attach(lease, k);
+    }
+    return prevKv;
+  }
+
+  deleteRange(key: Uint8Array, end?: Uint8Array | null): KeyValue[] {
+    this.counts.deletes++;
+    const k = keyStr(key);
+    const e = normalizeEnd(end);
+    if (e !== null && e !== undefined && e <= k) return [];
+    const index = this.store.getIndex();
+    const { revs } = index.revisions(k, e, this.rev());
+    const deleted: KeyValue[] = [];
+    const lessor = this.store.getLessor();
+    const main = this.beginRev + 1;
+    for (const r of revs) {
+      const prevKv = this.readRev(r.rev);
+      const idxRev = { main, sub: this.evs.length };
+      const tomb: KeyValue = { key: prevKv.key, value: EMPTY, createRevision: 0, modRevision: main, version: 0, lease: 0n };
+      this.tx.put(KEY_BUCKET, revToBytes(idxRev, true), encodeKv(tomb));
+      index.tombstone(r.key, idxRev);
+      this.evs.push({ type: 'DELETE', kv: tomb, prevKv });
+      deleted.push(prevKv);
+      if (lessor) {
+        const old = lessor.leaseOf(r.key);
+        if (old !== 0n) lessor.detach(old, r.key);
+      }
+    }
+    return deleted;
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.store.finishWrite(this.evs, this.counts);
+  }
+}

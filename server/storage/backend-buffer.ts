@@ -1,0 +1,67 @@
+// The not-yet-committed writes of one bucket. Reads merge this buffer over the committed data so a write
+// is visible at once even though it reaches the database file only at the next batch commit.
+
+/** One pending change: a new value, or null for a delete. */
+export interface PendingEntry {
+  key: Uint8Array;
+  value: Uint8Array | null;
+}
+
+/** Latin-1 strings compare byte-wise, so they serve as ordered map keys for byte strings. */
+export function bytesToKey(b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
+}
+
+/** Pending writes of one bucket: a map for point reads, plus lazily sorted keys for range merges. */
+export class BucketBuffer {
+  readonly entries = new Map<string, PendingEntry>();
+  private sorted: string[] = [];
+  private sortedValid = true;
+
+  /** Records a put (value) or delete (null). */
+  set(key: Uint8Array, value: Uint8Array | null): void {
+    const k = bytesToKey(key);
+    const had = this.entries.has(k);
+    this.entries.set(k, { key: Uint8Array.from(key), value });
+    if (had) return;
+    // Revisions are written in increasing order, so the common case is an append.
+    if (this.sortedValid && (this.sorted.length === 0 || this.sorted[this.sorted.length - 1] < k)) {
+      this.sorted.push(k);
+    } else {
+      this.sorted.push(k);
+      this.sortedValid = false;
+    }
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Buffered keys in [start, end) (end undefined: unbounded), in byte order. */
+  keysInRange(start: string, end: string | undefined): string[] {
+    if (!this.sortedValid) {
+      this.sorted.sort();
+      this.sortedValid = true;
+    }
+    const s = this.sorted;
+    let lo = 0;
+    let hi = s.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (s[mid] < start) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: string[] = [];
+    for (let i = lo; i < s.length; i++) {
+      if (end !== undefined && s[i] >= end) break;
+      out.push(s[i]);
+    }
+    return out;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.sorted = [];
+    this.sortedValid = true;
+  }
+}

@@ -1,0 +1,519 @@
+// The v3 database of a member: named buckets in one lmdb file at <data-dir>/member/snap/db (the reference
+// uses bbolt there). Writes go to an in-memory buffer that reads see at once, and reach the file in batch
+// commits (every batchLimit ops at a transaction boundary, every batchIntervalMs, on forceCommit/close).
+// Every commit also stores the consistent index, so after a crash the file's data and its consistent index
+// always agree and replaying the WAL from that index is idempotent. lmdb runs with noSync: a commit is a
+// page-cache write (survives kill -9; lmdb's meta-page switch makes it atomic) and the file is fsynced in
+// the background after timed commits and synchronously on forceCommit/close; the WAL owns durability.
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { Logger } from '../log/logger.js';
+import { BucketBuffer, bytesToKey } from './backend-buffer.js';
+
+/** The buckets a member uses; others may be opened by name on first use. */
+export const BUCKETS = [
+  'key',
+  'meta',
+  'lease',
+  'auth',
+  'authUsers',
+  'authRoles',
+  'members',
+  'members_removed',
+  'cluster',
+  'alarm',
+  'v2',
+] as const;
+
+/** A bucket name (any string; the well-known ones are in BUCKETS). */
+export type BucketName = (typeof BUCKETS)[number] | (string & {});
+
+/** Keys in the "meta" bucket, named as in the reference. */
+export const META_CONSISTENT_INDEX = new TextEncoder().encode('consistent_index');
+export const META_TERM = new TextEncoder().encode('term');
+
+export type BackendErrorCode = 'BACKEND_CLOSED' | 'BACKEND_DEFRAG_RUNNING' | 'BACKEND_OPEN_FAILED';
+
+/** Errors of the backend, with a stable code. */
+export class BackendError extends Error {
+  constructor(
+    readonly code: BackendErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BackendError';
+  }
+}
+
+export interface BackendKv {
+  key: Uint8Array;
+  value: Uint8Array;
+}
+
+/** Reads; they see every write made so far, committed to the file or not. */
+export interface BackendReadTx {
+  get(bucket: BucketName, key: Uint8Array): Uint8Array | undefined;
+  /** Entries with start <= key < end in byte order (end null: to the end of the bucket); limit 0 = all. */
+  range(bucket: BucketName, start: Uint8Array, end: Uint8Array | null, limit?: number): BackendKv[];
+  /** Calls fn for every entry of the bucket in key order. */
+  forEach(bucket: BucketName, fn: (key: Uint8Array, value: Uint8Array) => void): void;
+}
+
+/** Writes. Call end() when an atomic unit (one applied request) is complete: batch commits happen only there. */
+export interface BackendBatchTx extends BackendReadTx {
+  put(bucket: BucketName, key: Uint8Array, value: Uint8Array): void;
+  delete(bucket: BucketName, key: Uint8Array): void;
+  /** Marks the end of an atomic unit; commits if batchLimit pending ops were reached. */
+  end(): void;
+}
+
+export interface BackendOptions {
+  /** Pending operations that trigger a commit at the next end() (reference default 10000). */
+  batchLimit?: number;
+  /** Commit interval in ms (reference default 100). 0 disables the timer. */
+  batchIntervalMs?: number;
+}
+
+export interface SnapshotInfo {
+  size: number;
+  sha256: string;
+}
+
+/** An open consistent copy of the database, streamed in chunks; close() removes the temporary copy. */
+export interface OpenSnapshot extends SnapshotInfo {
+  chunks: AsyncIterable<Uint8Array>;
+  close(): void;
+}
+
+export interface BackendStats {
+  commits: number;
+  pendingOps: number;
+  defrags: number;
+}
+
+export interface Backend {
+  readonly path: string;
+  readTx(): BackendReadTx;
+  batchTx(): BackendBatchTx;
+  /** Commits pending writes and fsyncs the file. */
+  forceCommit(): void;
+  /** Records the last applied raft index (and term); written with the data in every commit. */
+  setConsistentIndex(index: number, term?: number): void;
+  consistentIndex(): number;
+  consistentTerm(): number;
+  /** Physical size of the file in bytes. */
+  size(): number;
+  /** Bytes of pages holding data (size() minus free pages, roughly). */
+  sizeInUse(): number;
+  /** Writes a consistent single-file copy (a valid db, length a multiple of the page size). */
+  snapshotTo(file: string): Promise<SnapshotInfo>;
+  /** A consistent copy as bytes (for the Maintenance.Snapshot RPC), with its size and sha256 up front. */
+  openSnapshot(chunkSize?: number): Promise<OpenSnapshot>;
+  /** The same bytes as openSnapshot, as a plain async iterable. */
+  snapshotStream(chunkSize?: number): AsyncIterable<Uint8Array>;
+  /** Rewrites the file without free pages. Writes made meanwhile stay buffered and are committed after. */
+  defrag(): Promise<void>;
+  /** crc32 over every bucket's name, keys and values (the consistent index and term excluded). */
+  hash(): number;
+  stats(): BackendStats;
+  close(): void;
+}
+
+const DEFAULT_BATCH_LIMIT = 10000;
+const DEFAULT_BATCH_INTERVAL_MS = 100;
+const MAX_DBS = 64;
+
+function u64(n: number): Uint8Array {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(BigInt(n));
+  return b;
+}
+
+function readU64(b: Uint8Array | undefined): number {
+  if (!b || b.byteLength !== 8) return 0;
+  return Number(Buffer.from(b.buffer, b.byteOffset, 8).readBigUInt64BE(0));
+}
+
+function openEnv(file: string): RootDatabase {
+  return open({
+    path: file,
+    noSubdir: true,
+    maxDbs: MAX_DBS,
+    noSync: true,
+    encoding: 'binary',
+    keyEncoding: 'binary',
+  });
+}
+
+function isIgnoredInHash(bucket: string, key: Uint8Array): boolean {
+  if (bucket !== 'meta') return false;
+  const k = bytesToKey(key);
+  return k === 'consistent_index' || k === 'term';
+}
+
+class LmdbBackend implements Backend {
+  private env: RootDatabase;
+  private dbs = new Map<string, Database<Uint8Array, Uint8Array>>();
+  private buffers = new Map<string, BucketBuffer>();
+  private pending = 0;
+  private ci = 0;
+  private ciTerm = 0;
+  private ciDirty = false;
+  private closed = false;
+  private defragging = false;
+  private timer: NodeJS.Timeout | undefined;
+  private fsyncRunning = false;
+  private nCommits = 0;
+  private nDefrags = 0;
+  private snapSeq = 0;
+  private readonly batchLimit: number;
+  private readonly tx: BackendBatchTx;
+
+  constructor(
+    private readonly logger: Logger,
+    readonly path: string,
+    opts: BackendOptions,
+  ) {
+    this.batchLimit = opts.batchLimit ?? DEFAULT_BATCH_LIMIT;
+    fs.mkdirSync(pathDir(path), { recursive: true });
+    try {
+      this.env = openEnv(path);
+    } catch (err) {
+      throw new BackendError('BACKEND_OPEN_FAILED', `cannot open backend ${path}: ${(err as Error).message}`);
+    }
+    this.openBuckets();
+    this.ci = readU64(this.db('meta').get(META_CONSISTENT_INDEX));
+    this.ciTerm = readU64(this.db('meta').get(META_TERM));
+    const interval = opts.batchIntervalMs ?? DEFAULT_BATCH_INTERVAL_MS;
+    if (interval > 0) {
+      this.timer = setInterval(() => this.onTick(), interval);
+      this.timer.unref();
+    }
+    // One object serves as both read and batch tx: all access is synchronous on one thread.
+    this.tx = {
+      get: (b, k) => this.get(b, k),
+      range: (b, s, e, l) => this.range(b, s, e, l ?? 0),
+      forEach: (b, fn) => this.forEachEntry(b, fn),
+      put: (b, k, v) => this.write(b, k, v),
+      delete: (b, k) => this.write(b, k, null),
+      end: () => {
+        if (this.pending >= this.batchLimit && !this.defragging) this.commit();
+      },
+    };
+  }
+
+  private openBuckets(): void {
+    this.dbs.clear();
+    for (const b of BUCKETS) this.db(b);
+  }
+
+  private db(bucket: string): Database<Uint8Array, Uint8Array> {
+    let d = this.dbs.get(bucket);
+    if (!d) {
+      d = this.env.openDB<Uint8Array, Uint8Array>(bucket, { encoding: 'binary', keyEncoding: 'binary' });
+      this.dbs.set(bucket, d);
+    }
+    return d;
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new BackendError('BACKEND_CLOSED', 'backend is closed');
+  }
+
+  private get(bucket: string, key: Uint8Array): Uint8Array | undefined {
+    this.checkOpen();
+    const buf = this.buffers.get(bucket);
+    if (buf) {
+      const p = buf.entries.get(bytesToKey(key));
+      if (p) return p.value ?? undefined;
+    }
+    return this.db(bucket).get(key);
+  }
+
+  private range(bucket: string, start: Uint8Array, end: Uint8Array | null, limit: number): BackendKv[] {
+    this.checkOpen();
+    const out: BackendKv[] = [];
+    const buf = this.buffers.get(bucket);
+    const committed = this.db(bucket).getRange(end ? { start, end } : { start });
+    if (!buf || buf.size === 0) {
+      for (const e of committed) {
+        out.push({ key: e.key, value: e.value });
+        if (limit > 0 && out.length >= limit) break;
+      }
+      return out;
+    }
+    // Merge the committed entries with the buffered ones; the buffer wins on equal keys.
+    const bkeys = buf.keysInRange(bytesToKey(start), end ? bytesToKey(end) : undefined);
+    let bi = 0;
+    const emit = (kv: BackendKv): boolean => {
+      out.push(kv);
+      return limit > 0 && out.length >= limit;
+    };
+    for (const e of committed) {
+      const ck = bytesToKey(e.key);
+      let done = false;
+      while (bi < bkeys.length && bkeys[bi] < ck) {
+        const p = buf.entries.get(bkeys[bi++])!;
+        if (p.value && emit({ key: p.key, value: p.value })) {
+          done = true;
+          break;
+        }
+      }
+      if (done) return out;
+      if (bi < bkeys.length && bkeys[bi] === ck) {
+        const p = buf.entries.get(bkeys[bi++])!;
+        if (p.value && emit({ key: p.key, value: p.value })) return out;
+        continue;
+      }
+      if (emit({ key: e.key, value: e.value })) return out;
+    }
+    while (bi < bkeys.length) {
+      const p = buf.entries.get(bkeys[bi++])!;
+      if (p.value && emit({ key: p.key, value: p.value })) return out;
+    }
+    return out;
+  }
+
+  private forEachEntry(bucket: string, fn: (key: Uint8Array, value: Uint8Array) => void): void {
+    for (const kv of this.range(bucket, new Uint8Array(0), null, 0)) fn(kv.key, kv.value);
+  }
+
+  private write(bucket: string, key: Uint8Array, value: Uint8Array | null): void {
+    this.checkOpen();
+    let buf = this.buffers.get(bucket);
+    if (!buf) {
+      buf = new BucketBuffer();
+      this.buffers.set(bucket, buf);
+    }
+    buf.set(key, value === null ? null : Uint8Array.from(value));
+    this.pending++;
+  }
+
+  /** Writes the buffer and the consistent index in one lmdb transaction. */
+  private commit(): void {
+    if (this.closed || this.defragging) return;
+    if (this.pending === 0 && !this.ciDirty) return;
+    const buffers = [...this.buffers.entries()];
+    for (const [name] of buffers) this.db(name);
+    const meta = this.db('meta');
+    this.env.transactionSync(() => {
+      for (const [name, buf] of buffers) {
+        const d = this.db(name);
+        for (const p of buf.entries.values()) {
+          if (p.value) d.putSync(p.key, p.value);
+          else d.removeSync(p.key);
+        }
+      }
+      meta.putSync(META_CONSISTENT_INDEX, u64(this.ci));
+      meta.putSync(META_TERM, u64(this.ciTerm));
+    });
+    for (const [, buf] of buffers) buf.clear();
+    this.pending = 0;
+    this.ciDirty = false;
+    this.nCommits++;
+  }
+
+  private onTick(): void {
+    if (this.closed || this.defragging) return;
+    if (this.pending === 0 && !this.ciDirty) return;
+    this.commit();
+    this.backgroundFsync();
+  }
+
+  private backgroundFsync(): void {
+    if (this.fsyncRunning) return;
+    this.fsyncRunning = true;
+    fs.open(this.path, 'r', (err, fd) => {
+      if (err) {
+        this.fsyncRunning = false;
+        return;
+      }
+      fs.fdatasync(fd, (e2) => {
+        if (e2) this.logger.warn('backend fsync failed', { path: this.path, error: e2.message });
+        fs.close(fd, () => {
+          this.fsyncRunning = false;
+        });
+      });
+    });
+  }
+
+  private fsyncNow(): void {
+    const fd = fs.openSync(this.path, 'r');
+    try {
+      fs.fdatasyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  readTx(): BackendReadTx {
+    this.checkOpen();
+    return this.tx;
+  }
+
+  batchTx(): BackendBatchTx {
+    this.checkOpen();
+    return this.tx;
+  }
+
+  forceCommit(): void {
+    this.checkOpen();
+    if (this.defragging) return; // committed right after the defrag finishes
+    this.commit();
+    this.fsyncNow();
+  }
+
+  setConsistentIndex(index: number, term?: number): void {
+    this.ci = index;
+    if (term !== undefined) this.ciTerm = term;
+    this.ciDirty = true;
+  }
+
+  consistentIndex(): number {
+    return this.ci;
+  }
+
+  consistentTerm(): number {
+    return this.ciTerm;
+  }
+
+  size(): number {
+    this.checkOpen();
+    return fs.statSync(this.path).size;
+  }
+
+  sizeInUse(): number {
+    this.checkOpen();
+    type Stats = { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+    const root = this.env.getStats() as Stats;
+    let pages = 2 + root.treeBranchPageCount + root.treeLeafPageCount + root.overflowPages;
+    for (const d of this.dbs.values()) {
+      const s = d.getStats() as Stats;
+      pages += s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages;
+    }
+    return pages * root.pageSize;
+  }
+
+  async snapshotTo(file: string): Promise<SnapshotInfo> {
+    this.checkOpen();
+    if (this.defragging) throw new BackendError('BACKEND_DEFRAG_RUNNING', 'defragmentation in progress');
+    this.commit();
+    fs.rmSync(file, { force: true });
+    await this.env.backup(file, true);
+    const sha = crypto.createHash('sha256');
+    let size = 0;
+    for await (const chunk of fs.createReadStream(file)) {
+      sha.update(chunk as Buffer);
+      size += (chunk as Buffer).length;
+    }
+    return { size, sha256: sha.digest('hex') };
+  }
+
+  async openSnapshot(chunkSize = 32 * 1024): Promise<OpenSnapshot> {
+    const tmp = `${this.path}.snapshot-${process.pid}-${++this.snapSeq}.tmp`;
+    let info: SnapshotInfo;
+    try {
+      info = await this.snapshotTo(tmp);
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      throw err;
+    }
+    const close = () => fs.rmSync(tmp, { force: true });
+    async function* chunks(): AsyncIterable<Uint8Array> {
+      try {
+        for await (const c of fs.createReadStream(tmp, { highWaterMark: chunkSize })) yield c as Buffer;
+      } finally {
+        close();
+      }
+    }
+    return { ...info, chunks: chunks(), close };
+  }
+
+  async *snapshotStream(chunkSize?: number): AsyncIterable<Uint8Array> {
+    const snap = await this.openSnapshot(chunkSize);
+    try {
+      yield* snap.chunks;
+    } finally {
+      snap.close();
+    }
+  }
+
+  async defrag(): Promise<void> {
+    this.checkOpen();
+    if (this.defragging) throw new BackendError('BACKEND_DEFRAG_RUNNING', 'defragmentation in progress');
+    this.commit();
+    this.defragging = true; // from here on writes stay in the buffer until the new file is in place
+    const tmp = `${this.path}.defrag-${process.pid}.tmp`;
+    const before = fs.statSync(this.path).size;
+    try {
+      fs.rmSync(tmp, { force: true });
+      await this.env.backup(tmp, true);
+      if (this.closed) {
+        fs.rmSync(tmp, { force: true });
+        return;
+      }
+      const old = this.env;
+      const closing = old.close();
+      if ((old as unknown as { status?: string }).status !== 'closed') await closing;
+      fs.renameSync(tmp, this.path);
+      this.env = openEnv(this.path);
+      this.openBuckets();
+      this.nDefrags++;
+    } finally {
+      fs.rmSync(tmp, { force: true });
+      this.defragging = false;
+    }
+    this.commit();
+    this.fsyncNow();
+    this.logger.info('finished defragmenting directory', {
+      path: this.path,
+      'current-db-size-bytes-diff': fs.statSync(this.path).size - before,
+    });
+  }
+
+  hash(): number {
+    this.checkOpen();
+    const names = new Set<string>(BUCKETS);
+    for (const n of this.buffers.keys()) names.add(n);
+    let h = 0;
+    for (const name of [...names].sort()) {
+      h = crc32(Buffer.from(name, 'latin1'), h);
+      this.forEachEntry(name, (k, v) => {
+        if (isIgnoredInHash(name, k)) return;
+        h = crc32(k, h);
+        h = crc32(v, h);
+      });
+    }
+    return h >>> 0;
+  }
+
+  stats(): BackendStats {
+    return { commits: this.nCommits, pendingOps: this.pending, defrags: this.nDefrags };
+  }
+
+  close(): void {
+    if (this.closed) return;
+    if (this.timer) clearInterval(this.timer);
+    this.defragging = false;
+    this.commit();
+    this.closed = true;
+    void this.env.close();
+    try {
+      this.fsyncNow();
+    } catch (err) {
+      this.logger.warn('backend fsync on close failed', { path: this.path, error: (err as Error).message });
+    }
+  }
+}
+
+function pathDir(p: string): string {
+  return path.dirname(p);
+}
+
+/** Opens (creating if needed) the backend file at `file` (normally <data-dir>/member/snap/db). */
+export function openBackend(logger: Logger, file: string, opts: BackendOptions = {}): Backend {
+  return new LmdbBackend(logger, file, opts);
+}

@@ -1,0 +1,172 @@
+// The HTTP(S) listener on each --listen-peer-urls address: raft traffic via the Transport, plus the
+// small read-only endpoints other members poll (GET /version for cluster version negotiation,
+// GET /members for bootstrapping and member checks).
+
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
+
+import type { Logger } from '../log/logger.js';
+import type { Transport } from './transport.js';
+import { TransportError } from './wire.js';
+
+/** Server-side TLS for https listen-peer-urls. */
+export interface PeerServerTlsOptions {
+  cert: Buffer;
+  key: Buffer;
+  /** Trusted CA for client certificates. */
+  ca?: Buffer;
+  /** Require and verify a client certificate (--peer-client-cert-auth). */
+  clientCertAuth?: boolean;
+}
+
+export interface PeerServerOptions {
+  urls: string[];
+  transport: Transport;
+  logger: Logger;
+  tls?: PeerServerTlsOptions;
+  routes: {
+    version(): object;
+    members(): object[];
+    /** Sent as X-Etcd-Cluster-ID on every answer, so a joining member learns which cluster it reached. */
+    clusterId?(): string;
+    /** POST /leases/renew: a follower forwarding a lease keep-alive to the leader (body: the lease id). */
+    leaseRenew?(body: string): { status: number; json: object };
+  };
+}
+
+/** A running peer listener set. */
+export interface PeerServer {
+  /** The bound addresses, in the order of `urls` (useful when a URL asked for port 0). */
+  readonly addresses: AddressInfo[];
+  close(): Promise<void>;
+}
+
+function sendJson(res: http.ServerResponse, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Starts one listener per URL; rejects with a TransportError naming the URL if any cannot be bound. */
+export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServer> {
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    if (opts.transport.handleRequest(req, res)) return;
+    const path = (req.url ?? '').split('?')[0];
+    if (opts.routes.clusterId) res.setHeader('X-Etcd-Cluster-ID', opts.routes.clusterId());
+    if (path === '/leases/renew' && opts.routes.leaseRenew) {
+      if (req.method !== 'POST') {
+        res.writeHead(405, { Allow: 'POST', 'Content-Type': 'text/plain' }).end('Method Not Allowed\n');
+        return;
+      }
+      const renew = opts.routes.leaseRenew;
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => {
+        if (body.length < 64) body += c;
+      });
+      req.on('end', () => {
+        const r = renew(body);
+        const text = JSON.stringify(r.json);
+        res.writeHead(r.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+      });
+      return;
+    }
+    const route = path === '/version' ? opts.routes.version : path === '/members' ? opts.routes.members : undefined;
+    if (!route) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('404 page not found\n');
+      return;
+    }
+    if (req.method !== 'GET') {
+      res.writeHead(405, { Allow: 'GET', 'Content-Type': 'text/plain' }).end('Method Not Allowed\n');
+      return;
+    }
+    try {
+      sendJson(res, route());
+    } catch (err) {
+      opts.logger.warn('failed to serve peer request', { path, error: String(err) });
+      res.writeHead(500, { 'Content-Type': 'text/plain' }).end('internal error\n');
+    }
+  };
+
+  const servers: http.Server[] = [];
+  const addresses: AddressInfo[] = [];
+  const closeAll = async (): Promise<void> => {
+    await Promise.all(
+      servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeAllConnections();
+          }),
+      ),
+    );
+  };
+
+  try {
+    for (const raw of opts.urls) {
+      let url: URL;
+      try {
+        url = new URL(raw);
+      } catch {
+        throw new TransportError('ERR_PEER_URL', `invalid listen-peer-url ${JSON.stringify(raw)}`, raw);
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        throw new TransportError('ERR_PEER_URL', `listen-peer-url ${raw}: unsupported scheme ${url.protocol.replace(':', '')}`, raw);
+      }
+      if (url.protocol === 'https:' && !opts.tls) {
+        throw new TransportError('ERR_PEER_URL', `listen-peer-url ${raw} is https but no peer certificate and key were given`, raw);
+      }
+      const server =
+        url.protocol === 'https:' && opts.tls
+          ? https.createServer(
+              {
+                cert: opts.tls.cert,
+                key: opts.tls.key,
+                ca: opts.tls.ca,
+                requestCert: opts.tls.clientCertAuth ?? false,
+                rejectUnauthorized: opts.tls.clientCertAuth ?? false,
+              },
+              handler,
+            )
+          : http.createServer(handler);
+      // Streams are long-lived request bodies: Node's default 5-minute whole-request limit would cut them.
+      server.requestTimeout = 0;
+      server.keepAliveTimeout = 30_000;
+      servers.push(server);
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+      await new Promise<void>((resolve, reject) => {
+        const onError = (err: NodeJS.ErrnoException): void => {
+          const why = err.code === 'EADDRINUSE' ? 'address already in use' : err.code === 'EADDRNOTAVAIL' ? 'cannot assign requested address' : err.message;
+          reject(new TransportError('ERR_PEER_LISTEN', `cannot listen on listen-peer-url ${raw}: listen tcp ${host}:${port}: bind: ${why}`, raw));
+        };
+        server.once('error', onError);
+        server.listen({ host, port }, () => {
+          server.off('error', onError);
+          resolve();
+        });
+      });
+      const bound = server.address() as AddressInfo;
+      addresses.push(bound);
+      server.on('error', (err) => opts.logger.error('peer listener error', { address: raw, error: String(err) }));
+      // TLS handshake failures (e.g. a client certificate our CA did not issue) never reach the handler.
+      server.on('tlsClientError', (err, sock) =>
+        opts.logger.warn('rejected connection', { 'remote-addr': `${sock.remoteAddress}:${sock.remotePort}`, error: err.message }),
+      );
+      opts.logger.info('serving peer traffic', { address: `${url.protocol}//${host.includes(':') ? `[${host}]` : host}:${bound.port}` });
+    }
+  } catch (err) {
+    // The failed server never listened; close the ones that did.
+    const listening = servers.filter((s) => s.listening);
+    servers.length = 0;
+    servers.push(...listening);
+    await closeAll();
+    throw err;
+  }
+
+  return {
+    addresses,
+    close: closeAll,
+  };
+}

@@ -1,0 +1,179 @@
+// A real Kubernetes control plane for tests, started the way controller-runtime's envtest does it: etcd, then
+// kube-apiserver on a free 127.0.0.1 port with a throwaway CA, RBAC authorization and a service-account key, then
+// kube-controller-manager (StatefulSet controller, garbage collector, PV binder, ...), each checked by /healthz or
+// /readyz. An admin kubeconfig is written to <workDir>/kubeconfig.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { binary, binDir as defaultBinDir, versions } from './binaries.js';
+import { makePki, type Pki } from './pki.js';
+import { ManagedProcess, TestbedError, freePort, run, waitFor } from './proc.js';
+
+/** Options of startControlPlane. */
+export interface ControlPlaneOptions {
+  /** Folder for data, certificates, kubeconfig and logs (created). */
+  workDir: string;
+  /** Folder with the binaries (default: the build cache). */
+  binDir?: string;
+  /** Extra kube-apiserver flags ("--name=value"). */
+  apiServerFlags?: string[];
+}
+
+/** A running control plane. */
+export interface ControlPlane {
+  /** https://127.0.0.1:<port> */
+  readonly server: string;
+  /** Admin kubeconfig (user svc-test-admin in system:masters). */
+  readonly kubeconfigPath: string;
+  readonly pki: Pki;
+  readonly etcdUrl: string;
+  readonly binDir: string;
+  readonly logDir: string;
+  /** Runs the built kubectl against this control plane; resolves its stdout. */
+  kubectl(args: string[], input?: string): Promise<string>;
+  /** Runs the built helm against this control plane; resolves its stdout. */
+  helm(args: string[]): Promise<string>;
+  /** GET path on the apiserver as admin (or with a bearer token); resolves status and body. */
+  get(path: string, token?: string): Promise<{ status: number; body: string }>;
+  /** Stops kube-controller-manager, kube-apiserver and etcd (SIGTERM, then SIGKILL). */
+  stop(): Promise<void>;
+}
+
+/** Writes a kubeconfig that points at server with a client certificate or a token. */
+export function writeKubeconfig(path: string, server: string, caFile: string, user: { certFile: string; keyFile: string } | { token: string }): void {
+  const creds = 'token' in user
+    ? `    token: ${user.token}\n`
+    : `    client-certificate: ${user.certFile}\n    client-key: ${user.keyFile}\n`;
+  writeFileSync(path, `apiVersion: v1
+kind: Config
+clusters:
+- name: svc-test
+  cluster:
+    server: ${server}
+    certificate-authority: ${caFile}
+users:
+- name: user
+  user:
+${creds}contexts:
+- name: svc-test
+  context:
+    cluster: svc-test
+    user: user
+    namespace: default
+current-context: svc-test
+`);
+}
+
+function httpsGet(url: string, ca: Buffer, client?: { cert: Buffer; key: Buffer }, token?: string, insecure = false): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      ca, cert: client?.cert, key: client?.key, rejectUnauthorized: !insecure, timeout: 5000,
+      headers: token ? { Authorization: `Bearer ${token}` } : {},
+    }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => { body += d.toString(); });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function httpOk(url: string): Promise<true | undefined> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+  return res.ok ? true : undefined;
+}
+
+/** Starts etcd, kube-apiserver and kube-controller-manager; resolves when all report healthy. */
+export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
+  const bins = opts.binDir ?? defaultBinDir();
+  const work = opts.workDir;
+  const logDir = join(work, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  const started: ManagedProcess[] = [];
+  const stopAll = async (): Promise<void> => {
+    for (const p of [...started].reverse()) await p.stop();
+  };
+  try {
+    const pki = await makePki(join(work, 'pki'));
+
+    // etcd: one member, no fsync (test data only)
+    const [clientPort, peerPort] = [await freePort(), await freePort()];
+    const etcdUrl = `http://127.0.0.1:${clientPort}`;
+    const peerUrl = `http://127.0.0.1:${peerPort}`;
+    const etcd = new ManagedProcess('etcd', [binary('etcd', bins),
+      '--name=testbed', `--data-dir=${join(work, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=${peerUrl}`, `--initial-advertise-peer-urls=${peerUrl}`,
+      `--initial-cluster=testbed=${peerUrl}`, '--unsafe-no-fsync=true', '--log-level=warn',
+    ], join(logDir, 'etcd.log'));
+    started.push(etcd);
+    await waitFor('etcd /health', () => httpOk(`${etcdUrl}/health`), 60_000);
+
+    // kube-apiserver (flags as envtest's defaults, with the ServiceAccount admission plugin left on because the
+    // controller manager runs here and creates the default service accounts)
+    const port = await freePort();
+    const server = `https://127.0.0.1:${port}`;
+    const apiserver = new ManagedProcess('kube-apiserver', [binary('kube-apiserver', bins),
+      `--etcd-servers=${etcdUrl}`, '--advertise-address=127.0.0.1', '--bind-address=127.0.0.1', `--secure-port=${port}`,
+      `--cert-dir=${join(work, 'apiserver-certs')}`,
+      `--tls-cert-file=${pki.serverCert}`, `--tls-private-key-file=${pki.serverKey}`, `--client-ca-file=${pki.caCert}`,
+      '--authorization-mode=RBAC', '--allow-privileged=true', '--service-cluster-ip-range=10.0.0.0/24',
+      `--service-account-issuer=${server}/`, `--service-account-key-file=${pki.saPub}`,
+      `--service-account-signing-key-file=${pki.saKey}`,
+      '--enable-priority-and-fairness=false', '--profiling=false',
+      ...(opts.apiServerFlags ?? []),
+    ], join(logDir, 'kube-apiserver.log'));
+    started.push(apiserver);
+    const ca = readFileSync(pki.caCert);
+    const admin = { cert: readFileSync(pki.adminCert), key: readFileSync(pki.adminKey) };
+    const get = (path: string, token?: string): Promise<{ status: number; body: string }> =>
+      httpsGet(server + path, ca, token ? undefined : admin, token);
+    await waitFor('kube-apiserver /readyz', async () => {
+      if (!apiserver.running) throw new TestbedError('EXITED', `kube-apiserver exited: see ${join(logDir, 'kube-apiserver.log')}`);
+      return (await get('/readyz')).status === 200 ? true : undefined;
+    }, 120_000);
+
+    const kubeconfigPath = join(work, 'kubeconfig');
+    writeKubeconfig(kubeconfigPath, server, pki.caCert, { certFile: pki.adminCert, keyFile: pki.adminKey });
+    const kcmConfig = join(work, 'kube-controller-manager.kubeconfig');
+    writeKubeconfig(kcmConfig, server, pki.caCert, { certFile: pki.kcmCert, keyFile: pki.kcmKey });
+
+    // kube-controller-manager: all default controllers, each with its own service account's credentials
+    const kcmPort = await freePort();
+    const kcm = new ManagedProcess('kube-controller-manager', [binary('kube-controller-manager', bins),
+      `--kubeconfig=${kcmConfig}`, `--authentication-kubeconfig=${kcmConfig}`, `--authorization-kubeconfig=${kcmConfig}`,
+      '--bind-address=127.0.0.1', `--secure-port=${kcmPort}`, `--cert-dir=${join(work, 'kcm-certs')}`,
+      '--controllers=*', '--use-service-account-credentials=true', '--leader-elect=false',
+      `--service-account-private-key-file=${pki.saKey}`, `--root-ca-file=${pki.caCert}`,
+      `--cluster-signing-cert-file=${pki.caCert}`, `--cluster-signing-key-file=${pki.caKey}`,
+      '--cluster-name=svc-test', '--concurrent-statefulset-syncs=5',
+    ], join(logDir, 'kube-controller-manager.log'));
+    started.push(kcm);
+    await waitFor('kube-controller-manager /healthz', async () => {
+      if (!kcm.running) throw new TestbedError('EXITED', `kube-controller-manager exited: see ${join(logDir, 'kube-controller-manager.log')}`);
+      return (await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`, ca, undefined, undefined, true)).status === 200 ? true : undefined;
+    }, 60_000);
+    // the service-account controller makes "default" in each namespace; pods need it (ServiceAccount admission)
+    await waitFor('default service account', async () =>
+      (await get('/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : undefined, 60_000);
+
+    const env = { ...process.env, KUBECONFIG: kubeconfigPath, HELM_CACHE_HOME: join(work, 'helm', 'cache'),
+      HELM_CONFIG_HOME: join(work, 'helm', 'config'), HELM_DATA_HOME: join(work, 'helm', 'data') };
+    return {
+      server, kubeconfigPath, pki, etcdUrl, binDir: bins, logDir, get,
+      kubectl: async (args, input) => (await run([binary('kubectl', bins), ...args], { env, input })).stdout,
+      helm: async (args) => (await run([binary('helm', bins), ...args], { env })).stdout,
+      stop: stopAll,
+    };
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
+}
+
+/** The release the control plane is pinned to (e.g. v1.34.4). */
+export function pinnedVersion(): string {
+  return versions().k8s;
+}

@@ -1,0 +1,342 @@
+// The test node agent: registers one Node (Ready, with capacity), binds pending pods to it (no kube-scheduler),
+// provisions a PersistentVolume for each pending claim, and runs each bound pod's containers as local processes
+// (see pod-runner.ts), each pod with its own loopback address 127.0.1.N reported as status.podIP. Pod and Service
+// names resolve through a hosts file that it keeps (hosts.ts).
+import {
+  CoreV1Api, KubeConfig, PatchStrategy, makeInformer, setHeaderOptions,
+  type Informer, type ObjectCache, type KubernetesObject, type V1PersistentVolume, type V1PersistentVolumeClaim,
+  type V1Pod, type V1Service,
+} from '@kubernetes/client-node';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { writeHosts } from './hosts.js';
+import { PodRunner, type PodHost } from './pod-runner.js';
+import { claimsBound, materializeVolumes, volumeForClaim } from './volumes.js';
+
+/** Options of startNodeAgent. */
+export interface NodeAgentOptions {
+  kubeconfigPath: string;
+  /** Folder for pod folders, PV folders (<workDir>/pv/<pv>), the hosts file and logs. */
+  workDir: string;
+  /** Repository root whose bin/svc runs for svc containers. */
+  repoRoot: string;
+  nodeName?: string;
+  /** Container logs (default <workDir>/logs). */
+  logDir?: string;
+  /** Third octet of pod addresses: 127.0.<octet>.N (default 1). */
+  ipOctet?: number;
+}
+
+type Cached<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
+
+const isGone = (e: unknown): boolean => (e as { code?: number }).code === 404;
+const isConflict = (e: unknown): boolean => (e as { code?: number }).code === 409;
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+const strategicPatch = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+
+/** A running node agent. */
+export class NodeAgent {
+  readonly nodeName: string;
+  /** The hosts file (SVC_HOSTS_FILE) of pod and service names. */
+  readonly hostsFile: string;
+  readonly logDir: string;
+  private readonly core: CoreV1Api;
+  private readonly kc = new KubeConfig();
+  private pods!: Cached<V1Pod>;
+  private claims!: Cached<V1PersistentVolumeClaim>;
+  private volumes!: Cached<V1PersistentVolume>;
+  private services!: Cached<V1Service>;
+  private readonly runners = new Map<string, PodRunner>();
+  private readonly finishing = new Set<string>();
+  private readonly asked = new Set<string>();
+  private readonly ips = new Map<string, string>();
+  private nextIp = 1;
+  private timer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private kicked = false;
+  private loop: Promise<void> | undefined;
+  private lastHosts = '';
+  private stopped = false;
+
+  constructor(readonly opts: NodeAgentOptions) {
+    this.nodeName = opts.nodeName ?? 'svc-test-node';
+    this.logDir = opts.logDir ?? join(opts.workDir, 'logs');
+    this.hostsFile = join(opts.workDir, 'hosts');
+    mkdirSync(this.logDir, { recursive: true });
+    mkdirSync(join(opts.workDir, 'pv'), { recursive: true });
+    writeHosts(this.hostsFile, new Map());
+    this.kc.loadFromFile(opts.kubeconfigPath);
+    this.core = this.kc.makeApiClient(CoreV1Api);
+  }
+
+  /** Address of a pod run here, if any. */
+  podIP(namespace: string, name: string): string | undefined {
+    for (const r of this.runners.values()) if (r.namespace === namespace && r.name === name) return r.ip;
+    return undefined;
+  }
+
+  private log(msg: string): void {
+    appendFileSync(join(this.logDir, 'node-agent.log'), `${new Date().toISOString()} ${msg}\n`);
+  }
+
+  /** Registers the node, starts the watches and the reconcile loop. */
+  async start(): Promise<void> {
+    await this.registerNode();
+    this.heartbeat = setInterval(() => void this.patchNodeStatus().catch((e: unknown) => this.log(`heartbeat: ${String(e)}`)), 10_000);
+    const core = this.core;
+    this.pods = makeInformer(this.kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
+    this.claims = makeInformer(this.kc, '/api/v1/persistentvolumeclaims', () => core.listPersistentVolumeClaimForAllNamespaces());
+    this.volumes = makeInformer(this.kc, '/api/v1/persistentvolumes', () => core.listPersistentVolume());
+    this.services = makeInformer(this.kc, '/api/v1/services', () => core.listServiceForAllNamespaces());
+    for (const inf of [this.pods, this.claims, this.volumes, this.services] as Cached<KubernetesObject>[]) {
+      for (const ev of ['add', 'update', 'delete'] as const) inf.on(ev, () => this.kick());
+      inf.on('error', (err) => {
+        this.log(`watch error: ${String(err)}`);
+        if (!this.stopped) setTimeout(() => void inf.start().catch(() => undefined), 1000);
+      });
+      await inf.start();
+    }
+    this.timer = setInterval(() => this.kick(), 1000);
+    this.kick();
+  }
+
+  /** Stops every pod process (SIGTERM then SIGKILL after graceSeconds) and the watches; the Node object stays. */
+  async stop(graceSeconds = 5): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    clearInterval(this.heartbeat);
+    await Promise.all([...this.runners.values()].map((r) => r.terminate(graceSeconds)));
+    await this.loop;
+    for (const inf of [this.pods, this.claims, this.volumes, this.services]) await inf?.stop();
+  }
+
+  private nodeStatus(): object {
+    const t = new Date().toISOString();
+    const cond = (type: string, status: string, reason: string): object =>
+      ({ type, status, reason, message: reason, lastHeartbeatTime: t, lastTransitionTime: t });
+    const resources = { cpu: '16', memory: '64Gi', pods: '250', 'ephemeral-storage': '100Gi' };
+    return {
+      capacity: resources, allocatable: resources,
+      conditions: [
+        cond('Ready', 'True', 'KubeletReady'), cond('MemoryPressure', 'False', 'KubeletHasSufficientMemory'),
+        cond('DiskPressure', 'False', 'KubeletHasNoDiskPressure'), cond('PIDPressure', 'False', 'KubeletHasSufficientPID'),
+      ],
+      addresses: [{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: this.nodeName }],
+      nodeInfo: { machineID: 'svc-test', systemUUID: 'svc-test', bootID: 'svc-test', kernelVersion: '', osImage: 'svc test node agent',
+        containerRuntimeVersion: 'svc-test://processes', kubeletVersion: 'v0.0.0-svc-test', kubeProxyVersion: '', operatingSystem: 'linux', architecture: 'amd64' },
+    };
+  }
+
+  private async patchNodeStatus(): Promise<void> {
+    await this.core.patchNodeStatus({ name: this.nodeName, body: { status: this.nodeStatus() } }, mergePatch);
+  }
+
+  private async registerNode(): Promise<void> {
+    try {
+      await this.core.createNode({ body: { apiVersion: 'v1', kind: 'Node', metadata: { name: this.nodeName, labels: {
+        'kubernetes.io/hostname': this.nodeName, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' } } } });
+    } catch (e) {
+      if (!isConflict(e)) throw e;
+    }
+    await this.patchNodeStatus();
+  }
+
+  private kick(): void {
+    if (this.stopped) return;
+    this.kicked = true;
+    if (this.loop) return;
+    this.loop = (async () => {
+      while (this.kicked && !this.stopped) {
+        this.kicked = false;
+        try {
+          await this.reconcile();
+        } catch (e) {
+          this.log(`reconcile: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+        }
+      }
+      this.loop = undefined;
+    })();
+  }
+
+  private async reconcile(): Promise<void> {
+    await this.provisionClaims();
+    const seen = new Set<string>();
+    for (const pod of this.pods.list()) {
+      const uid = pod.metadata?.uid ?? '';
+      seen.add(uid);
+      await this.reconcilePod(pod, uid);
+    }
+    for (const [uid, r] of this.runners) {
+      if (!seen.has(uid) && !this.finishing.has(uid)) {
+        // deleted without us (force delete): stop at once
+        this.runners.delete(uid);
+        void r.terminate(0);
+      }
+    }
+    this.writeHostsFile();
+  }
+
+  private async provisionClaims(): Promise<void> {
+    for (const pvc of this.claims.list()) {
+      const uid = pvc.metadata?.uid ?? '';
+      if (pvc.spec?.volumeName || pvc.status?.phase !== 'Pending' || pvc.metadata?.deletionTimestamp || this.asked.has(`pv/${uid}`)) continue;
+      this.asked.add(`pv/${uid}`);
+      const pv = volumeForClaim(pvc, join(this.opts.workDir, 'pv'));
+      try {
+        await this.core.createPersistentVolume({ body: pv });
+        this.log(`provisioned ${pv.metadata?.name} for ${pvc.metadata?.namespace}/${pvc.metadata?.name}`);
+      } catch (e) {
+        if (!isConflict(e)) { this.asked.delete(`pv/${uid}`); this.log(`provision ${pv.metadata?.name}: ${String(e)}`); }
+      }
+    }
+  }
+
+  private async reconcilePod(pod: V1Pod, uid: string): Promise<void> {
+    const ns = pod.metadata?.namespace ?? 'default';
+    const name = pod.metadata?.name ?? '';
+    const spec = pod.spec ?? { containers: [] };
+    if (!spec.nodeName) {
+      const scheduler = spec.schedulerName ?? 'default-scheduler';
+      if (scheduler !== 'default-scheduler' || pod.metadata?.deletionTimestamp || this.asked.has(`bind/${uid}`)) return;
+      this.asked.add(`bind/${uid}`);
+      try {
+        await this.core.createNamespacedPodBinding({ name, namespace: ns, body: { apiVersion: 'v1', kind: 'Binding',
+          metadata: { name, namespace: ns, uid }, target: { apiVersion: 'v1', kind: 'Node', name: this.nodeName } } });
+      } catch (e) {
+        this.asked.delete(`bind/${uid}`);
+        if (!isGone(e) && !isConflict(e)) this.log(`bind ${ns}/${name}: ${String(e)}`);
+      }
+      return;
+    }
+    if (spec.nodeName !== this.nodeName) return;
+    const runner = this.runners.get(uid);
+    if (runner) runner.update(pod);
+    if (pod.metadata?.deletionTimestamp) {
+      if (this.finishing.has(uid)) return;
+      this.finishing.add(uid);
+      void (async () => {
+        try {
+          await runner?.terminate();
+          await this.core.deleteNamespacedPod({ name, namespace: ns, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid } } });
+        } catch (e) {
+          if (!isGone(e) && !isConflict(e)) this.log(`finalize ${ns}/${name}: ${String(e)}`);
+        } finally {
+          this.runners.delete(uid);
+          this.finishing.delete(uid);
+          this.kick();
+        }
+      })();
+      return;
+    }
+    if (runner || pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') return;
+    const ctx = this.volumeContext(pod, uid);
+    if (!claimsBound(pod, ctx)) return;
+    if (this.asked.has(`start/${uid}`)) return;
+    this.asked.add(`start/${uid}`);
+    try {
+      const dirs = await materializeVolumes(pod, ctx);
+      const r = new PodRunner(pod, ctx.podIP, dirs, ctx.podDir, this.podHost());
+      this.runners.set(uid, r);
+      this.log(`starting ${ns}/${name} on ${ctx.podIP}`);
+      r.start();
+    } catch (e) {
+      this.log(`start ${ns}/${name}: ${String(e)}`);
+      setTimeout(() => { this.asked.delete(`start/${uid}`); this.kick(); }, 1000);
+    }
+  }
+
+  private ipFor(uid: string): string {
+    let ip = this.ips.get(uid);
+    if (!ip) {
+      const n = this.nextIp++;
+      ip = `127.${(this.opts.ipOctet ?? 1) + Math.floor((n - 1) / 254)}.${((n - 1) % 254) + 1}`;
+      this.ips.set(uid, ip);
+    }
+    return ip;
+  }
+
+  private volumeContext(pod: V1Pod, uid: string): Parameters<typeof materializeVolumes>[1] {
+    const ns = pod.metadata?.namespace ?? 'default';
+    return {
+      podDir: join(this.opts.workDir, 'pods', `${ns}_${pod.metadata?.name ?? ''}_${uid}`),
+      workDir: this.opts.workDir, podIP: this.ipFor(uid), nodeName: this.nodeName,
+      claim: (namespace, name) => this.claims.get(name, namespace),
+      volume: (name) => this.volumes.get(name),
+      resolveRef: (kind, namespace, name) => this.resolveRef(kind, namespace, name),
+      serviceAccountToken: async (namespace, sa, audience, seconds) => (await this.core.createNamespacedServiceAccountToken({
+        name: sa, namespace, body: { spec: { audiences: audience ? [audience] : [], expirationSeconds: seconds } } })).status?.token ?? '',
+    };
+  }
+
+  private async resolveRef(kind: 'ConfigMap' | 'Secret', namespace: string, name: string): Promise<Record<string, string> | undefined> {
+    try {
+      if (kind === 'ConfigMap') return (await this.core.readNamespacedConfigMap({ name, namespace })).data ?? {};
+      const s = await this.core.readNamespacedSecret({ name, namespace });
+      return Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+    } catch (e) {
+      if (isGone(e)) return undefined;
+      throw e;
+    }
+  }
+
+  private podHost(): PodHost {
+    const hook = pathToFileURL(join(import.meta.dirname, 'hosts-hook.js')).href;
+    return {
+      nodeName: this.nodeName, repoRoot: this.opts.repoRoot, logDir: this.logDir,
+      baseEnv: (podDir, hostname) => ({
+        PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: podDir, HOSTNAME: hostname,
+        SVC_HOSTS_FILE: this.hostsFile, NODE_OPTIONS: `--import=${hook}`,
+      }),
+      resolveRef: (kind, ns, name) => this.resolveRef(kind, ns, name),
+      pushStatus: async (namespace, name, status) => {
+        try {
+          await this.core.patchNamespacedPodStatus({ name, namespace, body: { status } }, strategicPatch);
+        } catch (e) {
+          if (!isGone(e)) throw e;
+        }
+      },
+      changed: () => this.kick(),
+      log: (m) => this.log(m),
+    };
+  }
+
+  /** Pod names (hostname.subdomain.ns.svc) and Service names (ready pods) -> pod addresses. */
+  private writeHostsFile(): void {
+    const entries = new Map<string, string[]>();
+    const add = (names: string[], ip: string): void => {
+      for (const n of names) {
+        const list = entries.get(n) ?? [];
+        if (!list.includes(ip)) list.push(ip);
+        entries.set(n, list);
+      }
+    };
+    const dns = (base: string, ns: string): string[] => [`${base}.${ns}.svc`, `${base}.${ns}.svc.cluster.local`];
+    const live = [...this.runners.values()].filter((r) => !r.terminating);
+    for (const r of live) {
+      const sub = r.object.spec?.subdomain;
+      if (sub) add(dns(`${r.hostname}.${sub}`, r.namespace), r.ip);
+    }
+    for (const svc of this.services.list()) {
+      const sel = svc.spec?.selector;
+      if (!sel || Object.keys(sel).length === 0) continue;
+      const ns = svc.metadata?.namespace ?? 'default';
+      for (const r of live) {
+        const labels = r.object.metadata?.labels ?? {};
+        if (r.namespace !== ns || !Object.entries(sel).every(([k, v]) => labels[k] === v)) continue;
+        if (r.ready || svc.spec?.publishNotReadyAddresses) add(dns(svc.metadata?.name ?? '', ns), r.ip);
+      }
+    }
+    const key = JSON.stringify([...entries].sort());
+    if (key === this.lastHosts) return;
+    this.lastHosts = key;
+    writeHosts(this.hostsFile, entries);
+  }
+}
+
+/** Creates and starts a node agent. */
+export async function startNodeAgent(opts: NodeAgentOptions): Promise<NodeAgent> {
+  const agent = new NodeAgent(opts);
+  await agent.start();
+  return agent;
+}

@@ -1,0 +1,79 @@
+// The whole testbed: the control plane plus the node agent, in one call. Operator tests use this:
+//   const tb = await startTestbed({ workDir });   ...   await tb.stop();
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from './binaries.js';
+import { startControlPlane, type ControlPlane } from './control-plane.js';
+import { startNodeAgent, type NodeAgent } from './node-agent/agent.js';
+
+/** Options of startTestbed. */
+export interface TestbedOptions {
+  /** Work folder (wiped first). Default: <repo>/test/k8s/.work/<name>. */
+  workDir?: string;
+  /** Name of the default work folder (default "testbed"). */
+  name?: string;
+  binDir?: string;
+  nodeName?: string;
+}
+
+/** A running control plane with one node that runs pods as processes. */
+export interface Testbed {
+  readonly workDir: string;
+  readonly controlPlane: ControlPlane;
+  readonly agent: NodeAgent;
+  /** Admin kubeconfig: <workDir>/kubeconfig. */
+  readonly kubeconfigPath: string;
+  /** Hosts file of pod and service names (see node-agent/hosts.ts). */
+  readonly hostsFile: string;
+  kubectl(args: string[], input?: string): Promise<string>;
+  helm(args: string[]): Promise<string>;
+  /** Stops pods (grace 5s), then kube-controller-manager, kube-apiserver and etcd. */
+  stop(): Promise<void>;
+}
+
+/** SIGKILLs processes left by an earlier, crashed run in workDir (found by workDir in their argv or env). */
+export function killLeftovers(workDir: string): number {
+  let killed = 0;
+  if (!existsSync('/proc')) return 0;
+  const needle = Buffer.from(workDir + '/');
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`);
+      let env = Buffer.alloc(0);
+      try { env = readFileSync(`/proc/${entry}/environ`); } catch { /* not ours to read */ }
+      if (cmd.includes(needle) || env.includes(needle)) {
+        process.kill(Number(entry), 'SIGKILL');
+        killed++;
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return killed;
+}
+
+/** Starts etcd, kube-apiserver, kube-controller-manager and the node agent. */
+export async function startTestbed(opts: TestbedOptions = {}): Promise<Testbed> {
+  const root = repoRoot();
+  const workDir = opts.workDir ?? join(root, 'test', 'k8s', '.work', opts.name ?? 'testbed');
+  killLeftovers(workDir);
+  rmSync(workDir, { recursive: true, force: true });
+  mkdirSync(workDir, { recursive: true });
+  const cp = await startControlPlane({ workDir, binDir: opts.binDir });
+  let agent: NodeAgent;
+  try {
+    agent = await startNodeAgent({ kubeconfigPath: cp.kubeconfigPath, workDir, repoRoot: root, nodeName: opts.nodeName });
+  } catch (e) {
+    await cp.stop();
+    throw e;
+  }
+  return {
+    workDir, controlPlane: cp, agent, kubeconfigPath: cp.kubeconfigPath, hostsFile: agent.hostsFile,
+    kubectl: (args, input) => cp.kubectl(args, input),
+    helm: (args) => cp.helm(args),
+    stop: async () => {
+      try { await agent.stop(5); } finally { await cp.stop(); }
+    },
+  };
+}

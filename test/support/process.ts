@@ -1,0 +1,256 @@
+// Child processes for integration tests: output captured to a log file, helpers to wait for a log
+// line or an HTTP answer, and a registry that kills whatever is still running at the end of the
+// mocha run (and, as a last resort, when the test process exits), so a failing test leaves no
+// processes behind. Tests should still stop their own processes in their own `after` hooks.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, closeSync, openSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+
+/** Raised when a wait runs out of time or the process dies while being waited for. */
+export class ProcessWaitError extends Error {
+  readonly code: 'WAIT_TIMEOUT' | 'PROCESS_EXITED';
+  constructor(code: 'WAIT_TIMEOUT' | 'PROCESS_EXITED', message: string) {
+    super(message);
+    this.name = 'ProcessWaitError';
+    this.code = code;
+  }
+}
+
+export interface SpawnLoggedOptions {
+  /** stdout and stderr both go here (appended). */
+  logFile: string;
+  cwd?: string;
+  /** Added to (not replacing) process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** A short name for messages. Default: the command's base name. */
+  name?: string;
+}
+
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** A child process whose output is in `logFile`. */
+export interface LoggedProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly pid: number;
+  readonly logFile: string;
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<ExitStatus>;
+  /** Null while running. */
+  exitStatus(): ExitStatus | null;
+  /** The log so far. */
+  log(): string;
+  /** Waits until the log matches; resolves with the matching line. */
+  waitForLog(pattern: RegExp | string, timeoutMs?: number): Promise<string>;
+  /** Sends `signal` (default SIGTERM), waits up to graceMs (default 10 s), then SIGKILLs. */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<ExitStatus>;
+}
+
+const live = new Set<LoggedProcess>();
+
+/** Processes started through this module that have not exited yet. */
+export function liveProcesses(): LoggedProcess[] {
+  return [...live];
+}
+
+/** Stops every process still running (used by the end-of-run hook; tests may call it too). */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...live].map((p) => p.stop('SIGKILL', 2000)));
+}
+
+let hooksInstalled = false;
+function installHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  // Synchronous last resort: the process is exiting, so only a kill signal can still be sent.
+  process.on('exit', () => {
+    for (const p of live) {
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+}
+
+// When this module is first imported while mocha loads test files, this registers an `after` hook
+// on the root suite: it runs once, after every test of the run.
+const mochaAfter = (globalThis as { after?: (fn: () => Promise<void>) => void }).after;
+if (typeof mochaAfter === 'function') {
+  try {
+    mochaAfter(async function stopLeftoverProcesses() {
+      await stopAll();
+    });
+  } catch {
+    // not inside a mocha file load; the exit hook still applies
+  }
+}
+
+/** Starts `command args` with stdout and stderr appended to opts.logFile. */
+export function spawnLogged(command: string, args: readonly string[], opts: SpawnLoggedOptions): LoggedProcess {
+  installHooks();
+  const fd = openSync(opts.logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(command, [...args], {
+      cwd: opts.cwd,
+      env: { ...process.env, ...opts.env },
+      stdio: ['ignore', fd, fd],
+    });
+  } finally {
+    closeSync(fd); // the child holds its own copy
+  }
+  const name = opts.name ?? command.split('/').pop() ?? command;
+  let status: ExitStatus | null = null;
+  const exited = new Promise<ExitStatus>((resolve) => {
+    child.once('exit', (code, signal) => {
+      status = { code, signal };
+      live.delete(proc);
+      resolve(status);
+    });
+    child.once('error', (err) => {
+      // spawn failure (e.g. ENOENT): note it in the log and report it as an exit so waiters wake up
+      appendFileSync(opts.logFile, `spawn ${command} failed: ${err.message}\n`);
+      status = { code: -1, signal: null };
+      live.delete(proc);
+      resolve(status);
+    });
+  });
+  const log = () => {
+    try {
+      return readFileSync(opts.logFile, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const proc: LoggedProcess = {
+    name,
+    child,
+    pid: child.pid ?? -1,
+    logFile: opts.logFile,
+    exited,
+    exitStatus: () => status,
+    log,
+    async waitForLog(pattern, timeoutMs = 30000) {
+      const re = typeof pattern === 'string' ? new RegExp(escapeRegExp(pattern)) : pattern;
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const line = log()
+          .split('\n')
+          .find((l) => re.test(l));
+        if (line !== undefined) return line;
+        if (status) {
+          throw new ProcessWaitError(
+            'PROCESS_EXITED',
+            `${name} exited (${describe(status)}) before logging ${re}; log ${opts.logFile}:\n${tail(log())}`,
+          );
+        }
+        if (Date.now() > deadline) {
+          throw new ProcessWaitError('WAIT_TIMEOUT', `${name} did not log ${re} within ${timeoutMs} ms; log ${opts.logFile}:\n${tail(log())}`);
+        }
+        await sleep(50);
+      }
+    },
+    async stop(signal = 'SIGTERM', graceMs = 10000) {
+      if (status) return status;
+      try {
+        child.kill(signal);
+      } catch {
+        // already gone
+      }
+      const timer = setTimeout(() => {
+        try {
+          child.kill('SIGKILL');
+        } catch {
+          // already gone
+        }
+      }, graceMs);
+      const st = await exited;
+      clearTimeout(timer);
+      return st;
+    },
+  };
+  if (child.pid !== undefined) live.add(proc);
+  return proc;
+}
+
+export interface WaitForHttpOptions {
+  timeoutMs?: number;
+  /** Status that counts as ready. Default 200. */
+  status?: number;
+  /** For https URLs: the CA to trust (and client cert/key when the server asks for one). */
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+  /** Stop waiting early (with PROCESS_EXITED) if this process exits. */
+  process?: LoggedProcess;
+}
+
+/** Polls `url` with GET until it answers opts.status (default 200); resolves with the body. */
+export async function waitForHttp(url: string, opts: WaitForHttpOptions = {}): Promise<string> {
+  const timeoutMs = opts.timeoutMs ?? 30000;
+  const want = opts.status ?? 200;
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer yet';
+  for (;;) {
+    try {
+      const res = await httpGet(url, opts);
+      if (res.status === want) return res.body;
+      last = `HTTP ${res.status} ${res.body.trim()}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    const st = opts.process?.exitStatus();
+    if (st) {
+      throw new ProcessWaitError(
+        'PROCESS_EXITED',
+        `${opts.process!.name} exited (${describe(st)}) while waiting for ${url}; log ${opts.process!.logFile}:\n${tail(opts.process!.log())}`,
+      );
+    }
+    if (Date.now() > deadline) {
+      throw new ProcessWaitError('WAIT_TIMEOUT', `${url} did not answer ${want} within ${timeoutMs} ms (last: ${last})`);
+    }
+    await sleep(100);
+  }
+}
+
+/** One GET with a 2 s timeout: { status, body }. */
+export function httpGet(
+  url: string,
+  tlsOpts: { ca?: Buffer; cert?: Buffer; key?: Buffer } = {},
+): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const mod = u.protocol === 'https:' ? https : http;
+    const req = mod.get(u, { ca: tlsOpts.ca, cert: tlsOpts.cert, key: tlsOpts.key, timeout: 2000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${url} timed out`)));
+    req.on('error', reject);
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function describe(st: ExitStatus): string {
+  return st.signal ? `signal ${st.signal}` : `code ${st.code}`;
+}
+
+function tail(text: string, lines = 30): string {
+  return text.split('\n').slice(-lines).join('\n');
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
