@@ -6,14 +6,15 @@
 // - keepCase: field names exactly as in the .proto (`range_end`, `cluster_id`, `peerURLs`, `TTL`).
 // - longs: String. Every int64/uint64 arrives as a decimal string ("0", "7587862072907010052").
 //   Revisions would fit a JS number, but lease ids and member/cluster ids use all 64 bits, and one
-//   rule for every 64-bit field is safer than a per-field list. Handlers may RETURN numbers,
-//   decimal strings or bigints-as-strings for 64-bit fields: the encoder accepts all of them.
+//   rule for every 64-bit field is safer than a per-field list. Handlers may RETURN numbers or
+//   decimal strings for 64-bit fields; values above 2^53 (ids) must be strings to stay exact.
 // - enums: String. Enum fields arrive as their names ("ASCEND", "PUT"); numbers or names may be returned.
 // - bytes: Buffer (the loader's default). Return Buffers (or Uint8Arrays) for bytes fields.
 // - defaults: true. Absent scalar fields read as their zero value ("0", "", false, empty Buffer,
 //   first enum name), absent repeated fields as [], absent message fields as null, so handlers need
-//   no `?? 0` everywhere. oneofs: true adds a virtual property naming the member that is set
-//   (e.g. `request.request === 'request_put'`, `compare.target_union === 'value'`).
+//   no `?? 0` everywhere. oneof members are the exception: only the member that was sent is
+//   present, and oneofs: true adds a virtual property naming it
+//   (e.g. `op.request === 'request_put'`, `compare.target_union === 'value'`).
 
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -124,6 +124,7 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
   const toGrpc = (s: net.Socket) => injector.injectConnection(s);
   const toHttp = (s: net.Socket) => {
     httpSockets.add(s);
+    s.once('close', () => httpSockets.delete(s)); // a TLSSocket is not the raw socket `track` saw
     httpServer.emit('connection', s);
   };
   const sniffTimeoutMs = opts.sniffTimeoutMs ?? 30000;
@@ -142,6 +143,7 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
       },
       (socket) => {
         if (closing) return void socket.destroy();
+        socket.on('error', (err) => logger.debug('client connection error', { error: err.message, remote: socket.remoteAddress }));
         if (socket.alpnProtocol === 'h2') toGrpc(socket);
         else toHttp(socket);
       },
@@ -186,13 +188,15 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
       const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
       injector.drain(graceMs); // GOAWAY to gRPC clients, force-cancel their streams after graceMs
       injector.destroy();
-      httpServer.closeIdleConnections?.();
-      for (const s of httpSockets) if (!isBusy(s)) s.end();
       const deadline = setTimeout(() => {
         for (const s of sockets) s.destroy();
       }, graceMs);
       deadline.unref();
-      while (sockets.size > 0) await new Promise((r) => setTimeout(r, 20));
+      while (sockets.size > 0) {
+        // keep-alive sockets become idle as their last response finishes: end them then
+        for (const s of httpSockets) if (!isBusy(s) && !s.writableEnded) s.end();
+        await new Promise((r) => setTimeout(r, 20));
+      }
       clearTimeout(deadline);
       await stopped;
       logger.info('stopped serving client traffic', { url: boundUrl.toString().replace(/\/$/, '') });

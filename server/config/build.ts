@@ -4,7 +4,7 @@ import type { Release } from '../releases.js';
 import type { LogLevel } from '../log/logger.js';
 import { parseLevel } from '../log/levels.js';
 import { ConfigError } from './errors.js';
-import { defaultText, enumValues, type FlagSpec } from './flag-table.js';
+import { defaultText, enumValues, FLAGS, type FlagSpec } from './flag-table.js';
 import type { Setting } from './settings.js';
 import type { ServerConfig, TlsConfig } from './types.js';
 import { asText, invalid, isBindableHost, parseBool, parseCluster, parseDurationMs, parseEnum, parseInteger, parseList, parseUrls, urlText, type Origin } from './values.js';
@@ -25,7 +25,9 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   const raw = (name: string): { raw: unknown; o: Origin } => {
     const s = settings.get(name);
     if (s) return { raw: s.raw, o: s.origin };
-    const spec = known.get(name);
+    // A flag this release does not know still has the release's behaviour as its value (e.g. 3.3 has no
+    // --pre-vote: pre-vote is simply off there).
+    const spec = known.get(name) ?? FLAGS.find((f) => f.name === name);
     return { raw: spec ? defaultText(spec, release) : '', o: { flag: name, where: `--${name}` } };
   };
   const str = (n: string): string => {

@@ -12,6 +12,7 @@ import type { KeyValue } from '../mvcc/kv.js';
 import { Errors, ServerError } from './errors.js';
 import type { DeleteRangeRequest, InternalRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from './requests.js';
 import type { SvcServer } from './server.js';
+import { packageLogger } from '../log/create-logger.js';
 
 export interface RangeResult {
   revision: number;
@@ -62,7 +63,7 @@ export class KvApplier {
 
   constructor(private readonly server: SvcServer) {
     this.backend = server.backend;
-    const logger = server.logger.child({ pkg: 'mvcc' });
+    const logger = packageLogger(server.logger, 'mvcc');
     this.lessor = new Lessor(this.backend, { logger, minTtl: minLeaseTtlFor(server.opts.electionMs) });
     this.store = new MvccStore(this.backend, { logger, lessor: this.lessor });
     this.watchable = new WatchableStore(this.store);

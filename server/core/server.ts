@@ -24,6 +24,7 @@ import { IdWaiters, IndexWaiters } from './wait.js';
 import { KvApplier } from './apply.js';
 import type { MemberOptions } from './options.js';
 import type { Logger } from '../log/logger.js';
+import { packageLogger } from '../log/create-logger.js';
 
 /** Thrown for conditions under which a member must not start (missing db, downgrade after completion...). */
 export class FatalStartError extends Error {
@@ -219,7 +220,7 @@ export class SvcServer {
       preVote: opts.preVote,
       checkQuorum: true,
       random: Math.random,
-      logger: logger.child({ pkg: 'raft' }),
+      logger: packageLogger(logger, 'raft'),
     });
 
     this.transport = new Transport({

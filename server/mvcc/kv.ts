@@ -1,5 +1,6 @@
 // The key-value record as clients see it and as the "key" bucket stores it (our own compact encoding:
 // a fixed header, the key, then the value).
+import { bytesToKey } from '../storage/backend-buffer.js';
 
 /** A key's state at one revision (the reference's mvccpb.KeyValue). */
 export interface KeyValue {
@@ -14,39 +15,64 @@ export interface KeyValue {
 
 const HEADER = 1 + 8 * 4 + 4;
 const FORMAT = 1;
+const TWO32 = 0x100000000;
+
+function putU32(b: Uint8Array, off: number, n: number): void {
+  b[off] = n >>> 24;
+  b[off + 1] = (n >>> 16) & 0xff;
+  b[off + 2] = (n >>> 8) & 0xff;
+  b[off + 3] = n & 0xff;
+}
+
+function getU32(b: Uint8Array, off: number): number {
+  return ((b[off] << 24) | (b[off + 1] << 16) | (b[off + 2] << 8) | b[off + 3]) >>> 0;
+}
+
+function putNum(b: Uint8Array, off: number, n: number): void {
+  putU32(b, off, Math.floor(n / TWO32));
+  putU32(b, off + 4, n >>> 0);
+}
+
+function getNum(b: Uint8Array, off: number): number {
+  return getU32(b, off) * TWO32 + getU32(b, off + 4);
+}
 
 /** Encodes a KeyValue for the "key" bucket. */
 export function encodeKv(kv: KeyValue): Uint8Array {
-  const out = Buffer.allocUnsafe(HEADER + kv.key.byteLength + kv.value.byteLength);
+  const out = new Uint8Array(HEADER + kv.key.byteLength + kv.value.byteLength);
   out[0] = FORMAT;
-  out.writeBigUInt64BE(BigInt(kv.createRevision), 1);
-  out.writeBigUInt64BE(BigInt(kv.modRevision), 9);
-  out.writeBigUInt64BE(BigInt(kv.version), 17);
-  out.writeBigInt64BE(BigInt.asIntN(64, kv.lease), 25);
-  out.writeUInt32BE(kv.key.byteLength, 33);
+  putNum(out, 1, kv.createRevision);
+  putNum(out, 9, kv.modRevision);
+  putNum(out, 17, kv.version);
+  const lease = BigInt.asUintN(64, kv.lease);
+  putU32(out, 25, Number(lease >> 32n));
+  putU32(out, 29, Number(lease & 0xffffffffn));
+  putU32(out, 33, kv.key.byteLength);
   out.set(kv.key, HEADER);
   out.set(kv.value, HEADER + kv.key.byteLength);
   return out;
 }
 
-/** Decodes a "key" bucket value. */
+/** Decodes a "key" bucket value (copies key and value out of b). */
 export function decodeKv(b: Uint8Array): KeyValue {
-  const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-  if (buf[0] !== FORMAT) throw new Error(`mvcc: unknown key-value record format ${buf[0]}`);
-  const keyLen = buf.readUInt32BE(33);
+  if (b[0] !== FORMAT) throw new Error(`mvcc: unknown key-value record format ${b[0]}`);
+  const keyLen = getU32(b, 33);
+  const hi = getU32(b, 25);
+  const lo = getU32(b, 29);
   return {
-    createRevision: Number(buf.readBigUInt64BE(1)),
-    modRevision: Number(buf.readBigUInt64BE(9)),
-    version: Number(buf.readBigUInt64BE(17)),
-    lease: buf.readBigInt64BE(25),
-    key: Uint8Array.prototype.slice.call(buf, HEADER, HEADER + keyLen),
-    value: Uint8Array.prototype.slice.call(buf, HEADER + keyLen),
+    createRevision: getNum(b, 1),
+    modRevision: getNum(b, 9),
+    version: getNum(b, 17),
+    lease: hi === 0 && lo === 0 ? 0n : BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo)),
+    // Plain Uint8Array copies whatever b is (a Buffer from lmdb or a buffered Uint8Array).
+    key: new Uint8Array(b.buffer, b.byteOffset + HEADER, keyLen).slice(),
+    value: new Uint8Array(b.buffer, b.byteOffset + HEADER + keyLen, b.byteLength - HEADER - keyLen).slice(),
   };
 }
 
 /** Bytes as a latin-1 string: byte-order comparable with `<`, usable as a Map key. */
 export function keyStr(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
+  return bytesToKey(b);
 }
 
 /** The inverse of keyStr. */

@@ -78,7 +78,8 @@ export class RaftLog {
 
   /** Entries not yet persisted. */
   unstableEntries(): Entry[] {
-    return this.unstable.entries;
+    // A copy: the caller persists these asynchronously while new entries may be appended.
+    return this.unstable.entries.slice();
   }
 
   /** Committed entries the application has not applied yet. */

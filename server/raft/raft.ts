@@ -844,6 +844,7 @@ export class Raft {
     const self = this.prs.progress.get(this.id);
     if (self) self.match = next - 1;
     this.isLearner = this.prs.learners.has(this.id);
+    this.prs.membersChanged();
   }
 
   private committedEntryInCurrentTerm(): boolean {
@@ -924,6 +925,7 @@ export class Raft {
       default:
         throw new RaftError('Internal', `unexpected conf change type ${String(cc.type)}`);
     }
+    this.prs.membersChanged();
     this.isLearner = this.prs.learners.has(this.id);
     const cs = this.prs.confState();
     this.logger.info(`${idHex(this.id)} switched to configuration`, { voters: cs.voters.map(idHex), learners: cs.learners.map(idHex) });

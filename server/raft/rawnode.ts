@@ -114,6 +114,14 @@ export class RawNode {
     );
   }
 
+  /** Proposes several entries in one step (one append message per follower instead of one each). */
+  proposeMany(data: Uint8Array[]): void {
+    if (data.length === 0) return;
+    const entries: Entry[] = new Array(data.length);
+    for (let i = 0; i < data.length; i++) entries[i] = { term: 0, index: 0, type: EntryType.Normal, data: data[i] };
+    this.raft.step(newMessage({ type: MessageType.Prop, from: this.raft.id, entries }));
+  }
+
   /** Proposes a membership change; throws while another is pending on this leader. */
   proposeConfChange(cc: ConfChange): void {
     const r = this.raft;

@@ -17,6 +17,7 @@ export class ProgressTracker {
   readonly progress = new Map<NodeId, Progress>();
   readonly votes = new Map<NodeId, boolean>();
   private matchBuf: number[] = [];
+  private idsCache: NodeId[] | undefined;
 
   constructor(readonly maxInflight: number) {}
 
@@ -40,9 +41,17 @@ export class ProgressTracker {
     const n = this.voters.size;
     if (n === 0) return 0;
     const buf = this.matchBuf;
-    buf.length = 0;
-    for (const id of this.voters) buf.push(this.progress.get(id)?.match ?? 0);
-    buf.sort((a, b) => b - a);
+    let k = 0;
+    // Insertion sort, descending: clusters are small and this runs on every acknowledgement.
+    for (const id of this.voters) {
+      const m = this.progress.get(id)?.match ?? 0;
+      let j = k++;
+      while (j > 0 && buf[j - 1] < m) {
+        buf[j] = buf[j - 1];
+        j--;
+      }
+      buf[j] = m;
+    }
     return buf[this.quorum() - 1];
   }
 
@@ -87,8 +96,16 @@ export class ProgressTracker {
     return n >= this.quorum();
   }
 
-  /** Members in ascending id order (deterministic iteration for message order). */
+  /** Members in ascending id order (deterministic iteration for message order). Do not modify. */
   ids(): NodeId[] {
-    return [...this.progress.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    if (this.idsCache === undefined || this.idsCache.length !== this.progress.size) {
+      this.idsCache = [...this.progress.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    }
+    return this.idsCache;
+  }
+
+  /** Must be called whenever members are added to or removed from `progress`. */
+  membersChanged(): void {
+    this.idsCache = undefined;
   }
 }

@@ -9,7 +9,17 @@ export interface PendingEntry {
 
 /** Latin-1 strings compare byte-wise, so they serve as ordered map keys for byte strings. */
 export function bytesToKey(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
+  // Plain char codes: cheaper than a Buffer view plus toString for the short keys that dominate.
+  const n = b.length;
+  let out = '';
+  if (n <= 64) {
+    for (let i = 0; i < n; i++) out += String.fromCharCode(b[i]);
+    return out;
+  }
+  for (let i = 0; i < n; i += 8192) {
+    out += String.fromCharCode.apply(null, b.subarray(i, Math.min(n, i + 8192)) as unknown as number[]);
+  }
+  return out;
 }
 
 /** Pending writes of one bucket: a map for point reads, plus lazily sorted keys for range merges. */

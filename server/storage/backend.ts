@@ -125,6 +125,11 @@ export interface Backend {
 const DEFAULT_BATCH_LIMIT = 10000;
 const DEFAULT_BATCH_INTERVAL_MS = 100;
 const MAX_DBS = 64;
+const SCAN_CHUNK = 10000;
+
+function toBuffer(u: Uint8Array): Buffer {
+  return Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+}
 
 function u64(n: number): Uint8Array {
   const b = Buffer.alloc(8);
@@ -208,6 +213,12 @@ class LmdbBackend implements Backend {
   private openBuckets(): void {
     this.dbs.clear();
     for (const b of BUCKETS) this.db(b);
+    // Buckets created by name earlier live as keys of the root database (lmdb adds a trailing NUL).
+    for (const k of this.env.getKeys({}) as Iterable<Uint8Array>) {
+      let name = bytesToKey(k);
+      if (name.endsWith('\0')) name = name.slice(0, -1);
+      if (name.length > 0 && !this.dbs.has(name)) this.db(name);
+    }
   }
 
   private db(bucket: string): Database<Uint8Array, Uint8Array> {
@@ -236,6 +247,7 @@ class LmdbBackend implements Backend {
   private range(bucket: string, start: Uint8Array, end: Uint8Array | null, limit: number): BackendKv[] {
     this.checkOpen();
     const out: BackendKv[] = [];
+    if (end && Buffer.compare(toBuffer(start), toBuffer(end)) >= 0) return out;
     const buf = this.buffers.get(bucket);
     const committed = this.db(bucket).getRange(end ? { start, end } : { start });
     if (!buf || buf.size === 0) {
@@ -277,8 +289,17 @@ class LmdbBackend implements Backend {
     return out;
   }
 
+  /** Visits a bucket in bounded chunks so a large bucket is never held in memory at once. */
   private forEachEntry(bucket: string, fn: (key: Uint8Array, value: Uint8Array) => void): void {
-    for (const kv of this.range(bucket, new Uint8Array(0), null, 0)) fn(kv.key, kv.value);
+    let start: Uint8Array = new Uint8Array(0);
+    while (true) {
+      const chunk = this.range(bucket, start, null, SCAN_CHUNK);
+      for (const kv of chunk) fn(kv.key, kv.value);
+      if (chunk.length < SCAN_CHUNK) return;
+      const last = chunk[chunk.length - 1].key;
+      start = new Uint8Array(last.byteLength + 1);
+      start.set(last);
+    }
   }
 
   private write(bucket: string, key: Uint8Array, value: Uint8Array | null): void {
@@ -476,7 +497,7 @@ class LmdbBackend implements Backend {
 
   hash(): number {
     this.checkOpen();
-    const names = new Set<string>(BUCKETS);
+    const names = new Set<string>(this.dbs.keys());
     for (const n of this.buffers.keys()) names.add(n);
     let h = 0;
     for (const name of [...names].sort()) {

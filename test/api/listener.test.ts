@@ -6,10 +6,11 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
+import type tls from 'node:tls';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { kvService, loadClients } from '../../server/api/grpc-services.js';
+import { healthService, kvService, loadClients } from '../../server/api/grpc-services.js';
 import { ListenError, pickAlpn, startClientListener, type ClientListener } from '../../server/api/listener.js';
 import { etcdctl } from '../support/etcdctl.js';
 import { freePort } from '../support/ports.js';
@@ -27,6 +28,12 @@ function cannedGrpcServer(seenPeers: string[]): grpc.Server {
       seenPeers.push(cert ? String(cert.subject.CN) : '');
       const key = call.request.key as Buffer;
       cb(null, { header, kvs: [{ key, value: Buffer.from(`value-of-${key}`), create_revision: 1, mod_revision: 1, version: 1 }], count: 1 });
+    },
+  });
+  // A stream that never ends by itself, like a watch.
+  server.addService(healthService, {
+    Watch(call: grpc.ServerWritableStream<Any, Any>) {
+      call.write({ status: 'SERVING' });
     },
   });
   return server;
@@ -50,12 +57,13 @@ function httpHandler(req: http.IncomingMessage, res: http.ServerResponse): void 
 
 function request(
   url: string,
-  opts: { method?: string; body?: string; ca?: Buffer; cert?: Buffer; key?: Buffer; agent?: http.Agent } = {},
+  opts: { method?: string; body?: string; ca?: Buffer; cert?: Buffer; key?: Buffer; agent?: http.Agent; alpn?: string[] } = {},
 ): Promise<{ status: number; body: string; alpn?: string | false }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const mod = u.protocol === 'https:' ? https : http;
-    const req = mod.request(u, { method: opts.method ?? 'GET', ca: opts.ca, cert: opts.cert, key: opts.key, agent: opts.agent }, (res) => {
+    const options: https.RequestOptions & Pick<tls.ConnectionOptions, 'ALPNProtocols'> = { method: opts.method ?? 'GET', ca: opts.ca, cert: opts.cert, key: opts.key, agent: opts.agent, ALPNProtocols: opts.alpn };
+    const req = mod.request(u, options, (res) => {
       const chunks: Buffer[] = [];
       const alpn = (res.socket as { alpnProtocol?: string | false } | null)?.alpnProtocol;
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -200,9 +208,12 @@ describe('client listener: gRPC and HTTP/1.1 on one port', function () {
         const r = await etcdctl(['--cacert', pki.caFile, 'get', 'baz'], { endpoints: [`https://127.0.0.1:${listener.address.port}`] });
         expect(r.code, r.stderr).to.equal(0);
         expect(r.stdout).to.equal('baz\nvalue-of-baz\n');
-        const v = await request(`https://127.0.0.1:${listener.address.port}/version`, { ca: pki.ca });
+        // like curl: offers h2 and http/1.1, must land on the HTTP handler
+        const v = await request(`https://127.0.0.1:${listener.address.port}/version`, { ca: pki.ca, alpn: ['h2', 'http/1.1'], agent: new https.Agent() });
         expect(v.status).to.equal(200);
         expect(v.alpn).to.equal('http/1.1');
+        const plain = await request(`https://127.0.0.1:${listener.address.port}/version`, { ca: pki.ca });
+        expect(plain.status).to.equal(200);
       } finally {
         await listener.close();
       }
@@ -261,6 +272,24 @@ describe('client listener: gRPC and HTTP/1.1 on one port', function () {
         refused = (e as NodeJS.ErrnoException).code === 'ECONNREFUSED';
       }
       expect(refused).to.equal(true);
+    });
+
+    it('close() ends long-lived gRPC streams after the grace period', async function () {
+      const listener = await startClientListener({ url: new URL('http://127.0.0.1:0'), grpcServer, http: httpHandler });
+      const client = new (loadClients().Health)(`127.0.0.1:${listener.address.port}`, grpc.credentials.createInsecure());
+      try {
+        const stream = client.Watch({ service: '' }) as grpc.ClientReadableStream<Any>;
+        const first = await new Promise<Any>((resolve) => stream.once('data', resolve));
+        expect(first.status).to.equal('SERVING');
+        const ended = new Promise<void>((resolve) => {
+          stream.on('error', () => resolve());
+          stream.on('end', () => resolve());
+        });
+        await listener.close(200);
+        await ended;
+      } finally {
+        client.close();
+      }
     });
 
     it('picks ALPN http/1.1 when offered, h2 only for h2-only clients', function () {

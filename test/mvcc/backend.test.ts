@@ -75,6 +75,16 @@ describe('backend (lmdb)', () => {
     expect(be.hash()).to.not.equal(h1);
   });
 
+  it('hash is the same after reopen, including buckets created by name', () => {
+    be.batchTx().put('custom-bucket', b('k'), b('v'));
+    be.batchTx().put('key', b('k'), b('v'));
+    const h = be.hash();
+    be.close();
+    be = backendIn(t.dir, { batchIntervalMs: 0 });
+    expect(be.hash()).to.equal(h);
+    expect(be.readTx().range('custom-bucket', b('z'), b('a'))).to.deep.equal([]);
+  });
+
   it('snapshot copy is a valid db whose size is a multiple of 512', async () => {
     const store = new MvccStore(be);
     for (let i = 0; i < 500; i++) store.put(b(`key${i}`), b('x'.repeat(100 + i)));

@@ -150,6 +150,29 @@ describe('watchable store', () => {
     expect(w.state).to.equal('synced');
   });
 
+  it('restore from another backend makes synced watchers catch up on the new data', () => {
+    const got: WatchResponse[] = [];
+    ws.watch(b('k'), b('l'), 0, {}, (r) => void got.push(r));
+    st.put(b('k1'), b('mine')); // 2
+    const t2 = tempDir();
+    const other = backendIn(t2.dir, { batchIntervalMs: 0 });
+    try {
+      const st2 = new MvccStore(other);
+      st2.put(b('x'), b('1')); // 2
+      st2.put(b('k2'), b('theirs')); // 3
+      st2.put(b('k3'), b('theirs')); // 4
+      ws.restore(other);
+      expect(st.rev()).to.equal(4);
+      while (ws.syncWatchers() > 0);
+      expect(summary(got)).to.deep.equal(['PUT k1@2=mine', 'PUT k2@3=theirs', 'PUT k3@4=theirs']);
+      expect(ws.stats).to.deep.include({ synced: 1, unsynced: 0 });
+    } finally {
+      ws.restore(be);
+      other.close();
+      t2.cleanup();
+    }
+  });
+
   it('with autoSync, a past watcher catches up on its own', async () => {
     const auto = new WatchableStore(st, { chunkSize: 3 });
     try {

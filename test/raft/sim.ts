@@ -5,7 +5,9 @@
 
 import type { ConfState, Entry, Message, NodeId, Ready } from '../../server/raft/index.js';
 import {
+  ConfChangeType,
   decodeConfChange,
+  RaftError,
   EntryType,
   MemoryStorage,
   MessageType,
@@ -147,12 +149,19 @@ export class Cluster {
   readonly readResults = new Map<string, number>();
   /** Sees every message a member sends (before the network drops or delays it). */
   tap: ((m: Message) => void) | undefined;
-  readonly stats = { delivered: 0, dropped: 0, proposals: 0, dropProposals: 0, reads: 0, readsServed: 0, snapshots: 0, elections: 0, crashes: 0 };
+  /** Members removed from the configuration: shut down for good, their messages dropped (as etcd does). */
+  readonly retired = new Set<NodeId>();
+  private toRetire: NodeId[] = [];
+  /** The membership as of the highest applied ConfChange (what the cluster currently is). */
+  conf: ConfState;
+  private confIndex = 0;
+  readonly stats = { delivered: 0, dropped: 0, proposals: 0, dropProposals: 0, reads: 0, readsServed: 0, snapshots: 0, elections: 0, crashes: 0, confChanges: 0 };
 
   constructor(readonly opts: SimOptions) {
     this.rng = new Rng(opts.seed ^ 0x5bd1e995);
     this.ids = [];
     for (let i = 1; i <= opts.nodes; i++) this.ids.push(BigInt(i));
+    this.conf = { voters: [...this.ids], learners: [] };
     const peers = this.ids.map((id) => ({ id, context: new Uint8Array(0) }));
     for (const id of this.ids) {
       const storage = new MemoryStorage();
@@ -231,7 +240,7 @@ export class Cluster {
   /** Restarts a crashed member from its persisted storage. */
   restart(id: NodeId): void {
     const n = this.nodes.get(id)!;
-    if (n.raw) return;
+    if (n.raw || this.retired.has(id)) return;
     this.trace(`RESTART ${id} (last ${n.storage.lastIndex()}, commit ${n.storage.initialState().hardState.commit})`);
     this.start(n);
   }
@@ -257,6 +266,26 @@ export class Cluster {
 
   alive(): NodeId[] {
     return this.ids.filter((id) => this.nodes.get(id)!.raw !== undefined);
+  }
+
+  /** Live members of the current configuration (voters and learners). */
+  aliveMembers(): NodeId[] {
+    return this.alive().filter((id) => this.conf.voters.includes(id) || this.conf.learners.includes(id));
+  }
+
+  /** Proposes a membership change on `on`; returns whether it was accepted for proposal. */
+  proposeConfChange(on: NodeId, type: ConfChangeType, nodeId: NodeId): boolean {
+    try {
+      this.raw(on).proposeConfChange({ type, nodeId, context: new Uint8Array(0) });
+      this.trace(`PROPOSE CONF ${ConfChangeType[type]} ${nodeId} on ${on}`);
+      return true;
+    } catch (e) {
+      if (e instanceof RaftError && (e.code === 'ProposalDropped' || e.code === 'ConfChangePending')) {
+        this.trace(`PROPOSE CONF ${ConfChangeType[type]} ${nodeId} on ${on}: ${e.code}`);
+        return false;
+      }
+      throw e;
+    }
   }
 
   raw(id: NodeId): RawNode {
@@ -314,7 +343,7 @@ export class Cluster {
   /** The member every live member agrees is leader (and that is leader), if any. */
   stableLeader(): NodeId | undefined {
     let lead: NodeId | undefined;
-    for (const id of this.alive()) {
+    for (const id of this.aliveMembers()) {
       const ss = this.raw(id).status().softState;
       if (ss.lead === NONE) return undefined;
       if (lead === undefined) lead = ss.lead;
@@ -402,6 +431,14 @@ export class Cluster {
       }
     }
     this.processReadies();
+    if (this.toRetire.length > 0) {
+      for (const id of this.toRetire) {
+        this.trace(`RETIRE ${id}`);
+        this.crash(id);
+        this.retired.add(id);
+      }
+      this.toRetire = [];
+    }
   }
 
   /** Runs k ticks' worth of sub-ticks. */
@@ -549,7 +586,15 @@ export class Cluster {
     if (known === undefined) this.appliedHash[e.index] = n.app.hash;
     else if (known !== n.app.hash) this.fail(`node ${n.id} applied a different entry (or history) at index ${e.index}`);
     if (e.type === EntryType.ConfChange) {
-      n.app.confState = n.raw!.applyConfChange(decodeConfChange(e.data));
+      const cc = decodeConfChange(e.data);
+      n.app.confState = n.raw!.applyConfChange(cc);
+      if (e.index > this.confIndex) {
+        this.confIndex = e.index;
+        this.conf = n.app.confState;
+        this.trace(`CONF @${e.index} voters=[${this.conf.voters.join(',')}] learners=[${this.conf.learners.join(',')}]`);
+        // A removed member shuts itself down once its removal is applied (here: by anyone).
+        if (cc.type === ConfChangeType.RemoveNode && !this.retired.has(cc.nodeId)) this.toRetire.push(cc.nodeId);
+      }
     } else if (e.data.length > 0) {
       const p = dec.decode(e.data);
       const at = this.appliedProposals.get(p);
@@ -598,6 +643,7 @@ export function runSchedule(seed: number, nodes: number, steps: number, trace?: 
   const c = new Cluster(opts);
   const r = new Rng(seed * 31 + 7);
   const fault = r.next(); // how turbulent this run is
+  const membership = nodes >= 3 && r.chance(0.3); // some runs also change the membership
   for (let t = 0; t < steps; t++) {
     const alive = c.alive();
     if (alive.length > 0 && r.chance(0.4)) c.propose(r.pick(alive));
@@ -616,10 +662,30 @@ export function runSchedule(seed: number, nodes: number, steps: number, trace?: 
       const l = c.leader();
       if (l !== undefined) c.raw(l).transferLeader(r.pick(c.ids.filter((x) => x !== l)));
     }
+    if (membership && r.chance(0.04)) changeMembership(c, r, nodes);
     c.runTicks(1);
   }
   const leaderTicks = checkLiveness(c);
   return { seed, nodes, options: opts, stats: c.stats, leaderTicks };
+}
+
+/**
+ * One random single-member change on the leader: promote a learner, add a fresh member (as a
+ * learner or a voter; ids are never reused), or remove a voter (possibly the leader itself).
+ */
+function changeMembership(c: Cluster, r: Rng, nodes: number): void {
+  const l = c.leader();
+  if (l === undefined) return;
+  const { voters, learners } = c.conf;
+  c.stats.confChanges++;
+  if (learners.length > 0 && r.chance(0.7)) {
+    c.proposeConfChange(l, ConfChangeType.AddNode, r.pick(learners));
+  } else if (voters.length < nodes && r.chance(0.6)) {
+    const fresh = BigInt(c.ids.length + 1);
+    if (c.proposeConfChange(l, r.chance(0.5) ? ConfChangeType.AddLearnerNode : ConfChangeType.AddNode, fresh)) c.addNode(fresh);
+  } else if (voters.length > Math.max(2, nodes - 2)) {
+    c.proposeConfChange(l, ConfChangeType.RemoveNode, r.pick(voters));
+  }
 }
 
 /**
@@ -633,6 +699,7 @@ export function checkLiveness(c: Cluster): number {
   c.opts.dupRate = 0;
   for (const id of c.ids) c.restart(id);
   const opts = c.opts;
+  const members = () => c.aliveMembers();
   const before = c.now;
   const bound = 40 * opts.electionTick;
   if (!c.runUntil(() => c.stableLeader() !== undefined, bound)) {
@@ -646,7 +713,7 @@ export function checkLiveness(c: Cluster): number {
   const committed = c.runUntil(() => {
     for (const p of payloads) {
       const at = c.appliedProposals.get(p);
-      if (at !== undefined && c.ids.every((id) => c.nodes.get(id)!.app.applied >= at)) return true;
+      if (at !== undefined && members().every((id) => c.nodes.get(id)!.app.applied >= at)) return true;
     }
     if (c.now - lastTry >= 3 * opts.electionTick * TICK) {
       const l = c.stableLeader();

@@ -197,7 +197,7 @@ export async function waitForHttp(url: string, opts: WaitForHttpOptions = {}): P
   const timeoutMs = opts.timeoutMs ?? 30000;
   const want = opts.status ?? 200;
   const deadline = Date.now() + timeoutMs;
-  let last = 'no answer yet';
+  let last: string;
   for (;;) {
     try {
       const res = await httpGet(url, opts);

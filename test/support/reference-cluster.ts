@@ -48,7 +48,7 @@ export interface ReferenceCluster {
   peerUrls: string[];
   /** etcdctl against this cluster's endpoints (unless opts.endpoints says otherwise). */
   etcdctl(args: readonly string[], opts?: EtcdctlOptions): Promise<EtcdctlResult>;
-  /** Kills every member (SIGTERM, then SIGKILL) and removes the temp dir. */
+  /** Kills every member (SIGKILL) and removes the temp dir. Stop a member gracefully with members[i].process.stop(). */
   stop(): Promise<void>;
 }
 
@@ -70,7 +70,9 @@ export async function startReferenceCluster(opts: ReferenceClusterOptions = {}):
   const initialCluster = specs.map((s) => `${s.name}=${s.peerUrl}`).join(',');
   const members: ReferenceMember[] = [];
   const shutdown = async (removeDir: boolean) => {
-    await Promise.all(members.map((m) => m.process.stop('SIGTERM', 5000)));
+    // SIGKILL: the data is thrown away anyway, and members stopped all at once with SIGTERM spend
+    // seconds trying to transfer leadership to peers that are going away too.
+    await Promise.all(members.map((m) => m.process.stop('SIGKILL', 5000)));
     if (removeDir) rmSync(dir, { recursive: true, force: true });
   };
   const stop = () => shutdown(process.env.SVC_TEST_KEEP !== '1');

@@ -7,6 +7,7 @@ import type { V3Api } from './handlers.js';
 import type { Pb } from './convert.js';
 import { toGrpcError, type StreamHandlers } from '../grpc.js';
 import { Errors } from '../../core/errors.js';
+import { watchHandler } from './watch.js';
 
 export const SNAPSHOT_CHUNK = 32 * 1024;
 
@@ -64,5 +65,6 @@ export function streamHandlers(server: SvcServer, api: V3Api): Record<string, St
   return {
     maintenance: { Snapshot: snapshot as grpc.UntypedHandleCall },
     lease: { LeaseKeepAlive: keepAlive as grpc.UntypedHandleCall },
+    watch: { Watch: watchHandler(server, api) as grpc.UntypedHandleCall },
   };
 }

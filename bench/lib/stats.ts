@@ -1,0 +1,73 @@
+// Small figures helpers for the benchmarks: percentiles of latency samples and the peak resident set
+// size of a process (Linux /proc), so every bench reports the same way.
+import { readFileSync } from 'node:fs';
+
+/** The q-quantile (0..1) of `sorted` (ascending), nearest-rank; NaN when empty. */
+export function quantile(sorted: Float64Array | readonly number[], q: number): number {
+  const n = sorted.length;
+  if (n === 0) return Number.NaN;
+  const rank = Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1));
+  return sorted[rank];
+}
+
+/** Peak resident set size of `pid` in bytes (VmHWM), or undefined when the process or field is gone. */
+export function peakRssBytes(pid: number): number | undefined {
+  return statusField(pid, 'VmHWM');
+}
+
+/** Current resident set size of `pid` in bytes (VmRSS), or undefined. */
+export function rssBytes(pid: number): number | undefined {
+  return statusField(pid, 'VmRSS');
+}
+
+function statusField(pid: number, field: string): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(text);
+  return m ? Number(m[1]) * 1024 : undefined;
+}
+
+/** Bytes as MiB with one decimal, '-' when unknown. */
+export function mib(bytes: number | undefined): string {
+  return bytes === undefined ? '-' : (bytes / (1024 * 1024)).toFixed(1);
+}
+
+/** Milliseconds with two decimals, '-' when NaN. */
+export function ms(v: number): string {
+  return Number.isNaN(v) ? '-' : v.toFixed(2);
+}
+
+/** A plain text table: the first row is the header; columns padded to their widest cell. */
+export function formatTable(rows: readonly (readonly string[])[]): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  const line = (r: readonly string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}
+
+/** The same rows as a Markdown table. */
+export function markdownTable(rows: readonly (readonly string[])[]): string {
+  const line = (r: readonly string[]) => `| ${r.join(' | ')} |`;
+  return [line(rows[0]), line(rows[0].map((_, i) => (i === 0 ? '---' : '---:'))), ...rows.slice(1).map(line)].join('\n');
+}
+
+/** CPU time (user + system) consumed so far by `pid`, in milliseconds, or undefined when it is gone. */
+export function cpuTimeMs(pid: number): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) may contain spaces; the fields after its closing paren are fixed.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+
+// sysconf(_SC_CLK_TCK) is 100 on every Linux build Node supports.
+const CLOCK_TICKS = 100;

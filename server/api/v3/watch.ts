@@ -1,0 +1,96 @@
+// Watch/Watch: one bidirectional stream carries many watchers. Watch ids are per stream (the client may pick
+// them); the store's own watcher ids stay internal.
+import type * as grpc from '@grpc/grpc-js';
+import type { SvcServer } from '../../core/server.js';
+import type { V3Api } from './handlers.js';
+import { kvToPb, type Pb } from './convert.js';
+import type { Watcher, WatchResponse } from '../../mvcc/watchable-store.js';
+import type { MvccEvent } from '../../mvcc/event.js';
+
+/** How often watchers that asked for progress notifications get one (the reference: 10 minutes). */
+export const PROGRESS_NOTIFY_MS = Number(process.env.SVC_WATCH_PROGRESS_NOTIFY_MS) > 0 ? Number(process.env.SVC_WATCH_PROGRESS_NOTIFY_MS) : 10 * 60 * 1000;
+
+const EMPTY = Buffer.alloc(0);
+
+function eventToPb(ev: MvccEvent): Pb {
+  const out: Pb = { type: ev.type, kv: kvToPb(ev.kv) };
+  if (ev.prevKv) out.prev_kv = kvToPb(ev.prevKv);
+  return out;
+}
+
+export function watchHandler(server: SvcServer, api: V3Api): grpc.handleBidiStreamingCall<Pb, Pb> {
+  return (call) => {
+    const watchers = new Map<number, Watcher>();
+    let nextId = 0;
+    let closed = false;
+    const send = (msg: Pb) => {
+      if (!closed) call.write(msg);
+    };
+    const progressTimer = setInterval(() => {
+      for (const [id, w] of watchers) if (progressWanted.has(id)) w.requestProgress();
+    }, PROGRESS_NOTIFY_MS);
+    progressTimer.unref();
+    const progressWanted = new Set<number>();
+
+    const create = (r: Pb) => {
+      let id = Number(r.watch_id ?? 0);
+      if (id === 0 || id === -1) {
+        while (watchers.has(nextId)) nextId++;
+        id = nextId++;
+      } else if (watchers.has(id)) {
+        send({ header: api.header(), watch_id: id, created: true, canceled: true, cancel_reason: 'etcdserver: duplicate watch ID provided on the WatchStream' });
+        return;
+      }
+      const key: Buffer = r.key ?? EMPTY;
+      const end: Buffer = r.range_end ?? EMPTY;
+      const filters = ((r.filters ?? []) as string[]).map((f) => (f === 'NOPUT' ? 'noput' : 'nodelete') as 'noput' | 'nodelete');
+      // The created response goes first; events may follow immediately.
+      send({ header: api.header(), watch_id: id, created: true });
+      try {
+        const w = server.kv.watchable.watch(key, end.length > 0 ? end : undefined, Number(r.start_revision ?? 0), { prevKv: !!r.prev_kv, filters, progressNotify: !!r.progress_notify }, (resp: WatchResponse) => {
+          if (resp.compactRevision) {
+            send({ header: api.header(resp.revision), watch_id: id, canceled: true, compact_revision: resp.compactRevision, cancel_reason: 'etcdserver: mvcc: required revision has been compacted' });
+            watchers.delete(id);
+            return true;
+          }
+          send({ header: api.header(resp.revision), watch_id: id, events: resp.events.map(eventToPb) });
+          return true;
+        });
+        watchers.set(id, w);
+        if (r.progress_notify) progressWanted.add(id);
+      } catch (e) {
+        send({ header: api.header(), watch_id: id, canceled: true, cancel_reason: (e as Error).message });
+      }
+    };
+
+    call.on('data', (req: Pb) => {
+      if (req.create_request) create(req.create_request);
+      else if (req.cancel_request) {
+        const id = Number(req.cancel_request.watch_id ?? 0);
+        const w = watchers.get(id);
+        if (w) {
+          w.cancel();
+          watchers.delete(id);
+          progressWanted.delete(id);
+          send({ header: api.header(), watch_id: id, canceled: true });
+        }
+      } else if (req.progress_request) {
+        // A progress answer tells the client every watcher on this stream has seen up to this revision.
+        send({ header: api.header(), watch_id: -1 });
+      }
+    });
+    const cleanup = () => {
+      if (closed) return;
+      closed = true;
+      clearInterval(progressTimer);
+      for (const w of watchers.values()) w.cancel();
+      watchers.clear();
+    };
+    call.on('end', () => {
+      cleanup();
+      call.end();
+    });
+    call.on('error', cleanup);
+    call.on('cancelled', cleanup);
+  };
+}

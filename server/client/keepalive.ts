@@ -1,0 +1,123 @@
+// Keeping a lease alive: a LeaseKeepAlive stream that sends the lease id every third of its TTL. It ends
+// when the lease is gone (the server answers TTL 0), when cancelled, or when the client closes; a broken
+// stream (UNAVAILABLE) is reopened on the next endpoint.
+import { EventEmitter } from 'node:events';
+import type * as grpc from '@grpc/grpc-js';
+import { ClientError, Status, toClientError } from './errors.js';
+import type { LeaseKeepAliveResponse } from './types.js';
+import type { StreamSource } from './watch.js';
+
+/**
+ * A running keep-alive. Events: 'response' (LeaseKeepAliveResponse), 'expired' (the lease no longer exists),
+ * 'error' (only with a listener), 'end'. Async iteration yields the responses until it ends.
+ */
+export class KeepAlive extends EventEmitter implements AsyncIterable<LeaseKeepAliveResponse> {
+  private stream?: grpc.ClientDuplexStream<unknown, unknown>;
+  private timer?: NodeJS.Timeout;
+  private ended = false;
+  private intervalMs = 500;
+  private readonly queue: LeaseKeepAliveResponse[] = [];
+  private failure?: ClientError;
+  private wake?: () => void;
+  /** The lease's remaining TTL after the last renewal, in seconds (-1 before the first answer). */
+  lastTtl = -1;
+
+  constructor(
+    private readonly source: StreamSource,
+    readonly id: string,
+  ) {
+    super();
+    void this.open();
+  }
+
+  private async open(): Promise<void> {
+    if (this.ended) return;
+    let stream: grpc.ClientDuplexStream<unknown, unknown>;
+    try {
+      stream = await this.source.openDuplex('Lease', 'LeaseKeepAlive');
+    } catch (e) {
+      this.finish(toClientError(e));
+      return;
+    }
+    if (this.ended) return void stream.cancel();
+    this.stream = stream;
+    stream.on('data', (r: LeaseKeepAliveResponse) => this.onResponse(r));
+    stream.on('error', (e) => this.onStreamError(stream, toClientError(e)));
+    stream.on('end', () => this.onStreamError(stream, new ClientError(Status.UNAVAILABLE, 'keep-alive stream ended by the server')));
+    this.send();
+  }
+
+  private send(): void {
+    clearTimeout(this.timer);
+    if (this.ended || !this.stream) return;
+    this.stream.write({ ID: this.id });
+    this.timer = setTimeout(() => this.send(), this.intervalMs);
+  }
+
+  private onResponse(r: LeaseKeepAliveResponse): void {
+    if (this.ended) return;
+    const ttl = Number(r.TTL);
+    if (ttl <= 0) {
+      this.emit('expired');
+      this.finish();
+      return;
+    }
+    this.lastTtl = ttl;
+    this.intervalMs = Math.max(500, (ttl * 1000) / 3);
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.send(), this.intervalMs);
+    this.queue.push(r);
+    this.emit('response', r);
+    this.wake?.();
+  }
+
+  private onStreamError(stream: grpc.ClientDuplexStream<unknown, unknown>, e: ClientError): void {
+    if (this.stream !== stream || this.ended) return;
+    this.stream = undefined;
+    clearTimeout(this.timer);
+    if (this.source.closed) return this.finish(new ClientError(Status.CANCELLED, e.message));
+    if (e.code === Status.UNAVAILABLE) {
+      this.source.failover();
+      setTimeout(() => void this.open(), 100).unref();
+      return;
+    }
+    this.finish(e);
+  }
+
+  private finish(err?: ClientError): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.failure = err;
+    clearTimeout(this.timer);
+    if (err && this.listenerCount('error') > 0) this.emit('error', err);
+    const s = this.stream;
+    this.stream = undefined;
+    if (s) {
+      s.end();
+      s.cancel();
+    }
+    this.emit('end');
+    this.wake?.();
+  }
+
+  /** Stops renewing (the lease then expires after its TTL unless revoked). */
+  cancel(): void {
+    this.finish();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<LeaseKeepAliveResponse> {
+    for (;;) {
+      const r = this.queue.shift();
+      if (r) {
+        yield r;
+        continue;
+      }
+      if (this.ended) {
+        if (this.failure && this.failure.code !== Status.CANCELLED) throw this.failure;
+        return;
+      }
+      await new Promise<void>((resolve) => (this.wake = resolve));
+      this.wake = undefined;
+    }
+  }
+}
