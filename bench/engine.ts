@@ -194,10 +194,13 @@ async function kill9(
 export const lmdbAdapter: EngineAdapter = {
   name: 'lmdb',
   async open(path: string): Promise<EngineDb> {
-    const db: Database<Buffer, Buffer> = openLmdb<Buffer, Buffer>({ path, encoding: 'binary', keyEncoding: 'binary' });
+    // noSubdir: `path` is the data file itself (plus a `<path>-lock` file), as member/snap/db must be.
+    const db: Database<Buffer, Buffer> = openLmdb<Buffer, Buffer>({ path, noSubdir: true, encoding: 'binary', keyEncoding: 'binary' });
     return {
       async putBatch(pairs) {
-        await db.transaction(() => {
+        // db.batch, not db.transaction: with lmdb 3.5.6 on this Node the async transaction() promise
+        // never settled in our runs, while batch() (one atomic write transaction) does.
+        await db.batch(() => {
           for (const [k, v] of pairs) void db.put(k, v);
         });
         await db.flushed;

@@ -3,7 +3,8 @@
 // exist (raft core, storage engine, mvcc), each on its own so one failing does not stop the rest.
 //
 // Flags (after `npm run bench --`):
-//   --duration=<ms>        measured window per run (default 8000; warm-up 1500)
+//   --duration=<ms>        measured window per run (default 6000; --warmup=<ms> default 1000)
+//   --rounds=<n>           rounds (default 2); the systems take turns, the table shows medians over rounds
 //   --concurrency=16,64    puts in flight, one run per value
 //   --target=leader|all    send every put to the leader (default) or spread connections over all members
 //   --systems=etcd,svc     which clusters to measure
@@ -11,7 +12,6 @@
 //   --no-components        skip the raft/engine/mvcc benches
 //   --components-only      only the component benches
 import { cpus, totalmem } from 'node:os';
-import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runPutLoad, type PutLoadResult } from './put.js';
 import { startEtcdCluster, startSvcCluster, type BenchCluster } from './lib/cluster.js';
@@ -25,6 +25,8 @@ export interface BenchRunOptions {
   concurrency: number[];
   target: 'leader' | 'all';
   systems: Array<'etcd' | 'svc'>;
+  /** Rounds; each round runs every system at every concurrency once. Figures are medians over rounds. */
+  rounds: number;
   profile: boolean;
   components: boolean;
   puts: boolean;
@@ -34,6 +36,8 @@ export interface BenchRunOptions {
 export interface PutRow {
   system: string;
   concurrency: number;
+  /** Measured runs combined into this row. */
+  rounds: number;
   result: PutLoadResult;
   /** CPU milliseconds all members used per 1000 puts during the measured window. */
   memberCpuMsPer1k: number;
@@ -48,8 +52,9 @@ export interface RssRow {
 /** Parses argv (the flags above). */
 export function parseArgs(argv: readonly string[]): BenchRunOptions {
   const o: BenchRunOptions = {
-    durationMs: 8000,
-    warmupMs: 1500,
+    durationMs: 6000,
+    warmupMs: 1000,
+    rounds: 2,
     concurrency: [16, 64],
     target: 'leader',
     systems: ['etcd', 'svc'],
@@ -64,6 +69,7 @@ export function parseArgs(argv: readonly string[]): BenchRunOptions {
     else if (k === '--concurrency') o.concurrency = v.split(',').map(Number);
     else if (k === '--target' && (v === 'leader' || v === 'all')) o.target = v;
     else if (k === '--systems') o.systems = v.split(',').filter((s): s is 'etcd' | 'svc' => s === 'etcd' || s === 'svc');
+    else if (k === '--rounds') o.rounds = Math.max(1, Number(v));
     else if (k === '--profile') o.profile = true;
     else if (k === '--no-components') o.components = false;
     else if (k === '--components-only') o.puts = false;
@@ -72,40 +78,109 @@ export function parseArgs(argv: readonly string[]): BenchRunOptions {
   return o;
 }
 
-/** Measures one system: starts its cluster, runs every concurrency level, records peak RSS, stops it. */
-async function benchSystem(system: 'etcd' | 'svc', o: BenchRunOptions, rows: PutRow[], rss: RssRow[]): Promise<void> {
-  const t0 = Date.now();
-  const cluster: BenchCluster = system === 'svc' ? await startSvcCluster({ cpuProfile: o.profile }) : await startEtcdCluster();
-  console.log(`${system}: 3 members up in ${((Date.now() - t0) / 1000).toFixed(1)} s (${cluster.dir})`);
-  let profiles: string[];
-  let leaderName = '';
+/** Median of a non-empty list. */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Combines the rounds of one system and concurrency: the median of each figure, errors summed. */
+function combine(system: string, concurrency: number, rounds: Array<{ result: PutLoadResult; cpu: number }>): PutRow {
+  const r = rounds.map((x) => x.result);
+  return {
+    system,
+    concurrency,
+    rounds: r.length,
+    result: {
+      ops: r.reduce((s, x) => s + x.ops, 0),
+      errors: r.reduce((s, x) => s + x.errors, 0),
+      firstError: r.find((x) => x.firstError)?.firstError,
+      seconds: r.reduce((s, x) => s + x.seconds, 0),
+      opsPerSec: median(r.map((x) => x.opsPerSec)),
+      p50Ms: median(r.map((x) => x.p50Ms)),
+      p99Ms: median(r.map((x) => x.p99Ms)),
+      maxMs: Math.max(...r.map((x) => x.maxMs)),
+    },
+    memberCpuMsPer1k: median(rounds.map((x) => x.cpu)),
+  };
+}
+
+/** Starts both clusters, then runs the systems alternately (round by round) so a change in the machine's
+ * background load hits both alike; records peak RSS and stops them. */
+async function benchPuts(o: BenchRunOptions): Promise<{ rows: PutRow[]; rss: RssRow[] }> {
+  const clusters: BenchCluster[] = [];
+  const rows: PutRow[] = [];
+  const rss: RssRow[] = [];
+  const targets = new Map<BenchCluster, { endpoints: string[]; leader: string }>();
   try {
-    const leader = await cluster.leader();
-    leaderName = leader.name;
-    const endpoints = o.target === 'leader' ? [leader.endpoint] : cluster.members.map((m) => m.endpoint);
-    for (const c of o.concurrency) {
-      const cpuBefore = cluster.members.map((m) => cpuTimeMs(m.pid) ?? 0);
-      const result = await runPutLoad({ endpoints, concurrency: c, warmupMs: o.warmupMs, durationMs: o.durationMs });
-      // The warm-up is inside the CPU window too; scale by the measured share of puts is not possible,
-      // so count the whole window's CPU against the measured puts plus the warm-up's (estimated by rate).
-      const cpuUsed = cluster.members.reduce((s, m, i) => s + ((cpuTimeMs(m.pid) ?? 0) - cpuBefore[i]), 0);
-      const estimatedTotalPuts = result.ops + result.opsPerSec * (o.warmupMs / 1000);
-      rows.push({ system, concurrency: c, result, memberCpuMsPer1k: (cpuUsed / estimatedTotalPuts) * 1000 });
-      console.log(
-        `  ${system} in-flight ${c}: ${result.opsPerSec.toFixed(0)} puts/s, p50 ${ms(result.p50Ms)} ms, p99 ${ms(result.p99Ms)} ms` +
-          (result.errors ? `, ${result.errors} errors (${result.firstError})` : ''),
-      );
+    for (const system of o.systems) {
+      const t0 = Date.now();
+      try {
+        const c = system === 'svc' ? await startSvcCluster({ cpuProfile: o.profile }) : await startEtcdCluster();
+        clusters.push(c);
+        console.log(`${system}: 3 members up in ${((Date.now() - t0) / 1000).toFixed(1)} s (${c.dir})`);
+      } catch (e) {
+        console.log(`${system}: cannot start the cluster, skipped: ${(e as Error).message}`);
+      }
     }
-    rss.push({ system, peaks: cluster.members.map((m) => peakRssBytes(m.pid)) });
+    for (const c of clusters) {
+      try {
+        const leader = await c.leader();
+        targets.set(c, { endpoints: o.target === 'leader' ? [leader.endpoint] : c.members.map((m) => m.endpoint), leader: leader.name });
+      } catch (e) {
+        console.log(`${c.system}: skipped: ${(e as Error).message}`);
+      }
+    }
+    const samples = new Map<string, Array<{ result: PutLoadResult; cpu: number }>>();
+    for (let round = 1; round <= o.rounds; round++) {
+      for (const conc of o.concurrency) {
+        for (const c of clusters) {
+          const t = targets.get(c);
+          if (!t) continue;
+          const cpuBefore = c.members.map((m) => cpuTimeMs(m.pid) ?? 0);
+          let result: PutLoadResult;
+          try {
+            result = await runPutLoad({ endpoints: t.endpoints, concurrency: conc, warmupMs: o.warmupMs, durationMs: o.durationMs });
+          } catch (e) {
+            console.log(`  round ${round} ${c.system} in-flight ${conc}: failed: ${(e as Error).message}`);
+            continue;
+          }
+          // Member CPU covers warm-up and measured window: divide by the puts of both (warm-up estimated by rate).
+          const cpuUsed = c.members.reduce((s, m, i) => s + ((cpuTimeMs(m.pid) ?? 0) - cpuBefore[i]), 0);
+          const cpu = (cpuUsed / (result.ops + result.opsPerSec * (o.warmupMs / 1000))) * 1000;
+          const key = `${c.system}/${conc}`;
+          samples.set(key, [...(samples.get(key) ?? []), { result, cpu }]);
+          console.log(
+            `  round ${round} ${c.system.padEnd(4)} in-flight ${String(conc).padStart(3)}: ${result.opsPerSec.toFixed(0).padStart(6)} puts/s, ` +
+              `p50 ${ms(result.p50Ms)} ms, p99 ${ms(result.p99Ms)} ms` +
+              (result.errors ? `, ${result.errors} errors (${result.firstError})` : ''),
+          );
+        }
+      }
+    }
+    for (const conc of o.concurrency) {
+      for (const c of clusters) {
+        const s = samples.get(`${c.system}/${conc}`);
+        if (s?.length) rows.push(combine(c.system, conc, s));
+      }
+    }
+    for (const c of clusters) rss.push({ system: c.system, peaks: c.members.map((m) => peakRssBytes(m.pid)) });
   } finally {
-    profiles = await cluster.stop();
+    for (const c of clusters) {
+      const profiles = await c.stop();
+      if (o.profile && profiles.length) {
+        const root = fileURLToPath(new URL('../../', import.meta.url));
+        for (const file of profiles) {
+          const name = file.replace(/.*\//, '').replace('.cpuprofile', '');
+          const role = targets.get(c)?.leader === name ? 'leader' : 'follower';
+          console.log(`\nCPU profile of svc member ${name}, ${role} (${file}):`);
+          console.log(formatProfile(summariseProfile(file, root)));
+        }
+      }
+    }
   }
-  if (o.profile && profiles.length) {
-    const root = fileURLToPath(new URL('../../', import.meta.url));
-    const file = profiles.find((p) => p.includes(`${leaderName}.cpuprofile`)) ?? profiles[0];
-    console.log(`\nCPU profile of the svc leader ${leaderName} (${relative(process.cwd(), file)}):`);
-    console.log(formatProfile(summariseProfile(file, root)));
-  }
+  return { rows, rss };
 }
 
 /** The comparison table rows: one per system and concurrency, plus the svc/reference ratio. */
@@ -189,16 +264,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   console.log(`svc benchmarks, ${new Date().toISOString()}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${mib(totalmem())} MiB RAM, node ${process.version}`);
   if (o.puts) {
     console.log(
-      `put bench: 3-member clusters, 256-byte values over 10000 keys, target ${o.target}, warm-up ${o.warmupMs} ms, measured ${o.durationMs} ms per run\n`,
+      `put bench: 3-member clusters, 256-byte values over 10000 keys, target ${o.target}, warm-up ${o.warmupMs} ms, measured ${o.durationMs} ms per run, ${o.rounds} rounds\n`,
     );
-    const rows: PutRow[] = [];
-    const rss: RssRow[] = [];
-    for (const s of o.systems) {
-      try {
-        await benchSystem(s, o, rows, rss);
-      } catch (e) {
-        console.log(`${s}: put bench failed: ${(e as Error).message}`);
-      }
+    let rows: PutRow[] = [];
+    let rss: RssRow[] = [];
+    try {
+      ({ rows, rss } = await benchPuts(o));
+    } catch (e) {
+      console.log(`put bench failed: ${(e as Error).stack ?? String(e)}`);
     }
     if (rows.length) {
       console.log(`\n${formatTable(putTable(rows))}\n\npeak RSS (VmHWM) of the member processes:\n${formatTable(rssTable(rss))}`);

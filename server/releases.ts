@@ -32,6 +32,9 @@ export interface Release {
   embed: { logOutputField: 'logOutput' | 'logOutputs'; snapshotCountField: 'snapCount' | 'snapshotCount'; setupLogging: boolean };
   /** GET /health answers {"health":...} (3.3, 3.4) or adds "reason" (3.5). */
   healthReason: boolean;
+  /** A member of this release refuses to join a cluster below it whose authentication is on (3.5: the WAL
+   *  format of authentication entries changed, so the spec does not support that rolling upgrade). */
+  refusesAuthUpgradeFromBelow: boolean;
   /** RPCs that exist only from this release's cluster version on. */
   downgradeRpc: boolean;
   authStatusRpc: boolean;
@@ -54,6 +57,7 @@ const r33: Release = {
   shadowedEnvVar: 'warn',
   embed: { logOutputField: 'logOutput', snapshotCountField: 'snapCount', setupLogging: true },
   healthReason: false,
+  refusesAuthUpgradeFromBelow: false,
   downgradeRpc: false,
   authStatusRpc: false,
 };
@@ -90,6 +94,7 @@ const r35: Release = {
   configLocalLog: 'deprecated',
   preVoteDefault: true,
   healthReason: true,
+  refusesAuthUpgradeFromBelow: true,
   deprecatedFlags: {
     ...r34.deprecatedFlags,
     'log-output': '--log-output is deprecated; use --log-outputs',

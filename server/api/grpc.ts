@@ -33,12 +33,13 @@ export function createGrpcServer(api: V3Api, streams: Record<string, StreamHandl
         impl[name] = stream;
         continue;
       }
-      const handler = (api as unknown as Record<string, ((req: Pb) => Promise<Pb>) | undefined>)[name];
+      const handler = api.handler(name);
       if (method.requestStream || method.responseStream) {
         impl[name] = unimplementedStream(name);
       } else if (handler) {
         impl[name] = ((call: grpc.ServerUnaryCall<Pb, Pb>, callback: grpc.sendUnaryData<Pb>) => {
-          handler(call.request).then(
+          const token = call.metadata.get('token')[0];
+          handler(call.request, { token: typeof token === 'string' ? token : token?.toString() }).then(
             (res) => callback(null, res),
             (err) => {
               if (!(err instanceof ServerError)) logger.warn('request failed', { method: name, error: (err as Error)?.stack ?? String(err) });

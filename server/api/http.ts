@@ -7,7 +7,6 @@ import { V2Error } from '../core/v2store.js';
 import type { V3Api } from './v3/handlers.js';
 import type { MemberMetrics } from './metrics.js';
 import { GATEWAY_ROUTES, GatewayInputError, jsonToMessage, messageToJson } from './gateway.js';
-import type { Pb } from './v3/convert.js';
 
 export interface HttpAppOptions {
   server: SvcServer;
@@ -17,7 +16,6 @@ export interface HttpAppOptions {
   setLogLevel(level: string): void;
 }
 
-type Handler = (req: Pb) => Promise<Pb>;
 
 export function createHttpApp(o: HttpAppOptions): express.Express {
   const { server, api, metrics } = o;
@@ -71,7 +69,7 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
 
   const gateway = async (path: string, req: Request, res: Response) => {
     const route = GATEWAY_ROUTES[path];
-    const handler = route && (api as unknown as Record<string, Handler>)[route.method];
+    const handler = route && api.handler(route.method);
     if (!route || !handler) return sendGrpcError(res, new ServerError(Code.NotFound, `Not Found: ${path}`, 404));
     if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
     try {
@@ -83,7 +81,7 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
       } catch (e) {
         throw new GatewayInputError((e as Error).message);
       }
-      const answer = await handler(jsonToMessage(route.request, json));
+      const answer = await handler(jsonToMessage(route.request, json), { token: req.headers.authorization });
       res.json(messageToJson(route.response, answer));
     } catch (e) {
       sendGrpcError(res, e);

@@ -161,7 +161,10 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
   }
 
   const address = await new Promise<AddressInfo>((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException) => reject(listenError(err, urlText));
+    const onError = (err: NodeJS.ErrnoException) => {
+      injector.destroy(); // unregister it from the grpc.Server
+      reject(listenError(err, urlText));
+    };
     listener.once('error', onError);
     try {
       listener.listen({ host, port, exclusive: true }, () => {
@@ -170,6 +173,7 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
       });
     } catch (err) {
       // e.g. a port out of range throws synchronously
+      injector.destroy();
       reject(new ListenError('BAD_URL', urlText, (err as Error).message, { cause: err }));
     }
   });

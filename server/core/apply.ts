@@ -10,6 +10,7 @@ import { MvccError } from '../mvcc/errors.js';
 import { evaluateCompareOn } from '../mvcc/compare.js';
 import type { KeyValue } from '../mvcc/kv.js';
 import { Errors, ServerError } from './errors.js';
+import { AuthStore } from '../auth/store.js';
 import type { DeleteRangeRequest, InternalRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from './requests.js';
 import type { SvcServer } from './server.js';
 import { packageLogger } from '../log/create-logger.js';
@@ -59,6 +60,7 @@ export class KvApplier {
   store: MvccStore;
   lessor: Lessor;
   watchable: WatchableStore;
+  auth: AuthStore;
   private backend: Backend;
 
   constructor(private readonly server: SvcServer) {
@@ -67,6 +69,7 @@ export class KvApplier {
     this.lessor = new Lessor(this.backend, { logger, minTtl: minLeaseTtlFor(server.opts.electionMs) });
     this.store = new MvccStore(this.backend, { logger, lessor: this.lessor });
     this.watchable = new WatchableStore(this.store);
+    this.auth = new AuthStore(this.backend);
   }
 
   get stats() {
@@ -111,6 +114,9 @@ export class KvApplier {
         }
         case 'leaseRevoke':
           this.lessor.revoke(req.leaseRevoke.id);
+          return { revision: this.store.rev() };
+        case 'auth':
+          this.auth.apply(req.auth);
           return { revision: this.store.rev() };
         default:
           return undefined;
@@ -295,6 +301,7 @@ export class KvApplier {
     this.lessor.recover(this.backend);
     this.store.restore(this.backend);
     this.watchable.restore(this.backend);
+    this.auth.load(this.backend);
     return this.backend;
   }
 

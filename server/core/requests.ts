@@ -1,5 +1,6 @@
 // The requests that go through the consensus log (the counterpart of the reference's InternalRaftRequest) and
 // their encoding. Every write of the server is one of these, proposed by a member and applied by all.
+import type { AuthOp } from '../auth/store.js';
 
 export type SortOrder = 'NONE' | 'ASCEND' | 'DESCEND';
 export type SortTarget = 'KEY' | 'VERSION' | 'CREATE' | 'MOD' | 'VALUE';
@@ -86,7 +87,7 @@ export type InternalRequest = { id: bigint } & (
   | { kind: 'clusterVersionSet'; clusterVersionSet: { version: string } }
   | { kind: 'memberAttrSet'; memberAttrSet: { memberId: bigint; name: string; clientURLs: string[] } }
   | { kind: 'v2'; v2: { method: 'PUT' | 'DELETE'; path: string; value?: string; dir?: boolean; recursive?: boolean; prevExist?: boolean } }
-  | { kind: 'auth'; auth: { op: string; args: Record<string, unknown> } }
+  | { kind: 'auth'; auth: AuthOp }
 );
 
 export type RequestKind = InternalRequest['kind'];

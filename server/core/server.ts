@@ -177,6 +177,7 @@ export class SvcServer {
         throw new FatalStartError(`failed to find database snapshot file: ${dbPath} is missing while consensus snapshot ${snap.metadata.term.toString(16).padStart(16, '0')}-${snap.metadata.index.toString(16).padStart(16, '0')}.snap exists; refusing to start with an empty v3 store (restore the db file or the data dir)`);
       }
       this.backend = openBackend(logger, dbPath);
+      this.refuseAuthUpgrade();
       this.wal = await openWal(logger, this.walDir, snap ? { index: snap.metadata.index, term: snap.metadata.term } : { index: 0, term: 0 });
       const { metadata, hardState, entries } = await this.wal.readAll();
       const meta = decodeTagged<WalMetadata>(metadata);
@@ -265,6 +266,20 @@ export class SvcServer {
     this.timers.push(setInterval(() => void this.checkLeases(), 500));
     this.kick();
     void this.publish();
+  }
+
+  /** The spec: a rolling upgrade to 3.5 of a cluster with authentication on is not supported. Refuse before
+   *  anything is written, so the data dir stays as the older release left it. */
+  private refuseAuthUpgrade(): void {
+    if (!this.opts.release.refusesAuthUpgradeFromBelow) return;
+    const tx = this.backend.readTx();
+    const authOn = tx.get('auth', new TextEncoder().encode('authEnabled'))?.[0] === 1;
+    const cvBytes = tx.get('cluster', CLUSTER_VERSION_KEY);
+    const cv = cvBytes ? Buffer.from(cvBytes).toString('utf8') : undefined;
+    if (authOn && cv !== undefined && compareMinor(cv, this.opts.release.minor) < 0) {
+      this.backend.close();
+      throw new FatalStartError(`rolling upgrade to ${this.opts.release.minor} is not supported while authentication is enabled (cluster version ${cv}): ${this.opts.release.minor} changes the write-ahead-log format of authentication entries. Nothing was changed; restart this member with its previous release, then disable authentication before upgrading (or restore a snapshot into a new ${this.opts.release.minor} cluster)`);
+    }
   }
 
   private initialMembers(): Member[] {
@@ -492,6 +507,10 @@ export class SvcServer {
     if (prev === undefined) this.logger.info('set initial cluster version', { ...fields, 'cluster-version': version });
     else if (prev !== version) this.logger.info('updated cluster version', { ...fields, from: prev, to: version });
     this.membership.version = version;
+    // Also kept in the db, where a member of a newer release can read it before it replays anything.
+    const tx = this.backend.batchTx();
+    tx.put('cluster', CLUSTER_VERSION_KEY, Buffer.from(version));
+    tx.end();
     if (prev !== version) this.logger.info('enabled capabilities for version', { 'cluster-version': version });
     const check = checkServerAgainstCluster(this.opts.release.version, version);
     if (!check.ok) {
@@ -650,7 +669,7 @@ export class SvcServer {
     if (this.stopped || this.stopping) throw Errors.stopped();
     const data = encodeRequest(req);
     if (data.length > this.opts.maxRequestBytes) throw Errors.requestTooLarge();
-    if (this.lead === 0n) throw Errors.noLeader();
+    if (this.lead === 0n) await this.waitForLeader(timeoutMs);
     const p = this.proposals.register(req.id, timeoutMs, () => {
       this.stats.proposalsFailed++;
       return this.lead === 0n ? Errors.timeoutDueToLeaderFail() : Errors.timeout();
@@ -670,10 +689,20 @@ export class SvcServer {
     }
   }
 
+  /** Wait (a bounded time) for an election to finish, as a request arriving between leaders should. */
+  async waitForLeader(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + Math.min(timeoutMs, 3 * this.opts.electionMs);
+    while (this.lead === 0n) {
+      if (this.stopped || this.stopping) throw Errors.stopped();
+      if (Date.now() >= deadline) throw Errors.noLeader();
+      await sleep(this.opts.tickMs);
+    }
+  }
+
   /** Propose a membership change and resolve with the member list once it applied. */
   async proposeConfChange(type: ConfChangeType, nodeId: bigint, member: Partial<Member>): Promise<Member[]> {
     if (this.stopped || this.stopping) throw Errors.stopped();
-    if (this.lead === 0n) throw Errors.noLeader();
+    if (this.lead === 0n) await this.waitForLeader(this.requestTimeoutMs());
     const requestId = this.nextRequestId();
     const cc: ConfChange = { type, nodeId, context: encodeTagged({ ...member, requestId }) };
     const p = this.confWaiters.register(requestId, this.requestTimeoutMs(), () => Errors.timeout());
@@ -687,8 +716,9 @@ export class SvcServer {
   }
 
   /** Resolves when a read issued now may be served locally and be linearizable. */
-  linearizableReadNotify(timeoutMs = this.requestTimeoutMs()): Promise<void> {
-    if (this.stopped) return Promise.reject(Errors.stopped());
+  async linearizableReadNotify(timeoutMs = this.requestTimeoutMs()): Promise<void> {
+    if (this.stopped) throw Errors.stopped();
+    if (this.lead === 0n) await this.waitForLeader(timeoutMs);
     return new Promise<void>((resolve, reject) => {
       this.pendingReads.push({ resolve, reject });
       this.sendReadIndex(timeoutMs);
@@ -876,6 +906,12 @@ export class SvcServer {
     };
   }
 
+  /** Is a feature of release `minor` on? Only when this member and the cluster version both reach it. */
+  capable(minor: string): boolean {
+    const cv = this.membership.version;
+    return cv !== undefined && compareMinor(cv, minor) >= 0 && compareMinor(this.opts.release.minor, minor) >= 0;
+  }
+
   isLeader(): boolean {
     return this.role === StateRole.Leader;
   }
@@ -992,6 +1028,8 @@ async function fetchPeerVersion(urls: string[]): Promise<string | undefined> {
   }
   return undefined;
 }
+
+const CLUSTER_VERSION_KEY = new TextEncoder().encode('clusterVersion');
 
 /** How long a read-index request may go unanswered before it is sent again (the reference: 500 ms). */
 const READ_INDEX_RETRY_MS = 500;

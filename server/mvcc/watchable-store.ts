@@ -8,6 +8,8 @@
 // Catch-up and victim retries run from setImmediate/setTimeout when autoSync is on (the default); tests
 // and deterministic callers can turn it off and call syncWatchers()/syncVictims() themselves.
 import type { Backend } from '../storage/backend.js';
+import type { Logger } from '../log/logger.js';
+import { nopLogger } from '../log/logger.js';
 import { MvccError } from './errors.js';
 import { isCreateEvent, type MvccEvent } from './event.js';
 import type { MvccStore } from './kvstore.js';
@@ -64,6 +66,7 @@ export interface WatchableStoreOptions {
   maxWatchersPerSync?: number;
   /** Delay before retrying victims (default 10 ms). */
   victimRetryMs?: number;
+  logger?: Logger;
 }
 
 export interface WatchStats {
@@ -115,7 +118,13 @@ class WatcherImpl implements Watcher {
     }
     // Everything filtered out: nothing to say.
     if (!progress && events.length === 0 && !resp.compactRevision) return true;
-    return this.sink({ ...resp, watchId: this.id, events }) !== false;
+    try {
+      return this.sink({ ...resp, watchId: this.id, events }) !== false;
+    } catch (err) {
+      // A failing consumer must not break the write path: drop the watcher instead.
+      this.owner.sinkFailed(this, err as Error);
+      return true;
+    }
   }
 }
 
@@ -132,6 +141,7 @@ export class WatchableStore {
   private readonly chunkSize: number;
   private readonly maxPerSync: number;
   private readonly victimRetryMs: number;
+  private readonly logger: Logger;
 
   constructor(
     readonly store: MvccStore,
@@ -141,6 +151,7 @@ export class WatchableStore {
     this.chunkSize = opts.chunkSize ?? 1000;
     this.maxPerSync = opts.maxWatchersPerSync ?? 512;
     this.victimRetryMs = opts.victimRetryMs ?? 10;
+    this.logger = opts.logger ?? nopLogger;
     store.onChanges((rev, evs) => this.notify(rev, evs));
   }
 
@@ -182,6 +193,12 @@ export class WatchableStore {
     this.victims.delete(wi);
     wi.pending = undefined;
     if (wi.state !== 'compacted') wi.state = 'canceled';
+  }
+
+  /** @internal a sink threw: log and cancel its watcher. */
+  sinkFailed(w: WatcherImpl, err: Error): void {
+    this.logger.warn('watch consumer failed; cancelling watcher', { 'watch-id': w.id, error: err.message });
+    queueMicrotask(() => this.cancel(w));
   }
 
   /** Sends a progress response to a synced watcher; returns whether it did. */

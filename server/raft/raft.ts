@@ -125,7 +125,8 @@ export class Raft {
   // ---- sending ----
 
   private send(m: Message): void {
-    m.from = this.id;
+    // Forwarded messages keep their origin (a forwarded TransferLeader names the transferee in `from`).
+    if (m.from === NONE) m.from = this.id;
     const t = m.type;
     if (t === MessageType.Vote || t === MessageType.VoteResp || t === MessageType.PreVote || t === MessageType.PreVoteResp) {
       // Campaign messages carry the term they are about, which may differ from ours.
@@ -814,8 +815,9 @@ export class Raft {
     }
     const cs = s.metadata.confState;
     if (!cs.voters.includes(this.id) && !cs.learners.includes(this.id)) {
-      this.logger.warn(`${idHex(this.id)} attempted to restore snapshot but it is not in the ConfState; should never happen`);
-      return false;
+      // A member added after the snapshot was taken: its AddNode entry follows in the log. It cannot
+      // campaign until it appears in the configuration, so taking the snapshot is safe.
+      this.logger.info(`${idHex(this.id)} restoring a snapshot whose configuration does not include it yet`);
     }
     if (this.raftLog.matchTerm(s.metadata.index, s.metadata.term)) {
       // Our log already has the snapshot's last entry: just fast-forward the commit.

@@ -180,7 +180,8 @@ export class RawNode {
   /** What to persist, send and apply now. Call advance(rd) when done with it. */
   ready(): Ready {
     const r = this.raft;
-    const entries = r.raftLog.unstableEntries();
+    // A copy: the caller may propose before advance(), which appends to the unstable tail.
+    const entries = r.raftLog.unstableEntries().slice();
     const rd: Ready = {
       entries,
       committedEntries: r.raftLog.nextEnts(),

@@ -5,7 +5,7 @@
 import { CompactedError, RaftError, SnapOutOfDateError, UnavailableError } from './errors.js';
 import type { ConfState, Entry, HardState, Snapshot } from './types.js';
 import { NONE } from './types.js';
-import { limitSize } from './util.js';
+import { entrySize } from './util.js';
 
 /** The empty hard state (term 0, no vote, nothing committed). */
 export function emptyHardState(): HardState {
@@ -41,7 +41,16 @@ export class MemoryStorage {
     if (lo <= offset) throw new CompactedError();
     if (hi > this.lastIndex() + 1) throw new UnavailableError();
     if (this.ents.length === 1) throw new UnavailableError();
-    return limitSize(this.ents.slice(lo - offset, hi - offset), maxBytes);
+    if (maxBytes === Infinity) return this.ents.slice(lo - offset, hi - offset);
+    // Find the cut first so a far-behind reader does not copy the whole tail.
+    let end = lo - offset + 1;
+    let size = entrySize(this.ents[lo - offset]);
+    while (end < hi - offset) {
+      size += entrySize(this.ents[end]);
+      if (size > maxBytes) break;
+      end++;
+    }
+    return this.ents.slice(lo - offset, end);
   }
 
   /** The term of entry i (the snapshot's term for the snapshot index). */

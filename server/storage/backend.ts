@@ -7,6 +7,7 @@
 // the background after timed commits and synchronously on forceCommit/close; the WAL owns durability.
 import fs from 'node:fs';
 import path from 'node:path';
+import { resolve as resolvePath } from 'node:path';
 import crypto from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -174,6 +175,8 @@ class LmdbBackend implements Backend {
   private nCommits = 0;
   private nDefrags = 0;
   private snapSeq = 0;
+  /** Running lmdb copies; the env must outlive them. */
+  private inflight = new Set<Promise<unknown>>();
   private readonly batchLimit: number;
   private readonly tx: BackendBatchTx;
 
@@ -184,6 +187,12 @@ class LmdbBackend implements Backend {
   ) {
     this.batchLimit = opts.batchLimit ?? DEFAULT_BATCH_LIMIT;
     fs.mkdirSync(pathDir(path), { recursive: true });
+    removeStaleTemps(path, logger);
+    if (closingEnvs.has(resolvePath(path))) {
+      // A fresh lock file gives a fresh native env instead of the closing one.
+      fs.rmSync(`${path}-lock`, { force: true });
+      logger.warn('opening a backend whose previous env is still finishing a copy', { path });
+    }
     try {
       this.env = openEnv(path);
     } catch (err) {
@@ -422,8 +431,9 @@ class LmdbBackend implements Backend {
     this.checkOpen();
     if (this.defragging) throw new BackendError('BACKEND_DEFRAG_RUNNING', 'defragmentation in progress');
     this.commit();
+    fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.rmSync(file, { force: true });
-    await this.env.backup(file, true);
+    await this.track(this.env.backup(file, true));
     const sha = crypto.createHash('sha256');
     let size = 0;
     for await (const chunk of fs.createReadStream(file)) {
@@ -471,7 +481,9 @@ class LmdbBackend implements Backend {
     const before = fs.statSync(this.path).size;
     try {
       fs.rmSync(tmp, { force: true });
-      await this.env.backup(tmp, true);
+      // Copies still running (snapshots) must finish before the env is swapped.
+      await Promise.allSettled([...this.inflight]);
+      await this.track(this.env.backup(tmp, true));
       if (this.closed) {
         fs.rmSync(tmp, { force: true });
         return;
@@ -493,6 +505,15 @@ class LmdbBackend implements Backend {
       path: this.path,
       'current-db-size-bytes-diff': fs.statSync(this.path).size - before,
     });
+  }
+
+  private async track<T>(p: Promise<T>): Promise<T> {
+    this.inflight.add(p);
+    try {
+      return await p;
+    } finally {
+      this.inflight.delete(p);
+    }
   }
 
   hash(): number {
@@ -521,7 +542,17 @@ class LmdbBackend implements Backend {
     this.defragging = false;
     this.commit();
     this.closed = true;
-    void this.env.close();
+    const env = this.env;
+    // A running copy reads through the env: close it only after the copy is done.
+    if (this.inflight.size > 0) {
+      const key = resolvePath(this.path);
+      const done = Promise.allSettled([...this.inflight])
+        .then(() => env.close())
+        .finally(() => {
+          if (closingEnvs.get(key) === done) closingEnvs.delete(key);
+        });
+      closingEnvs.set(key, done);
+    } else void env.close();
     try {
       this.fsyncNow();
     } catch (err) {
@@ -530,8 +561,28 @@ class LmdbBackend implements Backend {
   }
 }
 
+/**
+ * Envs whose close waits for a running copy. lmdb shares one native env per lock file within a process,
+ * so opening the same path meanwhile would get the old env (and, if the file was replaced, the old file).
+ */
+const closingEnvs = new Map<string, Promise<void>>();
+
 function pathDir(p: string): string {
   return path.dirname(p);
+}
+
+/** Removes temporary copies left by a process that died while snapshotting or defragmenting. */
+function removeStaleTemps(file: string, logger: Logger): void {
+  const dir = path.dirname(file);
+  const base = path.basename(file);
+  for (const f of fs.readdirSync(dir)) {
+    if (f.startsWith(`${base}.snapshot-`) || f.startsWith(`${base}.defrag-`)) {
+      if (f.endsWith('.tmp') || f.endsWith('.tmp-lock')) {
+        fs.rmSync(path.join(dir, f), { force: true });
+        logger.info('removed stale temporary backend copy', { path: path.join(dir, f) });
+      }
+    }
+  }
 }
 
 /** Opens (creating if needed) the backend file at `file` (normally <data-dir>/member/snap/db). */

@@ -144,6 +144,24 @@ describe('client listener: gRPC and HTTP/1.1 on one port', function () {
       }
     });
 
+    it('classifies a request that arrives a few bytes at a time', async function () {
+      const sock = net.connect(listener.address.port, '127.0.0.1');
+      await new Promise((r) => sock.once('connect', r));
+      const reply = new Promise<string>((resolve) => {
+        let text = '';
+        sock.on('data', (c: Buffer) => (text += c.toString()));
+        sock.on('close', () => resolve(text));
+      });
+      // "P" and "PR" are also prefixes of the HTTP/2 preface: the listener must wait for more
+      for (const part of ['P', 'R', 'OPFIND', ' /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n']) {
+        sock.write(part);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const text = await reply;
+      expect(text).to.match(/^HTTP\/1\.1 200 /); // the handler answers by path, whatever the method
+      expect(text).to.contain('etcdserver');
+    });
+
     it('serves the real etcdctl', async function () {
       const r = await etcdctl(['get', 'foo'], { endpoints: [`127.0.0.1:${listener.address.port}`] });
       expect(r.code, r.stderr).to.equal(0);

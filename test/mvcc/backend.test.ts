@@ -108,6 +108,40 @@ describe('backend (lmdb)', () => {
     }
   });
 
+  it('closing while a snapshot copy runs lets the copy finish', async () => {
+    for (let i = 0; i < 2000; i++) be.batchTx().put('key', b(`k${i}`), b('v'.repeat(200)));
+    const file = path.join(t.dir, 'during-close.db');
+    const p = be.snapshotTo(file);
+    be.close();
+    const info = await p;
+    expect(info.size % 512).to.equal(0);
+    const copy = openBackend(nopLogger, file, { batchIntervalMs: 0 });
+    try {
+      expect(copy.readTx().range('key', b(''), null).length).to.equal(2000);
+    } finally {
+      copy.close();
+    }
+  });
+
+  it('replacing the db file while a copy still runs opens the new file, not the closing one', async () => {
+    for (let i = 0; i < 3000; i++) be.batchTx().put('key', b(`old${i}`), b('v'.repeat(200)));
+    const other = path.join(t.dir, 'other', 'db');
+    const ob = openBackend(nopLogger, other, { batchIntervalMs: 0 });
+    ob.batchTx().put('key', b('new'), b('1'));
+    ob.close();
+    const copy = be.snapshotTo(path.join(t.dir, 'copy.db'));
+    be.close();
+    fs.renameSync(other, be.path);
+    be = openBackend(nopLogger, be.path, { batchIntervalMs: 0 });
+    expect(be.readTx().range('key', b(''), null).map((e) => s(e.key))).to.deep.equal(['new']);
+    be.batchTx().put('key', b('after'), b('1'));
+    be.forceCommit();
+    await copy;
+    be.close();
+    be = openBackend(nopLogger, be.path, { batchIntervalMs: 0 });
+    expect(be.readTx().range('key', b(''), null).map((e) => s(e.key))).to.deep.equal(['after', 'new']);
+  });
+
   it('snapshot stream yields the same bytes, a multiple of 512, and removes its temp file', async () => {
     for (let i = 0; i < 100; i++) be.batchTx().put('key', b(`k${i}`), b('v'));
     const snap = await be.openSnapshot(32 * 1024);
@@ -146,8 +180,9 @@ describe('backend (lmdb)', () => {
     this.timeout(30000);
     const here = path.dirname(fileURLToPath(import.meta.url));
     const file = path.join(t.dir, 'crash', 'db');
-    for (let round = 0; round < 3; round++) {
-      const child = spawn(process.execPath, [path.join(here, 'fixtures', 'crash-writer.js'), file], {
+    for (let round = 0; round < 4; round++) {
+      const args = [path.join(here, 'fixtures', 'crash-writer.js'), file, round >= 2 ? 'defrag' : 'plain'];
+      const child = spawn(process.execPath, args, {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       const target = 2000 + round * 1500 + Math.floor(Math.random() * 1000);
@@ -173,6 +208,7 @@ describe('backend (lmdb)', () => {
         expect(r.count).to.equal(ci);
         const last = store.range(b(`k${String(ci).padStart(8, '0')}`));
         expect(last.kvs.length).to.equal(1);
+        expect(fs.readdirSync(path.dirname(file)).filter((f) => f.endsWith('.tmp'))).to.deep.equal([]);
       } finally {
         re.close();
       }

@@ -353,6 +353,24 @@ export class Cluster {
     return this.raw(lead).status().softState.role === StateRole.Leader ? lead : undefined;
   }
 
+  /** One line per member: role, term, leader, log and membership (for failure reports). */
+  describe(): string {
+    const lines = [`conf voters=[${this.conf.voters.join(',')}] learners=[${this.conf.learners.join(',')}]`];
+    for (const id of this.ids) {
+      const n = this.nodes.get(id)!;
+      if (!n.raw) {
+        lines.push(`  ${id}: ${this.retired.has(id) ? 'retired' : 'down'}`);
+        continue;
+      }
+      const st = n.raw.status();
+      const log = n.raw.raft.raftLog;
+      lines.push(
+        `  ${id}: ${st.softState.role} term=${st.hardState.term} vote=${st.hardState.vote} lead=${st.softState.lead} commit=${st.hardState.commit} applied=${st.applied} last=${log.lastIndex()} first=${log.firstIndex()} voters=[${st.confState.voters.join(',')}] learners=[${st.confState.learners.join(',')}]`,
+      );
+    }
+    return lines.join('\n');
+  }
+
   /** Any live member that believes it is leader in the highest term. */
   leader(): NodeId | undefined {
     let best: NodeId | undefined;
@@ -703,7 +721,7 @@ export function checkLiveness(c: Cluster): number {
   const before = c.now;
   const bound = 40 * opts.electionTick;
   if (!c.runUntil(() => c.stableLeader() !== undefined, bound)) {
-    throw new InvariantError(`liveness: no stable leader within ${bound} ticks after healing`);
+    throw new InvariantError(`liveness: no stable leader within ${bound} ticks after healing\n${c.describe()}`);
   }
   const leaderTicks = Math.round((c.now - before) / TICK);
   // A proposal may still be lost to a leadership change (e.g. a transfer that was under way): retry
@@ -725,7 +743,7 @@ export function checkLiveness(c: Cluster): number {
     }
     return false;
   }, bound);
-  if (!committed) throw new InvariantError(`liveness: no proposal (${payloads.join(',')}) applied on every member within ${bound} ticks`);
+  if (!committed) throw new InvariantError(`liveness: no proposal (${payloads.join(',')}) applied on every member within ${bound} ticks\n${c.describe()}`);
   return leaderTicks;
 }
 

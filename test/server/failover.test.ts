@@ -54,8 +54,8 @@ class Writer {
   }
 }
 
-async function term(c: SvcCluster, i: number): Promise<bigint> {
-  return BigInt(String((await c.status(i)).raftTerm));
+async function term(c: SvcCluster, i: number): Promise<number> {
+  return Number((await c.status(i)).raftTerm);
 }
 
 /** Polls a serializable (local) read of the prefix on member i until it holds every acked key. */

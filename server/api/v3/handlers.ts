@@ -1,7 +1,8 @@
 // The v3 API's unary calls, independent of how they arrive: the gRPC services and the JSON gateway both call
 // these with a decoded request message and send back the message they return.
 import type { SvcServer } from '../../core/server.js';
-import { Errors } from '../../core/errors.js';
+import { Errors, ServerError, Code } from '../../core/errors.js';
+import { AuthGate, authHandlers, type RequestMeta } from './auth.js';
 import { ConfChangeType } from '../../raft/types.js';
 import { computeMemberId, idHex } from '../../cluster/ids.js';
 import type { Member } from '../../cluster/membership.js';
@@ -9,10 +10,26 @@ import type { TxnRequest, RequestOp, AlarmType } from '../../core/requests.js';
 import type { RangeResult, PutResult, DeleteResult, TxnResult, OpResult } from '../../core/apply.js';
 import { deleteFromPb, kvToPb, putFromPb, rangeFromPb, txnFromPb, txnIsReadOnly, type Pb } from './convert.js';
 
-export type UnaryHandler = (req: Pb) => Promise<Pb>;
+export type UnaryHandler = (req: Pb, meta?: RequestMeta) => Promise<Pb>;
 
 export class V3Api {
-  constructor(readonly server: SvcServer) {}
+  readonly gate: AuthGate;
+  private readonly extra: Record<string, UnaryHandler>;
+
+  constructor(readonly server: SvcServer) {
+    this.gate = new AuthGate(server);
+    this.extra = authHandlers(server, () => this.header(), this.gate);
+  }
+
+  /** The unary handler for a method name (KV, Lease, Cluster, Maintenance, Auth, Health), if any. */
+  handler(name: string): UnaryHandler | undefined {
+    const own = (this as unknown as Record<string, unknown>)[name];
+    if (typeof own === 'function' && /^[A-Z]/.test(name)) return own as UnaryHandler;
+    const release = this.server.opts.release;
+    if (name === 'AuthStatus' && !release.authStatusRpc) return undefined;
+    if (name === 'Downgrade' && !release.downgradeRpc) return undefined;
+    return this.extra[name];
+  }
 
   header(revision?: number): Pb {
     const s = this.server;
@@ -26,8 +43,9 @@ export class V3Api {
 
   // ------------------------------------------------------------------------------------------- KV
 
-  Range = async (req: Pb): Promise<Pb> => {
+  Range = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
     const r = rangeFromPb(req);
+    this.gate.requireKeys(meta, Buffer.from(r.key), Buffer.from(r.rangeEnd), false);
     if (!r.serializable) await this.server.linearizableReadNotify();
     const res = this.server.kv.range(r);
     return this.rangeToPb(res);
@@ -37,8 +55,9 @@ export class V3Api {
     return { header: this.header(res.revision), kvs: res.kvs.map(kvToPb), more: res.more, count: res.count };
   }
 
-  Put = async (req: Pb): Promise<Pb> => {
+  Put = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
     const p = putFromPb(req);
+    this.gate.requireKeys(meta, Buffer.from(p.key), Buffer.alloc(0), true);
     if (p.key.length === 0) throw Errors.emptyKey();
     if (p.ignoreValue && p.value.length > 0) throw Errors.valueProvided();
     if (p.ignoreLease && p.lease !== 0n) throw Errors.leaseProvided();
@@ -53,8 +72,9 @@ export class V3Api {
     return out;
   }
 
-  DeleteRange = async (req: Pb): Promise<Pb> => {
+  DeleteRange = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
     const d = deleteFromPb(req);
+    this.gate.requireKeys(meta, Buffer.from(d.key), Buffer.from(d.rangeEnd), true);
     if (d.key.length === 0) throw Errors.emptyKey();
     const res = await this.server.propose<DeleteResult>({ id: this.server.nextRequestId(), kind: 'deleteRange', deleteRange: d });
     return this.deleteToPb(res);
@@ -64,9 +84,10 @@ export class V3Api {
     return { header: this.header(res.revision), deleted: res.deleted, prev_kvs: res.prevKvs.map(kvToPb) };
   }
 
-  Txn = async (req: Pb): Promise<Pb> => {
+  Txn = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
     const t = txnFromPb(req);
     this.checkTxn(t);
+    this.gate.requireTxn(meta, t);
     let res: TxnResult;
     if (txnIsReadOnly(t)) {
       const serializable = [...t.success, ...t.failure].every((op) => !('range' in op) || op.range.serializable);
@@ -128,7 +149,8 @@ export class V3Api {
     checkBranch(t.failure);
   }
 
-  Compact = async (req: Pb): Promise<Pb> => {
+  Compact = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
+    this.gate.requireAdmin(meta);
     const revision = Number(req.revision ?? 0);
     const res = await this.server.propose<{ revision: number }>({ id: this.server.nextRequestId(), kind: 'compaction', compaction: { revision, physical: !!req.physical } });
     return { header: this.header(res.revision) };
@@ -186,7 +208,8 @@ export class V3Api {
     return list.map((m) => this.memberToPb(m));
   }
 
-  MemberAdd = async (req: Pb): Promise<Pb> => {
+  MemberAdd = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
+    this.gate.requireAdmin(meta);
     const peerURLs: string[] = req.peerURLs ?? [];
     if (peerURLs.length === 0 || peerURLs.some((u) => !isUrl(u))) throw Errors.memberBadURLs();
     const isLearner = !!req.isLearner;
@@ -207,14 +230,16 @@ export class V3Api {
     if (started < quorumAfter) throw Errors.memberNotEnoughStarted();
   }
 
-  MemberRemove = async (req: Pb): Promise<Pb> => {
+  MemberRemove = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
+    this.gate.requireAdmin(meta);
     const id = BigInt(req.ID ?? 0);
     this.server.membership.validateRemove(id);
     const list = await this.server.proposeConfChange(ConfChangeType.RemoveNode, id, {});
     return { header: this.header(), members: this.membersPb(list) };
   };
 
-  MemberUpdate = async (req: Pb): Promise<Pb> => {
+  MemberUpdate = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
+    this.gate.requireAdmin(meta);
     const id = BigInt(req.ID ?? 0);
     const peerURLs: string[] = req.peerURLs ?? [];
     if (peerURLs.length === 0 || peerURLs.some((u) => !isUrl(u))) throw Errors.memberBadURLs();
@@ -228,7 +253,8 @@ export class V3Api {
     return { header: this.header(), members: this.membersPb(this.server.membership.list()) };
   };
 
-  MemberPromote = async (req: Pb): Promise<Pb> => {
+  MemberPromote = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
+    this.gate.requireAdmin(meta);
     const id = BigInt(req.ID ?? 0);
     this.server.membership.validatePromote(id);
     if (!this.server.isLeader()) throw Errors.notLeader();
@@ -241,8 +267,9 @@ export class V3Api {
 
   // ------------------------------------------------------------------------------------------- Maintenance
 
-  Alarm = async (req: Pb): Promise<Pb> => {
+  Alarm = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
     const action = (req.action || 'GET') as 'GET' | 'ACTIVATE' | 'DEACTIVATE';
+    if (action !== 'GET') this.gate.requireAdmin(meta);
     const alarm = (req.alarm || 'NONE') as AlarmType;
     const memberId = BigInt(req.memberID ?? 0);
     let list: Array<{ memberId: bigint; alarm: AlarmType }>;
@@ -272,24 +299,43 @@ export class V3Api {
     };
   };
 
-  Defragment = async (): Promise<Pb> => {
+  Defragment = async (_req: Pb, meta?: RequestMeta): Promise<Pb> => {
+    this.gate.requireAdmin(meta);
     await this.server.kv.defrag();
     return { header: this.header() };
   };
 
-  Hash = async (): Promise<Pb> => {
+  Hash = async (_req: Pb, meta?: RequestMeta): Promise<Pb> => {
+    this.gate.requireAdmin(meta);
     return { header: this.header(), hash: this.server.kv.hash() };
   };
 
-  HashKV = async (req: Pb): Promise<Pb> => {
+  HashKV = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
+    this.gate.requireAdmin(meta);
     const r = this.server.kv.hashKV(Number(req.revision ?? 0));
     return { header: this.header(r.revision), hash: r.hash, compact_revision: r.compactRevision };
+  };
+
+  /**
+   * Maintenance/Downgrade (3.5): svc validates a downgrade target but does not run online downgrades; the
+   * way back after an upgrade completed is a restore from the snapshot taken before it.
+   */
+  Downgrade = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
+    this.gate.requireAdmin(meta);
+    const cv = this.server.membership.version ?? '3.0';
+    const target = String(req.version ?? '');
+    const [cm, cn] = cv.split('.').map(Number);
+    const [tm, tn] = target.split('.').map(Number);
+    if (!(tm === cm && tn === cn - 1)) throw new ServerError(Code.InvalidArgument, `etcdserver: invalid downgrade target version: ${target} (the cluster version is ${cv}; only one minor version down is allowed)`);
+    if (req.action === 'VALIDATE') return { header: this.header(), version: `${cv}.0` };
+    throw new ServerError(Code.FailedPrecondition, 'etcdserver: online downgrade is not supported by svc; restore the snapshot taken before the upgrade');
   };
 
   /** grpc.health.v1.Health/Check: SERVING while the member has a leader. */
   Check = async (): Promise<Pb> => ({ status: this.server.lead !== 0n ? 'SERVING' : 'NOT_SERVING' });
 
-  MoveLeader = async (req: Pb): Promise<Pb> => {
+  MoveLeader = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
+    this.gate.requireAdmin(meta);
     await this.server.moveLeader(BigInt(req.targetID ?? 0));
     return { header: this.header() };
   };

@@ -31,8 +31,20 @@ export async function streamSnapshot(server: SvcServer, api: V3Api, write: (msg:
   server.logger.info('sent database snapshot to client', { 'total-bytes': snap.size });
 }
 
+/** The client's auth token from gRPC metadata (the reference's key is "token"). */
+export function tokenOf(md: grpc.Metadata): string | undefined {
+  const v = md.get('token')[0];
+  return v === undefined ? undefined : String(v);
+}
+
 export function streamHandlers(server: SvcServer, api: V3Api): Record<string, StreamHandlers> {
   const snapshot = (call: grpc.ServerWritableStream<Pb, Pb>) => {
+    try {
+      api.gate.requireAdmin({ token: tokenOf(call.metadata) });
+    } catch (e) {
+      call.emit('error', toGrpcError(e));
+      return;
+    }
     const write = (msg: Pb) =>
       new Promise<void>((resolve) => {
         if (call.write(msg)) resolve();

@@ -20,6 +20,8 @@ function eventToPb(ev: MvccEvent): Pb {
 
 export function watchHandler(server: SvcServer, api: V3Api): grpc.handleBidiStreamingCall<Pb, Pb> {
   return (call) => {
+    const tokenValue = call.metadata.get('token')[0];
+    const token = tokenValue === undefined ? undefined : String(tokenValue);
     const watchers = new Map<number, Watcher>();
     let nextId = 0;
     let closed = false;
@@ -43,6 +45,12 @@ export function watchHandler(server: SvcServer, api: V3Api): grpc.handleBidiStre
       }
       const key: Buffer = r.key ?? EMPTY;
       const end: Buffer = r.range_end ?? EMPTY;
+      try {
+        api.gate.requireKeys({ token }, key, end, false);
+      } catch (e) {
+        send({ header: api.header(), watch_id: id, created: true, canceled: true, cancel_reason: (e as Error).message });
+        return;
+      }
       const filters = ((r.filters ?? []) as string[]).map((f) => (f === 'NOPUT' ? 'noput' : 'nodelete') as 'noput' | 'nodelete');
       // The created response goes first; events may follow immediately.
       send({ header: api.header(), watch_id: id, created: true });
