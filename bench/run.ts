@@ -17,6 +17,7 @@ import { runPutLoad, type PutLoadResult } from './put.js';
 import { startEtcdCluster, startSvcCluster, type BenchCluster } from './lib/cluster.js';
 import { cpuTimeMs, formatTable, markdownTable, mib, ms, peakRssBytes } from './lib/stats.js';
 import { formatProfile, summariseProfile } from './lib/cpuprofile.js';
+import { countBetween, meanMsBetween, scrapeDiskMetrics } from './lib/metrics.js';
 
 /** Parsed command-line options of the bench. */
 export interface BenchRunOptions {
@@ -41,6 +42,18 @@ export interface PutRow {
   result: PutLoadResult;
   /** CPU milliseconds all members used per 1000 puts during the measured window. */
   memberCpuMsPer1k: number;
+  /** The leader's mean WAL sync latency (ms) during the run, from its /metrics; NaN when not exported. */
+  leaderWalMs: number;
+  /** Puts per leader WAL sync (how well proposals are batched); NaN when unknown. */
+  putsPerWalSync: number;
+}
+
+/** One run's figures before combining rounds. */
+interface Sample {
+  result: PutLoadResult;
+  cpu: number;
+  walMs: number;
+  putsPerSync: number;
 }
 
 /** Peak RSS of one cluster's members. */
@@ -86,7 +99,7 @@ function median(xs: number[]): number {
 }
 
 /** Combines the rounds of one system and concurrency: the median of each figure, errors summed. */
-function combine(system: string, concurrency: number, rounds: Array<{ result: PutLoadResult; cpu: number }>): PutRow {
+function combine(system: string, concurrency: number, rounds: Sample[]): PutRow {
   const r = rounds.map((x) => x.result);
   return {
     system,
@@ -103,6 +116,8 @@ function combine(system: string, concurrency: number, rounds: Array<{ result: Pu
       maxMs: Math.max(...r.map((x) => x.maxMs)),
     },
     memberCpuMsPer1k: median(rounds.map((x) => x.cpu)),
+    leaderWalMs: median(rounds.map((x) => x.walMs)),
+    putsPerWalSync: median(rounds.map((x) => x.putsPerSync)),
   };
 }
 
@@ -112,7 +127,7 @@ async function benchPuts(o: BenchRunOptions): Promise<{ rows: PutRow[]; rss: Rss
   const clusters: BenchCluster[] = [];
   const rows: PutRow[] = [];
   const rss: RssRow[] = [];
-  const targets = new Map<BenchCluster, { endpoints: string[]; leader: string }>();
+  const targets = new Map<BenchCluster, { endpoints: string[]; leader: string; leaderEndpoint: string }>();
   try {
     for (const system of o.systems) {
       const t0 = Date.now();
@@ -127,18 +142,23 @@ async function benchPuts(o: BenchRunOptions): Promise<{ rows: PutRow[]; rss: Rss
     for (const c of clusters) {
       try {
         const leader = await c.leader();
-        targets.set(c, { endpoints: o.target === 'leader' ? [leader.endpoint] : c.members.map((m) => m.endpoint), leader: leader.name });
+        targets.set(c, {
+          endpoints: o.target === 'leader' ? [leader.endpoint] : c.members.map((m) => m.endpoint),
+          leader: leader.name,
+          leaderEndpoint: leader.endpoint,
+        });
       } catch (e) {
         console.log(`${c.system}: skipped: ${(e as Error).message}`);
       }
     }
-    const samples = new Map<string, Array<{ result: PutLoadResult; cpu: number }>>();
+    const samples = new Map<string, Sample[]>();
     for (let round = 1; round <= o.rounds; round++) {
       for (const conc of o.concurrency) {
         for (const c of clusters) {
           const t = targets.get(c);
           if (!t) continue;
           const cpuBefore = c.members.map((m) => cpuTimeMs(m.pid) ?? 0);
+          const diskBefore = await scrapeDiskMetrics(t.leaderEndpoint);
           let result: PutLoadResult;
           try {
             result = await runPutLoad({ endpoints: t.endpoints, concurrency: conc, warmupMs: o.warmupMs, durationMs: o.durationMs });
@@ -148,12 +168,17 @@ async function benchPuts(o: BenchRunOptions): Promise<{ rows: PutRow[]; rss: Rss
           }
           // Member CPU covers warm-up and measured window: divide by the puts of both (warm-up estimated by rate).
           const cpuUsed = c.members.reduce((s, m, i) => s + ((cpuTimeMs(m.pid) ?? 0) - cpuBefore[i]), 0);
-          const cpu = (cpuUsed / (result.ops + result.opsPerSec * (o.warmupMs / 1000))) * 1000;
+          const allPuts = result.ops + result.opsPerSec * (o.warmupMs / 1000);
+          const cpu = (cpuUsed / allPuts) * 1000;
+          const diskAfter = await scrapeDiskMetrics(t.leaderEndpoint);
+          const walMs = meanMsBetween(diskBefore.walFsync, diskAfter.walFsync);
+          const syncs = countBetween(diskBefore.walFsync, diskAfter.walFsync);
+          const putsPerSync = syncs > 0 ? allPuts / syncs : Number.NaN;
           const key = `${c.system}/${conc}`;
-          samples.set(key, [...(samples.get(key) ?? []), { result, cpu }]);
+          samples.set(key, [...(samples.get(key) ?? []), { result, cpu, walMs, putsPerSync }]);
           console.log(
             `  round ${round} ${c.system.padEnd(4)} in-flight ${String(conc).padStart(3)}: ${result.opsPerSec.toFixed(0).padStart(6)} puts/s, ` +
-              `p50 ${ms(result.p50Ms)} ms, p99 ${ms(result.p99Ms)} ms` +
+              `p50 ${ms(result.p50Ms)} ms, p99 ${ms(result.p99Ms)} ms, leader WAL sync ${ms(walMs)} ms, ${putsPerSync.toFixed(1)} puts/sync` +
               (result.errors ? `, ${result.errors} errors (${result.firstError})` : ''),
           );
         }
@@ -185,7 +210,9 @@ async function benchPuts(o: BenchRunOptions): Promise<{ rows: PutRow[]; rss: Rss
 
 /** The comparison table rows: one per system and concurrency, plus the svc/reference ratio. */
 export function putTable(rows: readonly PutRow[]): string[][] {
-  const out: string[][] = [['system', 'in-flight', 'puts/s', 'p50 ms', 'p99 ms', 'errors', 'member CPU ms/1k puts', 'svc/ref']];
+  const out: string[][] = [
+    ['system', 'in-flight', 'puts/s', 'p50 ms', 'p99 ms', 'errors', 'member CPU ms/1k puts', 'leader WAL sync ms', 'puts/WAL sync', 'svc/ref'],
+  ];
   const ref = new Map(rows.filter((r) => r.system === 'etcd').map((r) => [r.concurrency, r.result.opsPerSec]));
   for (const r of rows) {
     const base = ref.get(r.concurrency);
@@ -198,6 +225,8 @@ export function putTable(rows: readonly PutRow[]): string[][] {
       ms(r.result.p99Ms),
       String(r.result.errors),
       r.memberCpuMsPer1k.toFixed(0),
+      ms(r.leaderWalMs),
+      Number.isNaN(r.putsPerWalSync) ? '-' : r.putsPerWalSync.toFixed(1),
       ratio,
     ]);
   }

@@ -479,7 +479,10 @@ export class Client implements StreamSource {
   close(): void {
     if (this.isClosed) return;
     this.isClosed = true;
-    for (const s of [...this.streams]) (s instanceof Watcher ? s.close() : s.cancel());
+    for (const s of [...this.streams]) {
+      if (s instanceof Watcher) s.close();
+      else s.cancel();
+    }
     for (const c of this.conns) c.close();
     for (const c of this.extra.values()) c.close();
   }

@@ -14,6 +14,7 @@ import { openBackend, type Backend } from '../storage/backend.js';
 import { Transport } from '../transport/transport.js';
 import { startPeerServer } from '../transport/peer-server.js';
 import { computeClusterId, computeMemberId, idHex } from '../cluster/ids.js';
+import { peerRequest, type PeerTlsClient } from '../cluster/peer-http.js';
 import { Membership, attributesPath, VERSION_PATH, type Member } from '../cluster/membership.js';
 import { checkServerAgainstCluster, decideClusterVersion, higherVersionedMembers, INITIAL_CLUSTER_VERSION } from '../cluster/version.js';
 import { compareMinor } from '../releases.js';
@@ -298,9 +299,9 @@ export class SvcServer {
     const errors: string[] = [];
     for (const u of urls) {
       try {
-        const res = await fetch(new URL('/members', u), { signal: AbortSignal.timeout(2000) });
-        const cid = res.headers.get('x-etcd-cluster-id');
-        const list = (await res.json()) as Array<{ id: string; name: string; peerURLs: string[]; clientURLs: string[]; isLearner?: boolean }>;
+        const res = await peerRequest(new URL('/members', u).toString(), { timeoutMs: 2000, tls: this.opts.peerTls });
+        const cid = res.headers['x-etcd-cluster-id'] as string | undefined;
+        const list = JSON.parse(res.body) as Array<{ id: string; name: string; peerURLs: string[]; clientURLs: string[]; isLearner?: boolean }>;
         if (!cid) throw new Error('no cluster id in the answer');
         return {
           clusterId: BigInt('0x' + cid),
@@ -814,7 +815,7 @@ export class SvcServer {
       const members = this.membership.list();
       const versions = await Promise.all(members.map(async (m) => {
         if (m.id === this.memberId) return this.opts.release.version;
-        return fetchPeerVersion(m.peerURLs);
+        return fetchPeerVersion(m.peerURLs, this.opts.peerTls);
       }));
       members.forEach((m, i) => this.peerVersions.set(m.id, versions[i]));
       const local = this.opts.release.version;
@@ -855,10 +856,10 @@ export class SvcServer {
     let lastErr: Error = Errors.noLeader();
     for (const u of leader.peerURLs) {
       try {
-        const res = await fetch(new URL('/leases/renew', u), { method: 'POST', body: id.toString(), signal: AbortSignal.timeout(this.requestTimeoutMs()) });
-        const j = (await res.json()) as { ttl?: number; error?: string };
+        const res = await peerRequest(new URL('/leases/renew', u).toString(), { method: 'POST', body: id.toString(), timeoutMs: this.requestTimeoutMs(), tls: this.opts.peerTls });
+        const j = JSON.parse(res.body) as { ttl?: number; error?: string };
         if (res.status === 404) throw Errors.leaseNotFound();
-        if (!res.ok || typeof j.ttl !== 'number') throw new ServerError(14, j.error ?? `etcdserver: lease renew failed (${res.status})`);
+        if (res.status !== 200 || typeof j.ttl !== 'number') throw new ServerError(14, j.error ?? `etcdserver: lease renew failed (${res.status})`);
         return j.ttl;
       } catch (e) {
         if (e instanceof ServerError) throw e;
@@ -1015,12 +1016,12 @@ export class SvcServer {
   static readonly initialClusterVersion = INITIAL_CLUSTER_VERSION;
 }
 
-async function fetchPeerVersion(urls: string[]): Promise<string | undefined> {
+async function fetchPeerVersion(urls: string[], tls: PeerTlsClient | undefined): Promise<string | undefined> {
   for (const u of urls) {
     try {
-      const res = await fetch(new URL('/version', u), { signal: AbortSignal.timeout(1000) });
-      if (!res.ok) continue;
-      const j = (await res.json()) as { etcdserver?: string };
+      const res = await peerRequest(new URL('/version', u).toString(), { timeoutMs: 1000, tls });
+      if (res.status !== 200) continue;
+      const j = JSON.parse(res.body) as { etcdserver?: string };
       if (typeof j.etcdserver === 'string') return j.etcdserver;
     } catch {
       /* try the next URL */

@@ -234,7 +234,7 @@ export class WatchableStore {
     for (const [w, b] of batches) {
       const resp = { watchId: w.id, events: b, revision: rev };
       w.minRev = rev + 1;
-      if (!w.send(resp)) this.makeVictim(w, this.synced, resp);
+      if (!w.send(resp) && w.state === 'synced') this.makeVictim(w, this.synced, resp);
     }
   }
 
@@ -273,6 +273,7 @@ export class WatchableStore {
     for (const w of [...this.victims]) {
       if (!w.pending || !w.send(w.pending)) continue;
       w.pending = undefined;
+      if (w.state !== 'victim') continue; // cancelled by its consumer meanwhile
       this.victims.delete(w);
       if (w.minRev <= cur) {
         w.state = 'unsynced';
@@ -352,7 +353,9 @@ export class WatchableStore {
       const b = batches.get(w);
       if (b && b.length > 0) {
         const resp = { watchId: w.id, events: b, revision: curRev };
-        if (!w.send(resp)) {
+        const taken = w.send(resp);
+        if (w.state !== 'unsynced') continue; // cancelled by its consumer meanwhile
+        if (!taken) {
           this.makeVictim(w, this.unsynced, resp);
           continue;
         }

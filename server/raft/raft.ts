@@ -458,9 +458,13 @@ export class Raft {
         // A stale leader (e.g. after a partition) learns of the newer term from this and steps down;
         // without it, it could keep a pre-voting or leased cluster from ever electing.
         this.send(newMessage({ type: MessageType.AppResp, to: m.from }));
-      } else if (m.type === MessageType.PreVote) {
+      } else if (m.type === MessageType.PreVote || m.type === MessageType.Vote) {
+        // Tell the stale candidate our term (as the Raft paper's RequestVote reply does). Without
+        // this, a candidate that we never contact ourselves (e.g. a voter we still think is a
+        // learner during a membership change) could stay behind our term forever.
         this.logger.info(`${idHex(this.id)} rejected ${m.type} from ${idHex(m.from)} at term ${this.term} (lower term)`);
-        this.send(newMessage({ type: MessageType.PreVoteResp, to: m.from, term: this.term, reject: true }));
+        const respType = m.type === MessageType.Vote ? MessageType.VoteResp : MessageType.PreVoteResp;
+        this.send(newMessage({ type: respType, to: m.from, term: this.term, reject: true }));
       } else {
         this.logger.debug(`${idHex(this.id)} ignored a ${m.type} message with lower term from ${idHex(m.from)} [term: ${m.term}]`);
       }
@@ -489,6 +493,14 @@ export class Raft {
         } else {
           this.logger.info(`${idHex(this.id)} rejected ${m.type} from ${idHex(m.from)} at term ${this.term}`);
           this.send(newMessage({ type: respType, to: m.from, term: this.term, reject: true }));
+          if (m.type === MessageType.Vote && this.state === StateRole.Candidate && this.raftLog.isUpToDate(m.index, m.logTerm)) {
+            // A rival candidate of our term has a log at least as good as ours: back off (restart our
+            // randomized timer) so that it gets a fair chance to time out first next round. Liveness
+            // only; without it, two candidates' timer phases can drift apart (a random walk) while one
+            // of them cannot win at all, e.g. when it lags behind a membership change.
+            this.electionElapsed = 0;
+            this.resetRandomizedElectionTimeout();
+          }
         }
         return;
       }

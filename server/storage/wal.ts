@@ -132,7 +132,9 @@ async function scanSegments(dir: string, names: SegmentName[], from: number): Pr
     }
     const last = scan.records[scan.records.length - 1]!;
     prevCrc = last.crc;
-    const s: ScannedSegment = { seg, path, records: scan.records, end: scan.end };
+    // Copy record bodies out so a (64 MiB) segment buffer is freed as soon as it has been scanned.
+    const records = scan.records.map((r) => ({ ...r, data: Buffer.from(r.data) }));
+    const s: ScannedSegment = { seg, path, records, end: scan.end };
     if (scan.failure) s.torn = { offset: scan.failure.offset, reason: scan.failure.reason, size: buf.length };
     out.push(s);
   }
@@ -588,8 +590,11 @@ export async function repairWal(logger: Logger, dir: string): Promise<boolean> {
   }
 }
 
+/** Default of --max-wals and --max-snapshots. */
+export const DEFAULT_MAX_FILES = 5;
+
 /** Deletes the oldest files ending in `suffix` in `dir` beyond the newest `max`; WAL segments an open WAL holds are kept. */
-export async function purgeFiles(logger: Logger, dir: string, suffix: string, max: number): Promise<string[]> {
+export async function purgeFiles(logger: Logger, dir: string, suffix: string, max = DEFAULT_MAX_FILES): Promise<string[]> {
   let names: string[];
   try {
     names = (await fsp.readdir(dir)).filter((n) => n.endsWith(suffix)).sort();

@@ -95,7 +95,7 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
 /** Runs a command to completion and returns its output; rejects on a non-zero exit. */
 export async function run(argv: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number } = {}): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), { env: opts.env ?? process.env, cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(argv[0], argv.slice(1), { env: opts.env ?? process.env, cwd: opts.cwd, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
@@ -107,6 +107,9 @@ export async function run(argv: string[], opts: { env?: NodeJS.ProcessEnv; cwd?:
       if (code === 0) resolve({ stdout, stderr });
       else reject(new TestbedError('COMMAND_FAILED', `${argv.join(' ')} exited ${code ?? signal}: ${stderr.trim() || stdout.trim()}`));
     });
-    child.stdin.end(opts.input ?? '');
+    if (child.stdin) {
+      child.stdin.on('error', () => undefined); // the exit code tells what went wrong
+      child.stdin.end(opts.input);
+    }
   });
 }

@@ -131,6 +131,20 @@ describe('watchable store', () => {
     expect(() => ws.watch(b('b'), b('a'), 0, {}, () => {})).to.throw(MvccError);
   });
 
+  it('a consumer may cancel its watcher from inside the sink', () => {
+    for (let i = 0; i < 3; i++) st.put(b('k'), b(`${i}`));
+    const got: WatchResponse[] = [];
+    const w = ws.watch(b('k'), undefined, 2, {}, (r) => {
+      got.push(r);
+      w.cancel();
+    });
+    while (ws.syncWatchers() > 0);
+    st.put(b('k'), b('later'));
+    expect(got).to.have.length(1);
+    expect(w.state).to.equal('canceled');
+    expect(ws.stats.watchers).to.equal(0);
+  });
+
   it('a slow consumer becomes a victim and gets the same events later, in order', () => {
     const got: WatchResponse[] = [];
     let accept = false;

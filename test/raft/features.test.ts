@@ -260,6 +260,30 @@ describe('raft: replication', () => {
   });
 });
 
+describe('raft: commit rule (Raft figure 8)', () => {
+  it('an entry of an older term is not committed by counting replicas, only with one of the current term', () => {
+    const s = new MemoryStorage();
+    RawNode.bootstrap(s, [1n, 2n, 3n].map((id) => ({ id, context: new Uint8Array(0) })));
+    // index 4 was written in term 2 by a leader that crashed before committing it
+    s.append([{ index: 4, term: 2, type: EntryType.Normal, data: new Uint8Array([4]) }]);
+    s.setHardState({ term: 3, vote: NONE, commit: 3 });
+    const rn = new RawNode({ id: 1n, electionTick: 10, heartbeatTick: 1, storage: s, preVote: false, checkQuorum: false, random: () => 0 });
+    const rd = rn.ready();
+    for (const e of rd.committedEntries) rn.applyConfChange(decodeConfChange(e.data));
+    rn.advance(rd);
+    rn.campaign();
+    rn.step(msg({ type: MessageType.VoteResp, from: 2n, to: 1n, term: 4 }));
+    expect(rn.status().softState.role).to.equal(StateRole.Leader);
+    // the new leader's empty entry of term 4 sits at index 5
+    const log = rn.raft.raftLog;
+    expect([log.lastIndex(), log.term(5)]).to.deep.equal([5, 4]);
+    rn.step(msg({ type: MessageType.AppResp, from: 2n, to: 1n, term: 4, index: 4 }));
+    expect(log.committed, 'index 4 (term 2) is on a majority but must not commit yet').to.equal(3);
+    rn.step(msg({ type: MessageType.AppResp, from: 2n, to: 1n, term: 4, index: 5 }));
+    expect(log.committed).to.equal(5);
+  });
+});
+
 describe('raft: snapshots and restart', () => {
   it('sends a snapshot to a follower that needs compacted entries, and it catches up', () => {
     const c = cluster(3);

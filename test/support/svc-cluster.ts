@@ -205,7 +205,7 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
   const waitMemberHealthy = async (i: number, t = timeoutMs) => {
     const m = members[i];
     const deadline = Date.now() + t;
-    let last = 'no answer yet';
+    let last: string;
     for (;;) {
       try {
         const res = await httpGet(`${m.clientURL}/health`);

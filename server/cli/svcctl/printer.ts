@@ -264,7 +264,11 @@ export function printTimeToLive(ctx: Ctx, r: T.LeaseTimeToLiveResponse, keys: bo
 }
 
 export function printLeases(ctx: Ctx, r: T.LeaseLeasesResponse): void {
-  if (ctx.format === 'json') return json(ctx, r);
+  if (ctx.format === 'json') {
+    const h = r.header;
+    const ls = r.leases.map((l) => `{"id":${l.ID}}`).join(',');
+    return ctx.io.out(`{"cluster_id":${h.cluster_id},"member_id":${h.member_id},"revision":${h.revision},"raft_term":${h.raft_term},"leases":[${ls}]}\n`);
+  }
   ctx.io.out(`found ${r.leases.length} leases\n`);
   for (const l of r.leases) ctx.io.out(`${hex16(l.ID)}\n`);
 }

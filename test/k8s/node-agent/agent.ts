@@ -2,14 +2,11 @@
 // provisions a PersistentVolume for each pending claim, and runs each bound pod's containers as local processes
 // (see pod-runner.ts), each pod with its own loopback address 127.0.1.N reported as status.podIP. Pod and Service
 // names resolve through a hosts file that it keeps (hosts.ts).
-import {
-  CoreV1Api, KubeConfig, PatchStrategy, makeInformer, setHeaderOptions,
-  type Informer, type ObjectCache, type KubernetesObject, type V1PersistentVolume, type V1PersistentVolumeClaim,
-  type V1Pod, type V1Service,
-} from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1Service } from '@kubernetes/client-node';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Cache, KubeClient, STRATEGIC_MERGE_PATCH, type KubeObject } from '../kube-client.js';
 import { writeHosts } from './hosts.js';
 import { PodRunner, type PodHost } from './pod-runner.js';
 import { claimsBound, materializeVolumes, volumeForClaim } from './volumes.js';
@@ -28,12 +25,9 @@ export interface NodeAgentOptions {
   ipOctet?: number;
 }
 
-type Cached<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
-
 const isGone = (e: unknown): boolean => (e as { code?: number }).code === 404;
 const isConflict = (e: unknown): boolean => (e as { code?: number }).code === 409;
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-const strategicPatch = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
+const podPath = (ns: string, name: string): string => `/api/v1/namespaces/${ns}/pods/${name}`;
 
 /** A running node agent. */
 export class NodeAgent {
@@ -41,12 +35,11 @@ export class NodeAgent {
   /** The hosts file (SVC_HOSTS_FILE) of pod and service names. */
   readonly hostsFile: string;
   readonly logDir: string;
-  private readonly core: CoreV1Api;
-  private readonly kc = new KubeConfig();
-  private pods!: Cached<V1Pod>;
-  private claims!: Cached<V1PersistentVolumeClaim>;
-  private volumes!: Cached<V1PersistentVolume>;
-  private services!: Cached<V1Service>;
+  private readonly api: KubeClient;
+  private readonly pods: Cache<V1Pod & KubeObject>;
+  private readonly claims: Cache<V1PersistentVolumeClaim & KubeObject>;
+  private readonly volumes: Cache<V1PersistentVolume & KubeObject>;
+  private readonly services: Cache<V1Service & KubeObject>;
   private readonly runners = new Map<string, PodRunner>();
   private readonly finishing = new Set<string>();
   private readonly asked = new Set<string>();
@@ -66,8 +59,13 @@ export class NodeAgent {
     mkdirSync(this.logDir, { recursive: true });
     mkdirSync(join(opts.workDir, 'pv'), { recursive: true });
     writeHosts(this.hostsFile, new Map());
-    this.kc.loadFromFile(opts.kubeconfigPath);
-    this.core = this.kc.makeApiClient(CoreV1Api);
+    this.api = KubeClient.fromKubeconfig(opts.kubeconfigPath);
+    const kick = (): void => this.kick();
+    const onError = (e: unknown): void => this.log(`watch: ${String(e)}`);
+    this.pods = new Cache(this.api, '/api/v1/pods', kick, onError);
+    this.claims = new Cache(this.api, '/api/v1/persistentvolumeclaims', kick, onError);
+    this.volumes = new Cache(this.api, '/api/v1/persistentvolumes', kick, onError);
+    this.services = new Cache(this.api, '/api/v1/services', kick, onError);
   }
 
   /** Address of a pod run here, if any. */
@@ -84,19 +82,7 @@ export class NodeAgent {
   async start(): Promise<void> {
     await this.registerNode();
     this.heartbeat = setInterval(() => void this.patchNodeStatus().catch((e: unknown) => this.log(`heartbeat: ${String(e)}`)), 10_000);
-    const core = this.core;
-    this.pods = makeInformer(this.kc, '/api/v1/pods', () => core.listPodForAllNamespaces());
-    this.claims = makeInformer(this.kc, '/api/v1/persistentvolumeclaims', () => core.listPersistentVolumeClaimForAllNamespaces());
-    this.volumes = makeInformer(this.kc, '/api/v1/persistentvolumes', () => core.listPersistentVolume());
-    this.services = makeInformer(this.kc, '/api/v1/services', () => core.listServiceForAllNamespaces());
-    for (const inf of [this.pods, this.claims, this.volumes, this.services] as Cached<KubernetesObject>[]) {
-      for (const ev of ['add', 'update', 'delete'] as const) inf.on(ev, () => this.kick());
-      inf.on('error', (err) => {
-        this.log(`watch error: ${String(err)}`);
-        if (!this.stopped) setTimeout(() => void inf.start().catch(() => undefined), 1000);
-      });
-      await inf.start();
-    }
+    for (const cache of [this.pods, this.claims, this.volumes, this.services]) await cache.start();
     this.timer = setInterval(() => this.kick(), 1000);
     this.kick();
   }
@@ -108,7 +94,8 @@ export class NodeAgent {
     clearInterval(this.heartbeat);
     await Promise.all([...this.runners.values()].map((r) => r.terminate(graceSeconds)));
     await this.loop;
-    for (const inf of [this.pods, this.claims, this.volumes, this.services]) await inf?.stop();
+    for (const cache of [this.pods, this.claims, this.volumes, this.services]) await cache.stop();
+    this.api.close();
   }
 
   private nodeStatus(): object {
@@ -129,13 +116,13 @@ export class NodeAgent {
   }
 
   private async patchNodeStatus(): Promise<void> {
-    await this.core.patchNodeStatus({ name: this.nodeName, body: { status: this.nodeStatus() } }, mergePatch);
+    await this.api.patch(`/api/v1/nodes/${this.nodeName}/status`, { status: this.nodeStatus() });
   }
 
   private async registerNode(): Promise<void> {
     try {
-      await this.core.createNode({ body: { apiVersion: 'v1', kind: 'Node', metadata: { name: this.nodeName, labels: {
-        'kubernetes.io/hostname': this.nodeName, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' } } } });
+      await this.api.create('/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: this.nodeName, labels: {
+        'kubernetes.io/hostname': this.nodeName, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' } } });
     } catch (e) {
       if (!isConflict(e)) throw e;
     }
@@ -184,7 +171,7 @@ export class NodeAgent {
       this.asked.add(`pv/${uid}`);
       const pv = volumeForClaim(pvc, join(this.opts.workDir, 'pv'));
       try {
-        await this.core.createPersistentVolume({ body: pv });
+        await this.api.create('/api/v1/persistentvolumes', pv);
         this.log(`provisioned ${pv.metadata?.name} for ${pvc.metadata?.namespace}/${pvc.metadata?.name}`);
       } catch (e) {
         if (!isConflict(e)) { this.asked.delete(`pv/${uid}`); this.log(`provision ${pv.metadata?.name}: ${String(e)}`); }
@@ -201,8 +188,8 @@ export class NodeAgent {
       if (scheduler !== 'default-scheduler' || pod.metadata?.deletionTimestamp || this.asked.has(`bind/${uid}`)) return;
       this.asked.add(`bind/${uid}`);
       try {
-        await this.core.createNamespacedPodBinding({ name, namespace: ns, body: { apiVersion: 'v1', kind: 'Binding',
-          metadata: { name, namespace: ns, uid }, target: { apiVersion: 'v1', kind: 'Node', name: this.nodeName } } });
+        await this.api.create(`${podPath(ns, name)}/binding`, { apiVersion: 'v1', kind: 'Binding',
+          metadata: { name, namespace: ns, uid }, target: { apiVersion: 'v1', kind: 'Node', name: this.nodeName } });
       } catch (e) {
         this.asked.delete(`bind/${uid}`);
         if (!isGone(e) && !isConflict(e)) this.log(`bind ${ns}/${name}: ${String(e)}`);
@@ -218,7 +205,7 @@ export class NodeAgent {
       void (async () => {
         try {
           await runner?.terminate();
-          await this.core.deleteNamespacedPod({ name, namespace: ns, gracePeriodSeconds: 0, body: { gracePeriodSeconds: 0, preconditions: { uid } } });
+          await this.api.delete(podPath(ns, name), { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid } });
         } catch (e) {
           if (!isGone(e) && !isConflict(e)) this.log(`finalize ${ns}/${name}: ${String(e)}`);
         } finally {
@@ -264,15 +251,16 @@ export class NodeAgent {
       claim: (namespace, name) => this.claims.get(name, namespace),
       volume: (name) => this.volumes.get(name),
       resolveRef: (kind, namespace, name) => this.resolveRef(kind, namespace, name),
-      serviceAccountToken: async (namespace, sa, audience, seconds) => (await this.core.createNamespacedServiceAccountToken({
-        name: sa, namespace, body: { spec: { audiences: audience ? [audience] : [], expirationSeconds: seconds } } })).status?.token ?? '',
+      serviceAccountToken: async (namespace, sa, audience, seconds) => (await this.api.create<{ status?: { token?: string } }>(
+        `/api/v1/namespaces/${namespace}/serviceaccounts/${sa}/token`,
+        { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: audience ? [audience] : [], expirationSeconds: seconds } })).status?.token ?? '',
     };
   }
 
   private async resolveRef(kind: 'ConfigMap' | 'Secret', namespace: string, name: string): Promise<Record<string, string> | undefined> {
     try {
-      if (kind === 'ConfigMap') return (await this.core.readNamespacedConfigMap({ name, namespace })).data ?? {};
-      const s = await this.core.readNamespacedSecret({ name, namespace });
+      if (kind === 'ConfigMap') return (await this.api.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${namespace}/configmaps/${name}`)).data ?? {};
+      const s = await this.api.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${namespace}/secrets/${name}`);
       return Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
     } catch (e) {
       if (isGone(e)) return undefined;
@@ -291,7 +279,7 @@ export class NodeAgent {
       resolveRef: (kind, ns, name) => this.resolveRef(kind, ns, name),
       pushStatus: async (namespace, name, status) => {
         try {
-          await this.core.patchNamespacedPodStatus({ name, namespace, body: { status } }, strategicPatch);
+          await this.api.patch(`${podPath(namespace, name)}/status`, { status }, STRATEGIC_MERGE_PATCH);
         } catch (e) {
           if (!isGone(e)) throw e;
         }

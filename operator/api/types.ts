@@ -1,0 +1,132 @@
+// The SvcCluster resource (svc.dev/v1alpha1): the one TypeScript source of its spec and status. The CRD
+// schema is generated from (or tested against) these types; validation lives in validate.ts.
+
+/** API group/version and kind of the resource. */
+export const API_VERSION = 'svc.dev/v1alpha1';
+export const KIND = 'SvcCluster';
+
+/** Where pre-upgrade snapshots go and how many to keep. */
+export interface BackupSpec {
+  /** PersistentVolumeClaim that holds snapshots (Kubernetes); ignored by the local runtime. */
+  pvc?: string;
+  /** Snapshots to keep; older ones are removed. Default 3. */
+  keep?: number;
+}
+
+/** How the rolling upgrade behaves. */
+export interface UpgradeSpec {
+  /** True: the upgrade stops before its next step (a step under way finishes). */
+  paused?: boolean;
+  /** Minimum seconds between one member's restart and the next one's. Default 0. */
+  waitBetweenMembersSeconds?: number;
+  /** Required to start an upgrade when the v2 data is 100 MB or more (the seed's advice). */
+  acknowledgeLargeV2Data?: boolean;
+}
+
+/** Desired state of an SvcCluster. */
+export interface SvcClusterSpec {
+  /** Release every member should run, "<major>.<minor>.<patch>"; picks the image tag v<version>. */
+  version: string;
+  /** Members: odd, 1 to 7. Default 3. */
+  replicas: number;
+  image?: { repository?: string; pullPolicy?: 'Always' | 'IfNotPresent' | 'Never'; pullSecrets?: string[] };
+  /** Storage of each member's data dir; storageClassName is immutable. */
+  storage?: { size?: string; storageClassName?: string };
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  podTemplate?: {
+    affinity?: Record<string, unknown>;
+    tolerations?: Array<Record<string, unknown>>;
+    nodeSelector?: Record<string, string>;
+    labels?: Record<string, string>;
+  };
+  /** Secret names of the client and peer certificates. */
+  tls?: { clientSecret?: string; peerSecret?: string };
+  /** --enable-v2 for every member. */
+  enableV2?: boolean;
+  logging?: { logger?: 'capnslog' | 'zap'; level?: 'debug' | 'info' | 'warn' | 'error' };
+  backup?: BackupSpec;
+  upgrade?: UpgradeSpec;
+  /** Create the cluster from this snapshot (a name in the backup location). */
+  restore?: { snapshot: string };
+}
+
+/** Condition types an SvcCluster reports. */
+export type ConditionType = 'Available' | 'Progressing' | 'Upgrading' | 'Degraded' | 'BackupReady' | 'UpgradeBlocked';
+
+/** One status condition (the Kubernetes convention). */
+export interface Condition {
+  type: ConditionType;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+}
+
+/** One member as status shows it. */
+export interface MemberStatus {
+  name: string;
+  /** Member id, hex. */
+  id?: string;
+  /** Release the member reports in /version (etcdserver). */
+  release?: string;
+  image?: string;
+  ready: boolean;
+  healthy: boolean;
+  leader: boolean;
+  raftIndex?: number;
+}
+
+/** The pre-upgrade snapshot. */
+export interface SnapshotRecord {
+  /** File path (local) or PVC path (Kubernetes). */
+  location: string;
+  /** Member it was taken from (the leader). */
+  member: string;
+  revision: number;
+  /** Database bytes. */
+  size: number;
+  /** sha256 of the database bytes, hex. */
+  sha256: string;
+  /** ISO time it was taken. */
+  time: string;
+}
+
+/** Progress of an upgrade, recorded before each mutating step so a restarted operator resumes. */
+export interface UpgradeStatus {
+  from: string;
+  to: string;
+  /** The step under way or last finished (a Step kind). */
+  step: string;
+  /** Members already running `to`, in upgrade order. */
+  membersDone: string[];
+  startedAt: string;
+  finishedAt?: string;
+  snapshot?: SnapshotRecord;
+}
+
+export type Phase = 'Creating' | 'Running' | 'Upgrading' | 'Blocked' | 'Degraded' | 'Deleting';
+
+/** Observed state of an SvcCluster. */
+export interface SvcClusterStatus {
+  observedGeneration?: number;
+  phase?: Phase;
+  conditions?: Condition[];
+  members?: MemberStatus[];
+  leader?: string;
+  /** Cluster version, "<major>.<minor>.<patch>" as /version shows it. */
+  clusterVersion?: string;
+  /** Lowest release a member runs. */
+  currentVersion?: string;
+  targetVersion?: string;
+  upgrade?: UpgradeStatus;
+  lastError?: string;
+}
+
+/** The resource. */
+export interface SvcCluster {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  metadata: { name: string; namespace?: string; generation?: number; labels?: Record<string, string> };
+  spec: SvcClusterSpec;
+  status?: SvcClusterStatus;
+}

@@ -1,0 +1,81 @@
+// Validation and defaults of SvcCluster manifests: the same rules the CRD's schema and CEL rules state.
+import { API_VERSION, KIND, type SvcCluster, type SvcClusterSpec } from './types.js';
+import { isSupportedVersion, SUPPORTED_MINORS } from '../upgrade/versions.js';
+
+/** Raised when a manifest is not a valid SvcCluster; `problems` lists every violation. */
+export class ValidationError extends Error {
+  readonly code = 'INVALID_SVCCLUSTER';
+  constructor(readonly problems: string[]) {
+    super(`invalid SvcCluster: ${problems.join('; ')}`);
+    this.name = 'ValidationError';
+  }
+}
+
+const NAME_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Problems of a spec (empty when valid). */
+export function specProblems(spec: unknown): string[] {
+  const p: string[] = [];
+  if (typeof spec !== 'object' || spec === null) return ['spec must be an object'];
+  const s = spec as Record<string, unknown>;
+  if (typeof s.version !== 'string' || !/^\d+\.\d+\.\d+$/.test(s.version)) p.push('spec.version must be "<major>.<minor>.<patch>"');
+  else if (!isSupportedVersion(s.version)) p.push(`spec.version ${s.version} is not of a supported release line (${SUPPORTED_MINORS.join(', ')})`);
+  if (s.replicas !== undefined && (typeof s.replicas !== 'number' || !Number.isInteger(s.replicas) || s.replicas < 1 || s.replicas > 7 || s.replicas % 2 === 0)) {
+    p.push('spec.replicas must be an odd integer from 1 to 7');
+  }
+  if (s.enableV2 !== undefined && typeof s.enableV2 !== 'boolean') p.push('spec.enableV2 must be a boolean');
+  const u = s.upgrade as Record<string, unknown> | undefined;
+  if (u !== undefined) {
+    if (typeof u !== 'object' || u === null) p.push('spec.upgrade must be an object');
+    else {
+      if (u.paused !== undefined && typeof u.paused !== 'boolean') p.push('spec.upgrade.paused must be a boolean');
+      if (u.acknowledgeLargeV2Data !== undefined && typeof u.acknowledgeLargeV2Data !== 'boolean') p.push('spec.upgrade.acknowledgeLargeV2Data must be a boolean');
+      const w = u.waitBetweenMembersSeconds;
+      if (w !== undefined && (typeof w !== 'number' || !(w >= 0) || w > 3600)) p.push('spec.upgrade.waitBetweenMembersSeconds must be a number from 0 to 3600');
+    }
+  }
+  const b = s.backup as Record<string, unknown> | undefined;
+  if (b !== undefined && b.keep !== undefined && (typeof b.keep !== 'number' || !Number.isInteger(b.keep) || b.keep < 1)) p.push('spec.backup.keep must be a positive integer');
+  const l = s.logging as Record<string, unknown> | undefined;
+  if (l !== undefined) {
+    if (l.logger !== undefined && l.logger !== 'capnslog' && l.logger !== 'zap') p.push('spec.logging.logger must be capnslog or zap');
+    if (l.level !== undefined && !['debug', 'info', 'warn', 'error'].includes(String(l.level))) p.push('spec.logging.level must be debug, info, warn or error');
+  }
+  const r = s.restore as Record<string, unknown> | undefined;
+  if (r !== undefined && (typeof r.snapshot !== 'string' || r.snapshot === '')) p.push('spec.restore.snapshot must name a snapshot');
+  return p;
+}
+
+/** Problems of a change from `old` to `next` that the CRD forbids (immutable fields). */
+export function updateProblems(old: SvcClusterSpec, next: SvcClusterSpec): string[] {
+  const p: string[] = [];
+  if ((old.storage?.storageClassName ?? '') !== (next.storage?.storageClassName ?? '')) p.push('spec.storage.storageClassName is immutable');
+  return p;
+}
+
+/** The spec with defaults filled in. */
+export function withDefaults(spec: SvcClusterSpec): SvcClusterSpec {
+  return {
+    ...spec,
+    replicas: spec.replicas ?? 3,
+    backup: { keep: 3, ...spec.backup },
+    upgrade: { paused: false, waitBetweenMembersSeconds: 0, acknowledgeLargeV2Data: false, ...spec.upgrade },
+  };
+}
+
+/** Checks a parsed manifest (e.g. from YAML) and returns it typed, with defaults; throws ValidationError. */
+export function parseSvcCluster(doc: unknown): SvcCluster {
+  const p: string[] = [];
+  if (typeof doc !== 'object' || doc === null) throw new ValidationError(['the manifest must be a YAML/JSON object']);
+  const d = doc as Record<string, unknown>;
+  if (d.apiVersion !== API_VERSION) p.push(`apiVersion must be ${API_VERSION}`);
+  if (d.kind !== KIND) p.push(`kind must be ${KIND}`);
+  const md = d.metadata as Record<string, unknown> | undefined;
+  if (typeof md !== 'object' || md === null || typeof md.name !== 'string' || !NAME_RE.test(md.name) || md.name.length > 50) {
+    p.push('metadata.name must be a DNS label (lower-case letters, digits, "-"; at most 50 characters)');
+  }
+  p.push(...specProblems(d.spec));
+  if (p.length > 0) throw new ValidationError(p);
+  const c = doc as SvcCluster;
+  return { ...c, spec: withDefaults(c.spec) };
+}

@@ -1,0 +1,184 @@
+// Talking to svc members: /version, /health, /metrics over HTTP, and status, snapshot, move-leader and the
+// authentication probe over the gRPC API through the project's one client library (server/client).
+// Every call has a timeout; reads are retried a few times. This is the only file that knows how.
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { Client, saveSnapshot } from '../../server/client/index.js';
+import type { SnapshotRecord } from '../api/types.js';
+import { httpGet } from './http.js';
+import { withRetry } from './retry.js';
+
+/** Raised when a member call fails for good. */
+export class MemberError extends Error {
+  readonly code: 'UNREACHABLE' | 'BAD_ANSWER' | 'SNAPSHOT_FAILED' | 'MOVE_LEADER_FAILED';
+  constructor(code: MemberError['code'], message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MemberError';
+    this.code = code;
+  }
+}
+
+/** GET /version. */
+export interface VersionInfo {
+  etcdserver: string;
+  etcdcluster: string;
+}
+
+/** What Maintenance.Status tells about one member. */
+export interface MemberStatusInfo {
+  /** Member id, decimal. */
+  id: string;
+  /** Leader's id, decimal ("0" when none). */
+  leader: string;
+  raftIndex: number;
+  appliedIndex: number;
+  dbSize: number;
+  revision: number;
+}
+
+export interface MemberClientOptions {
+  /** Timeout of each call. Default 3000 ms. */
+  timeoutMs?: number;
+  /** Attempts of idempotent reads. Default 2. */
+  attempts?: number;
+}
+
+/** A client for the members of one cluster, addressed by client URL ("http://127.0.0.1:2379"). */
+export class MemberClient {
+  private readonly timeoutMs: number;
+  private readonly attempts: number;
+  private readonly clients = new Map<string, Client>();
+
+  constructor(opts: MemberClientOptions = {}) {
+    this.timeoutMs = opts.timeoutMs ?? 3000;
+    this.attempts = opts.attempts ?? 2;
+  }
+
+  private async grpc(url: string): Promise<Client> {
+    let c = this.clients.get(url);
+    if (!c) {
+      c = await Client.connect({ endpoints: [url], commandTimeoutMs: this.timeoutMs, dialTimeoutMs: this.timeoutMs });
+      this.clients.set(url, c);
+    }
+    return c;
+  }
+
+  /** GET /version. */
+  async version(url: string): Promise<VersionInfo> {
+    return withRetry(async () => {
+      const a = await httpGet(`${url}/version`, this.timeoutMs);
+      if (a.status !== 200) throw new MemberError('BAD_ANSWER', `GET ${url}/version: HTTP ${a.status}`);
+      const v = JSON.parse(a.body) as Partial<VersionInfo>;
+      if (typeof v.etcdserver !== 'string' || typeof v.etcdcluster !== 'string') throw new MemberError('BAD_ANSWER', `GET ${url}/version: unexpected body ${a.body}`);
+      return { etcdserver: v.etcdserver, etcdcluster: v.etcdcluster };
+    }, this.attempts, 200);
+  }
+
+  /** GET /health is 200 with health "true" (no retry: one failed probe is an unhealthy observation). */
+  async healthy(url: string): Promise<boolean> {
+    try {
+      const a = await httpGet(`${url}/health`, this.timeoutMs);
+      return a.status === 200 && /"health"\s*:\s*"true"/.test(a.body);
+    } catch {
+      return false;
+    }
+  }
+
+  /** svc_server_is_leader from GET /metrics. */
+  async isLeader(url: string): Promise<boolean> {
+    return withRetry(async () => {
+      const a = await httpGet(`${url}/metrics`, this.timeoutMs);
+      if (a.status !== 200) throw new MemberError('BAD_ANSWER', `GET ${url}/metrics: HTTP ${a.status}`);
+      const m = /^svc_server_is_leader(?:\{[^}]*\})?\s+(\S+)/m.exec(a.body);
+      if (!m) throw new MemberError('BAD_ANSWER', `GET ${url}/metrics: no svc_server_is_leader`);
+      return Number(m[1]) === 1;
+    }, this.attempts, 200);
+  }
+
+  /** Maintenance.Status of one member. */
+  async status(url: string): Promise<MemberStatusInfo> {
+    return withRetry(async () => {
+      const c = await this.grpc(url);
+      const s = await c.status(url);
+      return {
+        id: String(s.header.member_id),
+        leader: String(s.leader),
+        raftIndex: Number(s.raftIndex),
+        appliedIndex: Number(s.raftAppliedIndex),
+        dbSize: Number(s.dbSize),
+        revision: Number(s.header.revision),
+      };
+    }, this.attempts, 200);
+  }
+
+  /** Whether authentication is on: a read without credentials is refused when it is. */
+  async authEnabled(url: string): Promise<boolean> {
+    const c = await this.grpc(url);
+    try {
+      await c.get('\u0000svc-operator-auth-probe', { serializable: true });
+      return false;
+    } catch (e) {
+      const msg = String((e as Error).message);
+      if (/user name is empty|invalid auth token|permission denied|authentication/i.test(msg)) return true;
+      throw new MemberError('UNREACHABLE', `auth probe on ${url}: ${msg}`, { cause: e });
+    }
+  }
+
+  /**
+   * Saves a snapshot of `url`'s database to `file` (through file.part; the stream's trailing sha256 is
+   * verified before the rename) and returns its record.
+   */
+  async snapshot(url: string, name: string, file: string): Promise<SnapshotRecord> {
+    try {
+      const before = await this.status(url);
+      const c = await this.grpc(url);
+      const size = await saveSnapshot(c.snapshotRaw(url), file);
+      // The file ends with the sha256 of the database bytes; check it once more from disk.
+      const sha256 = fileDigestCheck(file, size);
+      return { location: file, member: name, revision: before.revision, size, sha256, time: new Date().toISOString() };
+    } catch (e) {
+      throw new MemberError('SNAPSHOT_FAILED', `snapshot of ${name} (${url}) failed: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /** Asks the leader at `leaderUrl` to hand leadership to member `targetId` (decimal id). */
+  async moveLeader(leaderUrl: string, targetId: string): Promise<void> {
+    try {
+      const c = await this.grpc(leaderUrl);
+      await c.moveLeader(targetId, leaderUrl);
+    } catch (e) {
+      throw new MemberError('MOVE_LEADER_FAILED', `move leader to ${targetId} via ${leaderUrl} failed: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /** Closes connections. */
+  close(): void {
+    for (const c of this.clients.values()) c.close();
+    this.clients.clear();
+  }
+}
+
+/** Re-reads a saved snapshot and checks its trailing digest; returns the database's sha256, hex. */
+function fileDigestCheck(file: string, size: number): string {
+  const total = statSync(file).size;
+  if (total !== size + 32) throw new Error(`snapshot file ${file} has ${total} bytes, expected ${size + 32}`);
+  const fd = openSync(file, 'r');
+  try {
+    const h = createHash('sha256');
+    const buf = Buffer.alloc(1 << 16);
+    let off = 0;
+    while (off < size) {
+      const n = readSync(fd, buf, 0, Math.min(buf.length, size - off), off);
+      if (n <= 0) break;
+      h.update(buf.subarray(0, n));
+      off += n;
+    }
+    const tail = Buffer.alloc(32);
+    readSync(fd, tail, 0, 32, size);
+    const digest = h.digest();
+    if (!digest.equals(tail)) throw new Error(`snapshot file ${file}: sha256 mismatch`);
+    return digest.toString('hex');
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,170 @@
+// The upgrade planner: desired spec + observation + recorded progress -> the single next step. Pure: no
+// clock, no I/O; the same inputs always give the same step.
+//
+// Order of decisions (each one returns):
+//  0. no members: createCluster.
+//  1. validate the target against the cluster version and the members' releases (refusals are `blocked`
+//     with condition UpgradeBlocked, taken before anything is touched).
+//  2. every member on the target: wait for the cluster version, then `complete` (this is the verification:
+//     every /version shows the target for etcdserver and etcdcluster) or `steady`.
+//  3. safety gate before any disruptive step: every member running and healthy, exactly one leader,
+//     every applied index within CATCH_UP_SLACK of the leader's. A member that cannot start on the target
+//     gives `blocked` MemberFailedToStart (the others keep serving); any other unhealthy member a `wait`.
+//     Since every member must be healthy before a restart, at most one member is ever down, and a restart
+//     only happens when the cluster keeps its quorum without that member (3+ members; a 1-member cluster
+//     has no headroom and no other way to upgrade).
+//  4. no verified snapshot recorded for this upgrade: preflight, then `snapshot` from the leader.
+//  5. the spec's wait since the last restart (120 s when v2 data exceeds 50 MB), then members not on the
+//     target in name order, followers first; the leader last, after `moveLeader` to the most up-to-date
+//     member already on the target.
+// `spec.upgrade.paused` turns the next disruptive step into `wait` Paused (naming that step).
+//
+// Resume after a crash is by observation: a restart counts as done when the member reports the target
+// release (so it is never repeated); a restart recorded but not carried out (member still on the old
+// release) is planned again; a snapshot begun but not recorded as verified is taken again.
+import type { SvcClusterSpec } from '../api/types.js';
+import type { ObservedCluster, ObservedMember, Step, UpgradeProgress } from './types.js';
+import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from './versions.js';
+
+/** Largest applied-index gap between a member and the leader that still counts as caught up. */
+export const CATCH_UP_SLACK = 100;
+/** v2 data above this needs the 2-minute wait between members (the seed's limit). */
+export const V2_SLOW_BYTES = 50 * 1024 * 1024;
+/** v2 data at or above this needs spec.upgrade.acknowledgeLargeV2Data before an upgrade starts. */
+export const V2_ACK_BYTES = 100 * 1024 * 1024;
+/** The seed's wait between members when v2 data is large. */
+export const V2_WAIT_MS = 120_000;
+
+const byName = (a: ObservedMember, b: ObservedMember) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/** The cluster version as the leader reports it (else the highest any member reports); undefined when not decided. */
+export function observedClusterVersion(o: ObservedCluster): string | undefined {
+  const decided = (v: string | undefined) => (minorIndex(v) >= 0 ? v : undefined);
+  const leader = o.members.find((m) => m.leader && decided(m.clusterVersion));
+  if (leader) return leader.clusterVersion;
+  const all = o.members.map((m) => decided(m.clusterVersion)).filter((v): v is string => v !== undefined);
+  return all.sort(compareVersions).at(-1);
+}
+
+/** The release a member is known to be on: what it reports, else what it is configured as. */
+function releaseOf(m: ObservedMember): string {
+  return m.release ?? m.configuredVersion;
+}
+
+function blocked(code: Extract<Step, { kind: 'blocked' }>['code'], reason: string): Step {
+  return { kind: 'blocked', code, reason, condition: 'UpgradeBlocked' };
+}
+
+function wait(code: Extract<Step, { kind: 'wait' }>['code'], reason: string): Step {
+  return { kind: 'wait', code, reason };
+}
+
+/** Refusals of the target, or undefined when the target may be pursued. */
+export function validateTarget(spec: SvcClusterSpec, o: ObservedCluster): Step | undefined {
+  const target = spec.version;
+  if (!isSupportedVersion(target)) return blocked('UnsupportedVersion', `version ${target} is not of a supported release line (${SUPPORTED_MINORS.join(', ')})`);
+  const t = minorIndex(target);
+  const cv = observedClusterVersion(o);
+  const memberMinors = o.members.map((m) => minorIndex(releaseOf(m)));
+  const lowest = Math.min(...memberMinors);
+  // The cluster version when undecided: the lowest member release bounds it from above.
+  const c = cv !== undefined ? minorIndex(cv) : lowest;
+  if (t > c + 1) {
+    const path = SUPPORTED_MINORS.slice(c, t + 1).join(' -> ');
+    return blocked('SkipMinor', `cannot go from cluster version ${SUPPORTED_MINORS[c]} to ${minorOf(target)}: upgrade one minor release at a time (${path})`);
+  }
+  if (t < c || t < lowest) {
+    return blocked(
+      'DowngradeAfterCompletion',
+      `cannot downgrade to ${target}: every member already runs ${SUPPORTED_MINORS[Math.max(c, lowest)]} or newer and the cluster version is ${cv ?? 'not decided'}; ` +
+        'a downgrade is only possible while a member still runs the older release; restore the pre-upgrade snapshot instead',
+    );
+  }
+  if (SUPPORTED_MINORS[t] === '3.5' && lowest < t) {
+    if (o.authEnabled === true) {
+      return blocked('AuthEnabledUpgradeTo35', `cannot upgrade to ${target}: authentication is enabled, and a rolling upgrade from 3.4 or older to 3.5 is not supported with authentication on (3.5 changes the WAL format of authentication entries)`);
+    }
+    if (o.authEnabled === undefined) return wait('AuthUnknown', 'cannot tell whether authentication is enabled (required before upgrading to 3.5)');
+  }
+  return undefined;
+}
+
+/** The single next step. See the top of this file for the rules. */
+export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
+  const target = spec.version;
+  const members = [...o.members].sort(byName);
+  if (members.length === 0) return { kind: 'createCluster', version: target, replicas: spec.replicas };
+  // Progress toward another target is history: this target starts over (with its own snapshot).
+  const cur = progress && progress.to === target ? progress : undefined;
+  const paused = spec.upgrade?.paused === true;
+  const gate = (step: Step): Step => (paused ? wait('Paused', `spec.upgrade.paused is true; next step: ${stepLine(step)}`) : step);
+
+  const onTarget = (m: ObservedMember) => m.configuredVersion === target && m.release === target;
+  if (!members.every(onTarget)) {
+    const refusal = validateTarget(spec, o);
+    if (refusal) return refusal;
+  }
+
+  // Members must be healthy before any step (and in the steady state this is what we report).
+  const failed = members.find((m) => m.configuredVersion === target && m.release !== target && m.failure !== undefined);
+  if (failed) {
+    return blocked('MemberFailedToStart', `member ${failed.name} cannot run ${target}: ${failed.failure}; the other members keep serving; fix the cause (or set spec.version back) and the upgrade resumes`);
+  }
+  const down = members.find((m) => !m.running || !m.healthy);
+  if (down) {
+    if (down.configuredVersion === target && down.release !== target && down.running) return wait('MemberStarting', `member ${down.name} is starting on ${target}; waiting for it to report healthy`);
+    return wait('MemberUnhealthy', `member ${down.name} is ${down.running ? 'not healthy' : 'not running'}${down.failure ? ` (${down.failure})` : ''}; waiting for it to recover before the next step`);
+  }
+  const leaders = members.filter((m) => m.leader);
+  if (leaders.length !== 1) return wait('NoLeader', leaders.length === 0 ? 'no member reports being the leader' : `${leaders.length} members report being the leader; waiting for one`);
+  const leader = leaders[0];
+  const lagging = members.find((m) => m.appliedIndex === undefined || leader.appliedIndex === undefined || leader.appliedIndex - m.appliedIndex > CATCH_UP_SLACK);
+  if (lagging) return wait('CatchingUp', `member ${lagging.name} is catching up (applied ${lagging.appliedIndex ?? '?'}, leader ${leader.appliedIndex ?? '?'})`);
+
+  if (members.every(onTarget)) {
+    const behind = members.find((m) => minorOf(m.clusterVersion) !== minorOf(target));
+    if (behind) return wait('ClusterVersionPending', `every member runs ${target}; member ${behind.name} reports cluster version ${behind.clusterVersion ?? 'unknown'} (waiting for ${minorOf(target)})`);
+    if (cur && cur.finishedAt === undefined) return { kind: 'complete', from: cur.from, to: target };
+    return { kind: 'steady', version: target };
+  }
+
+  const notOnTarget = members.filter((m) => !onTarget(m));
+  const from = notOnTarget.map(releaseOf).sort(compareVersions)[0];
+  if (!cur || !cur.snapshot) {
+    // Preflight: one release across the members, unless the target is one of theirs (resuming or rolling
+    // back an upgrade whose members are mixed).
+    const releases = new Set(members.map(releaseOf));
+    if (releases.size > 1 && !releases.has(target)) {
+      return blocked('MixedReleases', `members run several releases (${[...releases].sort(compareVersions).join(', ')}); set spec.version to one of them first`);
+    }
+    if (!cur && (o.v2DataBytes ?? 0) >= V2_ACK_BYTES && spec.upgrade?.acknowledgeLargeV2Data !== true) {
+      return blocked('LargeV2DataNotAcknowledged', `v2 data is about ${Math.round((o.v2DataBytes ?? 0) / 1048576)} MB (100 MB or more): the one-time catch-up may take long; set spec.upgrade.acknowledgeLargeV2Data: true to proceed`);
+    }
+    return gate({ kind: 'snapshot', member: leader.name, from, to: target });
+  }
+
+  const waitMs = Math.max((spec.upgrade?.waitBetweenMembersSeconds ?? 0) * 1000, (o.v2DataBytes ?? 0) > V2_SLOW_BYTES ? V2_WAIT_MS : 0);
+  const lastRestart = Math.max(0, ...Object.values(cur.restarts));
+  if (waitMs > 0 && lastRestart > 0 && o.now - lastRestart < waitMs) {
+    return wait('WaitBetweenMembers', `waiting ${Math.ceil((waitMs - (o.now - lastRestart)) / 1000)} s more before the next member (wait between members ${Math.round(waitMs / 1000)} s)`);
+  }
+  const follower = notOnTarget.find((m) => !m.leader);
+  if (follower) return gate({ kind: 'restartMember', member: follower.name, version: target });
+  // Only the leader is left. Hand leadership to the most up-to-date member already on the target.
+  const candidates = members.filter((m) => m !== leader && onTarget(m)).sort((a, b) => (b.appliedIndex ?? 0) - (a.appliedIndex ?? 0) || byName(a, b));
+  if (candidates.length === 0) return gate({ kind: 'restartMember', member: leader.name, version: target });
+  return gate({ kind: 'moveLeader', from: leader.name, to: candidates[0].name, toId: candidates[0].id });
+}
+
+function stepLine(step: Step): string {
+  switch (step.kind) {
+    case 'snapshot':
+      return `snapshot from ${step.member}`;
+    case 'restartMember':
+      return `restart ${step.member} on ${step.version}`;
+    case 'moveLeader':
+      return `move leadership from ${step.from} to ${step.to}`;
+    default:
+      return step.kind;
+  }
+}

@@ -1,0 +1,38 @@
+// Pure bookkeeping of UpgradeProgress: what the orchestrator records before a step and after it.
+import type { SnapshotRecord } from '../api/types.js';
+import type { ObservedCluster, Step, UpgradeProgress } from './types.js';
+
+/** The progress to persist BEFORE carrying out `step` (write-ahead), or the same object when nothing changes. */
+export function beginStep(progress: UpgradeProgress | undefined, step: Step, now: number): UpgradeProgress | undefined {
+  switch (step.kind) {
+    case 'snapshot': {
+      const same = progress && progress.to === step.to && progress.finishedAt === undefined;
+      const base: UpgradeProgress = same ? progress : { from: step.from, to: step.to, step: 'snapshot', startedAt: now, restarts: {}, membersDone: [] };
+      return { ...base, step: 'snapshot', snapshot: undefined };
+    }
+    case 'restartMember':
+      if (!progress) return progress;
+      return { ...progress, step: 'restartMember', restarts: { ...progress.restarts, [step.member]: now } };
+    case 'moveLeader':
+      return progress ? { ...progress, step: 'moveLeader' } : progress;
+    case 'complete':
+      return progress ? { ...progress, step: 'complete', finishedAt: now } : progress;
+    default:
+      return progress;
+  }
+}
+
+/** Progress after a verified snapshot. */
+export function recordSnapshot(progress: UpgradeProgress, snapshot: SnapshotRecord): UpgradeProgress {
+  return { ...progress, snapshot };
+}
+
+/** Progress with members newly seen on the target (healthy) appended to membersDone; same object when unchanged. */
+export function noteMembersDone(progress: UpgradeProgress | undefined, o: ObservedCluster): UpgradeProgress | undefined {
+  if (!progress || progress.finishedAt !== undefined || !progress.snapshot) return progress;
+  const fresh = o.members
+    .filter((m) => m.release === progress.to && m.configuredVersion === progress.to && m.healthy && !progress.membersDone.includes(m.name))
+    .map((m) => m.name)
+    .sort();
+  return fresh.length === 0 ? progress : { ...progress, membersDone: [...progress.membersDone, ...fresh] };
+}

@@ -1,0 +1,115 @@
+// Inputs and output of the upgrade planner. Everything here is plain data: the planner reads an observation
+// and the recorded progress and returns one Step; it never learns whether members are child processes or pods.
+import type { SnapshotRecord } from '../api/types.js';
+
+/** One member as observed right now. */
+export interface ObservedMember {
+  name: string;
+  /** Member id (decimal string, as the gateway and the client library write uint64s). */
+  id?: string;
+  /** Release the runtime runs (or will next run) this member as: the process's SVC_VERSION, the pod's image tag. */
+  configuredVersion: string;
+  /** The process/pod exists and has not exited. */
+  running: boolean;
+  /** Why the runtime cannot keep the member running (exit status, crash loop), when it cannot. */
+  failure?: string;
+  /** `etcdserver` of GET /version; undefined when the member did not answer. */
+  release?: string;
+  /** `etcdcluster` of GET /version as this member sees it ("not_decided" possible). */
+  clusterVersion?: string;
+  /** GET /health answered 200. */
+  healthy: boolean;
+  /** `svc_server_is_leader` is 1. */
+  leader: boolean;
+  /** Raft applied index (Maintenance.Status). */
+  appliedIndex?: number;
+}
+
+/** Everything the planner knows about the cluster at one instant. */
+export interface ObservedCluster {
+  /** Milliseconds since the epoch, when the observation was taken (the planner has no clock). */
+  now: number;
+  members: ObservedMember[];
+  /** Authentication is on; undefined when it could not be found out. */
+  authEnabled?: boolean;
+  /** Estimated v2 data size (from a recent snapshot), bytes; undefined when unknown (treated as small). */
+  v2DataBytes?: number;
+}
+
+/** What the orchestrator records (before each mutating step) about the upgrade under way. */
+export interface UpgradeProgress {
+  from: string;
+  to: string;
+  /** Kind of the step begun last. */
+  step: StepKind;
+  startedAt: number;
+  /** Set when the upgrade is verified complete. */
+  finishedAt?: number;
+  /** The verified pre-upgrade snapshot; the members phase begins only once it is here. */
+  snapshot?: SnapshotRecord;
+  /** Member -> when its restart on `to` was begun (ms). */
+  restarts: Record<string, number>;
+  /** Members seen running `to`, healthy and caught up, in the order they got there. */
+  membersDone: string[];
+}
+
+/** Typed reasons of wait and blocked steps (they become condition reasons and event reasons). */
+export type WaitCode =
+  | 'Paused'
+  | 'MemberUnhealthy'
+  | 'MemberStarting'
+  | 'NoLeader'
+  | 'CatchingUp'
+  | 'WaitBetweenMembers'
+  | 'ClusterVersionPending'
+  | 'ClusterUnreachable'
+  | 'AuthUnknown';
+
+export type BlockedCode =
+  | 'SkipMinor'
+  | 'DowngradeAfterCompletion'
+  | 'AuthEnabledUpgradeTo35'
+  | 'LargeV2DataNotAcknowledged'
+  | 'MixedReleases'
+  | 'MemberFailedToStart'
+  | 'UnsupportedVersion';
+
+/** The next thing to do. Only createCluster, snapshot, moveLeader and restartMember touch the cluster. */
+export type Step =
+  | { kind: 'createCluster'; version: string; replicas: number }
+  | { kind: 'wait'; code: WaitCode; reason: string }
+  | { kind: 'blocked'; code: BlockedCode; reason: string; condition: 'UpgradeBlocked' }
+  | { kind: 'snapshot'; member: string; from: string; to: string }
+  | { kind: 'moveLeader'; from: string; to: string; toId?: string }
+  | { kind: 'restartMember'; member: string; version: string }
+  | { kind: 'complete'; from: string; to: string }
+  | { kind: 'steady'; version: string };
+
+export type StepKind = Step['kind'];
+
+/** True for the steps that change the cluster (and therefore are recorded first). */
+export function isMutating(step: Step): boolean {
+  return step.kind === 'createCluster' || step.kind === 'snapshot' || step.kind === 'moveLeader' || step.kind === 'restartMember';
+}
+
+/** One line describing a step, for logs, events and the CLI. */
+export function describeStep(step: Step): string {
+  switch (step.kind) {
+    case 'createCluster':
+      return `create ${step.replicas} member(s) of ${step.version}`;
+    case 'wait':
+      return `wait (${step.code}): ${step.reason}`;
+    case 'blocked':
+      return `blocked (${step.code}): ${step.reason}`;
+    case 'snapshot':
+      return `snapshot from leader ${step.member} before ${step.from} -> ${step.to}`;
+    case 'moveLeader':
+      return `move leadership from ${step.from} to ${step.to}`;
+    case 'restartMember':
+      return `restart ${step.member} on ${step.version}`;
+    case 'complete':
+      return `verified: every member reports ${step.to} (etcdserver and etcdcluster); upgrade ${step.from} -> ${step.to} complete`;
+    case 'steady':
+      return `every member runs ${step.version}; nothing to do`;
+  }
+}
