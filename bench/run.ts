@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { runPutLoad, type PutLoadResult } from './put.js';
 import { startEtcdCluster, startSvcCluster, type BenchCluster } from './lib/cluster.js';
 import { cpuTimeMs, formatTable, markdownTable, mib, ms, peakRssBytes } from './lib/stats.js';
-import { formatProfile, summariseProfile } from './lib/cpuprofile.js';
+import { formatProfile, monotonicUs, summariseProfile, type TimeWindow } from './lib/cpuprofile.js';
 import { countBetween, meanMsBetween, scrapeDiskMetrics } from './lib/metrics.js';
 
 /** Parsed command-line options of the bench. */
@@ -128,6 +128,8 @@ async function benchPuts(o: BenchRunOptions): Promise<{ rows: PutRow[]; rss: Rss
   const rows: PutRow[] = [];
   const rss: RssRow[] = [];
   const targets = new Map<BenchCluster, { endpoints: string[]; leader: string; leaderEndpoint: string }>();
+  // The measured windows per system, so a CPU profile counts only the load (not start-up or other systems' turns).
+  const windows = new Map<string, TimeWindow[]>();
   try {
     for (const system of o.systems) {
       const t0 = Date.now();
@@ -160,8 +162,10 @@ async function benchPuts(o: BenchRunOptions): Promise<{ rows: PutRow[]; rss: Rss
           const cpuBefore = c.members.map((m) => cpuTimeMs(m.pid) ?? 0);
           const diskBefore = await scrapeDiskMetrics(t.leaderEndpoint);
           let result: PutLoadResult;
+          const startUs = monotonicUs();
           try {
             result = await runPutLoad({ endpoints: t.endpoints, concurrency: conc, warmupMs: o.warmupMs, durationMs: o.durationMs });
+            windows.set(c.system, [...(windows.get(c.system) ?? []), { startUs: startUs + o.warmupMs * 1000, endUs: monotonicUs() }]);
           } catch (e) {
             console.log(`  round ${round} ${c.system} in-flight ${conc}: failed: ${(e as Error).message}`);
             continue;
@@ -200,7 +204,7 @@ async function benchPuts(o: BenchRunOptions): Promise<{ rows: PutRow[]; rss: Rss
           const name = file.replace(/.*\//, '').replace('.cpuprofile', '');
           const role = targets.get(c)?.leader === name ? 'leader' : 'follower';
           console.log(`\nCPU profile of svc member ${name}, ${role} (${file}):`);
-          console.log(formatProfile(summariseProfile(file, root)));
+          console.log(formatProfile(summariseProfile(file, root, 25, windows.get(c.system))));
         }
       }
     }

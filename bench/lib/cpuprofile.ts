@@ -25,6 +25,18 @@ interface CpuProfile {
   startTime: number;
   endTime: number;
   samples?: number[];
+  timeDeltas?: number[];
+}
+
+/** A span of CLOCK_MONOTONIC time in microseconds (process.hrtime.bigint() / 1000n), as the profile stamps samples. */
+export interface TimeWindow {
+  startUs: number;
+  endUs: number;
+}
+
+/** The current CLOCK_MONOTONIC time in microseconds, comparable with a V8 profile's sample times. */
+export function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
 }
 
 /** One function's share of a profile. */
@@ -39,6 +51,8 @@ export interface HotFunction {
 
 export interface ProfileSummary {
   durationMs: number;
+  /** Samples counted (those inside the windows, when windows were given). */
+  samples: number;
   /** Share of samples spent idle (waiting on I/O). */
   idlePct: number;
   gcPct: number;
@@ -48,12 +62,25 @@ export interface ProfileSummary {
   byArea: Array<{ area: string; selfPct: number }>;
 }
 
-/** Summarises a .cpuprofile file; `root` is the folder paths are shown relative to. */
-export function summariseProfile(file: string, root: string, top = 20): ProfileSummary {
+/**
+ * Summarises a .cpuprofile file; `root` is the folder paths are shown relative to. With `windows`, only
+ * samples taken inside them count (e.g. the measured load, not start-up and shutdown).
+ */
+export function summariseProfile(file: string, root: string, top = 20, windows?: readonly TimeWindow[]): ProfileSummary {
   const prof = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  if (windows && windows.length && prof.samples && prof.timeDeltas) {
+    const hits = new Map<number, number>();
+    let t = prof.startTime;
+    for (let i = 0; i < prof.samples.length; i++) {
+      t += prof.timeDeltas[i] ?? 0;
+      if (windows.some((w) => t >= w.startUs && t <= w.endUs)) hits.set(prof.samples[i], (hits.get(prof.samples[i]) ?? 0) + 1);
+    }
+    for (const n of prof.nodes) n.hitCount = hits.get(n.id) ?? 0;
+  }
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const totalHits = prof.nodes.reduce((s, n) => s + (n.hitCount ?? 0), 0) || 1;
-  const durationMs = (prof.endTime - prof.startTime) / 1000;
+  const span = windows && windows.length ? windows.reduce((s, w) => s + (w.endUs - w.startUs), 0) : prof.endTime - prof.startTime;
+  const durationMs = span / 1000;
   const msPerHit = durationMs / totalHits;
   const names = new Map<number, string>();
   const label = (n: ProfileNode) => {
@@ -112,6 +139,7 @@ export function summariseProfile(file: string, root: string, top = 20): ProfileS
   const skip = (n: string) => n.startsWith('(root)') || n.startsWith('(idle)') || n.startsWith('(program)');
   return {
     durationMs,
+    samples: totalHits,
     idlePct: (idle / totalHits) * 100,
     gcPct: (gc / totalHits) * 100,
     bySelf: [...self.keys()].filter((n) => !skip(n)).map(row).sort((a, b) => b.selfMs - a.selfMs).slice(0, top),
@@ -122,11 +150,11 @@ export function summariseProfile(file: string, root: string, top = 20): ProfileS
   };
 }
 
-/** The summary as text lines for a report. */
+/** The summary as text lines for a report; shares are of all samples (idle included). */
 export function formatProfile(s: ProfileSummary, top = 15): string {
   const pct = (v: number) => `${v.toFixed(1).padStart(5)}%`;
   const out = [
-    `profile ${(s.durationMs / 1000).toFixed(1)} s: idle ${s.idlePct.toFixed(1)}%, GC ${s.gcPct.toFixed(1)}%`,
+    `profile ${(s.durationMs / 1000).toFixed(1)} s, ${s.samples} samples: idle ${s.idlePct.toFixed(1)}%, GC ${s.gcPct.toFixed(1)}%`,
     'self time by area:',
     ...s.byArea.slice(0, 12).map((a) => `  ${pct(a.selfPct)}  ${a.area}`),
     'hottest functions (self):',

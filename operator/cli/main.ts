@@ -1,9 +1,58 @@
 // Entry point of svc-operator (bin/svc-operator).
+//   svc-operator local apply -f cluster.yaml [--state-dir DIR] [--output json]
+//   svc-operator local status [--state-dir DIR] [--output json]
+//   svc-operator local delete [--state-dir DIR]
+//   svc-operator demo [--state-dir DIR] [--keep]
+// Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
+import { parseArgs, UsageError } from './args.js';
+import { CommandError, localApply, localDelete, localStatus } from './local.js';
+import { demo } from './demo.js';
+import { RuntimeError } from '../runtime/runtime.js';
+
+const USAGE = `usage:
+  svc-operator local apply -f <cluster.yaml> [--state-dir DIR] [--output json]
+  svc-operator local status [--state-dir DIR] [--output json]
+  svc-operator local delete [--state-dir DIR]
+  svc-operator demo [--state-dir DIR] [--keep]
+The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster.
+`;
+
+/** Runs svc-operator with `argv` (without node and script); resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  if (argv[0] === 'demo') {
-    process.stdout.write('svc-operator demo: the rolling-upgrade demo (3.3 -> 3.4 -> 3.5 on local processes) will run here once the orchestrator exists.\n');
-    return 0;
+  try {
+    const { words, flags } = parseArgs(argv, ['file', 'state-dir', 'output']);
+    if (flags.has('help') || words.length === 0) {
+      (flags.has('help') ? process.stdout : process.stderr).write(USAGE);
+      return flags.has('help') ? 0 : 2;
+    }
+    const output = flags.get('output');
+    if (output !== undefined && output !== 'json' && output !== 'text') throw new UsageError(`--output must be json or text, not ${output}`);
+    const stateDir = flags.get('state-dir') ?? '.svc-local';
+    if (words[0] === 'demo' && words.length === 1) return await demo({ stateDir: flags.get('state-dir'), keep: flags.has('keep') });
+    if (words[0] === 'local' && words.length === 2) {
+      switch (words[1]) {
+        case 'apply': {
+          const file = flags.get('file');
+          if (!file) throw new UsageError('local apply needs -f <cluster.yaml>');
+          return await localApply(file, stateDir, output);
+        }
+        case 'status':
+          return await localStatus(stateDir, output);
+        case 'delete':
+          return await localDelete(stateDir);
+      }
+    }
+    throw new UsageError(`unknown command: ${words.join(' ')}`);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`svc-operator: ${e.message}\n${USAGE}`);
+      return 2;
+    }
+    if (e instanceof CommandError || e instanceof RuntimeError) {
+      process.stderr.write(`svc-operator: ${e.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`svc-operator: ${(e as Error).stack ?? String(e)}\n`);
+    return 1;
   }
-  process.stderr.write('svc-operator: usage: svc-operator demo\n');
-  return 2;
 }

@@ -615,8 +615,9 @@ export class SvcServer {
       this.wal.releaseLockTo(compactTo);
     }
     this.logger.info('saved snapshot', { 'snapshot-index': snap.metadata.index });
-    purgeFiles(this.logger, this.snapDir, '.snap', this.opts.maxSnapshots);
-    purgeFiles(this.logger, this.walDir, '.wal', this.opts.maxWals);
+    for (const [dir, suffix, max] of [[this.snapDir, '.snap', this.opts.maxSnapshots], [this.walDir, '.wal', this.opts.maxWals]] as const) {
+      purgeFiles(this.logger, dir, suffix, max).catch((e) => this.logger.warn('failed to purge old files', { dir, error: (e as Error).message }));
+    }
   }
 
   private async packSnapshotWithDb(internal: Uint8Array): Promise<Uint8Array> {

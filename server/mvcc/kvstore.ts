@@ -19,6 +19,8 @@ const META_BUCKET = 'meta';
 const SCHEDULED_COMPACT_KEY = new TextEncoder().encode('scheduledCompactRev');
 const FINISHED_COMPACT_KEY = new TextEncoder().encode('finishedCompactRev');
 const SCAN_CHUNK = 10000;
+/** Revisions examined per background compaction step (the reference's default batch is 1000). */
+const COMPACTION_BATCH = 1000;
 const EMPTY = new Uint8Array(0);
 
 /** What the store needs from the lessor (implemented by Lessor). */
@@ -109,6 +111,9 @@ export class MvccStore {
   private readonly logger: Logger;
   private lessor: MvccStoreOptions['lessor'];
   private counters = { put: 0, delete: 0, txn: 0, range: 0 };
+  private compactionTail: Promise<void> = Promise.resolve();
+  /** Bumped by restore, so background compactions of the previous data stop. */
+  private epoch = 0;
 
   constructor(backend: Backend, opts: MvccStoreOptions = {}) {
     this.backend = backend;
@@ -245,36 +250,63 @@ export class MvccStore {
   }
 
   /**
-   * Discards history before rev: reads below rev fail with ErrCompacted afterwards; each key keeps its
-   * newest revision at or before rev. Returns the previous compact revision.
+   * Discards history before rev: reads below rev fail with ErrCompacted at once (the index is compacted
+   * synchronously); each key keeps its newest revision at or before rev. The old revisions are deleted
+   * from the backend in the background, COMPACTION_BATCH at a time with a yield between batches so a big
+   * compaction never stalls the event loop (the reference does the same); `done` resolves when that
+   * finished (the Compact RPC's `physical` flag waits for it). It never rejects.
    */
-  compact(rev: number): { compactRev: number; prevCompactRev: number } {
+  compact(rev: number): { compactRev: number; prevCompactRev: number; done: Promise<void> } {
     if (rev <= this.compactMainRev) throw errCompacted(this.compactMainRev);
     if (rev > this.currentRev) throw errFutureRev();
     const prev = this.compactMainRev;
     this.compactMainRev = rev;
     const tx = this.backend.batchTx();
     tx.put(META_BUCKET, SCHEDULED_COMPACT_KEY, revToBytes({ main: rev, sub: 0 }));
-    this.doCompaction(rev);
-    this.logger.info('finished scheduled compaction', { 'compact-revision': rev });
-    return { compactRev: rev, prevCompactRev: prev };
+    tx.end();
+    const keep = this.index.compact(rev);
+    return { compactRev: rev, prevCompactRev: prev, done: this.scheduleCompaction(rev, keep) };
   }
 
-  private doCompaction(rev: number): void {
-    const keep = this.index.compact(rev);
-    const tx = this.backend.batchTx();
+  /** Resolves when every compaction scheduled so far has been applied to the backend. */
+  compactionsDone(): Promise<void> {
+    return this.compactionTail;
+  }
+
+  private scheduleCompaction(rev: number, keep: Set<string>): Promise<void> {
+    const epoch = this.epoch;
+    const backend = this.backend;
+    const job = this.compactionTail.then(() => this.runCompaction(rev, keep, epoch, backend));
+    this.compactionTail = job;
+    return job;
+  }
+
+  private async runCompaction(rev: number, keep: Set<string>, epoch: number, backend: Backend): Promise<void> {
     const end = mainRevBound(rev + 1);
     let start = mainRevBound(0);
-    while (true) {
-      const chunk = tx.range(KEY_BUCKET, start, end, SCAN_CHUNK);
-      for (const { key } of chunk) {
-        if (!keep.has(revKey(bytesToRev(key)))) tx.delete(KEY_BUCKET, key);
+    try {
+      while (true) {
+        // A restore swapped the data, or the backend closed: the next open resumes from the meta keys.
+        if (epoch !== this.epoch || backend !== this.backend) return;
+        const tx = backend.batchTx();
+        const chunk = tx.range(KEY_BUCKET, start, end, COMPACTION_BATCH);
+        for (const { key } of chunk) {
+          if (!keep.has(revKey(bytesToRev(key)))) tx.delete(KEY_BUCKET, key);
+        }
+        if (chunk.length < COMPACTION_BATCH) {
+          tx.put(META_BUCKET, FINISHED_COMPACT_KEY, revToBytes({ main: rev, sub: 0 }));
+          tx.end();
+          this.logger.info('finished scheduled compaction', { 'compact-revision': rev });
+          return;
+        }
+        tx.end();
+        start = successor(chunk[chunk.length - 1].key);
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
-      if (chunk.length < SCAN_CHUNK) break;
-      start = successor(chunk[chunk.length - 1].key);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'BACKEND_CLOSED') return;
+      this.logger.error('compaction failed', { 'compact-revision': rev, error: (err as Error).message });
     }
-    tx.put(META_BUCKET, FINISHED_COMPACT_KEY, revToBytes({ main: rev, sub: 0 }));
-    tx.end();
   }
 
   /** crc32 of the whole backend (Maintenance.Hash). */
@@ -319,6 +351,7 @@ export class MvccStore {
   }
 
   private restoreFromBackend(): void {
+    this.epoch++;
     this.index.clear();
     this.currentRev = 1;
     this.compactMainRev = -1;
@@ -361,7 +394,7 @@ export class MvccStore {
     if (scheduled > this.compactMainRev) {
       this.logger.info('resume scheduled compaction', { 'scheduled-compact-revision': scheduled });
       this.compactMainRev = scheduled;
-      this.doCompaction(scheduled);
+      void this.scheduleCompaction(scheduled, this.index.compact(scheduled));
     }
     if (this.lessor) {
       for (const [k, id] of keyToLease) {

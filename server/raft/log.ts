@@ -139,6 +139,11 @@ export class RaftLog {
     this.unstable.stableSnapTo(i);
   }
 
+  /** The last index the caller has persisted (before the unstable tail). */
+  lastStableIndex(): number {
+    return this.unstable.entries.length > 0 ? this.unstable.offset - 1 : this.lastIndex();
+  }
+
   lastTerm(): number {
     return this.zeroTermOnErr(this.lastIndex());
   }

@@ -246,7 +246,8 @@ export class Raft {
     const last = this.raftLog.lastIndex();
     for (const [id, old] of this.prs.progress) {
       const pr = new Progress(0, last + 1, this.prs.maxInflight, old.isLearner);
-      if (id === this.id) pr.match = last;
+      // Our own copy counts only once it is durable (see onPersisted).
+      if (id === this.id) pr.match = this.raftLog.lastStableIndex();
       this.prs.progress.set(id, pr);
     }
     this.pendingConfIndex = 0;
@@ -259,10 +260,19 @@ export class Raft {
     // Fresh objects: the proposed ones may be shared (a duplicated forwarded proposal).
     const ents: Entry[] = new Array(es.length);
     for (let i = 0; i < es.length; i++) ents[i] = { term: this.term, index: ++li, type: es[i].type, data: es[i].data };
-    li = this.raftLog.append(ents);
-    this.prs.progress.get(this.id)?.maybeUpdate(li);
-    // A single-member cluster commits at once.
-    this.maybeCommit();
+    this.raftLog.append(ents);
+    // The leader's own acknowledgement waits until the caller has persisted the entries (onPersisted):
+    // the caller may send these to followers before its own disk write completes.
+  }
+
+  /** The caller made entries up to (index, term) durable: the leader now counts its own copy. */
+  onPersisted(index: number, term: number): void {
+    if (this.state !== StateRole.Leader || !this.raftLog.matchTerm(index, term)) return;
+    const pr = this.prs.progress.get(this.id);
+    if (pr && pr.maybeUpdate(index) && this.maybeCommit()) {
+      this.releasePendingReadIndexMessages();
+      this.bcastAppend();
+    }
   }
 
   // ---- ticks ----

@@ -180,8 +180,8 @@ export class RawNode {
   /** What to persist, send and apply now. Call advance(rd) when done with it. */
   ready(): Ready {
     const r = this.raft;
-    // A copy: the caller may propose before advance(), which appends to the unstable tail.
-    const entries = r.raftLog.unstableEntries().slice();
+    // unstableEntries() is a copy: the caller may propose before advance(), which appends to the tail.
+    const entries = r.raftLog.unstableEntries();
     const rd: Ready = {
       entries,
       committedEntries: r.raftLog.nextEnts(),
@@ -212,6 +212,7 @@ export class RawNode {
     if (rd.entries.length > 0) {
       const e = rd.entries[rd.entries.length - 1];
       log.stableTo(e.index, e.term);
+      this.raft.onPersisted(e.index, e.term);
     }
     if (rd.snapshot) {
       log.stableSnapTo(rd.snapshot.metadata.index);

@@ -233,6 +233,7 @@ export class Wal {
     const buf = Buffer.concat(frames.map((f) => f.buf));
     await fh.write(buf, 0, buf.length, 0);
     await fh.sync();
+    await fsyncDir(tmp); // the segment's name inside the temp dir must be durable before the rename
     await fsp.rm(dir, { recursive: true, force: true });
     await fsp.rename(tmp, dir);
     lock.moved(dir);

@@ -123,6 +123,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       `--service-account-issuer=${server}/`, `--service-account-key-file=${pki.saPub}`,
       `--service-account-signing-key-file=${pki.saKey}`,
       '--enable-priority-and-fairness=false', '--profiling=false',
+      // the apiserver would keep trying to publish 127.0.0.1 as the "kubernetes" endpoint, which validation refuses
+      '--endpoint-reconciler-type=none',
       ...(opts.apiServerFlags ?? []),
     ], join(logDir, 'kube-apiserver.log'));
     started.push(apiserver);

@@ -98,8 +98,8 @@ export async function run(argv: string[], opts: { env?: NodeJS.ProcessEnv; cwd?:
     const child = spawn(argv[0], argv.slice(1), { env: opts.env ?? process.env, cwd: opts.cwd, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.stdout?.on('data', (d: Buffer) => { stdout += d.toString(); });
+    child.stderr?.on('data', (d: Buffer) => { stderr += d.toString(); });
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
     child.once('error', (e) => { clearTimeout(timer); reject(e); });
     child.once('close', (code, signal) => {

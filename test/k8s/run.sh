@@ -2,6 +2,7 @@
 # npm run test:k8s: builds the control plane binaries (cached per version outside the checkout), compiles the
 # TypeScript, and runs the testbed's own tests (test/k8s/**/*.test.ts) against a real kube-apiserver.
 # SVC_K8S_DIST=<folder> compiles into another output folder than dist (for work in a shared checkout).
+# SVC_K8S_ALLOW_TSC_ERRORS=1 goes on when tsc reports errors (in files of others).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 start=$SECONDS
@@ -14,7 +15,11 @@ say "binaries ready in $bin_dir"
 
 out="${SVC_K8S_DIST:-dist}"
 say "compiling TypeScript into $out"
-npx tsc -p tsconfig.json --outDir "$out"
+if ! npx tsc -p tsconfig.json --outDir "$out"; then
+  # SVC_K8S_ALLOW_TSC_ERRORS=1: run on what tsc emitted (others' work in progress in a shared checkout)
+  [ "${SVC_K8S_ALLOW_TSC_ERRORS:-0}" = 1 ] || { say "tsc failed"; exit 1; }
+  say "tsc reported errors; running on what it emitted (SVC_K8S_ALLOW_TSC_ERRORS=1)"
+fi
 say "compiled"
 
 say "running mocha on $out/test/k8s"

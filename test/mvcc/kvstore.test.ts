@@ -105,14 +105,15 @@ describe('mvcc store', () => {
     expect(keys(st.range(b('\0'), b('\0')))).to.deep.equal(['q']);
   });
 
-  it('compaction: older reads fail, the latest revision of each key stays, compacting twice fails', () => {
+  it('compaction: older reads fail, the latest revision of each key stays, compacting twice fails', async () => {
     st.put(b('a'), b('1')); // 2
     st.put(b('a'), b('2')); // 3
     st.put(b('b'), b('1')); // 4
     st.deleteRange(b('b')); // 5
     st.put(b('c'), b('1')); // 6
     const before = st.hashByRev(4).hash;
-    st.compact(5);
+    const hashAt6 = st.hashByRev(6).hash;
+    const { done } = st.compact(5);
     expect(st.compactRev()).to.equal(5);
     expect(() => st.range(b('a'), undefined, { rev: 4 })).to.throw('mvcc: required revision has been compacted');
     try {
@@ -127,8 +128,32 @@ describe('mvcc store', () => {
     expect(() => st.compact(100)).to.throw('mvcc: required revision is a future revision');
     expect(() => st.hashByRev(4)).to.throw('mvcc: required revision has been compacted');
     expect(before).to.be.a('number');
-    // Only the kept revisions remain in the key bucket: a:3, c:6 (b's tombstone at 5 is dropped).
+    // The old revisions leave the backend in the background: then only a:3 and c:6 remain (b's tombstone
+    // at 5 goes too). HashKV at 6 does not depend on how far that got.
+    const h6 = st.hashByRev(6).hash;
+    await done;
     expect(be.readTx().range('key', new Uint8Array(0), null).length).to.equal(2);
+    expect(st.hashByRev(6).hash).to.equal(h6);
+    expect(hashAt6).to.be.a('number');
+  });
+
+  it('a large compaction runs in batches, and resumes after a reopen if interrupted', async () => {
+    for (let i = 0; i < 5000; i++) st.put(b(`k${i % 10}`), b(`v${i}`));
+    const { done } = st.compact(4000);
+    // Interrupted right away: the backend closes before the background deletion ran.
+    be.close();
+    await done;
+    be = backendIn(t.dir, { batchIntervalMs: 0 });
+    st = new MvccStore(be);
+    expect(st.compactRev()).to.equal(4000);
+    await st.compactionsDone();
+    // 10 kept revisions at or below 4000, plus the 1001 revisions after it.
+    expect(be.readTx().range('key', new Uint8Array(0), null).length).to.equal(10 + 1001);
+    be.close();
+    be = backendIn(t.dir, { batchIntervalMs: 0 });
+    st = new MvccStore(be);
+    expect(st.compactRev()).to.equal(4000);
+    expect(st.range(b('k'), b('l')).count).to.equal(10);
   });
 
   it('restart rebuilds the index from the backend with the same results', () => {

@@ -274,6 +274,10 @@ describe('raft: commit rule (Raft figure 8)', () => {
     rn.campaign();
     rn.step(msg({ type: MessageType.VoteResp, from: 2n, to: 1n, term: 4 }));
     expect(rn.status().softState.role).to.equal(StateRole.Leader);
+    const rd2 = rn.ready();
+    s.append(rd2.entries);
+    if (rd2.hardState) s.setHardState(rd2.hardState);
+    rn.advance(rd2);
     // the new leader's empty entry of term 4 sits at index 5
     const log = rn.raft.raftLog;
     expect([log.lastIndex(), log.term(5)]).to.deep.equal([5, 4]);

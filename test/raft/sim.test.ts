@@ -28,7 +28,7 @@ describe('raft: seeded simulation', function () {
           res = runSchedule(seed, nodes, steps);
         } catch (e) {
           const err = e as Error;
-          throw new Error(`schedule failed: seed ${seed}, ${nodes} nodes: ${err.message}\n  replay: ${replayCommand(seed, nodes, steps)}\n${err.stack ?? ''}`, { cause: err });
+          throw new Error(`schedule failed: seed ${seed}, ${nodes} nodes: ${err.message}\n  replay: ${replayCommand(seed, nodes, steps)}\n${err.stack ?? ''}`, { cause: e });
         }
         agg.proposals += res.stats.proposals;
         agg.committed += res.stats.proposals - res.stats.dropProposals;

@@ -308,6 +308,37 @@ describe('wal', () => {
     expect(((await expectReject(openWal(log, dir, { index: 0, term: 0 }))) as WalError).code).to.equal('WAL_CORRUPT');
   });
 
+  it('reads a torn WAL read-only up to the tear without touching the file', async () => {
+    const dir = join(root, 'wal');
+    const w = await create(dir, 64 * 1024);
+    for (let i = 1; i <= 10; i++) await w.save(hs(1, i), [entry(i)]);
+    await closeAll();
+    const path = join(dir, segments(dir)[0]!);
+    const scan = scanSegment(readFileSync(path));
+    truncateSync(path, scan.records.at(-1)!.offset + 5);
+    const before = readFileSync(path);
+    const ro = await openWalForRead(log, dir, { index: 0, term: 0 });
+    const read = await ro.readAll();
+    await ro.close();
+    expect(read.entries.length).to.equal(10);
+    expect(read.hardState.commit).to.equal(9);
+    expect(readFileSync(path).equals(before)).to.equal(true);
+    expect(((await expectReject(ro.save(hs(1, 10), []))) as WalError).code).to.equal('WAL_READ_ONLY');
+  });
+
+  it('refuses appends before readAll and after close', async () => {
+    const dir = join(root, 'wal');
+    const w = await create(dir);
+    await w.save(hs(1, 1), [entry(1)]);
+    await w.close();
+    expect(((await expectReject(w.save(hs(1, 1), [entry(2)]))) as WalError).code).to.equal('WAL_CLOSED');
+    const w2 = await openWal(log, dir, { index: 0, term: 0 });
+    open.push(w2);
+    expect(((await expectReject(w2.save(hs(1, 1), [entry(2)]))) as WalError).code).to.equal('WAL_NOT_READ');
+    await w2.readAll();
+    await w2.save(hs(1, 2), [entry(2)]);
+  });
+
   it('refuses to create over an existing WAL', async () => {
     const dir = join(root, 'wal');
     await create(dir);

@@ -90,6 +90,8 @@ export function shape(text: string): string {
     .replace(/\b\d+(\.\d+)? (B|kB|MB|GB)\b/g, '<size>')
     .replace(/\b[0-9a-f]{12,16}\b/g, '<hex>')
     .replace(/\d+/g, 'N')
+    // Member names: the reference helper names them refN, ours mN.
+    .replace(/\b(ref|m)N\b/g, '<name>')
     .replace(/N(\.N)+/g, 'N')
     .replace(/ +\|/g, ' |')
     .replace(/\| +/g, '| ')

@@ -135,6 +135,10 @@ describe('svcctl against the reference and svc clusters', function () {
         // Completion order differs; compare the sorted entries.
         const norm = (s: string) => shape(s).replace(/^\[|\]\n$/g, '').split('},{').sort().join('},{');
         expect(norm(rs[1].stdout)).to.equal(norm(rs[0].stdout));
+      } else if (args[0] === 'member' && args.includes('json')) {
+        // Known server difference (reported): the reference leaves revision out of Cluster response headers.
+        expect(rs[1].code).to.equal(0);
+        expect(shape(rs[1].stdout).replace('"revision":N,', '')).to.equal(shape(rs[0].stdout));
       } else {
         sameShape(rs);
       }

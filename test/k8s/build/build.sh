@@ -26,8 +26,6 @@ need_helm=0; fresh helm "$HELM_VERSION" || need_helm=1
 
 if [ $need_k8s = 1 ] || [ $need_etcd = 1 ]; then
   "$here/gen-gomod.sh" >&2
-  log "resolving modules of k8s.io/kubernetes@$K8S_VERSION (go mod download)"
-  (cd "$here" && go mod download k8s.io/kubernetes >/dev/null)
 fi
 
 if [ $need_k8s = 1 ]; then

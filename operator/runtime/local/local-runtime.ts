@@ -1,0 +1,275 @@
+// The local runtime: each member is a detached child process (`node <svc entry>` with SVC_VERSION set to
+// its release) with its data dir and log under the state dir. Members outlive the orchestrator (so
+// `local apply` can exit and `local status` can look later); everything needed to find them again is in
+// the state file, which is written before every change.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { releaseFor } from '../../../server/releases.js';
+import type { SvcClusterSpec } from '../../api/types.js';
+import type { UpgradeProgress } from '../../upgrade/types.js';
+import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
+import { freePorts } from './ports.js';
+import { readState, writeState, type LocalMemberState, type LocalState } from './state.js';
+
+/** The compiled svc server entry next to this module's build (<outDir>/server/cli/svc.js). */
+export const DEFAULT_SVC_ENTRY = process.env.SVC_OPERATOR_SVC_ENTRY ?? fileURLToPath(new URL('../../../server/cli/svc.js', import.meta.url));
+
+export interface LocalRuntimeOptions {
+  /** Where state, data dirs, logs and snapshots live. Default ./.svc-local. */
+  stateDir?: string;
+  /** Cluster name (metadata.name); needed to create. */
+  name?: string;
+  /** Compiled svc.js to run. Default DEFAULT_SVC_ENTRY. */
+  svcEntry?: string;
+  /** How long a graceful stop may take before SIGKILL. Default 15 s. */
+  stopGraceMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** True when a process with this pid exists. */
+function alive(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Members run by this process that exited, with how (the state file only has pids). */
+const exits = new Map<number, string>();
+
+/** The local runtime. */
+export class LocalRuntime implements Runtime {
+  readonly kind = 'local';
+  readonly stateDir: string;
+  private readonly name?: string;
+  private readonly svcEntry: string;
+  private readonly stopGraceMs: number;
+
+  constructor(opts: LocalRuntimeOptions = {}) {
+    this.stateDir = resolve(opts.stateDir ?? '.svc-local');
+    this.name = opts.name;
+    this.svcEntry = opts.svcEntry ?? DEFAULT_SVC_ENTRY;
+    this.stopGraceMs = opts.stopGraceMs ?? 15_000;
+  }
+
+  /** The state file's content, if any. */
+  state(): LocalState | undefined {
+    return readState(this.stateDir);
+  }
+
+  private mustState(): LocalState {
+    const s = this.state();
+    if (!s) throw new RuntimeError('NO_CLUSTER', `no local cluster in ${this.stateDir}`);
+    return s;
+  }
+
+  /** Saves the spec applied last (and nothing else). */
+  async saveSpec(spec: SvcClusterSpec): Promise<void> {
+    const s = this.mustState();
+    writeState(this.stateDir, { ...s, spec });
+  }
+
+  /** Records the last step line (for `local status`). */
+  async noteStep(line: string): Promise<void> {
+    const s = this.state();
+    if (s) writeState(this.stateDir, { ...s, lastStep: line });
+  }
+
+  async members(): Promise<RuntimeMember[]> {
+    const s = this.state();
+    if (!s) return [];
+    return s.members.map((m) => {
+      const running = alive(m.pid);
+      return {
+        name: m.name,
+        clientURL: `http://127.0.0.1:${m.clientPort}`,
+        configuredVersion: m.version,
+        running,
+        failure: running ? undefined : this.failureOf(m),
+      };
+    });
+  }
+
+  /** Why a member is not running: how it exited and the telling line of its last start's log. */
+  private failureOf(m: LocalMemberState): string {
+    const how = m.pid !== undefined ? exits.get(m.pid) ?? 'exited' : 'stopped';
+    let line = '';
+    try {
+      const log = readFileSync(m.logFile, 'utf8');
+      const last = log.slice(log.lastIndexOf('=== svc start')).split('\n').slice(1).map((l) => l.trim()).filter((l) => l !== '');
+      line = [...last].reverse().find((l) => /fatal|panic|invalid|unsupported|refus|cannot|error/i.test(l)) ?? last.at(-1) ?? '';
+    } catch {
+      // no log yet
+    }
+    return line ? `${how}: ${line.slice(0, 300)}` : how;
+  }
+
+  async createCluster(spec: SvcClusterSpec): Promise<void> {
+    if (this.state()) throw new RuntimeError('EXISTS', `a local cluster already exists in ${this.stateDir}`);
+    if (!this.name) throw new RuntimeError('NO_CLUSTER', 'a cluster name is needed to create a cluster');
+    const ports = await freePorts(spec.replicas * 2);
+    const members: LocalMemberState[] = [];
+    for (let i = 0; i < spec.replicas; i++) {
+      const name = `${this.name}-${i}`;
+      members.push({
+        name,
+        clientPort: ports[2 * i],
+        peerPort: ports[2 * i + 1],
+        dataDir: join(this.stateDir, 'data', name),
+        logFile: join(this.stateDir, 'logs', `${name}.log`),
+        version: spec.version,
+      });
+    }
+    const state: LocalState = { name: this.name, spec, token: `${this.name}-${randomBytes(6).toString('hex')}`, createdAt: new Date().toISOString(), members };
+    mkdirSync(join(this.stateDir, 'logs'), { recursive: true });
+    mkdirSync(join(this.stateDir, 'data'), { recursive: true });
+    writeState(this.stateDir, state);
+    for (const m of members) this.spawnMember(state, m);
+    writeState(this.stateDir, state);
+  }
+
+  private args(state: LocalState, m: LocalMemberState): string[] {
+    const url = (p: number) => `http://127.0.0.1:${p}`;
+    const cluster = state.members.map((x) => `${x.name}=${url(x.peerPort)}`).join(',');
+    const a = [
+      '--name', m.name,
+      '--data-dir', m.dataDir,
+      '--listen-client-urls', url(m.clientPort),
+      '--advertise-client-urls', url(m.clientPort),
+      '--listen-peer-urls', url(m.peerPort),
+      '--initial-advertise-peer-urls', url(m.peerPort),
+      '--initial-cluster', cluster,
+      '--initial-cluster-token', state.token,
+      '--initial-cluster-state', 'new',
+    ];
+    const spec = state.spec;
+    if (spec.enableV2 !== undefined) a.push(`--enable-v2=${spec.enableV2}`);
+    // Logger flags only where this member's release knows them (3.3 has no --logger).
+    let rel;
+    try {
+      rel = releaseFor(m.version);
+    } catch {
+      rel = undefined;
+    }
+    if (spec.logging?.logger && rel?.loggers.includes(spec.logging.logger)) {
+      a.push('--logger', spec.logging.logger);
+      if (spec.logging.logger === 'zap') a.push('--log-outputs', 'stderr');
+      if (spec.logging.level) a.push('--log-level', spec.logging.level);
+    }
+    return a;
+  }
+
+  /** Starts member m's process (state is saved by the caller). */
+  private spawnMember(state: LocalState, m: LocalMemberState): void {
+    mkdirSync(m.dataDir, { recursive: true });
+    appendFileSync(m.logFile, `=== svc start ${m.version} ${new Date().toISOString()}\n`);
+    const fd = openSync(m.logFile, 'a');
+    const url = pathToFileURL(this.svcEntry).href;
+    const script = `import(${JSON.stringify(url)}).then((m) => m.main(process.argv.slice(1))).then((c) => { if (typeof c === 'number') process.exitCode = c; })`;
+    try {
+      const child = spawn(process.execPath, ['--enable-source-maps', '-e', script, '--', ...this.args(state, m)], {
+        detached: true,
+        stdio: ['ignore', fd, fd],
+        env: { ...process.env, SVC_VERSION: m.version },
+      });
+      if (child.pid === undefined) throw new RuntimeError('START_FAILED', `cannot start ${m.name}`);
+      const pid = child.pid;
+      child.on('exit', (code, signal) => exits.set(pid, signal ? `killed by ${signal}` : `exited with code ${code}`));
+      child.unref();
+      m.pid = pid;
+      m.startedAt = new Date().toISOString();
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** SIGTERM, wait for exit (SIGKILL after the grace period). */
+  private async stopPid(pid: number | undefined): Promise<void> {
+    if (!alive(pid)) return;
+    process.kill(pid!, 'SIGTERM');
+    const deadline = Date.now() + this.stopGraceMs;
+    while (alive(pid) && Date.now() < deadline) await sleep(50);
+    if (alive(pid)) {
+      process.kill(pid!, 'SIGKILL');
+      while (alive(pid)) await sleep(50);
+    }
+  }
+
+  async restartMember(name: string, version: string): Promise<void> {
+    const state = this.mustState();
+    const m = state.members.find((x) => x.name === name);
+    if (!m) throw new RuntimeError('NO_MEMBER', `no member ${name}`);
+    // Record the release first: after a crash here, the observation shows "configured new, running old",
+    // and the planner asks for this restart again.
+    m.version = version;
+    writeState(this.stateDir, state);
+    await this.stopPid(m.pid);
+    this.spawnMember(state, m);
+    writeState(this.stateDir, state);
+  }
+
+  /** Starts members whose process is gone (after a reboot, or a member that died); returns their names. */
+  async startStopped(): Promise<string[]> {
+    const state = this.state();
+    if (!state) return [];
+    const started: string[] = [];
+    for (const m of state.members) {
+      if (alive(m.pid)) continue;
+      this.spawnMember(state, m);
+      started.push(m.name);
+    }
+    if (started.length > 0) writeState(this.stateDir, state);
+    return started;
+  }
+
+  snapshotLocation(from: string, to: string, member: string): string {
+    const dir = join(this.stateDir, 'snapshots');
+    mkdirSync(dir, { recursive: true });
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    return join(dir, `${member}-${from}-to-${to}-${stamp}.db`);
+  }
+
+  async pruneSnapshots(keep: number): Promise<string[]> {
+    const dir = join(this.stateDir, 'snapshots');
+    if (!existsSync(dir)) return [];
+    const files = readdirSync(dir).filter((f) => f.endsWith('.db')).map((f) => join(dir, f));
+    files.sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
+    const gone = files.slice(0, Math.max(0, files.length - keep));
+    for (const f of gone) rmSync(f, { force: true });
+    return gone;
+  }
+
+  async loadProgress(): Promise<UpgradeProgress | undefined> {
+    return this.state()?.progress;
+  }
+
+  async saveProgress(progress: UpgradeProgress | undefined): Promise<void> {
+    const s = this.mustState();
+    writeState(this.stateDir, { ...s, progress });
+  }
+
+  async v2DataBytes(member: string): Promise<number | undefined> {
+    const m = this.state()?.members.find((x) => x.name === member);
+    if (!m) return undefined;
+    const dir = join(m.dataDir, 'member', 'snap');
+    if (!existsSync(dir)) return 0;
+    const snaps = readdirSync(dir).filter((f) => f.endsWith('.snap')).map((f) => statSync(join(dir, f)));
+    if (snaps.length === 0) return 0;
+    snaps.sort((a, b) => b.mtimeMs - a.mtimeMs);
+    return snaps[0].size;
+  }
+
+  /** Stops every member and removes the state dir. */
+  async delete(): Promise<void> {
+    const s = this.state();
+    if (s) await Promise.all(s.members.map((m) => this.stopPid(m.pid)));
+    rmSync(this.stateDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,76 @@
+// The local runtime's state file: the cluster's spec, its members (ports, dirs, release, pid) and the
+// upgrade progress, written atomically (temp file, fsync, rename) so a crash leaves the old or the new
+// state, never half of one.
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { SvcClusterSpec } from '../../api/types.js';
+import type { UpgradeProgress } from '../../upgrade/types.js';
+import { RuntimeError } from '../runtime.js';
+
+/** One member's record. */
+export interface LocalMemberState {
+  name: string;
+  clientPort: number;
+  peerPort: number;
+  dataDir: string;
+  logFile: string;
+  /** SVC_VERSION it runs (or is about to run) as. */
+  version: string;
+  /** pid of the current process; undefined when stopped. */
+  pid?: number;
+  /** When the current process was started (ISO). */
+  startedAt?: string;
+}
+
+/** The whole state file. */
+export interface LocalState {
+  name: string;
+  spec: SvcClusterSpec;
+  token: string;
+  createdAt: string;
+  members: LocalMemberState[];
+  progress?: UpgradeProgress;
+  /** The last step line the orchestrator reported, for `local status`. */
+  lastStep?: string;
+}
+
+/** Path of the state file in a state dir. */
+export function stateFile(stateDir: string): string {
+  return join(stateDir, 'state.json');
+}
+
+/** Reads the state; undefined when there is none. */
+export function readState(stateDir: string): LocalState | undefined {
+  const f = stateFile(stateDir);
+  if (!existsSync(f)) return undefined;
+  try {
+    return JSON.parse(readFileSync(f, 'utf8')) as LocalState;
+  } catch (e) {
+    throw new RuntimeError('STATE_IO', `cannot read ${f}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** Writes the state atomically and durably. */
+export function writeState(stateDir: string, state: LocalState): void {
+  const f = stateFile(stateDir);
+  mkdirSync(dirname(f), { recursive: true });
+  const tmp = `${f}.tmp-${process.pid}`;
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    const buf = Buffer.from(`${JSON.stringify(state, null, 2)}\n`);
+    let off = 0;
+    while (off < buf.length) off += writeSync(fd, buf, off);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, f);
+  // fsync the directory so the rename itself survives a power cut.
+  try {
+    const dfd = openSync(dirname(f), 'r');
+    fsyncSync(dfd);
+    closeSync(dfd);
+  } catch {
+    // not supported everywhere; the rename is still atomic
+  }
+}

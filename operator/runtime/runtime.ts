@@ -1,0 +1,49 @@
+// The one interface the orchestrator drives members through. A local runtime runs child processes; a
+// Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
+import type { SvcClusterSpec } from '../api/types.js';
+import type { UpgradeProgress } from '../upgrade/types.js';
+
+/** A member as the runtime knows it (no network calls: those are the member client's job). */
+export interface RuntimeMember {
+  name: string;
+  /** Client URL, e.g. http://127.0.0.1:2379. */
+  clientURL: string;
+  /** Release the runtime runs (or will next run) the member as. */
+  configuredVersion: string;
+  /** The process/pod exists and has not exited. */
+  running: boolean;
+  /** Why the member is not running when it should be (exit status and the last log line, crash loop...). */
+  failure?: string;
+}
+
+/** Raised by runtimes; `code` says what went wrong. */
+export class RuntimeError extends Error {
+  readonly code: 'NO_CLUSTER' | 'EXISTS' | 'START_FAILED' | 'STOP_FAILED' | 'STATE_IO' | 'NO_MEMBER';
+  constructor(code: RuntimeError['code'], message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RuntimeError';
+    this.code = code;
+  }
+}
+
+/** Where members run. Every mutating call records what it is about to do before doing it. */
+export interface Runtime {
+  /** "local" or "kubernetes", for messages only. */
+  readonly kind: string;
+  /** The members, in name order; empty when the cluster does not exist. */
+  members(): Promise<RuntimeMember[]>;
+  /** Creates every member of a new cluster running spec.version. */
+  createCluster(spec: SvcClusterSpec): Promise<void>;
+  /** Stops a member gracefully (SIGTERM: a leader hands leadership over first) and starts it on `version`. */
+  restartMember(name: string, version: string): Promise<void>;
+  /** Where the pre-upgrade snapshot of from -> to goes. */
+  snapshotLocation(from: string, to: string, member: string): string;
+  /** Removes snapshots beyond the newest `keep`. */
+  pruneSnapshots(keep: number): Promise<string[]>;
+  /** The recorded upgrade progress. */
+  loadProgress(): Promise<UpgradeProgress | undefined>;
+  /** Records upgrade progress durably (before the step it announces is carried out). */
+  saveProgress(progress: UpgradeProgress | undefined): Promise<void>;
+  /** Estimated v2 data size (from the newest snapshot file of a member), when the runtime can tell. */
+  v2DataBytes(member: string): Promise<number | undefined>;
+}
