@@ -6,6 +6,7 @@
 // Figures: durable sequential puts in transactions of 100 x 1 KiB values, random get latency, a full
 // ordered range scan, the file size after N keys, the cost of a consistent single-file copy, and a
 // kill -9 of a child that writes in a loop (every acknowledged batch must be there, every value intact).
+// measureWal adds the WAL's durable save rate, one save at a time and with group commit.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { open as openLmdb, type Database } from 'lmdb';
+import { nopLogger } from '../server/log/logger.js';
+import { createWal } from '../server/storage/wal.js';
 
 /** One open database of an engine under test. */
 export interface EngineDb {
@@ -224,11 +227,49 @@ export const lmdbAdapter: EngineAdapter = {
   },
 };
 
-/** The `npm run bench` entry: lmdb figures for the v3 database. */
+/** WAL saves of one 256-byte entry: one at a time, and with `inflight` saves outstanding (group commit). */
+export async function measureWal(saves = 400, inflight = 16): Promise<Record<string, number>> {
+  const root = mkdtempSync(join(tmpdir(), 'bench-wal-'));
+  try {
+    const wal = await createWal(nopLogger, join(root, 'wal'), new Uint8Array([1]));
+    let index = 0;
+    const save = () => {
+      index++;
+      return wal.save({ term: 1, vote: 1n, commit: index - 1 }, [{ term: 1, index, type: 0, data: benchValue(index, 256) }]);
+    };
+    let t0 = performance.now();
+    for (let n = 0; n < saves; n++) await save();
+    const serialMs = performance.now() - t0;
+    const syncs0 = wal.fsyncCount;
+    t0 = performance.now();
+    let issued = 0;
+    await Promise.all(
+      Array.from({ length: inflight }, async () => {
+        while (issued < saves) {
+          issued++;
+          await save();
+        }
+      }),
+    );
+    const groupMs = performance.now() - t0;
+    const syncs = wal.fsyncCount - syncs0;
+    await wal.close();
+    return {
+      wal_serial_saves_per_sec: Math.round(saves / (serialMs / 1000)),
+      wal_group_saves_per_sec: Math.round(saves / (groupMs / 1000)),
+      wal_group_saves_per_fsync: +(saves / Math.max(1, syncs)).toFixed(1),
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** The `npm run bench` entry: lmdb figures for the v3 database, and the WAL's fsync/group-commit figures. */
 export async function benchEngine(): Promise<Record<string, number>> {
   const figures = await measureEngine(lmdbAdapter, { adapterModule: { url: import.meta.url, exportName: 'lmdbAdapter' } });
-  console.log('storage engine (lmdb):');
-  for (const [k, v] of Object.entries(figures)) console.log(`  ${k.padEnd(22)} ${v}`);
+  Object.assign(figures, await measureWal());
+  console.log('storage engine (lmdb) and WAL:');
+  for (const [k, v] of Object.entries(figures)) console.log(`  ${k.padEnd(26)} ${v}`);
   return figures;
 }
 

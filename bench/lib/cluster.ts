@@ -49,6 +49,8 @@ export interface SvcClusterOptions {
   version?: string;
   /** Write a V8 CPU profile per member (node --cpu-prof) into <dir>/profiles. */
   cpuProfile?: boolean;
+  /** Extra environment for every member (added to this process's). */
+  env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
 }
 
@@ -91,7 +93,7 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Ben
       const proc = spawnLogged(process.execPath, [...nodeArgs, '--input-type=module', '-e', script], {
         logFile: join(dir, `${s.name}.log`),
         name: `svc ${s.name}`,
-        env: { SVC_VERSION: opts.version ?? '3.4.34' },
+        env: { ...opts.env, SVC_VERSION: opts.version ?? '3.4.34' },
       });
       members.push({ name: s.name, endpoint: s.client.slice('http://'.length), pid: proc.pid, process: proc });
     }

@@ -37,13 +37,11 @@ export const V2_WAIT_MS = 120_000;
 
 const byName = (a: ObservedMember, b: ObservedMember) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
-/** The cluster version as the leader reports it (else the highest any member reports); undefined when not decided. */
+/** The cluster version as the leader reports it (else the highest any member reports; order-independent); undefined when not decided. */
 export function observedClusterVersion(o: ObservedCluster): string | undefined {
   const decided = (v: string | undefined) => (minorIndex(v) >= 0 ? v : undefined);
-  const leader = o.members.find((m) => m.leader && decided(m.clusterVersion));
-  if (leader) return leader.clusterVersion;
-  const all = o.members.map((m) => decided(m.clusterVersion)).filter((v): v is string => v !== undefined);
-  return all.sort(compareVersions).at(-1);
+  const highest = (ms: ObservedMember[]) => ms.map((m) => decided(m.clusterVersion)).filter((v): v is string => v !== undefined).sort(compareVersions).at(-1);
+  return highest(o.members.filter((m) => m.leader)) ?? highest(o.members);
 }
 
 /** The release a member is known to be on: what it reports, else what it is configured as. */
@@ -112,7 +110,7 @@ export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: Upgrade
   }
   const down = members.find((m) => !m.running || !m.healthy);
   if (down) {
-    if (down.configuredVersion === target && down.release !== target && down.running) return wait('MemberStarting', `member ${down.name} is starting on ${target}; waiting for it to report healthy`);
+    if (down.configuredVersion === target && down.running && (cur !== undefined || down.release !== target)) return wait('MemberStarting', `member ${down.name} is starting on ${target}; waiting for it to report healthy`);
     return wait('MemberUnhealthy', `member ${down.name} is ${down.running ? 'not healthy' : 'not running'}${down.failure ? ` (${down.failure})` : ''}; waiting for it to recover before the next step`);
   }
   const leaders = members.filter((m) => m.leader);

@@ -106,7 +106,9 @@ export async function main(argv: string[], io: Io = processIo(), env: NodeJS.Pro
     io.out(usage(release));
     return 0;
   }
-  const entry = COMMANDS.find(([n]) => n === name);
+  // Like the reference (cobra prefix matching), an unambiguous prefix names its command.
+  const prefixed = COMMANDS.filter(([n]) => n.startsWith(name));
+  const entry = COMMANDS.find(([n]) => n === name) ?? (prefixed.length === 1 ? prefixed[0] : undefined);
   if (!entry) {
     io.err(unknownCommandText(name, 'svcctl', COMMANDS.map(([n]) => n)));
     return Exit.Error;
@@ -114,7 +116,7 @@ export async function main(argv: string[], io: Io = processIo(), env: NodeJS.Pro
 
   let ctx: Ctx | undefined;
   const onSignal = () => {
-    if (ctx && LONG_RUNNING.has(name)) ctx.abort.abort();
+    if (ctx && LONG_RUNNING.has(entry[0])) ctx.abort.abort();
     else process.exit(130);
   };
   process.on('SIGINT', onSignal);

@@ -104,8 +104,9 @@ export class KvApplier {
         case 'deleteRange': return this.applyTxnLike({ compare: [], success: [{ deleteRange: req.deleteRange }], failure: [] }, (r) => (r.responses[0] as { deleteRange: DeleteResult }).deleteRange);
         case 'txn': return this.applyTxnLike(req.txn, (r) => r);
         case 'compaction': {
-          this.store.compact(req.compaction.revision);
-          return { revision: this.store.rev() };
+          // Reads below the revision fail at once; the old revisions leave the db in the background.
+          const { done } = this.store.compact(req.compaction.revision);
+          return { revision: this.store.rev(), done };
         }
         case 'leaseGrant': {
           const l = this.lessor.grant(req.leaseGrant.id, req.leaseGrant.ttl);
@@ -288,7 +289,7 @@ export class KvApplier {
   replaceBackend(db: Uint8Array): Backend {
     const path = this.backend.path;
     this.backend.close();
-    const tmp = `${path}.incoming`;
+    const tmp = `${path}.incoming.tmp`;
     const fd = openSync(tmp, 'w');
     try {
       writeSync(fd, db);
@@ -299,7 +300,7 @@ export class KvApplier {
     renameSync(tmp, path);
     this.backend = openBackend(this.server.logger, path);
     this.lessor.recover(this.backend);
-    this.store.restore(this.backend);
+    // Restoring the watchable store restores the kv store under it.
     this.watchable.restore(this.backend);
     this.auth.load(this.backend);
     return this.backend;

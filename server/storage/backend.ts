@@ -246,7 +246,7 @@ class LmdbBackend implements Backend {
   private get(bucket: string, key: Uint8Array): Uint8Array | undefined {
     this.checkOpen();
     const buf = this.buffers.get(bucket);
-    if (buf) {
+    if (buf && buf.size > 0) {
       const p = buf.entries.get(bytesToKey(key));
       if (p) return p.value ?? undefined;
     }

@@ -15,7 +15,7 @@ export const SNAP_SUFFIX = '.snap';
 const MAGIC = Buffer.from('SVCSNAP1', 'ascii');
 const HEADER_BYTES = MAGIC.length + 4;
 // Files the snap dir legitimately holds besides .snap files (the v3 database and its peers).
-const KNOWN_FILES = new Set(['db']);
+const KNOWN_FILES = new Set(['db', 'db-lock']);
 
 /** A snapshot file could not be used. */
 export class SnapshotError extends Error {

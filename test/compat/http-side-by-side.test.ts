@@ -143,6 +143,30 @@ describe('HTTP side by side: svc 3.4 and the reference 3.4', function () {
     }
   });
 
+  it('other gateway answers: txn, status, member list, alarms, leases have the same JSON keys and value kinds', async () => {
+    const key = b64('sbs/txn');
+    const requests: Array<[string, unknown]> = [
+      ['/v3/kv/txn', { compare: [{ key, target: 'VERSION', result: 'EQUAL', version: '0' }], success: [{ request_put: { key, value: b64('t') } }], failure: [{ request_range: { key } }] }],
+      ['/v3/kv/txn', { compare: [{ key, target: 'VERSION', result: 'EQUAL', version: '0' }], success: [{ request_put: { key, value: b64('t') } }], failure: [{ request_range: { key } }] }],
+      ['/v3/maintenance/status', {}],
+      ['/v3/maintenance/alarm', { action: 'GET' }],
+      ['/v3/cluster/member/list', {}],
+      ['/v3/lease/grant', { TTL: '60', ID: '4242' }],
+      ['/v3/lease/timetolive', { ID: '4242', keys: true }],
+      ['/v3/lease/leases', {}],
+      ['/v3/lease/revoke', { ID: '4242' }],
+    ];
+    const problems: string[] = [];
+    for (const [path, body] of requests) {
+      const [ours, theirs] = await Promise.all(both().map(({ url }) => postJson(`${url}${path}`, body)));
+      if (ours.status !== theirs.status) problems.push(`${path}: status ${ours.status}, reference ${theirs.status}`);
+      const a = JSON.stringify(shape(ours.body));
+      const b = JSON.stringify(shape(theirs.body));
+      if (a !== b) problems.push(`${path} ${JSON.stringify(body)}\n  svc: ${ours.text}\n  ref: ${theirs.text}`);
+    }
+    expect(problems, problems.join('\n')).to.deep.equal([]);
+  });
+
   it('gateway errors: malformed JSON and bad base64 are 400 with {error, message, code}', async () => {
     const bad: Array<[string, string]> = [
       ['/v3/kv/put', '{bad'],

@@ -78,7 +78,11 @@ export class KubeClient {
       const headers: Record<string, string> = { Accept: 'application/json' };
       if (this.conn.token) headers.Authorization = `Bearer ${this.conn.token}`;
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      if (payload !== undefined) headers['Content-Type'] = contentType;
+      if (payload !== undefined) {
+        headers['Content-Type'] = contentType;
+        // explicit: Node sends a DELETE body neither chunked nor with a length, which breaks the kept-alive connection
+        headers['Content-Length'] = String(Buffer.byteLength(payload));
+      }
       const req = request(this.conn.server + path, { method, headers, agent: this.agent, timeout: 30_000 }, (res) => {
         let text = '';
         res.setEncoding('utf8');

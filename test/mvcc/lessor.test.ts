@@ -86,6 +86,19 @@ describe('lessor', () => {
     expect(le.expired(now + 21_500)).to.deep.equal([1n, 2n]); // 1 again: its revoke never came
   });
 
+  it('a checkpointed remaining TTL survives reopen and is used on promotion until renewed', () => {
+    le.grant(9n, 60);
+    le.checkpoint(9n, 5);
+    be.close();
+    open();
+    expect(le.lookup(9n)).to.deep.include({ ttl: 60, remainingTtl: 5 });
+    le.promote(0);
+    expect(le.timeToLive(9n).ttl).to.equal(5);
+    expect(le.renew(9n)).to.equal(60);
+    expect(le.lookup(9n)!.remainingTtl).to.equal(0);
+    expect(le.timeToLive(9n).ttl).to.equal(60);
+  });
+
   it('recovers leases and attachments after reopen', () => {
     le.grant(5n, 100);
     le.grant(6n, 100);

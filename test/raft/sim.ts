@@ -65,6 +65,10 @@ export interface SimOptions {
   dropRate: number;
   dupRate: number;
   maxDelay: number;
+  /** Chance, per Ready, that a member crashes halfway through handling it (after a leader's early send, before persisting). */
+  crashMidReady?: number;
+  /** Persisting a Ready takes time (messages keep arriving meanwhile), as in the server. */
+  asyncPersist?: boolean;
   trace?: (line: string) => void;
 }
 
@@ -87,6 +91,8 @@ interface SimNode {
   group: number;
   /** commit index as last persisted, for commit-progress checks */
   persistedCommit: number;
+  /** A Ready being persisted (asyncPersist): finished at time `at`. */
+  pending?: { rd: Ready; at: number; sent: boolean };
 }
 
 const dec = new TextDecoder();
@@ -235,6 +241,7 @@ export class Cluster {
     this.trace(`CRASH ${id}`);
     this.stats.crashes++;
     n.raw = undefined;
+    n.pending = undefined;
   }
 
   /** Restarts a crashed member from its persisted storage. */
@@ -438,6 +445,13 @@ export class Cluster {
   /** Advances one sub-tick: ticks due members, delivers due messages, processes every Ready. */
   stepUnit(): void {
     this.now++;
+    for (const n of this.nodes.values()) {
+      if (n.pending && n.pending.at <= this.now && n.raw) {
+        const { rd, sent } = n.pending;
+        n.pending = undefined;
+        this.finishReady(n, rd, sent);
+      }
+    }
     const phase = this.now % TICK;
     for (const n of this.nodes.values()) if (n.raw && n.tickOffset === phase) n.raw.tick();
     const due = this.buckets[this.now];
@@ -477,8 +491,8 @@ export class Cluster {
     for (let again = true; again; ) {
       again = false;
       for (const n of this.nodes.values()) {
-        if (n.raw && n.raw.hasReady()) {
-          this.handleReady(n, n.raw.ready());
+        if (n.raw && !n.pending && n.raw.hasReady()) {
+          this.beginReady(n, n.raw.ready());
           again = true;
         }
       }
@@ -491,13 +505,34 @@ export class Cluster {
     throw new InvariantError(msg);
   }
 
-  private handleReady(n: SimNode, rd: Ready): void {
+  private beginReady(n: SimNode, rd: Ready): void {
     const raw = n.raw!;
     const id = n.id;
     if (rd.softState) {
       this.trace(`${id} soft ${rd.softState.role} lead=${rd.softState.lead} term=${raw.raft.term}`);
       if (rd.softState.role === StateRole.Leader) this.checkNewLeader(n);
     }
+    // A leader may send before persisting (the followers persist in parallel), as the server does;
+    // a follower never acknowledges what it has not persisted.
+    const sendFirst = raw.raft.state === StateRole.Leader && this.rng.chance(0.5);
+    if (sendFirst && rd.messages.length > 0) this.sendAll(rd.messages);
+    if (this.opts.crashMidReady && this.rng.chance(this.opts.crashMidReady)) {
+      this.trace(`CRASH ${id} in the middle of a Ready (nothing of it persisted${sendFirst ? ', messages sent' : ''})`);
+      this.stats.crashes++;
+      n.raw = undefined;
+      return;
+    }
+    if (this.opts.asyncPersist) {
+      // The disk write takes a while; meanwhile the member keeps receiving and stepping messages.
+      n.pending = { rd, at: this.now + 1 + this.rng.int(this.opts.maxDelay), sent: sendFirst };
+      return;
+    }
+    this.finishReady(n, rd, sendFirst);
+  }
+
+  private finishReady(n: SimNode, rd: Ready, sendFirst: boolean): void {
+    const raw = n.raw!;
+    const id = n.id;
     // 1. persist: snapshot, entries, hard state
     if (rd.snapshot) {
       const s = rd.snapshot;
@@ -516,7 +551,7 @@ export class Cluster {
       this.recordCommit(n, hs.commit);
     }
     // 2. send
-    if (rd.messages.length > 0) this.sendAll(rd.messages);
+    if (!sendFirst && rd.messages.length > 0) this.sendAll(rd.messages);
     // 3. apply
     if (rd.snapshot) {
       const s = rd.snapshot;
@@ -648,6 +683,8 @@ export function optionsFor(seed: number, nodes: number, trace?: (s: string) => v
     dropRate: r.chance(0.3) ? 0 : r.next() * 0.2,
     dupRate: r.chance(0.5) ? 0 : r.next() * 0.1,
     maxDelay: 1 + r.int(30),
+    crashMidReady: r.chance(0.5) ? 0 : 0.004,
+    asyncPersist: r.chance(0.5),
     trace,
   };
 }
@@ -715,6 +752,7 @@ export function checkLiveness(c: Cluster): number {
   c.heal();
   c.opts.dropRate = 0;
   c.opts.dupRate = 0;
+  c.opts.crashMidReady = 0;
   for (const id of c.ids) c.restart(id);
   const opts = c.opts;
   const members = () => c.aliveMembers();

@@ -63,6 +63,19 @@ describe('svc cluster: bootstrap and replication', function () {
     expect(await c.get(leader, 'basic/overwritten')).to.equal('two');
     const all = await c.range(other, 'basic/');
     expect(all.map((kv) => kv.key)).to.deep.equal(['basic/overwritten', 'basic/written-via-m1', 'basic/written-via-m2', 'basic/written-via-m3']);
+
+    // Without a quorum the survivor reports itself unhealthy (503, no leader) but still answers local reads.
+    await c.kill(follower);
+    await c.kill(other);
+    const deadline = Date.now() + 20000;
+    let health = await httpGet(`${c.members[leader].clientURL}/health`);
+    while (health.status === 200 && Date.now() < deadline) {
+      await sleep(250);
+      health = await httpGet(`${c.members[leader].clientURL}/health`);
+    }
+    expect(health.status, `/health without quorum: ${health.body}`).to.equal(503);
+    expect(JSON.parse(health.body).health).to.equal('false');
+    expect(await c.get(leader, 'basic/overwritten', { serializable: true })).to.equal('two');
   });
 
   it('a 1-member cluster is its own leader and serves reads and writes', async () => {

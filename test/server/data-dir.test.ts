@@ -81,4 +81,23 @@ describe('svc data dir damage', function () {
     await c.put(victim, 'torn/after', 'a');
     expect(await c.get(leader, 'torn/after')).to.equal('a');
   });
+
+  it('a member restarted after SIGKILL recovers from its own snapshot plus the WAL after it', async () => {
+    cluster = await startSvcCluster({ size: 1, extraArgs: ['--snapshot-count=20'] });
+    const c = cluster;
+    const written = new Map<string, string>();
+    for (let n = 0; n < 55; n++) {
+      await c.put(0, `ownsnap/k${n}`, `v${n}`);
+      written.set(`ownsnap/k${n}`, `v${n}`);
+    }
+    await c.waitForLog(0, /saved snapshot/);
+    await c.put(0, 'ownsnap/k3', 'overwritten');
+    written.set('ownsnap/k3', 'overwritten');
+    await c.post(0, '/v3/kv/deleterange', { key: Buffer.from('ownsnap/k4').toString('base64') });
+    written.delete('ownsnap/k4');
+    await c.kill(0);
+    await c.start(0);
+    const got = new Map((await c.range(0, 'ownsnap/')).map((kv) => [kv.key, kv.value]));
+    expect(got).to.deep.equal(written);
+  });
 });

@@ -105,10 +105,11 @@ describe('svc cluster: member failures', function () {
       const missing = [...writer.acked].filter(([k, v]) => got.get(k) !== v);
       expect(missing.map(([k]) => k), `acked writes missing on ${c.members[i].name}`).to.deep.equal([]);
     }
-    // The old leader comes back as a follower and holds every acked write too.
+    // The old leader comes back as a follower and catches up from the log (no snapshot was taken).
     await c.start(oldLeader);
     await expectAllLocal(c, oldLeader, 'failover/', writer.acked);
     expect(await c.leader()).to.not.equal(oldLeader);
+    expect(c.currentLog(oldLeader)).to.not.match(/applying snapshot/);
   });
 
   it('a killed follower restarted catches up from a snapshot after the leader compacted its log', async () => {
@@ -140,19 +141,24 @@ describe('svc cluster: member failures', function () {
     await expectAllLocal(c, follower, 'catchup/', written);
   });
 
-  it('a killed follower restarted catches up from the log', async () => {
-    cluster = await startSvcCluster({ size: 3 });
+  it('SIGKILL of every member at once: after restarting all, every acknowledged write is there', async () => {
+    cluster = await startSvcCluster({ size: 3, extraArgs: ['--snapshot-count=25'] });
     const c = cluster;
-    const leader = await c.leader();
-    const follower = [0, 1, 2].find((i) => i !== leader)!;
-    await c.kill(follower);
     const written = new Map<string, string>();
-    for (let n = 0; n < 20; n++) {
-      await c.put(leader, `logcatchup/k${n}`, `v${n}`);
-      written.set(`logcatchup/k${n}`, `v${n}`);
+    for (let n = 0; n < 60; n++) {
+      await c.put(n % 3, `crash/k${String(n).padStart(3, '0')}`, `v${n}`);
+      written.set(`crash/k${String(n).padStart(3, '0')}`, `v${n}`);
     }
-    await c.start(follower);
-    await expectAllLocal(c, follower, 'logcatchup/', written);
-    expect(c.currentLog(follower)).to.not.match(/applying snapshot/);
+    await Promise.all([0, 1, 2].map((i) => c.kill(i)));
+    await Promise.all([0, 1, 2].map((i) => c.start(i, { waitHealthy: false })));
+    await c.waitHealthy();
+    for (let i = 0; i < 3; i++) {
+      const got = new Map((await c.range(i, 'crash/')).map((kv) => [kv.key, kv.value]));
+      const missing = [...written].filter(([k, v]) => got.get(k) !== v).map(([k]) => k);
+      expect(missing, `acked writes missing on ${c.members[i].name} after the crash`).to.deep.equal([]);
+      await expectAllLocal(c, i, 'crash/', written);
+    }
+    await c.put(0, 'crash/after', 'ok');
+    expect(await c.get(2, 'crash/after')).to.equal('ok');
   });
 });

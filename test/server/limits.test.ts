@@ -3,7 +3,7 @@
 // nothing is written. Checked through the JSON gateway and through the reference client (gRPC).
 import { expect } from 'chai';
 import { etcdctl } from '../support/etcdctl.js';
-import { b64, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../support/svc-cluster.js';
+import { b64, prefixEnd, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../support/svc-cluster.js';
 import { httpGet } from '../support/process.js';
 
 const NOSPACE = 'etcdserver: mvcc: database space exceeded';
@@ -60,6 +60,25 @@ describe('svc member limits', function () {
     expect(del.body.deleted).to.equal('1');
     expect(await c.get(1, 'quota/k0000')).to.equal(undefined);
     expect(await c.get(1, 'quota/more')).to.equal(undefined);
+
+    // The documented way out: free space (delete, compact, defragment every member), disarm, write again.
+    const wiped = await c.post(1, '/v3/kv/deleterange', { key: b64('quota/'), range_end: b64(prefixEnd('quota/')) });
+    expect(wiped.status, wiped.text).to.equal(200);
+    const rev = (wiped.body.header as { revision: string }).revision;
+    const compacted = await c.post(0, '/v3/kv/compaction', { revision: rev, physical: true });
+    expect(compacted.status, compacted.text).to.equal(200);
+    for (let i = 0; i < 3; i++) {
+      const defrag = await c.post(i, '/v3/maintenance/defragment', {}, 30000);
+      expect(defrag.status, defrag.text).to.equal(200);
+    }
+    const memberID = ((await c.post(0, '/v3/maintenance/alarm', { action: 'GET' })).body.alarms as Array<{ memberID: string }>)[0].memberID;
+    const disarm = await c.post(2, '/v3/maintenance/alarm', { action: 'DEACTIVATE', memberID, alarm: 'NOSPACE' });
+    expect(disarm.status, disarm.text).to.equal(200);
+    for (let i = 0; i < 3; i++) {
+      await c.put(i, `quota/again${i}`, 'fits');
+      expect((await c.post(i, '/v3/maintenance/alarm', { action: 'GET' })).body.alarms ?? []).to.deep.equal([]);
+    }
+    await c.waitHealthy();
   });
 
   it('a request over --max-request-bytes is refused with "request is too large" and nothing is written', async () => {

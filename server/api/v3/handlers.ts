@@ -152,7 +152,9 @@ export class V3Api {
   Compact = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
     this.gate.requireAdmin(meta);
     const revision = Number(req.revision ?? 0);
-    const res = await this.server.propose<{ revision: number }>({ id: this.server.nextRequestId(), kind: 'compaction', compaction: { revision, physical: !!req.physical } });
+    const res = await this.server.propose<{ revision: number; done: Promise<void> }>({ id: this.server.nextRequestId(), kind: 'compaction', compaction: { revision, physical: !!req.physical } });
+    // physical: answer only once the compacted revisions are gone from the db.
+    if (req.physical) await res.done;
     return { header: this.header(res.revision) };
   };
 

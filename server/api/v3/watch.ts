@@ -61,6 +61,9 @@ export function watchHandler(server: SvcServer, api: V3Api): grpc.handleBidiStre
             watchers.delete(id);
             return true;
           }
+          // A client that does not keep up is not buffered without bound: the store keeps the response and
+          // offers it again later.
+          if (call.writableNeedDrain) return false;
           send({ header: api.header(resp.revision), watch_id: id, events: resp.events.map(eventToPb) });
           return true;
         });

@@ -207,7 +207,10 @@ export class NodeAgent {
           await runner?.terminate();
           await this.api.delete(podPath(ns, name), { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid } });
         } catch (e) {
-          if (!isGone(e) && !isConflict(e)) this.log(`finalize ${ns}/${name}: ${String(e)}`);
+          if (!isGone(e) && !isConflict(e)) {
+            this.log(`finalize ${ns}/${name}: ${String(e)}`);
+            await new Promise((r) => setTimeout(r, 1000));
+          }
         } finally {
           this.runners.delete(uid);
           this.finishing.delete(uid);
@@ -237,7 +240,7 @@ export class NodeAgent {
     let ip = this.ips.get(uid);
     if (!ip) {
       const n = this.nextIp++;
-      ip = `127.${(this.opts.ipOctet ?? 1) + Math.floor((n - 1) / 254)}.${((n - 1) % 254) + 1}`;
+      ip = `127.0.${(this.opts.ipOctet ?? 1) + Math.floor((n - 1) / 254)}.${((n - 1) % 254) + 1}`;
       this.ips.set(uid, ip);
     }
     return ip;
