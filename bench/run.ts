@@ -1,5 +1,5 @@
 // `npm run bench`: put throughput and latency of a 3-member svc cluster against a 3-member reference etcd
-// cluster (same machine, same load generator, one after the other), then the component benches that
+// cluster (same machine, same load generator, taking turns round by round), then the component benches that
 // exist (raft core, storage engine, mvcc), each on its own so one failing does not stop the rest.
 //
 // Flags (after `npm run bench --`):
@@ -8,7 +8,7 @@
 //   --concurrency=16,64    puts in flight, one run per value
 //   --target=leader|all    send every put to the leader (default) or spread connections over all members
 //   --systems=etcd,svc     which clusters to measure
-//   --profile              run svc members under node --cpu-prof and print the leader's hottest functions
+//   --profile              run svc members under node --cpu-prof; print each member's hottest functions (measured windows only)
 //   --no-components        skip the raft/engine/mvcc benches
 //   --components-only      only the component benches
 import { cpus, totalmem } from 'node:os';

@@ -5,7 +5,7 @@ import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
 import { MemberClient } from '../members/index.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { plan } from '../upgrade/plan.js';
-import { beginStep, noteMembersDone, recordSnapshot } from '../upgrade/progress.js';
+import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/progress.js';
 import { describeStep, isMutating, type ObservedCluster, type Step, type UpgradeProgress } from '../upgrade/types.js';
 import { observe } from './observe.js';
 
@@ -93,7 +93,6 @@ export async function reconcile(runtime: Runtime, spec: SvcClusterSpec, opts: Re
   let progress = await runtime.loadProgress();
   let lastLine = '';
   let errors = 0;
-  let step: Step = { kind: 'wait', code: 'ClusterUnreachable', reason: 'not observed yet' };
   try {
     for (;;) {
       const { cluster: observed, urls } = await observe(runtime, client);
@@ -102,13 +101,20 @@ export async function reconcile(runtime: Runtime, spec: SvcClusterSpec, opts: Re
         progress = noted;
         await runtime.saveProgress(progress);
       }
-      step = plan(spec, observed, progress);
+      const step: Step = plan(spec, observed, progress);
       const line = describeStep(step);
       if (line !== lastLine) {
         lastLine = line;
         opts.onStep?.({ step, line, at: Date.now(), progress, observed });
       }
-      if (step.kind === 'steady') return { outcome: 'steady', step, progress, snapshots, actions };
+      if (step.kind === 'steady') {
+        const settled = settle(progress, step.version, Date.now());
+        if (settled !== progress) {
+          progress = settled;
+          await runtime.saveProgress(progress);
+        }
+        return { outcome: 'steady', step, progress, snapshots, actions };
+      }
       if (step.kind === 'blocked') return { outcome: 'blocked', step, progress, snapshots, actions };
       if (Date.now() > deadline) return { outcome: 'timeout', step, progress, snapshots, actions, error: `gave up after ${opts.timeoutMs ?? 600_000} ms: ${line}` };
       if (step.kind === 'wait') {

@@ -8,6 +8,8 @@
 //  2. every member on the target: wait for the cluster version, then `complete` (this is the verification:
 //     every /version shows the target for etcdserver and etcdcluster) or `steady`.
 //  3. safety gate before any disruptive step: every member running and healthy, exactly one leader,
+//     (one exception: a member that is not running at all, on another release than the target, is
+//     restarted on the target when every other member is healthy: that takes nothing else down),
 //     every applied index within CATCH_UP_SLACK of the leader's. A member that cannot start on the target
 //     gives `blocked` MemberFailedToStart (the others keep serving); any other unhealthy member a `wait`.
 //     Since every member must be healthy before a restart, at most one member is ever down, and a restart
@@ -92,8 +94,8 @@ export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: Upgrade
   const target = spec.version;
   const members = [...o.members].sort(byName);
   if (members.length === 0) return { kind: 'createCluster', version: target, replicas: spec.replicas };
-  // Progress toward another target is history: this target starts over (with its own snapshot).
-  const cur = progress && progress.to === target ? progress : undefined;
+  // Progress toward another target, or finished, is history: this target starts over (with its own snapshot).
+  const cur = progress && progress.to === target && progress.finishedAt === undefined ? progress : undefined;
   const paused = spec.upgrade?.paused === true;
   const gate = (step: Step): Step => (paused ? wait('Paused', `spec.upgrade.paused is true; next step: ${stepLine(step)}`) : step);
 
@@ -109,6 +111,12 @@ export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: Upgrade
     return blocked('MemberFailedToStart', `member ${failed.name} cannot run ${target}: ${failed.failure}; the other members keep serving; fix the cause (or set spec.version back) and the upgrade resumes`);
   }
   const down = members.find((m) => !m.running || !m.healthy);
+  const others = members.filter((m) => m !== down);
+  if (down && !down.running && down.configuredVersion !== target && others.every((m) => m.running && m.healthy) && others.filter((m) => m.leader).length === 1) {
+    // A dead member left on another release (e.g. one that could not start on a release the spec has
+    // since moved away from): starting it on the target takes nothing else down.
+    return gate({ kind: 'restartMember', member: down.name, version: target });
+  }
   if (down) {
     if (down.configuredVersion === target && down.running && (cur !== undefined || down.release !== target)) return wait('MemberStarting', `member ${down.name} is starting on ${target}; waiting for it to report healthy`);
     return wait('MemberUnhealthy', `member ${down.name} is ${down.running ? 'not healthy' : 'not running'}${down.failure ? ` (${down.failure})` : ''}; waiting for it to recover before the next step`);

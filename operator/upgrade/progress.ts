@@ -36,3 +36,9 @@ export function noteMembersDone(progress: UpgradeProgress | undefined, o: Observ
     .sort();
   return fresh.length === 0 ? progress : { ...progress, membersDone: [...progress.membersDone, ...fresh] };
 }
+
+/** Progress once the cluster is steady on `version`: an unfinished upgrade toward another version is closed as superseded. */
+export function settle(progress: UpgradeProgress | undefined, version: string, now: number): UpgradeProgress | undefined {
+  if (!progress || progress.finishedAt !== undefined || progress.to === version) return progress;
+  return { ...progress, step: 'steady', finishedAt: now, supersededBy: version };
+}

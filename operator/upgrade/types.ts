@@ -43,8 +43,10 @@ export interface UpgradeProgress {
   /** Kind of the step begun last. */
   step: StepKind;
   startedAt: number;
-  /** Set when the upgrade is verified complete. */
+  /** Set when the upgrade is verified complete (or superseded). */
   finishedAt?: number;
+  /** Set when the spec moved to this other version (a rollback) and the cluster settled there first. */
+  supersededBy?: string;
   /** The verified pre-upgrade snapshot; the members phase begins only once it is here. */
   snapshot?: SnapshotRecord;
   /** Member -> when its restart on `to` was begun (ms). */

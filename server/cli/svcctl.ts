@@ -69,6 +69,9 @@ function usage(release: Release): string {
 
 /** Runs svcctl with `argv` (without the program name); resolves with the exit status. */
 export async function main(argv: string[], io: Io = processIo(), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  // grpc-js passes IP addresses as the TLS server name, which Node answers with a deprecation warning on
+  // stderr; a command-line tool's output must not carry it.
+  if (io.stdin === process.stdin) process.noDeprecation = true;
   let release: Release;
   try {
     release = currentRelease(env);

@@ -504,12 +504,14 @@ export class Raft {
           this.logger.info(`${idHex(this.id)} rejected ${m.type} from ${idHex(m.from)} at term ${this.term}`);
           this.send(newMessage({ type: respType, to: m.from, term: this.term, reject: true }));
           if (m.type === MessageType.Vote && this.state === StateRole.Candidate && this.raftLog.isUpToDate(m.index, m.logTerm)) {
-            // A rival candidate of our term has a log at least as good as ours: back off (restart our
-            // randomized timer) so that it gets a fair chance to time out first next round. Liveness
-            // only; without it, two candidates' timer phases can drift apart (a random walk) while one
-            // of them cannot win at all, e.g. when it lags behind a membership change.
+            // A rival candidate of our term has a log at least as good as ours: back off for an extra
+            // election timeout so that it times out first next round and we can vote for it. Liveness
+            // only; without it, two candidates can keep splitting the vote, round after round, when
+            // one of them cannot win at all (e.g. it lags behind a membership change) and has no
+            // pre-vote to keep it from bumping the term.
             this.electionElapsed = 0;
             this.resetRandomizedElectionTimeout();
+            this.randomizedElectionTimeout += this.electionTimeout;
           }
         }
         return;

@@ -168,8 +168,7 @@ export class RawNode {
   /** Whether ready() has anything to hand out. */
   hasReady(): boolean {
     const r = this.raft;
-    const ss = r.softState();
-    if (ss.lead !== this.prevSoftState.lead || ss.role !== this.prevSoftState.role) return true;
+    if (r.lead !== this.prevSoftState.lead || r.state !== this.prevSoftState.role) return true;
     const hs = this.prevHardState;
     if (r.term !== hs.term || r.vote !== hs.vote || r.raftLog.committed !== hs.commit) return true;
     if (r.raftLog.hasPendingSnapshot()) return true;

@@ -102,6 +102,11 @@ describe('client library', function () {
     await c.put('fo/before', '1');
     const victim = cluster.members.findIndex((m) => m.endpoint === c.activeEndpoint);
     expect(victim).to.be.greaterThan(-1);
+    // A watch on the same member resumes on another one, after the last revision it delivered.
+    const w = c.watch('fo/', { prefix: true });
+    await w.created;
+    const seen: string[] = [];
+    w.on('response', (r: { events: Array<{ kv: { key: Buffer } }> }) => seen.push(...r.events.map((e) => e.kv.key.toString())));
     await cluster.kill(victim);
     try {
       const g = await c.get('fo/before');
@@ -109,6 +114,10 @@ describe('client library', function () {
       await c.put('fo/after', '2');
       expect(c.activeEndpoint).to.not.equal(cluster.members[victim].endpoint);
       expect((await c.get('fo/after')).kvs[0].value.toString()).to.equal('2');
+      const deadline = Date.now() + 15000;
+      while (!seen.includes('fo/after') && Date.now() < deadline) await sleep(100);
+      expect(seen).to.deep.equal(['fo/after']);
+      await w.cancel();
     } finally {
       await cluster.start(victim);
     }

@@ -14,7 +14,7 @@ function shape(v: unknown): unknown {
   if (v !== null && typeof v === 'object') {
     return Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, shape((v as Record<string, unknown>)[k])]));
   }
-  if (typeof v === 'string') return /^\d+$/.test(v) ? 'int64-string' : 'string';
+  if (typeof v === 'string') return /^-?\d+$/.test(v) ? 'int64-string' : 'string';
   return typeof v;
 }
 

@@ -1,6 +1,9 @@
 // The control plane itself: release, RBAC, and the controllers of kube-controller-manager.
 import { expect } from 'chai';
-import { pinnedVersion } from './control-plane.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pinnedVersion, startControlPlane } from './control-plane.js';
 import { sharedTestbed } from './fixture.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
@@ -54,4 +57,22 @@ describe('k8s testbed: control plane', function () {
     await waitFor('the garbage collector to delete the pods', async () =>
       (await tb.kubectl(['-n', 'kcm-check', 'get', 'pods', '-o', 'name'])).trim() === '' ? true : undefined, 60_000);
   });
+
+  it('stops cleanly: a second control plane on its own ports, gone after stop()', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'k8s-cp-'));
+    const cp = await startControlPlane({ workDir: dir });
+    try {
+      expect(cp.server).to.not.equal(tb.controlPlane.server);
+      expect((await cp.get('/readyz')).status).to.equal(200);
+      expect(cp.pids.every(alive)).to.equal(true);
+    } finally {
+      await cp.stop();
+    }
+    expect(cp.pids.some(alive)).to.equal(false);
+    rmSync(dir, { recursive: true, force: true });
+  });
 });
+
+function alive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}

@@ -29,6 +29,8 @@ export interface ControlPlane {
   readonly etcdUrl: string;
   readonly binDir: string;
   readonly logDir: string;
+  /** Process ids of etcd, kube-apiserver and kube-controller-manager. */
+  readonly pids: number[];
   /** Runs the built kubectl against this control plane; resolves its stdout. */
   kubectl(args: string[], input?: string): Promise<string>;
   /** Runs the built helm against this control plane; resolves its stdout. */
@@ -156,15 +158,16 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     await waitFor('kube-controller-manager /healthz', async () => {
       if (!kcm.running) throw new TestbedError('EXITED', `kube-controller-manager exited: see ${join(logDir, 'kube-controller-manager.log')}`);
       return (await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`, ca, undefined, undefined, true)).status === 200 ? true : undefined;
-    }, 60_000);
+    }, 120_000);
     // the service-account controller makes "default" in each namespace; pods need it (ServiceAccount admission)
     await waitFor('default service account', async () =>
-      (await get('/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : undefined, 60_000);
+      (await get('/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : undefined, 120_000);
 
     const env = { ...process.env, KUBECONFIG: kubeconfigPath, HELM_CACHE_HOME: join(work, 'helm', 'cache'),
       HELM_CONFIG_HOME: join(work, 'helm', 'config'), HELM_DATA_HOME: join(work, 'helm', 'data') };
     return {
       server, kubeconfigPath, pki, etcdUrl, binDir: bins, logDir, get,
+      pids: started.map((p) => p.pid ?? 0),
       kubectl: async (args, input) => (await run([binary('kubectl', bins), ...args], { env, input })).stdout,
       helm: async (args) => (await run([binary('helm', bins), ...args], { env })).stdout,
       stop: stopAll,

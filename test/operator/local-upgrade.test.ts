@@ -197,7 +197,13 @@ describe('operator local runtime: a member that cannot start on the new release'
     expect((await c.get('still')).kvs[0].value.toString()).to.equal('serving');
     c.close();
 
-    // The cause goes away: the next apply starts the member again and the upgrade finishes.
+    // Rolling back while a member still runs 3.3 is allowed: the failed member is started on 3.3.27 again.
+    const back = await applyCluster(manifest('fail', '3.3.27'), { stateDir, svcEntry: wrapper });
+    expect(back.outcome, back.error ?? JSON.stringify(back.step)).to.equal('steady');
+    expect((await rt.members()).map((m) => [m.configuredVersion, m.running])).to.deep.equal([['3.3.27', true], ['3.3.27', true], ['3.3.27', true]]);
+    expect(rt.state()!.progress).to.include({ to: '3.4.34', supersededBy: '3.3.27' });
+
+    // The cause goes away: applying 3.4.34 again upgrades (with a new snapshot).
     writeFileSync(wrapper, `export async function main(argv) {\n  return (await import(${real})).main(argv);\n}\n`);
     const again = await applyCluster(manifest('fail', '3.4.34'), { stateDir, svcEntry: wrapper });
     expect(again.outcome, again.error ?? JSON.stringify(again.step)).to.equal('steady');

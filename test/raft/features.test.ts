@@ -328,6 +328,18 @@ describe('raft: snapshots and restart', () => {
     expect(c.runUntil(() => c.nodes.get(f)!.app.applied >= c.nodes.get(l)!.app.applied, 50)).to.equal(true);
   });
 
+  it('reportUnreachable moves a pipelining follower back to probing', () => {
+    const c = cluster(3);
+    const l = elect(c);
+    commit(c, l);
+    const f = followers(c, l)[0];
+    expect(c.raw(l).status().progress!.get(f)!.state).to.equal('Replicate');
+    c.raw(l).reportUnreachable(f);
+    expect(c.raw(l).status().progress!.get(f)!.state).to.equal('Probe');
+    commit(c, l);
+    expect(c.raw(l).status().progress!.get(f)!.state).to.equal('Replicate');
+  });
+
   it('members restart from persisted state alone and keep every committed entry', () => {
     const c = cluster(3);
     const l = elect(c);

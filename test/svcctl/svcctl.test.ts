@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { startReferenceCluster, type ReferenceCluster } from '../support/reference-cluster.js';
 import { startSvcCluster, printLogsOnFailure, type SvcCluster } from '../support/svc-cluster.js';
 import { shape, startSvcctl, svcctl, type RunResult } from './run-svcctl.js';
+import { Client } from '../../server/client/index.js';
 
 interface Target {
   name: string;
@@ -184,6 +185,45 @@ describe('svcctl against the reference and svc clusters', function () {
     expect(st.stdout).to.match(/\|\s+HASH\s+\|\s+REVISION\s+\|\s+TOTAL KEYS\s+\|\s+TOTAL SIZE\s+\|/);
     const restore = await svcctl(['snapshot', 'restore', join(tmp, 'svc.db')]);
     expect(restore).to.include({ code: 1, stderr: 'Error: snapshot restore is not available in this build\n' });
+  });
+
+  it('user, role and auth commands (against the reference: the svc server has no Auth service yet)', async function () {
+    const eps = `--endpoints=${ref.endpoints.join(',')}`;
+    const run = async (args: string[], input?: string) => svcctl([eps, ...args], { input });
+    expect((await run(['user', 'add', 'root:rootpw'])).stdout).to.equal('User root created\n');
+    expect((await run(['user', 'add', 'bob', '--interactive=false'], 'bobpw\n')).stdout).to.equal('User bob created\n');
+    expect((await run(['role', 'add', 'r1'])).stdout).to.equal('Role r1 created\n');
+    expect((await run(['role', 'grant-permission', 'r1', 'readwrite', 'k', '--prefix'])).stdout).to.equal('Role r1 updated\n');
+    expect((await run(['role', 'grant-permission', 'r1', 'read', 'a', 'c'])).stdout).to.equal('Role r1 updated\n');
+    expect((await run(['role', 'get', 'r1'])).stdout).to.equal('Role r1\nKV Read:\n\t[a, c)\n\t[k, l) (prefix k)\nKV Write:\n\t[k, l) (prefix k)\n');
+    expect((await run(['role', 'revoke-permission', 'r1', 'a', 'c'])).stdout).to.equal('Permission of range [a, c) is revoked from role r1\n');
+    expect((await run(['user', 'grant-role', 'bob', 'r1'])).stdout).to.equal('Role r1 is granted to user bob\n');
+    expect((await run(['user', 'get', 'bob'])).stdout).to.equal('User: bob\nRoles: r1\n');
+    expect((await run(['user', 'list'])).stdout).to.equal('bob\nroot\n');
+    expect((await run(['user', 'grant-role', 'root', 'root'])).stdout).to.equal('Role root is granted to user root\n');
+    expect((await run(['role', 'list'])).stdout).to.equal('r1\n');
+    expect((await run(['auth', 'enable'])).stdout).to.equal('Authentication Enabled\n');
+    try {
+      expect(await run(['get', 'k1'])).to.include({ code: 1, stderr: 'Error: etcdserver: user name is empty\n' });
+      expect((await run(['--user', 'bob:bobpw', 'put', 'k1', 'v'])).stdout).to.equal('OK\n');
+      expect(await run(['--user', 'bob:bobpw', 'put', 'x1', 'v'])).to.include({ code: 1, stderr: 'Error: etcdserver: permission denied\n' });
+      expect(await run(['--user', 'bob:wrong', 'get', 'k1'])).to.include({ code: 2, stderr: 'Error: etcdserver: authentication failed, invalid user ID or password\n' });
+      // The library sends the token in the "token" metadata like the reference's client.
+      const c = await Client.connect({ endpoints: ref.endpoints, auth: { username: 'bob', password: 'bobpw' } });
+      try {
+        expect((await c.get('k1')).kvs[0].value.toString()).to.equal('v');
+      } finally {
+        c.close();
+      }
+      expect((await run(['--user', 'root:rootpw', 'user', 'passwd', 'bob', '--interactive=false'], 'newpw\n')).stdout).to.equal('Password updated\n');
+      expect((await run(['--user', 'bob:newpw', 'get', 'k1', '--print-value-only'])).stdout).to.equal('v\n');
+    } finally {
+      expect((await run(['--user', 'root:rootpw', 'auth', 'disable'])).stdout).to.equal('Authentication Disabled\n');
+    }
+    expect((await run(['user', 'revoke-role', 'bob', 'r1'])).stdout).to.equal('Role r1 is revoked from user bob\n');
+    expect((await run(['user', 'delete', 'bob'])).stdout).to.equal('User bob deleted\n');
+    expect((await run(['role', 'delete', 'r1'])).stdout).to.equal('Role r1 deleted\n');
+    expect((await run(['user', 'delete', 'root'])).stdout).to.equal('User root deleted\n');
   });
 
   describe('SVCCTL_API and the release table', function () {

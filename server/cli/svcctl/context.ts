@@ -1,6 +1,6 @@
 // What every v3 command gets: its parsed arguments, the output channels, and a client built lazily from
 // the global flags (so commands that need no server, such as `snapshot status`, never dial).
-import { Client, type ClientOptions } from '../../client/index.js';
+import { Client, ClientError, Status, type ClientOptions } from '../../client/index.js';
 import { CliError, Exit } from './errors.js';
 import { flagBool, flagStr, type Parsed } from './flags.js';
 import { parseGoDuration } from './format.js';
@@ -96,6 +96,9 @@ async function connectOrFail(opts: ClientOptions): Promise<Client> {
   try {
     return await Client.connect(opts);
   } catch (e) {
-    throw new CliError((e as Error).message, Exit.Error);
+    // No connection in time: exit 1 like a timed-out command; any other failure to set up the client
+    // (authentication refused, bad TLS files) is the reference's "bad connection", 2.
+    const timedOut = e instanceof ClientError && e.code === Status.DEADLINE_EXCEEDED;
+    throw new CliError((e as Error).message, timedOut ? Exit.Error : Exit.BadConnection);
   }
 }

@@ -7,8 +7,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=versions.env
 . "$here/versions.env"
-export GOFLAGS=-mod=mod CGO_ENABLED=0
-out="${SVC_K8S_BIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/svc/k8s/${K8S_VERSION}}"
+export GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0
+out="${SVC_K8S_BIN_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/svc/k8s/${K8S_VERSION}}"
 mkdir -p "$out"
 start=$SECONDS
 log() { echo "[k8s-build +$((SECONDS - start))s] $*" >&2; }

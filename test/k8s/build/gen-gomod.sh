@@ -6,7 +6,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=versions.env
 . "$here/versions.env"
-export GOFLAGS=-mod=mod
+export GOFLAGS="-mod=mod -buildvcs=false"
 staging="v0.${K8S_VERSION#v1.}"          # v1.34.4 -> v0.34.4
 gomod="$(go mod download -json "k8s.io/kubernetes@${K8S_VERSION}" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
 [ -f "$gomod" ] || { echo "gen-gomod: cannot find go.mod of k8s.io/kubernetes@${K8S_VERSION}" >&2; exit 1; }
@@ -30,7 +30,7 @@ tmp="$(mktemp)"
 n="$(grep -c "=> k8s.io/" "$tmp" || true)"
 [ "$n" -gt 10 ] || { echo "gen-gomod: only $n staging replace lines found; format of go.mod changed?" >&2; exit 1; }
 if ! cmp -s "$tmp" "$here/go.mod"; then
-  mv "$tmp" "$here/go.mod"; rm -f "$here/go.sum"
+  mv "$tmp" "$here/go.mod"; chmod 644 "$here/go.mod"; rm -f "$here/go.sum"
   echo "gen-gomod: wrote go.mod ($n staging modules pinned to $staging)"
 else
   rm -f "$tmp"

@@ -51,6 +51,8 @@ export class NodeAgent {
   private loop: Promise<void> | undefined;
   private lastHosts = '';
   private stopped = false;
+  /** when the node became Ready (its conditions never change after that) */
+  private readonly since = new Date().toISOString();
 
   constructor(readonly opts: NodeAgentOptions) {
     this.nodeName = opts.nodeName ?? 'svc-test-node';
@@ -101,7 +103,7 @@ export class NodeAgent {
   private nodeStatus(): object {
     const t = new Date().toISOString();
     const cond = (type: string, status: string, reason: string): object =>
-      ({ type, status, reason, message: reason, lastHeartbeatTime: t, lastTransitionTime: t });
+      ({ type, status, reason, message: reason, lastHeartbeatTime: t, lastTransitionTime: this.since });
     const resources = { cpu: '16', memory: '64Gi', pods: '250', 'ephemeral-storage': '100Gi' };
     return {
       capacity: resources, allocatable: resources,

@@ -1,0 +1,2 @@
+// The runtime seam: one interface, implemented by runtime/local (and later runtime/kubernetes).
+export { RuntimeError, type Runtime, type RuntimeMember } from './runtime.js';
