@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'test/k8s/.work/**', 'charts/**', '**/*.js'] },
+  { ignores: ['dist/**', 'dist-*/**', 'node_modules/**', 'test/k8s/.work/**', 'charts/**', '**/*.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

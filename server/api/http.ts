@@ -36,7 +36,8 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
     (h.ok ? metrics.healthSuccess : metrics.healthFailures).inc();
     const body: Record<string, string> = { health: String(h.ok) };
     if (release.healthReason) body.reason = h.reason;
-    res.status(h.ok ? 200 : 503).json(body);
+    // The reference answers JSON with a text/plain content type; clients parse the body either way.
+    res.status(h.ok ? 200 : 503).type('text/plain; charset=utf-8').send(JSON.stringify(body));
   });
 
   app.all('/metrics', async (req, res) => {

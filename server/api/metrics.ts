@@ -85,6 +85,13 @@ export function createMetrics(server: SvcServer): MemberMetrics {
   }
   if (release.metricsMvccNames) {
     gauge('svc_mvcc_db_total_size_in_use_in_bytes', 'Total size of the underlying database logically in use in bytes.', () => server.backend.sizeInUse());
+    // lmdb readers never hold a transaction across calls here: reads are synchronous and close at once.
+    gauge('svc_mvcc_db_open_read_transactions', 'The number of currently open read transactions', () => 0);
+    const hashBuckets = Array.from({ length: 15 }, (_, i) => 0.01 * 2 ** i);
+    const hash = new Histogram({ name: 'svc_mvcc_hash_duration_seconds', help: 'The latency distribution of storage hash operation.', buckets: hashBuckets, registers: [registry] });
+    const hashRev = new Histogram({ name: 'svc_mvcc_hash_rev_duration_seconds', help: 'The latency distribution of storage hash by revision operation.', buckets: hashBuckets, registers: [registry] });
+    server.observers.hash = (s) => hash.observe(s);
+    server.observers.hashRev = (s) => hashRev.observe(s);
   }
   gauge('svc_debugging_mvcc_keys_total', 'Total number of keys.', () => server.kv.keyCount());
   gauge('svc_debugging_mvcc_current_revision', 'The current revision of store.', () => server.kv.rev());

@@ -39,8 +39,19 @@ export function higherVersionedMembers(localVersion: string, members: Array<{ id
   return out;
 }
 
+/** Refuse only the downgrade direction: what applying a (possibly historical) version entry may check. */
+export function checkDowngrade(serverVersion: string, clusterVersion: string | undefined): { ok: true } | { ok: false; reason: string } {
+  if (clusterVersion === undefined || clusterVersion === INITIAL_CLUSTER_VERSION) return { ok: true };
+  const s = minorOf(serverVersion);
+  if (compareMinor(s, clusterVersion) < 0) {
+    return { ok: false, reason: `invalid downgrade; server version is lower than determined cluster version (server-version ${s}, determined-cluster-version ${clusterVersion})` };
+  }
+  return { ok: true };
+}
+
 /**
- * May a server of `serverVersion` run in a cluster whose applied version is `clusterVersion`?
+ * May a server of `serverVersion` run in a cluster whose current version is `clusterVersion`? Checked at start
+ * against the newest version known (the db, the members), never against entries replayed from history.
  * Lower than the cluster: a downgrade after completion, refused. More than one minor above: a skipped release.
  */
 export function checkServerAgainstCluster(serverVersion: string, clusterVersion: string | undefined): { ok: true } | { ok: false; reason: string } {

@@ -2,6 +2,7 @@
 // it must (WAL, snapshots, the v3 db), applies committed entries, and offers proposals and linearizable reads to
 // the API layer. The consensus core itself is pure; this is the imperative shell around it.
 import { existsSync, mkdirSync } from 'node:fs';
+import protobuf from 'protobufjs';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -16,7 +17,7 @@ import { startPeerServer } from '../transport/peer-server.js';
 import { computeClusterId, computeMemberId, idHex } from '../cluster/ids.js';
 import { peerRequest, type PeerTlsClient } from '../cluster/peer-http.js';
 import { Membership, attributesPath, VERSION_PATH, type Member } from '../cluster/membership.js';
-import { checkServerAgainstCluster, decideClusterVersion, higherVersionedMembers, INITIAL_CLUSTER_VERSION } from '../cluster/version.js';
+import { checkDowngrade, checkServerAgainstCluster, decideClusterVersion, higherVersionedMembers, INITIAL_CLUSTER_VERSION } from '../cluster/version.js';
 import { compareMinor } from '../releases.js';
 import { V2Store } from './v2store.js';
 import { decodeRequest, decodeTagged, encodeRequest, encodeTagged, type InternalRequest, type AlarmType } from './requests.js';
@@ -70,6 +71,9 @@ export class SvcServer {
   readonly opts: MemberOptions;
   memberId!: bigint;
   clusterId!: bigint;
+  /** The ids as protobuf 64-bit values, made once: every response header carries them. */
+  memberIdLong!: protobuf.Long;
+  clusterIdLong!: protobuf.Long;
   membership!: Membership;
   v2!: V2Store;
   alarms: Array<{ memberId: bigint; alarm: AlarmType }> = [];
@@ -110,7 +114,7 @@ export class SvcServer {
   /** Counters the metrics layer reads. */
   readonly stats = { proposalsCommitted: 0, proposalsApplied: 0, proposalsPending: 0, proposalsFailed: 0, leaderChanges: 0, readIndexesFailed: 0 };
   /** Latency observers the metrics layer installs (seconds). */
-  readonly observers: { walFsync?: (s: number) => void; apply?: (s: number) => void } = {};
+  readonly observers: { walFsync?: (s: number) => void; apply?: (s: number) => void; hash?: (s: number) => void; hashRev?: (s: number) => void } = {};
 
   private constructor(opts: MemberOptions) {
     this.opts = opts;
@@ -206,10 +210,19 @@ export class SvcServer {
       }
       this.logger.info('enabled capabilities for version', { 'cluster-version': this.membership.version });
       logger.info('restarting local member', { 'local-member-id': idHex(this.memberId), 'cluster-id': idHex(this.clusterId), 'commit-index': hardState.commit });
-      const check = checkServerAgainstCluster(opts.release.version, this.membership.version);
-      if (!check.ok) throw new FatalStartError(check.reason);
+      const check = checkServerAgainstCluster(opts.release.version, this.lastClusterVersionInDb() ?? this.membership.version);
+      if (!check.ok) {
+        this.backend.close();
+        await this.wal.close();
+        throw new FatalStartError(check.reason);
+      }
+    }
+    if (opts.initialClusterState === 'existing' && bootstrapPeers === undefined && !this.membership.member(this.memberId)) {
+      await this.checkAgainstRunningMembers();
     }
     this.kv = new KvApplier(this);
+    this.memberIdLong = toLong(this.memberId);
+    this.clusterIdLong = toLong(this.clusterId);
 
     this.raft = new RawNode({
       id: this.memberId,
@@ -258,7 +271,7 @@ export class SvcServer {
         version: () => ({ etcdserver: opts.release.version, etcdcluster: this.clusterVersionFull() }),
         members: () => this.membersJSON(),
         clusterId: () => idHex(this.clusterId),
-        leaseRenew: (body) => this.renewLeaseForPeer(body),
+        leases: (op, body) => this.leaseCallForPeer(op, body),
       },
     });
 
@@ -267,6 +280,33 @@ export class SvcServer {
     this.timers.push(setInterval(() => void this.checkLeases(), 500));
     this.kick();
     void this.publish();
+  }
+
+  /** The cluster version this member last applied, as kept in the db (undefined before the first). */
+  private lastClusterVersionInDb(): string | undefined {
+    const v = this.backend.readTx().get('cluster', CLUSTER_VERSION_KEY);
+    return v ? Buffer.from(v).toString('utf8') : undefined;
+  }
+
+  /** A joining member compares its release with the cluster version the running members report. */
+  private async checkAgainstRunningMembers(): Promise<void> {
+    const urls = this.opts.initialCluster.filter((m) => m.name !== this.opts.name).flatMap((m) => m.peerURLs);
+    for (const u of urls) {
+      try {
+        const res = await peerRequest(new URL('/version', u).toString(), { timeoutMs: 1000, tls: this.opts.peerTls });
+        const cv = (JSON.parse(res.body) as { etcdcluster?: string }).etcdcluster;
+        if (!cv || cv === 'not_decided') continue;
+        const check = checkServerAgainstCluster(this.opts.release.version, cv.split('.').slice(0, 2).join('.'));
+        if (!check.ok) {
+          this.backend.close();
+          await this.wal.close();
+          throw new FatalStartError(check.reason);
+        }
+        return;
+      } catch (e) {
+        if (e instanceof FatalStartError) throw e;
+      }
+    }
   }
 
   /** The spec: a rolling upgrade to 3.5 of a cluster with authentication on is not supported. Refuse before
@@ -372,7 +412,12 @@ export class SvcServer {
     // acknowledge entries it has not persisted.
     if (isLeader) this.send(rd.messages);
 
-    if (rd.snapshot && rd.snapshot.metadata.index > 0) await this.receiveSnapshot(rd.snapshot);
+    const snapshot = rd.snapshot && rd.snapshot.metadata.index > 0 ? rd.snapshot : undefined;
+    if (snapshot) await this.receiveSnapshot(snapshot);
+    // Committed entries are durable on a quorum already: apply them while this member's own write is under way
+    // (the leader counts its own copy only once persisted, so nothing here outruns the quorum).
+    if (rd.committedEntries.length > 0) this.applyEntries(rd.committedEntries);
+    for (const rs of rd.readStates) this.onReadState(Buffer.from(rs.requestCtx).toString('hex'), rs.index);
     if (rd.hardState || rd.entries.length > 0) {
       const t0 = process.hrtime.bigint();
       await this.wal.save(rd.hardState, rd.entries, rd.mustSync);
@@ -381,9 +426,6 @@ export class SvcServer {
     if (rd.hardState) this.storage.setHardState(rd.hardState);
     if (rd.entries.length > 0) this.storage.append(rd.entries);
     if (!isLeader) this.send(rd.messages);
-
-    if (rd.committedEntries.length > 0) this.applyEntries(rd.committedEntries);
-    for (const rs of rd.readStates) this.onReadState(Buffer.from(rs.requestCtx).toString('hex'), rs.index);
     this.raft.advance(rd);
     await this.maybeSnapshot();
   }
@@ -509,11 +551,15 @@ export class SvcServer {
     else if (prev !== version) this.logger.info('updated cluster version', { ...fields, from: prev, to: version });
     this.membership.version = version;
     // Also kept in the db, where a member of a newer release can read it before it replays anything.
-    const tx = this.backend.batchTx();
-    tx.put('cluster', CLUSTER_VERSION_KEY, Buffer.from(version));
-    tx.end();
+    const known = this.lastClusterVersionInDb();
+    if (known === undefined || compareMinor(version, known) > 0) {
+      const tx = this.backend.batchTx();
+      tx.put('cluster', CLUSTER_VERSION_KEY, Buffer.from(version));
+      tx.end();
+    }
     if (prev !== version) this.logger.info('enabled capabilities for version', { 'cluster-version': version });
-    const check = checkServerAgainstCluster(this.opts.release.version, version);
+    // Replayed history holds older versions too: only the downgrade direction is fatal here.
+    const check = checkDowngrade(this.opts.release.version, version);
     if (!check.ok) {
       this.logger.error(check.reason, fields);
       this.fatal(new FatalStartError(check.reason));
@@ -850,18 +896,18 @@ export class SvcServer {
     return this.peerVersions;
   }
 
-  /** A follower keeps a lease alive by asking the leader, over the peer URL (the reference does the same). */
-  async forwardLeaseRenew(id: bigint): Promise<number> {
+  /** Lease calls only the leader can answer (it alone tracks expiry); a follower asks it over the peer URL. */
+  async forwardLeaseCall<T>(op: 'renew' | 'ttl', body: object): Promise<T> {
     const leader = this.membership.member(this.lead);
     if (this.lead === 0n || !leader) throw Errors.noLeader();
     let lastErr: Error = Errors.noLeader();
     for (const u of leader.peerURLs) {
       try {
-        const res = await peerRequest(new URL('/leases/renew', u).toString(), { method: 'POST', body: id.toString(), timeoutMs: this.requestTimeoutMs(), tls: this.opts.peerTls });
-        const j = JSON.parse(res.body) as { ttl?: number; error?: string };
+        const res = await peerRequest(new URL(`/leases/${op}`, u).toString(), { method: 'POST', body: JSON.stringify(body), timeoutMs: this.requestTimeoutMs(), tls: this.opts.peerTls });
+        const j = JSON.parse(res.body) as T & { error?: string };
         if (res.status === 404) throw Errors.leaseNotFound();
-        if (res.status !== 200 || typeof j.ttl !== 'number') throw new ServerError(14, j.error ?? `etcdserver: lease renew failed (${res.status})`);
-        return j.ttl;
+        if (res.status !== 200) throw new ServerError(14, j.error ?? `etcdserver: lease ${op} failed (${res.status})`);
+        return j;
       } catch (e) {
         if (e instanceof ServerError) throw e;
         lastErr = e as Error;
@@ -870,11 +916,23 @@ export class SvcServer {
     throw lastErr;
   }
 
-  /** Peer-side of forwardLeaseRenew: only the leader renews. */
-  renewLeaseForPeer(body: string): { status: number; json: object } {
+  async forwardLeaseRenew(id: bigint): Promise<number> {
+    return (await this.forwardLeaseCall<{ ttl: number }>('renew', { id: id.toString() })).ttl;
+  }
+
+  /** The leader's side of forwardLeaseCall. */
+  leaseCallForPeer(op: string, body: string): { status: number; json: object } {
     if (this.role !== StateRole.Leader) return { status: 503, json: { error: Errors.notLeader().message } };
     try {
-      return { status: 200, json: { ttl: this.kv.lessor.renew(BigInt(body.trim())) } };
+      const req = JSON.parse(body) as { id: string; keys?: boolean };
+      const id = BigInt(req.id);
+      if (op === 'renew') return { status: 200, json: { ttl: this.kv.lessor.renew(id) } };
+      if (op === 'ttl') {
+        if (!this.kv.lessor.exists(id)) return { status: 404, json: { error: Errors.leaseNotFound().message } };
+        const t = this.kv.lessor.timeToLive(id, !!req.keys);
+        return { status: 200, json: { ttl: t.ttl, grantedTtl: t.grantedTtl, keys: (t.keys ?? []).map((k) => Buffer.from(k).toString('base64')) } };
+      }
+      return { status: 404, json: { error: `unknown lease call ${op}` } };
     } catch (e) {
       return { status: 404, json: { error: (e as Error).message } };
     }
@@ -1035,6 +1093,12 @@ const CLUSTER_VERSION_KEY = new TextEncoder().encode('clusterVersion');
 
 /** How long a read-index request may go unanswered before it is sent again (the reference: 500 ms). */
 const READ_INDEX_RETRY_MS = 500;
+
+/** An unsigned 64-bit protobuf value (the Long class protobufjs uses). */
+function toLong(v: bigint): protobuf.Long {
+  const L = protobuf.util.Long as unknown as { fromString(s: string, unsigned: boolean): protobuf.Long };
+  return L.fromString(v.toString(), true);
+}
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

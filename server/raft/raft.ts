@@ -564,11 +564,8 @@ export class Raft {
         return;
       }
       case MessageType.ReadIndex:
-        if (this.prs.isSingleton()) {
-          this.respondToReadIndex(m, this.raftLog.committed);
-          return;
-        }
-        // Until an entry of this term commits, our commit index may be behind the previous leader's.
+        // Until an entry of this term commits, our commit index may be behind the previous leader's
+        // (even as the only voter left: a removed leader may have committed more than we know).
         if (!this.committedEntryInCurrentTerm()) {
           this.pendingReadIndexMessages.push(m);
           return;
@@ -885,6 +882,11 @@ export class Raft {
   }
 
   private sendReadIndexHeartbeat(m: Message): void {
+    if (this.prs.isSingleton()) {
+      // The only voter needs no one to confirm its leadership.
+      this.respondToReadIndex(m, this.raftLog.committed);
+      return;
+    }
     this.readOnly.addRequest(this.raftLog.committed, m);
     // The leader acknowledges its own heartbeat.
     this.readOnly.recvAck(this.id, m.context);

@@ -4,10 +4,12 @@
 //   2. while hasReady(): rd = ready(), then IN THIS ORDER
 //        a. persist rd.snapshot (applySnapshot), rd.entries (append) and rd.hardState (setHardState)
 //           to the storage, synced to disk when rd.mustSync;
-//        b. send rd.messages (a message may only leave once what it announces is durable);
+//        b. send rd.messages. A follower must persist first (its acks promise durability); a leader
+//           may send before or while persisting: it counts its own copy only at advance();
 //        c. apply rd.snapshot then rd.committedEntries to the state machine, calling
 //           applyConfChange for each ConfChange entry; serve rd.readStates once applied >= their index;
-//        d. advance(rd).
+//        d. advance(rd). Do not call ready() again before advance(); tick()/step()/propose() may be
+//           called in between (e.g. while an asynchronous disk write is in progress).
 //
 // Nothing here reads a clock, touches a socket or a disk, or draws randomness other than cfg.random.
 

@@ -172,6 +172,8 @@ class LmdbBackend implements Backend {
   private defragging = false;
   private timer: NodeJS.Timeout | undefined;
   private fsyncRunning = false;
+  /** The file's size after the last commit; -1 when it must be read again. */
+  private sizeCache = -1;
   private nCommits = 0;
   private nDefrags = 0;
   private snapSeq = 0;
@@ -326,6 +328,7 @@ class LmdbBackend implements Backend {
   private commit(): void {
     if (this.closed || this.defragging) return;
     if (this.pending === 0 && !this.ciDirty) return;
+    this.sizeCache = -1;
     const buffers = [...this.buffers.entries()];
     for (const [name] of buffers) this.db(name);
     const meta = this.db('meta');
@@ -412,7 +415,9 @@ class LmdbBackend implements Backend {
 
   size(): number {
     this.checkOpen();
-    return fs.statSync(this.path).size;
+    // Asked on every write (the space quota): the file only grows at commits, so a stat per commit is enough.
+    if (this.sizeCache < 0) this.sizeCache = fs.statSync(this.path).size;
+    return this.sizeCache;
   }
 
   sizeInUse(): number {
@@ -473,6 +478,7 @@ class LmdbBackend implements Backend {
   }
 
   async defrag(): Promise<void> {
+    this.sizeCache = -1;
     this.checkOpen();
     if (this.defragging) throw new BackendError('BACKEND_DEFRAG_RUNNING', 'defragmentation in progress');
     this.commit();
@@ -498,6 +504,7 @@ class LmdbBackend implements Backend {
     } finally {
       fs.rmSync(tmp, { force: true });
       this.defragging = false;
+      this.sizeCache = -1;
     }
     this.commit();
     this.fsyncNow();

@@ -7,7 +7,7 @@
 // hard state, so each one can be read on its own once older ones are purged.
 // Group commit: saves are encoded synchronously (call order is log order) into a queue; one writer
 // drains the queue, so all saves that arrived while an fsync was in flight share the next write+fsync.
-import { readdirSync, promises as fsp } from 'node:fs';
+import { fdatasyncSync, readdirSync, writeSync, promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../log/logger.js';
@@ -433,7 +433,9 @@ export class Wal {
       sync ||= p.sync;
     }
     const buf = bufs.length === 1 ? bufs[0]! : Buffer.concat(bufs);
-    await writeFully(this.tail!, buf, this.tailOffset);
+    // Synchronous: on a busy event loop a thread-pool round trip per write and per fdatasync costs far more
+    // than the system calls themselves (measured: ms against ~0.1 ms), and the raft loop waits on them anyway.
+    writeFullySync(this.tail!.fd, buf, this.tailOffset);
     this.tailOffset += buf.length;
     for (const p of batch) {
       this.writtenCrc = p.frames[p.frames.length - 1]!.crc;
@@ -454,7 +456,7 @@ export class Wal {
     const t0 = Date.now();
     // Segments are preallocated, so appends do not change the size and fdatasync suffices.
     if (full) await fh.sync();
-    else await fh.datasync();
+    else fdatasyncSync(fh.fd);
     this.syncs++;
     const took = Date.now() - t0;
     if (took > 1000) this.logger.warn('slow fdatasync', { took: `${took}ms`, 'expected-duration': '1s' });
@@ -528,6 +530,11 @@ function u32(v: number): Buffer {
   const b = Buffer.alloc(4);
   b.writeUInt32LE(v >>> 0, 0);
   return b;
+}
+
+function writeFullySync(fd: number, buf: Buffer, position: number): void {
+  let done = 0;
+  while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done, position + done);
 }
 
 async function writeFully(fh: FileHandle, buf: Buffer, position: number): Promise<void> {

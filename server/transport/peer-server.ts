@@ -30,8 +30,8 @@ export interface PeerServerOptions {
     members(): object[];
     /** Sent as X-Etcd-Cluster-ID on every answer, so a joining member learns which cluster it reached. */
     clusterId?(): string;
-    /** POST /leases/renew: a follower forwarding a lease keep-alive to the leader (body: the lease id). */
-    leaseRenew?(body: string): { status: number; json: object };
+    /** POST /leases/<op>: a follower forwarding a lease call (keep-alive, time-to-live) to the leader. */
+    leases?(op: string, body: string): { status: number; json: object };
   };
 }
 
@@ -54,19 +54,20 @@ export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServ
     if (opts.transport.handleRequest(req, res)) return;
     const path = (req.url ?? '').split('?')[0];
     if (opts.routes.clusterId) res.setHeader('X-Etcd-Cluster-ID', opts.routes.clusterId());
-    if (path === '/leases/renew' && opts.routes.leaseRenew) {
+    if (path.startsWith('/leases/') && opts.routes.leases) {
       if (req.method !== 'POST') {
         res.writeHead(405, { Allow: 'POST', 'Content-Type': 'text/plain' }).end('Method Not Allowed\n');
         return;
       }
-      const renew = opts.routes.leaseRenew;
+      const leases = opts.routes.leases;
+      const op = path.slice('/leases/'.length);
       let body = '';
       req.setEncoding('utf8');
       req.on('data', (c: string) => {
-        if (body.length < 64) body += c;
+        if (body.length < 4096) body += c;
       });
       req.on('end', () => {
-        const r = renew(body);
+        const r = leases(op, body);
         const text = JSON.stringify(r.json);
         res.writeHead(r.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
       });

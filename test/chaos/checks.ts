@@ -82,16 +82,67 @@ const CRASH_PATTERNS = [
   /Uncaught|UnhandledPromiseRejection|unhandledRejection|FATAL ERROR|JavaScript heap out of memory|Segmentation fault|\bpanic\b/i,
 ];
 
+/** The crash-looking lines of a log text. */
+export function crashLines(text: string): string[] {
+  return text.split('\n').filter((l) => CRASH_PATTERNS.some((p) => p.test(l)));
+}
+
 /** Exits we did not cause, and crash-looking log lines (at most a few per member). */
 export function checkCrashes(cluster: ChaosCluster): string[] {
   const out: string[] = [];
   for (const m of cluster.members) {
     out.push(...m.crashes);
-    const lines = cluster
-      .log(m.index)
-      .split('\n')
-      .filter((l) => CRASH_PATTERNS.some((p) => p.test(l)));
+    const lines = crashLines(cluster.log(m.index));
     if (lines.length) out.push(`${m.name} log shows ${lines.length} crash-looking line(s), e.g.:\n    ${lines.slice(0, 4).join('\n    ')}`);
   }
   return out;
+}
+
+/** Per key, the values the store ever held (from a Watch over the whole history), or undefined when compacted. */
+export async function storeHistoryValues(endpoint: string, keyFrom: string, keyTo: string, upTo: number, timeoutMs = 20000): Promise<Map<string, Set<string>> | undefined> {
+  if (upTo <= 0) return new Map();
+  const { Watch } = loadClients();
+  const client = new Watch(endpoint, grpc.credentials.createInsecure()) as unknown as grpc.Client & Record<string, (opts: grpc.CallOptions) => grpc.ClientDuplexStream<unknown, Record<string, unknown>>>;
+  const out = new Map<string, Set<string>>();
+  try {
+    return await new Promise<Map<string, Set<string>> | undefined>((resolve, reject) => {
+      const stream = client.Watch.call(client, { deadline: Date.now() + timeoutMs });
+      // History events come at once after creation; a quiet second means we have them all.
+      let idle: NodeJS.Timeout | undefined;
+      const quiet = () => {
+        clearTimeout(idle);
+        idle = setTimeout(() => {
+          stream.cancel();
+          resolve(out);
+        }, 1000);
+      };
+      stream.on('data', (res: Record<string, unknown>) => {
+        quiet();
+        if (Number(res.compact_revision ?? 0) > 0 || res.canceled) {
+          stream.cancel();
+          return resolve(undefined);
+        }
+        for (const ev of (res.events as Array<{ type: string; kv: { key: Buffer; value: Buffer; mod_revision: string } }>) ?? []) {
+          const key = Buffer.from(ev.kv.key).toString('utf8');
+          if (ev.type === 'PUT') {
+            const set = out.get(key) ?? new Set<string>();
+            set.add(Buffer.from(ev.kv.value).toString('utf8'));
+            out.set(key, set);
+          }
+          if (Number(ev.kv.mod_revision) >= upTo) {
+            clearTimeout(idle);
+            stream.cancel();
+            return resolve(out);
+          }
+        }
+      });
+      stream.on('error', (e: grpc.ServiceError) => {
+        clearTimeout(idle);
+        if (e.code !== grpc.status.CANCELLED) reject(e);
+      });
+      stream.write({ create_request: { key: Buffer.from(keyFrom), range_end: Buffer.from(keyTo), start_revision: '1' } });
+    });
+  } finally {
+    client.close();
+  }
 }

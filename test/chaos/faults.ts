@@ -2,8 +2,8 @@
 // heal. Targets are roles (the leader, a follower, a quorum), resolved when the fault fires, with the
 // choices drawn from the run's seeded PRNG.
 
-import { sleep } from '../support/process.js';
-import type { ChaosCluster } from './cluster.js';
+import { httpGet, sleep } from '../support/process.js';
+import { ChaosClusterError, type ChaosCluster } from './cluster.js';
 import type { Rng } from './rng.js';
 import type { Workload } from './workload.js';
 
@@ -175,6 +175,18 @@ async function rollingUpgrade(step: FaultStep, ctx: FaultContext, injectedAt: nu
       await cluster.waitHealthy(30000);
     }
   }
+  // Every member now runs the last release; the leader must move the cluster version up to it.
+  const want = path[path.length - 1].split('.').slice(0, 2).join('.');
+  const deadline = Date.now() + 30000;
+  let seen = '';
+  for (;;) {
+    const answers = await Promise.all(cluster.running().map((i) => httpGet(`${cluster.members[i].clientURL}/version`).then((r) => r.body, (e: Error) => e.message)));
+    seen = answers.join(' ');
+    if (answers.every((a) => a.includes(`"etcdcluster":"${want}.0"`))) break;
+    if (Date.now() > deadline) throw new ChaosClusterError('TIMEOUT', `after the rolling upgrade the cluster version did not reach ${want} within 30 s: ${seen}`);
+    await sleep(500);
+  }
+  notes.push(`cluster version ${want}.0 everywhere`);
   return { kind: 'rolling-upgrade', detail: notes.join(', '), injectedAt, healedAt: ctx.now() };
 }
 

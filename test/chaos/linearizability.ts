@@ -15,7 +15,7 @@ import { ANY, describeState, step, stateKey, type ModelOp, type RegisterState } 
 export interface CheckOptions {
   /** Initial value per key (absent keys: null, i.e. the key does not exist). */
   initial?: ReadonlyMap<string, string | null>;
-  /** Give up after this long (per check call); the result is then 'timeout'. Default 60 s. */
+  /** Give up on a key after this long; its result is then 'timeout'. Default 60 s. */
   budgetMs?: number;
 }
 
@@ -54,9 +54,9 @@ export function checkHistory(history: readonly Operation[], opts: CheckOptions =
     list.push(op);
     byKey.set(op.input.key, list);
   }
-  const deadline = Date.now() + (opts.budgetMs ?? 60000);
   const keys: KeyVerdict[] = [];
   for (const [key, ops] of [...byKey].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    const deadline = Date.now() + (opts.budgetMs ?? 60000);
     const initial = opts.initial?.get(key) ?? null;
     const verdict = checkKey(key, ops, initial, deadline);
     // Point at the usual culprit: a value read that a write reported as failed had written.

@@ -14,6 +14,8 @@ export interface TestbedOptions {
   name?: string;
   binDir?: string;
   nodeName?: string;
+  /** Third octet of pod addresses (127.0.<octet>.N); default random, see NodeAgentOptions. */
+  ipOctet?: number;
 }
 
 /** A running control plane with one node that runs pods as processes. */
@@ -63,7 +65,7 @@ export async function startTestbed(opts: TestbedOptions = {}): Promise<Testbed> 
   const cp = await startControlPlane({ workDir, binDir: opts.binDir });
   let agent: NodeAgent;
   try {
-    agent = await startNodeAgent({ kubeconfigPath: cp.kubeconfigPath, workDir, repoRoot: root, nodeName: opts.nodeName });
+    agent = await startNodeAgent({ kubeconfigPath: cp.kubeconfigPath, workDir, repoRoot: root, nodeName: opts.nodeName, ipOctet: opts.ipOctet });
   } catch (e) {
     await cp.stop();
     throw e;

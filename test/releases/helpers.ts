@@ -68,11 +68,14 @@ export function linesMatching(log: string, pattern: RegExp): string[] {
   return log.split('\n').filter((l) => pattern.test(l));
 }
 
+/** Node's own process warnings (`(node:123) Warning: ...`) are not the product's log records. */
+export const NODE_WARNING = /^\(node:\d+\) /;
+
 /** Every line of `log` is a zap JSON record with level, ts, caller and msg (marker lines of the test harness excepted). */
 export function zapRecords(log: string): Array<Record<string, unknown>> {
   return log
     .split('\n')
-    .filter((l) => l.trim() !== '' && !l.startsWith('=== svc start'))
+    .filter((l) => l.trim() !== '' && !l.startsWith('=== svc start') && !NODE_WARNING.test(l))
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 

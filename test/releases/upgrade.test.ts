@@ -5,11 +5,13 @@
 // leadership over (logged) to a member that then leads at a higher term.
 
 import { expect } from 'chai';
+import { httpGet } from '../support/process.js';
 import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../support/svc-cluster.js';
-import { V33, V34, V35, linesMatching, startWriter, versionsOf, waitClusterVersion, type Writer } from './helpers.js';
+import { V33, V34, V35, grpcCall, linesMatching, startWriter, versionsOf, waitClusterVersion, type Writer } from './helpers.js';
 
 const ZAP_FLAGS = ['--logger=zap', '--log-outputs=stderr'];
 const DATA_KEYS = 20;
+const GRPC_UNAVAILABLE = 14;
 
 /** One phase of the spec's procedure, N-1 -> N, on a fresh cluster of N-1 members started with `baseArgs`. */
 function upgradeSuite(from: string, to: string, opts: { baseArgs: string[]; restartArgs: string[]; leaderFirst: boolean }) {
@@ -49,6 +51,10 @@ function upgradeSuite(from: string, to: string, opts: { baseArgs: string[]; rest
       expect(vs.size).to.equal(3);
       for (const [i, v] of vs) {
         expect(v, c.members[i].name).to.deep.equal({ etcdserver: c.members[i].version, etcdcluster: cluster });
+        // the same facts as metrics (versions in major.minor for the cluster, full for the server)
+        const m = (await httpGet(`${c.members[i].clientURL}/metrics`)).body;
+        expect(m, c.members[i].name).to.include(`svc_cluster_version{cluster_version="${minor(cluster)}"} 1`);
+        expect(m, c.members[i].name).to.include(`svc_server_version{server_version="${c.members[i].version}"} 1`);
       }
     };
 
@@ -58,13 +64,18 @@ function upgradeSuite(from: string, to: string, opts: { baseArgs: string[]; rest
       const termBefore = Number(((await c.status(leader)).header as { raft_term: string }).raft_term);
       const st = await c.stop(i);
       expect(st, `${c.members[i].name} exit status after SIGTERM`).to.deep.equal({ code: 0, signal: null });
+      // the others notice the lost peer (expected, temporary)
+      await Promise.any(c.running().map((j) => c.waitForLog(j, /lost TCP streaming connection with remote peer|peer became inactive/, 30000)));
       if (leader !== i) return;
       transfers++;
-      const log = c.currentLog(i);
-      expect(linesMatching(log, /leadership transfer starting/), 'transfer start logged').to.have.length(1);
-      const finished = linesMatching(log, /leadership transfer finished/);
-      expect(finished, 'transfer end logged').to.have.length(1);
-      expect(finished[0]).to.match(/took[=":]+\d/);
+      const lines = c.currentLog(i).split('\n');
+      const started = lines.findIndex((l) => /leadership transfer starting/.test(l));
+      const finished = lines.findIndex((l) => /leadership transfer finished/.test(l));
+      expect(started, 'transfer start logged').to.be.greaterThan(-1);
+      expect(finished, 'transfer end logged').to.be.greaterThan(started);
+      expect(lines[finished]).to.match(/took[=":]+\d/);
+      // the stopping leader steps down to follower before it goes
+      expect(lines.slice(started, finished + 1).some((l) => /became follower at term/.test(l)), 'became follower during the transfer').to.equal(true);
       const next = await c.leader();
       expect(next).to.not.equal(i);
       const termAfter = Number(((await c.status(next)).header as { raft_term: string }).raft_term);
@@ -119,6 +130,12 @@ function upgradeSuite(from: string, to: string, opts: { baseArgs: string[]; rest
               if (j === leader) await c.waitForLog(j, /leader found higher-versioned member/);
             }
             await expectVersions(`${fromMinor}.0`);
+            if (to === V35) {
+              // a 3.5-only RPC on an upgraded member waits for the cluster version
+              const a = await grpcCall(c.members[i].clientURL, 'Auth', 'AuthStatus', {});
+              expect(a, JSON.stringify(a)).to.deep.include({ ok: false, code: GRPC_UNAVAILABLE });
+              expect(!a.ok && a.details).to.match(/AuthStatus is unavailable until the cluster version is 3\.5/);
+            }
           } else {
             await waitClusterVersion(c, `${toMinor}.0`);
             await expectVersions(`${toMinor}.0`);
@@ -130,6 +147,12 @@ function upgradeSuite(from: string, to: string, opts: { baseArgs: string[]; rest
             }
             const announcers = [0, 1, 2].filter((j) => linesMatching(c.currentLog(j), new RegExp(`"msg":"cluster version is updated".*"cluster-version":"${toMinor.replace('.', '\\.')}"`)).length > 0);
             expect(announcers, 'members logging "cluster version is updated"').to.have.length(1);
+          if (to === V35) {
+            for (const j of [0, 1, 2]) {
+              const a = await grpcCall(c.members[j].clientURL, 'Auth', 'AuthStatus', {});
+              expect(a.ok, JSON.stringify(a)).to.equal(true);
+            }
+          }
           }
           await expectData();
         });

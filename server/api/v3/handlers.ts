@@ -33,12 +33,13 @@ export class V3Api {
 
   header(revision?: number): Pb {
     const s = this.server;
-    return {
-      cluster_id: s.clusterId.toString(),
-      member_id: s.memberId.toString(),
-      revision: revision ?? s.kv.rev(),
-      raft_term: s.term,
-    };
+    return { cluster_id: s.clusterIdLong, member_id: s.memberIdLong, revision: revision ?? s.kv.rev(), raft_term: s.term };
+  }
+
+  /** Membership answers carry no revision in the reference. */
+  private clusterHeader(): Pb {
+    const s = this.server;
+    return { cluster_id: s.clusterIdLong, member_id: s.memberIdLong, raft_term: s.term };
   }
 
   // ------------------------------------------------------------------------------------------- KV
@@ -190,7 +191,18 @@ export class V3Api {
   LeaseTimeToLive = async (req: Pb): Promise<Pb> => {
     await this.server.linearizableReadNotify();
     const id = BigInt(req.ID ?? 0);
-    if (!this.server.kv.lessor.exists(id)) return { header: this.header(), ID: id.toString(), TTL: -1, grantedTTL: 0, keys: [] };
+    const notFound = { header: this.header(), ID: id.toString(), TTL: -1, grantedTTL: 0, keys: [] };
+    if (!this.server.kv.lessor.exists(id)) return notFound;
+    if (!this.server.isLeader()) {
+      // Only the leader tracks expiry: ask it for the remaining time.
+      try {
+        const t = await this.server.forwardLeaseCall<{ ttl: number; grantedTtl: number; keys: string[] }>('ttl', { id: id.toString(), keys: !!req.keys });
+        return { header: this.header(), ID: id.toString(), TTL: t.ttl, grantedTTL: t.grantedTtl, keys: t.keys.map((k) => Buffer.from(k, 'base64')) };
+      } catch (e) {
+        if ((e as Error).message === Errors.leaseNotFound().message) return notFound;
+        throw e;
+      }
+    }
     const t = this.server.kv.lessor.timeToLive(id, !!req.keys);
     return { header: this.header(), ID: id.toString(), TTL: t.ttl, grantedTTL: t.grantedTtl, keys: t.keys ?? [] };
   };
@@ -220,7 +232,7 @@ export class V3Api {
     if (!isLearner && this.server.opts.strictReconfigCheck) this.checkQuorumAfterAdd();
     const member: Member = { id, name: '', peerURLs, clientURLs: [], isLearner };
     const list = await this.server.proposeConfChange(isLearner ? ConfChangeType.AddLearnerNode : ConfChangeType.AddNode, id, member);
-    return { header: this.header(), member: this.memberToPb(member), members: this.membersPb(list) };
+    return { header: this.clusterHeader(), member: this.memberToPb(member), members: this.membersPb(list) };
   };
 
   /** Strict reconfiguration: adding a voter must not leave the cluster without a quorum of started members. */
@@ -237,7 +249,7 @@ export class V3Api {
     const id = BigInt(req.ID ?? 0);
     this.server.membership.validateRemove(id);
     const list = await this.server.proposeConfChange(ConfChangeType.RemoveNode, id, {});
-    return { header: this.header(), members: this.membersPb(list) };
+    return { header: this.clusterHeader(), members: this.membersPb(list) };
   };
 
   MemberUpdate = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
@@ -247,12 +259,12 @@ export class V3Api {
     if (peerURLs.length === 0 || peerURLs.some((u) => !isUrl(u))) throw Errors.memberBadURLs();
     this.server.membership.validateUpdate(id, peerURLs);
     const list = await this.server.proposeConfChange(ConfChangeType.UpdateNode, id, { peerURLs });
-    return { header: this.header(), members: this.membersPb(list) };
+    return { header: this.clusterHeader(), members: this.membersPb(list) };
   };
 
   MemberList = async (req: Pb): Promise<Pb> => {
     if (req.linearizable) await this.server.linearizableReadNotify();
-    return { header: this.header(), members: this.membersPb(this.server.membership.list()) };
+    return { header: this.clusterHeader(), members: this.membersPb(this.server.membership.list()) };
   };
 
   MemberPromote = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
@@ -264,7 +276,7 @@ export class V3Api {
     const leaderMatch = this.server.raft.status().progress?.get(this.server.memberId)?.match ?? 0;
     if (!progress || progress.match < leaderMatch * 0.9) throw Errors.learnerNotReady();
     const list = await this.server.proposeConfChange(ConfChangeType.AddNode, id, {});
-    return { header: this.header(), members: this.membersPb(list) };
+    return { header: this.clusterHeader(), members: this.membersPb(list) };
   };
 
   // ------------------------------------------------------------------------------------------- Maintenance
@@ -309,12 +321,17 @@ export class V3Api {
 
   Hash = async (_req: Pb, meta?: RequestMeta): Promise<Pb> => {
     this.gate.requireAdmin(meta);
-    return { header: this.header(), hash: this.server.kv.hash() };
+    const t0 = process.hrtime.bigint();
+    const hash = this.server.kv.hash();
+    this.server.observers.hash?.(Number(process.hrtime.bigint() - t0) / 1e9);
+    return { header: this.header(), hash };
   };
 
   HashKV = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
     this.gate.requireAdmin(meta);
+    const t0 = process.hrtime.bigint();
     const r = this.server.kv.hashKV(Number(req.revision ?? 0));
+    this.server.observers.hashRev?.(Number(process.hrtime.bigint() - t0) / 1e9);
     return { header: this.header(r.revision), hash: r.hash, compact_revision: r.compactRevision };
   };
 

@@ -38,10 +38,11 @@ export const GLOBAL_FLAGS: FlagSpec[] = [
 /** Flags of the v3 commands (one table: no name has two types). */
 export const COMMAND_FLAGS: FlagSpec[] = [
   ...['prefix', 'from-key', 'keys-only', 'count-only', 'print-value-only', 'prev-kv', 'ignore-value', 'ignore-lease',
-    'keys', 'cluster', 'learner', 'physical', 'no-password', 'progress-notify', 'once', 'detail'].map((name) => ({ name, type: 'bool' as const })),
+    'keys', 'cluster', 'learner', 'physical', 'no-password', 'progress-notify', 'once', 'detail', 'skip-hash-check'].map((name) => ({ name, type: 'bool' as const })),
   { name: 'interactive', type: 'bool', short: 'i' },
   ...['lease', 'limit', 'rev', 'sort-by', 'order', 'consistency', 'peer-urls', 'new-user-password', 'min-mod-rev',
-    'max-mod-rev', 'min-create-rev', 'max-create-rev'].map((name) => ({ name, type: 'string' as const })),
+    'max-mod-rev', 'min-create-rev', 'max-create-rev', 'data-dir', 'wal-dir', 'name', 'initial-cluster',
+    'initial-cluster-token', 'initial-advertise-peer-urls'].map((name) => ({ name, type: 'string' as const })),
 ];
 
 export interface Parsed {

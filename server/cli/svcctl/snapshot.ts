@@ -7,15 +7,53 @@ import { nopLogger } from '../../log/logger.js';
 import type { Ctx } from './context.js';
 import { CliError, Exit } from './errors.js';
 import { humanizeBytes, renderTable } from './format.js';
+import { flagBool, flagStr } from './flags.js';
+import { restoreSnapshot, RestoreError } from '../../cluster/restore.js';
 
 export async function snapshot(ctx: Ctx): Promise<void> {
   const sub = ctx.p.positional[1];
   switch (sub) {
     case 'save': return save(ctx);
     case 'status': return status(ctx);
-    case 'restore': throw new CliError('snapshot restore is not available in this build', Exit.Error);
+    case 'restore': return restore(ctx);
     default:
       throw new CliError(sub === undefined ? 'snapshot command needs a subcommand (save, status, restore)' : `unknown command "${sub}" for "svcctl snapshot"`, Exit.BadArgs);
+  }
+}
+
+/**
+ * snapshot restore <file>: a new member data dir holding the snapshot's v3 data, for a new cluster (the way
+ * back after an upgrade). Defaults follow the reference: name "default", data dir "<name>.svc", peer URL
+ * http://localhost:2380, initial cluster "<name>=<peer URL>", token "svc-cluster".
+ */
+async function restore(ctx: Ctx): Promise<void> {
+  const args = ctx.args(2);
+  if (args.length !== 1) throw new CliError('snapshot restore requires exactly one argument', Exit.BadArgs);
+  const name = flagStr(ctx.p, 'name', 'default');
+  const peerURLs = flagStr(ctx.p, 'initial-advertise-peer-urls', 'http://localhost:2380').split(',').map((u) => u.trim()).filter(Boolean);
+  const clusterText = flagStr(ctx.p, 'initial-cluster', `${name}=${peerURLs.join(',')}`);
+  const byName = new Map<string, string[]>();
+  for (const part of clusterText.split(',').map((x) => x.trim()).filter(Boolean)) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) throw new CliError(`--initial-cluster: "${part}" is not name=url`, Exit.BadArgs);
+    byName.set(part.slice(0, eq), [...(byName.get(part.slice(0, eq)) ?? []), part.slice(eq + 1)]);
+  }
+  const dataDir = flagStr(ctx.p, 'data-dir', `${name}.svc`);
+  try {
+    const r = await restoreSnapshot(nopLogger, {
+      snapshotFile: args[0],
+      dataDir,
+      walDir: flagStr(ctx.p, 'wal-dir', '') || undefined,
+      name,
+      initialCluster: [...byName].map(([n, urls]) => ({ name: n, peerURLs: urls })),
+      initialClusterToken: flagStr(ctx.p, 'initial-cluster-token', 'svc-cluster'),
+      advertisePeerURLs: peerURLs,
+      skipHashCheck: flagBool(ctx.p, 'skip-hash-check'),
+    });
+    ctx.io.out(`Snapshot restored to ${dataDir} (member ${r.memberId}, cluster ${r.clusterId})\n`);
+  } catch (e) {
+    if (e instanceof RestoreError) throw new CliError(e.message, Exit.Error);
+    throw e;
   }
 }
 

@@ -1,6 +1,6 @@
 // The test node agent: registers one Node (Ready, with capacity), binds pending pods to it (no kube-scheduler),
 // provisions a PersistentVolume for each pending claim, and runs each bound pod's containers as local processes
-// (see pod-runner.ts), each pod with its own loopback address 127.0.1.N reported as status.podIP. Pod and Service
+// (see pod-runner.ts), each pod with its own loopback address 127.0.B.N reported as status.podIP. Pod and Service
 // names resolve through a hosts file that it keeps (hosts.ts).
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1Pod, V1Service } from '@kubernetes/client-node';
 import { appendFileSync, mkdirSync } from 'node:fs';
@@ -21,7 +21,10 @@ export interface NodeAgentOptions {
   nodeName?: string;
   /** Container logs (default <workDir>/logs). */
   logDir?: string;
-  /** Third octet of pod addresses: 127.0.<octet>.N (default 1). */
+  /**
+   * Third octet of pod addresses: 127.0.<octet>.N. Default: chosen at random in 1..200 per agent, so that two
+   * testbeds on one machine (developers share it) rarely hand out the same addresses.
+   */
   ipOctet?: number;
 }
 
@@ -45,6 +48,7 @@ export class NodeAgent {
   private readonly asked = new Set<string>();
   private readonly ips = new Map<string, string>();
   private nextIp = 1;
+  private readonly ipOctet: number;
   private timer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private kicked = false;
@@ -58,6 +62,7 @@ export class NodeAgent {
     this.nodeName = opts.nodeName ?? 'svc-test-node';
     this.logDir = opts.logDir ?? join(opts.workDir, 'logs');
     this.hostsFile = join(opts.workDir, 'hosts');
+    this.ipOctet = opts.ipOctet ?? 1 + Math.floor(Math.random() * 200);
     mkdirSync(this.logDir, { recursive: true });
     mkdirSync(join(opts.workDir, 'pv'), { recursive: true });
     writeHosts(this.hostsFile, new Map());
@@ -242,7 +247,7 @@ export class NodeAgent {
     let ip = this.ips.get(uid);
     if (!ip) {
       const n = this.nextIp++;
-      ip = `127.0.${(this.opts.ipOctet ?? 1) + Math.floor((n - 1) / 254)}.${((n - 1) % 254) + 1}`;
+      ip = `127.0.${this.ipOctet + Math.floor((n - 1) / 254)}.${((n - 1) % 254) + 1}`;
       this.ips.set(uid, ip);
     }
     return ip;
