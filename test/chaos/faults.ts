@@ -174,19 +174,12 @@ async function rollingUpgrade(step: FaultStep, ctx: FaultContext, injectedAt: nu
       }
       await cluster.waitHealthy(30000);
     }
+    // Every member runs `version` now; the leader must move the cluster version up before the next
+    // minor may start (a member two minors ahead of the cluster version refuses to run).
+    const want = version.split('.').slice(0, 2).join('.');
+    await waitClusterVersion(cluster, want, 30000);
+    notes.push(`cluster version ${want}`);
   }
-  // Every member now runs the last release; the leader must move the cluster version up to it.
-  const want = path[path.length - 1].split('.').slice(0, 2).join('.');
-  const deadline = Date.now() + 30000;
-  let seen = '';
-  for (;;) {
-    const answers = await Promise.all(cluster.running().map((i) => httpGet(`${cluster.members[i].clientURL}/version`).then((r) => r.body, (e: Error) => e.message)));
-    seen = answers.join(' ');
-    if (answers.every((a) => a.includes(`"etcdcluster":"${want}.0"`))) break;
-    if (Date.now() > deadline) throw new ChaosClusterError('TIMEOUT', `after the rolling upgrade the cluster version did not reach ${want} within 30 s: ${seen}`);
-    await sleep(500);
-  }
-  notes.push(`cluster version ${want}.0 everywhere`);
   return { kind: 'rolling-upgrade', detail: notes.join(', '), injectedAt, healedAt: ctx.now() };
 }
 
@@ -224,4 +217,15 @@ async function noSpace(step: FaultStep, ctx: FaultContext, injectedAt: number): 
     ok(await cluster.post(leader, '/v3/maintenance/alarm', { action: 'DEACTIVATE', memberID: a.memberID ?? '0', alarm: a.alarm ?? 'NOSPACE' }), 'alarm disarm');
   }
   return { kind: 'nospace', detail: `${n} big writes, alarm ${raised ? 'raised' : 'not raised'}, compacted at ${rev}, defragmented, disarmed`, injectedAt, healedAt: ctx.now() };
+}
+
+/** Waits until every running member's /version reports etcdcluster `<minor>.0`. */
+async function waitClusterVersion(cluster: ChaosCluster, minor: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answers = await Promise.all(cluster.running().map((i) => httpGet(`${cluster.members[i].clientURL}/version`).then((r) => r.body, (e: Error) => e.message)));
+    if (answers.every((a) => a.includes(`"etcdcluster":"${minor}.0"`))) return;
+    if (Date.now() > deadline) throw new ChaosClusterError('TIMEOUT', `the cluster version did not reach ${minor} within ${timeoutMs} ms: ${answers.join(' ')}`);
+    await sleep(500);
+  }
 }
