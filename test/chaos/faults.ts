@@ -18,7 +18,7 @@ export const PROCESS_FAULTS = [
   'term-all',
 ] as const;
 export const NETWORK_FAULTS = ['blackhole-follower', 'blackhole-leader', 'delay-peer', 'drop-peer'] as const;
-export const SPECIAL_FAULTS = ['snapshot-catchup', 'rolling-upgrade', 'nospace'] as const;
+export const SPECIAL_FAULTS = ['snapshot-catchup', 'rolling-upgrade', 'nospace', 'defrag'] as const;
 
 export type FaultKind = (typeof PROCESS_FAULTS)[number] | (typeof NETWORK_FAULTS)[number] | (typeof SPECIAL_FAULTS)[number];
 
@@ -108,6 +108,18 @@ export async function runFault(step: FaultStep, ctx: FaultContext): Promise<Omit
       return rollingUpgrade(step, ctx, injectedAt);
     case 'nospace':
       return noSpace(step, ctx, injectedAt);
+    case 'defrag': {
+      // Online defragmentation of every member, several rounds, while the clients keep going.
+      const rounds = 3;
+      for (let n = 0; n < rounds; n++) {
+        for (const i of cluster.running()) {
+          const a = await cluster.post(i, '/v3/maintenance/defragment', {}, 60000);
+          if (a.status !== 200) throw new Error(`defragment ${cluster.members[i].name}: HTTP ${a.status} ${a.text}`);
+        }
+        await sleep(step.holdMs / rounds);
+      }
+      return { kind: 'defrag', detail: `${rounds} rounds of defragmenting every member under load`, injectedAt, healedAt: ctx.now() };
+    }
     default:
       throw new Error(`unknown fault ${step.kind}`);
   }

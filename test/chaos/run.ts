@@ -13,7 +13,7 @@ import { rng, type Rng } from './rng.js';
 import { Workload } from './workload.js';
 
 /** Scenario names: which cluster and which faults. */
-export const SCENARIOS = ['crash', 'partition', 'snapshot', 'upgrade', 'nospace'] as const;
+export const SCENARIOS = ['crash', 'partition', 'snapshot', 'upgrade', 'nospace', 'defrag'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 interface ScenarioSpec {
@@ -29,6 +29,7 @@ const SPECS: Record<Scenario, ScenarioSpec> = {
   snapshot: { faults: ['snapshot-catchup'], extraArgs: ['--snapshot-count=100'], snapshotCount: 100 },
   upgrade: { faults: ['rolling-upgrade'], version: '3.3.27', extraArgs: [] },
   nospace: { faults: ['nospace'], extraArgs: ['--quota-backend-bytes=4194304'] },
+  defrag: { faults: ['defrag'], extraArgs: [] },
 };
 
 export interface RunOptions {
