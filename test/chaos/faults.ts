@@ -61,7 +61,7 @@ export async function runFault(step: FaultStep, ctx: FaultContext): Promise<Omit
   const followers = cluster.running().filter((i) => i !== leader);
   const name = (i: number) => cluster.members[i].name;
   const injectedAt = ctx.now();
-  let detail = '';
+  let detail: string;
 
   if ((PROCESS_FAULTS as readonly string[]).includes(step.kind)) {
     const [how, whom] = step.kind.split('-') as [string, string];

@@ -175,6 +175,10 @@ export async function runChaos(o: RunOptions): Promise<RunResult> {
   } finally {
     await workload.stop();
     workload.close();
+    if (!result.operations) {
+      result.operations = history.ops.length;
+      result.okOperations = history.ops.filter((x) => x.outcome === 'ok').length;
+    }
     if (failed) {
       writeFileSync(join(cluster.dir, 'history.json'), JSON.stringify(history.ops, null, 1));
       log(`chaos: FAILED; logs and history.json kept in ${cluster.dir}\n${cluster.logTails(15)}`);

@@ -5,12 +5,29 @@
 // restarts fine on 3.4 (nothing corrupted).
 
 import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { etcdctl } from '../support/etcdctl.js';
 import { httpGet, sleep } from '../support/process.js';
 import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../support/svc-cluster.js';
 import { V33, V34, V35, expectExit, getVersion, linesMatching, versionsOf, waitClusterVersion } from './helpers.js';
 
 const ZAP_FLAGS = ['--logger=zap', '--log-outputs=stderr'];
+
+/** Path -> sha256 of every file under dir (lock files excepted). */
+function fingerprint(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (!/lock/i.test(e.name)) out[relative(dir, p)] = createHash('sha256').update(readFileSync(p)).digest('hex');
+    }
+  };
+  walk(dir);
+  return out;
+}
 
 describe('releases: downgrade and refused upgrades (real processes)', function () {
   this.timeout(120000);
@@ -122,7 +139,10 @@ describe('releases: downgrade and refused upgrades (real processes)', function (
 
     const i = await follower();
     await c.stop(i);
+    const before = fingerprint(c.members[i].dataDir);
     await expectRefusal(i, V35, /rolling upgrade to 3\.5 is not supported while authentication is enabled/, ZAP_FLAGS);
+    // refused before writing anything: the data dir is byte for byte what 3.4 left
+    expect(fingerprint(c.members[i].dataDir)).to.deep.equal(before);
 
     await c.start(i, { version: V34, extraArgs: ZAP_FLAGS });
     await c.waitHealthy();

@@ -5,7 +5,7 @@
 // leadership over (logged) to a member that then leads at a higher term.
 
 import { expect } from 'chai';
-import { httpGet } from '../support/process.js';
+import { httpGet, sleep } from '../support/process.js';
 import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../support/svc-cluster.js';
 import { V33, V34, V35, grpcCall, linesMatching, startWriter, versionsOf, waitClusterVersion, type Writer } from './helpers.js';
 
@@ -58,14 +58,26 @@ function upgradeSuite(from: string, to: string, opts: { baseArgs: string[]; rest
       }
     };
 
+    /** Waits until a member other than i logged `pattern` more often than `before[j]` times. */
+    const waitMore = async (i: number, pattern: RegExp, before: number[], timeoutMs = 30000) => {
+      const deadline = Date.now() + timeoutMs;
+      const others = [0, 1, 2].filter((j) => j !== i);
+      while (!others.some((j) => linesMatching(c.currentLog(j), pattern).length > before[j])) {
+        if (Date.now() > deadline) throw new Error(`no member other than ${c.members[i].name} logged ${pattern} again within ${timeoutMs} ms`);
+        await sleep(100);
+      }
+    };
+
     /** Stops member i (SIGTERM); when it led, checks the logged transfer and the higher term of the new leader. */
     const stopMember = async (i: number) => {
       const leader = await c.leader();
       const termBefore = Number(((await c.status(leader)).header as { raft_term: string }).raft_term);
+      const lost = /lost TCP streaming connection with remote peer|peer became inactive/;
+      const lostBefore = [0, 1, 2].map((j) => linesMatching(c.currentLog(j), lost).length);
       const st = await c.stop(i);
       expect(st, `${c.members[i].name} exit status after SIGTERM`).to.deep.equal({ code: 0, signal: null });
       // the others notice the lost peer (expected, temporary)
-      await Promise.any(c.running().map((j) => c.waitForLog(j, /lost TCP streaming connection with remote peer|peer became inactive/, 30000)));
+      await waitMore(i, lost, lostBefore);
       if (leader !== i) return;
       transfers++;
       const lines = c.currentLog(i).split('\n');
@@ -107,10 +119,13 @@ function upgradeSuite(from: string, to: string, opts: { baseArgs: string[]; rest
         it(`${fromMinor} -> ${toMinor}, member ${step} of 3: restarted as ${to}; cluster version ${last ? `moves to ${toMinor}.0` : `stays ${fromMinor}.0`}`, async function () {
           if (step === 1) upgraded = new Set();
           const i = await pick(leaderFirst && step === 1);
+          const activeBefore = [0, 1, 2].map((j) => linesMatching(c.currentLog(j), /peer became active/).length);
           await stopMember(i);
           await c.start(i, { version: to, extraArgs: opts.restartArgs });
           upgraded.add(i);
           await c.waitHealthy(60000);
+          // the lost-peer warnings were temporary: the others see the member again
+          await waitMore(i, /peer became active/, activeBefore);
 
           // The restarted member: floor version 3.0 first, then the negotiated one, then it publishes itself.
           const set = await c.waitForLog(i, /"msg":"set initial cluster version"/);

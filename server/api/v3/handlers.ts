@@ -288,6 +288,8 @@ export class V3Api {
     const memberId = BigInt(req.memberID ?? 0);
     let list: Array<{ memberId: bigint; alarm: AlarmType }>;
     if (action === 'GET') {
+      // Like the reference (which sends it through the log), a listing reflects every alarm raised before it.
+      await this.server.linearizableReadNotify();
       list = this.server.alarms.filter((a) => (memberId === 0n || a.memberId === memberId) && (alarm === 'NONE' || a.alarm === alarm));
     } else {
       list = await this.server.propose({ id: this.server.nextRequestId(), kind: 'alarm', alarm: { action, memberId, alarm } });
