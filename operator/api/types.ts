@@ -118,6 +118,8 @@ export interface SvcClusterStatus {
   /** Lowest release a member runs. */
   currentVersion?: string;
   targetVersion?: string;
+  /** Ready members over desired ones, "x/y" (the READY printer column). */
+  ready?: string;
   upgrade?: UpgradeStatus;
   lastError?: string;
 }

@@ -8,6 +8,7 @@ import { parseArgs, UsageError } from './args.js';
 import { CommandError, localApply, localDelete, localStatus } from './local.js';
 import { demo } from './demo.js';
 import { RuntimeError } from '../runtime/runtime.js';
+import { isKubeCommand, kubeMain } from './kube.js';
 
 const USAGE = `usage:
   svc-operator local apply -f <cluster.yaml> [--state-dir DIR] [--output json]
@@ -19,6 +20,7 @@ The state dir defaults to ./.svc-local. Applying a manifest again with a new spe
 
 /** Runs svc-operator with `argv` (without node and script); resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  if (isKubeCommand(argv)) return kubeMain(argv); // svc-operator crd | run (cli/kube.ts)
   try {
     const { words, flags } = parseArgs(argv, ['file', 'state-dir', 'output']);
     if (flags.has('help') || words.length === 0) {

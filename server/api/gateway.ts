@@ -162,4 +162,29 @@ export const GATEWAY_ROUTES: Record<string, GatewayRoute> = {
   '/v3/maintenance/hash': r('Hash', 'HashRequest', 'HashResponse'),
   '/v3/maintenance/hashkv': r('HashKV', 'HashKVRequest', 'HashKVResponse'),
   '/v3/maintenance/transfer-leadership': r('MoveLeader', 'MoveLeaderRequest', 'MoveLeaderResponse'),
+  '/v3/maintenance/downgrade': r('Downgrade', 'DowngradeRequest', 'DowngradeResponse'),
+  '/v3/auth/enable': r('AuthEnable', 'AuthEnableRequest', 'AuthEnableResponse'),
+  '/v3/auth/disable': r('AuthDisable', 'AuthDisableRequest', 'AuthDisableResponse'),
+  '/v3/auth/status': r('AuthStatus', 'AuthStatusRequest', 'AuthStatusResponse'),
+  '/v3/auth/authenticate': r('Authenticate', 'AuthenticateRequest', 'AuthenticateResponse'),
+  '/v3/auth/user/add': r('UserAdd', 'AuthUserAddRequest', 'AuthUserAddResponse'),
+  '/v3/auth/user/get': r('UserGet', 'AuthUserGetRequest', 'AuthUserGetResponse'),
+  '/v3/auth/user/list': r('UserList', 'AuthUserListRequest', 'AuthUserListResponse'),
+  '/v3/auth/user/delete': r('UserDelete', 'AuthUserDeleteRequest', 'AuthUserDeleteResponse'),
+  '/v3/auth/user/changepw': r('UserChangePassword', 'AuthUserChangePasswordRequest', 'AuthUserChangePasswordResponse'),
+  '/v3/auth/user/grant': r('UserGrantRole', 'AuthUserGrantRoleRequest', 'AuthUserGrantRoleResponse'),
+  '/v3/auth/user/revoke': r('UserRevokeRole', 'AuthUserRevokeRoleRequest', 'AuthUserRevokeRoleResponse'),
+  '/v3/auth/role/add': r('RoleAdd', 'AuthRoleAddRequest', 'AuthRoleAddResponse'),
+  '/v3/auth/role/get': r('RoleGet', 'AuthRoleGetRequest', 'AuthRoleGetResponse'),
+  '/v3/auth/role/list': r('RoleList', 'AuthRoleListRequest', 'AuthRoleListResponse'),
+  '/v3/auth/role/delete': r('RoleDelete', 'AuthRoleDeleteRequest', 'AuthRoleDeleteResponse'),
+  '/v3/auth/role/grant': r('RoleGrantPermission', 'AuthRoleGrantPermissionRequest', 'AuthRoleGrantPermissionResponse'),
+  '/v3/auth/role/revoke': r('RoleRevokePermission', 'AuthRoleRevokePermissionRequest', 'AuthRoleRevokePermissionResponse'),
+};
+
+/** Streaming calls on the gateway: each answer is one JSON line {"result": <message>}, as grpc-gateway streams. */
+export const GATEWAY_STREAMS: Record<string, { request: string; response: string }> = {
+  '/v3/watch': { request: 'etcdserverpb.WatchRequest', response: 'etcdserverpb.WatchResponse' },
+  '/v3/lease/keepalive': { request: 'etcdserverpb.LeaseKeepAliveRequest', response: 'etcdserverpb.LeaseKeepAliveResponse' },
+  '/v3/maintenance/snapshot': { request: 'etcdserverpb.SnapshotRequest', response: 'etcdserverpb.SnapshotResponse' },
 };

@@ -23,6 +23,8 @@ export function createGrpcServer(api: V3Api, streams: Record<string, StreamHandl
     // The reference accepts requests up to --max-request-bytes plus its gRPC overhead allowance.
     'grpc.max_receive_message_length': opts.maxRequestBytes + 512 * 1024,
     'grpc.max_send_message_length': 2 ** 31 - 1,
+    // Channelz bookkeeping (per-call counters and socket registry) costs CPU on every call and nothing reads it.
+    'grpc.enable_channelz': 0,
   });
   const defs = serviceDefinitions();
   for (const [key, def] of Object.entries(defs) as Array<[ServiceKey, grpc.ServiceDefinition]>) {

@@ -6,7 +6,8 @@ import { ServerError, Code } from '../core/errors.js';
 import { V2Error } from '../core/v2store.js';
 import type { V3Api } from './v3/handlers.js';
 import type { MemberMetrics } from './metrics.js';
-import { GATEWAY_ROUTES, GatewayInputError, jsonToMessage, messageToJson } from './gateway.js';
+import { GATEWAY_ROUTES, GATEWAY_STREAMS, GatewayInputError, jsonToMessage, messageToJson } from './gateway.js';
+import { serveGatewayStream } from './gateway-streams.js';
 
 export interface HttpAppOptions {
   server: SvcServer;
@@ -71,7 +72,8 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
   const gateway = async (path: string, req: Request, res: Response) => {
     const route = GATEWAY_ROUTES[path];
     const handler = route && api.handler(route.method);
-    if (!route || !handler) return sendGrpcError(res, new ServerError(Code.NotFound, `Not Found: ${path}`, 404));
+    const streaming = GATEWAY_STREAMS[path] !== undefined;
+    if (!streaming && (!route || !handler)) return sendGrpcError(res, new ServerError(Code.NotFound, `Not Found: ${path}`, 404));
     if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
     try {
       const body = bodyText(req);
@@ -82,7 +84,12 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
       } catch (e) {
         throw new GatewayInputError((e as Error).message);
       }
-      const answer = await handler(jsonToMessage(route.request, json), { token: req.headers.authorization });
+      const token = req.headers.authorization;
+      if (streaming) {
+        serveGatewayStream(path, json, token, req, res, server, api, sendGrpcError);
+        return;
+      }
+      const answer = await handler!(jsonToMessage(route.request, json), { token });
       res.json(messageToJson(route.response, answer));
     } catch (e) {
       sendGrpcError(res, e);

@@ -96,6 +96,8 @@ export class SvcServer {
   term = 0;
   role: StateRole = StateRole.Follower;
   private processing = false;
+  /** Proposals waiting for the next ready pass (see flushProposals). */
+  private proposalBatch: Array<{ id: bigint; data: Uint8Array }> = [];
   private stopped = false;
   private stopping = false;
   private timers: NodeJS.Timeout[] = [];
@@ -391,7 +393,9 @@ export class SvcServer {
 
   private async processReady(): Promise<void> {
     try {
-      while (!this.stopped && this.raft.hasReady()) {
+      while (!this.stopped) {
+        this.flushProposals();
+        if (!this.raft.hasReady()) break;
         const rd = this.raft.ready();
         await this.handleReady(rd);
       }
@@ -401,7 +405,25 @@ export class SvcServer {
     } finally {
       this.processing = false;
     }
-    if (!this.stopped && this.raft.hasReady()) this.kick();
+    if (!this.stopped && (this.proposalBatch.length > 0 || this.raft.hasReady())) this.kick();
+  }
+
+  /** Step the proposals gathered since the last pass as one batch: one append message per follower for all. */
+  private flushProposals(): void {
+    if (this.proposalBatch.length === 0) return;
+    const batch = this.proposalBatch;
+    this.proposalBatch = [];
+    const data: Uint8Array[] = new Array(batch.length);
+    for (let i = 0; i < batch.length; i++) data[i] = batch[i].data;
+    try {
+      this.raft.proposeMany(data);
+    } catch (e) {
+      const err = e instanceof RaftError ? (this.lead === 0n ? Errors.noLeader() : Errors.leaderChanged()) : (e as Error);
+      for (const p of batch) {
+        this.stats.proposalsFailed++;
+        this.proposals.reject(p.id, err);
+      }
+    }
   }
 
   private async handleReady(rd: Ready): Promise<void> {
@@ -410,7 +432,12 @@ export class SvcServer {
     const isLeader = this.role === StateRole.Leader;
     // A leader may send while it writes its own log (the followers persist in parallel); a follower must not
     // acknowledge entries it has not persisted.
-    if (isLeader) this.send(rd.messages);
+    if (isLeader) {
+      this.send(rd.messages);
+      // The WAL write below blocks the event loop: put the appends on the wire first so the followers' disk
+      // writes overlap the leader's.
+      this.transport.flush();
+    }
 
     const snapshot = rd.snapshot && rd.snapshot.metadata.index > 0 ? rd.snapshot : undefined;
     if (snapshot) await this.receiveSnapshot(snapshot);
@@ -425,7 +452,10 @@ export class SvcServer {
     }
     if (rd.hardState) this.storage.setHardState(rd.hardState);
     if (rd.entries.length > 0) this.storage.append(rd.entries);
-    if (!isLeader) this.send(rd.messages);
+    if (!isLeader) {
+      this.send(rd.messages);
+      this.transport.flush();
+    }
     this.raft.advance(rd);
     await this.maybeSnapshot();
   }
@@ -723,12 +753,8 @@ export class SvcServer {
       return this.lead === 0n ? Errors.timeoutDueToLeaderFail() : Errors.timeout();
     });
     this.stats.proposalsPending++;
-    try {
-      this.raft.propose(data);
-    } catch (e) {
-      this.stats.proposalsFailed++;
-      this.proposals.reject(req.id, e instanceof RaftError ? (this.lead === 0n ? Errors.noLeader() : Errors.leaderChanged()) : (e as Error));
-    }
+    // Proposals of one event-loop turn are stepped together by the next ready pass (flushProposals).
+    this.proposalBatch.push({ id: req.id, data });
     this.kick();
     try {
       return (await p) as T;
@@ -1025,6 +1051,7 @@ export class SvcServer {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     while (this.processing) await sleep(5);
+    this.proposalBatch = [];
     this.proposals.rejectAll(() => Errors.stopped());
     this.confWaiters.rejectAll(() => Errors.stopped());
     if (this.inflightRead) {

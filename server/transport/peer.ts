@@ -303,6 +303,11 @@ export class Peer {
     });
   }
 
+  /** Writes what is queued now instead of at the end of this event-loop turn (the caller is about to block). */
+  flushNow(): void {
+    if (this.queue.length > 0) this.flush();
+  }
+
   private flush(): void {
     const req = this.req;
     const attempt = this.attempt;

@@ -180,6 +180,15 @@ export class Transport {
     }
   }
 
+  /**
+   * Writes every peer's queued messages to its socket now. The server calls this before a synchronous disk
+   * write, so followers receive appends while the leader's own fsync runs instead of after it.
+   */
+  flush(): void {
+    if (this.stopped) return;
+    for (const peer of this.peers.values()) peer.flushNow();
+  }
+
   /** True when the fault consumed the message (dropped or deferred). */
   private applyFault(peer: Peer, m: Message, fault: PeerFault): boolean {
     if (fault.blackhole || (fault.drop && Math.random() < fault.drop)) {

@@ -212,8 +212,8 @@ function search(items: Item[], initial: RegisterState, deadline: number): Search
   let steps = 0;
   while (head.next) {
     if ((++steps & 0xfff) === 0 && Date.now() > deadline) return { result: 'timeout' };
-    if (!entry) return { result: 'violation', longest: { items: longest, state: longestState } }; // cannot happen: a return ends every path
-    if (entry.isCall) {
+    // (The list always ends with a return event, so `entry` runs out only after one: treat it alike.)
+    if (entry?.isCall) {
       const next = step(state, items[entry.index].model);
       if (next) {
         words[entry.index >> 5] |= 1 << (entry.index & 31);

@@ -205,6 +205,13 @@ function commonRows(version: string, get: () => SvcCluster) {
     await expectUsageError(version, ['--no-such-flag=1'], /no-such-flag/);
   });
 
+  if (minor !== '3.5') {
+    it('Downgrade (gRPC) is not implemented', async function () {
+      const d = await grpcCall(url(), 'Maintenance', 'Downgrade', { action: 'VALIDATE', version: '3.3.0' });
+      expect(d).to.deep.include({ ok: false, code: GRPC_UNIMPLEMENTED });
+    });
+  }
+
   it(`AuthStatus (gRPC) ${minor === '3.5' ? 'answers on a 3.5 cluster' : 'is not implemented'}`, async function () {
     const status = await grpcCall(url(), 'Auth', 'AuthStatus', {});
     if (minor === '3.5') {

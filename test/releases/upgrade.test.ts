@@ -150,6 +150,9 @@ function upgradeSuite(from: string, to: string, opts: { baseArgs: string[]; rest
               const a = await grpcCall(c.members[i].clientURL, 'Auth', 'AuthStatus', {});
               expect(a, JSON.stringify(a)).to.deep.include({ ok: false, code: GRPC_UNAVAILABLE });
               expect(!a.ok && a.details).to.match(/AuthStatus is unavailable until the cluster version is 3\.5/);
+              const d = await grpcCall(c.members[i].clientURL, 'Maintenance', 'Downgrade', { action: 'VALIDATE', version: '3.3.0' });
+              expect(d, JSON.stringify(d)).to.deep.include({ ok: false, code: GRPC_UNAVAILABLE });
+              expect(!d.ok && d.details).to.match(/Downgrade is unavailable until the cluster version is 3\.5/);
             }
           } else {
             await waitClusterVersion(c, `${toMinor}.0`);

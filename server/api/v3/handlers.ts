@@ -23,11 +23,12 @@ export class V3Api {
 
   /** The unary handler for a method name (KV, Lease, Cluster, Maintenance, Auth, Health), if any. */
   handler(name: string): UnaryHandler | undefined {
-    const own = (this as unknown as Record<string, unknown>)[name];
-    if (typeof own === 'function' && /^[A-Z]/.test(name)) return own as UnaryHandler;
+    // RPCs a release does not have are unknown to it (Unimplemented), whoever implements them.
     const release = this.server.opts.release;
     if (name === 'AuthStatus' && !release.authStatusRpc) return undefined;
     if (name === 'Downgrade' && !release.downgradeRpc) return undefined;
+    const own = (this as unknown as Record<string, unknown>)[name];
+    if (typeof own === 'function' && /^[A-Z]/.test(name)) return own as UnaryHandler;
     return this.extra[name];
   }
 
@@ -342,6 +343,7 @@ export class V3Api {
    * way back after an upgrade completed is a restore from the snapshot taken before it.
    */
   Downgrade = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
+    if (!this.server.capable('3.5')) throw Errors.unavailableUntil('Downgrade', '3.5');
     this.gate.requireAdmin(meta);
     const cv = this.server.membership.version ?? '3.0';
     const target = String(req.version ?? '');

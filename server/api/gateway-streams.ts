@@ -1,0 +1,92 @@
+// The gateway's streaming calls: POST /v3/watch, /v3/lease/keepalive and /v3/maintenance/snapshot. The request
+// body is one JSON message; the answer is a stream of JSON lines {"result": <message>}, the way the reference's
+// grpc-gateway streams, until the call ends or the client goes away.
+import type { Request, Response } from 'express';
+import type { SvcServer } from '../core/server.js';
+import type { V3Api } from './v3/handlers.js';
+import { kvToPb, type Pb } from './v3/convert.js';
+import { GATEWAY_STREAMS, jsonToMessage, messageToJson } from './gateway.js';
+import { streamSnapshot } from './v3/streams.js';
+import type { WatchResponse } from '../mvcc/watchable-store.js';
+
+export type StreamErrorSender = (res: Response, e: unknown) => void;
+
+function writeResult(res: Response, type: string, msg: Pb): boolean {
+  return res.write(JSON.stringify({ result: messageToJson(type, msg) }) + '\n');
+}
+
+/** Serve one streaming gateway call; returns false when `path` is not one. */
+export function serveGatewayStream(path: string, body: unknown, token: string | undefined, req: Request, res: Response, server: SvcServer, api: V3Api, fail: StreamErrorSender): boolean {
+  const route = GATEWAY_STREAMS[path];
+  if (!route) return false;
+  let msg: Pb;
+  try {
+    msg = jsonToMessage(route.request, body);
+  } catch (e) {
+    fail(res, e);
+    return true;
+  }
+  const start = () => res.status(200).type('application/json');
+  switch (path) {
+    case '/v3/watch': {
+      const r: Pb = msg.create_request ?? {};
+      const key: Buffer = r.key ?? Buffer.alloc(0);
+      const end: Buffer = r.range_end ?? Buffer.alloc(0);
+      try {
+        api.gate.requireKeys({ token }, key, end, false);
+      } catch (e) {
+        fail(res, e);
+        return true;
+      }
+      start();
+      writeResult(res, route.response, { header: api.header(), created: true });
+      const filters = ((r.filters ?? []) as string[]).map((f) => (f === 'NOPUT' ? 'noput' : 'nodelete') as 'noput' | 'nodelete');
+      const w = server.kv.watchable.watch(key, end.length > 0 ? end : undefined, Number(r.start_revision ?? 0), { prevKv: !!r.prev_kv, filters }, (wr: WatchResponse) => {
+        if (res.writableNeedDrain) return false;
+        if (wr.compactRevision) {
+          writeResult(res, route.response, { header: api.header(wr.revision), canceled: true, compact_revision: wr.compactRevision });
+          res.end();
+          return true;
+        }
+        writeResult(res, route.response, {
+          header: api.header(wr.revision),
+          events: wr.events.map((ev) => ({ type: ev.type, kv: kvToPb(ev.kv), ...(ev.prevKv ? { prev_kv: kvToPb(ev.prevKv) } : {}) })),
+        });
+        return true;
+      });
+      req.on('close', () => w.cancel());
+      return true;
+    }
+    case '/v3/lease/keepalive': {
+      const id = BigInt(msg.ID ?? 0);
+      server.kv.renewLease(id).then(
+        (ttl) => {
+          start();
+          writeResult(res, route.response, { header: api.header(), ID: id.toString(), TTL: ttl });
+          res.end();
+        },
+        (e) => fail(res, e),
+      );
+      return true;
+    }
+    default: {
+      try {
+        api.gate.requireAdmin({ token });
+      } catch (e) {
+        fail(res, e);
+        return true;
+      }
+      start();
+      streamSnapshot(server, api, (m) => {
+        if (!writeResult(res, route.response, m)) return new Promise<void>((resolve) => res.once('drain', () => resolve()));
+      }).then(
+        () => res.end(),
+        (e) => {
+          server.logger.warn('snapshot over the gateway failed', { error: (e as Error).message });
+          res.destroy();
+        },
+      );
+      return true;
+    }
+  }
+}
