@@ -34,11 +34,15 @@ export class GatewayInputError extends Error {
   }
 }
 
+/** Message nesting a gateway request may have (a txn level is two messages). */
+const MAX_JSON_DEPTH = 80;
+
 const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
 
 /** Rename lowerCamel keys to the proto names, check types, refuse unknown fields: before protobufjs sees it. */
-function normalize(type: protobuf.Type, json: unknown, path: string): Record<string, unknown> {
+function normalize(type: protobuf.Type, json: unknown, path: string, depth = 0): Record<string, unknown> {
+  if (depth > MAX_JSON_DEPTH) throw new GatewayInputError(`${path}: nested deeper than ${MAX_JSON_DEPTH} levels`);
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     throw new GatewayInputError(`${path || 'body'}: expected a JSON object`);
   }
@@ -53,7 +57,7 @@ function normalize(type: protobuf.Type, json: unknown, path: string): Record<str
     if (!f) throw new GatewayInputError(`unknown field "${k}" in ${type.name}`);
     if (v === null) continue;
     const at = path ? `${path}.${k}` : k;
-    const one = (x: unknown): unknown => normalizeValue(f, x, at);
+    const one = (x: unknown): unknown => normalizeValue(f, x, at, depth);
     out[f.name] = f.repeated ? (Array.isArray(v) ? v.map(one) : badType(at, 'an array')) : one(v);
   }
   return out;
@@ -63,9 +67,9 @@ function badType(at: string, what: string): never {
   throw new GatewayInputError(`${at}: expected ${what}`);
 }
 
-function normalizeValue(f: protobuf.Field, v: unknown, at: string): unknown {
+function normalizeValue(f: protobuf.Field, v: unknown, at: string, depth: number): unknown {
   f.resolve();
-  if (f.resolvedType instanceof protobuf.Type) return normalize(f.resolvedType, v, at);
+  if (f.resolvedType instanceof protobuf.Type) return normalize(f.resolvedType, v, at, depth + 1);
   if (f.resolvedType instanceof protobuf.Enum) {
     if (typeof v === 'number' || (typeof v === 'string' && v in f.resolvedType.values)) return v;
     return badType(at, `one of ${Object.keys(f.resolvedType.values).join(', ')}`);
@@ -83,6 +87,11 @@ function normalizeValue(f: protobuf.Field, v: unknown, at: string): unknown {
       const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v : badType(at, 'an integer');
       if (!/^-?\d+$/.test(s)) return badType(at, 'an integer');
       if (f.type.startsWith('u') && s.startsWith('-')) return badType(at, 'a non-negative integer');
+      const bits = f.type.endsWith('64') ? 64n : 32n;
+      const signed = !(f.type.startsWith('u') || f.type === 'fixed32' || f.type === 'fixed64');
+      const n = BigInt(s);
+      const [lo, hi] = signed ? [-(1n << (bits - 1n)), (1n << (bits - 1n)) - 1n] : [0n, (1n << bits) - 1n];
+      if (n < lo || n > hi) return badType(at, `an integer in the range of ${f.type}`);
       return s;
     }
     default:

@@ -498,6 +498,9 @@ class LmdbBackend implements Backend {
       const closing = old.close();
       if ((old as unknown as { status?: string }).status !== 'closed') await closing;
       fs.renameSync(tmp, this.path);
+      // The lock file holds the old environment's reader table and transaction ids; the compacted copy starts
+      // its own, so it must not inherit them (a stale table corrupts the new file's free list).
+      fs.rmSync(`${this.path}-lock`, { force: true });
       this.env = openEnv(this.path);
       this.openBuckets();
       this.nDefrags++;

@@ -115,8 +115,10 @@ export class V3Api {
     };
   }
 
-  /** The reference's txn checks: op count, and no key written twice in one branch. */
-  private checkTxn(t: TxnRequest): void {
+  /** The reference's txn checks: op count, nesting, and no key written twice in one branch (nested txns included). */
+  private checkTxn(t: TxnRequest, depth = 0): void {
+    // The answer nests as deep as the request: past this depth it could not be encoded, so refuse it up front.
+    if (depth > MAX_TXN_DEPTH) throw new ServerError(Code.InvalidArgument, `etcdserver: txn nesting deeper than ${MAX_TXN_DEPTH} levels`);
     const max = this.server.opts.maxTxnOps;
     if (t.compare.length > max || t.success.length > max || t.failure.length > max) throw Errors.tooManyOps();
     for (const c of t.compare) if (c.key.length === 0) throw Errors.emptyKey();
@@ -135,7 +137,12 @@ export class V3Api {
         } else if ('range' in op) {
           if (op.range.key.length === 0) throw Errors.emptyKey();
         } else {
-          this.checkTxn(op.txn);
+          this.checkTxn(op.txn, depth + 1);
+          // Puts of nested txns (of either branch) count as puts of this branch, as the reference checks them.
+          for (const k of nestedPutKeys(op.txn)) {
+            if (puts.has(k)) throw Errors.duplicateKey();
+            puts.add(k);
+          }
         }
       }
       for (const k of puts) {
@@ -362,6 +369,19 @@ export class V3Api {
     await this.server.moveLeader(BigInt(req.targetID ?? 0));
     return { header: this.header() };
   };
+}
+
+/** Deepest txn nesting accepted (protobuf encoders refuse answers nested much deeper). */
+export const MAX_TXN_DEPTH = 32;
+
+/** Keys (hex) put anywhere inside a txn, in both branches. */
+function nestedPutKeys(t: TxnRequest): Set<string> {
+  const keys = new Set<string>();
+  for (const op of [...t.success, ...t.failure]) {
+    if ('put' in op) keys.add(Buffer.from(op.put.key).toString('hex'));
+    else if ('txn' in op) for (const k of nestedPutKeys(op.txn)) keys.add(k);
+  }
+  return keys;
 }
 
 function isUrl(u: string): boolean {
