@@ -2,10 +2,11 @@
 // snapshot catch-up, rolling upgrade, NOSPACE) and ends with the summary table; exits 1 when any run
 // found an anomaly or a lost write.
 //
-//   node dist/bench/chaos.js [--runs N] [--seed S] [--scenario NAME] [--faults K] [--clients C]
+//   node dist/bench/chaos.js [--runs N] [--seed S] [--scenario NAME] [--faults K] [--clients C] [--kinds a,b]
 //
 // Run i uses seed S+i and scenario SCENARIOS[i mod 5] (or the one given). Every run prints its replay command.
 
+import type { FaultKind } from '../test/chaos/faults.js';
 import { SCENARIOS, runChaos, summaryTable, type RunResult, type Scenario } from '../test/chaos/run.js';
 
 function arg(name: string): string | undefined {
@@ -25,10 +26,11 @@ async function main(): Promise<number> {
   }
   const faults = arg('faults') ? Number(arg('faults')) : undefined;
   const clients = arg('clients') ? Number(arg('clients')) : undefined;
+  const kinds = arg('kinds') ? (arg('kinds')!.split(',') as FaultKind[]) : undefined;
   const results: RunResult[] = [];
   for (let i = 0; i < runs; i++) {
     const scenario = only ?? SCENARIOS[i % SCENARIOS.length];
-    const r = await runChaos({ scenario, seed: seed + i, faults: faults ?? (only ? undefined : scenario === 'crash' || scenario === 'partition' ? 6 : 1), clients });
+    const r = await runChaos({ scenario, seed: seed + i, faults: faults ?? (only ? undefined : scenario === 'crash' || scenario === 'partition' ? 6 : 1), clients, kinds });
     results.push(r);
     process.stdout.write(`run ${i + 1}/${runs}: ${scenario} seed ${seed + i}: ${r.operations} ops, ${r.faults.length} faults, ${r.anomalies.length} anomalies, ${r.lostWrites.length} lost\n`);
   }

@@ -23,7 +23,7 @@ const NOT_APPLIED = [
   'etcdserver: not leader',
   'etcdserver: not capable',
   'etcdserver: too many requests',
-  'etcdserver: server stopped',
+  // Not "server stopped": a member that stops answers it also for proposals it may already have committed.
 ];
 
 /** Transport messages meaning the request never reached a server (no connection was up). */

@@ -43,6 +43,8 @@ export interface RunOptions {
   holdMs?: number;
   /** Bound on the time to healthy after a fault heals. Default 30 s. */
   recoveryBoundMs?: number;
+  /** Draw faults only from these kinds (default: the scenario's). */
+  kinds?: readonly FaultKind[];
   /** Progress lines. Default: stderr. */
   log?: (line: string) => void;
 }
@@ -66,13 +68,14 @@ export interface RunResult {
 }
 
 /** The command that replays a run. */
-export function replayCommand(o: { scenario: Scenario; seed: number; faults?: number }): string {
-  return `node dist/bench/chaos.js --scenario ${o.scenario} --seed ${o.seed}${o.faults ? ` --faults ${o.faults}` : ''} --runs 1`;
+export function replayCommand(o: { scenario: Scenario; seed: number; faults?: number; kinds?: readonly FaultKind[] }): string {
+  const kinds = o.kinds?.length ? ` --kinds ${o.kinds.join(',')}` : '';
+  return `node dist/bench/chaos.js --scenario ${o.scenario} --seed ${o.seed}${o.faults ? ` --faults ${o.faults}` : ''}${kinds} --runs 1`;
 }
 
 /** The planned faults of a run: the scenario's kinds in seeded order, repeated up to `count`. */
-export function makeSchedule(scenario: Scenario, r: Rng, count?: number, holdMs?: number): FaultStep[] {
-  const kinds = SPECS[scenario].faults;
+export function makeSchedule(scenario: Scenario, r: Rng, count?: number, holdMs?: number, only?: readonly FaultKind[]): FaultStep[] {
+  const kinds = only?.length ? only : SPECS[scenario].faults;
   const n = count ?? kinds.length;
   const out: FaultStep[] = [];
   while (out.length < n) for (const k of r.shuffle(kinds)) if (out.length < n) out.push({ kind: k, holdMs: holdMs ?? 1000 + r.int(1500), pauseMs: 300 + r.int(1200) });
@@ -84,7 +87,7 @@ export async function runChaos(o: RunOptions): Promise<RunResult> {
   const log = o.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   const spec = SPECS[o.scenario];
   const r = rng(o.seed);
-  const schedule = makeSchedule(o.scenario, r.fork('schedule'), o.faults, o.holdMs);
+  const schedule = makeSchedule(o.scenario, r.fork('schedule'), o.faults, o.holdMs, o.kinds);
   const replay = replayCommand(o);
   log(`chaos: scenario=${o.scenario} seed=${o.seed} schedule=${schedule.map((s) => `${s.kind}(hold ${s.holdMs}ms after ${s.pauseMs}ms)`).join(', ')}`);
   log(`chaos: replay with: ${replay}`);

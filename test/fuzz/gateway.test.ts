@@ -50,7 +50,7 @@ describe('fuzz: HTTP gateway', function () {
       ['/v3/kv/put', '{"key":"' + b64('fz/a') + '","__proto__":{"x":1}}', 'raw __proto__ field'],
       ['/v3/kv/put', { key: 12345, value: b64('v') }, 'key as a number'],
       ['/v3/kv/put', { key: b64('fz/a'), value: [1, 2] }, 'value as an array'],
-      // lease 2^64 is left out: accepted as lease 0 (FINDINGS.md F3)
+      ['/v3/kv/put', { key: b64('fz/a'), lease: '18446744073709551616' }, 'lease beyond 64 bits (FINDINGS.md F3)'],
       ['/v3/kv/put', { key: b64('fz/a'), lease: 'twelve' }, 'lease not a number'],
       ['/v3/kv/put', { key: b64('fz/a'), lease: '12345' }, 'unknown lease'],
       ['/v3/kv/put', 'not json at all', 'invalid JSON'],
@@ -68,7 +68,7 @@ describe('fuzz: HTTP gateway', function () {
       ['/v3/kv/txn', { success: [{ request_put: { key: b64('fz/p1'), value: b64('1') } }, { request_put: { key: '%%%', value: b64('2') } }] }, 'a txn whose second op is malformed'],
       ['/v3/kv/txn', { success: [{ request_put: { key: b64('fz/p2'), value: b64('1') } }, { request_put: { key: '', value: b64('2') } }] }, 'a txn whose second op has no key'],
       ['/v3/kv/txn', { compare: [{ key: b64('fz/a'), target: 'NOPE', result: 'EQUAL' }], success: [] }, 'a compare with an unknown target'],
-      // a put in a txn and in its nested txn on the same key is accepted (the reference refuses it): FINDINGS.md F4
+      ['/v3/kv/txn', { success: [{ request_put: { key: b64('fz/n') } }, { request_txn: { success: [{ request_put: { key: b64('fz/n') } }] } }] }, 'the same key put in a txn and its nested txn (FINDINGS.md F4)'],
       ['/v3/kv/deleterange', { key: '' }, 'delete without a key'],
       ['/v3/kv/nope', {}, 'an unknown method'],
     ];
@@ -97,9 +97,8 @@ describe('fuzz: HTTP gateway', function () {
   });
 
   it('survives deep txn nesting and deeply nested JSON', async () => {
-    // Depths of 50 and more are left out: see test/chaos/FINDINGS.md F2 (500 Unknown, and at depth 50
-    // the txn is applied although the answer is an error). Replay: SVC_FUZZ_DEEP=1.
-    const depths = process.env.SVC_FUZZ_DEEP ? [8, 40, 50, 64, 500] : [8, 40];
+    // Deep nesting is refused up front with a clear error and nothing written (FINDINGS.md F2).
+    const depths = [8, 40, 50, 64, 500];
     for (const depth of depths) {
       const before = await storeRevision(c);
       const a = await postJson(`${c.members[0].clientURL}/v3/kv/txn`, nestedTxn(depth), 20000);
@@ -110,10 +109,7 @@ describe('fuzz: HTTP gateway', function () {
       }
     }
     await rejected('/v3/kv/put', '['.repeat(200000) + ']'.repeat(200000), 'JSON nested 200000 deep');
-    if (process.env.SVC_FUZZ_DEEP) {
-      // 500 "Maximum call stack size exceeded" (FINDINGS.md F2)
-      await rejected('/v3/kv/txn', '{"success":[' + '{"request_txn":{"success":['.repeat(20000) + ']}}'.repeat(20000) + ']}', 'txn JSON nested 20000 deep');
-    }
+    await rejected('/v3/kv/txn', '{"success":[' + '{"request_txn":{"success":['.repeat(20000) + ']}}'.repeat(20000) + ']}', 'txn JSON nested 20000 deep');
     await expectMemberIntact(c);
   });
 
