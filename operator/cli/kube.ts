@@ -1,0 +1,44 @@
+// The Kubernetes commands of svc-operator:
+//   svc-operator crd                       prints the SvcCluster CRD (YAML), generated from operator/api/types.ts
+//   svc-operator run [--kubeconfig FILE] [--snapshot-dir DIR] [--probe-port N] [--leader-elect=true]
+//                                          runs the controller until SIGTERM/SIGINT
+import { svcClusterCrdYaml } from '../controller/crd.js';
+import { runController } from '../controller/run.js';
+import { parseArgs, UsageError } from './args.js';
+
+/** True when argv names a Kubernetes command (main.ts hands those to kubeMain). */
+export function isKubeCommand(argv: readonly string[]): boolean {
+  return argv[0] === 'crd' || argv[0] === 'run';
+}
+
+/** Runs `crd` or `run`; resolves with the exit code. */
+export async function kubeMain(argv: string[]): Promise<number> {
+  try {
+    const { words, flags } = parseArgs(argv, ['kubeconfig', 'snapshot-dir', 'probe-port', 'leader-elect']);
+    if (words[0] === 'crd' && words.length === 1) {
+      process.stdout.write(svcClusterCrdYaml());
+      return 0;
+    }
+    if (words[0] === 'run' && words.length === 1) {
+      const port = flags.get('probe-port');
+      if (port !== undefined && !/^\d+$/.test(port)) throw new UsageError('--probe-port must be a port number');
+      const elect = flags.get('leader-elect') ?? 'false';
+      if (elect !== 'true' && elect !== 'false') throw new UsageError('--leader-elect must be true or false');
+      await runController({
+        kubeconfig: flags.get('kubeconfig'),
+        snapshotDir: flags.get('snapshot-dir'),
+        probePort: port === undefined ? undefined : Number(port),
+        leaderElect: elect === 'true',
+      });
+      return 0;
+    }
+    throw new UsageError(`unknown command: ${words.join(' ')}`);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`svc-operator: ${e.message}\nusage: svc-operator crd | svc-operator run [--kubeconfig FILE] [--snapshot-dir DIR] [--probe-port N] [--leader-elect=true]\n`);
+      return 2;
+    }
+    process.stderr.write(`svc-operator: ${(e as Error).stack ?? String(e)}\n`);
+    return 1;
+  }
+}

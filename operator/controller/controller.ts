@@ -1,0 +1,281 @@
+// The SvcCluster controller: informers on SvcClusters and the objects they own feed a rate-limited queue of
+// "namespace/name" keys; each reconcile is level-triggered and does at most one planner step:
+// observe -> plan -> record (progress annotation + status, an Event) -> act -> publish status.
+import * as k8s from '@kubernetes/client-node';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { API_VERSION, type SvcCluster, type SvcClusterStatus } from '../api/types.js';
+import { specProblems, withDefaults } from '../api/validate.js';
+import { MemberClient } from '../members/index.js';
+import { observe } from '../orchestrator/observe.js';
+import { KubeApi, type EventTarget } from '../runtime/kubernetes/kube-api.js';
+import { KubeRuntime, podImage, PROGRESS_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
+import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
+import { plan } from '../upgrade/plan.js';
+import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/progress.js';
+import { describeStep, isMutating, type Step, type UpgradeProgress } from '../upgrade/types.js';
+import { PLURAL } from './crd.js';
+import { WorkQueue, type Requeue } from './queue.js';
+import { canonical, computeStatus, dropUndefined, type PodFacts } from './status.js';
+
+const [GROUP, VERSION] = API_VERSION.split('/');
+
+/** A stored SvcCluster (the API's metadata on top of the typed resource). */
+type StoredCluster = SvcCluster & { metadata: k8s.V1ObjectMeta & { name: string } };
+
+export interface ControllerOptions {
+  /** Where pre-upgrade snapshots are written. */
+  snapshotDir: string;
+  /** Re-check of a steady cluster. Default 30 s. */
+  resyncMs?: number;
+  /** Poll while an upgrade or creation is under way. Default 2 s. */
+  pollMs?: number;
+  /** Structured log lines (JSON objects). Default: one JSON line per entry on stderr. */
+  log?: (entry: Record<string, unknown>) => void;
+  registry?: Registry;
+}
+
+/** A line of the JSON log. */
+function defaultLog(entry: Record<string, unknown>): void {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
+}
+
+function stepReason(step: Step): string {
+  switch (step.kind) {
+    case 'createCluster': return 'CreateCluster';
+    case 'snapshot': return 'Snapshot';
+    case 'moveLeader': return 'MoveLeader';
+    case 'restartMember': return 'RestartMember';
+    case 'complete': return 'UpgradeComplete';
+    case 'blocked': return step.code;
+    case 'wait': return step.code;
+    case 'steady': return 'Steady';
+  }
+}
+
+/** The controller. start() begins watching; stop() ends it. */
+export class Controller {
+  readonly api: KubeApi;
+  readonly queue = new WorkQueue();
+  readonly registry: Registry;
+  private readonly clusters: k8s.Informer<StoredCluster> & k8s.ObjectCache<StoredCluster>;
+  private readonly owned: Array<k8s.Informer<k8s.KubernetesObject>> = [];
+  // generous timeout: a loaded machine must not read as an unhealthy member (and a status write)
+  private readonly client = new MemberClient({ timeoutMs: 5000, attempts: 1 });
+  private readonly lastStep = new Map<string, string>();
+  /** Standing refusal per cluster (reported once as an Event, always in status.lastError). */
+  private readonly notes = new Map<string, string>();
+  private readonly log: (entry: Record<string, unknown>) => void;
+  private readonly reconciles: Counter;
+  private readonly durations: Histogram;
+  private running?: Promise<void>;
+  private stopped = false;
+  /** True once the informers have listed everything once. */
+  synced = false;
+
+  constructor(readonly kc: k8s.KubeConfig, private readonly opts: ControllerOptions) {
+    this.api = new KubeApi(kc);
+    this.log = opts.log ?? defaultLog;
+    this.registry = opts.registry ?? new Registry();
+    this.reconciles = new Counter({ name: 'svc_operator_reconcile_total', help: 'Reconciles by result.', labelNames: ['result'], registers: [this.registry] });
+    this.durations = new Histogram({ name: 'svc_operator_reconcile_duration_seconds', help: 'Reconcile duration.', registers: [this.registry] });
+    this.clusters = k8s.makeInformer<StoredCluster>(kc, `/apis/${GROUP}/${VERSION}/${PLURAL}`,
+      () => this.api.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL }) as Promise<k8s.KubernetesListObject<StoredCluster>>);
+    const enqueueSelf = (o: StoredCluster) => this.queue.add(`${o.metadata.namespace}/${o.metadata.name}`);
+    this.clusters.on('add', enqueueSelf);
+    this.clusters.on('update', enqueueSelf);
+    this.clusters.on('delete', enqueueSelf);
+    const enqueueOwner = (o: k8s.KubernetesObject) => {
+      const owner = o.metadata?.labels?.[CLUSTER_LABEL];
+      if (owner) this.queue.add(`${o.metadata!.namespace}/${owner}`);
+    };
+    const watch = <T extends k8s.KubernetesObject>(path: string, list: () => Promise<k8s.KubernetesListObject<T>>) => {
+      const inf = k8s.makeInformer<T>(kc, path, list, MANAGED_BY);
+      for (const ev of ['add', 'update', 'delete'] as const) inf.on(ev, enqueueOwner);
+      this.owned.push(inf as unknown as k8s.Informer<k8s.KubernetesObject>);
+    };
+    watch('/api/v1/pods', () => this.api.core.listPodForAllNamespaces({ labelSelector: MANAGED_BY }));
+    watch('/apis/apps/v1/statefulsets', () => this.api.apps.listStatefulSetForAllNamespaces({ labelSelector: MANAGED_BY }));
+    watch('/api/v1/services', () => this.api.core.listServiceForAllNamespaces({ labelSelector: MANAGED_BY }));
+    watch('/api/v1/configmaps', () => this.api.core.listConfigMapForAllNamespaces({ labelSelector: MANAGED_BY }));
+  }
+
+  /** Starts the informers and the worker. */
+  async start(): Promise<void> {
+    const all = [this.clusters as unknown as k8s.Informer<k8s.KubernetesObject>, ...this.owned];
+    for (const inf of all) {
+      // informers stop on errors (a dropped watch): start them again after a pause
+      inf.on('error', () => {
+        if (!this.stopped) setTimeout(() => { if (!this.stopped) void inf.start().catch(() => undefined); }, 2000).unref();
+      });
+    }
+    await Promise.all(all.map((i) => i.start()));
+    this.synced = true;
+    this.log({ level: 'info', msg: 'informers synced', clusters: this.clusters.list().length });
+    this.running = this.queue.run((key) => this.reconcileKey(key), 1, (key, e) => {
+      this.log({ level: 'error', msg: 'reconcile failed', cluster: key, error: (e as Error).message });
+    });
+  }
+
+  /** Stops watching and working (the step under way finishes first). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.queue.stop();
+    await Promise.all([this.clusters, ...this.owned].map((i) => i.stop().catch(() => undefined)));
+    await this.running;
+    this.client.close();
+  }
+
+  /** Reconciles one key; resolves with when to look again. */
+  async reconcileKey(key: string): Promise<Requeue> {
+    const end = this.durations.startTimer();
+    try {
+      const r = await this.reconcile(key);
+      this.reconciles.inc({ result: 'ok' });
+      return r;
+    } catch (e) {
+      this.reconciles.inc({ result: 'error' });
+      throw e;
+    } finally {
+      end();
+    }
+  }
+
+  private async reconcile(key: string): Promise<Requeue> {
+    const [namespace, name] = key.split('/');
+    const stored = this.clusters.get(name, namespace);
+    if (!stored || stored.metadata.deletionTimestamp) {
+      this.lastStep.delete(key);
+      this.notes.delete(key);
+      return undefined; // owned objects go with it (owner references)
+    }
+    let spec = withDefaults(stored.spec);
+    const target: EventTarget = { namespace, name, uid: stored.metadata.uid! };
+    const problems = specProblems(spec);
+    if (problems.length > 0) {
+      await this.publish(stored, { ...(stored.status ?? {}), phase: 'Blocked', lastError: problems.join('; '), observedGeneration: stored.metadata.generation });
+      return undefined;
+    }
+    // Member add/remove is not implemented: a changed replicas must not reach the StatefulSet (new pods
+    // would start a second cluster). The cluster keeps its size and says so.
+    const live = await this.api.readStatefulSet(namespace, name);
+    let note: string | undefined;
+    const liveReplicas = live?.spec?.replicas;
+    if (liveReplicas !== undefined && liveReplicas !== spec.replicas) {
+      note = `spec.replicas is ${spec.replicas}: scaling an existing cluster is not supported yet; it keeps ${liveReplicas} members`;
+      spec = { ...spec, replicas: liveReplicas };
+      if (this.notes.get(key) !== note) await this.api.event(target, 'Warning', 'ScalingNotSupported', note);
+    }
+    if (note === undefined) this.notes.delete(key);
+    else this.notes.set(key, note);
+    const ref: ClusterRef = { name, namespace, uid: target.uid, spec };
+    let progress = parseProgress(stored.metadata.annotations?.[PROGRESS_ANNOTATION]);
+    const rt = new KubeRuntime(this.api, ref, { snapshotDir: this.opts.snapshotDir, progress });
+
+    // Keep the owned objects as the spec says (the StatefulSet's release stays where the upgrade left it).
+    const templateVersion = await rt.templateVersion();
+    if (templateVersion !== undefined) await rt.apply(templateVersion);
+
+    const { cluster: observed, urls } = await observe(rt, this.client);
+    const noted = noteMembersDone(progress, observed);
+    if (noted !== progress) {
+      progress = noted;
+      await rt.saveProgress(progress);
+    }
+    const step = plan(spec, observed, progress);
+    const line = describeStep(step);
+    const changed = this.lastStep.get(key) !== line;
+    this.lastStep.set(key, line);
+    if (changed) this.log({ level: 'info', msg: 'step', cluster: key, step: step.kind, line });
+    if (step.kind === 'steady') {
+      const settled = settle(progress, step.version, Date.now());
+      if (settled !== progress) {
+        progress = settled;
+        await rt.saveProgress(progress);
+      }
+    }
+    if (changed && (step.kind === 'blocked' || (step.kind === 'wait' && step.code === 'Paused'))) {
+      await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', stepReason(step), step.reason);
+    }
+    let error: string | undefined;
+    if (isMutating(step) || step.kind === 'complete') {
+      // Write-ahead: progress and status record the step, an Event announces it, then it is carried out.
+      const before = beginStep(progress, step, Date.now());
+      if (before !== progress) {
+        progress = before;
+        await rt.saveProgress(progress);
+      }
+      await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
+      await this.api.event(target, 'Normal', stepReason(step), line);
+      try {
+        progress = await this.execute(rt, step, urls, observed.members, progress);
+        if (step.kind === 'snapshot') {
+          await rt.saveProgress(progress);
+          await rt.pruneSnapshots(spec.backup?.keep ?? 3);
+        }
+      } catch (e) {
+        error = `${step.kind}: ${(e as Error).message}`;
+        await this.api.event(target, 'Warning', `${stepReason(step)}Failed`, error);
+        this.lastStep.delete(key);
+      }
+      // look again at once: the next step follows from a new observation
+      const fresh = this.clusters.get(name, namespace) ?? stored;
+      await this.publish(fresh, await this.status(rt, spec, fresh, observed, step, progress, error));
+      return error ? this.queue.backoff(key) : 200;
+    }
+    await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
+    if (step.kind === 'steady') return this.opts.resyncMs ?? 30_000;
+    if (step.kind === 'blocked') return 15_000;
+    return this.opts.pollMs ?? 2000;
+  }
+
+  private async execute(rt: KubeRuntime, step: Step, urls: Map<string, string>, members: Array<{ name: string; id?: string }>, progress: UpgradeProgress | undefined): Promise<UpgradeProgress | undefined> {
+    switch (step.kind) {
+      case 'createCluster':
+        await rt.apply(step.version);
+        return progress;
+      case 'snapshot': {
+        const rec = await this.client.snapshot(urls.get(step.member)!, step.member, rt.snapshotLocation(step.from, step.to, step.member));
+        return recordSnapshot(progress!, rec);
+      }
+      case 'moveLeader': {
+        const toId = step.toId ?? members.find((m) => m.name === step.to)?.id;
+        if (!toId) throw new Error(`no id known for member ${step.to}`);
+        await this.client.moveLeader(urls.get(step.from)!, toId);
+        return progress;
+      }
+      case 'restartMember':
+        await rt.restartMember(step.member, step.version);
+        return progress;
+      default:
+        return progress;
+    }
+  }
+
+  private async status(rt: KubeRuntime, spec: SvcCluster['spec'], stored: StoredCluster, observed: Awaited<ReturnType<typeof observe>>['cluster'], step: Step, progress: UpgradeProgress | undefined, error?: string): Promise<SvcClusterStatus> {
+    const pods = new Map<string, PodFacts>();
+    for (const [n, p] of await rt.pods()) {
+      pods.set(n, { image: podImage(p), ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false });
+    }
+    const key = `${stored.metadata.namespace}/${stored.metadata.name}`;
+    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.notes.get(key), now: new Date() });
+  }
+
+  /** Applies the status when it differs from the stored one. */
+  private async publish(stored: StoredCluster, status: SvcClusterStatus): Promise<void> {
+    const next = dropUndefined(status);
+    if (canonical(next) === canonical(stored.status ?? {})) return;
+    await this.api.applyStatus(stored.metadata.namespace!, stored.metadata.name, next);
+    stored.status = next; // the informer catches up; until then do not write the same again
+  }
+}
+
+/** The progress recorded in the annotation, if any (a malformed one is ignored: the planner re-observes). */
+export function parseProgress(text: string | undefined): UpgradeProgress | undefined {
+  if (!text) return undefined;
+  try {
+    const p = JSON.parse(text) as UpgradeProgress;
+    return typeof p.to === 'string' && typeof p.from === 'string' ? p : undefined;
+  } catch {
+    return undefined;
+  }
+}

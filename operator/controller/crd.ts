@@ -1,0 +1,229 @@
+// The SvcCluster CustomResourceDefinition, generated from operator/api/types.ts. The schema objects below are
+// typed by the TypeScript interfaces (Props<T> demands exactly one schema per field of T), so a field added to
+// or removed from the types fails to compile until the schema follows. `svc-operator crd` prints the YAML;
+// crds/svc.dev_svcclusters.yaml is its checked-in output (a test keeps them equal).
+import { dump } from 'js-yaml';
+import type {
+  BackupSpec, Condition, MemberStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus,
+} from '../api/types.js';
+import { API_VERSION, KIND } from '../api/types.js';
+import { SUPPORTED_MINORS } from '../upgrade/versions.js';
+
+/** An OpenAPI v3 schema node as a CRD's structural schema allows it. */
+export interface Schema {
+  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+  description?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  additionalProperties?: Schema;
+  enum?: string[];
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  format?: string;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-validations'?: Array<{ rule: string; message: string; reason?: string; fieldPath?: string }>;
+  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
+  'x-kubernetes-list-map-keys'?: string[];
+}
+
+/** One schema per field of T, no more, no less (the compile-time link between the types and the CRD). */
+type Props<T> = { [K in keyof Required<T>]: Schema };
+
+const GROUP = API_VERSION.split('/')[0];
+const VERSION = API_VERSION.split('/')[1];
+/** Plural resource name. */
+export const PLURAL = 'svcclusters';
+/** Name of the CRD object. */
+export const CRD_NAME = `${PLURAL}.${GROUP}`;
+
+const str = (description: string, extra: Partial<Schema> = {}): Schema => ({ type: 'string', description, ...extra });
+const bool = (description: string, extra: Partial<Schema> = {}): Schema => ({ type: 'boolean', description, ...extra });
+const int = (description: string, extra: Partial<Schema> = {}): Schema => ({ type: 'integer', description, ...extra });
+const obj = <T>(description: string, properties: Props<T>, extra: Partial<Schema> = {}): Schema => ({
+  type: 'object', description, properties: properties as Record<string, Schema>, ...extra,
+});
+const stringMap = (description: string): Schema => ({ type: 'object', description, additionalProperties: { type: 'string' } });
+const freeForm = (description: string): Schema => ({ type: 'object', description, 'x-kubernetes-preserve-unknown-fields': true });
+
+// [.] rather than \. : a backslash would need escaping again inside the CEL string literal.
+const VERSION_RE = '^[0-9]+[.][0-9]+[.][0-9]+$';
+const MINORS_RE = `^(${SUPPORTED_MINORS.map((m) => m.replace('.', '[.]')).join('|')})[.][0-9]+$`;
+
+type Image = NonNullable<SvcClusterSpec['image']>;
+type Storage = NonNullable<SvcClusterSpec['storage']>;
+type Resources = NonNullable<SvcClusterSpec['resources']>;
+type PodTemplate = NonNullable<SvcClusterSpec['podTemplate']>;
+type Tls = NonNullable<SvcClusterSpec['tls']>;
+type Logging = NonNullable<SvcClusterSpec['logging']>;
+type Restore = NonNullable<SvcClusterSpec['restore']>;
+
+const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.', {
+  version: str('Release every member should run, "<major>.<minor>.<patch>"; picks the image tag v<version>.', {
+    'x-kubernetes-validations': [
+      { rule: `self.matches('${VERSION_RE}')`, message: 'spec.version must be "<major>.<minor>.<patch>"' },
+      { rule: `self.matches('${MINORS_RE}')`, message: `spec.version must be of a supported release line (${SUPPORTED_MINORS.join(', ')})` },
+    ],
+    maxLength: 32,
+  }),
+  replicas: int('Members: odd, 1 to 7.', {
+    default: 3,
+    'x-kubernetes-validations': [{ rule: 'self >= 1 && self <= 7 && self % 2 == 1', message: 'spec.replicas must be an odd integer from 1 to 7' }],
+  }),
+  image: obj<Image>('Image of the members (the tag is always v<spec.version>).', {
+    repository: str('Image repository; the tag is v<spec.version>.', { default: 'svc' }),
+    pullPolicy: str('Image pull policy.', { enum: ['Always', 'IfNotPresent', 'Never'], default: 'IfNotPresent' }),
+    pullSecrets: { type: 'array', description: 'Names of image pull secrets.', items: { type: 'string' } },
+  }),
+  storage: obj<Storage>('Storage of each member\'s data dir.', {
+    size: str('Requested size of each member\'s volume.', { default: '1Gi' }),
+    storageClassName: str('Storage class of the members\' volumes (immutable).'),
+  }),
+  resources: obj<Resources>('Compute resources of each member.', {
+    requests: stringMap('Resource requests.'),
+    limits: stringMap('Resource limits.'),
+  }),
+  podTemplate: obj<PodTemplate>('Overrides of the members\' pod template.', {
+    affinity: freeForm('Pod affinity (core/v1 Affinity).'),
+    tolerations: { type: 'array', description: 'Pod tolerations (core/v1 Toleration).', items: freeForm('A toleration.') },
+    nodeSelector: stringMap('Node selector.'),
+    labels: stringMap('Extra labels of the member pods.'),
+  }),
+  tls: obj<Tls>('Secret names of the client and peer certificates (tls.crt, tls.key, ca.crt).', {
+    clientSecret: str('Secret of the client certificate.'),
+    peerSecret: str('Secret of the peer certificate.'),
+  }),
+  enableV2: bool('--enable-v2 for every member.'),
+  logging: obj<Logging>('Member logging.', {
+    logger: str('Logger.', { enum: ['capnslog', 'zap'] }),
+    level: str('Log level.', { enum: ['debug', 'info', 'warn', 'error'] }),
+  }),
+  backup: obj<BackupSpec>('Where pre-upgrade snapshots go and how many to keep.', {
+    pvc: str('PersistentVolumeClaim that holds snapshots.'),
+    keep: int('Snapshots to keep.', { minimum: 1, default: 3 }),
+  }, { default: {} }),
+  upgrade: obj<UpgradeSpec>('How the rolling upgrade behaves.', {
+    paused: bool('True: the upgrade stops before its next step.', { default: false }),
+    waitBetweenMembersSeconds: int('Minimum seconds between one member\'s restart and the next one\'s.', { minimum: 0, maximum: 3600, default: 0 }),
+    acknowledgeLargeV2Data: bool('Required to start an upgrade when the v2 data is 100 MB or more.', { default: false }),
+  }, { default: {} }),
+  restore: obj<Restore>('Create the cluster from this snapshot.', {
+    snapshot: str('Snapshot name in the backup location.', { minLength: 1 }),
+  }, { required: ['snapshot'] }),
+}, {
+  required: ['version'],
+  'x-kubernetes-validations': [{
+    rule: "(has(self.storage) && has(self.storage.storageClassName) ? self.storage.storageClassName : '') == " +
+      "(has(oldSelf.storage) && has(oldSelf.storage.storageClassName) ? oldSelf.storage.storageClassName : '')",
+    message: 'spec.storage.storageClassName is immutable',
+  }],
+});
+
+const snapshotSchema = obj<SnapshotRecord>('The pre-upgrade snapshot.', {
+  location: str('Where the snapshot file is.'),
+  member: str('Member it was taken from (the leader).'),
+  revision: int('Revision of the snapshot.'),
+  size: int('Database bytes.'),
+  sha256: str('sha256 of the database bytes, hex.'),
+  time: str('When it was taken.', { format: 'date-time' }),
+});
+
+const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcCluster.', {
+  observedGeneration: int('Generation of the spec last acted on.'),
+  phase: str('Phase.', { enum: ['Creating', 'Running', 'Upgrading', 'Blocked', 'Degraded', 'Deleting'] }),
+  conditions: {
+    type: 'array', description: 'Conditions (Available, Progressing, Upgrading, Degraded, BackupReady, UpgradeBlocked).',
+    'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'],
+    items: obj<Condition>('A condition.', {
+      type: str('Condition type.'),
+      status: str('True, False or Unknown.', { enum: ['True', 'False', 'Unknown'] }),
+      reason: str('Typed reason.'),
+      message: str('Message.'),
+      lastTransitionTime: str('Last change of status.', { format: 'date-time' }),
+    }, { required: ['type', 'status'] }),
+  },
+  members: {
+    type: 'array', description: 'Members.', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'],
+    items: obj<MemberStatus>('A member.', {
+      name: str('Member (pod) name.'),
+      id: str('Member id.'),
+      release: str('Release the member reports.'),
+      image: str('Image of the member\'s pod.'),
+      ready: bool('Pod ready.'),
+      healthy: bool('/health answered.'),
+      leader: bool('The member is the leader.'),
+      raftIndex: int('Raft applied index.'),
+    }, { required: ['name'] }),
+  },
+  leader: str('Name of the leader.'),
+  clusterVersion: str('Cluster version.'),
+  currentVersion: str('Lowest release a member runs.'),
+  targetVersion: str('spec.version being pursued.'),
+  ready: str('Ready members over desired ones (x/y).'),
+  upgrade: obj<UpgradeStatus>('Progress of the last upgrade.', {
+    from: str('Release upgraded from.'),
+    to: str('Release upgraded to.'),
+    step: str('Step under way or last finished.'),
+    membersDone: { type: 'array', description: 'Members already on the target, in order.', items: { type: 'string' } },
+    startedAt: str('Start.', { format: 'date-time' }),
+    finishedAt: str('End.', { format: 'date-time' }),
+    snapshot: snapshotSchema,
+  }),
+  lastError: str('Last error of the operator on this cluster.'),
+});
+
+/** The CRD object. */
+export function svcClusterCrd(): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: CRD_NAME },
+    spec: {
+      group: GROUP,
+      names: { kind: KIND, listKind: `${KIND}List`, plural: PLURAL, singular: 'svccluster', shortNames: ['svcc'], categories: ['all'] },
+      scope: 'Namespaced',
+      versions: [{
+        name: VERSION,
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        additionalPrinterColumns: [
+          { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'Desired release' },
+          { name: 'Running', type: 'string', jsonPath: '.status.currentVersion', description: 'Lowest release a member runs' },
+          { name: 'Cluster', type: 'string', jsonPath: '.status.clusterVersion', description: 'Cluster version' },
+          { name: 'Ready', type: 'string', jsonPath: '.status.ready', description: 'Ready members' },
+          { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+          { name: 'Step', type: 'string', jsonPath: '.status.upgrade.step', description: 'Upgrade step' },
+          { name: 'Leader', type: 'string', jsonPath: '.status.leader' },
+          { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+        ],
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            description: 'A clustered svc key-value store that svc-operator runs and upgrades.',
+            required: ['spec'],
+            properties: {
+              apiVersion: { type: 'string' },
+              kind: { type: 'string' },
+              metadata: { type: 'object' },
+              spec: specSchema,
+              status: statusSchema,
+            },
+            'x-kubernetes-validations': [
+              { rule: 'self.metadata.name.size() <= 50', message: 'metadata.name must be at most 50 characters' },
+            ],
+          },
+        },
+      }],
+    },
+  };
+}
+
+/** The CRD as YAML (what `svc-operator crd` prints and crds/svc.dev_svcclusters.yaml holds). */
+export function svcClusterCrdYaml(): string {
+  return '# Generated by `svc-operator crd` from operator/api/types.ts; do not edit.\n---\n' +
+    dump(svcClusterCrd(), { lineWidth: -1, noRefs: true, sortKeys: false });
+}

@@ -1,0 +1,101 @@
+// SvcCluster status from one observation, the planned step and the recorded progress: pure. Conditions keep
+// their lastTransitionTime while their status stays the same, so an unchanged cluster gives an equal status.
+import type { Condition, ConditionType, MemberStatus, Phase, SvcClusterSpec, SvcClusterStatus } from '../api/types.js';
+import { observedClusterVersion } from '../upgrade/plan.js';
+import { upgradeStatus } from '../upgrade/status.js';
+import type { ObservedCluster, Step, UpgradeProgress } from '../upgrade/types.js';
+import { compareVersions } from '../upgrade/versions.js';
+
+/** Pod facts status shows next to what members answer. */
+export interface PodFacts {
+  image?: string;
+  ready: boolean;
+}
+
+export interface StatusInput {
+  generation?: number;
+  spec: SvcClusterSpec;
+  observed: ObservedCluster;
+  pods: Map<string, PodFacts>;
+  step: Step;
+  progress?: UpgradeProgress;
+  previous?: SvcClusterStatus;
+  /** Error of the last reconcile, if any. */
+  error?: string;
+  now: Date;
+}
+
+function cond(type: ConditionType, ok: boolean, reason: string, message: string): Omit<Condition, 'lastTransitionTime'> {
+  return { type, status: ok ? 'True' : 'False', reason, message };
+}
+
+/** The status to publish. */
+export function computeStatus(i: StatusInput): SvcClusterStatus {
+  const { observed, spec, step } = i;
+  const members: MemberStatus[] = observed.members.map((m) => {
+    const pod = i.pods.get(m.name);
+    const ms: MemberStatus = { name: m.name, ready: pod?.ready ?? false, healthy: m.healthy, leader: m.leader };
+    if (m.id !== undefined) ms.id = m.id;
+    if (m.release !== undefined) ms.release = m.release;
+    if (pod?.image !== undefined) ms.image = pod.image;
+    if (m.appliedIndex !== undefined) ms.raftIndex = m.appliedIndex;
+    return ms;
+  });
+  const healthy = observed.members.filter((m) => m.healthy).length;
+  const ready = members.filter((m) => m.ready).length;
+  const quorum = healthy > spec.replicas / 2;
+  const releases = observed.members.map((m) => m.release).filter((r): r is string => r !== undefined).sort(compareVersions);
+  const upgrading = i.progress !== undefined && i.progress.finishedAt === undefined;
+  const everAvailable = i.previous?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') || i.previous?.phase === 'Running';
+  let phase: Phase;
+  if (step.kind === 'blocked') phase = 'Blocked';
+  else if (upgrading) phase = 'Upgrading';
+  else if (healthy === spec.replicas && ready === spec.replicas && healthy > 0 && step.kind === 'steady') phase = 'Running';
+  else if (!everAvailable && !(healthy === spec.replicas && healthy > 0)) phase = 'Creating';
+  else phase = 'Degraded';
+
+  const waitLine = step.kind === 'wait' || step.kind === 'blocked' ? step.reason : '';
+  const drafts = [
+    cond('Available', quorum, quorum ? 'QuorumHealthy' : 'QuorumLost', `${healthy} of ${spec.replicas} members healthy`),
+    cond('Progressing', step.kind !== 'steady', step.kind === 'steady' ? 'Steady' : step.kind === 'wait' ? step.code : step.kind === 'blocked' ? step.code : step.kind, step.kind === 'steady' ? `every member runs ${spec.version}` : waitLine || step.kind),
+    cond('Upgrading', upgrading, upgrading ? 'UpgradeInProgress' : 'NoUpgrade', upgrading ? `${i.progress!.from} -> ${i.progress!.to}: ${i.progress!.step}` : 'no upgrade under way'),
+    cond('Degraded', healthy < spec.replicas && phase !== 'Creating', healthy < spec.replicas ? 'MembersUnhealthy' : 'AllHealthy', `${spec.replicas - healthy} member(s) not healthy`),
+    cond('BackupReady', i.progress?.snapshot !== undefined, i.progress?.snapshot ? 'SnapshotTaken' : 'NoSnapshot', i.progress?.snapshot ? `snapshot at ${i.progress.snapshot.location}` : 'no pre-upgrade snapshot recorded'),
+    cond('UpgradeBlocked', step.kind === 'blocked', step.kind === 'blocked' ? step.code : 'NotBlocked', step.kind === 'blocked' ? step.reason : 'the target is allowed'),
+  ];
+  const conditions: Condition[] = drafts.map((d) => {
+    const prev = i.previous?.conditions?.find((c) => c.type === d.type);
+    return { ...d, lastTransitionTime: prev && prev.status === d.status ? prev.lastTransitionTime : i.now.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  });
+  const status: SvcClusterStatus = {
+    phase,
+    conditions,
+    members,
+    targetVersion: spec.version,
+    ready: `${ready}/${spec.replicas}`,
+  };
+  if (i.generation !== undefined) status.observedGeneration = i.generation;
+  const leader = observed.members.find((m) => m.leader);
+  if (leader) status.leader = leader.name;
+  const cv = observedClusterVersion(observed);
+  if (cv) status.clusterVersion = cv;
+  if (releases.length > 0) status.currentVersion = releases[0];
+  if (i.progress) status.upgrade = dropUndefined(upgradeStatus(i.progress));
+  if (i.error) status.lastError = i.error;
+  return status;
+}
+
+/** A copy without undefined fields (what a JSON round trip through the apiserver gives back). */
+export function dropUndefined<T>(v: T): T {
+  return JSON.parse(JSON.stringify(v)) as T;
+}
+
+/** Canonical JSON (sorted keys), to compare a computed status with the stored one. */
+export function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}

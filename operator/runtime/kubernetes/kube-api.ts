@@ -1,0 +1,122 @@
+// The few Kubernetes API calls the operator makes, on @kubernetes/client-node. Writes are server-side apply
+// (field manager "svc-operator") guarded by a hash annotation, merge patches of one annotation, status
+// applies and Events; an unchanged object is never written.
+import * as k8s from '@kubernetes/client-node';
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { API_VERSION, KIND } from '../../api/types.js';
+import { HASH_ANNOTATION, type KubeObject } from './manifests.js';
+
+export const FIELD_MANAGER = 'svc-operator';
+const [GROUP, VERSION] = API_VERSION.split('/');
+const PLURAL = 'svcclusters';
+
+/** A reference to the object an Event is about. */
+export interface EventTarget {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+/** True for an ApiException of that HTTP status. */
+export function isStatus(e: unknown, code: number): boolean {
+  return typeof e === 'object' && e !== null && (e as { code?: number }).code === code;
+}
+
+/** Thin typed wrapper of the API clients. */
+export class KubeApi {
+  readonly core: k8s.CoreV1Api;
+  readonly apps: k8s.AppsV1Api;
+  readonly custom: k8s.CustomObjectsApi;
+  readonly objects: k8s.KubernetesObjectApi;
+  /** Write requests made (applies, patches, deletes, events): tests read it. */
+  writes = 0;
+
+  constructor(readonly kc: k8s.KubeConfig) {
+    this.core = kc.makeApiClient(k8s.CoreV1Api);
+    this.apps = kc.makeApiClient(k8s.AppsV1Api);
+    this.custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    this.objects = k8s.KubernetesObjectApi.makeApiClient(kc);
+  }
+
+  /** The StatefulSet, or undefined when it does not exist. */
+  async readStatefulSet(namespace: string, name: string): Promise<V1StatefulSet | undefined> {
+    try {
+      return await this.apps.readNamespacedStatefulSet({ namespace, name });
+    } catch (e) {
+      if (isStatus(e, 404)) return undefined;
+      throw e;
+    }
+  }
+
+  async listPods(namespace: string, labelSelector: string): Promise<V1Pod[]> {
+    return (await this.core.listNamespacedPod({ namespace, labelSelector })).items;
+  }
+
+  async deletePod(namespace: string, name: string): Promise<void> {
+    this.writes++;
+    try {
+      await this.core.deleteNamespacedPod({ namespace, name });
+    } catch (e) {
+      if (!isStatus(e, 404)) throw e;
+    }
+  }
+
+  /** Applies `obj` unless the live object carries the same hash annotation; true when it wrote. */
+  async apply(obj: KubeObject): Promise<boolean> {
+    const want = obj.metadata.annotations?.[HASH_ANNOTATION];
+    try {
+      const live = await this.objects.read({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace } });
+      if (want !== undefined && live.metadata?.annotations?.[HASH_ANNOTATION] === want) return false;
+    } catch (e) {
+      if (!isStatus(e, 404)) throw e;
+    }
+    this.writes++;
+    await this.objects.patch(obj as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
+    return true;
+  }
+
+  /** Applies each object in order; resolves with the number written. */
+  async applyAll(objs: KubeObject[]): Promise<number> {
+    let n = 0;
+    for (const o of objs) if (await this.apply(o)) n++;
+    return n;
+  }
+
+  /** Sets (or with null removes) one annotation of an SvcCluster. */
+  async patchClusterAnnotation(namespace: string, name: string, key: string, value: string | null): Promise<void> {
+    this.writes++;
+    await this.custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body: { metadata: { annotations: { [key]: value } } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+  }
+
+  /** Applies the status of an SvcCluster (the fields this manager set before and omits now are removed). */
+  async applyStatus(namespace: string, name: string, status: object): Promise<void> {
+    this.writes++;
+    await this.custom.patchNamespacedCustomObjectStatus(
+      {
+        group: GROUP, version: VERSION, plural: PLURAL, namespace, name, fieldManager: FIELD_MANAGER, force: true,
+        body: { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace }, status },
+      },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply),
+    );
+  }
+
+  /** Records a core/v1 Event about an SvcCluster. */
+  async event(target: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    this.writes++;
+    const now = new Date();
+    await this.core.createNamespacedEvent({
+      namespace: target.namespace,
+      body: {
+        metadata: { generateName: `${target.name}.`, namespace: target.namespace },
+        involvedObject: { apiVersion: API_VERSION, kind: KIND, name: target.name, namespace: target.namespace, uid: target.uid },
+        type, reason, message: message.slice(0, 1000),
+        source: { component: FIELD_MANAGER },
+        firstTimestamp: now, lastTimestamp: now, count: 1,
+        reportingComponent: FIELD_MANAGER, reportingInstance: FIELD_MANAGER,
+      },
+    });
+  }
+}

@@ -1,0 +1,195 @@
+// The objects an SvcCluster owns, built from its spec: pure functions, no API calls. The StatefulSet's image
+// is an argument, not spec.version: the template moves to a new release only when the upgrade says so.
+import { createHash } from 'node:crypto';
+import { API_VERSION, KIND, type SvcClusterSpec } from '../../api/types.js';
+
+/** The identity of an SvcCluster that owned objects need. */
+export interface ClusterRef {
+  name: string;
+  namespace: string;
+  uid: string;
+  spec: SvcClusterSpec;
+}
+
+/** A Kubernetes object as applied (apiVersion, kind, metadata, the rest). */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: object[] };
+  [field: string]: unknown;
+}
+
+export const CLIENT_PORT = 2379;
+export const PEER_PORT = 2380;
+/** Annotation holding the hash of what the operator last applied (equal hash: nothing to write). */
+export const HASH_ANNOTATION = 'svc.dev/applied-hash';
+/** Label every owned object carries: the SvcCluster's name. */
+export const CLUSTER_LABEL = 'svc.dev/cluster';
+export const MANAGED_BY = 'app.kubernetes.io/managed-by=svc-operator';
+/** Data dir mount of the members. */
+const DATA_MOUNT = '/var/lib/svc';
+/** SIGTERM grace: a leader hands leadership over before it exits. */
+export const TERMINATION_GRACE_SECONDS = 30;
+
+const scheme = (secret: string | undefined): string => (secret ? 'https' : 'http');
+
+/** Labels that select the member pods of a cluster. */
+export function selectorLabels(name: string): Record<string, string> {
+  return { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/instance': name };
+}
+
+function labels(name: string): Record<string, string> {
+  return { ...selectorLabels(name), 'app.kubernetes.io/managed-by': 'svc-operator', [CLUSTER_LABEL]: name };
+}
+
+/** Headless Service of the peers (its name is the pods' DNS subdomain). */
+export const peerServiceName = (cluster: string): string => cluster;
+/** Client Service. */
+export const clientServiceName = (cluster: string): string => `${cluster}-client`;
+export const configMapName = (cluster: string): string => `${cluster}-config`;
+
+/** Stable DNS name of member `pod`. */
+export function memberHost(cluster: string, namespace: string, pod: string): string {
+  return `${pod}.${peerServiceName(cluster)}.${namespace}.svc`;
+}
+
+/** Client URL of member `pod`. */
+export function memberClientURL(c: Pick<ClusterRef, 'name' | 'namespace' | 'spec'>, pod: string): string {
+  return `${scheme(c.spec.tls?.clientSecret)}://${memberHost(c.name, c.namespace, pod)}:${CLIENT_PORT}`;
+}
+
+/** Image of the members for `version`. */
+export function memberImage(spec: SvcClusterSpec, version: string): string {
+  return `${spec.image?.repository ?? 'svc'}:v${version}`;
+}
+
+/** Release of an image "repo:v<x.y.z>"; undefined for other tags. */
+export function versionOfImage(image: string | undefined): string | undefined {
+  const m = image === undefined ? null : /:v(\d+\.\d+\.\d+)$/.exec(image);
+  return m ? m[1] : undefined;
+}
+
+function owned(c: ClusterRef, apiVersion: string, kind: string, name: string, rest: Record<string, unknown>): KubeObject {
+  const obj: KubeObject = {
+    apiVersion, kind,
+    metadata: {
+      name, namespace: c.namespace, labels: labels(c.name),
+      ownerReferences: [{ apiVersion: API_VERSION, kind: KIND, name: c.name, uid: c.uid, controller: true, blockOwnerDeletion: true }],
+    },
+    ...rest,
+  };
+  obj.metadata.annotations = { [HASH_ANNOTATION]: createHash('sha256').update(JSON.stringify(obj)).digest('hex').slice(0, 16) };
+  return obj;
+}
+
+function configMap(c: ClusterRef): KubeObject {
+  const { name, namespace, spec } = c;
+  const peer = scheme(spec.tls?.peerSecret);
+  const initialCluster = Array.from({ length: spec.replicas }, (_, i) => `${name}-${i}=${peer}://${memberHost(name, namespace, `${name}-${i}`)}:${PEER_PORT}`).join(',');
+  return owned(c, 'v1', 'ConfigMap', configMapName(name), {
+    data: {
+      INITIAL_CLUSTER: initialCluster,
+      INITIAL_CLUSTER_TOKEN: `${namespace}-${name}`,
+      ...(spec.enableV2 !== undefined ? { ENABLE_V2: String(spec.enableV2) } : {}),
+      ...(spec.logging?.logger ? { LOGGER: spec.logging.logger } : {}),
+      ...(spec.logging?.level ? { LOG_LEVEL: spec.logging.level } : {}),
+    },
+  });
+}
+
+function statefulSet(c: ClusterRef, version: string): KubeObject {
+  const { name, spec } = c;
+  const client = scheme(spec.tls?.clientSecret);
+  const peer = scheme(spec.tls?.peerSecret);
+  const host = `$(POD_NAME).${peerServiceName(name)}.$(POD_NAMESPACE).svc`;
+  const fromConfig = (env: string) => ({ name: env, valueFrom: { configMapKeyRef: { name: configMapName(name), key: env } } });
+  const args = [
+    '--name=$(POD_NAME)', `--data-dir=${DATA_MOUNT}/data`,
+    `--listen-client-urls=${client}://0.0.0.0:${CLIENT_PORT}`, `--advertise-client-urls=${client}://${host}:${CLIENT_PORT}`,
+    `--listen-peer-urls=${peer}://0.0.0.0:${PEER_PORT}`, `--initial-advertise-peer-urls=${peer}://${host}:${PEER_PORT}`,
+    '--initial-cluster=$(INITIAL_CLUSTER)', '--initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)', '--initial-cluster-state=new',
+  ];
+  // only what the spec sets: each release keeps its own defaults (and 3.3 has no --logger)
+  const optional: Array<[string, string]> = [];
+  if (spec.enableV2 !== undefined) optional.push(['ENABLE_V2', '--enable-v2=$(ENABLE_V2)']);
+  if (spec.logging?.logger) optional.push(['LOGGER', '--logger=$(LOGGER)']);
+  if (spec.logging?.level) optional.push(['LOG_LEVEL', '--log-level=$(LOG_LEVEL)']);
+  args.push(...optional.map(([, flag]) => flag));
+  const volumes: object[] = [];
+  const mounts: object[] = [{ name: 'data', mountPath: DATA_MOUNT }];
+  if (spec.tls?.clientSecret) {
+    volumes.push({ name: 'client-tls', secret: { secretName: spec.tls.clientSecret } });
+    mounts.push({ name: 'client-tls', mountPath: '/etc/svc/client-tls', readOnly: true });
+    args.push('--cert-file=/etc/svc/client-tls/tls.crt', '--key-file=/etc/svc/client-tls/tls.key', '--trusted-ca-file=/etc/svc/client-tls/ca.crt', '--client-cert-auth=true');
+  }
+  if (spec.tls?.peerSecret) {
+    volumes.push({ name: 'peer-tls', secret: { secretName: spec.tls.peerSecret } });
+    mounts.push({ name: 'peer-tls', mountPath: '/etc/svc/peer-tls', readOnly: true });
+    args.push('--peer-cert-file=/etc/svc/peer-tls/tls.crt', '--peer-key-file=/etc/svc/peer-tls/tls.key', '--peer-trusted-ca-file=/etc/svc/peer-tls/ca.crt', '--peer-client-cert-auth=true');
+  }
+  const pt = spec.podTemplate ?? {};
+  const podSpec: Record<string, unknown> = {
+    terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
+    securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532 },
+    containers: [{
+      name: 'svc',
+      image: memberImage(spec, version),
+      imagePullPolicy: spec.image?.pullPolicy ?? 'IfNotPresent',
+      args,
+      ports: [{ name: 'client', containerPort: CLIENT_PORT }, { name: 'peer', containerPort: PEER_PORT }],
+      env: [
+        { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+        { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+        fromConfig('INITIAL_CLUSTER'), fromConfig('INITIAL_CLUSTER_TOKEN'), ...optional.map(([env]) => fromConfig(env)),
+      ],
+      volumeMounts: mounts,
+      readinessProbe: { httpGet: { path: '/health', port: 'client', scheme: client.toUpperCase() }, periodSeconds: 2, failureThreshold: 3 },
+      ...(spec.resources ? { resources: spec.resources } : {}),
+      securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+    }],
+    ...(volumes.length > 0 ? { volumes } : {}),
+    ...(pt.affinity ? { affinity: pt.affinity } : {}),
+    ...(pt.tolerations ? { tolerations: pt.tolerations } : {}),
+    ...(pt.nodeSelector ? { nodeSelector: pt.nodeSelector } : {}),
+    ...(spec.image?.pullSecrets ? { imagePullSecrets: spec.image.pullSecrets.map((n) => ({ name: n })) } : {}),
+  };
+  return owned(c, 'apps/v1', 'StatefulSet', name, {
+    spec: {
+      replicas: spec.replicas,
+      serviceName: peerServiceName(name),
+      // members must all start to reach quorum; OnDelete: the operator decides when a pod takes a new template
+      podManagementPolicy: 'Parallel',
+      updateStrategy: { type: 'OnDelete' },
+      selector: { matchLabels: selectorLabels(name) },
+      template: { metadata: { labels: { ...(pt.labels ?? {}), ...labels(name) } }, spec: podSpec },
+      volumeClaimTemplates: [{
+        metadata: { name: 'data' },
+        spec: {
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: spec.storage?.size ?? '1Gi' } },
+          ...(spec.storage?.storageClassName ? { storageClassName: spec.storage.storageClassName } : {}),
+        },
+      }],
+    },
+  });
+}
+
+/** Every owned object of the cluster; the StatefulSet runs `version`. Order: what others refer to first. */
+export function ownedObjects(c: ClusterRef, version: string): KubeObject[] {
+  const { name } = c;
+  const ports = [{ name: 'client', port: CLIENT_PORT, targetPort: 'client' }, { name: 'peer', port: PEER_PORT, targetPort: 'peer' }];
+  return [
+    configMap(c),
+    // peers must find each other before they are ready (quorum comes first), hence publishNotReadyAddresses
+    owned(c, 'v1', 'Service', peerServiceName(name), {
+      spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector: selectorLabels(name), ports },
+    }),
+    owned(c, 'v1', 'Service', clientServiceName(name), {
+      spec: { selector: selectorLabels(name), ports: [ports[0]] },
+    }),
+    owned(c, 'policy/v1', 'PodDisruptionBudget', name, {
+      spec: { maxUnavailable: 1, selector: { matchLabels: selectorLabels(name) } },
+    }),
+    statefulSet(c, version),
+  ];
+}

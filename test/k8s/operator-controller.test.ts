@@ -1,0 +1,185 @@
+// The controller against the real control plane and the node agent: an SvcCluster becomes a running 3-member
+// cluster through the objects it owns, an unchanged cluster causes no writes, and a version change is the
+// planner's rolling upgrade (followers first, the leader last, after leadership moved).
+import { join } from 'node:path';
+import { expect } from 'chai';
+import * as k8s from '@kubernetes/client-node';
+import type { AddressInfo } from 'node:net';
+import { Controller } from '../../operator/controller/controller.js';
+import { probeServer } from '../../operator/controller/run.js';
+import type { SvcClusterStatus } from '../../operator/api/types.js';
+import { sharedTestbed } from './fixture.js';
+import { installHostsLookup } from './node-agent/hosts.js';
+import { createNamespace, installCrd } from './operator/helpers.js';
+import { waitFor } from './proc.js';
+import type { Testbed } from './testbed.js';
+
+const NS = 'svcc-ctl';
+const NAME = 'kv';
+
+interface Stored { metadata: { uid: string; resourceVersion: string; generation: number }; status?: SvcClusterStatus }
+
+describe('k8s: the SvcCluster controller', function () {
+  this.timeout(240_000);
+  let tb: Testbed;
+  let ctl: Controller;
+  const logs: Array<Record<string, unknown>> = [];
+
+  const get = async (): Promise<Stored> => JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
+  const events = async (): Promise<Array<{ reason: string; message: string; type: string }>> => {
+    const list = JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string; metadata: { creationTimestamp: string; name: string } }> };
+    return list.items;
+  };
+
+  before(async () => {
+    tb = await sharedTestbed();
+    installHostsLookup(tb.hostsFile);
+    await installCrd(tb);
+    await createNamespace(tb, NS);
+    ctl = newController();
+    await ctl.start();
+  });
+
+  function newController(): Controller {
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(tb.kubeconfigPath);
+    return new Controller(kc, { snapshotDir: join(tb.workDir, 'operator-snapshots'), resyncMs: 5000, pollMs: 1000, log: (e) => logs.push(e) });
+  }
+
+  after(async () => {
+    await ctl?.stop();
+    // the members are processes on this machine: let them go for the tests that follow
+    await tb?.kubectl(['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+  });
+
+  it('creates a 3-member cluster of 3.4.34 that becomes Available, with its owned objects', async () => {
+    await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.4.34', replicas: 3 } }));
+    const st = await waitFor('the cluster Running', async () => {
+      const s = (await get()).status;
+      return s?.phase === 'Running' && s.currentVersion === '3.4.34' ? s : undefined;
+    }, 180_000, 1000);
+    expect(st.ready).to.equal('3/3');
+    expect(st.members!.map((m) => m.name)).to.deep.equal([`${NAME}-0`, `${NAME}-1`, `${NAME}-2`]);
+    expect(st.members!.every((m) => m.healthy && m.release === '3.4.34' && m.image === 'svc:v3.4.34')).to.equal(true);
+    expect(st.members!.filter((m) => m.leader)).to.have.length(1);
+    expect(st.leader).to.be.a('string');
+    expect(st.clusterVersion).to.equal('3.4.0');
+    expect(st.conditions!.find((c) => c.type === 'Available')).to.include({ status: 'True' });
+    expect(st.observedGeneration).to.equal((await get()).metadata.generation);
+
+    const uid = (await get()).metadata.uid;
+    const obj = async (kind: string, name: string) => JSON.parse(await tb.kubectl(['-n', NS, 'get', kind, name, '-o', 'json'])) as { metadata: { ownerReferences: Array<{ uid: string; controller: boolean }> }; spec: Record<string, unknown>; data?: Record<string, string> };
+    for (const [kind, name] of [['service', NAME], ['service', `${NAME}-client`], ['statefulset', NAME], ['pdb', NAME], ['configmap', `${NAME}-config`]]) {
+      expect((await obj(kind, name)).metadata.ownerReferences, `${kind}/${name}`).to.deep.include({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', name: NAME, uid, controller: true, blockOwnerDeletion: true });
+    }
+    expect((await obj('service', NAME)).spec).to.include({ clusterIP: 'None', publishNotReadyAddresses: true });
+    expect((await obj('pdb', NAME)).spec).to.include({ maxUnavailable: 1 });
+    const sts = (await obj('statefulset', NAME)).spec as { updateStrategy: { type: string }; template: { spec: { terminationGracePeriodSeconds: number; containers: Array<{ readinessProbe: { httpGet: { path: string } }; args: string[] }> } }; volumeClaimTemplates: unknown[] };
+    expect(sts.updateStrategy.type).to.equal('OnDelete');
+    expect(sts.template.spec.terminationGracePeriodSeconds).to.be.at.least(30);
+    expect(sts.template.spec.containers[0].readinessProbe.httpGet.path).to.equal('/health');
+    expect(sts.template.spec.containers[0].args).to.include(`--initial-advertise-peer-urls=http://$(POD_NAME).${NAME}.$(POD_NAMESPACE).svc:2380`);
+    expect(sts.volumeClaimTemplates).to.have.length(1);
+    expect((await obj('configmap', `${NAME}-config`)).data!.INITIAL_CLUSTER).to.equal([0, 1, 2].map((i) => `${NAME}-${i}=http://${NAME}-${i}.${NAME}.${NS}.svc:2380`).join(','));
+    expect((await events()).map((e) => e.reason)).to.include('CreateCluster');
+    const table = await tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '--no-headers']);
+    expect(table).to.match(new RegExp(`^${NAME}\\s+3\\.4\\.34\\s+3\\.4\\.34\\s+3\\.4\\.0\\s+3/3\\s+Running\\s+${NAME}-\\d`));
+  });
+
+  it('serves /healthz, /readyz and /metrics', async () => {
+    const srv = probeServer(ctl, 0);
+    try {
+      await new Promise<void>((r) => srv.once('listening', () => r()));
+      const port = (srv.address() as AddressInfo).port;
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).to.equal(200);
+      expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).to.equal(200);
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics).to.match(/^svc_operator_reconcile_total\{result="ok"\} [1-9]/m);
+      expect(metrics).to.contain('svc_operator_reconcile_duration_seconds_bucket');
+    } finally {
+      srv.close();
+    }
+  });
+
+  it('writes nothing while the cluster is unchanged', async () => {
+    const rv = async () => {
+      const out = await tb.kubectl(['-n', NS, 'get', 'svcc,statefulset,service,configmap,pdb', '-l', 'svc.dev/cluster', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion} {end}']);
+      const svcc = (await get()).metadata.resourceVersion;
+      return `${out} svcc=${svcc}`;
+    };
+    // let the status settle (the first resync after Running may still fill in a field)
+    await new Promise((r) => setTimeout(r, 3000));
+    const before = await rv();
+    for (const o of ['StatefulSet/kv=', 'Service/kv=', 'Service/kv-client=', 'ConfigMap/kv-config=', 'PodDisruptionBudget/kv=']) expect(before).to.contain(o);
+    const writes = ctl.api.writes;
+    for (let i = 0; i < 3; i++) {
+      ctl.queue.add(`${NS}/${NAME}`);
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+    expect(ctl.api.writes, 'write requests').to.equal(writes);
+    expect(await rv()).to.equal(before);
+  });
+
+  it('upgrades 3.4.34 -> 3.5.21 member by member, the leader last, across an operator restart', async () => {
+    const leaderBefore = (await get()).status!.leader!;
+    await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
+    // the operator stops after the first member restart and a new one takes over from the recorded progress
+    await waitFor('the first member restart', async () => (logs.some((l) => l.step === 'restartMember') ? true : undefined), 120_000, 200);
+    await ctl.stop();
+    ctl = newController();
+    await ctl.start();
+    const st = await waitFor('the upgrade complete', async () => {
+      const s = (await get()).status;
+      return s?.phase === 'Running' && s.currentVersion === '3.5.21' && s.clusterVersion === '3.5.0' && s.upgrade?.finishedAt ? s : undefined;
+    }, 200_000, 1000);
+    expect(st.members!.every((m) => m.release === '3.5.21' && m.image === 'svc:v3.5.21')).to.equal(true);
+    expect(st.upgrade).to.include({ from: '3.4.34', to: '3.5.21' });
+    expect(st.upgrade!.snapshot!.sha256).to.match(/^[0-9a-f]{64}$/);
+    const evs = await events();
+    expect(evs.filter((e) => e.reason === 'RestartMember')).to.have.length(3);
+    // the order, from the controller's step log (Events carry second-resolution times only)
+    // (a new operator logs the step it finds under way again: consecutive repeats are one restart)
+    const restarts = logs.filter((l) => l.msg === 'step' && l.step === 'restartMember').map((l) => /restart (\S+) on/.exec(String(l.line))![1])
+      .filter((m, i, all) => i === 0 || all[i - 1] !== m);
+    expect(restarts).to.have.length(3);
+    expect(new Set(restarts).size).to.equal(3);
+    expect(restarts.at(-1), 'the leader is restarted last').to.equal(leaderBefore);
+    expect(evs.map((e) => e.reason)).to.include.members(['Snapshot', 'MoveLeader', 'UpgradeComplete']);
+  });
+
+  it('refuses to scale (not supported yet) and keeps the StatefulSet as it is', async () => {
+    await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"replicas":5}}']);
+    const st = await waitFor('the refusal in status', async () => {
+      const s = (await get()).status;
+      return s?.lastError?.includes('scaling') ? s : undefined;
+    }, 30_000, 500);
+    expect(st.lastError).to.contain('keeps 3 members');
+    expect((await events()).map((e) => e.reason)).to.include('ScalingNotSupported');
+    expect(await tb.kubectl(['-n', NS, 'get', 'statefulset', NAME, '-o', 'jsonpath={.spec.replicas}'])).to.equal('3');
+  });
+
+  it('refuses a downgrade after the upgrade completed: UpgradeBlocked, a Warning Event, members untouched', async () => {
+    await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"replicas":3,"version":"3.4.34"}}']);
+    const st = await waitFor('the refusal', async () => {
+      const s = (await get()).status;
+      return s?.phase === 'Blocked' ? s : undefined;
+    }, 30_000, 500);
+    expect(st.conditions!.find((c) => c.type === 'UpgradeBlocked')).to.include({ status: 'True', reason: 'DowngradeAfterCompletion' });
+    expect(st.lastError).to.equal(undefined);
+    const warn = (await events()).find((e) => e.reason === 'DowngradeAfterCompletion');
+    expect(warn?.type).to.equal('Warning');
+    const images = await tb.kubectl(['-n', NS, 'get', 'pods', '-l', `app.kubernetes.io/instance=${NAME}`, '-o', 'jsonpath={.items[*].spec.containers[0].image}']);
+    expect(images.split(' ')).to.deep.equal(['svc:v3.5.21', 'svc:v3.5.21', 'svc:v3.5.21']);
+    expect(await tb.kubectl(['-n', NS, 'get', 'statefulset', NAME, '-o', 'jsonpath={.spec.template.spec.containers[0].image}'])).to.equal('svc:v3.5.21');
+  });
+
+  it('deleting the SvcCluster removes what it owns (owner references)', async () => {
+    const owned = 'statefulset,service,configmap,pdb';
+    expect((await tb.kubectl(['-n', NS, 'get', owned, '-l', 'svc.dev/cluster', '-o', 'name'])).trim().split('\n')).to.have.length(5);
+    await tb.kubectl(['-n', NS, 'delete', 'svcc', NAME, '--wait=true']);
+    await waitFor('the owned objects gone', async () => {
+      const left = await tb.kubectl(['-n', NS, 'get', owned, '-l', 'svc.dev/cluster', '-o', 'name']);
+      return left.trim() === '' ? true : undefined;
+    }, 60_000, 500);
+  });
+});

@@ -1,0 +1,44 @@
+// SvcCluster status from an observation: phase, conditions, printer-column fields, and stability (an equal
+// observation gives an equal status, so an unchanged cluster is not written).
+import { expect } from 'chai';
+import { canonical, computeStatus, type StatusInput } from '../../../operator/controller/status.js';
+import type { ObservedMember } from '../../../operator/upgrade/types.js';
+
+function member(name: string, release: string, leader = false, healthy = true): ObservedMember {
+  return { name, configuredVersion: release, running: true, release, clusterVersion: '3.4.0', healthy, leader, appliedIndex: 10, id: '1' };
+}
+
+function input(members: ObservedMember[], over: Partial<StatusInput> = {}): StatusInput {
+  return {
+    generation: 2, spec: { version: '3.4.34', replicas: 3 }, observed: { now: 0, members },
+    pods: new Map(members.map((m) => [m.name, { image: `svc:v${m.release}`, ready: m.healthy }])),
+    step: { kind: 'steady', version: '3.4.34' }, now: new Date('2026-01-01T00:00:00Z'), ...over,
+  };
+}
+
+describe('operator controller: status', () => {
+  const ms = [member('kv-0', '3.4.34'), member('kv-1', '3.4.34', true), member('kv-2', '3.4.34')];
+
+  it('a steady healthy cluster is Running and Available, with the columns filled in', () => {
+    const s = computeStatus(input(ms));
+    expect(s).to.include({ phase: 'Running', ready: '3/3', leader: 'kv-1', clusterVersion: '3.4.0', currentVersion: '3.4.34', observedGeneration: 2 });
+    expect(s.conditions!.find((c) => c.type === 'Available')!.status).to.equal('True');
+    expect(s.conditions!.find((c) => c.type === 'UpgradeBlocked')!.status).to.equal('False');
+  });
+
+  it('keeps lastTransitionTime while a condition holds, so the same observation gives the same status', () => {
+    const first = computeStatus(input(ms));
+    const again = computeStatus(input(ms, { previous: first, now: new Date('2026-01-01T01:00:00Z') }));
+    expect(canonical(again)).to.equal(canonical(first));
+  });
+
+  it('a refused upgrade is Blocked with the reason; a lost quorum is not Available', () => {
+    const b = computeStatus(input(ms, { spec: { version: '3.5.21', replicas: 3 }, step: { kind: 'blocked', code: 'SkipMinor', reason: 'one minor at a time', condition: 'UpgradeBlocked' } }));
+    expect(b.phase).to.equal('Blocked');
+    expect(b.conditions!.find((c) => c.type === 'UpgradeBlocked')).to.include({ status: 'True', reason: 'SkipMinor', message: 'one minor at a time' });
+    const down = [member('kv-0', '3.4.34', false, false), member('kv-1', '3.4.34', true, false), member('kv-2', '3.4.34')];
+    const d = computeStatus(input(down, { previous: computeStatus(input(ms)), step: { kind: 'wait', code: 'MemberUnhealthy', reason: 'x' } }));
+    expect(d.phase).to.equal('Degraded');
+    expect(d.conditions!.find((c) => c.type === 'Available')!.status).to.equal('False');
+  });
+});
