@@ -9,6 +9,8 @@
 //   --target=leader|all    send every put to the leader (default) or spread connections over all members
 //   --systems=etcd,svc     which clusters to measure
 //   --profile              run svc members under node --cpu-prof; print each member's hottest functions (measured windows only)
+//   --svc-build=<label>:<dir>  also run a 3-member svc cluster from another build output folder (repeatable), taking
+//                          turns with the others: an A/B of two builds in the same run, same machine load
 //   --no-components        skip the raft/engine/mvcc benches
 //   --components-only      only the component benches
 import { cpus, totalmem } from 'node:os';
@@ -26,6 +28,8 @@ export interface BenchRunOptions {
   concurrency: number[];
   target: 'leader' | 'all';
   systems: Array<'etcd' | 'svc'>;
+  /** Extra svc builds to compare (label and build output folder). */
+  svcBuilds: Array<{ label: string; dir: string }>;
   /** Rounds; each round runs every system at every concurrency once. Figures are medians over rounds. */
   rounds: number;
   profile: boolean;
@@ -71,6 +75,7 @@ export function parseArgs(argv: readonly string[]): BenchRunOptions {
     concurrency: [16, 64],
     target: 'leader',
     systems: ['etcd', 'svc'],
+    svcBuilds: [],
     profile: false,
     components: true,
     puts: true,
@@ -84,6 +89,7 @@ export function parseArgs(argv: readonly string[]): BenchRunOptions {
     else if (k === '--systems') o.systems = v.split(',').filter((s): s is 'etcd' | 'svc' => s === 'etcd' || s === 'svc');
     else if (k === '--rounds') o.rounds = Math.max(1, Number(v));
     else if (k === '--profile') o.profile = true;
+    else if (k === '--svc-build' && v.includes(':')) o.svcBuilds.push({ label: v.slice(0, v.indexOf(':')), dir: v.slice(v.indexOf(':') + 1) });
     else if (k === '--no-components') o.components = false;
     else if (k === '--components-only') o.puts = false;
     else throw new Error(`unknown bench flag ${a}`);
@@ -131,10 +137,17 @@ async function benchPuts(o: BenchRunOptions): Promise<{ rows: PutRow[]; rss: Rss
   // The measured windows per system, so a CPU profile counts only the load (not start-up or other systems' turns).
   const windows = new Map<string, TimeWindow[]>();
   try {
-    for (const system of o.systems) {
+    const starts: Array<{ system: string; start: () => Promise<BenchCluster> }> = o.systems.map((system) => ({
+      system,
+      start: () => (system === 'svc' ? startSvcCluster({ cpuProfile: o.profile }) : startEtcdCluster()),
+    }));
+    for (const b of o.svcBuilds) {
+      starts.push({ system: `svc ${b.label}`, start: () => startSvcCluster({ cpuProfile: o.profile, buildDir: b.dir, system: `svc ${b.label}` }) });
+    }
+    for (const { system, start } of starts) {
       const t0 = Date.now();
       try {
-        const c = system === 'svc' ? await startSvcCluster({ cpuProfile: o.profile }) : await startEtcdCluster();
+        const c = await start();
         clusters.push(c);
         console.log(`${system}: 3 members up in ${((Date.now() - t0) / 1000).toFixed(1)} s (${c.dir})`);
       } catch (e) {
@@ -220,9 +233,9 @@ export function putTable(rows: readonly PutRow[]): string[][] {
   const ref = new Map(rows.filter((r) => r.system === 'etcd').map((r) => [r.concurrency, r.result.opsPerSec]));
   for (const r of rows) {
     const base = ref.get(r.concurrency);
-    const ratio = r.system === 'svc' && base ? `${(r.result.opsPerSec / base).toFixed(2)}x` : '';
+    const ratio = r.system.startsWith('svc') && base ? `${(r.result.opsPerSec / base).toFixed(2)}x` : '';
     out.push([
-      r.system === 'etcd' ? 'etcd 3.4.23' : 'svc 3.4.34',
+      systemLabel(r.system),
       String(r.concurrency),
       r.result.opsPerSec.toFixed(0),
       ms(r.result.p50Ms),
@@ -237,12 +250,19 @@ export function putTable(rows: readonly PutRow[]): string[][] {
   return out;
 }
 
+/** The table's name for a system: the releases measured, plus the label of an extra svc build. */
+function systemLabel(system: string): string {
+  if (system === 'etcd') return 'etcd 3.4.23';
+  if (system === 'svc') return 'svc 3.4.34';
+  return `svc 3.4.34 (${system.slice('svc '.length)})`;
+}
+
 /** Peak RSS table: each member and the largest. */
 export function rssTable(rss: readonly RssRow[]): string[][] {
   const out: string[][] = [['system', 'member 1 MiB', 'member 2 MiB', 'member 3 MiB', 'max MiB']];
   for (const r of rss) {
     const known = r.peaks.filter((p): p is number => p !== undefined);
-    out.push([r.system === 'etcd' ? 'etcd 3.4.23' : 'svc 3.4.34', ...r.peaks.map(mib), mib(known.length ? Math.max(...known) : undefined)]);
+    out.push([systemLabel(r.system), ...r.peaks.map(mib), mib(known.length ? Math.max(...known) : undefined)]);
   }
   return out;
 }

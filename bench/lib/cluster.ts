@@ -3,8 +3,8 @@
 // behind one small interface so the load generator cannot tell them apart.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadClients } from '../../server/api/grpc-services.js';
 import { freePorts } from '../../test/support/ports.js';
@@ -52,6 +52,10 @@ export interface SvcClusterOptions {
   /** Extra environment for every member (added to this process's). */
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
+  /** Another build output folder (holding server/cli/svc.js) to run instead of this build, for A/B runs. */
+  buildDir?: string;
+  /** The system name the cluster reports (default "svc"). */
+  system?: string;
 }
 
 // The compiled file sits at <outDir>/bench/lib/cluster.js; the server entry at <outDir>/server/cli/svc.js.
@@ -88,7 +92,8 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Ben
         '--initial-cluster-state', 'new',
       ];
       // process.exit (not exitCode) so the process ends even if a handle lingers, and --cpu-prof still writes.
-      const script = `import { main } from ${JSON.stringify(SVC_ENTRY)};\nmain(${JSON.stringify(argv)}).then((c) => process.exit(typeof c === 'number' ? c : 0));`;
+      const entry = opts.buildDir ? pathToFileURL(join(resolve(opts.buildDir), 'server/cli/svc.js')).href : SVC_ENTRY;
+      const script = `import { main } from ${JSON.stringify(entry)};\nmain(${JSON.stringify(argv)}).then((c) => process.exit(typeof c === 'number' ? c : 0));`;
       const nodeArgs = opts.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${s.name}.cpuprofile`] : [];
       const proc = spawnLogged(process.execPath, [...nodeArgs, '--input-type=module', '-e', script], {
         logFile: join(dir, `${s.name}.log`),
@@ -104,7 +109,7 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Ben
     throw new BenchClusterError('START_FAILED', `svc cluster did not start (logs in ${dir}): ${(e as Error).message}`);
   }
   return {
-    system: 'svc',
+    system: opts.system ?? 'svc',
     members,
     dir,
     leader: () => findLeader(members),

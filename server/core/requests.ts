@@ -139,8 +139,7 @@ function encodeBinary(r: InternalRequest): Uint8Array | undefined {
     buf.writeBigUInt64BE(r.id, 2);
     buf[10] = (p.prevKv ? FLAG_PREV_KV : 0) | (p.ignoreValue ? FLAG_IGNORE_VALUE : 0) | (p.ignoreLease ? FLAG_IGNORE_LEASE : 0);
     buf.writeBigInt64BE(p.lease, 11);
-    let o = writeBytes(buf, 19, p.key);
-    o = writeBytes(buf, o, p.value);
+    writeBytes(buf, writeBytes(buf, 19, p.key), p.value);
     return buf;
   }
   if (r.kind === 'deleteRange') {

@@ -535,8 +535,8 @@ export class SvcServer {
     try {
       req = decodeRequest(e.data);
     } catch (err) {
-      this.logger.error('cannot decode a committed entry; skipping it', { index: e.index, error: String(err) });
-      return;
+      // Skipping a committed entry would make this member's store diverge from the others': stop instead.
+      throw new FatalStartError(`cannot decode the committed entry at index ${e.index} (${String(err)}); this member cannot apply the log and stops (is another member running an incompatible build?)`);
     }
     let result: unknown;
     let error: Error | undefined;
