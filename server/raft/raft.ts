@@ -8,7 +8,7 @@ import { ProposalDroppedError, RaftError } from './errors.js';
 import { RaftLog } from './log.js';
 import { Progress, ProgressState } from './progress.js';
 import { ReadOnly } from './readonly.js';
-import type { MemoryStorage } from './storage.js';
+import type { RaftConfig } from './rawnode.js';
 import { ProgressTracker, VoteResult } from './tracker.js';
 import type { ConfChange, ConfState, Entry, HardState, Message, NodeId, ReadState, Snapshot, SoftState } from './types.js';
 import { ConfChangeType, EntryType, MessageType, NONE, StateRole } from './types.js';
@@ -24,22 +24,8 @@ export enum CampaignType {
   Transfer = 'Transfer',
 }
 
-/** The settings of the consensus core (see RaftConfig in rawnode.ts for the public form). */
-export interface RaftOptions {
-  id: NodeId;
-  electionTick: number;
-  heartbeatTick: number;
-  storage: MemoryStorage;
-  applied?: number;
-  maxSizePerMsg?: number;
-  maxInflightMsgs?: number;
-  maxCommittedSizePerReady?: number;
-  preVote: boolean;
-  checkQuorum: boolean;
-  disableProposalForwarding?: boolean;
-  random: () => number;
-  logger?: Logger;
-}
+/** The settings of the consensus core: the public RaftConfig of rawnode.ts. */
+export type RaftOptions = RaftConfig;
 
 const EMPTY = new Uint8Array(0);
 
