@@ -155,7 +155,7 @@ export class Controller {
       await this.publish(stored, { ...(stored.status ?? {}), phase: 'Blocked', lastError: problems.join('; '), observedGeneration: stored.metadata.generation });
       return undefined;
     }
-    // Member add/remove is not implemented: a changed replicas must not reach the StatefulSet (new pods
+    // Scaling (member add/remove one at a time) is refused for now: a changed replicas must not reach the StatefulSet (new pods
     // would start a second cluster). The cluster keeps its size and says so.
     const live = await this.api.readStatefulSet(namespace, name);
     let note: string | undefined;
