@@ -4,7 +4,8 @@
 import type { Request, Response } from 'express';
 import type { SvcServer } from '../core/server.js';
 import type { V3Api } from './v3/handlers.js';
-import { kvToPb, type Pb } from './v3/convert.js';
+import type { Pb } from './v3/convert.js';
+import { eventToPb } from './v3/watch.js';
 import { GATEWAY_STREAMS, jsonToMessage, messageToJson } from './gateway.js';
 import { streamSnapshot } from './v3/streams.js';
 import type { WatchResponse } from '../mvcc/watchable-store.js';
@@ -50,7 +51,7 @@ export function serveGatewayStream(path: string, body: unknown, token: string | 
         }
         writeResult(res, route.response, {
           header: api.header(wr.revision),
-          events: wr.events.map((ev) => ({ type: ev.type, kv: kvToPb(ev.kv), ...(ev.prevKv ? { prev_kv: kvToPb(ev.prevKv) } : {}) })),
+          events: wr.events.map(eventToPb),
         });
         return true;
       });

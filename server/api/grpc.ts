@@ -9,6 +9,12 @@ import type { Logger } from '../log/logger.js';
 
 export type StreamHandlers = Partial<Record<string, grpc.UntypedHandleCall>>;
 
+/** The client's auth token from gRPC metadata (the reference's key is "token"). */
+export function tokenOf(md: grpc.Metadata): string | undefined {
+  const v = md.get('token')[0];
+  return v === undefined ? undefined : String(v);
+}
+
 /** Turn any error into a gRPC status the reference's clients understand. */
 export function toGrpcError(e: unknown): Partial<grpc.StatusObject> {
   if (e instanceof ServerError) return { code: e.grpcCode, details: e.message };
@@ -40,8 +46,7 @@ export function createGrpcServer(api: V3Api, streams: Record<string, StreamHandl
         impl[name] = unimplementedStream(name);
       } else if (handler) {
         impl[name] = ((call: grpc.ServerUnaryCall<Pb, Pb>, callback: grpc.sendUnaryData<Pb>) => {
-          const token = call.metadata.get('token')[0];
-          handler(call.request, { token: typeof token === 'string' ? token : token?.toString() }).then(
+          handler(call.request, { token: tokenOf(call.metadata) }).then(
             (res) => callback(null, res),
             (err) => {
               if (!(err instanceof ServerError)) logger.warn('request failed', { method: name, error: (err as Error)?.stack ?? String(err) });

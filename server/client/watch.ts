@@ -4,6 +4,7 @@
 // revision ends it with a ClientError.
 import { EventEmitter } from 'node:events';
 import type * as grpc from '@grpc/grpc-js';
+import { ResponseQueue } from './response-queue.js';
 import { ClientError, Status, toClientError } from './errors.js';
 import type { WatchResponse } from './types.js';
 
@@ -31,11 +32,8 @@ export class Watcher extends EventEmitter implements AsyncIterable<WatchResponse
   private rejectCreated!: (e: unknown) => void;
   private stream?: grpc.ClientDuplexStream<unknown, unknown>;
   private nextRev: bigint;
-  private ended = false;
   private cancelling = false;
-  private readonly queue: WatchResponse[] = [];
-  private failure?: ClientError;
-  private wake?: () => void;
+  private readonly responses = new ResponseQueue<WatchResponse>();
 
   constructor(
     private readonly source: StreamSource,
@@ -52,7 +50,7 @@ export class Watcher extends EventEmitter implements AsyncIterable<WatchResponse
   }
 
   private async open(): Promise<void> {
-    if (this.ended) return;
+    if (this.responses.ended) return;
     let stream: grpc.ClientDuplexStream<unknown, unknown>;
     try {
       stream = await this.source.openDuplex('Watch', 'Watch');
@@ -60,7 +58,7 @@ export class Watcher extends EventEmitter implements AsyncIterable<WatchResponse
       this.finish(toClientError(e));
       return;
     }
-    if (this.ended) {
+    if (this.responses.ended) {
       stream.cancel();
       return;
     }
@@ -68,13 +66,13 @@ export class Watcher extends EventEmitter implements AsyncIterable<WatchResponse
     stream.on('data', (r: WatchResponse) => this.onResponse(r));
     stream.on('error', (e) => this.onStreamError(stream, toClientError(e)));
     stream.on('end', () => {
-      if (this.stream === stream && !this.ended) this.onStreamError(stream, new ClientError(Status.UNAVAILABLE, 'watch stream ended by the server'));
+      if (this.stream === stream && !this.responses.ended) this.onStreamError(stream, new ClientError(Status.UNAVAILABLE, 'watch stream ended by the server'));
     });
     stream.write({ create_request: { ...this.request, start_revision: this.nextRev.toString() } });
   }
 
   private onResponse(r: WatchResponse): void {
-    if (this.ended) return;
+    if (this.responses.ended) return;
     if (r.created) {
       // Resume point for a re-created watch: nothing at or below the creation revision is owed to us.
       if (this.nextRev === 0n) this.nextRev = BigInt(r.header.revision) + 1n;
@@ -94,7 +92,7 @@ export class Watcher extends EventEmitter implements AsyncIterable<WatchResponse
   }
 
   private onStreamError(stream: grpc.ClientDuplexStream<unknown, unknown>, e: ClientError): void {
-    if (this.stream !== stream || this.ended) return;
+    if (this.stream !== stream || this.responses.ended) return;
     this.stream = undefined;
     if (this.cancelling || this.source.closed) return this.finish(this.source.closed ? new ClientError(Status.CANCELLED, e.message) : undefined);
     if (e.code === Status.UNAVAILABLE) {
@@ -106,15 +104,12 @@ export class Watcher extends EventEmitter implements AsyncIterable<WatchResponse
   }
 
   private push(r: WatchResponse): void {
-    this.queue.push(r);
     this.emit('response', r);
-    this.wake?.();
+    this.responses.push(r);
   }
 
   private finish(err?: ClientError): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.failure = err;
+    if (!this.responses.end(err)) return;
     if (err) {
       this.rejectCreated(err);
       if (this.listenerCount('error') > 0) this.emit('error', err);
@@ -128,16 +123,15 @@ export class Watcher extends EventEmitter implements AsyncIterable<WatchResponse
       s.cancel();
     }
     this.emit('end');
-    this.wake?.();
   }
 
   /** Cancels the watch on the server and ends the stream. */
   async cancel(): Promise<void> {
-    if (this.ended) return;
+    if (this.responses.ended) return;
     this.cancelling = true;
     const s = this.stream;
     const created = await this.created.catch(() => undefined);
-    if (s && created && !this.ended) {
+    if (s && created && !this.responses.ended) {
       s.write({ cancel_request: { watch_id: created.watch_id } });
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, 1000);
@@ -156,19 +150,8 @@ export class Watcher extends EventEmitter implements AsyncIterable<WatchResponse
     this.finish(new ClientError(Status.CANCELLED, 'grpc: the client connection is closing'));
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<WatchResponse> {
-    for (;;) {
-      const r = this.queue.shift();
-      if (r) {
-        yield r;
-        continue;
-      }
-      if (this.ended) {
-        if (this.failure && this.failure.code !== Status.CANCELLED) throw this.failure;
-        return;
-      }
-      await new Promise<void>((resolve) => (this.wake = resolve));
-      this.wake = undefined;
-    }
+  [Symbol.asyncIterator](): AsyncIterator<WatchResponse> {
+    return this.responses.iterate();
   }
+
 }

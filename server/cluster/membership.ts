@@ -14,7 +14,6 @@ export interface Member {
 
 /** The paths of the reference's internal store; they appear in log records. */
 export const MEMBERS_PREFIX = '/0/members';
-export const VERSION_PATH = '/0/version';
 export const attributesPath = (id: bigint) => `${MEMBERS_PREFIX}/${idHex(id)}/attributes`;
 
 export interface MembershipJSON {

@@ -129,15 +129,6 @@ export class KvApplier {
     }
   }
 
-  /** A replayed entry the db already holds: nothing to change, nobody waits for it. */
-  alreadyApplied(_req: InternalRequest): unknown {
-    return undefined;
-  }
-
-  endApplyBatch(_applied: number): void {
-    // The backend commits in batches on its own; nothing to flush per batch of entries.
-  }
-
   private applyTxnLike<T>(t: TxnRequest, shape: (r: TxnResult) => T): T {
     this.checkLeases(t);
     const w = this.store.write();

@@ -16,7 +16,7 @@ import { Transport } from '../transport/transport.js';
 import { startPeerServer } from '../transport/peer-server.js';
 import { computeClusterId, computeMemberId, idHex } from '../cluster/ids.js';
 import { peerRequest, type PeerTlsClient } from '../cluster/peer-http.js';
-import { Membership, attributesPath, VERSION_PATH, type Member } from '../cluster/membership.js';
+import { Membership, attributesPath, type Member } from '../cluster/membership.js';
 import { checkDowngrade, checkServerAgainstCluster, decideClusterVersion, higherVersionedMembers, INITIAL_CLUSTER_VERSION } from '../cluster/version.js';
 import { compareMinor } from '../releases.js';
 import { V2Store } from './v2store.js';
@@ -114,7 +114,7 @@ export class SvcServer {
   private peerVersions = new Map<bigint, string | undefined>();
   readonly events: ServerEvents = {};
   /** Counters the metrics layer reads. */
-  readonly stats = { proposalsCommitted: 0, proposalsApplied: 0, proposalsPending: 0, proposalsFailed: 0, leaderChanges: 0, readIndexesFailed: 0 };
+  readonly stats = { proposalsApplied: 0, proposalsPending: 0, proposalsFailed: 0, leaderChanges: 0, readIndexesFailed: 0 };
   /** Latency observers the metrics layer installs (seconds). */
   readonly observers: { walFsync?: (s: number) => void; apply?: (s: number) => void; hash?: (s: number) => void; hashRev?: (s: number) => void } = {};
 
@@ -521,10 +521,8 @@ export class SvcServer {
         this.applyRequest(e);
       }
       this.appliedIndex = e.index;
-      this.stats.proposalsCommitted++;
       this.stats.proposalsApplied++;
     }
-    this.kv.endApplyBatch(this.appliedIndex);
     this.appliedWaiters.trigger(this.appliedIndex);
     this.observers.apply?.(Number(process.hrtime.bigint() - t0) / 1e9 / Math.max(1, entries.length));
     this.events.onApplied?.(entries.length);
@@ -569,7 +567,7 @@ export class SvcServer {
         return this.applyAlarm(req.alarm.action, req.alarm.memberId, req.alarm.alarm);
       default:
         // v3 data: skip what the db already holds (the consistent index makes replay idempotent).
-        if (index <= this.kv.consistentIndex()) return this.kv.alreadyApplied(req);
+        if (index <= this.kv.consistentIndex()) return undefined;
         return this.kv.apply(req, index);
     }
   }
@@ -1097,9 +1095,6 @@ export class SvcServer {
     return this.stopped;
   }
 
-  /** The path the spec names for the cluster version in the internal store (for logs and tests). */
-  static readonly versionPath = VERSION_PATH;
-  static readonly initialClusterVersion = INITIAL_CLUSTER_VERSION;
 }
 
 async function fetchPeerVersion(urls: string[], tls: PeerTlsClient | undefined): Promise<string | undefined> {

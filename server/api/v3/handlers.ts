@@ -4,7 +4,7 @@ import type { SvcServer } from '../../core/server.js';
 import { Errors, ServerError, Code } from '../../core/errors.js';
 import { AuthGate, authHandlers, type RequestMeta } from './auth.js';
 import { ConfChangeType } from '../../raft/types.js';
-import { computeMemberId, idHex } from '../../cluster/ids.js';
+import { computeMemberId } from '../../cluster/ids.js';
 import type { Member } from '../../cluster/membership.js';
 import type { TxnRequest, RequestOp, AlarmType } from '../../core/requests.js';
 import type { RangeResult, PutResult, DeleteResult, TxnResult, OpResult } from '../../core/apply.js';
@@ -393,4 +393,3 @@ function isUrl(u: string): boolean {
   }
 }
 
-export { idHex };

@@ -5,7 +5,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { SvcServer } from '../../core/server.js';
 import type { V3Api } from './handlers.js';
 import type { Pb } from './convert.js';
-import { toGrpcError, type StreamHandlers } from '../grpc.js';
+import { tokenOf, toGrpcError, type StreamHandlers } from '../grpc.js';
 import { Errors } from '../../core/errors.js';
 import { watchHandler } from './watch.js';
 
@@ -29,12 +29,6 @@ export async function streamSnapshot(server: SvcServer, api: V3Api, write: (msg:
   }
   await write({ header: api.header(), remaining_bytes: 0, blob: hash.digest() });
   server.logger.info('sent database snapshot to client', { 'total-bytes': snap.size });
-}
-
-/** The client's auth token from gRPC metadata (the reference's key is "token"). */
-export function tokenOf(md: grpc.Metadata): string | undefined {
-  const v = md.get('token')[0];
-  return v === undefined ? undefined : String(v);
 }
 
 export function streamHandlers(server: SvcServer, api: V3Api): Record<string, StreamHandlers> {

@@ -4,6 +4,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { SvcServer } from '../../core/server.js';
 import type { V3Api } from './handlers.js';
 import { kvToPb, type Pb } from './convert.js';
+import { tokenOf } from '../grpc.js';
 import type { Watcher, WatchResponse } from '../../mvcc/watchable-store.js';
 import type { MvccEvent } from '../../mvcc/event.js';
 
@@ -12,7 +13,8 @@ export const PROGRESS_NOTIFY_MS = Number(process.env.SVC_WATCH_PROGRESS_NOTIFY_M
 
 const EMPTY = Buffer.alloc(0);
 
-function eventToPb(ev: MvccEvent): Pb {
+/** A store event in the wire's mvccpb.Event shape. */
+export function eventToPb(ev: MvccEvent): Pb {
   const out: Pb = { type: ev.type, kv: kvToPb(ev.kv) };
   if (ev.prevKv) out.prev_kv = kvToPb(ev.prevKv);
   return out;
@@ -20,8 +22,7 @@ function eventToPb(ev: MvccEvent): Pb {
 
 export function watchHandler(server: SvcServer, api: V3Api): grpc.handleBidiStreamingCall<Pb, Pb> {
   return (call) => {
-    const tokenValue = call.metadata.get('token')[0];
-    const token = tokenValue === undefined ? undefined : String(tokenValue);
+    const token = tokenOf(call.metadata);
     const watchers = new Map<number, Watcher>();
     let nextId = 0;
     let closed = false;
