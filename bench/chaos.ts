@@ -6,27 +6,58 @@
 //
 // Run i uses seed S+i and scenario SCENARIOS[i mod 5] (or the one given). Every run prints its replay command.
 
-import type { FaultKind } from '../test/chaos/faults.js';
+import { parseArgs } from 'node:util';
+import { NETWORK_FAULTS, PROCESS_FAULTS, SPECIAL_FAULTS, type FaultKind } from '../test/chaos/faults.js';
 import { SCENARIOS, runChaos, summaryTable, type RunResult, type Scenario } from '../test/chaos/run.js';
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i >= 0) return process.argv[i + 1];
-  const eq = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return eq?.slice(name.length + 3);
+const USAGE = 'usage: node dist/bench/chaos.js [--runs N] [--seed S] [--scenario NAME] [--faults K] [--clients C] [--kinds a,b]\n' +
+  `  scenarios: ${SCENARIOS.join(', ')}\n  fault kinds: ${[...PROCESS_FAULTS, ...NETWORK_FAULTS, ...SPECIAL_FAULTS].join(', ')}\n`;
+
+class UsageError extends Error {}
+
+/** A whole number flag (undefined when absent); anything else is a usage error. */
+function count(name: string, text: string | undefined, min: number): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < min) throw new UsageError(`--${name} must be a whole number >= ${min}, got "${text}"`);
+  return n;
 }
 
 async function main(): Promise<number> {
-  const runs = Number(arg('runs') ?? SCENARIOS.length * 2);
-  const seed = Number(arg('seed') ?? Math.floor(Math.random() * 1e9));
-  const only = arg('scenario') as Scenario | undefined;
-  if (only && !SCENARIOS.includes(only)) {
-    process.stderr.write(`unknown scenario ${only}; one of ${SCENARIOS.join(', ')}\n`);
+  let values;
+  try {
+    values = parseArgs({
+      options: {
+        runs: { type: 'string' }, seed: { type: 'string' }, scenario: { type: 'string' }, faults: { type: 'string' },
+        clients: { type: 'string' }, kinds: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (e) {
+    process.stderr.write(`chaos: ${(e as Error).message}\n${USAGE}`);
     return 2;
   }
-  const faults = arg('faults') ? Number(arg('faults')) : undefined;
-  const clients = arg('clients') ? Number(arg('clients')) : undefined;
-  const kinds = arg('kinds') ? (arg('kinds')!.split(',') as FaultKind[]) : undefined;
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  let runs: number, seed: number, faults: number | undefined, clients: number | undefined;
+  let kinds: FaultKind[] | undefined;
+  const only = values.scenario as Scenario | undefined;
+  try {
+    if (only && !SCENARIOS.includes(only)) throw new UsageError(`unknown scenario ${only}; one of ${SCENARIOS.join(', ')}`);
+    runs = count('runs', values.runs, 1) ?? SCENARIOS.length * 2;
+    seed = count('seed', values.seed, 0) ?? Math.floor(Math.random() * 1e9);
+    faults = count('faults', values.faults, 1);
+    clients = count('clients', values.clients, 1);
+    const known = new Set<string>([...PROCESS_FAULTS, ...NETWORK_FAULTS, ...SPECIAL_FAULTS]);
+    kinds = values.kinds?.split(',') as FaultKind[] | undefined;
+    const unknown = kinds?.filter((k) => !known.has(k)) ?? [];
+    if (unknown.length) throw new UsageError(`unknown fault kind ${unknown.join(', ')}`);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`chaos: ${e.message}\n${USAGE}`);
+    return 2;
+  }
   const results: RunResult[] = [];
   for (let i = 0; i < runs; i++) {
     const scenario = only ?? SCENARIOS[i % SCENARIOS.length];
