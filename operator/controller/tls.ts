@@ -11,7 +11,7 @@ import type { MemberTls } from '../members/index.js';
 import { isStatus, type KubeApi } from '../runtime/kubernetes/kube-api.js';
 
 /** Event reasons of a TLS Secret the cluster cannot use. */
-export type TlsSecretReason = 'TLSSecretMissing' | 'TLSSecretInvalid';
+export type TlsSecretReason = 'TLSSecretMissing' | 'TLSSecretUnreadable' | 'TLSSecretInvalid';
 
 /** A TLS Secret the cluster cannot use; `reason` is the Warning Event's reason. */
 export class TlsSecretError extends Error {
@@ -64,7 +64,7 @@ async function readSecret(api: KubeApi, namespace: string, field: string, name: 
     return await api.core.readNamespacedSecret({ namespace, name });
   } catch (e) {
     if (isStatus(e, 404)) throw new TlsSecretError('TLSSecretMissing', `${field} Secret "${name}" does not exist in namespace ${namespace}`);
-    if (isStatus(e, 403)) throw new TlsSecretError('TLSSecretMissing', `${field} Secret "${name}" cannot be read: the operator may not get Secrets in namespace ${namespace}`);
+    if (isStatus(e, 403)) throw new TlsSecretError('TLSSecretUnreadable', `${field} Secret "${name}" cannot be read: the operator may not get Secrets in namespace ${namespace} (its RBAC grants get on secrets)`);
     throw e;
   }
 }

@@ -101,7 +101,7 @@ describe('k8s: a TLS SvcCluster', function () {
     expect(noCert, 'TLS without a client certificate').to.be.instanceOf(Error);
   });
 
-  it('a missing client Secret: Blocked with lastError and a TLSSecretMissing Warning Event, nothing applied; a malformed one: TLSSecretInvalid', async () => {
+  it('a missing client Secret: Blocked with lastError and a TLSSecretMissing Warning Event, nothing applied; a malformed one: TLSSecretInvalid; a good one: Running', async () => {
     const other = 'nosecret';
     await cluster(other, { clientSecret: `${other}-client-tls` });
     const st = await waitFor('lastError about the missing Secret', async () => {
@@ -126,5 +126,14 @@ describe('k8s: a TLS SvcCluster', function () {
     const inv = await waitFor('a TLSSecretInvalid Event', async () => (await events(other)).find((e) => e.reason === 'TLSSecretInvalid'), 30_000, 500);
     expect(inv).to.include({ type: 'Warning', message: bad.lastError });
     expect((await tb.kubectl(['-n', NS, 'get', 'statefulsets', '-l', `svc.dev/cluster=${other}`, '-o', 'name'])).trim()).to.equal('');
+
+    // the right pair: the cluster is created and the error goes away
+    await secret(`${other}-client-tls`, { 'tls.crt': wrongKey.cert, 'tls.key': wrongKey.key, 'ca.crt': wrongKey.ca });
+    const ok = await waitFor('the repaired cluster Running', async () => {
+      const s = (await get(other)).status;
+      return s?.phase === 'Running' && s.ready === '3/3' ? s : undefined;
+    }, 200_000, 1000);
+    expect(ok.lastError).to.equal(undefined);
+    expect(ok.members!.every((m) => m.healthy)).to.equal(true);
   });
 });
