@@ -8,7 +8,8 @@ import { expect } from 'chai';
 import * as k8s from '@kubernetes/client-node';
 import { Controller } from '../../operator/controller/controller.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
-import { httpGet } from '../../operator/members/index.js';
+import { httpGet, MemberClient } from '../../operator/members/index.js';
+import { KubeRuntime } from '../../operator/runtime/kubernetes/kube-runtime.js';
 import { Client } from '../../server/client/index.js';
 import { sharedTestbed } from './fixture.js';
 import { installHostsLookup } from './node-agent/hosts.js';
@@ -34,8 +35,8 @@ describe('k8s: a TLS SvcCluster', function () {
   const secret = (name: string, data: Record<string, Buffer | string>) =>
     tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, type: 'Opaque',
       data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) }));
-  const cluster = (name: string, tls: Record<string, string>) =>
-    tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec: { version: '3.5.21', replicas: 3, tls } }));
+  const cluster = (name: string, tls: Record<string, string>, extra: Record<string, unknown> = {}) =>
+    tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec: { version: '3.5.21', replicas: 3, tls, ...extra } }));
   const member = (i: number) => `${NAME}-${i}.${NAME}.${NS}.svc:2379`;
 
   before(async () => {
@@ -59,7 +60,7 @@ describe('k8s: a TLS SvcCluster', function () {
     const pair = { 'tls.crt': certs.cert, 'tls.key': certs.key, 'ca.crt': certs.ca };
     await secret(`${NAME}-client-tls`, pair);
     await secret(`${NAME}-peer-tls`, pair);
-    await cluster(NAME, { clientSecret: `${NAME}-client-tls`, peerSecret: `${NAME}-peer-tls` });
+    await cluster(NAME, { clientSecret: `${NAME}-client-tls`, peerSecret: `${NAME}-peer-tls` }, { enableV2: true });
     const st = await waitFor('the TLS cluster Running with 3 ready pods', async () => {
       const s = (await get(NAME)).status;
       return s?.phase === 'Running' && s.ready === '3/3' ? s : undefined;
@@ -75,7 +76,7 @@ describe('k8s: a TLS SvcCluster', function () {
     expect(c.readinessProbe.httpGet).to.include({ port: 'metrics', scheme: 'HTTP' });
   });
 
-  it('serves a put and a get over TLS with the client certificate; plain http and TLS without a certificate are refused', async () => {
+  it('serves a put and a get over TLS with the client certificate, the v2 estimate over TLS; plain http and TLS without a certificate are refused', async () => {
     const c = await Client.connect({ endpoints: [`https://${member(0)}`], tls: { ca: certs.ca, cert: certs.cert, key: certs.key }, dialTimeoutMs: 5000, commandTimeoutMs: 5000 });
     try {
       await c.put('greeting', 'hello over tls');
@@ -83,6 +84,27 @@ describe('k8s: a TLS SvcCluster', function () {
       expect(r.kvs.map((kv) => kv.value.toString())).to.deep.equal(['hello over tls']);
     } finally {
       c.close();
+    }
+    // v2 data written over TLS shows in the estimate the Kubernetes runtime reads from a member's /metrics
+    const payload = new URLSearchParams({ value: 'x'.repeat(4096) }).toString();
+    const created = await new Promise<number>((resolve, reject) => {
+      const req = https.request(`https://${member(0)}/v2/keys/big/one`, { method: 'PUT', agent: false, ca: certs.ca, cert: certs.cert, key: certs.key,
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': Buffer.byteLength(payload) } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
+    expect(created).to.equal(201);
+    const client = new MemberClient({ tls: { ca: certs.ca, cert: certs.cert, key: certs.key } });
+    try {
+      const spec = { version: '3.5.21', replicas: 3, enableV2: true, tls: { clientSecret: `${NAME}-client-tls`, peerSecret: `${NAME}-peer-tls` } };
+      const rt = new KubeRuntime(ctl.api, { name: NAME, namespace: NS, uid: '', spec }, { snapshotDir: join(tb.workDir, 'operator-snapshots'), client });
+      // "big", "one" and the value, once member 2 applied the write
+      await waitFor('the v2 estimate of member 2', async () => ((await rt.v2DataBytes(`${NAME}-2`)) === 3 + 3 + 4096 ? true : undefined), 10_000, 200);
+    } finally {
+      client.close();
     }
     // the same read through another member, as the operator reads /health
     expect((await httpGet(`https://${member(1)}/health`, 5000, { ca: certs.ca, cert: certs.cert, key: certs.key })).status).to.equal(200);
