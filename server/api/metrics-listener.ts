@@ -1,7 +1,7 @@
 // --listen-metrics-urls: extra URLs that serve only GET /metrics and GET /health, like the reference's.
 // Their point is a plain-http port for probes and scrapers when the client URL asks for client certificates
 // (--client-cert-auth): a kubelet httpGet probe has no certificate to offer. An https metrics URL uses the
-// client URL's certificate (as the reference does) but never asks for a client certificate.
+// client URL's TLS settings, client certificate check included, as the reference does.
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -26,7 +26,7 @@ export async function startMetricsListener(url: URL, app: express.Express, tls: 
     res.setHeader('Content-Type', 'text/plain; charset=utf-8');
     res.end('404 page not found\n');
   };
-  const server = url.protocol === 'https:' ? https.createServer({ cert: tls!.cert, key: tls!.key }, handler) : http.createServer(handler);
+  const server = url.protocol === 'https:' ? https.createServer({ cert: tls!.cert, key: tls!.key, ca: tls!.ca, requestCert: tls!.requestCert ?? false, rejectUnauthorized: tls!.rejectUnauthorized ?? tls!.requestCert ?? false }, handler) : http.createServer(handler);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
   const address = await new Promise<AddressInfo>((resolve, reject) => {
