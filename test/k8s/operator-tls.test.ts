@@ -60,13 +60,13 @@ describe('k8s: a TLS SvcCluster', function () {
     const pair = { 'tls.crt': certs.cert, 'tls.key': certs.key, 'ca.crt': certs.ca };
     await secret(`${NAME}-client-tls`, pair);
     await secret(`${NAME}-peer-tls`, pair);
-    await cluster(NAME, { clientSecret: `${NAME}-client-tls`, peerSecret: `${NAME}-peer-tls` }, { enableV2: true });
+    await cluster(NAME, { clientSecret: `${NAME}-client-tls`, peerSecret: `${NAME}-peer-tls` }, { enableV2: true, version: '3.4.34' });
     const st = await waitFor('the TLS cluster Running with 3 ready pods', async () => {
       const s = (await get(NAME)).status;
       return s?.phase === 'Running' && s.ready === '3/3' ? s : undefined;
     }, 200_000, 1000);
     expect(st.members!.map((m) => m.name)).to.deep.equal([`${NAME}-0`, `${NAME}-1`, `${NAME}-2`]);
-    expect(st.members!.every((m) => m.healthy && m.release === '3.5.21')).to.equal(true);
+    expect(st.members!.every((m) => m.healthy && m.release === '3.4.34')).to.equal(true);
     expect(st.members!.filter((m) => m.leader)).to.have.length(1);
     expect(st.conditions!.find((c) => c.type === 'Available')).to.include({ status: 'True' });
     expect(st.lastError).to.equal(undefined);
@@ -99,7 +99,7 @@ describe('k8s: a TLS SvcCluster', function () {
     expect(created).to.equal(201);
     const client = new MemberClient({ tls: { ca: certs.ca, cert: certs.cert, key: certs.key } });
     try {
-      const spec = { version: '3.5.21', replicas: 3, enableV2: true, tls: { clientSecret: `${NAME}-client-tls`, peerSecret: `${NAME}-peer-tls` } };
+      const spec = { version: '3.4.34', replicas: 3, enableV2: true, tls: { clientSecret: `${NAME}-client-tls`, peerSecret: `${NAME}-peer-tls` } };
       const rt = new KubeRuntime(ctl.api, { name: NAME, namespace: NS, uid: '', spec }, { snapshotDir: join(tb.workDir, 'operator-snapshots'), client });
       // "big", "one" and the value, once member 2 applied the write
       await waitFor('the v2 estimate of member 2', async () => ((await rt.v2DataBytes(`${NAME}-2`)) === 3 + 3 + 4096 ? true : undefined), 10_000, 200);
@@ -121,6 +121,20 @@ describe('k8s: a TLS SvcCluster', function () {
       https.get(`https://${member(0)}/health`, { ca: certs.ca, agent: false, timeout: 3000 }, (res) => resolve(res.statusCode ?? 0)).on('error', reject);
     }).catch((e: Error) => e);
     expect(noCert, 'TLS without a client certificate').to.be.instanceOf(Error);
+  });
+
+  it('upgrades 3.4.34 -> 3.5.21 over TLS: snapshot, move-leader and status through the client certificate', async () => {
+    await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
+    const st = await waitFor('the TLS upgrade complete', async () => {
+      const s = (await get(NAME)).status;
+      return s?.phase === 'Running' && s.currentVersion === '3.5.21' && s.clusterVersion === '3.5.0' && s.upgrade?.finishedAt ? s : undefined;
+    }, 220_000, 1000);
+    expect(st.members!.every((m) => m.healthy && m.release === '3.5.21')).to.equal(true);
+    expect(st.upgrade!.snapshot!.sha256).to.match(/^[0-9a-f]{64}$/);
+    expect(st.upgrade!.snapshot!.size).to.be.above(0);
+    const reasons = (await events(NAME)).map((e) => e.reason);
+    expect(reasons).to.include.members(['Snapshot', 'MoveLeader', 'RestartMember', 'UpgradeComplete']);
+    expect(reasons.filter((r) => r.endsWith('Failed'))).to.deep.equal([]);
   });
 
   it('a missing client Secret: Blocked with lastError and a TLSSecretMissing Warning Event, nothing applied; a malformed one: TLSSecretInvalid; a good one: Running', async () => {
