@@ -7,12 +7,15 @@ import { createMetrics } from './api/metrics.js';
 import { createHttpApp } from './api/http.js';
 import { createGrpcServer, type StreamHandlers } from './api/grpc.js';
 import { startClientListener, type ClientListener, type ClientListenerTls } from './api/listener.js';
+import { startMetricsListener, type MetricsListener } from './api/metrics-listener.js';
 import { idHex } from './cluster/ids.js';
 import { streamHandlers } from './api/v3/streams.js';
 
 export interface MemberStartOptions extends MemberOptions {
   /** --listen-client-urls */
   listenClientURLs: string[];
+  /** --listen-metrics-urls: /metrics and /health only. */
+  listenMetricsURLs?: string[];
   clientTls?: ClientListenerTls;
   /** Run-time log level changes (PUT /config/local/log); throws on an unknown level. */
   setLogLevel?: (level: string) => void;
@@ -44,12 +47,15 @@ export async function startMember(o: MemberStartOptions): Promise<RunningMember>
   });
   const grpcServer = createGrpcServer(api, (o.streams ?? streamHandlers)(server, api), o.logger, { maxRequestBytes: o.maxRequestBytes });
   const listeners: ClientListener[] = [];
+  const metricsListeners: MetricsListener[] = [];
   try {
     for (const u of o.listenClientURLs) {
       listeners.push(await startClientListener({ url: new URL(u), grpcServer, http: app, tls: o.clientTls, logger: o.logger }));
     }
+    for (const u of o.listenMetricsURLs ?? []) metricsListeners.push(await startMetricsListener(new URL(u), app, o.clientTls, o.logger));
   } catch (e) {
     for (const l of listeners) await l.close(0);
+    for (const l of metricsListeners) await l.close();
     await server.stop({ transferLeadership: false });
     throw e;
   }
@@ -63,7 +69,7 @@ export async function startMember(o: MemberStartOptions): Promise<RunningMember>
     close() {
       closing ??= (async () => {
         await server.stop();
-        await Promise.all(listeners.map((l) => l.close(1000)));
+        await Promise.all([...listeners.map((l) => l.close(1000)), ...metricsListeners.map((l) => l.close())]);
         grpcServer.forceShutdown();
       })();
       return closing;

@@ -5,7 +5,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { API_VERSION, type SvcCluster, type SvcClusterStatus } from '../api/types.js';
 import { specProblems, withDefaults } from '../api/validate.js';
-import { MemberClient } from '../members/index.js';
+import type { MemberClient } from '../members/index.js';
 import { observe } from '../orchestrator/observe.js';
 import { KubeApi, type EventTarget } from '../runtime/kubernetes/kube-api.js';
 import { KubeRuntime, podImage, PROGRESS_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
@@ -15,6 +15,8 @@ import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/p
 import { describeStep, isMutating, type Step, type UpgradeProgress } from '../upgrade/types.js';
 import { PLURAL } from './crd.js';
 import { WorkQueue, type Requeue } from './queue.js';
+import { MemberClients } from './member-clients.js';
+import { readClusterTls, TlsSecretError } from './tls.js';
 import { canonical, computeStatus, dropUndefined, type PodFacts } from './status.js';
 
 const [GROUP, VERSION] = API_VERSION.split('/');
@@ -60,7 +62,7 @@ export class Controller {
   private readonly clusters: k8s.Informer<StoredCluster> & k8s.ObjectCache<StoredCluster>;
   private readonly owned: Array<k8s.Informer<k8s.KubernetesObject>> = [];
   // generous timeout: a loaded machine must not read as an unhealthy member (and a status write)
-  private readonly client = new MemberClient({ timeoutMs: 5000, attempts: 1 });
+  private readonly clients = new MemberClients({ timeoutMs: 5000, attempts: 1 });
   private readonly lastStep = new Map<string, string>();
   /** Standing refusal per cluster (reported once as an Event, always in status.lastError). */
   private readonly notes = new Map<string, string>();
@@ -122,7 +124,7 @@ export class Controller {
     this.queue.stop();
     await Promise.all([this.clusters, ...this.owned].map((i) => i.stop().catch(() => undefined)));
     await this.running;
-    this.client.close();
+    this.clients.close();
   }
 
   /** Reconciles one key; resolves with when to look again. */
@@ -146,6 +148,7 @@ export class Controller {
     if (!stored || stored.metadata.deletionTimestamp) {
       this.lastStep.delete(key);
       this.notes.delete(key);
+      this.clients.drop(key);
       return undefined; // owned objects go with it (owner references)
     }
     let spec = withDefaults(stored.spec);
@@ -154,6 +157,16 @@ export class Controller {
     if (problems.length > 0) {
       await this.publish(stored, { ...(stored.status ?? {}), phase: 'Blocked', lastError: problems.join('; '), observedGeneration: stored.metadata.generation });
       return undefined;
+    }
+    // TLS Secrets first: a missing or unusable one blocks the cluster before anything is applied.
+    let client: MemberClient;
+    try {
+      client = this.clients.get(key, await readClusterTls(this.api, namespace, spec));
+    } catch (e) {
+      if (!(e instanceof TlsSecretError)) throw e;
+      if (stored.status?.lastError !== e.message) await this.api.event(target, 'Warning', e.reason, e.message);
+      await this.publish(stored, { ...(stored.status ?? {}), phase: 'Blocked', lastError: e.message, observedGeneration: stored.metadata.generation });
+      return 15_000;
     }
     // Scaling (member add/remove one at a time) is refused for now: a changed replicas must not reach the StatefulSet (new pods
     // would start a second cluster). The cluster keeps its size and says so.
@@ -169,13 +182,13 @@ export class Controller {
     else this.notes.set(key, note);
     const ref: ClusterRef = { name, namespace, uid: target.uid, spec };
     let progress = parseProgress(stored.metadata.annotations?.[PROGRESS_ANNOTATION]);
-    const rt = new KubeRuntime(this.api, ref, { snapshotDir: this.opts.snapshotDir, progress });
+    const rt = new KubeRuntime(this.api, ref, { snapshotDir: this.opts.snapshotDir, progress, client });
 
     // Keep the owned objects as the spec says (the StatefulSet's release stays where the upgrade left it).
     const templateVersion = await rt.templateVersion();
     if (templateVersion !== undefined) await rt.apply(templateVersion);
 
-    const { cluster: observed, urls } = await observe(rt, this.client);
+    const { cluster: observed, urls } = await observe(rt, client);
     const noted = noteMembersDone(progress, observed);
     if (noted !== progress) {
       progress = noted;
@@ -207,7 +220,7 @@ export class Controller {
       await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
       await this.api.event(target, 'Normal', stepReason(step), line);
       try {
-        progress = await this.execute(rt, step, urls, observed.members, progress);
+        progress = await this.execute(rt, step, urls, observed.members, progress, client);
         if (step.kind === 'snapshot') {
           await rt.saveProgress(progress);
           await rt.pruneSnapshots(spec.backup?.keep ?? 3);
@@ -228,19 +241,19 @@ export class Controller {
     return this.opts.pollMs ?? 2000;
   }
 
-  private async execute(rt: KubeRuntime, step: Step, urls: Map<string, string>, members: Array<{ name: string; id?: string }>, progress: UpgradeProgress | undefined): Promise<UpgradeProgress | undefined> {
+  private async execute(rt: KubeRuntime, step: Step, urls: Map<string, string>, members: Array<{ name: string; id?: string }>, progress: UpgradeProgress | undefined, client: MemberClient): Promise<UpgradeProgress | undefined> {
     switch (step.kind) {
       case 'createCluster':
         await rt.apply(step.version);
         return progress;
       case 'snapshot': {
-        const rec = await this.client.snapshot(urls.get(step.member)!, step.member, rt.snapshotLocation(step.from, step.to, step.member));
+        const rec = await client.snapshot(urls.get(step.member)!, step.member, rt.snapshotLocation(step.from, step.to, step.member));
         return recordSnapshot(progress!, rec);
       }
       case 'moveLeader': {
         const toId = step.toId ?? members.find((m) => m.name === step.to)?.id;
         if (!toId) throw new Error(`no id known for member ${step.to}`);
-        await this.client.moveLeader(urls.get(step.from)!, toId);
+        await client.moveLeader(urls.get(step.from)!, toId);
         return progress;
       }
       case 'restartMember':

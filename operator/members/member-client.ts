@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { Client, saveSnapshot } from '../../server/client/index.js';
 import type { SnapshotRecord } from '../api/types.js';
-import { httpGet } from './http.js';
+import { httpGet, type MemberTls } from './http.js';
+import { parseV2DataBytes } from './v2-size.js';
 import { withRetry } from './retry.js';
 
 /** Raised when a member call fails for good. */
@@ -41,23 +42,27 @@ export interface MemberClientOptions {
   timeoutMs?: number;
   /** Attempts of idempotent reads. Default 2. */
   attempts?: number;
+  /** For https client URLs: the cluster's CA and the client certificate the members ask for. */
+  tls?: MemberTls;
 }
 
 /** A client for the members of one cluster, addressed by client URL ("http://127.0.0.1:2379"). */
 export class MemberClient {
   private readonly timeoutMs: number;
   private readonly attempts: number;
+  private readonly tls: MemberTls | undefined;
   private readonly clients = new Map<string, Client>();
 
   constructor(opts: MemberClientOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 3000;
     this.attempts = opts.attempts ?? 2;
+    this.tls = opts.tls;
   }
 
   private async grpc(url: string): Promise<Client> {
     let c = this.clients.get(url);
     if (!c) {
-      c = await Client.connect({ endpoints: [url], commandTimeoutMs: this.timeoutMs, dialTimeoutMs: this.timeoutMs });
+      c = await Client.connect({ endpoints: [url], tls: this.tls, commandTimeoutMs: this.timeoutMs, dialTimeoutMs: this.timeoutMs });
       this.clients.set(url, c);
     }
     return c;
@@ -66,7 +71,7 @@ export class MemberClient {
   /** GET /version. */
   async version(url: string): Promise<VersionInfo> {
     return withRetry(async () => {
-      const a = await httpGet(`${url}/version`, this.timeoutMs);
+      const a = await httpGet(`${url}/version`, this.timeoutMs, this.tls);
       if (a.status !== 200) throw new MemberError('BAD_ANSWER', `GET ${url}/version: HTTP ${a.status}`);
       const v = JSON.parse(a.body) as Partial<VersionInfo>;
       if (typeof v.etcdserver !== 'string' || typeof v.etcdcluster !== 'string') throw new MemberError('BAD_ANSWER', `GET ${url}/version: unexpected body ${a.body}`);
@@ -77,7 +82,7 @@ export class MemberClient {
   /** GET /health is 200 with health "true" (no retry: one failed probe is an unhealthy observation). */
   async healthy(url: string): Promise<boolean> {
     try {
-      const a = await httpGet(`${url}/health`, this.timeoutMs);
+      const a = await httpGet(`${url}/health`, this.timeoutMs, this.tls);
       return a.status === 200 && /"health"\s*:\s*"true"/.test(a.body);
     } catch {
       return false;
@@ -87,11 +92,20 @@ export class MemberClient {
   /** svc_server_is_leader from GET /metrics. */
   async isLeader(url: string): Promise<boolean> {
     return withRetry(async () => {
-      const a = await httpGet(`${url}/metrics`, this.timeoutMs);
+      const a = await httpGet(`${url}/metrics`, this.timeoutMs, this.tls);
       if (a.status !== 200) throw new MemberError('BAD_ANSWER', `GET ${url}/metrics: HTTP ${a.status}`);
       const m = /^svc_server_is_leader(?:\{[^}]*\})?\s+(\S+)/m.exec(a.body);
       if (!m) throw new MemberError('BAD_ANSWER', `GET ${url}/metrics: no svc_server_is_leader`);
       return Number(m[1]) === 1;
+    }, this.attempts, 200);
+  }
+
+  /** Bytes of v2 data the member holds (svc_v2_store_data_bytes); undefined when it does not say. */
+  async v2DataBytes(url: string): Promise<number | undefined> {
+    return withRetry(async () => {
+      const a = await httpGet(`${url}/metrics`, this.timeoutMs, this.tls);
+      if (a.status !== 200) throw new MemberError('BAD_ANSWER', `GET ${url}/metrics: HTTP ${a.status}`);
+      return parseV2DataBytes(a.body);
     }, this.attempts, 200);
   }
 

@@ -40,6 +40,15 @@ export function createMetrics(server: SvcServer): MemberMetrics {
   counterFrom('svc_server_proposals_failed_total', 'The total number of failed proposals seen.', () => server.stats.proposalsFailed);
   counterFrom('svc_server_read_indexes_failed_total', 'The total number of failed read indexes seen.', () => server.stats.readIndexesFailed);
   gauge('svc_server_quota_backend_bytes', 'Current backend storage quota size in bytes.', () => server.opts.quotaBackendBytes);
+  // svc's own (etcd 3.3-3.5 expose no size of the v2 store): the operator reads it from the leader to decide
+  // whether an upgrade must wait for spec.upgrade.acknowledgeLargeV2Data. The walk runs again only after a
+  // change (the store's index moves with every write and expiry, a restored snapshot is a new store).
+  let v2Seen: { store: unknown; index: number; bytes: number } | undefined;
+  gauge('svc_v2_store_data_bytes', 'Bytes of keys and values held in the v2 store (svc extension).', () => {
+    const v2 = server.v2;
+    if (v2Seen?.store !== v2 || v2Seen.index !== v2.index) v2Seen = { store: v2, index: v2.index, bytes: v2.dataSize() };
+    return v2Seen.bytes;
+  });
   new Gauge({
     name: 'svc_server_version', help: "Which version is running. 1 for 'server_version' label with current version.",
     labelNames: ['server_version'], registers: [registry],

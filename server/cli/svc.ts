@@ -138,6 +138,7 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     advertiseClientURLs: cfg.advertiseClientUrls.map(urlText),
     listenPeerURLs: cfg.listenPeerUrls.map(urlText),
     listenClientURLs: cfg.listenClientUrls.map(urlText),
+    listenMetricsURLs: cfg.listenMetricsUrls.map(urlText),
     tickMs: cfg.tickMs,
     electionMs: cfg.electionMs,
     snapshotCount: cfg.snapshotCount,

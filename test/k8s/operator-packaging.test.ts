@@ -98,12 +98,12 @@ describe('k8s: packaging of the operator', function () {
         return /^yes/m.test(out);
       };
       for (const [verb, res] of [['watch', 'svcclusters.svc.dev'], ['patch', 'svcclusters.svc.dev/status'], ['delete', 'pods'], ['patch', 'statefulsets.apps'],
-        ['create', 'services'], ['patch', 'configmaps'], ['create', 'poddisruptionbudgets.policy'], ['create', 'events']]) {
+        ['create', 'services'], ['patch', 'configmaps'], ['create', 'poddisruptionbudgets.policy'], ['create', 'events'], ['get', 'secrets']]) {
         expect(await can(verb, res), `${verb} ${res}`).to.equal(true);
       }
       expect(await can('update', 'leases.coordination.k8s.io', 'svc-operator'), 'its own Lease').to.equal(true);
       expect(await can('update', 'leases.coordination.k8s.io', 'kube-system'), 'leases elsewhere').to.equal(false);
-      for (const [verb, res] of [['get', 'secrets'], ['delete', 'statefulsets.apps'], ['delete', 'svcclusters.svc.dev'], ['create', 'pods'], ['delete', 'persistentvolumeclaims'], ['update', 'nodes']]) {
+      for (const [verb, res] of [['list', 'secrets'], ['watch', 'secrets'], ['delete', 'statefulsets.apps'], ['delete', 'svcclusters.svc.dev'], ['create', 'pods'], ['delete', 'persistentvolumeclaims'], ['update', 'nodes']]) {
         expect(await can(verb, res), `${verb} ${res}`).to.equal(false);
       }
     });

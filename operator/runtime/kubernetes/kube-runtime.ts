@@ -10,6 +10,7 @@ import type { SvcClusterSpec } from '../../api/types.js';
 import type { UpgradeProgress } from '../../upgrade/types.js';
 import { memberClientURL, ownedObjects, selectorLabels, versionOfImage, type ClusterRef } from './manifests.js';
 import type { KubeApi } from './kube-api.js';
+import type { MemberClient } from '../../members/index.js';
 
 /** Annotation on the SvcCluster holding the exact UpgradeProgress (status.upgrade is its readable form). */
 export const PROGRESS_ANNOTATION = 'svc.dev/upgrade-progress';
@@ -23,6 +24,8 @@ export interface KubeRuntimeOptions {
   onProgress?: (p: UpgradeProgress | undefined) => Promise<void>;
   /** How long to wait for a deleted pod's replacement. Default 120 s. */
   replaceTimeoutMs?: number;
+  /** Reads the v2 data-size estimate from a member (without it: unknown, treated as small). */
+  client?: MemberClient;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -150,7 +153,8 @@ export class KubeRuntime implements Runtime {
     await this.opts.onProgress?.(progress);
   }
 
-  async v2DataBytes(): Promise<number | undefined> {
-    return undefined;
+  /** The member's own count of v2 bytes (svc_v2_store_data_bytes on /metrics); unknown when unreadable. */
+  async v2DataBytes(member: string): Promise<number | undefined> {
+    return this.opts.client?.v2DataBytes(memberClientURL(this.cluster, member)).catch(() => undefined);
   }
 }

@@ -21,6 +21,8 @@ export interface KubeObject {
 
 export const CLIENT_PORT = 2379;
 export const PEER_PORT = 2380;
+/** Plain-http /health and /metrics of TLS members (--listen-metrics-urls): probes carry no client certificate. */
+export const METRICS_PORT = 2381;
 /** Annotation holding the hash of what the operator last applied (equal hash: nothing to write). */
 export const HASH_ANNOTATION = 'svc.dev/applied-hash';
 /** Label every owned object carries: the SvcCluster's name. */
@@ -121,7 +123,11 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
     volumes.push({ name: 'client-tls', secret: { secretName: spec.tls.clientSecret } });
     mounts.push({ name: 'client-tls', mountPath: '/etc/svc/client-tls', readOnly: true });
     args.push('--cert-file=/etc/svc/client-tls/tls.crt', '--key-file=/etc/svc/client-tls/tls.key', '--trusted-ca-file=/etc/svc/client-tls/ca.crt', '--client-cert-auth=true');
+    args.push(`--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`);
   }
+  // with --client-cert-auth the kubelet cannot GET /health on the client port (no certificate): probe the
+  // plain metrics port instead, as etcd's own manifests do
+  const probePort = spec.tls?.clientSecret ? { port: 'metrics', scheme: 'HTTP' } : { port: 'client', scheme: client.toUpperCase() };
   if (spec.tls?.peerSecret) {
     volumes.push({ name: 'peer-tls', secret: { secretName: spec.tls.peerSecret } });
     mounts.push({ name: 'peer-tls', mountPath: '/etc/svc/peer-tls', readOnly: true });
@@ -136,14 +142,15 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
       image: memberImage(spec, version),
       imagePullPolicy: spec.image?.pullPolicy ?? 'IfNotPresent',
       args,
-      ports: [{ name: 'client', containerPort: CLIENT_PORT }, { name: 'peer', containerPort: PEER_PORT }],
+      ports: [{ name: 'client', containerPort: CLIENT_PORT }, { name: 'peer', containerPort: PEER_PORT },
+        ...(spec.tls?.clientSecret ? [{ name: 'metrics', containerPort: METRICS_PORT }] : [])],
       env: [
         { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
         { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
         fromConfig('INITIAL_CLUSTER'), fromConfig('INITIAL_CLUSTER_TOKEN'), ...optional.map(([env]) => fromConfig(env)),
       ],
       volumeMounts: mounts,
-      readinessProbe: { httpGet: { path: '/health', port: 'client', scheme: client.toUpperCase() }, periodSeconds: 2, failureThreshold: 3 },
+      readinessProbe: { httpGet: { path: '/health', ...probePort }, periodSeconds: 2, failureThreshold: 3 },
       ...(spec.resources ? { resources: spec.resources } : {}),
       securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
     }],
