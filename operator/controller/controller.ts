@@ -9,6 +9,7 @@ import { MemberClient } from '../members/index.js';
 import { observe } from '../orchestrator/observe.js';
 import { KubeApi, type EventTarget } from '../runtime/kubernetes/kube-api.js';
 import { KubeRuntime, podImage, PROGRESS_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
+import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
 import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
 import { plan } from '../upgrade/plan.js';
 import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/progress.js';
@@ -32,6 +33,10 @@ export interface ControllerOptions {
   /** Structured log lines (JSON objects). Default: one JSON line per entry on stderr. */
   log?: (entry: Record<string, unknown>) => void;
   registry?: Registry;
+  /** The operator's own image: backups into spec.backup.pvc and restores run it as a Job. */
+  operatorImage?: string;
+  /** How long such a Job may run. Default 600 s. */
+  jobTimeoutSeconds?: number;
 }
 
 /** A line of the JSON log. */
@@ -64,6 +69,8 @@ export class Controller {
   private readonly lastStep = new Map<string, string>();
   /** Standing refusal per cluster (reported once as an Event, always in status.lastError). */
   private readonly notes = new Map<string, string>();
+  /** Last backup/restore Job failure per cluster (status shows it until a Job succeeds). */
+  private readonly jobFailures = new Map<string, JobFailure>();
   private readonly log: (entry: Record<string, unknown>) => void;
   private readonly reconciles: Counter;
   private readonly durations: Histogram;
@@ -146,6 +153,7 @@ export class Controller {
     if (!stored || stored.metadata.deletionTimestamp) {
       this.lastStep.delete(key);
       this.notes.delete(key);
+      this.jobFailures.delete(key);
       return undefined; // owned objects go with it (owner references)
     }
     let spec = withDefaults(stored.spec);
@@ -170,6 +178,7 @@ export class Controller {
     const ref: ClusterRef = { name, namespace, uid: target.uid, spec };
     let progress = parseProgress(stored.metadata.annotations?.[PROGRESS_ANNOTATION]);
     const rt = new KubeRuntime(this.api, ref, { snapshotDir: this.opts.snapshotDir, progress });
+    const jobs = new ClusterJobs(this.api, ref, { image: this.opts.operatorImage, timeoutSeconds: this.opts.jobTimeoutSeconds });
 
     // Keep the owned objects as the spec says (the StatefulSet's release stays where the upgrade left it).
     const templateVersion = await rt.templateVersion();
@@ -207,14 +216,17 @@ export class Controller {
       await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
       await this.api.event(target, 'Normal', stepReason(step), line);
       try {
-        progress = await this.execute(rt, step, urls, observed.members, progress);
+        progress = await this.execute(rt, step, urls, observed.members, progress, jobs);
         if (step.kind === 'snapshot') {
           await rt.saveProgress(progress);
-          await rt.pruneSnapshots(spec.backup?.keep ?? 3);
+          if (!spec.backup?.pvc) await rt.pruneSnapshots(spec.backup?.keep ?? 3); // the backup Job prunes the PVC
         }
+        if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${spec.restore.snapshot}`);
+        this.jobFailures.delete(key);
       } catch (e) {
         error = `${step.kind}: ${(e as Error).message}`;
-        await this.api.event(target, 'Warning', `${stepReason(step)}Failed`, error);
+        if (e instanceof JobFailure) this.jobFailures.set(key, e);
+        await this.api.event(target, 'Warning', e instanceof JobFailure ? e.reason : `${stepReason(step)}Failed`, error);
         this.lastStep.delete(key);
       }
       // look again at once: the next step follows from a new observation
@@ -228,12 +240,16 @@ export class Controller {
     return this.opts.pollMs ?? 2000;
   }
 
-  private async execute(rt: KubeRuntime, step: Step, urls: Map<string, string>, members: Array<{ name: string; id?: string }>, progress: UpgradeProgress | undefined): Promise<UpgradeProgress | undefined> {
+  private async execute(rt: KubeRuntime, step: Step, urls: Map<string, string>, members: Array<{ name: string; id?: string }>, progress: UpgradeProgress | undefined, jobs: ClusterJobs): Promise<UpgradeProgress | undefined> {
     switch (step.kind) {
       case 'createCluster':
+        // from a snapshot: the data dirs first (the StatefulSet adopts the claims), then the members
+        if (jobs.spec.restore) await jobs.restore(step.version);
         await rt.apply(step.version);
+        if (jobs.spec.restore) await jobs.restoreDone();
         return progress;
       case 'snapshot': {
+        if (jobs.spec.backup?.pvc) return recordSnapshot(progress!, await jobs.backup(step.member, step.from, step.to, progress!.startedAt));
         const rec = await this.client.snapshot(urls.get(step.member)!, step.member, rt.snapshotLocation(step.from, step.to, step.member));
         return recordSnapshot(progress!, rec);
       }
@@ -257,7 +273,7 @@ export class Controller {
       pods.set(n, { image: podImage(p), ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false });
     }
     const key = `${stored.metadata.namespace}/${stored.metadata.name}`;
-    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.notes.get(key), now: new Date() });
+    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.notes.get(key) ?? this.jobFailures.get(key)?.message, now: new Date(), jobFailure: this.jobFailures.get(key) });
   }
 
   /** Applies the status when it differs from the stored one. */
