@@ -9,7 +9,7 @@ import { MemberClient } from '../members/index.js';
 import { observe } from '../orchestrator/observe.js';
 import { KubeApi, type EventTarget } from '../runtime/kubernetes/kube-api.js';
 import { KubeRuntime, podImage, PROGRESS_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
-import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
+import { ClusterJobs, JobFailure, JobWaitAborted } from '../runtime/kubernetes/backup-job.js';
 import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
 import { plan } from '../upgrade/plan.js';
 import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/progress.js';
@@ -76,6 +76,8 @@ export class Controller {
   private readonly durations: Histogram;
   private running?: Promise<void>;
   private stopped = false;
+  /** Ends waits for backup/restore Jobs when the operator stops (the next one observes the Job). */
+  private readonly stopping = new AbortController();
   /** True once the informers have listed everything once. */
   synced = false;
 
@@ -126,6 +128,7 @@ export class Controller {
   /** Stops watching and working (the step under way finishes first). */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     this.queue.stop();
     await Promise.all([this.clusters, ...this.owned].map((i) => i.stop().catch(() => undefined)));
     await this.running;
@@ -178,7 +181,7 @@ export class Controller {
     const ref: ClusterRef = { name, namespace, uid: target.uid, spec };
     let progress = parseProgress(stored.metadata.annotations?.[PROGRESS_ANNOTATION]);
     const rt = new KubeRuntime(this.api, ref, { snapshotDir: this.opts.snapshotDir, progress });
-    const jobs = new ClusterJobs(this.api, ref, { image: this.opts.operatorImage, timeoutSeconds: this.opts.jobTimeoutSeconds });
+    const jobs = new ClusterJobs(this.api, ref, { image: this.opts.operatorImage, timeoutSeconds: this.opts.jobTimeoutSeconds, signal: this.stopping.signal });
 
     // Keep the owned objects as the spec says (the StatefulSet's release stays where the upgrade left it).
     const templateVersion = await rt.templateVersion();
@@ -224,6 +227,7 @@ export class Controller {
         if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${spec.restore.snapshot}`);
         this.jobFailures.delete(key);
       } catch (e) {
+        if (e instanceof JobWaitAborted) return undefined; // stopping: the recorded progress and the Job remain
         error = `${step.kind}: ${(e as Error).message}`;
         if (e instanceof JobFailure) this.jobFailures.set(key, e);
         await this.api.event(target, 'Warning', e instanceof JobFailure ? e.reason : `${stepReason(step)}Failed`, error);

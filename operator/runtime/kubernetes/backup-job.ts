@@ -36,6 +36,14 @@ export class JobFailure extends Error {
   }
 }
 
+/** The operator stopped waiting for a Job (it is stopping); the Job runs on and the next operator observes it. */
+export class JobWaitAborted extends Error {
+  constructor(job: string) {
+    super(`stopped waiting for Job ${job}`);
+    this.name = 'JobWaitAborted';
+  }
+}
+
 export interface ClusterJobsOptions {
   /** The operator's own image (the Jobs run it); undefined: backups into a PVC and restores are refused. */
   image?: string;
@@ -43,9 +51,14 @@ export interface ClusterJobsOptions {
   timeoutSeconds?: number;
   /** Poll interval while waiting. Default 1000 ms. */
   pollMs?: number;
+  /** Aborted when the operator stops: the wait ends at once (JobWaitAborted). */
+  signal?: AbortSignal;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((r) => {
+  const t = setTimeout(r, ms);
+  signal?.addEventListener('abort', () => { clearTimeout(t); r(); }, { once: true });
+});
 
 /** A DNS-1123 label from `base` and a suffix, at most 63 characters. */
 function jobName(base: string, suffix: string): string {
@@ -183,8 +196,9 @@ export class ClusterJobs {
   }
 
   /** The termination message of the Job's pod, if it has one. */
-  private async podMessage(name: string): Promise<string | undefined> {
-    const pods = (await this.api.core.listNamespacedPod({ namespace: this.cluster.namespace, labelSelector: `batch.kubernetes.io/job-name=${name}` })).items;
+  private async podMessage(job: V1Job): Promise<string | undefined> {
+    // by the Job's uid: pods of an earlier Job of the same name may still be around
+    const pods = (await this.api.core.listNamespacedPod({ namespace: this.cluster.namespace, labelSelector: `batch.kubernetes.io/controller-uid=${job.metadata?.uid ?? ''}` })).items;
     const finished = (p: V1Pod) => p.status?.containerStatuses?.[0]?.state?.terminated;
     const pod = pods.filter((p) => finished(p)).sort((a, b) => String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? '')))[0];
     return pod ? finished(pod)?.message : undefined;
@@ -206,7 +220,7 @@ export class ClusterJobs {
       const done = conds.some((c) => c.type === 'Complete' && c.status === 'True');
       const fail = conds.find((c) => c.type === 'Failed' && c.status === 'True');
       if (done || fail) {
-        const message = await this.podMessage(name);
+        const message = await this.podMessage(job);
         let record: (T & { error?: string }) | undefined;
         try {
           record = message ? JSON.parse(message) as T & { error?: string } : undefined;
@@ -223,7 +237,8 @@ export class ClusterJobs {
         await this.deleteJob(name);
         throw new JobFailure(timedOut, `Job ${this.cluster.namespace}/${name} did not finish within ${this.timeoutSeconds} s`);
       }
-      await sleep(this.opts.pollMs ?? 1000);
+      await sleep(this.opts.pollMs ?? 1000, this.opts.signal);
+      if (this.opts.signal?.aborted) throw new JobWaitAborted(`${this.cluster.namespace}/${name}`);
       job = await this.readJob(name);
       if (!job) throw new JobFailure(failed, `Job ${this.cluster.namespace}/${name} was deleted while the operator waited for it`);
     }
