@@ -194,6 +194,7 @@ export class Controller {
       await rt.saveProgress(progress);
     }
     const step = plan(spec, observed, progress);
+    if (step.kind !== 'snapshot' && step.kind !== 'createCluster') this.jobFailures.delete(key); // no Job is due any more
     const line = describeStep(step);
     const changed = this.lastStep.get(key) !== line;
     this.lastStep.set(key, line);

@@ -208,7 +208,7 @@ export class ClusterJobs {
    * Runs (or, after a restart, finds) the Job `name` and waits until it finished; resolves with its record,
    * rejects with a JobFailure. A failed Job is deleted so that a later attempt starts a fresh one.
    */
-  private async run<T>(name: string, build: () => V1Job, failed: JobFailureReason, timedOut: JobFailureReason): Promise<T> {
+  private async run<T>(name: string, build: () => V1Job, failed: JobFailureReason, timedOut: JobFailureReason): Promise<{ record: T; job: V1Job }> {
     let job = await this.readJob(name);
     if (!job) {
       this.api.writes++;
@@ -227,7 +227,7 @@ export class ClusterJobs {
         } catch {
           record = undefined;
         }
-        if (done && record && record.error === undefined) return record;
+        if (done && record && record.error === undefined) return { record, job };
         await this.deleteJob(name);
         const why = record?.error ?? message?.trim().split('\n').slice(-3).join(' ') ?? `${fail?.reason ?? 'no record'}${fail?.message ? `: ${fail.message}` : ''}`;
         const reason = fail?.reason === 'DeadlineExceeded' ? timedOut : failed;
@@ -253,17 +253,19 @@ export class ClusterJobs {
     const dir = `${this.cluster.namespace}/${this.cluster.name}`;
     const file = backupFileName(member, from, to, startedAt);
     const keep = this.cluster.spec.backup?.keep ?? 3;
-    const rec = await this.run<BackupRecord>(name, () => this.job(name, 'backup', [
+    const { record: rec, job } = await this.run<BackupRecord>(name, () => this.job(name, 'backup', [
       'backup', `--endpoint=${memberClientURL(this.cluster, member)}`, `--member=${member}`,
       `--dir=${BACKUP_MOUNT}/${dir}`, `--file=${file}`, `--keep=${keep}`, `--record=${TERMINATION_LOG}`,
     ], [{ name: 'backups', persistentVolumeClaim: { claimName: claim } }], [{ name: 'backups', mountPath: BACKUP_MOUNT }]), 'BackupJobFailed', 'BackupJobTimeout');
-    // the record must be the one this Job was asked for, and well-formed
-    if (rec.file !== file || rec.member !== member || !/^[0-9a-f]{64}$/.test(String(rec.sha256)) || !(rec.size > 0) || !Number.isInteger(rec.revision)) {
+    // the record must be the one this Job was asked for (a Job found after a restart may have been started for
+    // the member that led then), and well-formed
+    const asked = (flag: string) => job.spec?.template.spec?.containers[0].args?.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3);
+    if (rec.file !== asked('file') || rec.member !== asked('member') || !/^[0-9a-f]{64}$/.test(String(rec.sha256)) || !(rec.size > 0) || !Number.isInteger(rec.revision)) {
       await this.deleteJob(name);
       throw new JobFailure('BackupJobFailed', `Job ${this.cluster.namespace}/${name} reported an unexpected record: ${JSON.stringify(rec).slice(0, 300)}`);
     }
     await this.deleteJob(name);
-    return { location: `pvc://${claim}/${dir}/${file}`, member, revision: rec.revision, size: rec.size, sha256: rec.sha256, time: rec.time };
+    return { location: `pvc://${claim}/${dir}/${rec.file}`, member: rec.member, revision: rec.revision, size: rec.size, sha256: rec.sha256, time: rec.time };
   }
 
   /** The data claims of the members (what the StatefulSet's volumeClaimTemplate would create; it adopts them). */
@@ -301,7 +303,7 @@ export class ClusterJobs {
       mounts.push({ name: `data-${i}`, mountPath: `/restore/${pod}` });
       members.push(`${pod}=/restore/${pod}${sub}`);
     }
-    const rec = await this.run<RestoreRecord>(name, () => this.job(name, 'restore', [
+    const { record: rec } = await this.run<RestoreRecord>(name, () => this.job(name, 'restore', [
       'restore', `--snapshot=${BACKUP_MOUNT}/${rel}`, `--members=${members.join(',')}`,
       `--initial-cluster=${l.initialCluster}`, `--initial-cluster-token=${l.token}`, `--record=${TERMINATION_LOG}`,
     ], volumes, mounts), 'RestoreJobFailed', 'RestoreJobTimeout');
