@@ -125,8 +125,15 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
     await tb.kubectl(['-n', NS, 'delete', 'svcc', 'broken', '--wait=true']);
   });
 
-  it('a new SvcCluster with spec.restore.snapshot starts from the snapshot: Available, every key intact', async () => {
+  it('a new SvcCluster with spec.restore.snapshot starts from the snapshot (across an operator restart): Available, every key intact', async () => {
+    const batch = kc.makeApiClient(k8s.BatchV1Api);
     await apply('kv2', { version: '3.5.21', replicas: 3, backup: { pvc: CLAIM }, restore: { snapshot: location } });
+    // the operator stops while the restore Job runs; the next one waits for that Job, then creates the members
+    await waitFor('the restore Job', async () => ((await batch.listNamespacedJob({ namespace: NS, labelSelector: 'svc.dev/cluster=kv2,svc.dev/job=restore' })).items.length > 0 ? true : undefined), 120_000, 50);
+    await ctl.stop();
+    expect(await tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name']), 'no members before the restore finished').to.not.contain('kv2');
+    ctl = newController();
+    await ctl.start();
     const st = await waitFor('kv2 Running', async () => {
       const s = (await get('kv2')).status;
       return s?.phase === 'Running' ? s : undefined;
@@ -143,6 +150,7 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
       expect(statSync(join(folder, 'data', 'member')).isDirectory()).to.equal(true);
     }
     expect((await events('kv2')).map((e) => e.reason)).to.include.members(['CreateCluster', 'Restored']);
+    expect(readdirSync(join(tb.workDir, 'logs')).filter((f) => f.startsWith(`${NS}_kv2-restore-`)), 'restore pods run').to.have.length(1);
     expect(await tb.kubectl(['-n', NS, 'get', 'jobs', '-l', 'svc.dev/cluster=kv2', '-o', 'name']), 'the restore Job is removed').to.equal('');
     const put = await postJson(`http://kv2-client.${NS}.svc:2379/v3/kv/put`, { key: b64('key-new'), value: b64('after') });
     expect(put.status).to.equal(200);
