@@ -83,7 +83,8 @@ export function backupFileName(member: string, from: string, to: string, started
 
 /** What the StatefulSet needs of its members, read from the manifests the operator applies (one source). */
 interface MemberLayout {
-  /** Claim template of the data volume. */
+  /** Claim template of the data volume: its name (claims are <name>-<pod>) and spec. */
+  claimTemplate: string;
   claimSpec: Record<string, unknown>;
   /** Mount path of the data volume and the data dir below it. */
   dataMount: string;
@@ -102,7 +103,7 @@ function memberLayout(c: ClusterRef, version: string): MemberLayout {
   const container = sts.spec.template.spec.containers.find((x) => x.name === 'svc')!;
   const dataMount = container.volumeMounts.find((m) => m.name === tmpl.metadata.name)!.mountPath;
   const dataDir = container.args.find((a) => a.startsWith('--data-dir='))!.slice('--data-dir='.length);
-  return { claimSpec: tmpl.spec, dataMount, dataDir, initialCluster: cm.data.INITIAL_CLUSTER, token: cm.data.INITIAL_CLUSTER_TOKEN };
+  return { claimTemplate: tmpl.metadata.name, claimSpec: tmpl.spec, dataMount, dataDir, initialCluster: cm.data.INITIAL_CLUSTER, token: cm.data.INITIAL_CLUSTER_TOKEN };
 }
 
 /** Backup and restore Jobs of one SvcCluster. */
@@ -273,7 +274,7 @@ export class ClusterJobs {
     const l = memberLayout(this.cluster, version);
     return Array.from({ length: this.cluster.spec.replicas }, (_, i) => ({
       apiVersion: 'v1', kind: 'PersistentVolumeClaim',
-      metadata: { name: `data-${this.cluster.name}-${i}`, namespace: this.cluster.namespace, labels: { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/instance': this.cluster.name, [CLUSTER_LABEL]: this.cluster.name } },
+      metadata: { name: `${l.claimTemplate}-${this.cluster.name}-${i}`, namespace: this.cluster.namespace, labels: { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/instance': this.cluster.name, [CLUSTER_LABEL]: this.cluster.name } },
       spec: l.claimSpec,
     }));
   }
@@ -299,7 +300,7 @@ export class ClusterJobs {
     const sub = l.dataDir.startsWith(`${l.dataMount}/`) ? l.dataDir.slice(l.dataMount.length) : '';
     for (let i = 0; i < this.cluster.spec.replicas; i++) {
       const pod = `${this.cluster.name}-${i}`;
-      volumes.push({ name: `data-${i}`, persistentVolumeClaim: { claimName: `data-${pod}` } });
+      volumes.push({ name: `data-${i}`, persistentVolumeClaim: { claimName: `${l.claimTemplate}-${pod}` } });
       mounts.push({ name: `data-${i}`, mountPath: `/restore/${pod}` });
       members.push(`${pod}=/restore/${pod}${sub}`);
     }
