@@ -3,12 +3,14 @@
 //   svc-operator local status [--state-dir DIR] [--output json]
 //   svc-operator local delete [--state-dir DIR]
 //   svc-operator demo [--state-dir DIR] [--keep]
+//   svc-operator backup ... | restore ...   (what the operator's Jobs run: cli/backup.ts)
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
 import { CommandError, localApply, localDelete, localStatus } from './local.js';
 import { demo } from './demo.js';
 import { RuntimeError } from '../runtime/runtime.js';
 import { isKubeCommand, kubeMain } from './kube.js';
+import { isJobCommand, jobMain } from './backup.js';
 
 const USAGE = `usage:
   svc-operator local apply -f <cluster.yaml> [--state-dir DIR] [--output json]
@@ -21,6 +23,7 @@ The state dir defaults to ./.svc-local. Applying a manifest again with a new spe
 /** Runs svc-operator with `argv` (without node and script); resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
   if (isKubeCommand(argv)) return kubeMain(argv); // svc-operator crd | run (cli/kube.ts)
+  if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
   try {
     const { words, flags } = parseArgs(argv, ['file', 'state-dir', 'output']);
     if (flags.has('help') || words.length === 0) {

@@ -9,6 +9,7 @@ import type { MemberClient } from '../members/index.js';
 import { observe } from '../orchestrator/observe.js';
 import { KubeApi, type EventTarget } from '../runtime/kubernetes/kube-api.js';
 import { KubeRuntime, podImage, PROGRESS_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
+import { ClusterJobs, JobFailure, JobWaitAborted } from '../runtime/kubernetes/backup-job.js';
 import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
 import { plan } from '../upgrade/plan.js';
 import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/progress.js';
@@ -34,6 +35,10 @@ export interface ControllerOptions {
   /** Structured log lines (JSON objects). Default: one JSON line per entry on stderr. */
   log?: (entry: Record<string, unknown>) => void;
   registry?: Registry;
+  /** The operator's own image: backups into spec.backup.pvc and restores run it as a Job. */
+  operatorImage?: string;
+  /** How long such a Job may run. Default 600 s. */
+  jobTimeoutSeconds?: number;
 }
 
 /** A line of the JSON log. */
@@ -66,11 +71,15 @@ export class Controller {
   private readonly lastStep = new Map<string, string>();
   /** Standing refusal per cluster (reported once as an Event, always in status.lastError). */
   private readonly notes = new Map<string, string>();
+  /** Last backup/restore Job failure per cluster (status shows it until a Job succeeds). */
+  private readonly jobFailures = new Map<string, JobFailure>();
   private readonly log: (entry: Record<string, unknown>) => void;
   private readonly reconciles: Counter;
   private readonly durations: Histogram;
   private running?: Promise<void>;
   private stopped = false;
+  /** Ends waits for backup/restore Jobs when the operator stops (the next one observes the Job). */
+  private readonly stopping = new AbortController();
   /** True once the informers have listed everything once. */
   synced = false;
 
@@ -121,6 +130,7 @@ export class Controller {
   /** Stops watching and working (the step under way finishes first). */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     this.queue.stop();
     await Promise.all([this.clusters, ...this.owned].map((i) => i.stop().catch(() => undefined)));
     await this.running;
@@ -149,6 +159,7 @@ export class Controller {
       this.lastStep.delete(key);
       this.notes.delete(key);
       this.clients.drop(key);
+      this.jobFailures.delete(key);
       return undefined; // owned objects go with it (owner references)
     }
     let spec = withDefaults(stored.spec);
@@ -183,6 +194,7 @@ export class Controller {
     const ref: ClusterRef = { name, namespace, uid: target.uid, spec };
     let progress = parseProgress(stored.metadata.annotations?.[PROGRESS_ANNOTATION]);
     const rt = new KubeRuntime(this.api, ref, { snapshotDir: this.opts.snapshotDir, progress, client });
+    const jobs = new ClusterJobs(this.api, ref, { image: this.opts.operatorImage, timeoutSeconds: this.opts.jobTimeoutSeconds, signal: this.stopping.signal });
 
     // Keep the owned objects as the spec says (the StatefulSet's release stays where the upgrade left it).
     const templateVersion = await rt.templateVersion();
@@ -195,6 +207,7 @@ export class Controller {
       await rt.saveProgress(progress);
     }
     const step = plan(spec, observed, progress);
+    if (step.kind !== 'snapshot' && step.kind !== 'createCluster') this.jobFailures.delete(key); // no Job is due any more
     const line = describeStep(step);
     const changed = this.lastStep.get(key) !== line;
     this.lastStep.set(key, line);
@@ -220,14 +233,18 @@ export class Controller {
       await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
       await this.api.event(target, 'Normal', stepReason(step), line);
       try {
-        progress = await this.execute(rt, step, urls, observed.members, progress, client);
+        progress = await this.execute(rt, step, urls, observed.members, progress, client, jobs);
         if (step.kind === 'snapshot') {
           await rt.saveProgress(progress);
-          await rt.pruneSnapshots(spec.backup?.keep ?? 3);
+          if (!spec.backup?.pvc) await rt.pruneSnapshots(spec.backup?.keep ?? 3); // the backup Job prunes the PVC
         }
+        if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${spec.restore.snapshot}`);
+        this.jobFailures.delete(key);
       } catch (e) {
+        if (e instanceof JobWaitAborted) return undefined; // stopping: the recorded progress and the Job remain
         error = `${step.kind}: ${(e as Error).message}`;
-        await this.api.event(target, 'Warning', `${stepReason(step)}Failed`, error);
+        if (e instanceof JobFailure) this.jobFailures.set(key, e);
+        await this.api.event(target, 'Warning', e instanceof JobFailure ? e.reason : `${stepReason(step)}Failed`, error);
         this.lastStep.delete(key);
       }
       // look again at once: the next step follows from a new observation
@@ -241,12 +258,16 @@ export class Controller {
     return this.opts.pollMs ?? 2000;
   }
 
-  private async execute(rt: KubeRuntime, step: Step, urls: Map<string, string>, members: Array<{ name: string; id?: string }>, progress: UpgradeProgress | undefined, client: MemberClient): Promise<UpgradeProgress | undefined> {
+  private async execute(rt: KubeRuntime, step: Step, urls: Map<string, string>, members: Array<{ name: string; id?: string }>, progress: UpgradeProgress | undefined, client: MemberClient, jobs: ClusterJobs): Promise<UpgradeProgress | undefined> {
     switch (step.kind) {
       case 'createCluster':
+        // from a snapshot: the data dirs first (the StatefulSet adopts the claims), then the members
+        if (jobs.spec.restore) await jobs.restore(step.version);
         await rt.apply(step.version);
+        if (jobs.spec.restore) await jobs.restoreDone();
         return progress;
       case 'snapshot': {
+        if (jobs.spec.backup?.pvc) return recordSnapshot(progress!, await jobs.backup(step.member, step.from, step.to, progress!.startedAt));
         const rec = await client.snapshot(urls.get(step.member)!, step.member, rt.snapshotLocation(step.from, step.to, step.member));
         return recordSnapshot(progress!, rec);
       }
@@ -270,7 +291,7 @@ export class Controller {
       pods.set(n, { image: podImage(p), ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false });
     }
     const key = `${stored.metadata.namespace}/${stored.metadata.name}`;
-    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.notes.get(key), now: new Date() });
+    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.notes.get(key) ?? this.jobFailures.get(key)?.message, now: new Date(), jobFailure: this.jobFailures.get(key) });
   }
 
   /** Applies the status when it differs from the stored one. */

@@ -111,7 +111,7 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     acknowledgeLargeV2Data: bool('Required to start an upgrade when the v2 data is 100 MB or more.', { default: false }),
   }, { default: {} }),
   restore: obj<Restore>('Create the cluster from this snapshot.', {
-    snapshot: str('Snapshot name in the backup location.', { minLength: 1 }),
+    snapshot: str('Snapshot file: its path inside spec.backup.pvc (status.upgrade.snapshot.location without pvc://<claim>/).', { minLength: 1 }),
   }, { required: ['snapshot'] }),
 }, {
   required: ['version'],
@@ -119,6 +119,9 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     rule: "(has(self.storage) && has(self.storage.storageClassName) ? self.storage.storageClassName : '') == " +
       "(has(oldSelf.storage) && has(oldSelf.storage.storageClassName) ? oldSelf.storage.storageClassName : '')",
     message: 'spec.storage.storageClassName is immutable',
+  }, {
+    rule: '!has(self.restore) || (has(self.backup) && has(self.backup.pvc))',
+    message: 'spec.restore needs spec.backup.pvc (the claim the snapshot is read from)',
   }],
 });
 

@@ -17,6 +17,8 @@ export interface RunOptions {
   probePort?: number;
   /** Act only while holding the Lease "svc-operator" in $POD_NAMESPACE (default namespace "default"). */
   leaderElect?: boolean;
+  /** The operator's own image, which backup/restore Jobs run. Default $SVC_OPERATOR_IMAGE. */
+  operatorImage?: string;
 }
 
 /** Loads a kubeconfig the usual way. */
@@ -48,7 +50,10 @@ export function probeServer(ctl: Controller, port: number): Server {
 /** Runs the controller until SIGTERM or SIGINT. */
 export async function runController(opts: RunOptions = {}): Promise<void> {
   const kc = loadKubeConfig(opts.kubeconfig);
-  const ctl = new Controller(kc, { snapshotDir: opts.snapshotDir ?? process.env.SVC_OPERATOR_SNAPSHOT_DIR ?? join(tmpdir(), 'svc-operator-snapshots') });
+  const ctl = new Controller(kc, {
+    snapshotDir: opts.snapshotDir ?? process.env.SVC_OPERATOR_SNAPSHOT_DIR ?? join(tmpdir(), 'svc-operator-snapshots'),
+    operatorImage: opts.operatorImage ?? (process.env.SVC_OPERATOR_IMAGE || undefined),
+  });
   const port = opts.probePort ?? 8080;
   const srv = port > 0 ? probeServer(ctl, port) : undefined;
   let stop!: () => void;

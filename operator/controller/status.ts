@@ -23,6 +23,8 @@ export interface StatusInput {
   /** Error of the last reconcile, if any. */
   error?: string;
   now: Date;
+  /** The last backup/restore Job failure, until a Job succeeds (BackupReady False; a backup's blocks the upgrade). */
+  jobFailure?: { reason: string; message: string };
 }
 
 function cond(type: ConditionType, ok: boolean, reason: string, message: string): Omit<Condition, 'lastTransitionTime'> {
@@ -47,8 +49,9 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const releases = observed.members.map((m) => m.release).filter((r): r is string => r !== undefined).sort(compareVersions);
   const upgrading = i.progress !== undefined && i.progress.finishedAt === undefined;
   const everAvailable = i.previous?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') || i.previous?.phase === 'Running';
+  const backupBlocked = i.jobFailure !== undefined && step.kind === 'snapshot';
   let phase: Phase;
-  if (step.kind === 'blocked') phase = 'Blocked';
+  if (step.kind === 'blocked' || backupBlocked) phase = 'Blocked';
   else if (upgrading) phase = 'Upgrading';
   else if (healthy === spec.replicas && ready === spec.replicas && healthy > 0 && step.kind === 'steady') phase = 'Running';
   else if (!everAvailable && !(healthy === spec.replicas && healthy > 0)) phase = 'Creating';
@@ -60,8 +63,8 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
     cond('Progressing', step.kind !== 'steady', step.kind === 'steady' ? 'Steady' : step.kind === 'wait' ? step.code : step.kind === 'blocked' ? step.code : step.kind, step.kind === 'steady' ? `every member runs ${spec.version}` : waitLine || step.kind),
     cond('Upgrading', upgrading, upgrading ? 'UpgradeInProgress' : 'NoUpgrade', upgrading ? `${i.progress!.from} -> ${i.progress!.to}: ${i.progress!.step}` : 'no upgrade under way'),
     cond('Degraded', healthy < spec.replicas && phase !== 'Creating', healthy < spec.replicas ? 'MembersUnhealthy' : 'AllHealthy', `${spec.replicas - healthy} member(s) not healthy`),
-    cond('BackupReady', i.progress?.snapshot !== undefined, i.progress?.snapshot ? 'SnapshotTaken' : 'NoSnapshot', i.progress?.snapshot ? `snapshot at ${i.progress.snapshot.location}` : 'no pre-upgrade snapshot recorded'),
-    cond('UpgradeBlocked', step.kind === 'blocked', step.kind === 'blocked' ? step.code : 'NotBlocked', step.kind === 'blocked' ? step.reason : 'the target is allowed'),
+    i.jobFailure ? cond('BackupReady', false, i.jobFailure.reason, i.jobFailure.message) : cond('BackupReady', i.progress?.snapshot !== undefined, i.progress?.snapshot ? 'SnapshotTaken' : 'NoSnapshot', i.progress?.snapshot ? `snapshot at ${i.progress.snapshot.location}` : 'no pre-upgrade snapshot recorded'),
+    backupBlocked ? cond('UpgradeBlocked', true, i.jobFailure!.reason, `no verified pre-upgrade snapshot: ${i.jobFailure!.message}`) : cond('UpgradeBlocked', step.kind === 'blocked', step.kind === 'blocked' ? step.code : 'NotBlocked', step.kind === 'blocked' ? step.reason : 'the target is allowed'),
   ];
   const conditions: Condition[] = drafts.map((d) => {
     const prev = i.previous?.conditions?.find((c) => c.type === d.type);

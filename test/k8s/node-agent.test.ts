@@ -47,6 +47,9 @@ describe('k8s node agent: container mapping', () => {
     const explicit = await planContainer(pod, { name: 'c', image: 'svc:v3.5.0', command: ['/usr/local/bin/svc'], args: ['--version'] },
       { repoRoot: '/repo', podIP: '127.0.1.7', nodeName: 'n', mounts: new Map(), baseEnv: {}, resolveRef: () => Promise.resolve(undefined) });
     expect(explicit.argv).to.deep.equal([process.execPath, '/repo/bin/svc', '--version']);
+    const operator = await planContainer(pod, { name: 'backup', image: 'svc:v3.5.21', command: ['svc-operator'], args: ['backup', '--record=/dev/termination-log'] },
+      { repoRoot: '/repo', podIP: '127.0.1.7', nodeName: 'n', mounts: new Map([['/dev/termination-log', '/w/pods/p/termination/backup']]), baseEnv: {}, resolveRef: () => Promise.resolve(undefined) });
+    expect(operator.argv).to.deep.equal([process.execPath, '/repo/bin/svc-operator', 'backup', '--record=/w/pods/p/termination/backup']);
   });
 });
 

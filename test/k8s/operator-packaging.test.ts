@@ -77,6 +77,7 @@ describe('k8s: packaging of the operator', function () {
       expect(c.livenessProbe).to.not.equal(undefined);
       expect(c.readinessProbe).to.not.equal(undefined);
       expect(c.args).to.include('--leader-elect=true');
+      expect((c as unknown as { env: Array<{ name: string; value?: string }> }).env.find((e) => e.name === 'SVC_OPERATOR_IMAGE')?.value, 'the image the backup Jobs run').to.match(/^svc:v\d+\.\d+\.\d+$/);
       const refused = async (...set: string[]): Promise<string> => {
         let err = '';
         await tb.helm(['template', 'ops', CHART, ...set.flatMap((x) => ['--set', x])]).catch((e: Error) => { err = e.message; });
@@ -98,12 +99,13 @@ describe('k8s: packaging of the operator', function () {
         return /^yes/m.test(out);
       };
       for (const [verb, res] of [['watch', 'svcclusters.svc.dev'], ['patch', 'svcclusters.svc.dev/status'], ['delete', 'pods'], ['patch', 'statefulsets.apps'],
-        ['create', 'services'], ['patch', 'configmaps'], ['create', 'poddisruptionbudgets.policy'], ['create', 'events'], ['get', 'secrets']]) {
+        ['create', 'services'], ['patch', 'configmaps'], ['create', 'poddisruptionbudgets.policy'], ['create', 'events'], ['get', 'secrets'],
+        ['create', 'jobs.batch'], ['get', 'jobs.batch'], ['delete', 'jobs.batch'], ['get', 'persistentvolumeclaims'], ['create', 'persistentvolumeclaims']]) {
         expect(await can(verb, res), `${verb} ${res}`).to.equal(true);
       }
       expect(await can('update', 'leases.coordination.k8s.io', 'svc-operator'), 'its own Lease').to.equal(true);
       expect(await can('update', 'leases.coordination.k8s.io', 'kube-system'), 'leases elsewhere').to.equal(false);
-      for (const [verb, res] of [['list', 'secrets'], ['watch', 'secrets'], ['delete', 'statefulsets.apps'], ['delete', 'svcclusters.svc.dev'], ['create', 'pods'], ['delete', 'persistentvolumeclaims'], ['update', 'nodes']]) {
+      for (const [verb, res] of [['list', 'secrets'], ['watch', 'secrets'], ['delete', 'statefulsets.apps'], ['delete', 'svcclusters.svc.dev'], ['create', 'pods'], ['delete', 'persistentvolumeclaims'], ['update', 'nodes'], ['update', 'jobs.batch']]) {
         expect(await can(verb, res), `${verb} ${res}`).to.equal(false);
       }
     });

@@ -93,4 +93,28 @@ describe('k8s testbed: pod lifecycle on the node agent', function () {
     }, 60_000);
     expect(done.status?.containerStatuses?.[0].state?.terminated?.exitCode).to.equal(0);
   });
+
+  it('reports termination messages as the kubelet does: the file (at most 4096 bytes), a custom path, logs on error', async () => {
+    const write = "require('fs').writeFileSync(process.argv[1], process.argv[2].repeat(Number(process.argv[3])))";
+    await tb.kubectl(['-n', NS, 'apply', '-f', '-'], JSON.stringify({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'messages' },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [
+          { name: 'big', image: 'node:20', command: ['node', '-e', write, '/dev/termination-log', 'x', '5000'] },
+          { name: 'custom', image: 'node:20', command: ['node', '-e', write, '$(MSG)', 'hello', '1'], env: [{ name: 'MSG', value: '/tmp/msg' }], terminationMessagePath: '/tmp/msg' },
+          { name: 'fallback', image: 'node:20', command: ['node', '-e', "console.error('boom'); process.exit(3)"], terminationMessagePolicy: 'FallbackToLogsOnError' },
+        ],
+      },
+    }));
+    const done = await waitFor('messages to finish', async () => {
+      const x = await pod(tb, 'messages');
+      return x?.status?.phase === 'Failed' ? x : undefined;
+    }, 60_000);
+    const term = (name: string) => done.status!.containerStatuses!.find((c) => c.name === name)!.state!.terminated!;
+    expect(term('big').message).to.equal('x'.repeat(4096));
+    expect(term('custom').message).to.equal('hello');
+    expect(term('fallback')).to.include({ exitCode: 3 });
+    expect(term('fallback').message).to.contain('boom');
+  });
 });

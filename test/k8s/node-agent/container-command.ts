@@ -2,7 +2,7 @@
 // - The image's tag "v<x.y.z>" of an image named svc (svc:v3.4.34, <registry>/<repo>/svc:v3.4.34) sets SVC_VERSION=x.y.z.
 // - The svc image's entrypoint is "svc": a container without `command` runs svc with its `args`.
 // - Command "svc", "/usr/local/bin/svc", "/usr/bin/svc", "/bin/svc" (and the same for svcctl) runs
-//   `node <repo>/bin/svc` (`node <repo>/bin/svcctl`); "node" or ".../bin/node" runs this Node; anything else runs as is.
+//   `node <repo>/bin/svc` (`node <repo>/bin/svcctl`, `svc-operator` -> `node <repo>/bin/svc-operator`); "node" or ".../bin/node" runs this Node; anything else runs as is.
 // - $(VAR) references in command, args and env values are expanded as the kubelet does ($$ escapes).
 // - Strings in command, args and env values that contain a volume's mountPath (followed by "/" or the end) get the
 //   host folder instead; "0.0.0.0" becomes the pod's own IP (every pod shares the host, so a wildcard bind would take
@@ -115,7 +115,7 @@ async function envValue(pod: V1Pod, e: V1EnvVar, env: Record<string, string>, ct
 function mapExecutable(argv0: string, repoRoot: string): string[] {
   const base = argv0.slice(argv0.lastIndexOf('/') + 1);
   const inBin = argv0 === base || /^\/(usr\/local\/|usr\/)?bin\//.test(argv0);
-  if (inBin && (base === 'svc' || base === 'svcctl')) return [process.execPath, join(repoRoot, 'bin', base)];
+  if (inBin && (base === 'svc' || base === 'svcctl' || base === 'svc-operator')) return [process.execPath, join(repoRoot, 'bin', base)];
   if (inBin && base === 'node') return [process.execPath];
   return [argv0];
 }

@@ -2,12 +2,13 @@
 // restartPolicy with a short back-off; startup/readiness/liveness probes as declared; the pod's status
 // (phase, conditions, containerStatuses) pushed to the apiserver whenever it changes.
 import type { V1Container, V1ContainerState, V1Pod, V1PodCondition, V1Probe } from '@kubernetes/client-node';
-import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ManagedProcess } from '../proc.js';
 import { planContainer, type PlanContext, type ProcessPlan } from './container-command.js';
 import { execExitCode, runProbe } from './probes.js';
 import { containerMounts } from './volumes.js';
+import { terminationFile, terminationMessage } from './termination.js';
 
 /** What a PodRunner needs from its agent. */
 export interface PodHost {
@@ -39,6 +40,8 @@ interface ContainerRun {
   /** bumped at each start, so late probe results of an old process are dropped */
   generation: number;
   startedAt?: string;
+  /** Host file standing for terminationMessagePath, and where this life's output begins in the log. */
+  termination?: { file: string; logFile: string; logOffset: number };
 }
 
 const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -134,19 +137,23 @@ export class PodRunner {
     c.timers = [];
   }
 
-  private async plan(c: ContainerRun): Promise<ProcessPlan> {
+  private async plan(c: ContainerRun, termination?: { path: string; file: string }): Promise<ProcessPlan> {
+    const mounts = containerMounts(c.spec, this.volumeDirs);
+    if (termination) mounts.set(termination.path, termination.file);
     return planContainer(this.pod, c.spec, {
       repoRoot: this.host.repoRoot, podIP: this.ip, nodeName: this.host.nodeName,
-      mounts: containerMounts(c.spec, this.volumeDirs),
+      mounts,
       baseEnv: this.host.baseEnv(this.podDir, this.hostname), resolveRef: this.host.resolveRef,
     });
   }
 
   /** Starts c's process; resolves the process (whose exit is handled here). */
   private async launch(c: ContainerRun): Promise<ManagedProcess> {
-    const plan = await this.plan(c);
+    const tf = terminationFile(this.podDir, c.spec);
+    const plan = await this.plan(c, tf);
     c.plan = plan;
     const logFile = join(this.host.logDir, `${this.namespace}_${this.name}_${c.spec.name}.log`);
+    c.termination = { file: tf.file, logFile, logOffset: existsSync(logFile) ? statSync(logFile).size : 0 };
     appendFileSync(logFile, `=== ${now()} start #${c.restartCount} pod ${this.namespace}/${this.name} ip ${this.ip}: ${plan.argv.join(' ')}\n`);
     const cwd = plan.cwd && existsSync(plan.cwd) ? plan.cwd : this.podDir;
     mkdirSync(cwd, { recursive: true });
@@ -169,7 +176,8 @@ export class PodRunner {
     this.clearTimers(c);
     c.ready = false;
     const exitCode = code ?? (signal === 'SIGKILL' ? 137 : 143);
-    c.state = { terminated: { exitCode, signal: undefined, reason: exitCode === 0 ? 'Completed' : 'Error',
+    const message = c.termination ? terminationMessage(c.spec, c.termination.file, exitCode, c.termination.logFile, c.termination.logOffset) : undefined;
+    c.state = { terminated: { exitCode, signal: undefined, reason: exitCode === 0 ? 'Completed' : 'Error', message,
       startedAt: c.startedAt as unknown as Date, finishedAt: now() as unknown as Date, containerID: `svc-test://${proc.pid ?? 0}` } };
     this.host.changed();
     this.schedulePush();

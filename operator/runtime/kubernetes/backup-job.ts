@@ -1,0 +1,322 @@
+// Backups into spec.backup.pvc and restores from it run as Jobs in the cluster's namespace (the operator pod
+// cannot mount a per-cluster PVC). The Job runs the operator's own image (`svc-operator backup|restore`,
+// operator/cli/backup.ts), which writes its result as JSON to the container's termination message; the operator
+// waits for the Job and reads the record from the pod's status. Job names are derived from recorded facts (the
+// upgrade's start time, the cluster's name), so an operator that restarts finds the Job it started and observes it
+// instead of starting another.
+import * as k8s from '@kubernetes/client-node';
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
+import type { SnapshotRecord } from '../../api/types.js';
+import type { BackupRecord, RestoreRecord } from '../../cli/backup.js';
+import { isStatus, type KubeApi } from './kube-api.js';
+import { CLUSTER_LABEL, configMapName, memberClientURL, ownedObjects, type ClusterRef, type KubeObject } from './manifests.js';
+
+/** Where the backup PVC is mounted in the Jobs. */
+export const BACKUP_MOUNT = '/backups';
+/** The file the Jobs write their record to (the kubelet's default terminationMessagePath). */
+export const TERMINATION_LOG = '/dev/termination-log';
+/** Label of the Jobs: which operation. */
+export const JOB_KIND_LABEL = 'svc.dev/job';
+
+/** Typed reasons of backup and restore failures (Event reasons, condition reasons). */
+export type JobFailureReason =
+  | 'OperatorImageUnknown'
+  | 'BackupPVCNotFound'
+  | 'BackupJobFailed'
+  | 'BackupJobTimeout'
+  | 'RestoreSnapshotInvalid'
+  | 'RestoreJobFailed'
+  | 'RestoreJobTimeout';
+
+/** A backup or restore that did not succeed; `reason` says why in one word. */
+export class JobFailure extends Error {
+  constructor(readonly reason: JobFailureReason, message: string) {
+    super(message);
+    this.name = 'JobFailure';
+  }
+}
+
+/** The operator stopped waiting for a Job (it is stopping); the Job runs on and the next operator observes it. */
+export class JobWaitAborted extends Error {
+  constructor(job: string) {
+    super(`stopped waiting for Job ${job}`);
+    this.name = 'JobWaitAborted';
+  }
+}
+
+export interface ClusterJobsOptions {
+  /** The operator's own image (the Jobs run it); undefined: backups into a PVC and restores are refused. */
+  image?: string;
+  /** How long a Job may run (its activeDeadlineSeconds) and the operator waits for it. Default 600 s. */
+  timeoutSeconds?: number;
+  /** Poll interval while waiting. Default 1000 ms. */
+  pollMs?: number;
+  /** Aborted when the operator stops: the wait ends at once (JobWaitAborted). */
+  signal?: AbortSignal;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((r) => {
+  const t = setTimeout(r, ms);
+  signal?.addEventListener('abort', () => { clearTimeout(t); r(); }, { once: true });
+});
+
+/** A DNS-1123 label from `base` and a suffix, at most 63 characters. */
+function jobName(base: string, suffix: string): string {
+  return `${base.slice(0, 63 - suffix.length - 1).replace(/-+$/, '')}-${suffix}`;
+}
+
+/** The path inside the backup PVC that spec.restore.snapshot names ("pvc://<claim>/" may prefix it). */
+export function restorePath(snapshot: string, claim: string): string {
+  const prefix = `pvc://${claim}/`;
+  const rel = snapshot.startsWith(prefix) ? snapshot.slice(prefix.length) : snapshot;
+  if (rel.startsWith('pvc://')) throw new JobFailure('RestoreSnapshotInvalid', `spec.restore.snapshot ${snapshot} names another claim than spec.backup.pvc (${claim})`);
+  if (rel === '' || rel.startsWith('/') || rel.split('/').some((s) => s === '..' || s === '')) {
+    throw new JobFailure('RestoreSnapshotInvalid', `spec.restore.snapshot must be a relative path inside the backup PVC ${claim} (as status.upgrade.snapshot.location shows after pvc://${claim}/), not ${snapshot}`);
+  }
+  return rel;
+}
+
+/** The pre-upgrade snapshot's file name; deterministic for one upgrade so a re-run Job writes the same file. */
+export function backupFileName(member: string, from: string, to: string, startedAt: number): string {
+  return `${member}-${from}-to-${to}-${new Date(startedAt).toISOString().replace(/[:.]/g, '-')}.db`;
+}
+
+/** What the StatefulSet needs of its members, read from the manifests the operator applies (one source). */
+interface MemberLayout {
+  /** Claim template of the data volume: its name (claims are <name>-<pod>) and spec. */
+  claimTemplate: string;
+  claimSpec: Record<string, unknown>;
+  /** Mount path of the data volume and the data dir below it. */
+  dataMount: string;
+  dataDir: string;
+  initialCluster: string;
+  token: string;
+}
+
+function memberLayout(c: ClusterRef, version: string): MemberLayout {
+  const objs = ownedObjects(c, version);
+  const cm = objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name === configMapName(c.name)) as KubeObject & { data: Record<string, string> };
+  const sts = objs.find((o) => o.kind === 'StatefulSet') as KubeObject & {
+    spec: { volumeClaimTemplates: Array<{ metadata: { name: string }; spec: Record<string, unknown> }>; template: { spec: { containers: Array<{ name: string; args: string[]; volumeMounts: Array<{ name: string; mountPath: string }> }> } } };
+  };
+  const tmpl = sts.spec.volumeClaimTemplates[0];
+  const container = sts.spec.template.spec.containers.find((x) => x.name === 'svc')!;
+  const dataMount = container.volumeMounts.find((m) => m.name === tmpl.metadata.name)!.mountPath;
+  const dataDir = container.args.find((a) => a.startsWith('--data-dir='))!.slice('--data-dir='.length);
+  return { claimTemplate: tmpl.metadata.name, claimSpec: tmpl.spec, dataMount, dataDir, initialCluster: cm.data.INITIAL_CLUSTER, token: cm.data.INITIAL_CLUSTER_TOKEN };
+}
+
+/** Backup and restore Jobs of one SvcCluster. */
+export class ClusterJobs {
+  private readonly batch: k8s.BatchV1Api;
+
+  constructor(private readonly api: KubeApi, private readonly cluster: ClusterRef, private readonly opts: ClusterJobsOptions) {
+    this.batch = api.kc.makeApiClient(k8s.BatchV1Api);
+  }
+
+  /** The cluster's spec (with defaults). */
+  get spec(): ClusterRef['spec'] { return this.cluster.spec; }
+
+  private get timeoutSeconds(): number { return this.opts.timeoutSeconds ?? 600; }
+
+  private labels(kind: string): Record<string, string> {
+    return { 'app.kubernetes.io/name': 'svc-operator-job', 'app.kubernetes.io/managed-by': 'svc-operator', [CLUSTER_LABEL]: this.cluster.name, [JOB_KIND_LABEL]: kind };
+  }
+
+  private owner(): object {
+    return { apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', name: this.cluster.name, uid: this.cluster.uid, controller: true, blockOwnerDeletion: true };
+  }
+
+  private image(): string {
+    if (!this.opts.image) throw new JobFailure('OperatorImageUnknown', 'the operator does not know its own image (set SVC_OPERATOR_IMAGE or --operator-image): backups into spec.backup.pvc and restores run it as a Job');
+    return this.opts.image;
+  }
+
+  private async requireClaim(claim: string): Promise<void> {
+    try {
+      await this.api.core.readNamespacedPersistentVolumeClaim({ namespace: this.cluster.namespace, name: claim });
+    } catch (e) {
+      if (isStatus(e, 404)) throw new JobFailure('BackupPVCNotFound', `spec.backup.pvc: PersistentVolumeClaim ${this.cluster.namespace}/${claim} not found`);
+      throw e;
+    }
+  }
+
+  private job(name: string, kind: string, args: string[], volumes: object[], mounts: object[]): V1Job {
+    return {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name, namespace: this.cluster.namespace, labels: this.labels(kind), ownerReferences: [this.owner() as k8s.V1OwnerReference] },
+      spec: {
+        // one attempt: retrying is the operator's decision, after it reported the failure
+        backoffLimit: 0,
+        activeDeadlineSeconds: this.timeoutSeconds,
+        ttlSecondsAfterFinished: 86_400,
+        template: {
+          metadata: { labels: this.labels(kind) },
+          spec: {
+            restartPolicy: 'Never',
+            automountServiceAccountToken: false,
+            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532 },
+            containers: [{
+              name: kind,
+              image: this.image(),
+              command: ['svc-operator'],
+              args,
+              terminationMessagePath: TERMINATION_LOG,
+              terminationMessagePolicy: 'FallbackToLogsOnError',
+              volumeMounts: mounts as k8s.V1VolumeMount[],
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+            }],
+            volumes: volumes as k8s.V1Volume[],
+            ...(this.cluster.spec.podTemplate?.nodeSelector ? { nodeSelector: this.cluster.spec.podTemplate.nodeSelector } : {}),
+            ...(this.cluster.spec.podTemplate?.tolerations ? { tolerations: this.cluster.spec.podTemplate.tolerations as k8s.V1Toleration[] } : {}),
+            ...(this.cluster.spec.image?.pullSecrets ? { imagePullSecrets: this.cluster.spec.image.pullSecrets.map((n) => ({ name: n })) } : {}),
+          },
+        },
+      },
+    };
+  }
+
+  private async readJob(name: string): Promise<V1Job | undefined> {
+    try {
+      return await this.batch.readNamespacedJob({ namespace: this.cluster.namespace, name });
+    } catch (e) {
+      if (isStatus(e, 404)) return undefined;
+      throw e;
+    }
+  }
+
+  /** Deletes a Job and its pod (a finished Job's record is in the SvcCluster by then). */
+  async deleteJob(name: string): Promise<void> {
+    this.api.writes++;
+    try {
+      await this.batch.deleteNamespacedJob({ namespace: this.cluster.namespace, name, propagationPolicy: 'Background' });
+    } catch (e) {
+      if (!isStatus(e, 404)) throw e;
+    }
+  }
+
+  /** The termination message of the Job's pod, if it has one. */
+  private async podMessage(job: V1Job): Promise<string | undefined> {
+    // by the Job's uid: pods of an earlier Job of the same name may still be around
+    const pods = (await this.api.core.listNamespacedPod({ namespace: this.cluster.namespace, labelSelector: `batch.kubernetes.io/controller-uid=${job.metadata?.uid ?? ''}` })).items;
+    const finished = (p: V1Pod) => p.status?.containerStatuses?.[0]?.state?.terminated;
+    const pod = pods.filter((p) => finished(p)).sort((a, b) => String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? '')))[0];
+    return pod ? finished(pod)?.message : undefined;
+  }
+
+  /**
+   * Runs (or, after a restart, finds) the Job `name` and waits until it finished; resolves with its record,
+   * rejects with a JobFailure. A failed Job is deleted so that a later attempt starts a fresh one.
+   */
+  private async run<T>(name: string, build: () => V1Job, failed: JobFailureReason, timedOut: JobFailureReason): Promise<{ record: T; job: V1Job }> {
+    let job = await this.readJob(name);
+    if (!job) {
+      this.api.writes++;
+      job = await this.batch.createNamespacedJob({ namespace: this.cluster.namespace, body: build() });
+    }
+    const until = Date.now() + (this.timeoutSeconds + 60) * 1000;
+    for (;;) {
+      const conds = job.status?.conditions ?? [];
+      const done = conds.some((c) => c.type === 'Complete' && c.status === 'True');
+      const fail = conds.find((c) => c.type === 'Failed' && c.status === 'True');
+      if (done || fail) {
+        const message = await this.podMessage(job);
+        let record: (T & { error?: string }) | undefined;
+        try {
+          record = message ? JSON.parse(message) as T & { error?: string } : undefined;
+        } catch {
+          record = undefined;
+        }
+        if (done && record && record.error === undefined) return { record, job };
+        await this.deleteJob(name);
+        const why = record?.error ?? message?.trim().split('\n').slice(-3).join(' ') ?? `${fail?.reason ?? 'no record'}${fail?.message ? `: ${fail.message}` : ''}`;
+        const reason = fail?.reason === 'DeadlineExceeded' ? timedOut : failed;
+        throw new JobFailure(reason, `Job ${this.cluster.namespace}/${name} failed: ${why}`);
+      }
+      if (Date.now() > until) {
+        await this.deleteJob(name);
+        throw new JobFailure(timedOut, `Job ${this.cluster.namespace}/${name} did not finish within ${this.timeoutSeconds} s`);
+      }
+      await sleep(this.opts.pollMs ?? 1000, this.opts.signal);
+      if (this.opts.signal?.aborted) throw new JobWaitAborted(`${this.cluster.namespace}/${name}`);
+      job = await this.readJob(name);
+      if (!job) throw new JobFailure(failed, `Job ${this.cluster.namespace}/${name} was deleted while the operator waited for it`);
+    }
+  }
+
+  /** Snapshot of `member` (the leader) into spec.backup.pvc before from -> to; the upgrade's start time names it. */
+  async backup(member: string, from: string, to: string, startedAt: number): Promise<SnapshotRecord> {
+    const claim = this.cluster.spec.backup!.pvc!;
+    this.image();
+    await this.requireClaim(claim);
+    const name = jobName(this.cluster.name, `backup-${startedAt.toString(36)}`);
+    const dir = `${this.cluster.namespace}/${this.cluster.name}`;
+    const file = backupFileName(member, from, to, startedAt);
+    const keep = this.cluster.spec.backup?.keep ?? 3;
+    const { record: rec, job } = await this.run<BackupRecord>(name, () => this.job(name, 'backup', [
+      'backup', `--endpoint=${memberClientURL(this.cluster, member)}`, `--member=${member}`,
+      `--dir=${BACKUP_MOUNT}/${dir}`, `--file=${file}`, `--keep=${keep}`, `--record=${TERMINATION_LOG}`,
+    ], [{ name: 'backups', persistentVolumeClaim: { claimName: claim } }], [{ name: 'backups', mountPath: BACKUP_MOUNT }]), 'BackupJobFailed', 'BackupJobTimeout');
+    // the record must be the one this Job was asked for (a Job found after a restart may have been started for
+    // the member that led then), and well-formed
+    const asked = (flag: string) => job.spec?.template.spec?.containers[0].args?.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3);
+    if (rec.file !== asked('file') || rec.member !== asked('member') || !/^[0-9a-f]{64}$/.test(String(rec.sha256)) || !(rec.size > 0) || !Number.isInteger(rec.revision)) {
+      await this.deleteJob(name);
+      throw new JobFailure('BackupJobFailed', `Job ${this.cluster.namespace}/${name} reported an unexpected record: ${JSON.stringify(rec).slice(0, 300)}`);
+    }
+    await this.deleteJob(name);
+    return { location: `pvc://${claim}/${dir}/${rec.file}`, member: rec.member, revision: rec.revision, size: rec.size, sha256: rec.sha256, time: rec.time };
+  }
+
+  /** The data claims of the members (what the StatefulSet's volumeClaimTemplate would create; it adopts them). */
+  dataClaims(version: string): KubeObject[] {
+    const l = memberLayout(this.cluster, version);
+    return Array.from({ length: this.cluster.spec.replicas }, (_, i) => ({
+      apiVersion: 'v1', kind: 'PersistentVolumeClaim',
+      metadata: { name: `${l.claimTemplate}-${this.cluster.name}-${i}`, namespace: this.cluster.namespace, labels: { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/instance': this.cluster.name, [CLUSTER_LABEL]: this.cluster.name } },
+      spec: l.claimSpec,
+    }));
+  }
+
+  /**
+   * Before the StatefulSet exists: creates the members' data claims and fills each data dir from
+   * spec.restore.snapshot, with exactly the names, peer URLs and token the pods will start with.
+   * Resolves once every member is restored (a restarted operator finds the Job and waits again).
+   */
+  async restore(version: string): Promise<RestoreRecord> {
+    const claim = this.cluster.spec.backup?.pvc;
+    const snapshot = this.cluster.spec.restore!.snapshot;
+    if (!claim) throw new JobFailure('RestoreSnapshotInvalid', 'spec.restore needs spec.backup.pvc: the snapshot is read from that claim');
+    const rel = restorePath(snapshot, claim);
+    this.image();
+    await this.requireClaim(claim);
+    const l = memberLayout(this.cluster, version);
+    for (const pvc of this.dataClaims(version)) await this.api.apply(pvc);
+    const name = jobName(this.cluster.name, 'restore');
+    const volumes: object[] = [{ name: 'backups', persistentVolumeClaim: { claimName: claim, readOnly: true } }];
+    const mounts: object[] = [{ name: 'backups', mountPath: BACKUP_MOUNT, readOnly: true }];
+    const members: string[] = [];
+    const sub = l.dataDir.startsWith(`${l.dataMount}/`) ? l.dataDir.slice(l.dataMount.length) : '';
+    for (let i = 0; i < this.cluster.spec.replicas; i++) {
+      const pod = `${this.cluster.name}-${i}`;
+      volumes.push({ name: `data-${i}`, persistentVolumeClaim: { claimName: `${l.claimTemplate}-${pod}` } });
+      mounts.push({ name: `data-${i}`, mountPath: `/restore/${pod}` });
+      members.push(`${pod}=/restore/${pod}${sub}`);
+    }
+    const { record: rec } = await this.run<RestoreRecord>(name, () => this.job(name, 'restore', [
+      'restore', `--snapshot=${BACKUP_MOUNT}/${rel}`, `--members=${members.join(',')}`,
+      `--initial-cluster=${l.initialCluster}`, `--initial-cluster-token=${l.token}`, `--record=${TERMINATION_LOG}`,
+    ], volumes, mounts), 'RestoreJobFailed', 'RestoreJobTimeout');
+    if (!Array.isArray(rec.members) || rec.members.length !== this.cluster.spec.replicas) {
+      await this.deleteJob(name);
+      throw new JobFailure('RestoreJobFailed', `Job ${this.cluster.namespace}/${name} reported an unexpected record: ${JSON.stringify(rec).slice(0, 300)}`);
+    }
+    return rec;
+  }
+
+  /** Removes the restore Job once the StatefulSet exists. */
+  async restoreDone(): Promise<void> {
+    await this.deleteJob(jobName(this.cluster.name, 'restore'));
+  }
+}

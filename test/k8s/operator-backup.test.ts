@@ -1,0 +1,158 @@
+// Backups into spec.backup.pvc and restores from it, against the real control plane: the pre-upgrade snapshot is
+// taken by a Job in the cluster's namespace (run by the node agent, its record read from the pod's termination
+// message), survives an operator restart in the middle of the Job, lands in the claim's folder with the recorded
+// sha256; a missing claim blocks the upgrade; a new SvcCluster created from that snapshot serves every key, and a
+// corrupt snapshot creates no members.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import * as k8s from '@kubernetes/client-node';
+import { Controller } from '../../operator/controller/controller.js';
+import type { SvcClusterStatus } from '../../operator/api/types.js';
+import { b64, postJson, unb64 } from '../support/svc-cluster.js';
+import { sharedTestbed } from './fixture.js';
+import { installHostsLookup } from './node-agent/hosts.js';
+import { createNamespace, installCrd } from './operator/helpers.js';
+import { waitFor } from './proc.js';
+import type { Testbed } from './testbed.js';
+
+const NS = 'svcc-backup';
+const CLAIM = 'snapshots';
+const KEYS = Array.from({ length: 30 }, (_, i) => `key-${String(i).padStart(2, '0')}`);
+
+interface Stored { metadata: { uid: string; annotations?: Record<string, string> }; status?: SvcClusterStatus }
+
+describe('k8s: backups into spec.backup.pvc and restores from it', function () {
+  this.timeout(240_000);
+  let tb: Testbed;
+  let ctl: Controller;
+  let kc: k8s.KubeConfig;
+  let location = '';
+
+  const get = async (name: string): Promise<Stored> => JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
+  const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
+    (JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
+  const apply = (name: string, spec: object) => tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec }));
+  const newController = () => new Controller(kc, { snapshotDir: join(tb.workDir, 'operator-snapshots-backup'), resyncMs: 5000, pollMs: 1000, operatorImage: 'svc:v3.5.21', jobTimeoutSeconds: 120, log: () => undefined });
+  const claimFolder = async (claim: string) => join(tb.workDir, 'pv', `pvc-${await tb.kubectl(['-n', NS, 'get', 'pvc', claim, '-o', 'jsonpath={.metadata.uid}'])}`);
+  /** Every key through the client Service of `cluster` (serializable reads are fine: every member is healthy). */
+  const readKeys = async (cluster: string): Promise<string[]> => {
+    const a = await postJson(`http://${cluster}-client.${NS}.svc:2379/v3/kv/range`, { key: b64('key-'), range_end: b64('key.') });
+    return ((a.body.kvs ?? []) as Array<{ key: string; value: string }>).map((kv) => `${unb64(kv.key)}=${unb64(kv.value)}`);
+  };
+  const backupPods = () => readdirSync(join(tb.workDir, 'logs')).filter((f) => f.startsWith(`${NS}_kv-backup-`) && f.endsWith('_backup.log'));
+
+  before(async () => {
+    tb = await sharedTestbed();
+    installHostsLookup(tb.hostsFile);
+    await installCrd(tb);
+    await createNamespace(tb, NS);
+    kc = new k8s.KubeConfig();
+    kc.loadFromFile(tb.kubeconfigPath);
+    ctl = newController();
+    await ctl.start();
+  });
+
+  after(async () => {
+    await ctl?.stop();
+    await tb?.kubectl(['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+  });
+
+  it('the CRD refuses spec.restore without spec.backup.pvc', async () => {
+    const err = await apply('nope', { version: '3.5.21', replicas: 1, restore: { snapshot: 'x.db' } }).then(() => '', (e: Error) => e.message);
+    expect(err).to.contain('spec.restore needs spec.backup.pvc');
+  });
+
+  it('a missing backup claim blocks the upgrade: BackupReady False, UpgradeBlocked, a Warning Event, members untouched', async () => {
+    await apply('kv', { version: '3.4.34', replicas: 3, backup: { pvc: CLAIM, keep: 2 } });
+    await waitFor('kv Running', async () => ((await get('kv')).status?.phase === 'Running' ? true : undefined), 180_000, 1000);
+    for (const k of KEYS) expect((await postJson(`http://kv-client.${NS}.svc:2379/v3/kv/put`, { key: b64(k), value: b64(`v-${k}`) })).status).to.equal(200);
+    await tb.kubectl(['-n', NS, 'patch', 'svcc', 'kv', '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
+    const st = await waitFor('the refusal', async () => {
+      const s = (await get('kv')).status;
+      return s?.conditions?.find((c) => c.type === 'BackupReady' && c.reason === 'BackupPVCNotFound') ? s : undefined;
+    }, 60_000, 500);
+    expect(st.conditions!.find((c) => c.type === 'BackupReady')).to.include({ status: 'False' });
+    expect(st.conditions!.find((c) => c.type === 'UpgradeBlocked')).to.include({ status: 'True', reason: 'BackupPVCNotFound' });
+    expect(st.lastError).to.contain(`PersistentVolumeClaim ${NS}/${CLAIM} not found`);
+    expect((await events('kv')).find((e) => e.reason === 'BackupPVCNotFound')?.type).to.equal('Warning');
+    expect(await tb.kubectl(['-n', NS, 'get', 'pods', '-l', 'app.kubernetes.io/instance=kv', '-o', 'jsonpath={.items[*].spec.containers[0].image}'])).to.equal('svc:v3.4.34 svc:v3.4.34 svc:v3.4.34');
+  });
+
+  it('with the claim: a Job takes the snapshot into it, an operator restart during the Job resumes it, the upgrade completes', async () => {
+    const batch = kc.makeApiClient(k8s.BatchV1Api);
+    await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: CLAIM, namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }));
+    // the operator stops as soon as its backup Job exists; the next one must find that Job, not start another
+    await waitFor('the backup Job', async () => ((await batch.listNamespacedJob({ namespace: NS, labelSelector: 'svc.dev/job=backup' })).items.length > 0 ? true : undefined), 120_000, 50);
+    await ctl.stop();
+    const recorded = JSON.parse((await get('kv')).metadata.annotations?.['svc.dev/upgrade-progress'] ?? '{}') as { snapshot?: unknown };
+    expect(recorded.snapshot, 'the snapshot was not recorded before the stop').to.equal(undefined);
+    ctl = newController();
+    await ctl.start();
+    const st = await waitFor('the upgrade complete', async () => {
+      const s = (await get('kv')).status;
+      return s?.phase === 'Running' && s.currentVersion === '3.5.21' && s.upgrade?.finishedAt ? s : undefined;
+    }, 200_000, 1000);
+    const snap = st.upgrade!.snapshot!;
+    expect(snap.location).to.match(new RegExp(`^pvc://${CLAIM}/${NS}/kv/kv-\\d-3\\.4\\.34-to-3\\.5\\.21-.*\\.db$`));
+    expect(st.conditions!.find((c) => c.type === 'BackupReady')).to.include({ status: 'True', reason: 'SnapshotTaken' });
+    expect(backupPods(), 'backup pods run').to.have.length(1);
+    const file = join(await claimFolder(CLAIM), snap.location.slice(`pvc://${CLAIM}/`.length));
+    const bytes = readFileSync(file);
+    expect(bytes.length).to.equal(snap.size + 32);
+    expect(createHash('sha256').update(bytes.subarray(0, snap.size)).digest('hex')).to.equal(snap.sha256);
+    expect(snap.revision).to.be.at.least(KEYS.length + 1);
+    // the finished Job is gone (its record is in status)
+    expect((await batch.listNamespacedJob({ namespace: NS, labelSelector: 'svc.dev/job=backup' })).items).to.have.length(0);
+    location = snap.location;
+  });
+
+  it('a corrupt snapshot: the restore Job fails, a Warning Event and lastError say so, no members are created', async () => {
+    const folder = await claimFolder(CLAIM);
+    mkdirSync(join(folder, 'bad'), { recursive: true });
+    const bad = readFileSync(join(folder, location.slice(`pvc://${CLAIM}/`.length)));
+    bad[200] ^= 0xff;
+    writeFileSync(join(folder, 'bad', 'corrupt.db'), bad);
+    await apply('broken', { version: '3.5.21', replicas: 1, backup: { pvc: CLAIM }, restore: { snapshot: 'bad/corrupt.db' } });
+    const st = await waitFor('the failure in status', async () => {
+      const s = (await get('broken')).status;
+      return s?.lastError?.includes('corrupt') ? s : undefined;
+    }, 120_000, 500);
+    expect(st.conditions!.find((c) => c.type === 'BackupReady')).to.include({ status: 'False', reason: 'RestoreJobFailed' });
+    expect((await events('broken')).find((e) => e.reason === 'RestoreJobFailed')?.type).to.equal('Warning');
+    expect(await tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name'])).to.not.contain('broken');
+    await tb.kubectl(['-n', NS, 'delete', 'svcc', 'broken', '--wait=true']);
+  });
+
+  it('a new SvcCluster with spec.restore.snapshot starts from the snapshot (across an operator restart): Available, every key intact', async () => {
+    const batch = kc.makeApiClient(k8s.BatchV1Api);
+    await apply('kv2', { version: '3.5.21', replicas: 3, backup: { pvc: CLAIM }, restore: { snapshot: location } });
+    // the operator stops while the restore Job runs; the next one waits for that Job, then creates the members
+    await waitFor('the restore Job', async () => ((await batch.listNamespacedJob({ namespace: NS, labelSelector: 'svc.dev/cluster=kv2,svc.dev/job=restore' })).items.length > 0 ? true : undefined), 120_000, 50);
+    await ctl.stop();
+    expect(await tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name']), 'no members before the restore finished').to.not.contain('kv2');
+    ctl = newController();
+    await ctl.start();
+    const st = await waitFor('kv2 Running', async () => {
+      const s = (await get('kv2')).status;
+      return s?.phase === 'Running' ? s : undefined;
+    }, 200_000, 1000);
+    expect(st.conditions!.find((c) => c.type === 'Available')).to.include({ status: 'True' });
+    expect(st.members!.every((m) => m.healthy && m.release === '3.5.21')).to.equal(true);
+    expect((await readKeys('kv2')).sort()).to.deep.equal(KEYS.map((k) => `${k}=v-${k}`));
+    // a new cluster (its own token and ids), on the claims the restore filled
+    const oldIds = (await get('kv')).status!.members!.map((m) => m.id);
+    expect(st.members!.filter((m) => oldIds.includes(m.id))).to.deep.equal([]);
+    for (let i = 0; i < 3; i++) {
+      const folder = await claimFolder(`data-kv2-${i}`);
+      expect(existsSync(join(folder, 'data', 'restored-from.json')), `data-kv2-${i}`).to.equal(true);
+      expect(statSync(join(folder, 'data', 'member')).isDirectory()).to.equal(true);
+    }
+    expect((await events('kv2')).map((e) => e.reason)).to.include.members(['CreateCluster', 'Restored']);
+    expect(readdirSync(join(tb.workDir, 'logs')).filter((f) => f.startsWith(`${NS}_kv2-restore-`)), 'restore pods run').to.have.length(1);
+    expect(await tb.kubectl(['-n', NS, 'get', 'jobs', '-l', 'svc.dev/cluster=kv2', '-o', 'name']), 'the restore Job is removed').to.equal('');
+    const put = await postJson(`http://kv2-client.${NS}.svc:2379/v3/kv/put`, { key: b64('key-new'), value: b64('after') });
+    expect(put.status).to.equal(200);
+  });
+});

@@ -1,0 +1,51 @@
+// The pure parts of backups into spec.backup.pvc and restores: status while a backup Job fails, the snapshot
+// path spec.restore names, the file name of a pre-upgrade snapshot.
+import { expect } from 'chai';
+import { computeStatus, type StatusInput } from '../../../operator/controller/status.js';
+import { backupFileName, JobFailure, restorePath } from '../../../operator/runtime/kubernetes/backup-job.js';
+import type { ObservedMember } from '../../../operator/upgrade/types.js';
+
+function member(name: string, leader = false): ObservedMember {
+  return { name, configuredVersion: '3.4.34', running: true, release: '3.4.34', clusterVersion: '3.4.0', healthy: true, leader, appliedIndex: 10, id: '1' };
+}
+
+function input(over: Partial<StatusInput> = {}): StatusInput {
+  const members = [member('kv-0'), member('kv-1', true), member('kv-2')];
+  return {
+    generation: 2, spec: { version: '3.5.21', replicas: 3, backup: { pvc: 'snaps' } }, observed: { now: 0, members },
+    pods: new Map(members.map((m) => [m.name, { image: 'svc:v3.4.34', ready: true }])),
+    step: { kind: 'snapshot', member: 'kv-1', from: '3.4.34', to: '3.5.21' }, now: new Date('2026-01-01T00:00:00Z'), ...over,
+  };
+}
+
+describe('operator controller: backup and restore Jobs', () => {
+  it('a failing backup Job blocks the upgrade: Blocked, BackupReady False and UpgradeBlocked True with its reason', () => {
+    const s = computeStatus(input({ jobFailure: new JobFailure('BackupJobFailed', 'Job ns/kv-backup-x failed: no space left on device') }));
+    expect(s.phase).to.equal('Blocked');
+    expect(s.conditions!.find((c) => c.type === 'BackupReady')).to.include({ status: 'False', reason: 'BackupJobFailed', message: 'Job ns/kv-backup-x failed: no space left on device' });
+    expect(s.conditions!.find((c) => c.type === 'UpgradeBlocked')).to.include({ status: 'True', reason: 'BackupJobFailed' });
+    const ok = computeStatus(input());
+    expect(ok.conditions!.find((c) => c.type === 'UpgradeBlocked')).to.include({ status: 'False' });
+    expect(ok.conditions!.find((c) => c.type === 'BackupReady')).to.include({ status: 'False', reason: 'NoSnapshot' });
+  });
+
+  it('a failed restore shows in BackupReady but blocks no upgrade', () => {
+    const s = computeStatus(input({ observed: { now: 0, members: [] }, pods: new Map(), step: { kind: 'createCluster', version: '3.5.21', replicas: 3 }, jobFailure: new JobFailure('RestoreJobFailed', 'corrupt') }));
+    expect(s.phase).to.equal('Creating');
+    expect(s.conditions!.find((c) => c.type === 'BackupReady')).to.include({ status: 'False', reason: 'RestoreJobFailed' });
+    expect(s.conditions!.find((c) => c.type === 'UpgradeBlocked')).to.include({ status: 'False' });
+  });
+
+  it('spec.restore.snapshot is a path inside the claim, optionally as status shows it (pvc://<claim>/...)', () => {
+    expect(restorePath('ns/kv/a.db', 'snaps')).to.equal('ns/kv/a.db');
+    expect(restorePath('pvc://snaps/ns/kv/a.db', 'snaps')).to.equal('ns/kv/a.db');
+    for (const bad of ['/etc/passwd', '../x.db', 'ns/../../x.db', 'pvc://other/ns/a.db', 'a//b.db', '']) {
+      expect(() => restorePath(bad, 'snaps'), bad).to.throw(JobFailure).with.property('reason', 'RestoreSnapshotInvalid');
+    }
+  });
+
+  it('names a pre-upgrade snapshot after the upgrade, so a re-run Job writes the same file', () => {
+    const t = Date.parse('2026-03-04T05:06:07.089Z');
+    expect(backupFileName('kv-1', '3.4.34', '3.5.21', t)).to.equal('kv-1-3.4.34-to-3.5.21-2026-03-04T05-06-07-089Z.db');
+  });
+});
