@@ -1,5 +1,6 @@
 // The commands the operator's Jobs run in a cluster's namespace (the operator pod cannot mount a per-cluster PVC):
 //   svc-operator backup --endpoint URL --member NAME --dir DIR --file NAME.db [--keep N] [--record FILE]
+//       [--cacert FILE --cert FILE --key FILE]   (a TLS cluster: its CA and a client certificate, as etcdctl takes them)
 //       streams a snapshot of the member into DIR/NAME.db (through a .part file, sha256 checked), removes the
 //       oldest .db files of DIR beyond the newest N, and writes a BackupRecord (JSON) to FILE
 //   svc-operator restore --snapshot FILE --members NAME=DATADIR,... --initial-cluster NAME=URL,...
@@ -47,6 +48,7 @@ const RESTORED_MARKER = 'restored-from.json';
 
 const USAGE = `usage:
   svc-operator backup --endpoint URL --member NAME --dir DIR --file NAME.db [--keep N] [--record FILE]
+                      [--cacert FILE --cert FILE --key FILE]
   svc-operator restore --snapshot FILE --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
 `;
 
@@ -95,8 +97,18 @@ export async function backup(flags: Map<string, string>): Promise<BackupRecord> 
   if (file.includes('/') || !file.endsWith('.db')) throw new UsageError('--file must be a plain file name ending in .db');
   const keepText = flags.get('keep') ?? '3';
   if (!/^[1-9]\d*$/.test(keepText)) throw new UsageError('--keep must be a positive integer');
+  const tlsFiles = ['cacert', 'cert', 'key'].map((f) => flags.get(f));
+  if (tlsFiles.some((f) => f !== undefined) && tlsFiles.some((f) => f === undefined)) throw new UsageError('--cacert, --cert and --key go together');
+  const readTls = (f: string) => {
+    try {
+      return readFileSync(f);
+    } catch (e) {
+      throw new UsageError(`cannot read ${f}: ${(e as Error).message}`);
+    }
+  };
+  const tls = tlsFiles[0] === undefined ? undefined : { ca: readTls(tlsFiles[0]), cert: readTls(tlsFiles[1]!), key: readTls(tlsFiles[2]!) };
   mkdirSync(dir, { recursive: true });
-  const client = new MemberClient({ timeoutMs: 10_000, attempts: 3 });
+  const client = new MemberClient({ timeoutMs: 10_000, attempts: 3, tls });
   try {
     const rec = await client.snapshot(endpoint, member, join(dir, file));
     const pruned = pruneDir(dir, Number(keepText));
@@ -147,7 +159,7 @@ export async function restore(flags: Map<string, string>): Promise<RestoreRecord
 export async function jobMain(argv: string[]): Promise<number> {
   let record: string | undefined;
   try {
-    const { words, flags } = parseArgs(argv, ['endpoint', 'member', 'dir', 'file', 'keep', 'record', 'snapshot', 'members', 'initial-cluster', 'initial-cluster-token']);
+    const { words, flags } = parseArgs(argv, ['endpoint', 'member', 'dir', 'file', 'keep', 'record', 'cacert', 'cert', 'key', 'snapshot', 'members', 'initial-cluster', 'initial-cluster-token']);
     record = flags.get('record');
     if (words.length !== 1) throw new UsageError(`unknown command: ${words.join(' ')}`);
     const result = words[0] === 'backup' ? await backup(flags) : await restore(flags);

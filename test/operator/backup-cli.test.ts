@@ -3,13 +3,14 @@
 // 3-member cluster restored from one of them that serves every key; a corrupt or missing snapshot is refused
 // before any data dir is touched, and a re-run restore keeps what an earlier run restored.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { jobMain, type BackupRecord, type RestoreRecord } from '../../operator/cli/backup.js';
 import { freePorts } from '../support/ports.js';
 import { spawnLogged, waitForHttp, type LoggedProcess } from '../support/process.js';
+import { makeTestPki } from '../support/tls.js';
 import { b64, DEFAULT_SVC_ENTRY, postJson, startSvcCluster, svcNodeArgs, unb64, type SvcCluster } from '../support/svc-cluster.js';
 
 describe('operator: svc-operator backup and restore (the Job commands)', function () {
@@ -61,6 +62,30 @@ describe('operator: svc-operator backup and restore (the Job commands)', functio
     expect((JSON.parse(readFileSync(record, 'utf8')) as { error: string }).error).to.match(/snapshot of m0 .* failed/);
     expect(readdirSync(out)).to.deep.equal([]);
     expect(await jobMain(['backup', '--endpoint=x', '--member=m0', `--dir=${out}`, '--file=../x.db'])).to.equal(2);
+  });
+
+  it('snapshots a TLS member with --cacert/--cert/--key; refuses half a set of TLS files', async () => {
+    const pkiDir = join(dir, 'pki');
+    mkdirSync(pkiDir);
+    const pki = makeTestPki(pkiDir);
+    const [c, p] = await freePorts(2);
+    const url = `https://127.0.0.1:${c}`;
+    const member = spawnLogged(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, [
+      '--name=t0', `--data-dir=${join(dir, 'tls-data')}`, `--listen-client-urls=${url}`, `--advertise-client-urls=${url}`,
+      `--listen-peer-urls=http://127.0.0.1:${p}`, `--initial-advertise-peer-urls=http://127.0.0.1:${p}`, `--initial-cluster=t0=http://127.0.0.1:${p}`,
+      `--cert-file=${pki.serverCertFile}`, `--key-file=${pki.serverKeyFile}`, `--trusted-ca-file=${pki.caFile}`, '--client-cert-auth=true',
+    ]), { logFile: join(dir, 'tls-member.log'), name: 't0' });
+    procs.push(member);
+    await waitForHttp(`${url}/health`, { ca: pki.ca, cert: pki.clientCert, key: pki.clientKey, process: member });
+    const out = join(dir, 'tls-backups');
+    const record = join(dir, 'record-tls');
+    const args = ['backup', `--endpoint=${url}`, '--member=t0', `--dir=${out}`, '--file=t.db', `--record=${record}`];
+    expect(await jobMain([...args, `--cacert=${pki.caFile}`, `--cert=${pki.clientCertFile}`, `--key=${pki.clientKeyFile}`])).to.equal(0);
+    const rec = JSON.parse(readFileSync(record, 'utf8')) as BackupRecord;
+    expect(rec.size).to.equal(readFileSync(join(out, 't.db')).length - 32);
+    // without a client certificate the member refuses the stream
+    expect(await jobMain([...args, '--file=u.db'])).to.equal(1);
+    expect(await jobMain([...args, `--cacert=${pki.caFile}`])).to.equal(2);
   });
 
   it('restores every member of a new 3-member cluster from the snapshot; it serves every key', async () => {

@@ -15,6 +15,8 @@ import { CLUSTER_LABEL, configMapName, memberClientURL, ownedObjects, type Clust
 export const BACKUP_MOUNT = '/backups';
 /** The file the Jobs write their record to (the kubelet's default terminationMessagePath). */
 export const TERMINATION_LOG = '/dev/termination-log';
+/** Where a TLS cluster's client Secret is mounted in a backup Job. */
+const CLIENT_TLS_MOUNT = '/etc/svc/client-tls';
 /** Label of the Jobs: which operation. */
 export const JOB_KIND_LABEL = 'svc.dev/job';
 
@@ -254,10 +256,20 @@ export class ClusterJobs {
     const dir = `${this.cluster.namespace}/${this.cluster.name}`;
     const file = backupFileName(member, from, to, startedAt);
     const keep = this.cluster.spec.backup?.keep ?? 3;
+    const volumes: object[] = [{ name: 'backups', persistentVolumeClaim: { claimName: claim } }];
+    const mounts: object[] = [{ name: 'backups', mountPath: BACKUP_MOUNT }];
+    const tlsArgs: string[] = [];
+    const clientSecret = this.cluster.spec.tls?.clientSecret;
+    if (clientSecret) {
+      // a TLS cluster: the Job presents the same client certificate the operator uses
+      volumes.push({ name: 'client-tls', secret: { secretName: clientSecret } });
+      mounts.push({ name: 'client-tls', mountPath: CLIENT_TLS_MOUNT, readOnly: true });
+      tlsArgs.push(`--cacert=${CLIENT_TLS_MOUNT}/ca.crt`, `--cert=${CLIENT_TLS_MOUNT}/tls.crt`, `--key=${CLIENT_TLS_MOUNT}/tls.key`);
+    }
     const { record: rec, job } = await this.run<BackupRecord>(name, () => this.job(name, 'backup', [
       'backup', `--endpoint=${memberClientURL(this.cluster, member)}`, `--member=${member}`,
-      `--dir=${BACKUP_MOUNT}/${dir}`, `--file=${file}`, `--keep=${keep}`, `--record=${TERMINATION_LOG}`,
-    ], [{ name: 'backups', persistentVolumeClaim: { claimName: claim } }], [{ name: 'backups', mountPath: BACKUP_MOUNT }]), 'BackupJobFailed', 'BackupJobTimeout');
+      `--dir=${BACKUP_MOUNT}/${dir}`, `--file=${file}`, `--keep=${keep}`, `--record=${TERMINATION_LOG}`, ...tlsArgs,
+    ], volumes, mounts), 'BackupJobFailed', 'BackupJobTimeout');
     // the record must be the one this Job was asked for (a Job found after a restart may have been started for
     // the member that led then), and well-formed
     const asked = (flag: string) => job.spec?.template.spec?.containers[0].args?.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3);
