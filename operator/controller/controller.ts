@@ -14,6 +14,7 @@ import { plan } from '../upgrade/plan.js';
 import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/progress.js';
 import { describeStep, isMutating, type Step, type UpgradeProgress } from '../upgrade/types.js';
 import { PLURAL } from './crd.js';
+import { UpgradeMetrics } from './metrics.js';
 import { WorkQueue, type Requeue } from './queue.js';
 import { canonical, computeStatus, dropUndefined, type PodFacts } from './status.js';
 
@@ -67,6 +68,7 @@ export class Controller {
   private readonly log: (entry: Record<string, unknown>) => void;
   private readonly reconciles: Counter;
   private readonly durations: Histogram;
+  private readonly upgradeMetrics: UpgradeMetrics;
   private running?: Promise<void>;
   private stopped = false;
   /** True once the informers have listed everything once. */
@@ -78,6 +80,7 @@ export class Controller {
     this.registry = opts.registry ?? new Registry();
     this.reconciles = new Counter({ name: 'svc_operator_reconcile_total', help: 'Reconciles by result.', labelNames: ['result'], registers: [this.registry] });
     this.durations = new Histogram({ name: 'svc_operator_reconcile_duration_seconds', help: 'Reconcile duration.', registers: [this.registry] });
+    this.upgradeMetrics = new UpgradeMetrics(this.registry);
     this.clusters = k8s.makeInformer<StoredCluster>(kc, `/apis/${GROUP}/${VERSION}/${PLURAL}`,
       () => this.api.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL }) as Promise<k8s.KubernetesListObject<StoredCluster>>);
     const enqueueSelf = (o: StoredCluster) => this.queue.add(`${o.metadata.namespace}/${o.metadata.name}`);
@@ -146,6 +149,7 @@ export class Controller {
     if (!stored || stored.metadata.deletionTimestamp) {
       this.lastStep.delete(key);
       this.notes.delete(key);
+      this.upgradeMetrics.forget(namespace, name);
       return undefined; // owned objects go with it (owner references)
     }
     let spec = withDefaults(stored.spec);
@@ -193,6 +197,7 @@ export class Controller {
         await rt.saveProgress(progress);
       }
     }
+    this.upgradeMetrics.observe(namespace, name, step, progress);
     if (changed && (step.kind === 'blocked' || (step.kind === 'wait' && step.code === 'Paused'))) {
       await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', stepReason(step), step.reason);
     }
@@ -208,6 +213,7 @@ export class Controller {
       await this.api.event(target, 'Normal', stepReason(step), line);
       try {
         progress = await this.execute(rt, step, urls, observed.members, progress);
+        this.upgradeMetrics.stepDone(namespace, name, step);
         if (step.kind === 'snapshot') {
           await rt.saveProgress(progress);
           await rt.pruneSnapshots(spec.backup?.keep ?? 3);
