@@ -15,6 +15,8 @@ export interface RunOptions {
   snapshotDir?: string;
   /** Port of /healthz, /readyz, /metrics (0: none). Default 8080. */
   probePort?: number;
+  /** Address the probe server binds. Default: every interface (a pod has its own network namespace). */
+  probeAddress?: string;
   /** Act only while holding the Lease "svc-operator" in $POD_NAMESPACE (default namespace "default"). */
   leaderElect?: boolean;
 }
@@ -28,7 +30,7 @@ export function loadKubeConfig(file?: string): k8s.KubeConfig {
 }
 
 /** Serves the probes and metrics of a controller. */
-export function probeServer(ctl: Controller, port: number): Server {
+export function probeServer(ctl: Controller, port: number, address?: string): Server {
   const srv = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') {
@@ -41,7 +43,7 @@ export function probeServer(ctl: Controller, port: number): Server {
       res.writeHead(404).end();
     }
   });
-  srv.listen(port);
+  srv.listen(port, address);
   return srv;
 }
 
@@ -50,7 +52,7 @@ export async function runController(opts: RunOptions = {}): Promise<void> {
   const kc = loadKubeConfig(opts.kubeconfig);
   const ctl = new Controller(kc, { snapshotDir: opts.snapshotDir ?? process.env.SVC_OPERATOR_SNAPSHOT_DIR ?? join(tmpdir(), 'svc-operator-snapshots') });
   const port = opts.probePort ?? 8080;
-  const srv = port > 0 ? probeServer(ctl, port) : undefined;
+  const srv = port > 0 ? probeServer(ctl, port, opts.probeAddress) : undefined;
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => {
     stop = resolve;
