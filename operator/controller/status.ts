@@ -50,7 +50,8 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   let phase: Phase;
   if (step.kind === 'blocked') phase = 'Blocked';
   else if (upgrading) phase = 'Upgrading';
-  else if (healthy === spec.replicas && ready === spec.replicas && healthy > 0 && step.kind === 'steady') phase = 'Running';
+  // a verified completion is as good as steady (it must not flash Degraded in `kubectl get svcc -w`)
+  else if (healthy === spec.replicas && ready === spec.replicas && healthy > 0 && (step.kind === 'steady' || step.kind === 'complete')) phase = 'Running';
   else if (!everAvailable && !(healthy === spec.replicas && healthy > 0)) phase = 'Creating';
   else phase = 'Degraded';
 

@@ -26,6 +26,13 @@ describe('operator controller: status', () => {
     expect(s.conditions!.find((c) => c.type === 'UpgradeBlocked')!.status).to.equal('False');
   });
 
+  it('the verified completion of an upgrade reads Running (not Degraded) while the step is shown', () => {
+    const progress = { from: '3.3.27', to: '3.4.34', step: 'complete' as const, startedAt: 0, finishedAt: 1000, restarts: {}, membersDone: ['kv-0', 'kv-2', 'kv-1'] };
+    const s = computeStatus(input(ms, { previous: computeStatus(input(ms)), step: { kind: 'complete', from: '3.3.27', to: '3.4.34' }, progress }));
+    expect(s.phase).to.equal('Running');
+    expect(s.upgrade!.step).to.equal('complete');
+  });
+
   it('keeps lastTransitionTime while a condition holds, so the same observation gives the same status', () => {
     const first = computeStatus(input(ms));
     const again = computeStatus(input(ms, { previous: first, now: new Date('2026-01-01T01:00:00Z') }));
