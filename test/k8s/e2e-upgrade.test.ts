@@ -161,10 +161,11 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     const restarted = deletions.filter((d) => d.image === 'svc:v3.3.27');
     expect(restarted.map((d) => d.name).sort()).to.deep.equal([`${NAME}-0`, `${NAME}-1`, `${NAME}-2`]);
     expect(deletions.filter((d) => d.image === 'svc:v3.4.34'), 'an upgraded member restarted again').to.deep.equal([]);
+    // the leader last: leadership was moved away from the member restarted last (the leader before the upgrade,
+    // unless an election on this busy machine moved it meanwhile)
     const last = restarted.at(-1)!.name;
-    expect(last, 'the leader is restarted last').to.equal(leaderBefore);
     expect((await events()).some((e) => e.reason === 'MoveLeader' && e.message.startsWith(`move leadership from ${last} to `)),
-      'leadership moved away from the last member before its restart').to.equal(true);
+      `leadership moved away from ${last} (the leader was ${leaderBefore}) before its restart`).to.equal(true);
     // conditions and printer columns moved while it ran
     expect(statuses.some((s) => s.phase === 'Upgrading' && s.conditions?.some((c) => c.type === 'Upgrading' && c.status === 'True'))).to.equal(true);
     expect(statuses.some((s) => s.conditions?.some((c) => c.type === 'BackupReady' && c.status === 'True'))).to.equal(true);
@@ -190,6 +191,9 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     const restarted = deletions.slice(before);
     expect(restarted.map((d) => d.image)).to.deep.equal(['svc:v3.4.34', 'svc:v3.4.34', 'svc:v3.4.34']);
     expect(new Set(restarted.map((d) => d.name)).size).to.equal(3);
+    const last = restarted.at(-1)!.name;
+    expect((await events()).some((e) => e.reason === 'MoveLeader' && e.message.startsWith(`move leadership from ${last} to `)),
+      `leadership moved away from ${last} before its restart`).to.equal(true);
     for (let i = 0; i < 3; i++) {
       const res = await fetch(`${memberUrl(i)}/version`, { signal: AbortSignal.timeout(10_000) });
       expect(await res.json()).to.deep.equal({ etcdserver: '3.5.21', etcdcluster: '3.5.0' });
@@ -217,7 +221,8 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     // this pod finished both upgrades (it took over during the first one)
     expect(value(`svc_operator_upgrade_duration_seconds{${labels},from="3.3.27",to="3.4.34"}`)).to.be.greaterThan(0);
     expect(value(`svc_operator_upgrade_duration_seconds{${labels},from="3.4.34",to="3.5.21"}`)).to.be.greaterThan(0);
-    expect(value(`svc_operator_upgrade_steps_total{${labels},kind="restartMember"}`)).to.be.at.least(4);
+    // its restarts: all three of the second upgrade, and those of the first one left when it took over
+    expect(value(`svc_operator_upgrade_steps_total{${labels},kind="restartMember"}`)).to.be.at.least(3);
     expect(value(`svc_operator_upgrade_steps_total{${labels},kind="snapshot"}`)).to.equal(1);
   });
 });
