@@ -31,6 +31,12 @@ describe('operator controller: status', () => {
     const s = computeStatus(input(ms, { previous: computeStatus(input(ms)), step: { kind: 'complete', from: '3.3.27', to: '3.4.34' }, progress }));
     expect(s.phase).to.equal('Running');
     expect(s.upgrade!.step).to.equal('complete');
+    // the restarted leader's pod is not Ready yet (its probe has not run): still Running, READY says 2/3
+    const lagging = input(ms, { previous: s, step: { kind: 'complete', from: '3.3.27', to: '3.4.34' }, progress });
+    lagging.pods.set('kv-1', { image: 'svc:v3.4.34', ready: false });
+    expect(computeStatus(lagging)).to.include({ phase: 'Running', ready: '2/3' });
+    lagging.step = { kind: 'steady', version: '3.4.34' };
+    expect(computeStatus(lagging)).to.include({ phase: 'Running', ready: '2/3' });
   });
 
   it('keeps lastTransitionTime while a condition holds, so the same observation gives the same status', () => {
