@@ -60,7 +60,9 @@ export function withPrivateMounts(argv: string[], mounts: Map<string, string>): 
       `mount -o remount,bind,ro ${shellQuote(mountPath)}`);
   }
   lines.push('exec "$@"');
-  return ['unshare', '--mount', '--propagation', 'private', '/bin/sh', '-c', lines.join('\n'), 'sh', ...argv];
+  // as root a mount namespace suffices; another user needs a user namespace (mapped to root) to mount in it
+  const userns = process.getuid?.() === 0 ? [] : ['--user', '--map-root-user'];
+  return ['unshare', ...userns, '--mount', '--propagation', 'private', '/bin/sh', '-c', lines.join('\n'), 'sh', ...argv];
 }
 
 /** Error for a container the agent cannot run. */
