@@ -1,6 +1,7 @@
 // The Kubernetes commands of svc-operator:
 //   svc-operator crd                       prints the SvcCluster CRD (YAML), generated from operator/api/types.ts
-//   svc-operator run [--kubeconfig FILE] [--snapshot-dir DIR] [--probe-port N] [--leader-elect=true] [--operator-image IMAGE]
+//   svc-operator run [--kubeconfig FILE] [--snapshot-dir DIR] [--probe-port N] [--probe-address IP] [--leader-elect=true]
+//                    [--operator-image IMAGE]
 //                                          runs the controller until SIGTERM/SIGINT
 import { svcClusterCrdYaml } from '../controller/crd.js';
 import { runController } from '../controller/run.js';
@@ -14,7 +15,7 @@ export function isKubeCommand(argv: readonly string[]): boolean {
 /** Runs `crd` or `run`; resolves with the exit code. */
 export async function kubeMain(argv: string[]): Promise<number> {
   try {
-    const { words, flags } = parseArgs(argv, ['kubeconfig', 'snapshot-dir', 'probe-port', 'leader-elect', 'operator-image']);
+    const { words, flags } = parseArgs(argv, ['kubeconfig', 'snapshot-dir', 'probe-port', 'probe-address', 'leader-elect', 'operator-image']);
     if (words[0] === 'crd' && words.length === 1) {
       process.stdout.write(svcClusterCrdYaml());
       return 0;
@@ -28,6 +29,7 @@ export async function kubeMain(argv: string[]): Promise<number> {
         kubeconfig: flags.get('kubeconfig'),
         snapshotDir: flags.get('snapshot-dir'),
         probePort: port === undefined ? undefined : Number(port),
+        probeAddress: flags.get('probe-address') || undefined,
         leaderElect: elect === 'true',
         operatorImage: flags.get('operator-image'),
       });
@@ -36,7 +38,7 @@ export async function kubeMain(argv: string[]): Promise<number> {
     throw new UsageError(`unknown command: ${words.join(' ')}`);
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`svc-operator: ${e.message}\nusage: svc-operator crd | svc-operator run [--kubeconfig FILE] [--snapshot-dir DIR] [--probe-port N] [--leader-elect=true] [--operator-image IMAGE]\n`);
+      process.stderr.write(`svc-operator: ${e.message}\nusage: svc-operator crd | svc-operator run [--kubeconfig FILE] [--snapshot-dir DIR] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--operator-image IMAGE]\n`);
       return 2;
     }
     process.stderr.write(`svc-operator: ${(e as Error).stack ?? String(e)}\n`);

@@ -15,6 +15,7 @@ import { plan } from '../upgrade/plan.js';
 import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/progress.js';
 import { describeStep, isMutating, type Step, type UpgradeProgress } from '../upgrade/types.js';
 import { PLURAL } from './crd.js';
+import { UpgradeMetrics } from './metrics.js';
 import { WorkQueue, type Requeue } from './queue.js';
 import { MemberClients } from './member-clients.js';
 import { readClusterTls, TlsSecretError } from './tls.js';
@@ -76,6 +77,7 @@ export class Controller {
   private readonly log: (entry: Record<string, unknown>) => void;
   private readonly reconciles: Counter;
   private readonly durations: Histogram;
+  private readonly upgradeMetrics: UpgradeMetrics;
   private running?: Promise<void>;
   private stopped = false;
   /** Ends waits for backup/restore Jobs when the operator stops (the next one observes the Job). */
@@ -89,6 +91,7 @@ export class Controller {
     this.registry = opts.registry ?? new Registry();
     this.reconciles = new Counter({ name: 'svc_operator_reconcile_total', help: 'Reconciles by result.', labelNames: ['result'], registers: [this.registry] });
     this.durations = new Histogram({ name: 'svc_operator_reconcile_duration_seconds', help: 'Reconcile duration.', registers: [this.registry] });
+    this.upgradeMetrics = new UpgradeMetrics(this.registry);
     this.clusters = k8s.makeInformer<StoredCluster>(kc, `/apis/${GROUP}/${VERSION}/${PLURAL}`,
       () => this.api.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL }) as Promise<k8s.KubernetesListObject<StoredCluster>>);
     const enqueueSelf = (o: StoredCluster) => this.queue.add(`${o.metadata.namespace}/${o.metadata.name}`);
@@ -160,6 +163,7 @@ export class Controller {
       this.notes.delete(key);
       this.clients.drop(key);
       this.jobFailures.delete(key);
+      this.upgradeMetrics.forget(namespace, name);
       return undefined; // owned objects go with it (owner references)
     }
     let spec = withDefaults(stored.spec);
@@ -219,6 +223,7 @@ export class Controller {
         await rt.saveProgress(progress);
       }
     }
+    this.upgradeMetrics.observe(namespace, name, step, progress);
     if (changed && (step.kind === 'blocked' || (step.kind === 'wait' && step.code === 'Paused'))) {
       await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', stepReason(step), step.reason);
     }
@@ -234,6 +239,7 @@ export class Controller {
       await this.api.event(target, 'Normal', stepReason(step), line);
       try {
         progress = await this.execute(rt, step, urls, observed.members, progress, client, jobs);
+        this.upgradeMetrics.stepDone(namespace, name, step);
         if (step.kind === 'snapshot') {
           await rt.saveProgress(progress);
           if (!spec.backup?.pvc) await rt.pruneSnapshots(spec.backup?.keep ?? 3); // the backup Job prunes the PVC

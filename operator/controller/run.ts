@@ -15,6 +15,8 @@ export interface RunOptions {
   snapshotDir?: string;
   /** Port of /healthz, /readyz, /metrics (0: none). Default 8080. */
   probePort?: number;
+  /** Address the probe server binds. Default: every interface (a pod has its own network namespace). */
+  probeAddress?: string;
   /** Act only while holding the Lease "svc-operator" in $POD_NAMESPACE (default namespace "default"). */
   leaderElect?: boolean;
   /** The operator's own image, which backup/restore Jobs run. Default $SVC_OPERATOR_IMAGE. */
@@ -30,7 +32,7 @@ export function loadKubeConfig(file?: string): k8s.KubeConfig {
 }
 
 /** Serves the probes and metrics of a controller. */
-export function probeServer(ctl: Controller, port: number): Server {
+export function probeServer(ctl: Controller, port: number, address?: string): Server {
   const srv = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') {
@@ -43,7 +45,7 @@ export function probeServer(ctl: Controller, port: number): Server {
       res.writeHead(404).end();
     }
   });
-  srv.listen(port);
+  srv.listen(port, address);
   return srv;
 }
 
@@ -55,7 +57,7 @@ export async function runController(opts: RunOptions = {}): Promise<void> {
     operatorImage: opts.operatorImage ?? (process.env.SVC_OPERATOR_IMAGE || undefined),
   });
   const port = opts.probePort ?? 8080;
-  const srv = port > 0 ? probeServer(ctl, port) : undefined;
+  const srv = port > 0 ? probeServer(ctl, port, opts.probeAddress) : undefined;
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => {
     stop = resolve;

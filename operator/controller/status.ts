@@ -53,7 +53,9 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   let phase: Phase;
   if (step.kind === 'blocked' || backupBlocked) phase = 'Blocked';
   else if (upgrading) phase = 'Upgrading';
-  else if (healthy === spec.replicas && ready === spec.replicas && healthy > 0 && step.kind === 'steady') phase = 'Running';
+  // After an upgrade every member answering healthy is Running: the restarted pod's Ready lags its member's /health
+  // by a probe period, and a completed upgrade must not flash Degraded in `kubectl get svcc -w` (READY shows the lag)
+  else if (healthy === spec.replicas && healthy > 0 && (ready === spec.replicas || i.progress?.finishedAt !== undefined) && (step.kind === 'steady' || step.kind === 'complete')) phase = 'Running';
   else if (!everAvailable && !(healthy === spec.replicas && healthy > 0)) phase = 'Creating';
   else phase = 'Degraded';
 

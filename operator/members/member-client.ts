@@ -68,6 +68,15 @@ export class MemberClient {
     return c;
   }
 
+  /**
+   * Drops the channel of `url` after a failed call: a restarted pod comes back on a new address, and a kept channel
+   * would re-resolve the name only after gRPC's minimum re-resolution interval (30 s).
+   */
+  private forget(url: string): void {
+    this.clients.get(url)?.close();
+    this.clients.delete(url);
+  }
+
   /** GET /version. */
   async version(url: string): Promise<VersionInfo> {
     return withRetry(async () => {
@@ -113,7 +122,7 @@ export class MemberClient {
   async status(url: string): Promise<MemberStatusInfo> {
     return withRetry(async () => {
       const c = await this.grpc(url);
-      const s = await c.status(url);
+      const s = await c.status(url).catch((e: unknown) => { this.forget(url); throw e; });
       return {
         id: String(s.header.member_id),
         leader: String(s.leader),
@@ -151,6 +160,7 @@ export class MemberClient {
       const sha256 = fileDigestCheck(file, size);
       return { location: file, member: name, revision: before.revision, size, sha256, time: new Date().toISOString() };
     } catch (e) {
+      this.forget(url);
       throw new MemberError('SNAPSHOT_FAILED', `snapshot of ${name} (${url}) failed: ${(e as Error).message}`, { cause: e });
     }
   }
@@ -161,6 +171,7 @@ export class MemberClient {
       const c = await this.grpc(leaderUrl);
       await c.moveLeader(targetId, leaderUrl);
     } catch (e) {
+      this.forget(leaderUrl);
       throw new MemberError('MOVE_LEADER_FAILED', `move leader to ${targetId} via ${leaderUrl} failed: ${(e as Error).message}`, { cause: e });
     }
   }

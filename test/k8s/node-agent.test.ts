@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { V1Pod } from '@kubernetes/client-node';
-import { expandVars, parseImage, planContainer, rewriteHostPaths, svcVersionOf } from './node-agent/container-command.js';
+import { expandVars, needsPrivateMount, parseImage, planContainer, rewriteHostPaths, svcVersionOf } from './node-agent/container-command.js';
 import { parseHosts, writeHosts } from './node-agent/hosts.js';
 
 describe('k8s node agent: container mapping', () => {
@@ -50,6 +50,22 @@ describe('k8s node agent: container mapping', () => {
     const operator = await planContainer(pod, { name: 'backup', image: 'svc:v3.5.21', command: ['svc-operator'], args: ['backup', '--record=/dev/termination-log'] },
       { repoRoot: '/repo', podIP: '127.0.1.7', nodeName: 'n', mounts: new Map([['/dev/termination-log', '/w/pods/p/termination/backup']]), baseEnv: {}, resolveRef: () => Promise.resolve(undefined) });
     expect(operator.argv).to.deep.equal([process.execPath, '/repo/bin/svc-operator', 'backup', '--record=/w/pods/p/termination/backup']);
+  });
+
+  it('runs svc-operator as node <repo>/bin/svc-operator; a service-account mount goes to a private mount namespace', async () => {
+    const pod: V1Pod = { metadata: { name: 'op', namespace: 'ops', uid: 'u2' }, spec: { containers: [] } };
+    const sa = '/var/run/secrets/kubernetes.io/serviceaccount';
+    const plan = await planContainer(pod, { name: 'operator', image: 'svc:v3.5.21', command: ['svc-operator'], args: ['run', '--snapshot-dir=/snap', '--token=' + sa] }, {
+      repoRoot: '/repo', podIP: '127.0.1.8', nodeName: 'n', mounts: new Map([['/snap', '/w/v/snap'], [sa, '/w/v/kube-api-access']]),
+      baseEnv: {}, resolveRef: () => Promise.resolve(undefined),
+    });
+    expect(plan.argv[0]).to.equal('unshare');
+    expect(plan.argv.slice(0, 8)).to.include.members(['--mount', '--propagation', 'private', '/bin/sh']);
+    expect(plan.argv.slice(-5)).to.deep.equal([process.execPath, '/repo/bin/svc-operator', 'run', '--snapshot-dir=/w/v/snap', '--token=' + sa]);
+    expect(plan.argv[plan.argv.indexOf('-c') + 1]).to.contain(`mount --bind '/w/v/kube-api-access' '${sa}'`);
+    expect(plan.privateMounts).to.deep.equal(new Map([[sa, '/w/v/kube-api-access']]));
+    expect(needsPrivateMount('/run/secrets/x')).to.equal(true);
+    expect(needsPrivateMount('/var/run/secretsx')).to.equal(false);
   });
 });
 

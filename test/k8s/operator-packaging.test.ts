@@ -91,7 +91,7 @@ describe('k8s: packaging of the operator', function () {
     it('installs; its RBAC grants what the controller uses and nothing more', async () => {
       await installCrd(tb);
       await createNamespace(tb, 'svc-operator');
-      // replicaCount 0: the node agent cannot run the operator's image; the RBAC is what is checked here
+      // replicaCount 0: the RBAC is what is checked here (e2e-upgrade.test.ts runs the operator's pod)
       await tb.helm(['install', 'ops', CHART, '--namespace', 'svc-operator', '--set', 'replicaCount=0', '--wait=false']);
       const sa = 'system:serviceaccount:svc-operator:ops-svc-operator';
       const can = async (verb: string, resource: string, ns = 'default'): Promise<boolean> => {

@@ -280,11 +280,15 @@ export class NodeAgent {
 
   private podHost(): PodHost {
     const hook = pathToFileURL(join(import.meta.dirname, 'hosts-hook.js')).href;
+    // in-cluster clients find the apiserver through these (as the kubelet sets them); the kubernetes Service's
+    // ClusterIP is not routed here, so they name the apiserver's own address
+    const apiserver = new URL(this.api.conn.server);
     return {
       nodeName: this.nodeName, repoRoot: this.opts.repoRoot, logDir: this.logDir,
       baseEnv: (podDir, hostname) => ({
         PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: podDir, HOSTNAME: hostname,
         SVC_HOSTS_FILE: this.hostsFile, NODE_OPTIONS: `--import=${hook}`,
+        KUBERNETES_SERVICE_HOST: apiserver.hostname, KUBERNETES_SERVICE_PORT: apiserver.port || '443',
       }),
       resolveRef: (kind, ns, name) => this.resolveRef(kind, ns, name),
       pushStatus: async (namespace, name, status) => {

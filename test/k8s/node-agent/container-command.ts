@@ -1,12 +1,15 @@
 // How a pod's container becomes a local process. Mapping of images and commands (documented contract):
 // - The image's tag "v<x.y.z>" of an image named svc (svc:v3.4.34, <registry>/<repo>/svc:v3.4.34) sets SVC_VERSION=x.y.z.
 // - The svc image's entrypoint is "svc": a container without `command` runs svc with its `args`.
-// - Command "svc", "/usr/local/bin/svc", "/usr/bin/svc", "/bin/svc" (and the same for svcctl) runs
-//   `node <repo>/bin/svc` (`node <repo>/bin/svcctl`, `svc-operator` -> `node <repo>/bin/svc-operator`); "node" or ".../bin/node" runs this Node; anything else runs as is.
+// - Command "svc", "/usr/local/bin/svc", "/usr/bin/svc", "/bin/svc" (and the same for svcctl and svc-operator) runs
+//   `node <repo>/bin/svc` (`node <repo>/bin/svcctl`, ...); "node" or ".../bin/node" runs this Node; anything else runs as is.
 // - $(VAR) references in command, args and env values are expanded as the kubelet does ($$ escapes).
 // - Strings in command, args and env values that contain a volume's mountPath (followed by "/" or the end) get the
 //   host folder instead; "0.0.0.0" becomes the pod's own IP (every pod shares the host, so a wildcard bind would take
 //   the port on every pod address).
+// - Mount paths under /var/run/secrets (the service-account token that in-cluster clients read from a fixed path)
+//   cannot be served by substitution: such a container runs in a private mount namespace (unshare) where a tmpfs
+//   covers /var/run/secrets and the volume folders are bind-mounted at their mount paths.
 import type { V1Container, V1EnvVar, V1Pod } from '@kubernetes/client-node';
 import { join } from 'node:path';
 
@@ -31,6 +34,35 @@ export interface ProcessPlan {
   env: Record<string, string>;
   cwd?: string;
   svcVersion?: string;
+  /** mountPath -> host folder bind-mounted in the container's private mount namespace (argv is already wrapped). */
+  privateMounts?: Map<string, string>;
+}
+
+/** Mount paths under here are bind-mounted (in a private mount namespace) instead of substituted in strings. */
+export const PRIVATE_MOUNT_ROOT = '/var/run/secrets';
+
+/** True for a mount path that string substitution cannot serve: a client reads it from a fixed path. */
+export function needsPrivateMount(mountPath: string): boolean {
+  const p = mountPath.replace(/\/+$/, '').replace(/^\/run\//, '/var/run/');
+  return p === PRIVATE_MOUNT_ROOT || p.startsWith(`${PRIVATE_MOUNT_ROOT}/`);
+}
+
+const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * argv that runs `argv` in a private mount namespace with a tmpfs on /var/run/secrets and each folder bind-mounted
+ * (read-only, as the kubelet mounts service-account tokens) at its mount path; the shell execs, so the pid stays.
+ */
+export function withPrivateMounts(argv: string[], mounts: Map<string, string>): string[] {
+  const lines = ['set -e', `mkdir -p ${PRIVATE_MOUNT_ROOT}`, `mount -t tmpfs -o mode=0755 svc-test-secrets ${PRIVATE_MOUNT_ROOT}`];
+  for (const [mountPath, hostDir] of [...mounts].sort(([a], [b]) => a.length - b.length)) {
+    lines.push(`mkdir -p ${shellQuote(mountPath)}`, `mount --bind ${shellQuote(hostDir)} ${shellQuote(mountPath)}`,
+      `mount -o remount,bind,ro ${shellQuote(mountPath)}`);
+  }
+  lines.push('exec "$@"');
+  // as root a mount namespace suffices; another user needs a user namespace (mapped to root) to mount in it
+  const userns = process.getuid?.() === 0 ? [] : ['--user', '--map-root-user'];
+  return ['unshare', ...userns, '--mount', '--propagation', 'private', '/bin/sh', '-c', lines.join('\n'), 'sh', ...argv];
 }
 
 /** Error for a container the agent cannot run. */
@@ -139,12 +171,15 @@ export async function planContainer(pod: V1Pod, c: V1Container, ctx: PlanContext
   }
   const entry = c.command && c.command.length > 0 ? c.command : svcVersionOf(c.image) || parseImage(c.image ?? '').name === 'svc' ? ['svc'] : undefined;
   if (!entry) throw new PlanError('NO_COMMAND', `container ${c.name}: no command, and the image ${c.image ?? '?'} has no known entrypoint`);
-  const words = [...entry, ...(c.args ?? [])].map((w) => rewriteHostPaths(expandVars(w, env), ctx.mounts, ctx.podIP));
+  const privateMounts = new Map([...ctx.mounts].filter(([mp]) => needsPrivateMount(mp)));
+  const mounts = new Map([...ctx.mounts].filter(([mp]) => !needsPrivateMount(mp)));
+  const words = [...entry, ...(c.args ?? [])].map((w) => rewriteHostPaths(expandVars(w, env), mounts, ctx.podIP));
   for (const k of Object.keys(env)) {
     if (k in ctx.baseEnv && env[k] === ctx.baseEnv[k]) continue;
-    env[k] = rewriteHostPaths(env[k], ctx.mounts, ctx.podIP);
+    env[k] = rewriteHostPaths(env[k], mounts, ctx.podIP);
   }
-  const argv = [...mapExecutable(words[0], ctx.repoRoot), ...words.slice(1)];
-  const cwd = c.workingDir ? rewriteHostPaths(c.workingDir, ctx.mounts, ctx.podIP) : undefined;
-  return { argv, env, cwd, svcVersion };
+  const command = [...mapExecutable(words[0], ctx.repoRoot), ...words.slice(1)];
+  const argv = privateMounts.size > 0 ? withPrivateMounts(command, privateMounts) : command;
+  const cwd = c.workingDir ? rewriteHostPaths(c.workingDir, mounts, ctx.podIP) : undefined;
+  return { argv, env, cwd, svcVersion, privateMounts: privateMounts.size > 0 ? privateMounts : undefined };
 }

@@ -26,6 +26,19 @@ describe('operator controller: status', () => {
     expect(s.conditions!.find((c) => c.type === 'UpgradeBlocked')!.status).to.equal('False');
   });
 
+  it('the verified completion of an upgrade reads Running (not Degraded) while the step is shown', () => {
+    const progress = { from: '3.3.27', to: '3.4.34', step: 'complete' as const, startedAt: 0, finishedAt: 1000, restarts: {}, membersDone: ['kv-0', 'kv-2', 'kv-1'] };
+    const s = computeStatus(input(ms, { previous: computeStatus(input(ms)), step: { kind: 'complete', from: '3.3.27', to: '3.4.34' }, progress }));
+    expect(s.phase).to.equal('Running');
+    expect(s.upgrade!.step).to.equal('complete');
+    // the restarted leader's pod is not Ready yet (its probe has not run): still Running, READY says 2/3
+    const lagging = input(ms, { previous: s, step: { kind: 'complete', from: '3.3.27', to: '3.4.34' }, progress });
+    lagging.pods.set('kv-1', { image: 'svc:v3.4.34', ready: false });
+    expect(computeStatus(lagging)).to.include({ phase: 'Running', ready: '2/3' });
+    lagging.step = { kind: 'steady', version: '3.4.34' };
+    expect(computeStatus(lagging)).to.include({ phase: 'Running', ready: '2/3' });
+  });
+
   it('keeps lastTransitionTime while a condition holds, so the same observation gives the same status', () => {
     const first = computeStatus(input(ms));
     const again = computeStatus(input(ms, { previous: first, now: new Date('2026-01-01T01:00:00Z') }));

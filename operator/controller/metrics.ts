@@ -1,0 +1,60 @@
+// Per-cluster upgrade metrics of the controller: which step each cluster is at, how many members are done, how
+// long finished upgrades took, and how many steps were carried out. The gauges are derived from the recorded
+// progress (the annotation), so a new operator pod shows the same values as the one it replaced.
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Step, StepKind, UpgradeProgress } from '../upgrade/types.js';
+
+/** Every step kind: the step gauge is 1 for the current one and 0 for the others (an enum in Prometheus style). */
+export const STEP_KINDS: readonly StepKind[] = ['createCluster', 'wait', 'blocked', 'snapshot', 'moveLeader', 'restartMember', 'complete', 'steady'];
+
+/** The upgrade metrics of one registry. */
+export class UpgradeMetrics {
+  private readonly step: Gauge<'namespace' | 'cluster' | 'step'>;
+  private readonly membersDone: Gauge<'namespace' | 'cluster'>;
+  private readonly duration: Gauge<'namespace' | 'cluster' | 'from' | 'to'>;
+  private readonly steps: Counter<'namespace' | 'cluster' | 'kind'>;
+  /** cluster key -> "from/to" label pairs of the durations set for it (removed with the cluster). */
+  private readonly durations = new Map<string, Set<string>>();
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.step = new Gauge({ name: 'svc_operator_upgrade_step', help: 'The step each cluster is at: 1 for the current step kind, 0 for the others.', labelNames: ['namespace', 'cluster', 'step'], registers });
+    this.membersDone = new Gauge({ name: 'svc_operator_upgrade_members_done', help: 'Members running the target release of the latest upgrade (healthy, caught up).', labelNames: ['namespace', 'cluster'], registers });
+    this.duration = new Gauge({ name: 'svc_operator_upgrade_duration_seconds', help: 'Duration of a completed upgrade, from its first step (the snapshot) to the verified end.', labelNames: ['namespace', 'cluster', 'from', 'to'], registers });
+    this.steps = new Counter({ name: 'svc_operator_upgrade_steps_total', help: 'Steps carried out by this operator process, by kind.', labelNames: ['namespace', 'cluster', 'kind'], registers });
+  }
+
+  /** Records what one reconcile of namespace/cluster planned, with the progress recorded for it. */
+  observe(namespace: string, cluster: string, step: Step, progress: UpgradeProgress | undefined): void {
+    for (const kind of STEP_KINDS) this.step.set({ namespace, cluster, step: kind }, kind === step.kind ? 1 : 0);
+    if (!progress) return;
+    this.membersDone.set({ namespace, cluster }, progress.membersDone.length);
+    if (progress.finishedAt !== undefined && progress.supersededBy === undefined) {
+      this.duration.set({ namespace, cluster, from: progress.from, to: progress.to }, Math.max(0, progress.finishedAt - progress.startedAt) / 1000);
+      const key = `${namespace}/${cluster}`;
+      const pairs = this.durations.get(key) ?? new Set<string>();
+      pairs.add(`${progress.from}\n${progress.to}`);
+      this.durations.set(key, pairs);
+    }
+  }
+
+  /** Counts a step that was carried out (a mutating step or the completion). */
+  stepDone(namespace: string, cluster: string, step: Step): void {
+    this.steps.inc({ namespace, cluster, kind: step.kind });
+  }
+
+  /** Drops the series of a deleted cluster. */
+  forget(namespace: string, cluster: string): void {
+    for (const kind of STEP_KINDS) {
+      this.step.remove({ namespace, cluster, step: kind });
+      this.steps.remove({ namespace, cluster, kind });
+    }
+    this.membersDone.remove({ namespace, cluster });
+    const key = `${namespace}/${cluster}`;
+    for (const pair of this.durations.get(key) ?? []) {
+      const [from, to] = pair.split('\n');
+      this.duration.remove({ namespace, cluster, from, to });
+    }
+    this.durations.delete(key);
+  }
+}

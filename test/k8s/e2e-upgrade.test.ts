@@ -1,0 +1,230 @@
+// End to end: the operator installed with its Helm chart runs as a pod (the node agent runs it with its in-cluster
+// service account), creates an SvcCluster of 3.3.27 and upgrades it to 3.4.34 and then 3.5.21 while a person
+// follows with `kubectl get svcc -w`. During the first upgrade the operator pod is killed after a member is done;
+// the new operator pod resumes from the recorded progress without restarting a member twice. At the end every key
+// written before is intact, every member runs 3.5.21 in a 3.5.0 cluster, and the operator's /metrics has the
+// per-cluster upgrade metrics.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import * as k8s from '@kubernetes/client-node';
+import type { SvcClusterStatus } from '../../operator/api/types.js';
+import { binary, repoRoot } from './binaries.js';
+import { sharedTestbed } from './fixture.js';
+import { installHostsLookup } from './node-agent/hosts.js';
+import { createNamespace, installCrd } from './operator/helpers.js';
+import { waitFor } from './proc.js';
+import type { Testbed } from './testbed.js';
+
+const OPNS = 'svc-operator-e2e';
+const NS = 'svc-e2e';
+const NAME = 'kv';
+const RELEASE = 'e2e';
+const PROBE_PORT = 8080;
+const KEYS = 300;
+const CHART = join(repoRoot(), 'charts', 'svc-operator');
+
+interface Stored { metadata: { generation: number }; spec: { version: string }; status?: SvcClusterStatus }
+/** A member pod deleted (by the operator's restart), in the order seen. */
+interface Deletion { name: string; uid: string; image: string }
+
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+const unb64 = (s: string): string => Buffer.from(s, 'base64').toString();
+const memberUrl = (i: number): string => `http://${NAME}-${i}.${NAME}.${NS}.svc:2379`;
+
+async function post(url: string, body: object): Promise<Record<string, unknown>> {
+  const res = await fetch(url, { method: 'POST', body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${url}: ${res.status} ${text}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3.5.21', function () {
+  this.timeout(300_000);
+  let tb: Testbed;
+  let kc: k8s.KubeConfig;
+  const aborts: AbortController[] = [];
+  let follow: ChildProcess | undefined;
+  let followed = '';
+  const deletions: Deletion[] = [];
+  const statuses: SvcClusterStatus[] = [];
+  let leaderBefore = '';
+
+  const get = async (): Promise<Stored> => JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
+  const operatorPods = async (): Promise<k8s.V1Pod[]> =>
+    (JSON.parse(await tb.kubectl(['-n', OPNS, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE}`, '-o', 'json'])) as { items: k8s.V1Pod[] }).items;
+  const readyOperator = async (not?: string): Promise<k8s.V1Pod | undefined> =>
+    (await operatorPods()).find((p) => p.metadata?.name !== not && !p.metadata?.deletionTimestamp &&
+      p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  const events = async (): Promise<Array<{ reason: string; message: string }>> =>
+    (JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string }> }).items;
+
+  /** Waits for the upgrade to `to` verified complete; returns the status. */
+  const upgraded = (to: string, cluster: string): Promise<SvcClusterStatus> => waitFor(`the upgrade to ${to} complete`, async () => {
+    const s = (await get()).status;
+    return s?.phase === 'Running' && s.currentVersion === to && s.clusterVersion === cluster && s.upgrade?.to === to && s.upgrade.finishedAt ? s : undefined;
+  }, 240_000, 500);
+
+  before(async () => {
+    tb = await sharedTestbed();
+    installHostsLookup(tb.hostsFile);
+    await installCrd(tb);
+    await createNamespace(tb, OPNS);
+    await createNamespace(tb, NS);
+    kc = new k8s.KubeConfig();
+    kc.loadFromFile(tb.kubeconfigPath);
+  });
+
+  after(async () => {
+    for (const a of aborts) a.abort();
+    follow?.kill('SIGTERM');
+    // what a person following the upgrade saw
+    console.log(`\n--- kubectl get svcc -w (${NS}/${NAME}) ---\n${followed}--- end ---`);
+    await tb?.helm(['uninstall', RELEASE, '-n', OPNS, '--wait']).catch(() => undefined);
+    // the members are processes on this machine: let them go for the tests that follow
+    await tb?.kubectl(['delete', 'namespace', NS, OPNS, '--wait=false']).catch(() => undefined);
+  });
+
+  it('helm installs the operator; its pod becomes Ready under the node agent and takes the Lease', async () => {
+    await tb.helm(['install', RELEASE, CHART, '--namespace', OPNS, '--set', 'image.tag=v3.5.21', '--set', 'leaderElection.enabled=true',
+      '--set', 'probeAddress=0.0.0.0', '--set', `probePort=${PROBE_PORT}`, '--wait=false']);
+    const pod = await waitFor('the operator pod Ready', () => readyOperator(), 120_000, 250);
+    const ip = pod.status!.podIP!;
+    expect(ip).to.match(/^127\.0\.\d+\.\d+$/);
+    expect((await fetch(`http://${ip}:${PROBE_PORT}/readyz`)).status).to.equal(200);
+    const holder = await tb.kubectl(['-n', OPNS, 'get', 'lease', 'svc-operator', '-o', 'jsonpath={.spec.holderIdentity}']);
+    expect(holder.startsWith(`${pod.metadata!.name!}-`), holder).to.equal(true);
+  });
+
+  it(`creates an SvcCluster of 3.3.27 that becomes Available; ${KEYS} keys are written through the members`, async () => {
+    await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.3.27', replicas: 3 } }));
+    const st = await waitFor('the cluster Running on 3.3.27', async () => {
+      const s = (await get()).status;
+      return s?.phase === 'Running' && s.currentVersion === '3.3.27' && s.ready === '3/3' && s.leader ? s : undefined;
+    }, 180_000, 500);
+    expect(st.conditions!.find((c) => c.type === 'Available')).to.include({ status: 'True' });
+    expect(st.clusterVersion).to.equal('3.3.0');
+    const todo = Array.from({ length: KEYS }, (_, i) => i);
+    await Promise.all(Array.from({ length: 8 }, async () => {
+      for (let i = todo.shift(); i !== undefined; i = todo.shift()) {
+        await post(`${memberUrl(i % 3)}/v3/kv/put`, { key: b64(`e2e/${String(i).padStart(4, '0')}`), value: b64(`value-${i}`) });
+      }
+    }));
+    const got = await post(`${memberUrl(0)}/v3/kv/range`, { key: b64('e2e/'), range_end: b64('e2e0'), count_only: true });
+    expect(Number(got.count)).to.equal(KEYS);
+  });
+
+  it('upgrades to 3.4.34 followers first, the leader last, and survives the operator pod being killed mid-upgrade', async () => {
+    leaderBefore = (await get()).status!.leader!;
+    // a person following the upgrade
+    follow = spawn(binary('kubectl', tb.controlPlane.binDir), ['-n', NS, 'get', 'svcc', '-w'], { env: { ...process.env, KUBECONFIG: tb.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] });
+    follow.stdout!.on('data', (d: Buffer) => { followed += d.toString(); });
+    follow.stderr!.on('data', (d: Buffer) => { followed += d.toString(); });
+    // every member pod deletion, and every status, in the order they happen
+    const watch = new k8s.Watch(kc);
+    const seenDeleting = new Set<string>();
+    aborts.push(await watch.watch(`/api/v1/namespaces/${NS}/pods`, { labelSelector: `svc.dev/cluster=${NAME}` }, (_type: string, pod: k8s.V1Pod) => {
+      const uid = pod.metadata?.uid ?? '';
+      if (pod.metadata?.deletionTimestamp && !seenDeleting.has(uid)) {
+        seenDeleting.add(uid);
+        deletions.push({ name: pod.metadata.name!, uid, image: pod.spec?.containers[0].image ?? '' });
+      }
+    }, () => undefined));
+    aborts.push(await watch.watch(`/apis/svc.dev/v1alpha1/namespaces/${NS}/svcclusters`, {}, (_type: string, o: Stored) => {
+      if (o.status) statuses.push(o.status);
+    }, () => undefined));
+    await waitFor('the table header', async () => (followed.includes('STEP') ? true : undefined), 30_000, 100);
+
+    await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.4.34"}}']);
+    // kill the operator once a member is done (a crash: SIGKILL, then the pod is force-deleted; its Deployment makes a new one)
+    await waitFor('a member done on 3.4.34', async () => (statuses.some((s) => s.upgrade?.to === '3.4.34' && s.upgrade.membersDone.length >= 1) ? true : undefined), 180_000, 50);
+    const old = (await readyOperator())!;
+    const pid = Number(/^svc-test:\/\/(\d+)$/.exec(old.status?.containerStatuses?.[0].containerID ?? '')?.[1]);
+    expect(pid).to.be.greaterThan(0);
+    process.kill(pid, 'SIGKILL');
+    await tb.kubectl(['-n', OPNS, 'delete', 'pod', old.metadata!.name!, '--grace-period=0', '--force', '--wait=false']);
+    const doneAtKill = (await get()).status?.upgrade?.membersDone ?? [];
+    expect(doneAtKill.length, 'members done when the operator was killed').to.be.within(1, 2);
+    const fresh = await waitFor('a new operator pod Ready (it waits for the dead one\'s Lease to expire)', () => readyOperator(old.metadata!.name), 120_000, 250);
+    expect(fresh.metadata!.name).to.not.equal(old.metadata!.name);
+
+    const st = await upgraded('3.4.34', '3.4.0');
+    expect(st.members!.every((m) => m.release === '3.4.34' && m.image === 'svc:v3.4.34' && m.healthy)).to.equal(true);
+    // the pre-upgrade snapshot, recorded before the first member restarted
+    const snap = st.upgrade!.snapshot!;
+    expect(snap.sha256).to.match(/^[0-9a-f]{64}$/);
+    expect(snap.size).to.be.greaterThan(0);
+    expect(snap.revision).to.be.at.least(KEYS + 1);
+    expect(st.upgrade).to.include({ from: '3.3.27', to: '3.4.34' });
+    expect(st.upgrade!.membersDone.slice(0, doneAtKill.length)).to.deep.equal(doneAtKill);
+    // every member restarted exactly once (none twice across the operator restart), the leader last
+    const restarted = deletions.filter((d) => d.image === 'svc:v3.3.27');
+    expect(restarted.map((d) => d.name).sort()).to.deep.equal([`${NAME}-0`, `${NAME}-1`, `${NAME}-2`]);
+    expect(deletions.filter((d) => d.image === 'svc:v3.4.34'), 'an upgraded member restarted again').to.deep.equal([]);
+    // the leader last: leadership was moved away from the member restarted last (the leader before the upgrade,
+    // unless an election on this busy machine moved it meanwhile)
+    const last = restarted.at(-1)!.name;
+    expect((await events()).some((e) => e.reason === 'MoveLeader' && e.message.startsWith(`move leadership from ${last} to `)),
+      `leadership moved away from ${last} (the leader was ${leaderBefore}) before its restart`).to.equal(true);
+    // conditions and printer columns moved while it ran
+    expect(statuses.some((s) => s.phase === 'Upgrading' && s.conditions?.some((c) => c.type === 'Upgrading' && c.status === 'True'))).to.equal(true);
+    expect(statuses.some((s) => s.conditions?.some((c) => c.type === 'BackupReady' && c.status === 'True'))).to.equal(true);
+    expect(st.conditions!.find((c) => c.type === 'Upgrading')).to.include({ status: 'False' });
+    const steps = new Set(statuses.filter((s) => s.upgrade?.to === '3.4.34').map((s) => s.upgrade!.step));
+    expect([...steps]).to.include.members(['snapshot', 'restartMember', 'moveLeader', 'complete']);
+  });
+
+  it('what `kubectl get svcc -w` showed moved through the upgrade (STEP, RUNNING, PHASE)', async () => {
+    await waitFor('the final line', async () => (new RegExp(`^${NAME}\\s+3\\.4\\.34\\s+3\\.4\\.34\\s+3\\.4\\.0\\s+3/3\\s+Running`, 'm').test(followed) ? true : undefined), 30_000, 100);
+    const lines = followed.split('\n').filter((l) => l.startsWith(`${NAME} `));
+    expect(lines.some((l) => /^kv\s+3\.4\.34\s+3\.3\.27\s/.test(l)), followed).to.equal(true);
+    const stepsShown = new Set(lines.flatMap((l) => l.split(/\s+/)).filter((w) => ['snapshot', 'moveLeader', 'restartMember', 'complete'].includes(w)));
+    expect(stepsShown.size, followed).to.be.at.least(3);
+    expect(lines.some((l) => /\sUpgrading\s/.test(l)), followed).to.equal(true);
+    // a member restart shows as Upgrading with READY 2/3, never as Degraded
+    expect(lines.filter((l) => /\sDegraded\s/.test(l)), followed).to.deep.equal([]);
+  });
+
+  it('upgrades to 3.5.21; every key intact, every member reports 3.5.21 in a 3.5.0 cluster', async () => {
+    const before = deletions.length;
+    await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
+    const st = await upgraded('3.5.21', '3.5.0');
+    expect(st.upgrade).to.include({ from: '3.4.34', to: '3.5.21' });
+    const restarted = deletions.slice(before);
+    expect(restarted.map((d) => d.image)).to.deep.equal(['svc:v3.4.34', 'svc:v3.4.34', 'svc:v3.4.34']);
+    expect(new Set(restarted.map((d) => d.name)).size).to.equal(3);
+    const last = restarted.at(-1)!.name;
+    expect((await events()).some((e) => e.reason === 'MoveLeader' && e.message.startsWith(`move leadership from ${last} to `)),
+      `leadership moved away from ${last} before its restart`).to.equal(true);
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${memberUrl(i)}/version`, { signal: AbortSignal.timeout(10_000) });
+      expect(await res.json()).to.deep.equal({ etcdserver: '3.5.21', etcdcluster: '3.5.0' });
+      const got = await post(`${memberUrl(i)}/v3/kv/range`, { key: b64('e2e/'), range_end: b64('e2e0') });
+      const kvs = (got.kvs ?? []) as Array<{ key: string; value: string }>;
+      expect(kvs, `keys through ${NAME}-${i}`).to.have.length(KEYS);
+      for (const kv of kvs) expect(unb64(kv.value)).to.equal(`value-${Number(unb64(kv.key).slice(4))}`);
+    }
+  });
+
+  it('the operator pod\'s /metrics shows the per-cluster upgrade metrics', async () => {
+    const pod = (await readyOperator())!;
+    const text = await (await fetch(`http://${pod.status!.podIP!}:${PROBE_PORT}/metrics`)).text();
+    const labels = `namespace="${NS}",cluster="${NAME}"`;
+    const value = (series: string): number => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      expect(line, `${series} in\n${text}`).to.be.a('string');
+      return Number(line!.slice(series.length + 1));
+    };
+    await waitFor('the steady step in /metrics', async () => {
+      const t = await (await fetch(`http://${pod.status!.podIP!}:${PROBE_PORT}/metrics`)).text();
+      return t.includes(`svc_operator_upgrade_step{${labels},step="steady"} 1`) ? true : undefined;
+    }, 30_000, 250);
+    expect(value(`svc_operator_upgrade_members_done{${labels}}`)).to.equal(3);
+    // this pod finished both upgrades (it took over during the first one)
+    expect(value(`svc_operator_upgrade_duration_seconds{${labels},from="3.3.27",to="3.4.34"}`)).to.be.greaterThan(0);
+    expect(value(`svc_operator_upgrade_duration_seconds{${labels},from="3.4.34",to="3.5.21"}`)).to.be.greaterThan(0);
+    // its restarts: all three of the second upgrade, and those of the first one left when it took over
+    expect(value(`svc_operator_upgrade_steps_total{${labels},kind="restartMember"}`)).to.be.at.least(3);
+    expect(value(`svc_operator_upgrade_steps_total{${labels},kind="snapshot"}`)).to.equal(1);
+  });
+});
