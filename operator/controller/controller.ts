@@ -7,12 +7,14 @@ import { API_VERSION, type SvcCluster, type SvcClusterStatus } from '../api/type
 import { specProblems, withDefaults } from '../api/validate.js';
 import { MemberClient } from '../members/index.js';
 import { observe } from '../orchestrator/observe.js';
+import { executeScaling } from '../orchestrator/scale.js';
 import { KubeApi, type EventTarget } from '../runtime/kubernetes/kube-api.js';
 import { KubeRuntime, podImage, PROGRESS_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
+import { nextScaling, parseScaling, SCALING_ANNOTATION, type ScalingRecord } from '../runtime/kubernetes/kube-scaling.js';
 import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
 import { plan } from '../upgrade/plan.js';
 import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/progress.js';
-import { describeStep, isMutating, type Step, type UpgradeProgress } from '../upgrade/types.js';
+import { describeStep, isMutating, isScalingStep, type Step, type UpgradeProgress } from '../upgrade/types.js';
 import { PLURAL } from './crd.js';
 import { WorkQueue, type Requeue } from './queue.js';
 import { canonical, computeStatus, dropUndefined, type PodFacts } from './status.js';
@@ -45,6 +47,10 @@ function stepReason(step: Step): string {
     case 'snapshot': return 'Snapshot';
     case 'moveLeader': return 'MoveLeader';
     case 'restartMember': return 'RestartMember';
+    case 'addMember': return 'AddMember';
+    case 'startMember': return 'StartMember';
+    case 'removeMember': return 'RemoveMember';
+    case 'retireMember': return 'RetireMember';
     case 'complete': return 'UpgradeComplete';
     case 'blocked': return step.code;
     case 'wait': return step.code;
@@ -62,6 +68,8 @@ export class Controller {
   // generous timeout: a loaded machine must not read as an unhealthy member (and a status write)
   private readonly client = new MemberClient({ timeoutMs: 5000, attempts: 1 });
   private readonly lastStep = new Map<string, string>();
+  /** Scaling records written by this process (the informer's copy of the annotation may lag behind). */
+  private readonly scalingRecords = new Map<string, ScalingRecord>();
   /** Standing refusal per cluster (reported once as an Event, always in status.lastError). */
   private readonly notes = new Map<string, string>();
   private readonly log: (entry: Record<string, unknown>) => void;
@@ -146,28 +154,24 @@ export class Controller {
     if (!stored || stored.metadata.deletionTimestamp) {
       this.lastStep.delete(key);
       this.notes.delete(key);
+      this.scalingRecords.delete(key);
       return undefined; // owned objects go with it (owner references)
     }
-    let spec = withDefaults(stored.spec);
+    const spec = withDefaults(stored.spec);
     const target: EventTarget = { namespace, name, uid: stored.metadata.uid! };
     const problems = specProblems(spec);
     if (problems.length > 0) {
       await this.publish(stored, { ...(stored.status ?? {}), phase: 'Blocked', lastError: problems.join('; '), observedGeneration: stored.metadata.generation });
       return undefined;
     }
-    // Scaling (member add/remove one at a time) is refused for now: a changed replicas must not reach the StatefulSet (new pods
-    // would start a second cluster). The cluster keeps its size and says so.
+    // The StatefulSet keeps its size here: members are added and removed one at a time by the scaling steps
+    // (the planner compares spec.replicas with the members).
     const live = await this.api.readStatefulSet(namespace, name);
-    let note: string | undefined;
     const liveReplicas = live?.spec?.replicas;
-    if (liveReplicas !== undefined && liveReplicas !== spec.replicas) {
-      note = `spec.replicas is ${spec.replicas}: scaling an existing cluster is not supported yet; it keeps ${liveReplicas} members`;
-      spec = { ...spec, replicas: liveReplicas };
-      if (this.notes.get(key) !== note) await this.api.event(target, 'Warning', 'ScalingNotSupported', note);
-    }
-    if (note === undefined) this.notes.delete(key);
-    else this.notes.set(key, note);
-    const ref: ClusterRef = { name, namespace, uid: target.uid, spec };
+    const cached = this.scalingRecords.get(key);
+    const annotated = parseScaling(stored.metadata.annotations?.[SCALING_ANNOTATION]);
+    const scaling = cached && (!annotated || cached.startedAt > annotated.startedAt) ? cached : annotated;
+    const ref: ClusterRef = { name, namespace, uid: target.uid, spec: liveReplicas === undefined ? spec : { ...spec, replicas: liveReplicas }, ...(scaling?.join ? { join: scaling.join } : {}) };
     let progress = parseProgress(stored.metadata.annotations?.[PROGRESS_ANNOTATION]);
     const rt = new KubeRuntime(this.api, ref, { snapshotDir: this.opts.snapshotDir, progress });
 
@@ -199,6 +203,12 @@ export class Controller {
     let error: string | undefined;
     if (isMutating(step) || step.kind === 'complete') {
       // Write-ahead: progress and status record the step, an Event announces it, then it is carried out.
+      if (isScalingStep(step)) {
+        // Write-ahead for scaling too: the record (and the initial cluster a joining member gets) first.
+        const rec = nextScaling(scaling, spec.replicas, step, new Date());
+        await this.api.patchClusterAnnotation(namespace, name, SCALING_ANNOTATION, JSON.stringify(rec));
+        this.scalingRecords.set(key, rec);
+      }
       const before = beginStep(progress, step, Date.now());
       if (before !== progress) {
         progress = before;
@@ -207,7 +217,8 @@ export class Controller {
       await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
       await this.api.event(target, 'Normal', stepReason(step), line);
       try {
-        progress = await this.execute(rt, step, urls, observed.members, progress);
+        if (isScalingStep(step)) await executeScaling(rt, this.client, step, urls, observed);
+        else progress = await this.execute(rt, step, urls, observed.members, progress);
         if (step.kind === 'snapshot') {
           await rt.saveProgress(progress);
           await rt.pruneSnapshots(spec.backup?.keep ?? 3);
