@@ -206,8 +206,11 @@ export class Controller {
       if (isScalingStep(step)) {
         // Write-ahead for scaling too: the record (and the initial cluster a joining member gets) first.
         const rec = nextScaling(scaling, spec.replicas, step, new Date());
-        await this.api.patchClusterAnnotation(namespace, name, SCALING_ANNOTATION, JSON.stringify(rec));
-        this.scalingRecords.set(key, rec);
+        const same = (r: ScalingRecord | undefined) => JSON.stringify({ ...r, startedAt: '' });
+        if (same(rec) !== same(scaling)) {
+          await this.api.patchClusterAnnotation(namespace, name, SCALING_ANNOTATION, JSON.stringify(rec));
+          this.scalingRecords.set(key, rec);
+        }
       }
       const before = beginStep(progress, step, Date.now());
       if (before !== progress) {

@@ -21,7 +21,7 @@ export async function executeScaling(rt: Runtime, client: MemberClient, step: Sc
   switch (step.kind) {
     case 'addMember': {
       const url = leaderURL(o, urls, `add ${step.member}`);
-      const peer = rt.peerURL(step.member);
+      const peer = await rt.peerURL(step.member);
       const list = await client.memberList(url);
       if (!list.some((m) => m.peerURLs.includes(peer))) await client.memberAdd(url, peer);
       await rt.startMember(step.member, step.join);

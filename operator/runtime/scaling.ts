@@ -1,10 +1,10 @@
-// What a runtime offers for member add/remove (spec.replicas). Optional: a runtime without it cannot scale
-// (the local runtime refuses a changed replicas before it starts: operator/cli/local.ts).
+// What a runtime offers for member add/remove (spec.replicas). Optional: the planner only plans scaling steps
+// with a member list, and the observation reads one only from a runtime that can scale.
 
 /** The scaling side of a runtime. */
 export interface ScalingRuntime {
-  /** Peer URL member `name` is (or will be) reached at: what MemberAdd registers. */
-  peerURL(name: string): string;
+  /** Peer URL member `name` is (or will be) reached at: what MemberAdd registers (reserved, if need be, durably). */
+  peerURL(name: string): Promise<string>;
   /** The member a peer URL belongs to, for list entries without a name (added, never started). */
   memberOfPeerURL(url: string): string | undefined;
   /**

@@ -152,7 +152,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
     await this.opts.onProgress?.(progress);
   }
 
-  peerURL(name: string): string {
+  async peerURL(name: string): Promise<string> {
     return peerURLOf(this.cluster, name);
   }
 
