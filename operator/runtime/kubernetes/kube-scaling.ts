@@ -1,7 +1,8 @@
 // Member add/remove on Kubernetes: a member is a StatefulSet ordinal. Starting the next one = the ConfigMap
 // names its initial cluster (--initial-cluster-state=existing), then the StatefulSet grows by one; retiring the
-// highest = the StatefulSet shrinks by one, its pod goes, then its PVC (a member re-added later must start on an
-// empty data dir: one with the old member's data is refused by the cluster). The record of the scaling step
+// highest = the StatefulSet shrinks by one, its pod goes, then its PVC (whenScaled: Delete; the operator only
+// waits for it, it holds no right to delete claims): a member re-added later must start on an empty data dir,
+// one with the old member's data is refused by the cluster. The record of the scaling step
 // under way lives in an annotation on the SvcCluster, written before the step (the controller does that).
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { RuntimeError } from '../runtime.js';
@@ -83,21 +84,20 @@ async function readClaim(h: ScalingHost, name: string): Promise<V1PersistentVolu
   }
 }
 
-/** Deletes the claim and waits until it is gone. */
-async function dropClaim(h: ScalingHost, name: string): Promise<void> {
-  if (!(await readClaim(h, name))) return;
-  h.api.writes++;
-  try {
-    await h.api.core.deleteNamespacedPersistentVolumeClaim({ namespace: h.cluster.namespace, name });
-  } catch (e) {
-    if (!isStatus(e, 404)) throw e;
-  }
+/** Waits until the claim is gone (the StatefulSet's whenScaled: Delete has the garbage collector remove it). */
+async function claimGone(h: ScalingHost, name: string, why: string): Promise<void> {
   const until = Date.now() + h.timeoutMs;
-  while (Date.now() < until) {
-    if (!(await readClaim(h, name))) return;
+  for (;;) {
+    const claim = await readClaim(h, name);
+    if (!claim) return;
+    if (Date.now() > until) {
+      const pending = claim.metadata?.deletionTimestamp || claim.metadata?.ownerReferences?.some((o) => o.kind === 'Pod');
+      throw new RuntimeError('STOP_FAILED', pending
+        ? `PVC ${name} (${why}) is still being deleted after ${Math.round(h.timeoutMs / 1000)} s`
+        : `PVC ${name} (${why}) holds the data of an earlier member of this ordinal and is not being deleted; delete it (kubectl -n ${h.cluster.namespace} delete pvc ${name}) so that the new member starts empty`);
+    }
     await sleep(500);
   }
-  throw new RuntimeError('STOP_FAILED', `PVC ${name} was not deleted within ${Math.round(h.timeoutMs / 1000)} s`);
 }
 
 /** Starts member `name` (the next ordinal) joining `join`, on an empty data dir. */
@@ -106,7 +106,7 @@ export async function startJoiningMember(h: ScalingHost, name: string, join: str
   h.cluster.join = join;
   // A claim left by an earlier member of this ordinal (a crash between its pod going and its claim going)
   // holds that member's data: the new member must not start on it.
-  if (!(await h.podExists(name))) await dropClaim(h, dataClaimName(name));
+  if (!(await h.podExists(name))) await claimGone(h, dataClaimName(name), 'left by an earlier member');
   await h.applyWith(k + 1);
   const until = Date.now() + h.timeoutMs;
   while (Date.now() < until) {
@@ -125,5 +125,5 @@ export async function retireHighestMember(h: ScalingHost, name: string): Promise
     if (Date.now() > until) throw new RuntimeError('STOP_FAILED', `pod ${name} did not go within ${Math.round(h.timeoutMs / 1000)} s`);
     await sleep(500);
   }
-  await dropClaim(h, dataClaimName(name));
+  await claimGone(h, dataClaimName(name), `of the removed member ${name}`);
 }

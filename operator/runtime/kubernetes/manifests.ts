@@ -172,6 +172,9 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
       // members must all start to reach quorum; OnDelete: the operator decides when a pod takes a new template
       podManagementPolicy: 'Parallel',
       updateStrategy: { type: 'OnDelete' },
+      // a removed member's data goes with its pod (a member re-added on old data would be refused); deleting
+      // the SvcCluster keeps the data
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
       selector: { matchLabels: selectorLabels(name) },
       template: { metadata: { labels: { ...(pt.labels ?? {}), ...labels(name) } }, spec: podSpec },
       volumeClaimTemplates: [{
