@@ -68,6 +68,8 @@ export class Controller {
   // generous timeout: a loaded machine must not read as an unhealthy member (and a status write)
   private readonly client = new MemberClient({ timeoutMs: 5000, attempts: 1 });
   private readonly lastStep = new Map<string, string>();
+  /** Consecutive failures of the step carried out last, per cluster. */
+  private readonly stepFailures = new Map<string, number>();
   /** Scaling records written by this process (the informer's copy of the annotation may lag behind). */
   private readonly scalingRecords = new Map<string, ScalingRecord>();
   /** Standing refusal per cluster (reported once as an Event, always in status.lastError). */
@@ -155,6 +157,7 @@ export class Controller {
       this.lastStep.delete(key);
       this.notes.delete(key);
       this.scalingRecords.delete(key);
+      this.stepFailures.delete(key);
       return undefined; // owned objects go with it (owner references)
     }
     const spec = withDefaults(stored.spec);
@@ -234,7 +237,11 @@ export class Controller {
       // look again at once: the next step follows from a new observation
       const fresh = this.clusters.get(name, namespace) ?? stored;
       await this.publish(fresh, await this.status(rt, spec, fresh, observed, step, progress, error));
-      return error ? this.queue.backoff(key) : 200;
+      // a step that keeps failing is retried less and less often (each try is two Events)
+      const failures = error ? (this.stepFailures.get(key) ?? 0) + 1 : 0;
+      if (failures > 0) this.stepFailures.set(key, failures);
+      else this.stepFailures.delete(key);
+      return error ? Math.min(60_000, this.queue.backoff(key) * 2 ** (failures - 1)) : 200;
     }
     await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
     if (step.kind === 'steady') return this.opts.resyncMs ?? 30_000;
