@@ -104,7 +104,7 @@ export interface UpgradeStatus {
   snapshot?: SnapshotRecord;
 }
 
-export type Phase = 'Creating' | 'Running' | 'Upgrading' | 'Blocked' | 'Degraded' | 'Deleting';
+export type Phase = 'Creating' | 'Running' | 'Upgrading' | 'Scaling' | 'Blocked' | 'Degraded' | 'Deleting';
 
 /** Observed state of an SvcCluster. */
 export interface SvcClusterStatus {

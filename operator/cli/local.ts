@@ -61,7 +61,6 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
   if (state) {
     if (state.name !== cluster.metadata.name) throw new CommandError(`${runtime.stateDir} holds cluster "${state.name}", not "${cluster.metadata.name}"; use another --state-dir`);
     const problems = updateProblems(state.spec, cluster.spec);
-    if (state.members.length !== cluster.spec.replicas) problems.push(`spec.replicas: the local runtime cannot scale (cluster has ${state.members.length} members)`);
     if (problems.length > 0) throw new CommandError(`cannot apply: ${problems.join('; ')}`);
     const started = await runtime.startStopped();
     if (started.length > 0) printer?.line(`started stopped member(s): ${started.join(', ')}`);

@@ -7,13 +7,15 @@ import { API_VERSION, type SvcCluster, type SvcClusterStatus } from '../api/type
 import { specProblems, withDefaults } from '../api/validate.js';
 import type { MemberClient } from '../members/index.js';
 import { observe } from '../orchestrator/observe.js';
+import { executeScaling } from '../orchestrator/scale.js';
 import { KubeApi, type EventTarget } from '../runtime/kubernetes/kube-api.js';
 import { KubeRuntime, podImage, PROGRESS_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure, JobWaitAborted } from '../runtime/kubernetes/backup-job.js';
+import { nextScaling, parseScaling, SCALING_ANNOTATION, type ScalingRecord } from '../runtime/kubernetes/kube-scaling.js';
 import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
 import { plan } from '../upgrade/plan.js';
 import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/progress.js';
-import { describeStep, isMutating, type Step, type UpgradeProgress } from '../upgrade/types.js';
+import { describeStep, isMutating, isScalingStep, type Step, type UpgradeProgress } from '../upgrade/types.js';
 import { PLURAL } from './crd.js';
 import { UpgradeMetrics } from './metrics.js';
 import { WorkQueue, type Requeue } from './queue.js';
@@ -53,6 +55,10 @@ function stepReason(step: Step): string {
     case 'snapshot': return 'Snapshot';
     case 'moveLeader': return 'MoveLeader';
     case 'restartMember': return 'RestartMember';
+    case 'addMember': return 'AddMember';
+    case 'startMember': return 'StartMember';
+    case 'removeMember': return 'RemoveMember';
+    case 'retireMember': return 'RetireMember';
     case 'complete': return 'UpgradeComplete';
     case 'blocked': return step.code;
     case 'wait': return step.code;
@@ -70,6 +76,10 @@ export class Controller {
   // generous timeout: a loaded machine must not read as an unhealthy member (and a status write)
   private readonly clients = new MemberClients({ timeoutMs: 5000, attempts: 1 });
   private readonly lastStep = new Map<string, string>();
+  /** Consecutive failures of the step carried out last, per cluster. */
+  private readonly stepFailures = new Map<string, number>();
+  /** Scaling records written by this process (the informer's copy of the annotation may lag behind). */
+  private readonly scalingRecords = new Map<string, ScalingRecord>();
   /** Standing refusal per cluster (reported once as an Event, always in status.lastError). */
   private readonly notes = new Map<string, string>();
   /** Last backup/restore Job failure per cluster (status shows it until a Job succeeds). */
@@ -164,9 +174,11 @@ export class Controller {
       this.clients.drop(key);
       this.jobFailures.delete(key);
       this.upgradeMetrics.forget(namespace, name);
+      this.scalingRecords.delete(key);
+      this.stepFailures.delete(key);
       return undefined; // owned objects go with it (owner references)
     }
-    let spec = withDefaults(stored.spec);
+    const spec = withDefaults(stored.spec);
     const target: EventTarget = { namespace, name, uid: stored.metadata.uid! };
     const problems = specProblems(spec);
     if (problems.length > 0) {
@@ -183,19 +195,14 @@ export class Controller {
       await this.publish(stored, { ...(stored.status ?? {}), phase: 'Blocked', lastError: e.message, observedGeneration: stored.metadata.generation });
       return 15_000;
     }
-    // Scaling (member add/remove one at a time) is refused for now: a changed replicas must not reach the StatefulSet (new pods
-    // would start a second cluster). The cluster keeps its size and says so.
+    // The StatefulSet keeps its size here: members are added and removed one at a time by the scaling steps
+    // (the planner compares spec.replicas with the members).
     const live = await this.api.readStatefulSet(namespace, name);
-    let note: string | undefined;
     const liveReplicas = live?.spec?.replicas;
-    if (liveReplicas !== undefined && liveReplicas !== spec.replicas) {
-      note = `spec.replicas is ${spec.replicas}: scaling an existing cluster is not supported yet; it keeps ${liveReplicas} members`;
-      spec = { ...spec, replicas: liveReplicas };
-      if (this.notes.get(key) !== note) await this.api.event(target, 'Warning', 'ScalingNotSupported', note);
-    }
-    if (note === undefined) this.notes.delete(key);
-    else this.notes.set(key, note);
-    const ref: ClusterRef = { name, namespace, uid: target.uid, spec };
+    const cached = this.scalingRecords.get(key);
+    const annotated = parseScaling(stored.metadata.annotations?.[SCALING_ANNOTATION]);
+    const scaling = cached && (!annotated || cached.startedAt > annotated.startedAt) ? cached : annotated;
+    const ref: ClusterRef = { name, namespace, uid: target.uid, spec: liveReplicas === undefined ? spec : { ...spec, replicas: liveReplicas }, ...(scaling?.join ? { join: scaling.join } : {}) };
     let progress = parseProgress(stored.metadata.annotations?.[PROGRESS_ANNOTATION]);
     const rt = new KubeRuntime(this.api, ref, { snapshotDir: this.opts.snapshotDir, progress, client });
     const jobs = new ClusterJobs(this.api, ref, { image: this.opts.operatorImage, timeoutSeconds: this.opts.jobTimeoutSeconds, signal: this.stopping.signal });
@@ -230,6 +237,15 @@ export class Controller {
     let error: string | undefined;
     if (isMutating(step) || step.kind === 'complete') {
       // Write-ahead: progress and status record the step, an Event announces it, then it is carried out.
+      if (isScalingStep(step)) {
+        // Write-ahead for scaling too: the record (and the initial cluster a joining member gets) first.
+        const rec = nextScaling(scaling, spec.replicas, step, new Date());
+        const same = (r: ScalingRecord | undefined) => JSON.stringify({ ...r, startedAt: '' });
+        if (same(rec) !== same(scaling)) {
+          await this.api.patchClusterAnnotation(namespace, name, SCALING_ANNOTATION, JSON.stringify(rec));
+          this.scalingRecords.set(key, rec);
+        }
+      }
       const before = beginStep(progress, step, Date.now());
       if (before !== progress) {
         progress = before;
@@ -238,7 +254,8 @@ export class Controller {
       await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
       await this.api.event(target, 'Normal', stepReason(step), line);
       try {
-        progress = await this.execute(rt, step, urls, observed.members, progress, client, jobs);
+        if (isScalingStep(step)) await executeScaling(rt, client, step, urls, observed);
+        else progress = await this.execute(rt, step, urls, observed.members, progress, client, jobs);
         this.upgradeMetrics.stepDone(namespace, name, step);
         if (step.kind === 'snapshot') {
           await rt.saveProgress(progress);
@@ -256,7 +273,11 @@ export class Controller {
       // look again at once: the next step follows from a new observation
       const fresh = this.clusters.get(name, namespace) ?? stored;
       await this.publish(fresh, await this.status(rt, spec, fresh, observed, step, progress, error));
-      return error ? this.queue.backoff(key) : 200;
+      // a step that keeps failing is retried less and less often (each try is two Events)
+      const failures = error ? (this.stepFailures.get(key) ?? 0) + 1 : 0;
+      if (failures > 0) this.stepFailures.set(key, failures);
+      else this.stepFailures.delete(key);
+      return error ? Math.min(60_000, this.queue.backoff(key) * 2 ** (failures - 1)) : 200;
     }
     await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
     if (step.kind === 'steady') return this.opts.resyncMs ?? 30_000;

@@ -136,7 +136,7 @@ const snapshotSchema = obj<SnapshotRecord>('The pre-upgrade snapshot.', {
 
 const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcCluster.', {
   observedGeneration: int('Generation of the spec last acted on.'),
-  phase: str('Phase.', { enum: ['Creating', 'Running', 'Upgrading', 'Blocked', 'Degraded', 'Deleting'] }),
+  phase: str('Phase.', { enum: ['Creating', 'Running', 'Upgrading', 'Scaling', 'Blocked', 'Degraded', 'Deleting'] }),
   conditions: {
     type: 'array', description: 'Conditions (Available, Progressing, Upgrading, Degraded, BackupReady, UpgradeBlocked).',
     'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'],

@@ -3,7 +3,7 @@
 import type { Condition, ConditionType, MemberStatus, Phase, SvcClusterSpec, SvcClusterStatus } from '../api/types.js';
 import { observedClusterVersion } from '../upgrade/plan.js';
 import { upgradeStatus } from '../upgrade/status.js';
-import type { ObservedCluster, Step, UpgradeProgress } from '../upgrade/types.js';
+import { isScalingStep, type ObservedCluster, type Step, type UpgradeProgress } from '../upgrade/types.js';
 import { compareVersions } from '../upgrade/versions.js';
 
 /** Pod facts status shows next to what members answer. */
@@ -45,7 +45,9 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   });
   const healthy = observed.members.filter((m) => m.healthy).length;
   const ready = members.filter((m) => m.ready).length;
-  const quorum = healthy > spec.replicas / 2;
+  // quorum of the voters there are now (while scaling, spec.replicas is where the cluster is going)
+  const voters = observed.clusterMembers?.length ?? observed.members.length;
+  const quorum = healthy > voters / 2;
   const releases = observed.members.map((m) => m.release).filter((r): r is string => r !== undefined).sort(compareVersions);
   const upgrading = i.progress !== undefined && i.progress.finishedAt === undefined;
   const everAvailable = i.previous?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') || i.previous?.phase === 'Running';
@@ -53,6 +55,7 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   let phase: Phase;
   if (step.kind === 'blocked' || backupBlocked) phase = 'Blocked';
   else if (upgrading) phase = 'Upgrading';
+  else if (everAvailable && observed.members.length > 0 && (observed.members.length !== spec.replicas || isScalingStep(step))) phase = 'Scaling';
   // After an upgrade every member answering healthy is Running: the restarted pod's Ready lags its member's /health
   // by a probe period, and a completed upgrade must not flash Degraded in `kubectl get svcc -w` (READY shows the lag)
   else if (healthy === spec.replicas && healthy > 0 && (ready === spec.replicas || i.progress?.finishedAt !== undefined) && (step.kind === 'steady' || step.kind === 'complete')) phase = 'Running';
@@ -61,10 +64,10 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
 
   const waitLine = step.kind === 'wait' || step.kind === 'blocked' ? step.reason : '';
   const drafts = [
-    cond('Available', quorum, quorum ? 'QuorumHealthy' : 'QuorumLost', `${healthy} of ${spec.replicas} members healthy`),
+    cond('Available', quorum, quorum ? 'QuorumHealthy' : 'QuorumLost', `${healthy} of ${voters} members healthy`),
     cond('Progressing', step.kind !== 'steady', step.kind === 'steady' ? 'Steady' : step.kind === 'wait' ? step.code : step.kind === 'blocked' ? step.code : step.kind, step.kind === 'steady' ? `every member runs ${spec.version}` : waitLine || step.kind),
     cond('Upgrading', upgrading, upgrading ? 'UpgradeInProgress' : 'NoUpgrade', upgrading ? `${i.progress!.from} -> ${i.progress!.to}: ${i.progress!.step}` : 'no upgrade under way'),
-    cond('Degraded', healthy < spec.replicas && phase !== 'Creating', healthy < spec.replicas ? 'MembersUnhealthy' : 'AllHealthy', `${spec.replicas - healthy} member(s) not healthy`),
+    cond('Degraded', healthy < observed.members.length && phase !== 'Creating', healthy < observed.members.length ? 'MembersUnhealthy' : 'AllHealthy', `${observed.members.length - healthy} member(s) not healthy`),
     i.jobFailure ? cond('BackupReady', false, i.jobFailure.reason, i.jobFailure.message) : cond('BackupReady', i.progress?.snapshot !== undefined, i.progress?.snapshot ? 'SnapshotTaken' : 'NoSnapshot', i.progress?.snapshot ? `snapshot at ${i.progress.snapshot.location}` : 'no pre-upgrade snapshot recorded'),
     backupBlocked ? cond('UpgradeBlocked', true, i.jobFailure!.reason, `no verified pre-upgrade snapshot: ${i.jobFailure!.message}`) : cond('UpgradeBlocked', step.kind === 'blocked', step.kind === 'blocked' ? step.code : 'NotBlocked', step.kind === 'blocked' ? step.reason : 'the target is allowed'),
   ];

@@ -11,7 +11,7 @@ import { withRetry } from './retry.js';
 
 /** Raised when a member call fails for good. */
 export class MemberError extends Error {
-  readonly code: 'UNREACHABLE' | 'BAD_ANSWER' | 'SNAPSHOT_FAILED' | 'MOVE_LEADER_FAILED';
+  readonly code: 'UNREACHABLE' | 'BAD_ANSWER' | 'SNAPSHOT_FAILED' | 'MOVE_LEADER_FAILED' | 'MEMBERSHIP_FAILED';
   constructor(code: MemberError['code'], message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'MemberError';
@@ -35,6 +35,14 @@ export interface MemberStatusInfo {
   appliedIndex: number;
   dbSize: number;
   revision: number;
+}
+
+/** One entry of MemberList (a member added but never started has no name yet). */
+export interface ClusterMemberInfo {
+  id: string;
+  name: string;
+  peerURLs: string[];
+  isLearner: boolean;
 }
 
 export interface MemberClientOptions {
@@ -173,6 +181,35 @@ export class MemberClient {
     } catch (e) {
       this.forget(leaderUrl);
       throw new MemberError('MOVE_LEADER_FAILED', `move leader to ${targetId} via ${leaderUrl} failed: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /** The cluster's member list as the member at `url` knows it (linearizable: through consensus; else its local view). */
+  async memberList(url: string, linearizable = true): Promise<ClusterMemberInfo[]> {
+    return withRetry(async () => {
+      const c = await this.grpc(url);
+      const r = await c.memberList({ linearizable });
+      return r.members.map((m) => ({ id: String(m.ID), name: m.name, peerURLs: [...m.peerURLs], isLearner: m.isLearner }));
+    }, this.attempts, 200);
+  }
+
+  /** MemberAdd through the member at `url` (the leader); resolves with the new member's id. Not retried: an add is not idempotent. */
+  async memberAdd(url: string, peerURL: string): Promise<string> {
+    try {
+      const c = await this.grpc(url);
+      return String((await c.memberAdd([peerURL])).member.ID);
+    } catch (e) {
+      throw new MemberError('MEMBERSHIP_FAILED', `member add of ${peerURL} via ${url} failed: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /** MemberRemove of `id` (decimal) through the member at `url` (the leader). */
+  async memberRemove(url: string, id: string): Promise<void> {
+    try {
+      const c = await this.grpc(url);
+      await c.memberRemove(id);
+    } catch (e) {
+      throw new MemberError('MEMBERSHIP_FAILED', `member remove of ${id} via ${url} failed: ${(e as Error).message}`, { cause: e });
     }
   }
 

@@ -2,7 +2,8 @@
 // (/version, /health, /metrics, Maintenance.Status), taken in parallel with per-call timeouts.
 import type { MemberClient } from '../members/index.js';
 import type { Runtime, RuntimeMember } from '../runtime/runtime.js';
-import type { ObservedCluster, ObservedMember } from '../upgrade/types.js';
+import { canScale } from '../runtime/scaling.js';
+import type { ClusterMember, ObservedCluster, ObservedMember } from '../upgrade/types.js';
 
 /** An observation plus the client URL of each member (the planner needs names only; executing needs URLs). */
 export interface Observation {
@@ -46,5 +47,32 @@ export async function observe(runtime: Runtime, client: MemberClient): Promise<O
   }
   const leader = members.find((m) => m.leader);
   const v2DataBytes = leader ? await runtime.v2DataBytes(leader.name) : undefined;
-  return { cluster: { now: Date.now(), members, authEnabled, v2DataBytes }, urls };
+  // The member list: the leader's; without a leader (a 1 -> 2 step before the second member starts has no
+  // quorum), any running member's own view, flagged as such.
+  let clusterMembers: ClusterMember[] | undefined;
+  let byLeader = false;
+  if (leader) {
+    clusterMembers = await memberList(runtime, client, urls.get(leader.name)!, true);
+    byLeader = clusterMembers !== undefined;
+  }
+  for (const m of members.filter((x) => x.running)) {
+    if (clusterMembers) break;
+    clusterMembers = await memberList(runtime, client, urls.get(m.name)!, false);
+  }
+  const list = clusterMembers ? { clusterMembers, clusterMembersByLeader: byLeader } : {};
+  return { cluster: { now: Date.now(), members, authEnabled, v2DataBytes, ...list }, urls };
+}
+
+/** A member list, each entry tied to a runtime member (by name, else by peer URL); undefined when unreadable or the runtime cannot scale. */
+async function memberList(runtime: Runtime, client: MemberClient, url: string, linearizable: boolean): Promise<ClusterMember[] | undefined> {
+  if (!canScale(runtime)) return undefined;
+  try {
+    const list = await client.memberList(url, linearizable);
+    return list.map((m) => {
+      const member = m.name !== '' ? m.name : m.peerURLs.map((u) => runtime.memberOfPeerURL(u)).find((n) => n !== undefined);
+      return { id: m.id, started: m.name !== '', ...(member !== undefined ? { member } : {}) };
+    });
+  } catch {
+    return undefined;
+  }
 }

@@ -6,8 +6,9 @@ import { MemberClient } from '../members/index.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { plan } from '../upgrade/plan.js';
 import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/progress.js';
-import { describeStep, isMutating, type ObservedCluster, type Step, type UpgradeProgress } from '../upgrade/types.js';
+import { describeStep, isMutating, isScalingStep, type ObservedCluster, type Step, type UpgradeProgress } from '../upgrade/types.js';
 import { observe } from './observe.js';
+import { executeScaling } from './scale.js';
 
 /** One reported step. */
 export interface StepEvent {
@@ -75,6 +76,11 @@ function actionLine(step: Step): string {
       return `snapshot ${step.member}`;
     case 'createCluster':
       return `createCluster ${step.version} x${step.replicas}`;
+    case 'addMember':
+    case 'startMember':
+    case 'removeMember':
+    case 'retireMember':
+      return `${step.kind} ${step.member}`;
     default:
       return step.kind;
   }
@@ -165,6 +171,10 @@ async function execute(
   observed: ObservedCluster,
   onSnapshot: (r: SnapshotRecord) => void,
 ): Promise<void> {
+  if (isScalingStep(step)) {
+    await executeScaling(runtime, client, step, urls, observed);
+    return;
+  }
   switch (step.kind) {
     case 'createCluster':
       await runtime.createCluster(spec);

@@ -18,7 +18,7 @@ export interface RuntimeMember {
 
 /** Raised by runtimes; `code` says what went wrong. */
 export class RuntimeError extends Error {
-  readonly code: 'NO_CLUSTER' | 'EXISTS' | 'START_FAILED' | 'STOP_FAILED' | 'STATE_IO' | 'NO_MEMBER';
+  readonly code: 'NO_CLUSTER' | 'EXISTS' | 'START_FAILED' | 'STOP_FAILED' | 'STATE_IO' | 'NO_MEMBER' | 'UNSUPPORTED';
   constructor(code: RuntimeError['code'], message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'RuntimeError';

@@ -20,11 +20,13 @@
 //     target in name order, followers first; the leader last, after `moveLeader` to the most up-to-date
 //     member already on the target.
 // `spec.upgrade.paused` turns the next disruptive step into `wait` Paused (naming that step).
+//  6. every member on the target and the upgrade complete: scaling steps (scaling.ts), else `steady`.
 //
 // Resume after a crash is by observation: a restart counts as done when the member reports the target
 // release (so it is never repeated); a restart recorded but not carried out (member still on the old
 // release) is planned again; a snapshot begun but not recorded as verified is taken again.
 import type { SvcClusterSpec } from '../api/types.js';
+import { resumeScaling, scaleAfterUpgrade, scaleStep } from './scaling.js';
 import type { ObservedCluster, ObservedMember, Step, UpgradeProgress } from './types.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from './versions.js';
 
@@ -89,8 +91,20 @@ export function validateTarget(spec: SvcClusterSpec, o: ObservedCluster): Step |
   return undefined;
 }
 
-/** The single next step. See the top of this file for the rules. */
+/**
+ * The single next step. See the top of this file for the rules, and scaling.ts for spec.replicas: a scaling
+ * step begun before is finished first; new scaling steps only once no upgrade is under way.
+ */
 export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
+  const resumed = resumeScaling(o);
+  if (resumed) return resumed;
+  const step = planSteps(spec, o, progress);
+  const onTarget = (m: ObservedMember) => m.configuredVersion === spec.version && (m.release === undefined || m.release === spec.version);
+  const upgrading = !o.members.every(onTarget) || (progress !== undefined && progress.to === spec.version && progress.finishedAt === undefined);
+  return upgrading ? scaleAfterUpgrade(spec, o, step) : step;
+}
+
+function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
   const target = spec.version;
   const members = [...o.members].sort(byName);
   if (members.length === 0) return { kind: 'createCluster', version: target, replicas: spec.replicas };
@@ -131,7 +145,7 @@ export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: Upgrade
     const behind = members.find((m) => minorOf(m.clusterVersion) !== minorOf(target));
     if (behind) return wait('ClusterVersionPending', `every member runs ${target}; member ${behind.name} reports cluster version ${behind.clusterVersion ?? 'unknown'} (waiting for ${minorOf(target)})`);
     if (cur && cur.finishedAt === undefined) return { kind: 'complete', from: cur.from, to: target };
-    return { kind: 'steady', version: target };
+    return scaleStep(spec, o, leader) ?? { kind: 'steady', version: target };
   }
 
   const notOnTarget = members.filter((m) => !onTarget(m));

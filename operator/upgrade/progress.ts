@@ -14,7 +14,8 @@ export function beginStep(progress: UpgradeProgress | undefined, step: Step, now
       if (!progress) return progress;
       return { ...progress, step: 'restartMember', restarts: { ...progress.restarts, [step.member]: now } };
     case 'moveLeader':
-      return progress ? { ...progress, step: 'moveLeader' } : progress;
+      // (a finished upgrade stays as it ended: a scale-down moves leadership too)
+      return progress && progress.finishedAt === undefined ? { ...progress, step: 'moveLeader' } : progress;
     case 'complete':
       return progress ? { ...progress, step: 'complete', finishedAt: now } : progress;
     default:

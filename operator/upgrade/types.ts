@@ -34,6 +34,19 @@ export interface ObservedCluster {
   authEnabled?: boolean;
   /** Estimated v2 data size (from a recent snapshot), bytes; undefined when unknown (treated as small). */
   v2DataBytes?: number;
+  /** The cluster's member list (MemberList of the leader); undefined when it could not be read. Scaling needs it. */
+  clusterMembers?: ClusterMember[];
+  /** The list came from the leader (linearizable); a follower's may lag, so nothing is retired on it. */
+  clusterMembersByLeader?: boolean;
+}
+
+/** One entry of the cluster's member list. */
+export interface ClusterMember {
+  id: string;
+  /** The runtime member this entry is: its reported name, or (never started: no name yet) the owner of its peer URL. */
+  member?: string;
+  /** False for a member added to the cluster that never started (the member list shows no name for it). */
+  started: boolean;
 }
 
 /** What the orchestrator records (before each mutating step) about the upgrade under way. */
@@ -65,7 +78,11 @@ export type WaitCode =
   | 'WaitBetweenMembers'
   | 'ClusterVersionPending'
   | 'ClusterUnreachable'
-  | 'AuthUnknown';
+  | 'AuthUnknown'
+  | 'ScaleAfterUpgrade'
+  | 'MemberListUnknown'
+  | 'MemberNotInCluster'
+  | 'UnknownClusterMember';
 
 export type BlockedCode =
   | 'SkipMinor'
@@ -76,7 +93,12 @@ export type BlockedCode =
   | 'MemberFailedToStart'
   | 'UnsupportedVersion';
 
-/** The next thing to do. Only createCluster, snapshot, moveLeader and restartMember touch the cluster. */
+/**
+ * The next thing to do. Only createCluster, snapshot, moveLeader, restartMember and the scaling steps touch the
+ * cluster. Scaling: addMember = MemberAdd, then start the member joining `join` (the members before it plus
+ * itself); startMember = start a member already added (resume); removeMember = MemberRemove, then stop it and
+ * drop its data; retireMember = stop and drop a member no longer in the cluster (resume).
+ */
 export type Step =
   | { kind: 'createCluster'; version: string; replicas: number }
   | { kind: 'wait'; code: WaitCode; reason: string }
@@ -84,6 +106,10 @@ export type Step =
   | { kind: 'snapshot'; member: string; from: string; to: string }
   | { kind: 'moveLeader'; from: string; to: string; toId?: string }
   | { kind: 'restartMember'; member: string; version: string }
+  | { kind: 'addMember'; member: string; join: string[] }
+  | { kind: 'startMember'; member: string; join: string[] }
+  | { kind: 'removeMember'; member: string; id: string }
+  | { kind: 'retireMember'; member: string }
   | { kind: 'complete'; from: string; to: string }
   | { kind: 'steady'; version: string };
 
@@ -91,7 +117,12 @@ export type StepKind = Step['kind'];
 
 /** True for the steps that change the cluster (and therefore are recorded first). */
 export function isMutating(step: Step): boolean {
-  return step.kind === 'createCluster' || step.kind === 'snapshot' || step.kind === 'moveLeader' || step.kind === 'restartMember';
+  return step.kind === 'createCluster' || step.kind === 'snapshot' || step.kind === 'moveLeader' || step.kind === 'restartMember' || isScalingStep(step);
+}
+
+/** True for the member add/remove steps. */
+export function isScalingStep(step: Step): step is Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }> {
+  return step.kind === 'addMember' || step.kind === 'startMember' || step.kind === 'removeMember' || step.kind === 'retireMember';
 }
 
 /** One line describing a step, for logs, events and the CLI. */
@@ -109,6 +140,14 @@ export function describeStep(step: Step): string {
       return `move leadership from ${step.from} to ${step.to}`;
     case 'restartMember':
       return `restart ${step.member} on ${step.version}`;
+    case 'addMember':
+      return `add member ${step.member} (joining ${step.join.join(', ')})`;
+    case 'startMember':
+      return `start member ${step.member}, already added to the cluster (joining ${step.join.join(', ')})`;
+    case 'removeMember':
+      return `remove member ${step.member} (id ${step.id})`;
+    case 'retireMember':
+      return `stop member ${step.member}, no longer in the cluster, and delete its data`;
     case 'complete':
       return `verified: every member reports ${step.to} (etcdserver and etcdcluster); upgrade ${step.from} -> ${step.to} complete`;
     case 'steady':

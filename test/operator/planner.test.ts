@@ -115,7 +115,7 @@ describe('operator/upgrade planner (properties over generated observations)', ()
       fc.property(fc.constantFrom(...RELEASES), fc.constantFrom(...RELEASES), fc.integer({ min: 1, max: 5 }), fc.boolean(), (from, to, n, auth) => {
         const sim = new Sim(n, from);
         sim.auth = auth;
-        const step = plan(spec(to), sim.observe(), undefined);
+        const step = plan(spec(to, { replicas: n }), sim.observe(), undefined);
         const d = minorIdx(to) - minorIdx(from);
         if (d >= 2) expect(step).to.include({ kind: 'blocked', code: 'SkipMinor' });
         else if (d < 0) expect(step).to.include({ kind: 'blocked', code: 'DowngradeAfterCompletion' });

@@ -49,7 +49,7 @@ export class Sim {
     this.cv = minor(version);
   }
 
-  private up(m: SimMember): boolean {
+  protected up(m: SimMember): boolean {
     return m.running && m.downTicks === 0 && m.sickTicks === 0;
   }
 
@@ -90,7 +90,7 @@ export class Sim {
     }
   }
 
-  private elect(): void {
+  protected elect(): void {
     const cand = this.members.filter((m) => this.up(m)).sort((a, b) => b.applied - a.applied)[0];
     if (!cand) return;
     for (const m of this.members) m.leader = m === cand;

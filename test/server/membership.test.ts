@@ -69,4 +69,15 @@ describe('svc cluster: member add and remove', function () {
     await c.put(others[1], 'members/after-remove', 'ok');
     expect(await c.get(others[2], 'members/after-remove')).to.equal('ok');
   });
+
+  it('a 1-member cluster accepts a second voter (the reference\'s exception to the strict reconfiguration check)', async () => {
+    await cluster?.close();
+    cluster = await startSvcCluster({ size: 1 });
+    const c = cluster;
+    await c.put(0, 'members/solo', 'one');
+    const i = await c.addMember();
+    expect(await c.get(i, 'members/solo')).to.equal('one');
+    await c.put(i, 'members/pair', 'two');
+    expect(await c.get(0, 'members/pair')).to.equal('two');
+  });
 });

@@ -11,6 +11,8 @@ import type { UpgradeProgress } from '../../upgrade/types.js';
 import { memberClientURL, ownedObjects, selectorLabels, versionOfImage, type ClusterRef } from './manifests.js';
 import type { KubeApi } from './kube-api.js';
 import type { MemberClient } from '../../members/index.js';
+import { memberOfPeerURLIn, peerURLOf, retireHighestMember, startJoiningMember, type ScalingHost } from './kube-scaling.js';
+import type { ScalingRuntime } from '../scaling.js';
 
 /** Annotation on the SvcCluster holding the exact UpgradeProgress (status.upgrade is its readable form). */
 export const PROGRESS_ANNOTATION = 'svc.dev/upgrade-progress';
@@ -48,7 +50,7 @@ export function podImage(pod: V1Pod): string | undefined {
 }
 
 /** Runtime of one SvcCluster on Kubernetes. */
-export class KubeRuntime implements Runtime {
+export class KubeRuntime implements Runtime, ScalingRuntime {
   readonly kind = 'kubernetes';
   private progress: UpgradeProgress | undefined;
 
@@ -151,6 +153,35 @@ export class KubeRuntime implements Runtime {
     await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, PROGRESS_ANNOTATION, progress === undefined ? null : JSON.stringify(progress));
     this.progress = progress;
     await this.opts.onProgress?.(progress);
+  }
+
+  async peerURL(name: string): Promise<string> {
+    return peerURLOf(this.cluster, name);
+  }
+
+  memberOfPeerURL(url: string): string | undefined {
+    return memberOfPeerURLIn(this.cluster, url);
+  }
+
+  async startMember(name: string, join: string[]): Promise<void> {
+    await startJoiningMember(this.scalingHost(), name, join);
+  }
+
+  async retireMember(name: string): Promise<void> {
+    await retireHighestMember(this.scalingHost(), name);
+  }
+
+  private scalingHost(): ScalingHost {
+    return {
+      api: this.api,
+      cluster: this.cluster,
+      applyWith: async (replicas) => {
+        this.cluster.spec = { ...this.cluster.spec, replicas };
+        await this.apply((await this.templateVersion()) ?? this.cluster.spec.version);
+      },
+      podExists: async (name) => (await this.pods()).has(name),
+      timeoutMs: this.opts.replaceTimeoutMs ?? 120_000,
+    };
   }
 
   /** The member's own count of v2 bytes (svc_v2_store_data_bytes on /metrics); unknown when unreadable. */

@@ -9,6 +9,11 @@ export interface ClusterRef {
   namespace: string;
   uid: string;
   spec: SvcClusterSpec;
+  /**
+   * Set once the cluster was scaled: the initial cluster (member names, itself last) of the member that joined
+   * last. New members start with it and --initial-cluster-state=existing; members with data ignore both.
+   */
+  join?: string[];
 }
 
 /** A Kubernetes object as applied (apiVersion, kind, metadata, the rest). */
@@ -55,6 +60,11 @@ export function memberHost(cluster: string, namespace: string, pod: string): str
   return `${pod}.${peerServiceName(cluster)}.${namespace}.svc`;
 }
 
+/** Peer URL of member `pod`. */
+export function memberPeerURL(c: Pick<ClusterRef, 'name' | 'namespace' | 'spec'>, pod: string): string {
+  return `${scheme(c.spec.tls?.peerSecret)}://${memberHost(c.name, c.namespace, pod)}:${PEER_PORT}`;
+}
+
 /** Client URL of member `pod`. */
 export function memberClientURL(c: Pick<ClusterRef, 'name' | 'namespace' | 'spec'>, pod: string): string {
   return `${scheme(c.spec.tls?.clientSecret)}://${memberHost(c.name, c.namespace, pod)}:${CLIENT_PORT}`;
@@ -87,10 +97,12 @@ function owned(c: ClusterRef, apiVersion: string, kind: string, name: string, re
 function configMap(c: ClusterRef): KubeObject {
   const { name, namespace, spec } = c;
   const peer = scheme(spec.tls?.peerSecret);
-  const initialCluster = Array.from({ length: spec.replicas }, (_, i) => `${name}-${i}=${peer}://${memberHost(name, namespace, `${name}-${i}`)}:${PEER_PORT}`).join(',');
+  const names = c.join ?? Array.from({ length: spec.replicas }, (_, i) => `${name}-${i}`);
+  const initialCluster = names.map((n) => `${n}=${peer}://${memberHost(name, namespace, n)}:${PEER_PORT}`).join(',');
   return owned(c, 'v1', 'ConfigMap', configMapName(name), {
     data: {
       INITIAL_CLUSTER: initialCluster,
+      INITIAL_CLUSTER_STATE: c.join ? 'existing' : 'new',
       INITIAL_CLUSTER_TOKEN: `${namespace}-${name}`,
       ...(spec.enableV2 !== undefined ? { ENABLE_V2: String(spec.enableV2) } : {}),
       ...(spec.logging?.logger ? { LOGGER: spec.logging.logger } : {}),
@@ -109,7 +121,7 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
     '--name=$(POD_NAME)', `--data-dir=${DATA_MOUNT}/data`,
     `--listen-client-urls=${client}://0.0.0.0:${CLIENT_PORT}`, `--advertise-client-urls=${client}://${host}:${CLIENT_PORT}`,
     `--listen-peer-urls=${peer}://0.0.0.0:${PEER_PORT}`, `--initial-advertise-peer-urls=${peer}://${host}:${PEER_PORT}`,
-    '--initial-cluster=$(INITIAL_CLUSTER)', '--initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)', '--initial-cluster-state=new',
+    '--initial-cluster=$(INITIAL_CLUSTER)', '--initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)', '--initial-cluster-state=$(INITIAL_CLUSTER_STATE)',
   ];
   // only what the spec sets: each release keeps its own defaults (and 3.3 has no --logger)
   const optional: Array<[string, string]> = [];
@@ -147,7 +159,7 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
       env: [
         { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
         { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-        fromConfig('INITIAL_CLUSTER'), fromConfig('INITIAL_CLUSTER_TOKEN'), ...optional.map(([env]) => fromConfig(env)),
+        fromConfig('INITIAL_CLUSTER'), fromConfig('INITIAL_CLUSTER_STATE'), fromConfig('INITIAL_CLUSTER_TOKEN'), ...optional.map(([env]) => fromConfig(env)),
       ],
       volumeMounts: mounts,
       readinessProbe: { httpGet: { path: '/health', ...probePort }, periodSeconds: 2, failureThreshold: 3 },
@@ -167,6 +179,9 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
       // members must all start to reach quorum; OnDelete: the operator decides when a pod takes a new template
       podManagementPolicy: 'Parallel',
       updateStrategy: { type: 'OnDelete' },
+      // a removed member's data goes with its pod (a member re-added on old data would be refused); deleting
+      // the SvcCluster keeps the data
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
       selector: { matchLabels: selectorLabels(name) },
       template: { metadata: { labels: { ...(pt.labels ?? {}), ...labels(name) } }, spec: podSpec },
       volumeClaimTemplates: [{

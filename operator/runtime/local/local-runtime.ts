@@ -11,6 +11,7 @@ import { releaseFor } from '../../../server/releases.js';
 import type { SvcClusterSpec } from '../../api/types.js';
 import type { UpgradeProgress } from '../../upgrade/types.js';
 import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
+import type { ScalingRuntime } from '../scaling.js';
 import { freePorts } from './ports.js';
 import { readState, writeState, type LocalMemberState, type LocalState } from './state.js';
 
@@ -45,7 +46,7 @@ function alive(pid: number | undefined): boolean {
 const exits = new Map<number, string>();
 
 /** The local runtime. */
-export class LocalRuntime implements Runtime {
+export class LocalRuntime implements Runtime, ScalingRuntime {
   readonly kind = 'local';
   readonly stateDir: string;
   private readonly name?: string;
@@ -137,7 +138,10 @@ export class LocalRuntime implements Runtime {
 
   private args(state: LocalState, m: LocalMemberState): string[] {
     const url = (p: number) => `http://127.0.0.1:${p}`;
-    const cluster = state.members.map((x) => `${x.name}=${url(x.peerPort)}`).join(',');
+    const peerOf = (n: string) => state.members.find((x) => x.name === n)?.peerPort ?? state.reserved?.[n]?.peerPort;
+    const cluster = m.join
+      ? m.join.map((n) => `${n}=${url(peerOf(n) ?? 0)}`).join(',')
+      : state.members.map((x) => `${x.name}=${url(x.peerPort)}`).join(',');
     const a = [
       '--name', m.name,
       '--data-dir', m.dataDir,
@@ -147,7 +151,7 @@ export class LocalRuntime implements Runtime {
       '--initial-advertise-peer-urls', url(m.peerPort),
       '--initial-cluster', cluster,
       '--initial-cluster-token', state.token,
-      '--initial-cluster-state', 'new',
+      '--initial-cluster-state', m.join ? 'existing' : 'new',
     ];
     const spec = state.spec;
     if (spec.enableV2 !== undefined) a.push(`--enable-v2=${spec.enableV2}`);
@@ -227,6 +231,66 @@ export class LocalRuntime implements Runtime {
     }
     if (started.length > 0) writeState(this.stateDir, state);
     return started;
+  }
+
+  async peerURL(name: string): Promise<string> {
+    const state = this.mustState();
+    const known = state.members.find((m) => m.name === name) ?? state.reserved?.[name];
+    if (known) return `http://127.0.0.1:${known.peerPort}`;
+    const [clientPort, peerPort] = await freePorts(2);
+    // Recorded before MemberAdd registers the URL: a restarted orchestrator starts the member on these ports.
+    writeState(this.stateDir, { ...state, reserved: { ...(state.reserved ?? {}), [name]: { clientPort, peerPort } } });
+    return `http://127.0.0.1:${peerPort}`;
+  }
+
+  memberOfPeerURL(url: string): string | undefined {
+    const state = this.state();
+    let port: number;
+    try {
+      port = Number(new URL(url).port);
+    } catch {
+      return undefined;
+    }
+    return state?.members.find((m) => m.peerPort === port)?.name ?? Object.entries(state?.reserved ?? {}).find(([, r]) => r.peerPort === port)?.[0];
+  }
+
+  async startMember(name: string, initial: string[]): Promise<void> {
+    const state = this.mustState();
+    let m = state.members.find((x) => x.name === name);
+    if (!m) {
+      const ports = state.reserved?.[name];
+      if (!ports) throw new RuntimeError('NO_MEMBER', `no ports reserved for ${name} (it was never added)`);
+      m = {
+        name,
+        clientPort: ports.clientPort,
+        peerPort: ports.peerPort,
+        dataDir: join(this.stateDir, 'data', name),
+        logFile: join(this.stateDir, 'logs', `${name}.log`),
+        version: state.members.at(-1)?.version ?? state.spec.version,
+        join: initial,
+      };
+      // a data dir left by an earlier member of this name would be refused by the cluster
+      rmSync(m.dataDir, { recursive: true, force: true });
+      const reserved = { ...(state.reserved ?? {}) };
+      delete reserved[name];
+      state.members.push(m);
+      state.reserved = reserved;
+      writeState(this.stateDir, state);
+    }
+    if (alive(m.pid)) return;
+    this.spawnMember(state, m);
+    writeState(this.stateDir, state);
+  }
+
+  async retireMember(name: string): Promise<void> {
+    const state = this.mustState();
+    const m = state.members.find((x) => x.name === name);
+    if (!m) return;
+    if (state.members.at(-1) !== m) throw new RuntimeError('NO_MEMBER', `${name} is not the last member`);
+    await this.stopPid(m.pid);
+    state.members.pop();
+    writeState(this.stateDir, state);
+    rmSync(m.dataDir, { recursive: true, force: true });
   }
 
   snapshotLocation(from: string, to: string, member: string): string {

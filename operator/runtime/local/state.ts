@@ -20,6 +20,8 @@ export interface LocalMemberState {
   pid?: number;
   /** When the current process was started (ISO). */
   startedAt?: string;
+  /** Set for a member added to a running cluster: its initial cluster (member names), started as "existing". */
+  join?: string[];
 }
 
 /** The whole state file. */
@@ -30,6 +32,8 @@ export interface LocalState {
   createdAt: string;
   members: LocalMemberState[];
   progress?: UpgradeProgress;
+  /** Ports reserved for members about to be added (their peer URL is registered before they exist). */
+  reserved?: Record<string, { clientPort: number; peerPort: number }>;
   /** The last step line the orchestrator reported, for `local status`. */
   lastStep?: string;
 }

@@ -248,6 +248,9 @@ export class V3Api {
     const s = this.server;
     const voters = s.membership.voters();
     const started = voters.filter((m) => m.id === s.memberId || s.transport.activeSince(m.id) !== undefined).length;
+    // The reference's one exception: a second member may join a 1-member cluster (how a cluster restored from
+    // a snapshot on one member grows), although the cluster has no quorum until it starts.
+    if (started === 1 && voters.length === 1) return;
     const quorumAfter = Math.floor((voters.length + 1) / 2) + 1;
     if (started < quorumAfter) throw Errors.memberNotEnoughStarted();
   }

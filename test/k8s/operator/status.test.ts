@@ -54,4 +54,18 @@ describe('operator controller: status', () => {
     expect(d.phase).to.equal('Degraded');
     expect(d.conditions!.find((c) => c.type === 'Available')!.status).to.equal('False');
   });
+
+  it('while scaling: phase Scaling, quorum and Degraded counted on the members there are, READY against spec.replicas', () => {
+    const running = computeStatus(input(ms));
+    const up = computeStatus(input(ms, { spec: { version: '3.4.34', replicas: 5 }, previous: running, step: { kind: 'addMember', member: 'kv-3', join: ['kv-0', 'kv-1', 'kv-2', 'kv-3'] } }));
+    expect(up).to.include({ phase: 'Scaling', ready: '3/5' });
+    expect(up.conditions!.find((c) => c.type === 'Available')).to.include({ status: 'True', message: '3 of 3 members healthy' });
+    expect(up.conditions!.find((c) => c.type === 'Degraded')!.status).to.equal('False');
+    const starting = [...ms, { ...member('kv-3', '3.4.34', false, false), release: undefined }];
+    const joined = computeStatus(input(starting, { spec: { version: '3.4.34', replicas: 5 }, previous: up, step: { kind: 'wait', code: 'MemberStarting', reason: 'x' } }));
+    expect(joined.phase).to.equal('Scaling');
+    expect(joined.conditions!.find((c) => c.type === 'Available')).to.include({ status: 'True', message: '3 of 4 members healthy' });
+    const done = computeStatus(input([...ms, member('kv-3', '3.4.34'), member('kv-4', '3.4.34')], { spec: { version: '3.4.34', replicas: 5 }, previous: joined }));
+    expect(done).to.include({ phase: 'Running', ready: '5/5' });
+  });
 });

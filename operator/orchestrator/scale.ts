@@ -1,0 +1,44 @@
+// Carrying out the planner's scaling steps through a runtime that can scale and the member client. The
+// membership change goes through the leader; the member list is read once more right before it, so a step
+// planned on an older observation never adds or removes a member twice.
+import type { MemberClient } from '../members/index.js';
+import { RuntimeError, type Runtime } from '../runtime/runtime.js';
+import { canScale } from '../runtime/scaling.js';
+import type { ObservedCluster, Step } from '../upgrade/types.js';
+
+type ScalingStep = Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }>;
+
+function leaderURL(o: ObservedCluster, urls: Map<string, string>, what: string): string {
+  const leader = o.members.find((m) => m.leader);
+  const url = leader && urls.get(leader.name);
+  if (!url) throw new RuntimeError('NO_MEMBER', `no leader to ${what} through`);
+  return url;
+}
+
+/** Carries out one scaling step. */
+export async function executeScaling(rt: Runtime, client: MemberClient, step: ScalingStep, urls: Map<string, string>, o: ObservedCluster): Promise<void> {
+  if (!canScale(rt)) throw new RuntimeError('UNSUPPORTED', `the ${rt.kind} runtime cannot add or remove members`);
+  switch (step.kind) {
+    case 'addMember': {
+      const url = leaderURL(o, urls, `add ${step.member}`);
+      const peer = await rt.peerURL(step.member);
+      const list = await client.memberList(url);
+      if (!list.some((m) => m.peerURLs.includes(peer))) await client.memberAdd(url, peer);
+      await rt.startMember(step.member, step.join);
+      return;
+    }
+    case 'startMember':
+      await rt.startMember(step.member, step.join);
+      return;
+    case 'removeMember': {
+      const url = leaderURL(o, urls, `remove ${step.member}`);
+      const list = await client.memberList(url);
+      if (list.some((m) => m.id === step.id)) await client.memberRemove(url, step.id);
+      await rt.retireMember(step.member);
+      return;
+    }
+    case 'retireMember':
+      await rt.retireMember(step.member);
+      return;
+  }
+}

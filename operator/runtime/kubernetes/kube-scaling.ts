@@ -1,0 +1,129 @@
+// Member add/remove on Kubernetes: a member is a StatefulSet ordinal. Starting the next one = the ConfigMap
+// names its initial cluster (--initial-cluster-state=existing), then the StatefulSet grows by one; retiring the
+// highest = the StatefulSet shrinks by one, its pod goes, then its PVC (whenScaled: Delete; the operator only
+// waits for it, it holds no right to delete claims): a member re-added later must start on an empty data dir,
+// one with the old member's data is refused by the cluster. The record of the scaling step
+// under way lives in an annotation on the SvcCluster, written before the step (the controller does that).
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { RuntimeError } from '../runtime.js';
+import { isStatus, type KubeApi } from './kube-api.js';
+import { memberHost, memberPeerURL, type ClusterRef } from './manifests.js';
+
+/** Annotation on the SvcCluster with the exact ScalingRecord. */
+export const SCALING_ANNOTATION = 'svc.dev/scaling';
+
+/** The scaling step begun last (written before it is carried out) and the initial cluster new members get. */
+export interface ScalingRecord {
+  /** spec.replicas being pursued. */
+  replicas: number;
+  /** addMember, startMember, removeMember, retireMember, moveLeader. */
+  step: string;
+  member: string;
+  startedAt: string;
+  /** The initial cluster (member names) of the member that joined last: the ConfigMap carries it. */
+  join?: string[];
+}
+
+/** The record in the annotation, if any (a malformed one is ignored). */
+export function parseScaling(text: string | undefined): ScalingRecord | undefined {
+  if (!text) return undefined;
+  try {
+    const r = JSON.parse(text) as ScalingRecord;
+    return typeof r.step === 'string' && typeof r.member === 'string' && (r.join === undefined || Array.isArray(r.join)) ? r : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The record to write before `step` (the join list carries over steps that do not set one). */
+export function nextScaling(prev: ScalingRecord | undefined, replicas: number, step: { kind: string; member?: string; from?: string; join?: string[] }, now: Date): ScalingRecord {
+  const join = step.join ?? prev?.join;
+  return { replicas, step: step.kind, member: step.member ?? step.from ?? '', startedAt: now.toISOString(), ...(join ? { join } : {}) };
+}
+
+/** PVC of member `pod` (the StatefulSet's claim template is "data"). */
+export const dataClaimName = (pod: string): string => `data-${pod}`;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What the scaling calls need of the runtime. */
+export interface ScalingHost {
+  api: KubeApi;
+  cluster: ClusterRef;
+  /** Applies the owned objects with the StatefulSet's release where it is and `replicas` members. */
+  applyWith(replicas: number): Promise<void>;
+  /** Whether the pod object `name` exists (terminating or not). */
+  podExists(name: string): Promise<boolean>;
+  timeoutMs: number;
+}
+
+const ordinal = (name: string): number => Number(/(\d+)$/.exec(name)?.[1] ?? NaN);
+
+export function peerURLOf(cluster: ClusterRef, name: string): string {
+  return memberPeerURL(cluster, name);
+}
+
+/** The pod name of a peer URL "<scheme>://<pod>.<peers>.<ns>.svc:<port>". */
+export function memberOfPeerURLIn(cluster: ClusterRef, url: string): string | undefined {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return undefined;
+  }
+  const pod = host.split('.')[0];
+  return host === memberHost(cluster.name, cluster.namespace, pod) && pod.startsWith(`${cluster.name}-`) ? pod : undefined;
+}
+
+async function readClaim(h: ScalingHost, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+  try {
+    return await h.api.core.readNamespacedPersistentVolumeClaim({ namespace: h.cluster.namespace, name });
+  } catch (e) {
+    if (isStatus(e, 404)) return undefined;
+    throw e;
+  }
+}
+
+/** Waits until the claim is gone (the StatefulSet's whenScaled: Delete has the garbage collector remove it). */
+async function claimGone(h: ScalingHost, name: string, why: string): Promise<void> {
+  const until = Date.now() + h.timeoutMs;
+  for (;;) {
+    const claim = await readClaim(h, name);
+    if (!claim) return;
+    if (Date.now() > until) {
+      const pending = claim.metadata?.deletionTimestamp || claim.metadata?.ownerReferences?.some((o) => o.kind === 'Pod');
+      throw new RuntimeError('STOP_FAILED', pending
+        ? `PVC ${name} (${why}) is still being deleted after ${Math.round(h.timeoutMs / 1000)} s`
+        : `PVC ${name} (${why}) holds the data of an earlier member of this ordinal and is not being deleted; delete it (kubectl -n ${h.cluster.namespace} delete pvc ${name}) so that the new member starts empty`);
+    }
+    await sleep(500);
+  }
+}
+
+/** Starts member `name` (the next ordinal) joining `join`, on an empty data dir. */
+export async function startJoiningMember(h: ScalingHost, name: string, join: string[]): Promise<void> {
+  const k = ordinal(name);
+  h.cluster.join = join;
+  // A claim left by an earlier member of this ordinal (a crash between its pod going and its claim going)
+  // holds that member's data: the new member must not start on it.
+  if (!(await h.podExists(name))) await claimGone(h, dataClaimName(name), 'left by an earlier member');
+  await h.applyWith(k + 1);
+  const until = Date.now() + h.timeoutMs;
+  while (Date.now() < until) {
+    if (await h.podExists(name)) return;
+    await sleep(500);
+  }
+  throw new RuntimeError('START_FAILED', `pod ${name} was not created within ${Math.round(h.timeoutMs / 1000)} s`);
+}
+
+/** Stops member `name` (the highest ordinal), waits for its pod to go, deletes its PVC. */
+export async function retireHighestMember(h: ScalingHost, name: string): Promise<void> {
+  const k = ordinal(name);
+  await h.applyWith(k);
+  const until = Date.now() + h.timeoutMs;
+  while (await h.podExists(name)) {
+    if (Date.now() > until) throw new RuntimeError('STOP_FAILED', `pod ${name} did not go within ${Math.round(h.timeoutMs / 1000)} s`);
+    await sleep(500);
+  }
+  await claimGone(h, dataClaimName(name), `of the removed member ${name}`);
+}
