@@ -269,6 +269,9 @@ export class KvApplier {
   }
 
   async defrag(): Promise<void> {
+    // A compaction still deleting in the background would free its pages only after the copy: the file would keep
+    // its size (and a NOSPACE alarm would come back). Let the scheduled compactions finish first.
+    await this.store.compactionsDone();
     await this.backend.defrag();
   }
 

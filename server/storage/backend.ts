@@ -127,6 +127,9 @@ const DEFAULT_BATCH_LIMIT = 10000;
 const DEFAULT_BATCH_INTERVAL_MS = 100;
 const MAX_DBS = 64;
 const SCAN_CHUNK = 10000;
+/** A defragmentation copies in write transactions of at most this many entries or bytes. */
+const DEFRAG_BATCH_ENTRIES = 10000;
+const DEFRAG_BATCH_BYTES = 16 * 1024 * 1024;
 
 function toBuffer(u: Uint8Array): Buffer {
   return Buffer.from(u.buffer, u.byteOffset, u.byteLength);
@@ -438,7 +441,9 @@ class LmdbBackend implements Backend {
     this.commit();
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.rmSync(file, { force: true });
-    await this.track(this.env.backup(file, true));
+    // a plain copy (free pages included, like the reference's bolt snapshot), not lmdb's compacting copy: a member
+    // that later wrote into a compacted copy could abort inside lmdb-js (test/chaos/FINDINGS.md F1)
+    await this.track(this.env.backup(file, false));
     const sha = crypto.createHash('sha256');
     let size = 0;
     for await (const chunk of fs.createReadStream(file)) {
@@ -489,7 +494,7 @@ class LmdbBackend implements Backend {
       fs.rmSync(tmp, { force: true });
       // Copies still running (snapshots) must finish before the env is swapped.
       await Promise.allSettled([...this.inflight]);
-      await this.track(this.env.backup(tmp, true));
+      await this.track(this.copyInto(tmp));
       if (this.closed) {
         fs.rmSync(tmp, { force: true });
         return;
@@ -515,6 +520,44 @@ class LmdbBackend implements Backend {
       path: this.path,
       'current-db-size-bytes-diff': fs.statSync(this.path).size - before,
     });
+  }
+
+  /**
+   * Writes every committed entry into a new file at `tmp` through ordinary write transactions, bucket by bucket
+   * in bounded batches (as etcd's defrag copies into a fresh bolt file). Not lmdb's compacting copy: the first
+   * large commit into such a copy aborted the member inside lmdb-js now and then (test/chaos/FINDINGS.md F1).
+   * Commits are held back meanwhile (defragging), so the source does not change under the copy.
+   */
+  private async copyInto(tmp: string): Promise<void> {
+    const target = openEnv(tmp);
+    try {
+      for (const name of [...this.dbs.keys()].sort()) {
+        const src = this.dbs.get(name)!;
+        const dst = target.openDB<Uint8Array, Uint8Array>(name, { encoding: 'binary', keyEncoding: 'binary' });
+        let start: Uint8Array | undefined;
+        while (true) {
+          const batch: Array<{ key: Uint8Array; value: Uint8Array }> = [];
+          let bytes = 0;
+          for (const e of src.getRange(start ? { start } : {})) {
+            if (start && batch.length === 0 && Buffer.compare(toBuffer(e.key), toBuffer(start)) === 0) continue;
+            batch.push({ key: e.key, value: e.value });
+            bytes += e.key.byteLength + e.value.byteLength;
+            if (batch.length >= DEFRAG_BATCH_ENTRIES || bytes >= DEFRAG_BATCH_BYTES) break;
+          }
+          if (batch.length === 0) break;
+          target.transactionSync(() => {
+            for (const e of batch) dst.putSync(e.key, e.value);
+          });
+          start = batch[batch.length - 1].key;
+          // let requests be served between batches (reads see the unchanged source)
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (this.closed) return;
+        }
+      }
+    } finally {
+      await target.close();
+      fs.rmSync(`${tmp}-lock`, { force: true });
+    }
   }
 
   private async track<T>(p: Promise<T>): Promise<T> {

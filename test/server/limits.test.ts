@@ -81,6 +81,28 @@ describe('svc member limits', function () {
     await c.waitHealthy();
   });
 
+  it('a defragment sent right after a compaction waits for it, so the file shrinks', async () => {
+    cluster = await startSvcCluster({ size: 1 });
+    const c = cluster;
+    // 30000 entries: the background compaction deletes them in 30 batches, yielding between batches
+    const value = b64('y'.repeat(100));
+    for (let t = 0; t < 300; t++) {
+      const success = Array.from({ length: 100 }, (_, i) => ({ request_put: { key: b64(`big/${t}/${i}`), value } }));
+      const a = await c.post(0, '/v3/kv/txn', { success });
+      expect(a.status, a.text).to.equal(200);
+    }
+    const wiped = await c.post(0, '/v3/kv/deleterange', { key: b64('big/'), range_end: b64(prefixEnd('big/')) });
+    const rev = (wiped.body.header as { revision: string }).revision;
+    const before = Number((await c.post(0, '/v3/maintenance/status', {})).body.dbSize);
+    expect(before).to.be.greaterThan(3 * 1024 * 1024);
+    // not physical: the answer comes before the deletes are done, and the defragment follows at once
+    expect((await c.post(0, '/v3/kv/compaction', { revision: rev })).status).to.equal(200);
+    const defrag = await c.post(0, '/v3/maintenance/defragment', {}, 30000);
+    expect(defrag.status, defrag.text).to.equal(200);
+    const after = Number((await c.post(0, '/v3/maintenance/status', {})).body.dbSize);
+    expect(after, `db size ${before} -> ${after}`).to.be.lessThan(1024 * 1024);
+  });
+
   it('a request over --max-request-bytes is refused with "request is too large" and nothing is written', async () => {
     cluster = await startSvcCluster({ size: 1, extraArgs: ['--max-request-bytes=1024'] });
     const c = cluster;
