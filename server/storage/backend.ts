@@ -546,7 +546,7 @@ class LmdbBackend implements Backend {
           }
           if (batch.length === 0) break;
           target.transactionSync(() => {
-            for (const e of batch) dst.putSync(e.key, e.value);
+            for (const e of batch) dst.putSync(e.key, e.value, { append: true }); // keys come in order: full pages
           });
           start = batch[batch.length - 1].key;
           // let requests be served between batches (reads see the unchanged source)
