@@ -328,6 +328,9 @@ export class V3Api {
 
   Defragment = async (_req: Pb, meta?: RequestMeta): Promise<Pb> => {
     this.gate.requireAdmin(meta);
+    // Catch up with what the cluster committed before this request (a compaction the leader already answered may
+    // not be applied here yet), so the copy leaves out what it deletes. Without a leader, defragment anyway.
+    await this.server.linearizableReadNotify().catch(() => undefined);
     await this.server.kv.defrag();
     return { header: this.header() };
   };
