@@ -11,9 +11,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Controller } from '../../operator/controller/controller.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { b64, postJson, unb64 } from '../support/svc-cluster.js';
-import { sharedTestbed } from './fixture.js';
-import { installHostsLookup } from './node-agent/hosts.js';
-import { createNamespace, installCrd } from './operator/helpers.js';
+import { operatorTestbed, testController } from './operator/helpers.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
 
@@ -27,14 +25,13 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
   this.timeout(240_000);
   let tb: Testbed;
   let ctl: Controller;
-  let kc: k8s.KubeConfig;
   let location = '';
 
   const get = async (name: string): Promise<Stored> => JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
   const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
     (JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const apply = (name: string, spec: object) => tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec }));
-  const newController = () => new Controller(kc, { snapshotDir: join(tb.workDir, 'operator-snapshots-backup'), resyncMs: 5000, pollMs: 1000, operatorImage: 'svc:v3.5.21', jobTimeoutSeconds: 120, log: () => undefined });
+  const newController = () => testController(tb, { snapshotDir: join(tb.workDir, 'operator-snapshots-backup'), operatorImage: 'svc:v3.5.21', jobTimeoutSeconds: 120 });
   const claimFolder = async (claim: string) => join(tb.workDir, 'pv', `pvc-${await tb.kubectl(['-n', NS, 'get', 'pvc', claim, '-o', 'jsonpath={.metadata.uid}'])}`);
   /** Every key through the client Service of `cluster` (serializable reads are fine: every member is healthy). */
   const readKeys = async (cluster: string): Promise<string[]> => {
@@ -44,12 +41,7 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
   const backupPods = () => readdirSync(join(tb.workDir, 'logs')).filter((f) => f.startsWith(`${NS}_kv-backup-`) && f.endsWith('_backup.log'));
 
   before(async () => {
-    tb = await sharedTestbed();
-    installHostsLookup(tb.hostsFile);
-    await installCrd(tb);
-    await createNamespace(tb, NS);
-    kc = new k8s.KubeConfig();
-    kc.loadFromFile(tb.kubeconfigPath);
+    tb = await operatorTestbed(NS);
     ctl = newController();
     await ctl.start();
   });
@@ -81,7 +73,7 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
   });
 
   it('with the claim: a Job takes the snapshot into it, an operator restart during the Job resumes it, the upgrade completes', async () => {
-    const batch = kc.makeApiClient(k8s.BatchV1Api);
+    const batch = ctl.kc.makeApiClient(k8s.BatchV1Api);
     await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: CLAIM, namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }));
     // the operator stops as soon as its backup Job exists; the next one must find that Job, not start another
     await waitFor('the backup Job', async () => ((await batch.listNamespacedJob({ namespace: NS, labelSelector: 'svc.dev/job=backup' })).items.length > 0 ? true : undefined), 120_000, 50);
@@ -126,7 +118,7 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
   });
 
   it('a new SvcCluster with spec.restore.snapshot starts from the snapshot (across an operator restart): Available, every key intact', async () => {
-    const batch = kc.makeApiClient(k8s.BatchV1Api);
+    const batch = ctl.kc.makeApiClient(k8s.BatchV1Api);
     await apply('kv2', { version: '3.5.21', replicas: 3, backup: { pvc: CLAIM }, restore: { snapshot: location } });
     // the operator stops while the restore Job runs; the next one waits for that Job, then creates the members
     await waitFor('the restore Job', async () => ((await batch.listNamespacedJob({ namespace: NS, labelSelector: 'svc.dev/cluster=kv2,svc.dev/job=restore' })).items.length > 0 ? true : undefined), 120_000, 50);

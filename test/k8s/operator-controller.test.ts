@@ -1,16 +1,12 @@
 // The controller against the real control plane and the node agent: an SvcCluster becomes a running 3-member
 // cluster through the objects it owns, an unchanged cluster causes no writes, and a version change is the
 // planner's rolling upgrade (followers first, the leader last, after leadership moved).
-import { join } from 'node:path';
 import { expect } from 'chai';
-import * as k8s from '@kubernetes/client-node';
 import type { AddressInfo } from 'node:net';
 import { Controller } from '../../operator/controller/controller.js';
 import { probeServer } from '../../operator/controller/run.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
-import { sharedTestbed } from './fixture.js';
-import { installHostsLookup } from './node-agent/hosts.js';
-import { createNamespace, installCrd } from './operator/helpers.js';
+import { operatorTestbed, testController } from './operator/helpers.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
 
@@ -32,19 +28,12 @@ describe('k8s: the SvcCluster controller', function () {
   };
 
   before(async () => {
-    tb = await sharedTestbed();
-    installHostsLookup(tb.hostsFile);
-    await installCrd(tb);
-    await createNamespace(tb, NS);
+    tb = await operatorTestbed(NS);
     ctl = newController();
     await ctl.start();
   });
 
-  function newController(): Controller {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromFile(tb.kubeconfigPath);
-    return new Controller(kc, { snapshotDir: join(tb.workDir, 'operator-snapshots'), resyncMs: 5000, pollMs: 1000, log: (e) => logs.push(e) });
-  }
+  const newController = (): Controller => testController(tb, { log: (e) => logs.push(e) });
 
   after(async () => {
     await ctl?.stop();

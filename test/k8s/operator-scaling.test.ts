@@ -2,16 +2,12 @@
 // data grows to 5 (members added one at a time, each joining the existing cluster) and shrinks back to 3 (the
 // highest ordinals removed, their PVCs deleted), every key intact; a 1-member cluster grows to 3 across an
 // operator restart between MemberAdd and the StatefulSet change.
-import { join } from 'node:path';
 import { expect } from 'chai';
-import * as k8s from '@kubernetes/client-node';
 import { Controller } from '../../operator/controller/controller.js';
 import { MemberClient } from '../../operator/members/index.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { Client } from '../../server/client/index.js';
-import { sharedTestbed } from './fixture.js';
-import { installHostsLookup } from './node-agent/hosts.js';
-import { createNamespace, installCrd } from './operator/helpers.js';
+import { operatorTestbed, testController } from './operator/helpers.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
 
@@ -52,19 +48,12 @@ describe('k8s: scaling an SvcCluster (member add/remove one at a time)', functio
     logs.filter((l) => l.msg === 'step' && l.step === kind && l.cluster === `${NS}/${name}`).map((l) => String(l.line));
 
   before(async () => {
-    tb = await sharedTestbed();
-    installHostsLookup(tb.hostsFile);
-    await installCrd(tb);
-    await createNamespace(tb, NS);
+    tb = await operatorTestbed(NS);
     ctl = newController();
     await ctl.start();
   });
 
-  function newController(): Controller {
-    const kc = new k8s.KubeConfig();
-    kc.loadFromFile(tb.kubeconfigPath);
-    return new Controller(kc, { snapshotDir: join(tb.workDir, 'operator-snapshots'), resyncMs: 5000, pollMs: 1000, log: (e) => logs.push(e) });
-  }
+  const newController = (): Controller => testController(tb, { log: (e) => logs.push(e) });
 
   after(async () => {
     await ctl?.stop();

@@ -5,15 +5,12 @@
 import https from 'node:https';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import * as k8s from '@kubernetes/client-node';
 import { Controller } from '../../operator/controller/controller.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { httpGet, MemberClient } from '../../operator/members/index.js';
 import { KubeRuntime } from '../../operator/runtime/kubernetes/kube-runtime.js';
 import { Client } from '../../server/client/index.js';
-import { sharedTestbed } from './fixture.js';
-import { installHostsLookup } from './node-agent/hosts.js';
-import { createNamespace, installCrd } from './operator/helpers.js';
+import { operatorTestbed, testController } from './operator/helpers.js';
 import { makeClusterCerts, type ClusterCerts } from './operator/tls-certs.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
@@ -40,14 +37,9 @@ describe('k8s: a TLS SvcCluster', function () {
   const member = (i: number) => `${NAME}-${i}.${NAME}.${NS}.svc:2379`;
 
   before(async () => {
-    tb = await sharedTestbed();
-    installHostsLookup(tb.hostsFile);
-    await installCrd(tb);
-    await createNamespace(tb, NS);
+    tb = await operatorTestbed(NS);
     certs = await makeClusterCerts(join(tb.workDir, 'tls-certs', NAME), NAME, NS);
-    const kc = new k8s.KubeConfig();
-    kc.loadFromFile(tb.kubeconfigPath);
-    ctl = new Controller(kc, { snapshotDir: join(tb.workDir, 'operator-snapshots'), resyncMs: 5000, pollMs: 1000, log: () => undefined });
+    ctl = testController(tb);
     await ctl.start();
   });
 

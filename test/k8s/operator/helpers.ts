@@ -1,6 +1,27 @@
 // Helpers of the operator's tests against the testbed.
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { Controller, type ControllerOptions } from '../../../operator/controller/controller.js';
 import { svcClusterCrdYaml } from '../../../operator/controller/crd.js';
+import { sharedTestbed } from '../fixture.js';
+import { installHostsLookup } from '../node-agent/hosts.js';
 import type { Testbed } from '../testbed.js';
+
+/** The shared testbed, names of its pods resolvable here, the CRD installed and namespace `ns` created. */
+export async function operatorTestbed(ns: string): Promise<Testbed> {
+  const tb = await sharedTestbed();
+  installHostsLookup(tb.hostsFile);
+  await installCrd(tb);
+  await createNamespace(tb, ns);
+  return tb;
+}
+
+/** A controller in this process, as the admin of the testbed, polling fast; `opts` override the test defaults. */
+export function testController(tb: Testbed, opts: Partial<ControllerOptions> = {}): Controller {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(tb.kubeconfigPath);
+  return new Controller(kc, { snapshotDir: join(tb.workDir, 'operator-snapshots'), resyncMs: 5000, pollMs: 1000, log: () => undefined, ...opts });
+}
 
 /** Applies the SvcCluster CRD (generated) and waits until it is served. */
 export async function installCrd(tb: Testbed): Promise<void> {
