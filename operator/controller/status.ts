@@ -56,9 +56,10 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   if (step.kind === 'blocked' || backupBlocked) phase = 'Blocked';
   else if (upgrading) phase = 'Upgrading';
   else if (everAvailable && observed.members.length > 0 && (observed.members.length !== spec.replicas || isScalingStep(step))) phase = 'Scaling';
-  // After an upgrade every member answering healthy is Running: the restarted pod's Ready lags its member's /health
-  // by a probe period, and a completed upgrade must not flash Degraded in `kubectl get svcc -w` (READY shows the lag)
-  else if (healthy === spec.replicas && healthy > 0 && (ready === spec.replicas || i.progress?.finishedAt !== undefined) && (step.kind === 'steady' || step.kind === 'complete')) phase = 'Running';
+  // Every member healthy is Running, also while the planner waits (a follower catching up after a burst of writes)
+  // and right after an upgrade, when the restarted pod's Ready lags its member's /health by a probe period (READY
+  // shows the lag): `kubectl get svcc -w` must not flash Degraded while nothing is wrong
+  else if (healthy === spec.replicas && healthy > 0 && (ready === spec.replicas || i.progress?.finishedAt !== undefined)) phase = 'Running';
   else if (!everAvailable && !(healthy === spec.replicas && healthy > 0)) phase = 'Creating';
   else phase = 'Degraded';
 

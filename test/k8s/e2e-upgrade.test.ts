@@ -12,7 +12,7 @@ import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
 import { sharedTestbed } from './fixture.js';
 import { installHostsLookup } from './node-agent/hosts.js';
-import { createNamespace, installCrd } from './operator/helpers.js';
+import { createNamespace, installCrd, removeNamespace } from './operator/helpers.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
 
@@ -82,7 +82,8 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     console.log(`\n--- kubectl get svcc -w (${NS}/${NAME}) ---\n${followed}--- end ---`);
     await tb?.helm(['uninstall', RELEASE, '-n', OPNS, '--wait']).catch(() => undefined);
     // the members are processes on this machine: let them go for the tests that follow
-    await tb?.kubectl(['delete', 'namespace', NS, OPNS, '--wait=false']).catch(() => undefined);
+    await removeNamespace(tb, NS);
+    await tb?.kubectl(['delete', 'namespace', OPNS, '--wait=false']).catch(() => undefined);
   });
 
   it('helm installs the operator; its pod becomes Ready under the node agent and takes the Lease', async () => {

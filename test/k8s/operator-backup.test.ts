@@ -11,7 +11,7 @@ import * as k8s from '@kubernetes/client-node';
 import { Controller } from '../../operator/controller/controller.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { b64, postJson, unb64 } from '../support/svc-cluster.js';
-import { operatorTestbed, testController } from './operator/helpers.js';
+import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
 
@@ -48,7 +48,7 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
 
   after(async () => {
     await ctl?.stop();
-    await tb?.kubectl(['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+    await removeNamespace(tb, NS);
   });
 
   it('the CRD refuses spec.restore without spec.backup.pvc', async () => {

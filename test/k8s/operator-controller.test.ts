@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { Controller } from '../../operator/controller/controller.js';
 import { probeServer } from '../../operator/controller/run.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
-import { operatorTestbed, testController } from './operator/helpers.js';
+import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
 
@@ -37,8 +37,7 @@ describe('k8s: the SvcCluster controller', function () {
 
   after(async () => {
     await ctl?.stop();
-    // the members are processes on this machine: let them go for the tests that follow
-    await tb?.kubectl(['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+    await removeNamespace(tb, NS);
   });
 
   it('creates a 3-member cluster of 3.4.34 that becomes Available, with its owned objects', async () => {

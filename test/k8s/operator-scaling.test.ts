@@ -7,7 +7,7 @@ import { Controller } from '../../operator/controller/controller.js';
 import { MemberClient } from '../../operator/members/index.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { Client } from '../../server/client/index.js';
-import { operatorTestbed, testController } from './operator/helpers.js';
+import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
 
@@ -57,9 +57,7 @@ describe('k8s: scaling an SvcCluster (member add/remove one at a time)', functio
 
   after(async () => {
     await ctl?.stop();
-    // the SvcClusters go first, so that controllers of later tests find nothing of this file to reconcile
-    await tb?.kubectl(['-n', NS, 'delete', 'svcc', '--all', '--wait=true']).catch(() => undefined);
-    await tb?.kubectl(['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+    await removeNamespace(tb, NS);
   });
 
   it('3 -> 5 -> 3: members added and removed one at a time, their PVCs gone, every key intact', async () => {

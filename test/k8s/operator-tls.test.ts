@@ -10,7 +10,7 @@ import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { httpGet, MemberClient } from '../../operator/members/index.js';
 import { KubeRuntime } from '../../operator/runtime/kubernetes/kube-runtime.js';
 import { Client } from '../../server/client/index.js';
-import { operatorTestbed, testController } from './operator/helpers.js';
+import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
 import { makeClusterCerts, type ClusterCerts } from './operator/tls-certs.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
@@ -45,7 +45,7 @@ describe('k8s: a TLS SvcCluster', function () {
 
   after(async () => {
     await ctl?.stop();
-    await tb?.kubectl(['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+    await removeNamespace(tb, NS);
   });
 
   it('with client and peer TLS becomes Available, every member healthy, pods Ready through the plain metrics port', async () => {

@@ -40,3 +40,12 @@ export async function createNamespace(tb: Testbed, ns: string): Promise<void> {
   }
   throw new Error(`no default service account in ${ns}`);
 }
+
+/**
+ * Removes what a test file created in `ns`: its SvcClusters first (and waits), so that the controllers of the test
+ * files that follow (they watch every namespace) find nothing of it to reconcile; then the namespace.
+ */
+export async function removeNamespace(tb: Testbed | undefined, ns: string): Promise<void> {
+  await tb?.kubectl(['-n', ns, 'delete', 'svcc', '--all', '--wait=true', '--timeout=60s']).catch(() => undefined);
+  await tb?.kubectl(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
+}

@@ -26,6 +26,15 @@ describe('operator controller: status', () => {
     expect(s.conditions!.find((c) => c.type === 'UpgradeBlocked')!.status).to.equal('False');
   });
 
+  it('a healthy cluster is Running while the planner waits (a follower catching up); Degraded only with a member down', () => {
+    const steady = computeStatus(input(ms));
+    const waiting = computeStatus(input(ms, { previous: steady, step: { kind: 'wait', code: 'CatchingUp', reason: 'member kv-0 is catching up' } }));
+    expect(waiting.phase).to.equal('Running');
+    expect(waiting.conditions!.find((c) => c.type === 'Progressing')).to.include({ status: 'True', reason: 'CatchingUp' });
+    const down = [member('kv-0', '3.4.34', false, false), ms[1], ms[2]];
+    expect(computeStatus(input(down, { previous: steady, step: { kind: 'wait', code: 'MemberUnhealthy', reason: 'kv-0 is not healthy' } })).phase).to.equal('Degraded');
+  });
+
   it('the verified completion of an upgrade reads Running (not Degraded) while the step is shown', () => {
     const progress = { from: '3.3.27', to: '3.4.34', step: 'complete' as const, startedAt: 0, finishedAt: 1000, restarts: {}, membersDone: ['kv-0', 'kv-2', 'kv-1'] };
     const s = computeStatus(input(ms, { previous: computeStatus(input(ms)), step: { kind: 'complete', from: '3.3.27', to: '3.4.34' }, progress }));
