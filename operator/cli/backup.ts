@@ -9,12 +9,13 @@
 //       and writes a RestoreRecord to FILE
 // FILE is meant to be the container's terminationMessagePath: the operator reads the record from the pod status.
 // On failure the record is {"error": "..."} and the exit code 1.
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { restoreSnapshot, verifySnapshotFile } from '../../server/cluster/restore.js';
 import { nopLogger } from '../../server/log/logger.js';
 import { createHash } from 'node:crypto';
 import { MemberClient } from '../members/index.js';
+import { pruneSnapshotDir } from '../runtime/snapshot-files.js';
 import { parseArgs, UsageError } from './args.js';
 
 /** What `backup` reports (the operator adds where the file is, in its own terms). */
@@ -79,15 +80,6 @@ function pairs(text: string, flag: string): Array<[string, string]> {
   });
 }
 
-/** Removes the oldest .db files of `dir` beyond the newest `keep`; returns the names removed. */
-export function pruneDir(dir: string, keep: number): string[] {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.db'));
-  const sorted = files.map((f) => ({ f, t: statSync(join(dir, f)).mtimeMs })).sort((a, b) => b.t - a.t || b.f.localeCompare(a.f));
-  const gone = sorted.slice(keep).map((x) => x.f);
-  for (const g of gone) rmSync(join(dir, g), { force: true });
-  return gone;
-}
-
 /** `backup`: snapshot of one member into dir/file, then pruning. */
 export async function backup(flags: Map<string, string>): Promise<BackupRecord> {
   const endpoint = need(flags, 'endpoint');
@@ -111,7 +103,7 @@ export async function backup(flags: Map<string, string>): Promise<BackupRecord> 
   const client = new MemberClient({ timeoutMs: 10_000, attempts: 3, tls });
   try {
     const rec = await client.snapshot(endpoint, member, join(dir, file));
-    const pruned = pruneDir(dir, Number(keepText));
+    const pruned = pruneSnapshotDir(dir, Number(keepText));
     return { file, member, revision: rec.revision, size: rec.size, sha256: rec.sha256, time: rec.time, pruned };
   } finally {
     client.close();

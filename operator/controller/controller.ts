@@ -80,8 +80,6 @@ export class Controller {
   private readonly stepFailures = new Map<string, number>();
   /** Scaling records written by this process (the informer's copy of the annotation may lag behind). */
   private readonly scalingRecords = new Map<string, ScalingRecord>();
-  /** Standing refusal per cluster (reported once as an Event, always in status.lastError). */
-  private readonly notes = new Map<string, string>();
   /** Last backup/restore Job failure per cluster (status shows it until a Job succeeds). */
   private readonly jobFailures = new Map<string, JobFailure>();
   private readonly log: (entry: Record<string, unknown>) => void;
@@ -170,7 +168,6 @@ export class Controller {
     const stored = this.clusters.get(name, namespace);
     if (!stored || stored.metadata.deletionTimestamp) {
       this.lastStep.delete(key);
-      this.notes.delete(key);
       this.clients.drop(key);
       this.jobFailures.delete(key);
       this.upgradeMetrics.forget(namespace, name);
@@ -318,7 +315,7 @@ export class Controller {
       pods.set(n, { image: podImage(p), ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false });
     }
     const key = `${stored.metadata.namespace}/${stored.metadata.name}`;
-    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.notes.get(key) ?? this.jobFailures.get(key)?.message, now: new Date(), jobFailure: this.jobFailures.get(key) });
+    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.jobFailures.get(key)?.message, now: new Date(), jobFailure: this.jobFailures.get(key) });
   }
 
   /** Applies the status when it differs from the stored one. */

@@ -2,11 +2,11 @@
 // A restart is "move the template to the new image, delete the pod, wait for its replacement"; progress is
 // recorded on the SvcCluster itself (an annotation with the exact record, status.upgrade for people) before
 // the step it announces is carried out.
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { SvcClusterSpec } from '../../api/types.js';
+import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { UpgradeProgress } from '../../upgrade/types.js';
 import { memberClientURL, ownedObjects, selectorLabels, versionOfImage, type ClusterRef } from './manifests.js';
 import type { KubeApi } from './kube-api.js';
@@ -124,25 +124,16 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
     throw new RuntimeError('START_FAILED', `pod ${name} was not replaced within ${Math.round((this.opts.replaceTimeoutMs ?? 120_000) / 1000)} s`);
   }
 
+  private snapshotDir(): string {
+    return join(this.opts.snapshotDir, this.cluster.namespace, this.cluster.name);
+  }
+
   snapshotLocation(from: string, to: string, member: string): string {
-    const dir = join(this.opts.snapshotDir, this.cluster.namespace, this.cluster.name);
-    mkdirSync(dir, { recursive: true });
-    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    return join(dir, `${member}-${from}-to-${to}-${stamp}.db`);
+    return snapshotPath(this.snapshotDir(), member, from, to);
   }
 
   async pruneSnapshots(keep: number): Promise<string[]> {
-    const dir = join(this.opts.snapshotDir, this.cluster.namespace, this.cluster.name);
-    let files: string[];
-    try {
-      files = readdirSync(dir).filter((f) => f.endsWith('.db'));
-    } catch {
-      return [];
-    }
-    const sorted = files.map((f) => ({ f, t: statSync(join(dir, f)).mtimeMs })).sort((a, b) => b.t - a.t);
-    const gone = sorted.slice(keep).map((x) => join(dir, x.f));
-    for (const g of gone) rmSync(g, { force: true });
-    return gone;
+    return pruneSnapshotDir(this.snapshotDir(), keep).map((f) => join(this.snapshotDir(), f));
   }
 
   async loadProgress(): Promise<UpgradeProgress | undefined> {

@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { releaseFor } from '../../../server/releases.js';
 import type { SvcClusterSpec } from '../../api/types.js';
+import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { UpgradeProgress } from '../../upgrade/types.js';
 import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { ScalingRuntime } from '../scaling.js';
@@ -294,20 +295,12 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
   }
 
   snapshotLocation(from: string, to: string, member: string): string {
-    const dir = join(this.stateDir, 'snapshots');
-    mkdirSync(dir, { recursive: true });
-    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    return join(dir, `${member}-${from}-to-${to}-${stamp}.db`);
+    return snapshotPath(join(this.stateDir, 'snapshots'), member, from, to);
   }
 
   async pruneSnapshots(keep: number): Promise<string[]> {
     const dir = join(this.stateDir, 'snapshots');
-    if (!existsSync(dir)) return [];
-    const files = readdirSync(dir).filter((f) => f.endsWith('.db')).map((f) => join(dir, f));
-    files.sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs);
-    const gone = files.slice(0, Math.max(0, files.length - keep));
-    for (const f of gone) rmSync(f, { force: true });
-    return gone;
+    return pruneSnapshotDir(dir, keep).map((f) => join(dir, f));
   }
 
   async loadProgress(): Promise<UpgradeProgress | undefined> {
