@@ -7,8 +7,8 @@
 // Run i uses seed S+i and scenario SCENARIOS[i mod 5] (or the one given). Every run prints its replay command.
 
 import { parseArgs } from 'node:util';
-import { NETWORK_FAULTS, PROCESS_FAULTS, SPECIAL_FAULTS, type FaultKind } from '../test/chaos/faults.js';
-import { SCENARIOS, runChaos, summaryTable, type RunResult, type Scenario } from '../test/chaos/run.js';
+import { NETWORK_FAULTS, PROCESS_FAULTS, SPECIAL_FAULTS, type FaultKind } from '../harness/chaos/faults.js';
+import { SCENARIOS, runChaos, summaryTable, type RunResult, type Scenario } from '../harness/chaos/run.js';
 
 const USAGE = 'usage: node dist/bench/chaos.js [--runs N] [--seed S] [--scenario NAME] [--faults K] [--clients C] [--kinds a,b]\n' +
   `  scenarios: ${SCENARIOS.join(', ')}\n  fault kinds: ${[...PROCESS_FAULTS, ...NETWORK_FAULTS, ...SPECIAL_FAULTS].join(', ')}\n`;

@@ -1,16 +1,43 @@
 #!/usr/bin/env bash
-# Installs what the tests need beyond package.json. Idempotent; a fresh machine must pass with only this.
-set -euo pipefail
-need=()
-command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
-command -v etcdctl >/dev/null 2>&1 || need+=(etcd-client)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "installing Debian packages: ${need[*]}"
+# The reference binaries the integration tests run side by side with svc: etcd and etcdctl 3.4.23, the Debian
+# packages etcd-server and etcd-client. Runs before every `npm test` (package.json "pretest") and in .ci/run.
+# Idempotent and quick when they are there. Installs them when it can (root with apt-get); otherwise it stops
+# at once with one message naming the command to run, and exit status 1, so that `npm test` never turns a
+# missing prerequisite into a row of identical test failures.
+# The tests look for the binaries where SVC_TEST_ETCD / SVC_TEST_ETCDCTL say (default /usr/bin/...); so does this.
+set -uo pipefail
+etcd_bin="${SVC_TEST_ETCD:-/usr/bin/etcd}"
+etcdctl_bin="${SVC_TEST_ETCDCTL:-/usr/bin/etcdctl}"
+say() { echo "[prerequisites] $*"; }
+missing() { [ -x "$etcd_bin" ] && [ -x "$etcdctl_bin" ] && return 1; return 0; }
+stop_with() {
+  echo "[prerequisites] npm test needs the reference etcd 3.4.23 ($etcd_bin, $etcdctl_bin): $1" >&2
+  echo "[prerequisites] Run once, as root:  sudo bash scripts/install-prereqs.sh   (it installs the Debian packages etcd-server etcd-client), then npm test again." >&2
+  exit 1
+}
+
+if missing; then
+  [ -n "${SVC_TEST_ETCD:-}${SVC_TEST_ETCDCTL:-}" ] &&
+    stop_with "not found where SVC_TEST_ETCD/SVC_TEST_ETCDCTL point (unset them to use the Debian packages)"
+  [ "$(id -u)" = 0 ] || stop_with "not installed, and installing Debian packages needs root"
+  command -v apt-get >/dev/null 2>&1 || stop_with "not installed, and this machine has no apt-get"
+  say "installing the Debian packages etcd-server etcd-client (reference etcd 3.4.23 for the side-by-side tests) ..."
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  log=$(mktemp)
+  if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends etcd-server etcd-client; } >"$log" 2>&1; then
+    tail -n 5 "$log" >&2; rm -f "$log"
+    stop_with "apt-get could not install etcd-server etcd-client (its last lines are above)"
+  fi
+  rm -f "$log"
+  missing && stop_with "the packages installed, but the binaries are not at these paths"
 fi
-# The Debian etcd-server package starts a system etcd on 127.0.0.1:2379; our tests use their own ports,
+
+# The Debian etcd-server package may start a system etcd on 127.0.0.1:2379; our tests use their own ports,
 # but stop it so nothing else listens where a user would expect svc.
 if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet etcd 2>/dev/null; then systemctl stop etcd || true; fi
-echo "reference: $(etcd --version 2>/dev/null | head -1); $(etcdctl version 2>/dev/null | head -1)"
+ver="$("$etcd_bin" --version 2>/dev/null | head -1)"
+case "$ver" in
+  *3.4.23*) ;;
+  *) say "warning: the tests were written against etcd 3.4.23; $etcd_bin says: ${ver:-nothing}" ;;
+esac
+say "reference: $ver; $("$etcdctl_bin" version 2>/dev/null | head -1)"

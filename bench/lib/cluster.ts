@@ -7,9 +7,9 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadClients } from '../../server/api/grpc-services.js';
-import { freePorts } from '../../test/support/ports.js';
-import { spawnLogged, waitForHttp, type LoggedProcess } from '../../test/support/process.js';
-import { startReferenceCluster } from '../../test/support/reference-cluster.js';
+import { freePorts } from '../../harness/ports.js';
+import { spawnLogged, waitForHttp, type LoggedProcess } from '../../harness/process.js';
+import { startReferenceCluster } from '../../harness/reference-cluster.js';
 
 /** One member of a cluster under test. */
 export interface BenchMember {

@@ -1,6 +1,6 @@
 // Scrapes a member's Prometheus /metrics for the disk latency figures both systems export
 // (etcd_disk_* on the reference, svc_disk_* on svc), so the bench can show where a put's time goes.
-import { httpGet } from '../../test/support/process.js';
+import { httpGet } from '../../harness/process.js';
 
 /** Sum and count of one histogram. */
 export interface HistogramTotals {

@@ -442,7 +442,7 @@ class LmdbBackend implements Backend {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.rmSync(file, { force: true });
     // a plain copy (free pages included, like the reference's bolt snapshot), not lmdb's compacting copy: a member
-    // that later wrote into a compacted copy could abort inside lmdb-js (test/chaos/FINDINGS.md F1)
+    // that later wrote into a compacted copy could abort inside lmdb-js (harness/chaos/FINDINGS.md F1)
     await this.track(this.env.backup(file, false));
     const sha = crypto.createHash('sha256');
     let size = 0;
@@ -525,7 +525,7 @@ class LmdbBackend implements Backend {
   /**
    * Writes every committed entry into a new file at `tmp` through ordinary write transactions, bucket by bucket
    * in bounded batches (as etcd's defrag copies into a fresh bolt file). Not lmdb's compacting copy: the first
-   * large commit into such a copy aborted the member inside lmdb-js now and then (test/chaos/FINDINGS.md F1).
+   * large commit into such a copy aborted the member inside lmdb-js now and then (harness/chaos/FINDINGS.md F1).
    * Commits are held back meanwhile (defragging), so the source does not change under the copy.
    */
   private async copyInto(tmp: string): Promise<void> {

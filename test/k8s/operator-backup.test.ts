@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import * as k8s from '@kubernetes/client-node';
 import { Controller } from '../../operator/controller/controller.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
-import { b64, postJson, unb64 } from '../support/svc-cluster.js';
+import { b64, postJson, unb64 } from '../../harness/svc-cluster.js';
 import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';

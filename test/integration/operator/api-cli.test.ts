@@ -1,0 +1,58 @@
+// SvcCluster validation and the svc-operator command line's usage errors and exit codes.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { expect } from 'chai';
+import { parseSvcCluster, specProblems, updateProblems, ValidationError } from '../../../operator/api/validate.js';
+
+const MAIN = pathToFileURL(fileURLToPath(new URL('../../../operator/cli/main.js', import.meta.url))).href;
+
+function cli(args: string[], cwd: string): { status: number | null; out: string } {
+  const script = `import(${JSON.stringify(MAIN)}).then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
+  const r = spawnSync(process.execPath, ['-e', script, '--', ...args], { cwd, encoding: 'utf8' });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+describe('operator/api: SvcCluster validation', () => {
+  it('accepts a minimal manifest and fills defaults', () => {
+    const c = parseSvcCluster({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: 'a' }, spec: { version: '3.4.34', replicas: 3 } });
+    expect(c.spec.replicas).to.equal(3);
+    expect(c.spec.upgrade).to.deep.equal({ paused: false, waitBetweenMembersSeconds: 0, acknowledgeLargeV2Data: false });
+    expect(c.spec.backup?.keep).to.equal(3);
+  });
+
+  it('lists every problem of a bad manifest', () => {
+    try {
+      parseSvcCluster({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'Bad_Name' }, spec: { version: '3.6.0', replicas: 4, upgrade: { paused: 'yes' } } });
+      expect.fail('accepted');
+    } catch (e) {
+      expect(e).to.be.instanceOf(ValidationError);
+      const p = (e as ValidationError).problems.join('\n');
+      for (const re of [/apiVersion/, /kind/, /metadata.name/, /supported release line/, /odd integer from 1 to 7/, /paused must be a boolean/]) expect(p).to.match(re);
+    }
+    expect(specProblems({ version: 'x' })).to.deep.equal(['spec.version must be "<major>.<minor>.<patch>"']);
+    expect(updateProblems({ version: '3.4.34', replicas: 3, storage: { storageClassName: 'a' } }, { version: '3.4.34', replicas: 3, storage: { storageClassName: 'b' } })).to.have.length(1);
+  });
+});
+
+describe('operator/cli: exit codes', function () {
+  this.timeout(30_000);
+  const dir = mkdtempSync(join(tmpdir(), 'svc-op-cli-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('exits 2 on usage errors and 1 on failures, with a clear message', () => {
+    expect(cli(['frobnicate'], dir)).to.include({ status: 2 });
+    expect(cli(['local', 'apply'], dir).out).to.match(/local apply needs -f/);
+    expect(cli(['local', 'apply', '-f', join(dir, 'missing.yaml')], dir).status).to.equal(2);
+    writeFileSync(join(dir, 'bad.yaml'), 'apiVersion: svc.dev/v1alpha1\nkind: SvcCluster\nmetadata: {name: x}\nspec: {version: "3.3.27", replicas: 2}\n');
+    const bad = cli(['local', 'apply', '-f', join(dir, 'bad.yaml'), '--state-dir', join(dir, 'st')], dir);
+    expect(bad.status).to.equal(1);
+    expect(bad.out).to.match(/spec.replicas must be an odd integer/);
+    const none = cli(['local', 'status', '--state-dir', join(dir, 'st')], dir);
+    expect(none.status).to.equal(1);
+    expect(none.out).to.match(/no local cluster in/);
+    expect(cli(['--help'], dir)).to.include({ status: 0 });
+  });
+});

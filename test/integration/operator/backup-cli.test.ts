@@ -1,0 +1,146 @@
+// `svc-operator backup` and `svc-operator restore` (what the operator's Jobs run) against real svc processes:
+// snapshots into a folder with pruning and the record a Job leaves as its termination message, then a new
+// 3-member cluster restored from one of them that serves every key; a corrupt or missing snapshot is refused
+// before any data dir is touched, and a re-run restore keeps what an earlier run restored.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { jobMain, type BackupRecord, type RestoreRecord } from '../../../operator/cli/backup.js';
+import { freePorts } from '../../../harness/ports.js';
+import { spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
+import { makeTestPki } from '../../../harness/tls.js';
+import { b64, DEFAULT_SVC_ENTRY, postJson, startSvcCluster, svcNodeArgs, unb64, type SvcCluster } from '../../../harness/svc-cluster.js';
+
+describe('operator: svc-operator backup and restore (the Job commands)', function () {
+  this.timeout(120_000);
+  let src: SvcCluster;
+  let dir: string;
+  const procs: LoggedProcess[] = [];
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-op-backup-'));
+    src = await startSvcCluster({ size: 1 });
+    for (let i = 0; i < 20; i++) await src.put(0, `k${i}`, `v${i}`);
+  });
+
+  after(async () => {
+    await Promise.all(procs.map((p) => p.stop('SIGKILL', 5000)));
+    await src?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const backupArgs = (out: string, file: string, record: string, keep = 2) =>
+    ['backup', `--endpoint=${src.members[0].clientURL}`, '--member=m0', `--dir=${out}`, `--file=${file}`, `--keep=${keep}`, `--record=${record}`];
+
+  it('writes the snapshot, its record (revision, size, sha256) and keeps the newest N files', async () => {
+    const out = join(dir, 'ns', 'kv');
+    const record = join(dir, 'record-1');
+    for (const [i, f] of ['a-1.db', 'a-2.db', 'a-3.db'].entries()) {
+      expect(await jobMain(backupArgs(out, f, record))).to.equal(0);
+      // mtimes one second apart: pruning goes by age
+      utimesSync(join(out, f), 1_700_000_000 + i, 1_700_000_000 + i);
+    }
+    expect(readdirSync(out).sort()).to.deep.equal(['a-2.db', 'a-3.db']);
+    const rec = JSON.parse(readFileSync(record, 'utf8')) as BackupRecord;
+    expect(rec).to.include({ file: 'a-3.db', member: 'm0' });
+    expect(rec.pruned).to.deep.equal(['a-1.db']);
+    expect(rec.revision).to.be.at.least(21);
+    const bytes = readFileSync(join(out, 'a-3.db'));
+    expect(bytes.length).to.equal(rec.size + 32);
+    expect(createHash('sha256').update(bytes.subarray(0, rec.size)).digest('hex')).to.equal(rec.sha256);
+    expect(Buffer.byteLength(readFileSync(record))).to.be.below(4096);
+  });
+
+  it('a member that does not answer: exit 1, the reason in the record, no file', async () => {
+    const [port] = await freePorts(1);
+    const out = join(dir, 'none');
+    const record = join(dir, 'record-2');
+    const args = ['backup', `--endpoint=http://127.0.0.1:${port}`, '--member=m0', `--dir=${out}`, '--file=x.db', `--record=${record}`];
+    expect(await jobMain(args)).to.equal(1);
+    expect((JSON.parse(readFileSync(record, 'utf8')) as { error: string }).error).to.match(/snapshot of m0 .* failed/);
+    expect(readdirSync(out)).to.deep.equal([]);
+    expect(await jobMain(['backup', '--endpoint=x', '--member=m0', `--dir=${out}`, '--file=../x.db'])).to.equal(2);
+  });
+
+  it('snapshots a TLS member with --cacert/--cert/--key; refuses half a set of TLS files', async () => {
+    const pkiDir = join(dir, 'pki');
+    mkdirSync(pkiDir);
+    const pki = makeTestPki(pkiDir);
+    const [c, p] = await freePorts(2);
+    const url = `https://127.0.0.1:${c}`;
+    const member = spawnLogged(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, [
+      '--name=t0', `--data-dir=${join(dir, 'tls-data')}`, `--listen-client-urls=${url}`, `--advertise-client-urls=${url}`,
+      `--listen-peer-urls=http://127.0.0.1:${p}`, `--initial-advertise-peer-urls=http://127.0.0.1:${p}`, `--initial-cluster=t0=http://127.0.0.1:${p}`,
+      `--cert-file=${pki.serverCertFile}`, `--key-file=${pki.serverKeyFile}`, `--trusted-ca-file=${pki.caFile}`, '--client-cert-auth=true',
+    ]), { logFile: join(dir, 'tls-member.log'), name: 't0' });
+    procs.push(member);
+    await waitForHttp(`${url}/health`, { ca: pki.ca, cert: pki.clientCert, key: pki.clientKey, process: member });
+    const out = join(dir, 'tls-backups');
+    const record = join(dir, 'record-tls');
+    const args = ['backup', `--endpoint=${url}`, '--member=t0', `--dir=${out}`, '--file=t.db', `--record=${record}`];
+    expect(await jobMain([...args, `--cacert=${pki.caFile}`, `--cert=${pki.clientCertFile}`, `--key=${pki.clientKeyFile}`])).to.equal(0);
+    const rec = JSON.parse(readFileSync(record, 'utf8')) as BackupRecord;
+    expect(rec.size).to.equal(readFileSync(join(out, 't.db')).length - 32);
+    // without a client certificate the member refuses the stream
+    expect(await jobMain([...args, '--file=u.db'])).to.equal(1);
+    expect(await jobMain([...args, `--cacert=${pki.caFile}`])).to.equal(2);
+  });
+
+  it('restores every member of a new 3-member cluster from the snapshot; it serves every key', async () => {
+    const snap = join(dir, 'ns', 'kv', 'a-3.db');
+    const ports = await freePorts(6);
+    const names = ['r0', 'r1', 'r2'];
+    const peer = (i: number) => `http://127.0.0.1:${ports[3 + i]}`;
+    const initial = names.map((n, i) => `${n}=${peer(i)}`).join(',');
+    const dataDirs = names.map((n) => join(dir, 'pv', n, 'data'));
+    const record = join(dir, 'record-3');
+    const args = ['restore', `--snapshot=${snap}`, `--members=${names.map((n, i) => `${n}=${dataDirs[i]}`).join(',')}`, `--initial-cluster=${initial}`, '--initial-cluster-token=ns-restored', `--record=${record}`];
+    expect(await jobMain(args)).to.equal(0);
+    const rec = JSON.parse(readFileSync(record, 'utf8')) as RestoreRecord;
+    expect(rec.members.map((m) => m.name)).to.deep.equal(names);
+    expect(rec.members.every((m) => /^[0-9a-f]+$/.test(m.memberId!) && !m.skipped)).to.equal(true);
+    expect(rec.clusterId).to.match(/^[0-9a-f]+$/);
+    // a Job that runs again (its pod was lost after the work) finds its own work and keeps it
+    expect(await jobMain(args)).to.equal(0);
+    const again = JSON.parse(readFileSync(record, 'utf8')) as RestoreRecord;
+    expect(again.members.every((m) => m.skipped)).to.equal(true);
+    expect(again.clusterId).to.equal(rec.clusterId);
+
+    for (const [i, n] of names.entries()) {
+      const p = spawnLogged(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, [
+        `--name=${n}`, `--data-dir=${dataDirs[i]}`, `--listen-client-urls=http://127.0.0.1:${ports[i]}`, `--advertise-client-urls=http://127.0.0.1:${ports[i]}`,
+        `--listen-peer-urls=${peer(i)}`, `--initial-advertise-peer-urls=${peer(i)}`, `--initial-cluster=${initial}`, '--initial-cluster-token=ns-restored', '--initial-cluster-state=new',
+      ]), { logFile: join(dir, `${n}.log`), name: n });
+      procs.push(p);
+    }
+    for (let i = 0; i < 3; i++) await waitForHttp(`http://127.0.0.1:${ports[i]}/health`, { timeoutMs: 30_000 });
+    for (let i = 0; i < 3; i++) {
+      const a = await postJson(`http://127.0.0.1:${ports[i]}/v3/kv/range`, { key: b64('k'), range_end: b64('l') });
+      const kvs = (a.body.kvs as Array<{ key: string; value: string }>).map((kv) => `${unb64(kv.key)}=${unb64(kv.value)}`).sort();
+      expect(kvs, `member r${i}`).to.deep.equal(Array.from({ length: 20 }, (_, k) => `k${k}=v${k}`).sort());
+    }
+    const put = await postJson(`http://127.0.0.1:${ports[1]}/v3/kv/put`, { key: b64('after'), value: b64('restore') });
+    expect(put.status).to.equal(200);
+  });
+
+  it('refuses a corrupt or missing snapshot before touching a data dir, and a data dir it did not restore', async () => {
+    const good = readFileSync(join(dir, 'ns', 'kv', 'a-2.db'));
+    const bad = Buffer.from(good);
+    bad[100] ^= 0xff;
+    const corrupt = join(dir, 'corrupt.db');
+    writeFileSync(corrupt, bad);
+    const target = join(dir, 'pv2', 'x0', 'data');
+    const record = join(dir, 'record-4');
+    const args = (snap: string, data = target) => ['restore', `--snapshot=${snap}`, `--members=x0=${data}`, '--initial-cluster=x0=http://127.0.0.1:1', '--initial-cluster-token=t', `--record=${record}`];
+    expect(await jobMain(args(corrupt))).to.equal(1);
+    expect((JSON.parse(readFileSync(record, 'utf8')) as { error: string }).error).to.match(/corrupt.*sha256/);
+    expect(existsSync(target)).to.equal(false);
+    expect(await jobMain(args(join(dir, 'nope.db')))).to.equal(1);
+    expect((JSON.parse(readFileSync(record, 'utf8')) as { error: string }).error).to.contain('cannot read snapshot file');
+    // a data dir with other data: refused, left as it was
+    expect(await jobMain(args(join(dir, 'ns', 'kv', 'a-2.db'), src.members[0].dataDir))).to.equal(1);
+    expect((JSON.parse(readFileSync(record, 'utf8')) as { error: string }).error).to.contain('refusing to overwrite');
+  });
+});

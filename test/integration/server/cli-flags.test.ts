@@ -1,0 +1,61 @@
+// The svc binary's answers to bad usage: an unknown flag or an unknown SVC_VERSION exits with status 2 and a
+// clear message, before anything is created.
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../../harness/svc-cluster.js';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function runSvc(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, args), { env: { ...process.env, ...env }, timeout: 30000, encoding: 'utf8' }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('svc command line: bad usage', function () {
+  this.timeout(60000);
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-flags-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('an unknown flag exits 2 naming the flag, and creates no data dir', async () => {
+    const dataDir = join(dir, 'unknown-flag.data');
+    const r = await runSvc(['--name=x', `--data-dir=${dataDir}`, '--no-such-flag=1'], { SVC_VERSION: '3.4.34' });
+    expect(r.code, r.stderr).to.equal(2);
+    expect(r.stderr).to.include('no-such-flag');
+    expect(existsSync(dataDir)).to.equal(false);
+  });
+
+  it('a flag of a later release is unknown to an earlier one', async () => {
+    // --log-outputs arrived in 3.4; 3.3 knows only --log-output.
+    const r = await runSvc(['--name=x', `--data-dir=${join(dir, 'x.data')}`, '--log-outputs=stderr'], { SVC_VERSION: '3.3.27' });
+    expect(r.code, r.stderr).to.equal(2);
+    expect(r.stderr).to.include('log-outputs');
+  });
+
+  it('an unknown SVC_VERSION exits 2 naming the version', async () => {
+    const dataDir = join(dir, 'bad-version.data');
+    const r = await runSvc(['--name=x', `--data-dir=${dataDir}`], { SVC_VERSION: '3.9.99' });
+    expect(r.code, r.stderr).to.equal(2);
+    expect(r.stderr).to.include('3.9.99');
+    expect(existsSync(dataDir)).to.equal(false);
+  });
+
+  it('--version prints the release', async () => {
+    const r = await runSvc(['--version'], { SVC_VERSION: '3.5.21' });
+    expect(r.code, r.stderr).to.equal(0);
+    expect(r.stdout).to.match(/^svc Version: 3\.5\.21$/m);
+  });
+});

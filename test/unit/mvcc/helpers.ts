@@ -1,0 +1,27 @@
+// Shared helpers of the mvcc tests: temp directories and byte-string shorthands.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openBackend, type Backend, type BackendOptions } from '../../../server/storage/backend.js';
+import { nopLogger } from '../../../server/log/logger.js';
+
+/** A fresh temp dir; removed by cleanup(). */
+export function tempDir(prefix = 'svc-mvcc-'): { dir: string; cleanup(): void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Opens a backend at <dir>/member/snap/db. */
+export function backendIn(dir: string, opts: BackendOptions = {}): Backend {
+  return openBackend(nopLogger, path.join(dir, 'member', 'snap', 'db'), opts);
+}
+
+/** UTF-8 bytes. */
+export function b(s: string): Uint8Array {
+  return new TextEncoder().encode(s);
+}
+
+/** Bytes to a UTF-8 string. */
+export function s(u: Uint8Array): string {
+  return new TextDecoder().decode(u);
+}

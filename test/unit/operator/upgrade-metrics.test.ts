@@ -1,0 +1,53 @@
+// The per-cluster upgrade metrics, as /metrics shows them, from steps and recorded progress.
+import { expect } from 'chai';
+import { Registry } from 'prom-client';
+import { UpgradeMetrics } from '../../../operator/controller/metrics.js';
+import type { UpgradeProgress } from '../../../operator/upgrade/index.js';
+
+const progress = (extra: Partial<UpgradeProgress> = {}): UpgradeProgress =>
+  ({ from: '3.3.27', to: '3.4.34', step: 'restartMember', startedAt: 1_000, restarts: {}, membersDone: [], ...extra });
+
+describe('operator: upgrade metrics', () => {
+  let registry: Registry;
+  let m: UpgradeMetrics;
+  beforeEach(() => {
+    registry = new Registry();
+    m = new UpgradeMetrics(registry);
+  });
+
+  it('the step gauge is 1 for the current step only; members done follow the progress', async () => {
+    m.observe('ns', 'kv', { kind: 'restartMember', member: 'kv-2', version: '3.4.34' }, progress({ membersDone: ['kv-1'] }));
+    let text = await registry.metrics();
+    expect(text).to.contain('svc_operator_upgrade_step{namespace="ns",cluster="kv",step="restartMember"} 1');
+    expect(text).to.contain('svc_operator_upgrade_step{namespace="ns",cluster="kv",step="snapshot"} 0');
+    expect(text).to.contain('svc_operator_upgrade_members_done{namespace="ns",cluster="kv"} 1');
+    m.observe('ns', 'kv', { kind: 'moveLeader', from: 'kv-0', to: 'kv-1' }, progress({ membersDone: ['kv-1', 'kv-2'] }));
+    text = await registry.metrics();
+    expect(text).to.contain('svc_operator_upgrade_step{namespace="ns",cluster="kv",step="restartMember"} 0');
+    expect(text).to.contain('svc_operator_upgrade_step{namespace="ns",cluster="kv",step="moveLeader"} 1');
+    expect(text).to.contain('svc_operator_upgrade_members_done{namespace="ns",cluster="kv"} 2');
+    expect(text).to.not.contain('svc_operator_upgrade_duration_seconds{');
+  });
+
+  it('a finished upgrade sets its duration; a superseded one does not', async () => {
+    m.observe('ns', 'kv', { kind: 'steady', version: '3.4.34' }, progress({ finishedAt: 91_500, membersDone: ['kv-1', 'kv-2', 'kv-0'] }));
+    m.observe('ns', 'other', { kind: 'steady', version: '3.3.27' }, progress({ finishedAt: 5_000, supersededBy: '3.3.27' }));
+    const text = await registry.metrics();
+    expect(text).to.contain('svc_operator_upgrade_duration_seconds{namespace="ns",cluster="kv",from="3.3.27",to="3.4.34"} 90.5');
+    expect(text).to.not.contain('cluster="other",from=');
+    expect(text).to.contain('svc_operator_upgrade_step{namespace="ns",cluster="kv",step="steady"} 1');
+  });
+
+  it('counts steps carried out, and forgets a deleted cluster', async () => {
+    m.stepDone('ns', 'kv', { kind: 'restartMember', member: 'kv-1', version: '3.4.34' });
+    m.stepDone('ns', 'kv', { kind: 'restartMember', member: 'kv-2', version: '3.4.34' });
+    m.stepDone('ns', 'kv', { kind: 'snapshot', member: 'kv-0', from: '3.3.27', to: '3.4.34' });
+    m.observe('ns', 'kv', { kind: 'steady', version: '3.4.34' }, progress({ finishedAt: 2_000 }));
+    let text = await registry.metrics();
+    expect(text).to.contain('svc_operator_upgrade_steps_total{namespace="ns",cluster="kv",kind="restartMember"} 2');
+    expect(text).to.contain('svc_operator_upgrade_steps_total{namespace="ns",cluster="kv",kind="snapshot"} 1');
+    m.forget('ns', 'kv');
+    text = await registry.metrics();
+    expect(text).to.not.contain('cluster="kv"');
+  });
+});
