@@ -4,16 +4,13 @@
 
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { HarnessError } from './errors.js';
 
 export const ETCDCTL_BIN = process.env.SVC_TEST_ETCDCTL ?? '/usr/bin/etcdctl';
 
-/** Raised when the reference binaries are not installed. */
-export class MissingPrerequisiteError extends Error {
-  readonly code = 'MISSING_PREREQUISITE';
-  constructor(binary: string) {
-    super(`${binary} not found: run scripts/install-prereqs.sh`);
-    this.name = 'MissingPrerequisiteError';
-  }
+/** The error for a reference binary that is not installed (npm test's pretest installs them). */
+export function missingPrerequisite(binary: string): HarnessError {
+  return new HarnessError('MISSING_PREREQUISITE', `${binary} not found: run scripts/install-prereqs.sh`);
 }
 
 export interface EtcdctlOptions {
@@ -35,7 +32,7 @@ export interface EtcdctlResult {
 
 /** Runs `etcdctl [--endpoints=...] ...args`; never rejects for a non-zero exit (see `code`). */
 export function etcdctl(args: readonly string[], opts: EtcdctlOptions = {}): Promise<EtcdctlResult> {
-  if (!existsSync(ETCDCTL_BIN)) return Promise.reject(new MissingPrerequisiteError(ETCDCTL_BIN));
+  if (!existsSync(ETCDCTL_BIN)) return Promise.reject(missingPrerequisite(ETCDCTL_BIN));
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ETCDCTL_')) env[k] = v;
   Object.assign(env, { ETCDCTL_API: '3' }, opts.env);

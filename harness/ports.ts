@@ -4,6 +4,7 @@
 // machine rarely meet, and a port is never handed out twice within one run.
 
 import net from 'node:net';
+import { HarnessError } from './errors.js';
 
 const RANGE_START = 20000;
 const RANGE_END = 32000; // exclusive; the ephemeral range starts at 32768
@@ -11,14 +12,6 @@ const RANGE_END = 32000; // exclusive; the ephemeral range starts at 32768
 const handedOut = new Set<number>();
 let cursor = RANGE_START + Math.floor(Math.random() * (RANGE_END - RANGE_START));
 
-/** Raised when no free port could be found. */
-export class NoFreePortError extends Error {
-  readonly code = 'NO_FREE_PORT';
-  constructor(message: string) {
-    super(message);
-    this.name = 'NoFreePortError';
-  }
-}
 
 /** True when a listener can bind host:port right now. */
 export function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
@@ -33,7 +26,7 @@ export function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
 export async function freePorts(n: number, host = '127.0.0.1'): Promise<number[]> {
   const out: number[] = [];
   for (let tried = 0; out.length < n; tried++) {
-    if (tried >= RANGE_END - RANGE_START) throw new NoFreePortError(`only ${out.length} of ${n} free ports found`);
+    if (tried >= RANGE_END - RANGE_START) throw new HarnessError('NO_FREE_PORT', `only ${out.length} of ${n} free ports found`);
     const port = cursor;
     cursor = cursor + 1 >= RANGE_END ? RANGE_START : cursor + 1;
     if (handedOut.has(port)) continue;

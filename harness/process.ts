@@ -7,16 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, closeSync, openSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import { HarnessError } from './errors.js';
 
-/** Raised when a wait runs out of time or the process dies while being waited for. */
-export class ProcessWaitError extends Error {
-  readonly code: 'WAIT_TIMEOUT' | 'PROCESS_EXITED';
-  constructor(code: 'WAIT_TIMEOUT' | 'PROCESS_EXITED', message: string) {
-    super(message);
-    this.name = 'ProcessWaitError';
-    this.code = code;
-  }
-}
 
 export interface SpawnLoggedOptions {
   /** stdout and stderr both go here (appended). */
@@ -146,13 +138,13 @@ export function spawnLogged(command: string, args: readonly string[], opts: Spaw
           .find((l) => re.test(l));
         if (line !== undefined) return line;
         if (status) {
-          throw new ProcessWaitError(
+          throw new HarnessError(
             'PROCESS_EXITED',
             `${name} exited (${describe(status)}) before logging ${re}; log ${opts.logFile}:\n${tail(log())}`,
           );
         }
         if (Date.now() > deadline) {
-          throw new ProcessWaitError('WAIT_TIMEOUT', `${name} did not log ${re} within ${timeoutMs} ms; log ${opts.logFile}:\n${tail(log())}`);
+          throw new HarnessError('WAIT_TIMEOUT', `${name} did not log ${re} within ${timeoutMs} ms; log ${opts.logFile}:\n${tail(log())}`);
         }
         await sleep(50);
       }
@@ -208,13 +200,13 @@ export async function waitForHttp(url: string, opts: WaitForHttpOptions = {}): P
     }
     const st = opts.process?.exitStatus();
     if (st) {
-      throw new ProcessWaitError(
+      throw new HarnessError(
         'PROCESS_EXITED',
         `${opts.process!.name} exited (${describe(st)}) while waiting for ${url}; log ${opts.process!.logFile}:\n${tail(opts.process!.log())}`,
       );
     }
     if (Date.now() > deadline) {
-      throw new ProcessWaitError('WAIT_TIMEOUT', `${url} did not answer ${want} within ${timeoutMs} ms (last: ${last})`);
+      throw new HarnessError('WAIT_TIMEOUT', `${url} did not answer ${want} within ${timeoutMs} ms (last: ${last})`);
     }
     await sleep(100);
   }

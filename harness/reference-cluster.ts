@@ -6,11 +6,11 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { etcdctl, MissingPrerequisiteError, type EtcdctlOptions, type EtcdctlResult } from './etcdctl.js';
+import { etcdctl, missingPrerequisite, type EtcdctlOptions, type EtcdctlResult } from './etcdctl.js';
 import { freePorts } from './ports.js';
 import { spawnLogged, waitForHttp, type LoggedProcess } from './process.js';
 
-export { etcdctl, MissingPrerequisiteError, type EtcdctlOptions, type EtcdctlResult } from './etcdctl.js';
+export { etcdctl, missingPrerequisite, type EtcdctlOptions, type EtcdctlResult } from './etcdctl.js';
 
 export const ETCD_BIN = process.env.SVC_TEST_ETCD ?? '/usr/bin/etcd';
 
@@ -54,7 +54,7 @@ export interface ReferenceCluster {
 
 /** Starts a fresh N-member reference cluster and waits until every member reports healthy. */
 export async function startReferenceCluster(opts: ReferenceClusterOptions = {}): Promise<ReferenceCluster> {
-  if (!existsSync(ETCD_BIN)) throw new MissingPrerequisiteError(ETCD_BIN);
+  if (!existsSync(ETCD_BIN)) throw missingPrerequisite(ETCD_BIN);
   const size = opts.size ?? 3;
   const token = opts.token ?? `ref-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const dir = mkdtempSync(join(tmpdir(), 'svc-ref-'));

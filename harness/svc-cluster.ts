@@ -1,6 +1,8 @@
-// A real svc cluster on loopback for integration tests: one child process per member, each with its own data
+// The one launcher of svc processes for tests, chaos runs and benchmarks: `spawnSvc` starts one member
+// process; `startSvcCluster` a real cluster on loopback, one child process per member, each with its own data
 // dir and log file under one temp dir. Members can be stopped, killed, restarted (optionally as another
-// release, as the rolling upgrade does), added and removed; small HTTP helpers talk to the v3 JSON gateway.
+// release, as the rolling upgrade does), added and removed; exits nobody asked for are recorded as crashes;
+// small HTTP helpers talk to the v3 JSON gateway. `useSvcClusters` is the mocha fixture around it.
 //
 // Which server runs: by default the build this file was compiled into (dist-<x>/test/support/ ->
 // dist-<x>/server/cli/svc.js), started the way bin/svc starts it; SVC_TEST_SVC_ENTRY (or opts.entry) names
@@ -12,19 +14,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { freePorts } from './ports.js';
+import { HarnessError } from './errors.js';
 import { httpGet, sleep, spawnLogged, type ExitStatus, type LoggedProcess } from './process.js';
 
 /** The compiled server entry this test build runs by default. */
 export const DEFAULT_SVC_ENTRY = process.env.SVC_TEST_SVC_ENTRY ?? fileURLToPath(new URL('../server/cli/svc.js', import.meta.url));
 
-/** Raised when the cluster does not reach the state a helper waits for. */
-export class SvcClusterError extends Error {
-  readonly code: 'TIMEOUT' | 'HTTP' | 'NO_MEMBER';
-  constructor(code: 'TIMEOUT' | 'HTTP' | 'NO_MEMBER', message: string) {
-    super(message);
-    this.name = 'SvcClusterError';
-    this.code = code;
-  }
+export interface SpawnSvcOptions {
+  logFile: string;
+  /** A short name for messages. */
+  name?: string;
+  /** SVC_VERSION ('' or undefined: unset, the newest release). */
+  version?: string;
+  /** Compiled svc.js to run. Default DEFAULT_SVC_ENTRY. */
+  entry?: string;
+  /** Node flags before the script (e.g. --cpu-prof). */
+  nodeArgs?: readonly string[];
+  /** Added to this process's environment. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Starts one svc process with `args` as its flags, exactly as bin/svc would run them. */
+export function spawnSvc(args: readonly string[], o: SpawnSvcOptions): LoggedProcess {
+  // An undefined value drops the variable from the child's environment (the newest release runs).
+  const env: NodeJS.ProcessEnv = { ...o.env, SVC_VERSION: o.version || undefined };
+  return spawnLogged(process.execPath, [...(o.nodeArgs ?? []), ...svcNodeArgs(o.entry ?? DEFAULT_SVC_ENTRY, args)], { logFile: o.logFile, name: o.name, env });
 }
 
 export interface SvcClusterOptions {
@@ -46,6 +60,13 @@ export interface SvcClusterOptions {
   waitHealthy?: boolean;
   /** How long waits may take. Default 30 s. */
   timeoutMs?: number;
+  /** Node flags for each member process (e.g. --cpu-prof), given its name. */
+  nodeArgs?: (memberName: string) => readonly string[];
+  /**
+   * The peer URL member `index` advertises (and the others dial) instead of the one it listens on; chaos runs
+   * put a fault proxy there. Default: the listen URL.
+   */
+  advertisePeerURL?: (index: number, listenPeerURL: string) => Promise<string>;
 }
 
 export interface SvcMember {
@@ -53,6 +74,8 @@ export interface SvcMember {
   /** http://127.0.0.1:<port> */
   clientURL: string;
   peerURL: string;
+  /** The peer URL the others dial (peerURL unless opts.advertisePeerURL gave another). */
+  advertisedPeerURL: string;
   /** 127.0.0.1:<port>, as etcdctl --endpoints wants it. */
   endpoint: string;
   dataDir: string;
@@ -68,6 +91,10 @@ export interface SvcMember {
   logOffset: number;
   /** True once removed from the cluster through removeMember. */
   removed: boolean;
+  /** True while an exit of the current process is one we asked for (stop, kill, close). */
+  exitExpected: boolean;
+  /** Exits nobody asked for: "m2 exited by itself (code 1) at +12.3s". */
+  crashes: string[];
 }
 
 export interface StartMemberOptions {
@@ -130,14 +157,15 @@ export interface SvcCluster {
   waitForLog(i: number, pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** The last lines of every member's log, for failure reports. */
   logTails(lines?: number): string;
-  /** Kills every member and removes the temp dir (unless SVC_TEST_KEEP=1). */
-  close(): Promise<void>;
+  /** Kills every member and removes the temp dir (unless keep or SVC_TEST_KEEP=1). */
+  close(opts?: { keep?: boolean }): Promise<void>;
 }
 
 interface MemberSpec {
   name: string;
   clientURL: string;
   peerURL: string;
+  advertisedPeerURL: string;
 }
 
 /** Starts a fresh svc cluster of opts.size members and (by default) waits until every member is healthy. */
@@ -148,10 +176,13 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
   const token = opts.token ?? `svc-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const dir = mkdtempSync(join(opts.dataRoot ?? tmpdir(), 'svc-cluster-'));
   const members: SvcMember[] = [];
+  const started = Date.now();
 
   const spec = async (n: number): Promise<MemberSpec> => {
     const [c, p] = await freePorts(2);
-    return { name: `m${n}`, clientURL: `http://127.0.0.1:${c}`, peerURL: `http://127.0.0.1:${p}` };
+    const peerURL = `http://127.0.0.1:${p}`;
+    const advertisedPeerURL = opts.advertisePeerURL ? await opts.advertisePeerURL(n - 1, peerURL) : peerURL;
+    return { name: `m${n}`, clientURL: `http://127.0.0.1:${c}`, peerURL, advertisedPeerURL };
   };
 
   const launch = (m: SvcMember, extra: readonly string[], version: string): void => {
@@ -162,11 +193,19 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
       // first start
     }
     appendFileSync(m.logFile, `=== svc start ${new Date().toISOString()} SVC_VERSION=${version || '(unset)'} ${[...m.args, ...extra].join(' ')}\n`);
-    // An undefined value drops the variable from the child's environment (the newest release runs).
-    const env: NodeJS.ProcessEnv = { ...opts.env, SVC_VERSION: version || undefined };
-    m.process = spawnLogged(process.execPath, svcNodeArgs(entry, [...m.args, ...extra]), { logFile: m.logFile, name: m.name, env });
+    const p = spawnSvc([...m.args, ...extra], { logFile: m.logFile, name: m.name, version, entry, nodeArgs: opts.nodeArgs?.(m.name), env: opts.env });
+    m.process = p;
     m.version = version;
     m.logOffset = offset;
+    m.exitExpected = false;
+    void p.exited.then((st) => {
+      const at = `+${((Date.now() - started) / 1000).toFixed(1)}s`;
+      if (m.process === p && !m.exitExpected) m.crashes.push(`${m.name} exited by itself (${describeExit(st)}) at ${at}`);
+    });
+  };
+  const stopMember = (m: SvcMember, signal: NodeJS.Signals, graceMs: number) => {
+    m.exitExpected = true;
+    return m.process.stop(signal, graceMs);
   };
 
   const newMember = (s: MemberSpec, initialCluster: string, state: 'new' | 'existing'): SvcMember => {
@@ -178,7 +217,7 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
       `--listen-client-urls=${s.clientURL}`,
       `--advertise-client-urls=${s.clientURL}`,
       `--listen-peer-urls=${s.peerURL}`,
-      `--initial-advertise-peer-urls=${s.peerURL}`,
+      `--initial-advertise-peer-urls=${s.advertisedPeerURL}`,
       `--initial-cluster=${initialCluster}`,
       `--initial-cluster-token=${token}`,
       `--initial-cluster-state=${state}`,
@@ -194,6 +233,8 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
       args,
       logOffset: 0,
       removed: false,
+      exitExpected: false,
+      crashes: [],
     };
   };
 
@@ -215,8 +256,8 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
         last = (e as Error).message;
       }
       const st = m.process.exitStatus();
-      if (st) throw new SvcClusterError('TIMEOUT', `${m.name} exited (${describeExit(st)}) while waiting for /health:\n${tail(currentLog(i), 30)}`);
-      if (Date.now() > deadline) throw new SvcClusterError('TIMEOUT', `${m.name} not healthy within ${t} ms (last: ${last}):\n${tail(currentLog(i), 30)}`);
+      if (st) throw new HarnessError('TIMEOUT', `${m.name} exited (${describeExit(st)}) while waiting for /health:\n${tail(currentLog(i), 30)}`);
+      if (Date.now() > deadline) throw new HarnessError('TIMEOUT', `${m.name} not healthy within ${t} ms (last: ${last}):\n${tail(currentLog(i), 30)}`);
       await sleep(150);
     }
   };
@@ -234,14 +275,14 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
     members,
     running,
     async stop(i) {
-      return members[i].process.stop('SIGTERM', 20000);
+      return stopMember(members[i], 'SIGTERM', 20000);
     },
     async kill(i) {
-      return members[i].process.stop('SIGKILL', 5000);
+      return stopMember(members[i], 'SIGKILL', 5000);
     },
     async start(i, o = {}) {
       const m = members[i];
-      if (isRunning(i)) throw new SvcClusterError('NO_MEMBER', `${m.name} is still running`);
+      if (isRunning(i)) throw new HarnessError('NO_MEMBER', `${m.name} is still running`);
       launch(m, o.extraArgs ?? [], o.version ?? m.version);
       if (o.waitHealthy ?? true) await waitMemberHealthy(i);
       return m;
@@ -259,7 +300,7 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
           }
         }
         if (leaders.length === 1) return leaders[0];
-        if (Date.now() > deadline) throw new SvcClusterError('TIMEOUT', `no single leader within ${t} ms (leaders: ${leaders.map((i) => members[i].name).join(',') || 'none'})`);
+        if (Date.now() > deadline) throw new HarnessError('TIMEOUT', `no single leader within ${t} ms (leaders: ${leaders.map((i) => members[i].name).join(',') || 'none'})`);
         await sleep(200);
       }
     },
@@ -269,39 +310,39 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
     post,
     async put(i, key, value) {
       const a = await post(i, '/v3/kv/put', { key: b64(key), value: b64(value) });
-      if (a.status !== 200) throw new SvcClusterError('HTTP', `put ${key} via ${members[i].name}: HTTP ${a.status} ${a.text}`);
+      if (a.status !== 200) throw new HarnessError('HTTP', `put ${key} via ${members[i].name}: HTTP ${a.status} ${a.text}`);
       return Number((a.body.header as { revision?: string } | undefined)?.revision ?? 0);
     },
     async get(i, key, o = {}) {
       const a = await post(i, '/v3/kv/range', { key: b64(key), serializable: o.serializable ?? false });
-      if (a.status !== 200) throw new SvcClusterError('HTTP', `get ${key} via ${members[i].name}: HTTP ${a.status} ${a.text}`);
+      if (a.status !== 200) throw new HarnessError('HTTP', `get ${key} via ${members[i].name}: HTTP ${a.status} ${a.text}`);
       const kvs = (a.body.kvs as Array<{ value?: string }> | undefined) ?? [];
       return kvs.length ? unb64(kvs[0].value ?? '') : undefined;
     },
     async range(i, prefix, o = {}) {
       const a = await post(i, '/v3/kv/range', { key: b64(prefix), range_end: b64(prefixEnd(prefix)), serializable: o.serializable ?? false }, 20000);
-      if (a.status !== 200) throw new SvcClusterError('HTTP', `range ${prefix} via ${members[i].name}: HTTP ${a.status} ${a.text}`);
+      if (a.status !== 200) throw new HarnessError('HTTP', `range ${prefix} via ${members[i].name}: HTTP ${a.status} ${a.text}`);
       const kvs = (a.body.kvs as Array<{ key: string; value?: string; mod_revision: string }> | undefined) ?? [];
       return kvs.map((kv) => ({ key: unb64(kv.key), value: unb64(kv.value ?? ''), modRevision: Number(kv.mod_revision) }));
     },
     async memberId(i) {
       const a = await post(i, '/v3/maintenance/status', {});
       const id = (a.body.header as { member_id?: string } | undefined)?.member_id;
-      if (a.status !== 200 || !id) throw new SvcClusterError('HTTP', `status of ${members[i].name}: HTTP ${a.status} ${a.text}`);
+      if (a.status !== 200 || !id) throw new HarnessError('HTTP', `status of ${members[i].name}: HTTP ${a.status} ${a.text}`);
       return id;
     },
     async status(i) {
       const a = await post(i, '/v3/maintenance/status', {});
-      if (a.status !== 200) throw new SvcClusterError('HTTP', `status of ${members[i].name}: HTTP ${a.status} ${a.text}`);
+      if (a.status !== 200) throw new HarnessError('HTTP', `status of ${members[i].name}: HTTP ${a.status} ${a.text}`);
       return a.body;
     },
     async addMember(o = {}) {
       const via = running()[0];
-      if (via === undefined) throw new SvcClusterError('NO_MEMBER', 'no running member to send MemberAdd to');
+      if (via === undefined) throw new HarnessError('NO_MEMBER', 'no running member to send MemberAdd to');
       const s = await spec(members.length + 1);
-      const a = await post(via, '/v3/cluster/member/add', { peerURLs: [s.peerURL] });
-      if (a.status !== 200) throw new SvcClusterError('HTTP', `member add via ${members[via].name}: HTTP ${a.status} ${a.text}`);
-      const ic = [...members.filter((m) => !m.removed), s].map((m) => `${m.name}=${m.peerURL}`).join(',');
+      const a = await post(via, '/v3/cluster/member/add', { peerURLs: [s.advertisedPeerURL] });
+      if (a.status !== 200) throw new HarnessError('HTTP', `member add via ${members[via].name}: HTTP ${a.status} ${a.text}`);
+      const ic = [...members.filter((m) => !m.removed), s].map((m) => `${m.name}=${m.advertisedPeerURL}`).join(',');
       const m = newMember(s, ic, 'existing');
       members.push(m);
       const i = members.length - 1;
@@ -312,9 +353,9 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
     async removeMember(i) {
       const id = await handle.memberId(i);
       const via = running().find((j) => j !== i);
-      if (via === undefined) throw new SvcClusterError('NO_MEMBER', 'no other running member to send MemberRemove to');
+      if (via === undefined) throw new HarnessError('NO_MEMBER', 'no other running member to send MemberRemove to');
       const a = await post(via, '/v3/cluster/member/remove', { ID: id });
-      if (a.status !== 200) throw new SvcClusterError('HTTP', `member remove via ${members[via].name}: HTTP ${a.status} ${a.text}`);
+      if (a.status !== 200) throw new HarnessError('HTTP', `member remove via ${members[via].name}: HTTP ${a.status} ${a.text}`);
       members[i].removed = true;
     },
     currentLog,
@@ -325,7 +366,7 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
           .split('\n')
           .find((l) => pattern.test(l));
         if (line !== undefined) return line;
-        if (Date.now() > deadline) throw new SvcClusterError('TIMEOUT', `${members[i].name} did not log ${pattern} within ${t} ms:\n${tail(currentLog(i), 30)}`);
+        if (Date.now() > deadline) throw new HarnessError('TIMEOUT', `${members[i].name} did not log ${pattern} within ${t} ms:\n${tail(currentLog(i), 30)}`);
         await sleep(100);
       }
     },
@@ -342,22 +383,22 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
         })
         .join('\n');
     },
-    async close() {
-      await Promise.all(members.filter((m) => m.process).map((m) => m.process.stop('SIGKILL', 5000)));
-      if (process.env.SVC_TEST_KEEP !== '1') rmSync(dir, { recursive: true, force: true });
+    async close(o = {}) {
+      await Promise.all(members.filter((m) => m.process).map((m) => stopMember(m, 'SIGKILL', 5000)));
+      if (!o.keep && process.env.SVC_TEST_KEEP !== '1') rmSync(dir, { recursive: true, force: true });
     },
   };
 
   try {
     const specs: MemberSpec[] = [];
     for (let n = 1; n <= size; n++) specs.push(await spec(n));
-    const ic = specs.map((s) => `${s.name}=${s.peerURL}`).join(',');
+    const ic = specs.map((s) => `${s.name}=${s.advertisedPeerURL}`).join(',');
     for (const s of specs) members.push(newMember(s, ic, 'new'));
     for (const m of members) launch(m, [], m.version);
     if (opts.waitHealthy ?? true) await handle.waitHealthy();
   } catch (err) {
     const logs = handle.logTails(20);
-    await Promise.all(members.filter((m) => m.process).map((m) => m.process.stop('SIGKILL', 5000)));
+    await handle.close();
     (err as Error).message += `\n${logs}`;
     throw err;
   }
@@ -371,6 +412,29 @@ export function svcNodeArgs(entry: string, args: readonly string[]): string[] {
     `import(${JSON.stringify(url)}).then((m) => m.main(process.argv.slice(1)))` +
     `.then((code) => { if (typeof code === 'number') process.exitCode = code; })`;
   return ['--enable-source-maps', '-e', script, '--', ...args];
+}
+
+/**
+ * The mocha fixture of a suite that starts clusters: `const clusters = useSvcClusters();`, then
+ * `const c = await clusters.start({...})` in a test. Clusters are closed after each test (or, with
+ * `{ closeAfter: 'all' }`, after the suite, for tests that share one), and their log tails are printed
+ * when a test fails.
+ */
+export function useSvcClusters(o: { closeAfter?: 'each' | 'all' } = {}): { start(opts?: SvcClusterOptions): Promise<SvcCluster> } {
+  const open: SvcCluster[] = [];
+  printLogsOnFailure(() => open);
+  const closeAll = async () => {
+    await Promise.all(open.splice(0).map((c) => c.close()));
+  };
+  if (o.closeAfter === 'all') after(closeAll);
+  else afterEach(closeAll);
+  return {
+    async start(opts) {
+      const c = await startSvcCluster(opts);
+      open.push(c);
+      return c;
+    },
+  };
 }
 
 /** Registers a mocha afterEach that prints the clusters' log tails when a test of the current suite fails. */

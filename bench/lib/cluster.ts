@@ -1,15 +1,16 @@
 // Three-member clusters for the put benchmark: svc members (node processes running this build's
-// server/cli/svc.js with the reference's flags) and reference etcd members (through the test helper),
+// server/cli/svc.js with the reference's flags) and reference etcd members, both from harness/,
 // behind one small interface so the load generator cannot tell them apart.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadClients } from '../../server/api/grpc-services.js';
-import { freePorts } from '../../harness/ports.js';
-import { spawnLogged, waitForHttp, type LoggedProcess } from '../../harness/process.js';
+import { HarnessError } from '../../harness/errors.js';
+import type { LoggedProcess } from '../../harness/process.js';
 import { startReferenceCluster } from '../../harness/reference-cluster.js';
+import { startSvcCluster as startHarnessCluster, type SvcCluster } from '../../harness/svc-cluster.js';
 
 /** One member of a cluster under test. */
 export interface BenchMember {
@@ -33,16 +34,6 @@ export interface BenchCluster {
   stop(): Promise<string[]>;
 }
 
-/** Raised when a cluster cannot be started or has no leader. */
-export class BenchClusterError extends Error {
-  readonly code: 'START_FAILED' | 'NO_LEADER';
-  constructor(code: 'START_FAILED' | 'NO_LEADER', message: string) {
-    super(message);
-    this.name = 'BenchClusterError';
-    this.code = code;
-  }
-}
-
 export interface SvcClusterOptions {
   size?: number;
   /** SVC_VERSION of the members. Default 3.4.34 (the release matching the reference 3.4). */
@@ -58,65 +49,38 @@ export interface SvcClusterOptions {
   system?: string;
 }
 
-// The compiled file sits at <outDir>/bench/lib/cluster.js; the server entry at <outDir>/server/cli/svc.js.
-const SVC_ENTRY = new URL('../../server/cli/svc.js', import.meta.url).href;
-
-/** Starts an N-member svc cluster from this build and waits until every member answers /health. */
+/** Starts an N-member svc cluster from this build (through the test harness's one launcher) and waits until every member answers /health. */
 export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<BenchCluster> {
-  const size = opts.size ?? 3;
-  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
-  const profileDir = join(dir, 'profiles');
+  const scratch = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const profileDir = join(scratch, 'profiles');
   if (opts.cpuProfile) mkdirSync(profileDir);
-  const ports = await freePorts(2 * size);
-  const token = `bench-${process.pid}-${Date.now().toString(36)}`;
-  const specs = Array.from({ length: size }, (_, i) => ({
-    name: `m${i + 1}`,
-    client: `http://127.0.0.1:${ports[2 * i]}`,
-    peer: `http://127.0.0.1:${ports[2 * i + 1]}`,
-  }));
-  const initialCluster = specs.map((s) => `${s.name}=${s.peer}`).join(',');
-  const members: BenchMember[] = [];
-  const stopAll = () => Promise.all(members.map((m) => m.process.stop('SIGTERM', 15000)));
+  let svc: SvcCluster;
   try {
-    for (const s of specs) {
-      const dataDir = join(dir, `${s.name}.data`);
-      const argv = [
-        '--name', s.name,
-        '--data-dir', dataDir,
-        '--listen-client-urls', s.client,
-        '--advertise-client-urls', s.client,
-        '--listen-peer-urls', s.peer,
-        '--initial-advertise-peer-urls', s.peer,
-        '--initial-cluster', initialCluster,
-        '--initial-cluster-token', token,
-        '--initial-cluster-state', 'new',
-      ];
-      // process.exit (not exitCode) so the process ends even if a handle lingers, and --cpu-prof still writes.
-      const entry = opts.buildDir ? pathToFileURL(join(resolve(opts.buildDir), 'server/cli/svc.js')).href : SVC_ENTRY;
-      const script = `import { main } from ${JSON.stringify(entry)};\nmain(${JSON.stringify(argv)}).then((c) => process.exit(typeof c === 'number' ? c : 0));`;
-      const nodeArgs = opts.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${s.name}.cpuprofile`] : [];
-      const proc = spawnLogged(process.execPath, [...nodeArgs, '--input-type=module', '-e', script], {
-        logFile: join(dir, `${s.name}.log`),
-        name: `svc ${s.name}`,
-        env: { ...opts.env, SVC_VERSION: opts.version ?? '3.4.34' },
-      });
-      members.push({ name: s.name, endpoint: s.client.slice('http://'.length), pid: proc.pid, process: proc });
-    }
-    const timeoutMs = opts.timeoutMs ?? 60000;
-    await Promise.all(members.map((m) => waitForHttp(`http://${m.endpoint}/health`, { timeoutMs, process: m.process })));
+    svc = await startHarnessCluster({
+      size: opts.size ?? 3,
+      version: opts.version ?? '3.4.34',
+      env: opts.env,
+      dataRoot: scratch,
+      timeoutMs: opts.timeoutMs ?? 60000,
+      entry: opts.buildDir ? join(resolve(opts.buildDir), 'server/cli/svc.js') : undefined,
+      nodeArgs: (name) => (opts.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []),
+    });
   } catch (e) {
-    await stopAll();
-    throw new BenchClusterError('START_FAILED', `svc cluster did not start (logs in ${dir}): ${(e as Error).message}`);
+    rmSync(scratch, { recursive: true, force: true });
+    throw new HarnessError('START_FAILED', `svc cluster did not start: ${(e as Error).message}`);
   }
+  const members: BenchMember[] = svc.members.map((m) => ({ name: m.name, endpoint: m.endpoint, pid: m.process.pid, process: m.process }));
   return {
     system: opts.system ?? 'svc',
     members,
-    dir,
+    dir: svc.dir,
     leader: () => findLeader(members),
     async stop() {
-      await stopAll();
+      // SIGTERM, so that --cpu-prof writes its profile on the way out.
+      await Promise.all(svc.members.map((_, i) => svc.stop(i)));
+      await svc.close({ keep: opts.cpuProfile });
       const profiles = opts.cpuProfile ? readdirSync(profileDir).map((n) => join(profileDir, n)) : [];
-      if (!opts.cpuProfile && process.env.SVC_TEST_KEEP !== '1') rmSync(dir, { recursive: true, force: true });
+      if (!opts.cpuProfile && process.env.SVC_TEST_KEEP !== '1') rmSync(scratch, { recursive: true, force: true });
       return profiles;
     },
   };
@@ -167,7 +131,7 @@ export async function findLeader(members: BenchMember[], timeoutMs = 10000): Pro
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new BenchClusterError('NO_LEADER', `no member reported itself leader within ${timeoutMs} ms (last: ${last})`);
+  throw new HarnessError('NO_LEADER', `no member reported itself leader within ${timeoutMs} ms (last: ${last})`);
 }
 
 /** The path of this module's build folder (for messages). */

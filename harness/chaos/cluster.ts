@@ -1,32 +1,18 @@
-// The cluster a chaos run drives: three (or more) svc processes on loopback, each behind a PeerProxy for
-// its inbound peer traffic, with a record of which exits we caused, so that any other exit counts as a
-// crash. test/support/svc-cluster.ts serves the other tests; this one differs in the peer wiring
-// (listen on the real port, advertise the proxy) and in the bookkeeping faults need.
+// The cluster a chaos run drives: an svc cluster from the one launcher (harness/svc-cluster.ts) with a
+// PeerProxy in front of each member's inbound peer traffic (members listen on their real peer port and
+// advertise the proxy's), plus the calls faults need. Exits nobody asked for are the launcher's crashes.
 
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freePorts } from '../ports.js';
-import { httpGet, sleep, spawnLogged, type ExitStatus, type LoggedProcess } from '../process.js';
-import { DEFAULT_SVC_ENTRY, postJson, svcNodeArgs, type GatewayAnswer } from '../svc-cluster.js';
+import { readFileSync, statSync } from 'node:fs';
+import { HarnessError } from '../errors.js';
+import { freePort } from '../ports.js';
+import { httpGet, sleep, type ExitStatus } from '../process.js';
+import { startSvcCluster, type GatewayAnswer, type SvcCluster, type SvcMember } from '../svc-cluster.js';
 import { PeerProxy } from './proxy.js';
 
-export interface ChaosMember {
+/** A member of a chaos cluster: the launcher's member, its index and the proxy in front of its peer port. */
+export interface ChaosMember extends SvcMember {
   index: number;
-  name: string;
-  clientURL: string;
-  /** 127.0.0.1:<client port> */
-  endpoint: string;
-  peerPort: number;
   proxy: PeerProxy;
-  dataDir: string;
-  logFile: string;
-  process?: LoggedProcess;
-  version: string;
-  /** True while an exit of the current process is one we asked for. */
-  exitExpected: boolean;
-  /** Exits nobody asked for: "<name> exited with code 1 at +12.3s". */
-  crashes: string[];
 }
 
 export interface ChaosClusterOptions {
@@ -39,117 +25,61 @@ export interface ChaosClusterOptions {
   entry?: string;
 }
 
-/** Raised when the cluster does not reach a state in time. */
-export class ChaosClusterError extends Error {
-  readonly code: 'TIMEOUT' | 'HTTP';
-  constructor(code: 'TIMEOUT' | 'HTTP', message: string) {
-    super(message);
-    this.name = 'ChaosClusterError';
-    this.code = code;
-  }
-}
-
 /** A running chaos cluster. */
 export class ChaosCluster {
-  readonly members: ChaosMember[] = [];
-  readonly started = Date.now();
+  readonly members: ChaosMember[];
+  readonly dir: string;
 
   private constructor(
-    readonly dir: string,
-    private readonly args: (m: ChaosMember) => string[],
-    private readonly entry: string,
-  ) {}
+    private readonly svc: SvcCluster,
+    proxies: PeerProxy[],
+  ) {
+    this.dir = svc.dir;
+    this.members = svc.members.map((m, index) => Object.assign(m, { index, proxy: proxies[index] }));
+  }
 
-  /** Starts every member and waits for all to be healthy. */
+  /** Starts every member behind its proxy and waits for all to be healthy. */
   static async start(opts: ChaosClusterOptions = {}): Promise<ChaosCluster> {
-    const size = opts.size ?? 3;
-    const dir = mkdtempSync(join(tmpdir(), 'svc-chaos-'));
-    const ports = await freePorts(size * 3);
-    const token = `chaos-${process.pid}-${Date.now().toString(36)}`;
-    const proxyURL = (i: number) => `http://127.0.0.1:${ports[i * 3 + 2]}`;
-    const initialCluster = Array.from({ length: size }, (_, i) => `m${i + 1}=${proxyURL(i)}`).join(',');
-    const args = (m: ChaosMember) => [
-      `--name=${m.name}`,
-      `--data-dir=${m.dataDir}`,
-      `--listen-client-urls=${m.clientURL}`,
-      `--advertise-client-urls=${m.clientURL}`,
-      `--listen-peer-urls=http://127.0.0.1:${m.peerPort}`,
-      `--initial-advertise-peer-urls=${proxyURL(m.index)}`,
-      `--initial-cluster=${initialCluster}`,
-      `--initial-cluster-token=${token}`,
-      '--initial-cluster-state=new',
-      ...(opts.extraArgs ?? []),
-    ];
-    const c = new ChaosCluster(dir, args, opts.entry ?? DEFAULT_SVC_ENTRY);
-    for (let i = 0; i < size; i++) {
-      const name = `m${i + 1}`;
-      const dataDir = join(dir, `${name}.data`);
-      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-      const proxy = new PeerProxy(ports[i * 3 + 2], ports[i * 3 + 1], opts.rand);
-      await proxy.listen();
-      c.members.push({
-        index: i,
-        name,
-        clientURL: `http://127.0.0.1:${ports[i * 3]}`,
-        endpoint: `127.0.0.1:${ports[i * 3]}`,
-        peerPort: ports[i * 3 + 1],
-        proxy,
-        dataDir,
-        logFile: join(dir, `${name}.log`),
-        version: opts.version ?? '',
-        exitExpected: false,
-        crashes: [],
-      });
-    }
-    for (const m of c.members) c.launch(m, m.version);
+    const proxies: PeerProxy[] = [];
+    const closeProxies = () => Promise.all(proxies.map((p) => p.close()));
     try {
-      await c.waitHealthy(60000);
+      const svc = await startSvcCluster({
+        size: opts.size ?? 3,
+        version: opts.version ?? '',
+        extraArgs: opts.extraArgs,
+        entry: opts.entry,
+        timeoutMs: 60000,
+        async advertisePeerURL(i, listenURL) {
+          const proxy = new PeerProxy(await freePort(), Number(new URL(listenURL).port), opts.rand);
+          await proxy.listen();
+          proxies[i] = proxy;
+          return `http://127.0.0.1:${proxy.listenPort}`;
+        },
+      });
+      return new ChaosCluster(svc, proxies);
     } catch (e) {
-      await c.close();
+      await closeProxies();
       throw e;
     }
-    return c;
-  }
-
-  /** Seconds since the cluster started, for messages. */
-  private elapsed(): string {
-    return `+${((Date.now() - this.started) / 1000).toFixed(1)}s`;
-  }
-
-  private launch(m: ChaosMember, version: string): void {
-    appendFileSync(m.logFile, `=== svc start ${new Date().toISOString()} SVC_VERSION=${version || '(unset)'}\n`);
-    const p = spawnLogged(process.execPath, svcNodeArgs(this.entry, this.args(m)), {
-      logFile: m.logFile,
-      name: m.name,
-      env: { SVC_VERSION: version || undefined },
-    });
-    m.process = p;
-    m.version = version;
-    m.exitExpected = false;
-    void p.exited.then((st) => {
-      if (m.process === p && !m.exitExpected) m.crashes.push(`${m.name} exited by itself (${describeExit(st)}) at ${this.elapsed()}`);
-    });
   }
 
   /** True when member i's process is running. */
   isRunning(i: number): boolean {
-    const p = this.members[i].process;
-    return p !== undefined && p.exitStatus() === null;
+    return this.members[i].process.exitStatus() === null;
   }
 
   /** Indexes of running members. */
   running(): number[] {
-    return this.members.filter((m) => this.isRunning(m.index)).map((m) => m.index);
+    return this.svc.running();
   }
 
   /** Sends SIGKILL or SIGTERM to member i and waits for the exit. */
   async signal(i: number, sig: 'SIGKILL' | 'SIGTERM'): Promise<ExitStatus | undefined> {
     const m = this.members[i];
     if (!this.isRunning(i)) return undefined;
-    m.exitExpected = true;
-    const st = await m.process!.stop(sig, sig === 'SIGTERM' ? 20000 : 5000);
+    const st = await (sig === 'SIGTERM' ? this.svc.stop(i) : this.svc.kill(i));
     if (sig === 'SIGTERM' && (st.code !== 0 || st.signal)) {
-      m.crashes.push(`${m.name} did not exit cleanly on SIGTERM (${describeExit(st)}) at ${this.elapsed()}`);
+      m.crashes.push(`${m.name} did not exit cleanly on SIGTERM (${describeExit(st)})`);
     }
     return st;
   }
@@ -157,32 +87,12 @@ export class ChaosCluster {
   /** Starts member i again (same data dir and flags), optionally as another release. */
   restart(i: number, version?: string): void {
     if (this.isRunning(i)) return;
-    this.launch(this.members[i], version ?? this.members[i].version);
-  }
-
-  /** Index of the single member reporting itself leader, or undefined. */
-  async leader(): Promise<number | undefined> {
-    const leaders: number[] = [];
-    for (const i of this.running()) {
-      try {
-        const res = await httpGet(`${this.members[i].clientURL}/metrics`);
-        if (/^svc_server_is_leader 1$/m.test(res.body)) leaders.push(i);
-      } catch {
-        // not answering
-      }
-    }
-    return leaders.length === 1 ? leaders[0] : undefined;
+    void this.svc.start(i, { version: version ?? this.members[i].version, waitHealthy: false });
   }
 
   /** Waits for a single leader; returns its index. */
-  async waitLeader(timeoutMs = 30000): Promise<number> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const l = await this.leader();
-      if (l !== undefined) return l;
-      if (Date.now() > deadline) throw new ChaosClusterError('TIMEOUT', `no single leader within ${timeoutMs} ms`);
-      await sleep(200);
-    }
+  waitLeader(timeoutMs = 30000): Promise<number> {
+    return this.svc.leader(timeoutMs);
   }
 
   /** Waits until every running member answers /health 200; resolves with the time it took. */
@@ -200,14 +110,14 @@ export class ChaosCluster {
         }
       }
       if (bad.length === 0) return Date.now() - t0;
-      if (Date.now() > deadline) throw new ChaosClusterError('TIMEOUT', `not healthy within ${timeoutMs} ms: ${bad.join('; ')}`);
+      if (Date.now() > deadline) throw new HarnessError('TIMEOUT', `not healthy within ${timeoutMs} ms: ${bad.join('; ')}`);
       await sleep(200);
     }
   }
 
   /** POST to member i's JSON gateway. */
   post(i: number, path: string, body: unknown, timeoutMs = 10000): Promise<GatewayAnswer> {
-    return postJson(`${this.members[i].clientURL}${path}`, body, timeoutMs);
+    return this.svc.post(i, path, body, timeoutMs);
   }
 
   /** Log text of member i (all its processes). */
@@ -230,15 +140,13 @@ export class ChaosCluster {
 
   /** The last lines of every member's log. */
   logTails(lines = 30): string {
-    return this.members.map((m, i) => `--- ${m.name} (${m.logFile})\n${this.log(i).split('\n').slice(-lines).join('\n')}`).join('\n');
+    return this.svc.logTails(lines);
   }
 
   /** Stops everything; removes the temp dir unless keep. */
   async close(keep = false): Promise<void> {
-    for (const m of this.members) m.exitExpected = true;
-    await Promise.all(this.members.map((m) => m.process?.stop('SIGKILL', 5000)));
+    await this.svc.close({ keep });
     await Promise.all(this.members.map((m) => m.proxy.close()));
-    if (!keep && !process.env.SVC_TEST_KEEP) rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

@@ -3,7 +3,8 @@
 // choices drawn from the run's seeded PRNG.
 
 import { httpGet, sleep } from '../process.js';
-import { ChaosClusterError, type ChaosCluster } from './cluster.js';
+import { HarnessError } from '../errors.js';
+import type { ChaosCluster } from './cluster.js';
 import type { Rng } from './rng.js';
 import type { Workload } from './workload.js';
 
@@ -237,7 +238,7 @@ async function waitClusterVersion(cluster: ChaosCluster, minor: string, timeoutM
   for (;;) {
     const answers = await Promise.all(cluster.running().map((i) => httpGet(`${cluster.members[i].clientURL}/version`).then((r) => r.body, (e: Error) => e.message)));
     if (answers.every((a) => a.includes(`"etcdcluster":"${minor}.0"`))) return;
-    if (Date.now() > deadline) throw new ChaosClusterError('TIMEOUT', `the cluster version did not reach ${minor} within ${timeoutMs} ms: ${answers.join(' ')}`);
+    if (Date.now() > deadline) throw new HarnessError('TIMEOUT', `the cluster version did not reach ${minor} within ${timeoutMs} ms: ${answers.join(' ')}`);
     await sleep(500);
   }
 }

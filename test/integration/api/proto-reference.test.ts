@@ -11,7 +11,7 @@ import { gunzipSync, constants as zc } from 'node:zlib';
 import { expect } from 'chai';
 import protobuf from 'protobufjs';
 import { packageDefinition } from '../../../server/api/grpc-services.js';
-import { MissingPrerequisiteError } from '../../../harness/etcdctl.js';
+import { missingPrerequisite } from '../../../harness/etcdctl.js';
 
 const ETCD_BIN = '/usr/bin/etcd';
 const require = createRequire(import.meta.url);
@@ -99,7 +99,7 @@ describe('gRPC definitions agree with the reference binary (etcd 3.4.23)', funct
   let ours: Map<string, FileD>;
 
   before(function () {
-    if (!existsSync(ETCD_BIN)) throw new MissingPrerequisiteError(ETCD_BIN);
+    if (!existsSync(ETCD_BIN)) throw missingPrerequisite(ETCD_BIN);
     ref = referenceFiles(['etcdserverpb', 'mvccpb', 'authpb']);
     ours = ourFiles();
     expect([...ref.keys()].sort(), 'descriptors found in the reference binary').to.deep.equal(['authpb', 'etcdserverpb', 'mvccpb']);

@@ -1,0 +1,25 @@
+// One error class for the whole test harness (launchers, waits, ports, prerequisites), with a code to tell
+// failures apart, instead of a class per launcher.
+
+export type HarnessErrorCode =
+  | 'TIMEOUT'
+  | 'HTTP'
+  | 'NO_MEMBER'
+  | 'START_FAILED'
+  | 'NO_LEADER'
+  | 'BAD_ANSWER'
+  | 'WAIT_TIMEOUT'
+  | 'PROCESS_EXITED'
+  | 'NO_FREE_PORT'
+  | 'MISSING_PREREQUISITE';
+
+/** A harness failure: a cluster that does not reach a state, a process that dies while waited for, ... */
+export class HarnessError extends Error {
+  constructor(
+    readonly code: HarnessErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HarnessError';
+  }
+}
