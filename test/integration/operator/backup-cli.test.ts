@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { jobMain, type BackupRecord, type RestoreRecord } from '../../../operator/cli/backup.js';
 import { freePorts } from '../../../harness/ports.js';
-import { spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
+import { waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { makeTestPki } from '../../../harness/tls.js';
-import { b64, DEFAULT_SVC_ENTRY, postJson, startSvcCluster, svcNodeArgs, unb64, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { b64, postJson, spawnSvc, startSvcCluster, unb64, type SvcCluster } from '../../../harness/svc-cluster.js';
 
 describe('operator: svc-operator backup and restore (the Job commands)', function () {
   this.timeout(120_000);
@@ -70,11 +70,11 @@ describe('operator: svc-operator backup and restore (the Job commands)', functio
     const pki = makeTestPki(pkiDir);
     const [c, p] = await freePorts(2);
     const url = `https://127.0.0.1:${c}`;
-    const member = spawnLogged(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, [
+    const member = spawnSvc([
       '--name=t0', `--data-dir=${join(dir, 'tls-data')}`, `--listen-client-urls=${url}`, `--advertise-client-urls=${url}`,
       `--listen-peer-urls=http://127.0.0.1:${p}`, `--initial-advertise-peer-urls=http://127.0.0.1:${p}`, `--initial-cluster=t0=http://127.0.0.1:${p}`,
       `--cert-file=${pki.serverCertFile}`, `--key-file=${pki.serverKeyFile}`, `--trusted-ca-file=${pki.caFile}`, '--client-cert-auth=true',
-    ]), { logFile: join(dir, 'tls-member.log'), name: 't0' });
+    ], { logFile: join(dir, 'tls-member.log'), name: 't0' });
     procs.push(member);
     await waitForHttp(`${url}/health`, { ca: pki.ca, cert: pki.clientCert, key: pki.clientKey, process: member });
     const out = join(dir, 'tls-backups');
@@ -109,10 +109,10 @@ describe('operator: svc-operator backup and restore (the Job commands)', functio
     expect(again.clusterId).to.equal(rec.clusterId);
 
     for (const [i, n] of names.entries()) {
-      const p = spawnLogged(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, [
+      const p = spawnSvc([
         `--name=${n}`, `--data-dir=${dataDirs[i]}`, `--listen-client-urls=http://127.0.0.1:${ports[i]}`, `--advertise-client-urls=http://127.0.0.1:${ports[i]}`,
         `--listen-peer-urls=${peer(i)}`, `--initial-advertise-peer-urls=${peer(i)}`, `--initial-cluster=${initial}`, '--initial-cluster-token=ns-restored', '--initial-cluster-state=new',
-      ]), { logFile: join(dir, `${n}.log`), name: n });
+      ], { logFile: join(dir, `${n}.log`), name: n });
       procs.push(p);
     }
     for (let i = 0; i < 3; i++) await waitForHttp(`http://127.0.0.1:${ports[i]}/health`, { timeoutMs: 30_000 });

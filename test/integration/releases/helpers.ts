@@ -9,22 +9,13 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { loadClients } from '../../../server/api/grpc-services.js';
 import { freePorts } from '../../../harness/ports.js';
-import { httpGet, sleep, spawnLogged, type ExitStatus, type LoggedProcess } from '../../../harness/process.js';
-import { DEFAULT_SVC_ENTRY, b64, postJson, svcNodeArgs, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { HarnessError } from '../../../harness/errors.js';
+import { httpGet, sleep, type ExitStatus, type LoggedProcess } from '../../../harness/process.js';
+import { b64, postJson, spawnSvc, type SvcCluster } from '../../../harness/svc-cluster.js';
 
 export const V33 = '3.3.27';
 export const V34 = '3.4.34';
 export const V35 = '3.5.21';
-
-/** Raised when a release test helper gives up waiting. */
-export class ReleaseTestError extends Error {
-  readonly code: 'TIMEOUT' | 'BAD_ANSWER';
-  constructor(code: 'TIMEOUT' | 'BAD_ANSWER', message: string) {
-    super(message);
-    this.name = 'ReleaseTestError';
-    this.code = code;
-  }
-}
 
 export interface VersionAnswer {
   etcdserver: string;
@@ -34,7 +25,7 @@ export interface VersionAnswer {
 /** GET /version of a client URL, parsed. */
 export async function getVersion(clientURL: string): Promise<VersionAnswer> {
   const res = await httpGet(`${clientURL}/version`);
-  if (res.status !== 200) throw new ReleaseTestError('BAD_ANSWER', `${clientURL}/version: HTTP ${res.status} ${res.body}`);
+  if (res.status !== 200) throw new HarnessError('BAD_ANSWER', `${clientURL}/version: HTTP ${res.status} ${res.body}`);
   return JSON.parse(res.body) as VersionAnswer;
 }
 
@@ -57,7 +48,7 @@ export async function waitClusterVersion(c: SvcCluster, cluster: string, timeout
       // a member between restarts; try again
     }
     if (Date.now() > deadline) {
-      throw new ReleaseTestError('TIMEOUT', `cluster version not ${cluster} within ${timeoutMs} ms: ${JSON.stringify([...last.entries()])}`);
+      throw new HarnessError('TIMEOUT', `cluster version not ${cluster} within ${timeoutMs} ms: ${JSON.stringify([...last.entries()])}`);
     }
     await sleep(300);
   }
@@ -132,7 +123,7 @@ export async function startRawMember(o: RawMemberOptions): Promise<RawMember> {
       ];
   const args = [...(o.configYaml ? [] : [`--name=${name}`, `--data-dir=${dataDir}`]), ...urls, ...(o.args ?? [])];
   const logFile = join(dir, 'svc.log');
-  const proc = spawnLogged(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, args), { logFile, name: `svc ${o.version}`, env: { SVC_VERSION: o.version } });
+  const proc = spawnSvc(args, { logFile, name: `svc ${o.version}`, version: o.version });
   return {
     dir,
     name,

@@ -4,8 +4,8 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { startSvcCluster, svcNodeArgs, DEFAULT_SVC_ENTRY, type SvcCluster } from '../../../harness/svc-cluster.js';
-import { spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
+import { spawnSvc, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { freePorts } from '../../../harness/ports.js';
 import { main as svcctl } from '../../../server/cli/svcctl.js';
 
@@ -54,7 +54,7 @@ describe('snapshot save and restore', function () {
     expect(again.err).to.match(/exists; refusing to overwrite/);
 
     const clientURL = `http://127.0.0.1:${client}`;
-    restored = spawnLogged(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, ['--name', 'r1', '--data-dir', dataDir, '--listen-client-urls', clientURL, '--advertise-client-urls', clientURL, '--listen-peer-urls', peerURL, '--initial-advertise-peer-urls', peerURL, '--initial-cluster', `r1=${peerURL}`, '--initial-cluster-token', 'restored']), { logFile: join(dir, 'r1.log'), env: { ...process.env, SVC_VERSION: '3.4.34' }, name: 'r1' });
+    restored = spawnSvc(['--name', 'r1', '--data-dir', dataDir, '--listen-client-urls', clientURL, '--advertise-client-urls', clientURL, '--listen-peer-urls', peerURL, '--initial-advertise-peer-urls', peerURL, '--initial-cluster', `r1=${peerURL}`, '--initial-cluster-token', 'restored'], { logFile: join(dir, 'r1.log'), version: '3.4.34', name: 'r1' });
     await waitForHttp(`${clientURL}/health`, { timeoutMs: 30000 });
     const got = await run(['--endpoints', `127.0.0.1:${client}`, 'get', 'r/', '--prefix', '--print-value-only']);
     expect(got.code, got.err).to.equal(0);
