@@ -420,7 +420,7 @@ export function svcNodeArgs(entry: string, args: readonly string[]): string[] {
  * `{ closeAfter: 'all' }`, after the suite, for tests that share one), and their log tails are printed
  * when a test fails.
  */
-export function useSvcClusters(o: { closeAfter?: 'each' | 'all' } = {}): { start(opts?: SvcClusterOptions): Promise<SvcCluster> } {
+export function useSvcClusters(o: { closeAfter?: 'each' | 'all' } = {}): SvcClusterFixture {
   const open: SvcCluster[] = [];
   printLogsOnFailure(() => open);
   const closeAll = async () => {
@@ -434,7 +434,23 @@ export function useSvcClusters(o: { closeAfter?: 'each' | 'all' } = {}): { start
       open.push(c);
       return c;
     },
+    last() {
+      const c = open.at(-1);
+      if (!c) throw new HarnessError('NO_MEMBER', 'no cluster started in this suite yet');
+      return c;
+    },
+    close: closeAll,
   };
+}
+
+/** What useSvcClusters gives a suite. */
+export interface SvcClusterFixture {
+  /** Starts a cluster that the fixture closes. */
+  start(opts?: SvcClusterOptions): Promise<SvcCluster>;
+  /** The cluster started last (for tests that go on with an earlier test's cluster). */
+  last(): SvcCluster;
+  /** Closes every cluster now. */
+  close(): Promise<void>;
 }
 
 /** Registers a mocha afterEach that prints the clusters' log tails when a test of the current suite fails. */

@@ -1,7 +1,7 @@
 // Clusters of 1, 3 and 5 real svc processes on loopback: they bootstrap, elect exactly one leader, and a write
 // through any member is read back from every member, with linearizable and with serializable reads.
 import { expect } from 'chai';
-import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { useSvcClusters, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { httpGet, sleep } from '../../../harness/process.js';
 
 /** Serializable reads are local: poll until the member has applied the write. */
@@ -28,16 +28,10 @@ async function leaderFlags(c: SvcCluster): Promise<number[]> {
 
 describe('svc cluster: bootstrap and replication', function () {
   this.timeout(90000);
-  let cluster: SvcCluster | undefined;
-  printLogsOnFailure(() => [cluster]);
-  afterEach(async () => {
-    await cluster?.close();
-    cluster = undefined;
-  });
+  const clusters = useSvcClusters();
 
   it('a 3-member cluster elects exactly one leader and every member sees every write', async () => {
-    cluster = await startSvcCluster({ size: 3 });
-    const c = cluster;
+    const c = await clusters.start({ size: 3 });
     const leader = await c.leader();
     const flags = await leaderFlags(c);
     expect(flags.filter((f) => f === 1), 'members reporting svc_server_is_leader 1').to.have.length(1);
@@ -79,8 +73,7 @@ describe('svc cluster: bootstrap and replication', function () {
   });
 
   it('a 1-member cluster is its own leader and serves reads and writes', async () => {
-    cluster = await startSvcCluster({ size: 1 });
-    const c = cluster;
+    const c = await clusters.start({ size: 1 });
     expect(await c.leader()).to.equal(0);
     await c.put(0, 'single/a', '1');
     expect(await c.get(0, 'single/a')).to.equal('1');
@@ -92,8 +85,7 @@ describe('svc cluster: bootstrap and replication', function () {
   });
 
   it('a 5-member cluster elects one leader and replicates to all five', async () => {
-    cluster = await startSvcCluster({ size: 5 });
-    const c = cluster;
+    const c = await clusters.start({ size: 5 });
     await c.leader();
     const flags = await leaderFlags(c);
     expect(flags.filter((f) => f === 1)).to.have.length(1);

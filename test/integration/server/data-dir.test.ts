@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync, rmSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
-import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { useSvcClusters } from '../../../harness/svc-cluster.js';
 import { sleep } from '../../../harness/process.js';
 
 /** Offset just past the last non-zero byte (WAL segments are preallocated; zeros mark the unwritten end). */
@@ -17,16 +17,10 @@ function dataEnd(file: string): number {
 
 describe('svc data dir damage', function () {
   this.timeout(120000);
-  let cluster: SvcCluster | undefined;
-  printLogsOnFailure(() => [cluster]);
-  afterEach(async () => {
-    await cluster?.close();
-    cluster = undefined;
-  });
+  const clusters = useSvcClusters();
 
   it('refuses to start when member/snap/db is missing while a snapshot exists, and creates nothing in its place', async () => {
-    cluster = await startSvcCluster({ size: 1, extraArgs: ['--snapshot-count=20'] });
-    const c = cluster;
+    const c = await clusters.start({ size: 1, extraArgs: ['--snapshot-count=20'] });
     for (let n = 0; n < 40; n++) await c.put(0, `dbgone/k${n}`, `v${n}`);
     await c.waitForLog(0, /saved snapshot/);
     expect((await c.stop(0)).code).to.equal(0);
@@ -45,8 +39,7 @@ describe('svc data dir damage', function () {
   });
 
   it('a torn WAL tail after SIGKILL is repaired: the member starts and rejoins with all data', async () => {
-    cluster = await startSvcCluster({ size: 3 });
-    const c = cluster;
+    const c = await clusters.start({ size: 3 });
     const leader = await c.leader();
     const victim = [0, 1, 2].find((i) => i !== leader)!;
     const written = new Map<string, string>();
@@ -83,8 +76,7 @@ describe('svc data dir damage', function () {
   });
 
   it('a member restarted after SIGKILL recovers from its own snapshot plus the WAL after it', async () => {
-    cluster = await startSvcCluster({ size: 1, extraArgs: ['--snapshot-count=20'] });
-    const c = cluster;
+    const c = await clusters.start({ size: 1, extraArgs: ['--snapshot-count=20'] });
     const written = new Map<string, string>();
     for (let n = 0; n < 55; n++) {
       await c.put(0, `ownsnap/k${n}`, `v${n}`);

@@ -2,7 +2,7 @@
 // acknowledged write lost, and a restarted follower catching up, from the log or (when the leader has
 // compacted its log past it) from a snapshot.
 import { expect } from 'chai';
-import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { useSvcClusters, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { sleep } from '../../../harness/process.js';
 
 /** Writes keys `prefix<n>` one after another, rotating over the running members, retrying each until acked. */
@@ -74,16 +74,10 @@ async function expectAllLocal(c: SvcCluster, i: number, prefix: string, acked: M
 
 describe('svc cluster: member failures', function () {
   this.timeout(120000);
-  let cluster: SvcCluster | undefined;
-  printLogsOnFailure(() => [cluster]);
-  afterEach(async () => {
-    await cluster?.close();
-    cluster = undefined;
-  });
+  const clusters = useSvcClusters();
 
   it('SIGKILL of the leader: a new leader at a higher term, no acknowledged write lost', async () => {
-    cluster = await startSvcCluster({ size: 3 });
-    const c = cluster;
+    const c = await clusters.start({ size: 3 });
     const oldLeader = await c.leader();
     const oldTerm = await term(c, oldLeader);
     const writer = new Writer(c, 'failover/');
@@ -113,8 +107,7 @@ describe('svc cluster: member failures', function () {
   });
 
   it('a killed follower restarted catches up from a snapshot after the leader compacted its log', async () => {
-    cluster = await startSvcCluster({ size: 3, extraArgs: ['--snapshot-count=20'] });
-    const c = cluster;
+    const c = await clusters.start({ size: 3, extraArgs: ['--snapshot-count=20'] });
     const leader = await c.leader();
     const follower = [0, 1, 2].find((i) => i !== leader)!;
     await c.put(leader, 'catchup/before', 'x');
@@ -142,8 +135,7 @@ describe('svc cluster: member failures', function () {
   });
 
   it('SIGKILL of every member at once: after restarting all, every acknowledged write is there', async () => {
-    cluster = await startSvcCluster({ size: 3, extraArgs: ['--snapshot-count=25'] });
-    const c = cluster;
+    const c = await clusters.start({ size: 3, extraArgs: ['--snapshot-count=25'] });
     const written = new Map<string, string>();
     for (let n = 0; n < 60; n++) {
       await c.put(n % 3, `crash/k${String(n).padStart(3, '0')}`, `v${n}`);

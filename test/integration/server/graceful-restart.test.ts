@@ -3,7 +3,7 @@
 // their data, the cluster version stays at the old release while members are mixed and moves up once all
 // members run the new one.
 import { expect } from 'chai';
-import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { useSvcClusters, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { httpGet, sleep } from '../../../harness/process.js';
 
 async function version(c: SvcCluster, i: number): Promise<{ etcdserver: string; etcdcluster: string }> {
@@ -12,15 +12,10 @@ async function version(c: SvcCluster, i: number): Promise<{ etcdserver: string; 
 
 describe('svc graceful stop and release restart', function () {
   this.timeout(120000);
-  let cluster: SvcCluster | undefined;
-  printLogsOnFailure(() => [cluster]);
-  after(async () => {
-    await cluster?.close();
-  });
+  const clusters = useSvcClusters({ closeAfter: 'all' });
 
   it('SIGTERM of the leader transfers leadership before it exits', async () => {
-    cluster = await startSvcCluster({ size: 3, version: '3.4.34', extraArgs: ['--logger=zap'] });
-    const c = cluster;
+    const c = await clusters.start({ size: 3, version: '3.4.34', extraArgs: ['--logger=zap'] });
     await c.put(0, 'rolling/before', 'x');
     const leader = await c.leader();
     const oldTerm = Number((await c.status(leader)).raftTerm);
@@ -36,7 +31,7 @@ describe('svc graceful stop and release restart', function () {
   });
 
   it('members restarted one by one on 3.5 keep their data; the cluster version moves only when all are 3.5', async () => {
-    const c = cluster!;
+    const c = clusters.last();
     const order = [0, 1, 2];
     for (const [step, i] of order.entries()) {
       await c.stop(i);

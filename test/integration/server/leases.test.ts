@@ -2,19 +2,14 @@
 // member is asked (the reference forwards it to the leader, which alone tracks expiry), and a revoke removes
 // the attached keys everywhere.
 import { expect } from 'chai';
-import { b64, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { b64, useSvcClusters } from '../../../harness/svc-cluster.js';
 
 describe('svc leases across members', function () {
   this.timeout(90000);
-  let cluster: SvcCluster | undefined;
-  printLogsOnFailure(() => [cluster]);
-  after(async () => {
-    await cluster?.close();
-  });
+  const clusters = useSvcClusters({ closeAfter: 'all' });
 
   it('TimeToLive through any member reports the remaining TTL; revoke removes attached keys everywhere', async () => {
-    cluster = await startSvcCluster({ size: 3 });
-    const c = cluster;
+    const c = await clusters.start({ size: 3 });
     const leader = await c.leader();
     const follower = [0, 1, 2].find((i) => i !== leader)!;
     const grant = await c.post(follower, '/v3/lease/grant', { TTL: '60' });

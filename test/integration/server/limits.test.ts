@@ -3,7 +3,7 @@
 // nothing is written. Checked through the JSON gateway and through the reference client (gRPC).
 import { expect } from 'chai';
 import { etcdctl } from '../../../harness/etcdctl.js';
-import { b64, prefixEnd, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { b64, prefixEnd, useSvcClusters } from '../../../harness/svc-cluster.js';
 import { httpGet } from '../../../harness/process.js';
 
 const NOSPACE = 'etcdserver: mvcc: database space exceeded';
@@ -11,17 +11,11 @@ const TOO_LARGE = 'etcdserver: request is too large';
 
 describe('svc member limits', function () {
   this.timeout(120000);
-  let cluster: SvcCluster | undefined;
-  printLogsOnFailure(() => [cluster]);
-  afterEach(async () => {
-    await cluster?.close();
-    cluster = undefined;
-  });
+  const clusters = useSvcClusters();
 
   it('NOSPACE: past --quota-backend-bytes writes fail, the alarm is listed, reads and deletes work', async () => {
     // The empty lmdb file is about 44 KiB; 256 KiB is passed after a few dozen 8 KiB values.
-    cluster = await startSvcCluster({ size: 3, extraArgs: ['--quota-backend-bytes=262144'] });
-    const c = cluster;
+    const c = await clusters.start({ size: 3, extraArgs: ['--quota-backend-bytes=262144'] });
     const value = 'x'.repeat(8192);
     let acked = 0;
     let refusal: { status: number; body: Record<string, unknown> } | undefined;
@@ -82,8 +76,7 @@ describe('svc member limits', function () {
   });
 
   it('a defragment sent right after a compaction waits for it, so the file shrinks', async () => {
-    cluster = await startSvcCluster({ size: 1 });
-    const c = cluster;
+    const c = await clusters.start({ size: 1 });
     // 30000 entries: the background compaction deletes them in 30 batches, yielding between batches
     const value = b64('y'.repeat(100));
     for (let t = 0; t < 300; t++) {
@@ -104,8 +97,7 @@ describe('svc member limits', function () {
   });
 
   it('a request over --max-request-bytes is refused with "request is too large" and nothing is written', async () => {
-    cluster = await startSvcCluster({ size: 1, extraArgs: ['--max-request-bytes=1024'] });
-    const c = cluster;
+    const c = await clusters.start({ size: 1, extraArgs: ['--max-request-bytes=1024'] });
     const big = 'y'.repeat(4096);
     const a = await c.post(0, '/v3/kv/put', { key: b64('big/http'), value: b64(big) });
     expect(a.status).to.equal(400);

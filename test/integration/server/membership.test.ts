@@ -1,7 +1,7 @@
 // Membership changes on a live svc cluster: a fourth member joins with --initial-cluster-state existing
 // and receives the data; a removed member's process exits.
 import { expect } from 'chai';
-import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { useSvcClusters, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { sleep } from '../../../harness/process.js';
 
 interface MemberJson {
@@ -19,15 +19,10 @@ async function memberList(c: SvcCluster, i: number): Promise<MemberJson[]> {
 
 describe('svc cluster: member add and remove', function () {
   this.timeout(120000);
-  let cluster: SvcCluster | undefined;
-  printLogsOnFailure(() => [cluster]);
-  after(async () => {
-    await cluster?.close();
-  });
+  const clusters = useSvcClusters({ closeAfter: 'all' });
 
   it('a 4th member joins an existing cluster, gets the data and takes writes', async () => {
-    cluster = await startSvcCluster({ size: 3 });
-    const c = cluster;
+    const c = await clusters.start({ size: 3 });
     await c.put(0, 'members/before-join', 'old');
     const i = await c.addMember();
     expect(i).to.equal(3);
@@ -52,7 +47,7 @@ describe('svc cluster: member add and remove', function () {
   });
 
   it('a removed member leaves the list and its process exits', async () => {
-    const c = cluster!;
+    const c = clusters.last();
     const leader = await c.leader();
     const victim = [0, 1, 2, 3].find((i) => i !== leader)!;
     const id = await c.memberId(victim);
@@ -71,9 +66,8 @@ describe('svc cluster: member add and remove', function () {
   });
 
   it('a 1-member cluster accepts a second voter (the reference\'s exception to the strict reconfiguration check)', async () => {
-    await cluster?.close();
-    cluster = await startSvcCluster({ size: 1 });
-    const c = cluster;
+    await clusters.close();
+    const c = await clusters.start({ size: 1 });
     await c.put(0, 'members/solo', 'one');
     const i = await c.addMember();
     expect(await c.get(i, 'members/solo')).to.equal('one');
