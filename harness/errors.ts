@@ -1,5 +1,6 @@
 // One error class for the whole test harness (launchers, waits, ports, prerequisites), with a code to tell
 // failures apart, instead of a class per launcher.
+import { CodedError } from '../server/coded-error.js';
 
 export type HarnessErrorCode =
   | 'TIMEOUT'
@@ -11,15 +12,8 @@ export type HarnessErrorCode =
   | 'WAIT_TIMEOUT'
   | 'PROCESS_EXITED'
   | 'NO_FREE_PORT'
+  | 'PROXY_LISTEN'
   | 'MISSING_PREREQUISITE';
 
 /** A harness failure: a cluster that does not reach a state, a process that dies while waited for, ... */
-export class HarnessError extends Error {
-  constructor(
-    readonly code: HarnessErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'HarnessError';
-  }
-}
+export class HarnessError extends CodedError<HarnessErrorCode> {}

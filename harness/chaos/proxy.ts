@@ -6,6 +6,7 @@
 // asymmetric partition would).
 
 import net from 'node:net';
+import { HarnessError } from '../errors.js';
 
 /** What the proxy does with traffic. */
 export type LinkMode =
@@ -17,14 +18,6 @@ export type LinkMode =
   /** Reset each connection with probability `p` per chunk, and refuse new ones with the same probability. */
   | { kind: 'drop'; p: number };
 
-/** Raised when the proxy cannot listen. */
-export class ProxyError extends Error {
-  readonly code = 'PROXY_LISTEN';
-  constructor(message: string) {
-    super(message);
-    this.name = 'ProxyError';
-  }
-}
 
 /** A controllable TCP proxy 127.0.0.1:listenPort -> 127.0.0.1:targetPort. */
 export class PeerProxy {
@@ -47,7 +40,7 @@ export class PeerProxy {
   /** Starts listening. */
   async listen(): Promise<void> {
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', (e) => reject(new ProxyError(`proxy :${this.listenPort}: ${e.message}`)));
+      this.server.once('error', (e) => reject(new HarnessError('PROXY_LISTEN', `proxy :${this.listenPort}: ${e.message}`)));
       this.server.listen({ port: this.listenPort, host: '127.0.0.1' }, () => resolve());
     });
   }

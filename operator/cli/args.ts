@@ -1,11 +1,10 @@
 // Command-line parsing of svc-operator: positional words and --flags (--flag value, --flag=value, -f value).
+import { CodedError } from '../../server/coded-error.js';
 
 /** Raised on bad usage (exit code 2). */
-export class UsageError extends Error {
-  readonly code = 'USAGE';
+export class UsageError extends CodedError<'USAGE'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
+    super('USAGE', message);
   }
 }
 

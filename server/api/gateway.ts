@@ -6,6 +6,7 @@ import protobuf from 'protobufjs';
 import { join } from 'node:path';
 import { protoFiles, protoRoot } from './grpc-services.js';
 import type { Pb } from './v3/convert.js';
+import { CodedError } from '../coded-error.js';
 
 let root: protobuf.Root | undefined;
 
@@ -26,11 +27,9 @@ export function lookupType(name: string): protobuf.Type {
 }
 
 /** A malformed gateway request: answered 400 with the reference's error JSON (code 3 = InvalidArgument). */
-export class GatewayInputError extends Error {
-  readonly code = 'GATEWAY_INPUT';
+export class GatewayInputError extends CodedError<'GATEWAY_INPUT'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'GatewayInputError';
+    super('GATEWAY_INPUT', message);
   }
 }
 

@@ -10,6 +10,7 @@ import { MemoryStorage, RawNode } from '../raft/index.js';
 import { encodeTagged } from '../core/requests.js';
 import type { Logger } from '../log/logger.js';
 import type { Member } from './membership.js';
+import { CodedError } from '../coded-error.js';
 
 export interface RestoreOptions {
   snapshotFile: string;
@@ -23,11 +24,9 @@ export interface RestoreOptions {
   skipHashCheck?: boolean;
 }
 
-export class RestoreError extends Error {
-  readonly code = 'RESTORE';
+export class RestoreError extends CodedError<'RESTORE'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'RestoreError';
+    super('RESTORE', message);
   }
 }
 

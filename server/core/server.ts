@@ -27,13 +27,12 @@ import { KvApplier } from './apply.js';
 import type { MemberOptions } from './options.js';
 import type { Logger } from '../log/logger.js';
 import { packageLogger } from '../log/create-logger.js';
+import { CodedError } from '../coded-error.js';
 
 /** Thrown for conditions under which a member must not start (missing db, downgrade after completion...). */
-export class FatalStartError extends Error {
-  readonly code = 'FATAL_START';
+export class FatalStartError extends CodedError<'FATAL_START'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'FatalStartError';
+    super('FATAL_START', message);
   }
 }
 

@@ -9,6 +9,7 @@ import { nopLogger, type Logger, type LogLevel } from '../log/logger.js';
 import { defaultMemberOptions } from '../core/options.js';
 import { startMember, type RunningMember } from '../member.js';
 import { readFileSync } from 'node:fs';
+import { CodedError } from '../coded-error.js';
 
 export interface EmbedTlsInfo {
   certFile?: string;
@@ -52,11 +53,9 @@ export interface EmbedConfig {
   version?: string;
 }
 
-export class EmbedConfigError extends Error {
-  readonly code = 'EMBED_CONFIG';
+export class EmbedConfigError extends CodedError<'EMBED_CONFIG'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'EmbedConfigError';
+    super('EMBED_CONFIG', message);
   }
 }
 

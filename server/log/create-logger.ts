@@ -7,6 +7,7 @@ import type { ControllableLogger, LogFields, Logger, LogLevel } from './logger.j
 import { LEVEL_RANK } from './levels.js';
 import { capnslogLine, textFields, zapFields, zapLine } from './format.js';
 import { CallerCache } from './caller.js';
+import { CodedError } from '../coded-error.js';
 
 export type LoggerKind = 'capnslog' | 'zap';
 
@@ -21,11 +22,9 @@ export interface CreateLoggerOptions {
   caller?: boolean;
 }
 
-export class LogSetupError extends Error {
-  readonly code = 'LOG_SETUP';
+export class LogSetupError extends CodedError<'LOG_SETUP'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'LogSetupError';
+    super('LOG_SETUP', message);
   }
 }
 

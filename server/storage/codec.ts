@@ -3,6 +3,7 @@
 // JSON string. Member ids are random 64-bit values, so they are stored as fixed 8-byte little-endian.
 // Every encoding starts with a version byte so the format can evolve without guessing.
 import type { ConfState, Entry, HardState, Snapshot } from '../raft/types.js';
+import { CodedError } from '../coded-error.js';
 
 const FORMAT_VERSION = 1;
 
@@ -14,11 +15,9 @@ export interface MarkerData {
 }
 
 /** Raised when bytes do not decode (truncated, unknown version, trailing garbage). */
-export class CodecError extends Error {
-  readonly code = 'CODEC_INVALID';
+export class CodecError extends CodedError<'CODEC_INVALID'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'CodecError';
+    super('CODEC_INVALID', message);
   }
 }
 

@@ -16,13 +16,12 @@
 
 import { EntryType, MessageType } from '../raft/types.js';
 import type { Entry, Message, NodeId, Snapshot } from '../raft/types.js';
+import { CodedError } from '../coded-error.js';
 
 /** Errors raised on malformed input. */
-export class CodecError extends Error {
-  readonly code = 'ERR_TRANSPORT_CODEC';
+export class CodecError extends CodedError<'ERR_TRANSPORT_CODEC'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'CodecError';
+    super('ERR_TRANSPORT_CODEC', message);
   }
 }
 
