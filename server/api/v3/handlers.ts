@@ -8,6 +8,7 @@ import { computeMemberId } from '../../cluster/ids.js';
 import type { Member } from '../../cluster/membership.js';
 import type { TxnRequest, RequestOp, AlarmType } from '../../core/requests.js';
 import type { RangeResult, PutResult, DeleteResult, TxnResult, OpResult } from '../../core/apply.js';
+import { ConcurrencyApi } from './concurrency.js';
 import { deleteFromPb, kvToPb, putFromPb, rangeFromPb, txnFromPb, txnIsReadOnly, type Pb } from './convert.js';
 
 export type UnaryHandler = (req: Pb, meta?: RequestMeta) => Promise<Pb>;
@@ -15,13 +16,16 @@ export type UnaryHandler = (req: Pb, meta?: RequestMeta) => Promise<Pb>;
 export class V3Api {
   readonly gate: AuthGate;
   private readonly extra: Record<string, UnaryHandler>;
+  /** The Election and Lock services. */
+  readonly concurrency: ConcurrencyApi;
 
   constructor(readonly server: SvcServer) {
     this.gate = new AuthGate(server);
-    this.extra = authHandlers(server, () => this.header(), this.gate);
+    this.concurrency = new ConcurrencyApi(server, this);
+    this.extra = { ...authHandlers(server, () => this.header(), this.gate), ...this.concurrency.handlers() };
   }
 
-  /** The unary handler for a method name (KV, Lease, Cluster, Maintenance, Auth, Health), if any. */
+  /** The unary handler for a method name (KV, Lease, Cluster, Maintenance, Auth, Health, Election, Lock), if any. */
   handler(name: string): UnaryHandler | undefined {
     // RPCs a release does not have are unknown to it (Unimplemented), whoever implements them.
     const release = this.server.opts.release;
