@@ -251,10 +251,10 @@ export class KvApplier {
     return this.store.hash().hash;
   }
 
-  hashKV(rev: number): { hash: number; revision: number; compactRevision: number } {
+  hashKV(rev: number): { hash: number; revision: number; compactRevision: number; hashRevision: number } {
     try {
       const h = this.store.hashByRev(rev);
-      return { hash: h.hash, revision: h.currentRev, compactRevision: Math.max(0, h.compactRev) };
+      return { hash: h.hash, revision: h.currentRev, compactRevision: Math.max(0, h.compactRev), hashRevision: h.hashRev };
     } catch (e) {
       throw clientError(e);
     }

@@ -352,7 +352,9 @@ export class V3Api {
     const t0 = process.hrtime.bigint();
     const r = this.server.kv.hashKV(Number(req.revision ?? 0));
     this.server.observers.hashRev?.(Number(process.hrtime.bigint() - t0) / 1e9);
-    return { header: this.header(r.revision), hash: r.hash, compact_revision: r.compactRevision };
+    const out: Pb = { header: this.header(r.revision), hash: r.hash, compact_revision: r.compactRevision };
+    if (this.server.opts.release.hashKvHashRevision) out.hash_revision = r.hashRevision;
+    return out;
   };
 
   /**
