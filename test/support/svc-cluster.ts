@@ -299,7 +299,13 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
       const via = running()[0];
       if (via === undefined) throw new SvcClusterError('NO_MEMBER', 'no running member to send MemberAdd to');
       const s = await spec(members.length + 1);
-      const a = await post(via, '/v3/cluster/member/add', { peerURLs: [s.peerURL] });
+      // Strict reconfiguration refuses an add until the member has been connected to every voter for 5 s (as the
+      // reference does): right after a start, wait that out.
+      let a = await post(via, '/v3/cluster/member/add', { peerURLs: [s.peerURL] });
+      for (const deadline = Date.now() + 15000; a.status === 503 && a.text.includes('unhealthy cluster') && Date.now() < deadline;) {
+        await sleep(500);
+        a = await post(via, '/v3/cluster/member/add', { peerURLs: [s.peerURL] });
+      }
       if (a.status !== 200) throw new SvcClusterError('HTTP', `member add via ${members[via].name}: HTTP ${a.status} ${a.text}`);
       const ic = [...members.filter((m) => !m.removed), s].map((m) => `${m.name}=${m.peerURL}`).join(',');
       const m = newMember(s, ic, 'existing');
