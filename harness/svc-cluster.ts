@@ -137,7 +137,7 @@ export interface SvcCluster {
   waitHealthy(timeoutMs?: number): Promise<void>;
   /** POST a JSON body to a gateway path (e.g. '/v3/kv/put') of member i. */
   post(i: number, path: string, body: unknown, timeoutMs?: number): Promise<GatewayAnswer>;
-  /** Put through member i's gateway; throws SvcClusterError('HTTP') unless 200. Returns the header revision. */
+  /** Put through member i's gateway; throws HarnessError('HTTP') unless 200. Returns the header revision. */
   put(i: number, key: string, value: string): Promise<number>;
   /** Get through member i's gateway; undefined when absent. */
   get(i: number, key: string, opts?: { serializable?: boolean }): Promise<string | undefined>;
@@ -340,7 +340,13 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
       const via = running()[0];
       if (via === undefined) throw new HarnessError('NO_MEMBER', 'no running member to send MemberAdd to');
       const s = await spec(members.length + 1);
-      const a = await post(via, '/v3/cluster/member/add', { peerURLs: [s.advertisedPeerURL] });
+      // Strict reconfiguration refuses an add until the member has been connected to every voter for 5 s (as the
+      // reference does): right after a start, wait that out.
+      let a = await post(via, '/v3/cluster/member/add', { peerURLs: [s.advertisedPeerURL] });
+      for (const deadline = Date.now() + 15000; a.status === 503 && a.text.includes('unhealthy cluster') && Date.now() < deadline;) {
+        await sleep(500);
+        a = await post(via, '/v3/cluster/member/add', { peerURLs: [s.advertisedPeerURL] });
+      }
       if (a.status !== 200) throw new HarnessError('HTTP', `member add via ${members[via].name}: HTTP ${a.status} ${a.text}`);
       const ic = [...members.filter((m) => !m.removed), s].map((m) => `${m.name}=${m.advertisedPeerURL}`).join(',');
       const m = newMember(s, ic, 'existing');

@@ -38,6 +38,8 @@ export interface Release {
   /** RPCs that exist only from this release's cluster version on. */
   downgradeRpc: boolean;
   authStatusRpc: boolean;
+  /** HashKV answers carry hash_revision (the revision hashed) besides compact_revision (3.5's later patches). */
+  hashKvHashRevision: boolean;
 }
 
 const r33: Release = {
@@ -60,6 +62,7 @@ const r33: Release = {
   refusesAuthUpgradeFromBelow: false,
   downgradeRpc: false,
   authStatusRpc: false,
+  hashKvHashRevision: false,
 };
 
 const r34: Release = {
@@ -103,6 +106,7 @@ const r35: Release = {
   },
   downgradeRpc: true,
   authStatusRpc: true,
+  hashKvHashRevision: true,
 };
 
 const byMinor = new Map<string, Release>([['3.3', r33], ['3.4', r34], ['3.5', r35]]);

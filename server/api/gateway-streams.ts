@@ -1,4 +1,4 @@
-// The gateway's streaming calls: POST /v3/watch, /v3/lease/keepalive and /v3/maintenance/snapshot. The request
+// The gateway's streaming calls: POST /v3/watch, /v3/lease/keepalive, /v3/maintenance/snapshot and /v3/election/observe. The request
 // body is one JSON message; the answer is a stream of JSON lines {"result": <message>}, the way the reference's
 // grpc-gateway streams, until the call ends or the client goes away.
 import type { Request, Response } from 'express';
@@ -67,6 +67,27 @@ export function serveGatewayStream(path: string, body: unknown, token: string | 
           res.end();
         },
         (e) => fail(res, e),
+      );
+      return true;
+    }
+    case '/v3/election/observe': {
+      const ac = new AbortController();
+      res.on('close', () => ac.abort());
+      let started = false;
+      const write = (m: Pb) => {
+        if (!started) {
+          started = true;
+          start();
+        }
+        if (!writeResult(res, route.response, m)) return new Promise<void>((resolve) => res.once('drain', () => resolve()));
+      };
+      api.concurrency.observe(msg.name ?? Buffer.alloc(0), write, { token, signal: ac.signal }).then(
+        () => res.end(),
+        (e) => {
+          if (ac.signal.aborted) return;
+          if (!started) fail(res, e);
+          else res.end();
+        },
       );
       return true;
     }

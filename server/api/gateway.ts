@@ -146,6 +146,10 @@ const r = (method: string, request: string, response: string, minRelease?: strin
   method, request: `etcdserverpb.${request}`, response: `etcdserverpb.${response}`, minRelease,
 });
 
+const pkg = (p: string, method: string, request: string, response: string): GatewayRoute => ({
+  method, request: `${p}.${request}`, response: `${p}.${response}`,
+});
+
 export const GATEWAY_ROUTES: Record<string, GatewayRoute> = {
   '/v3/kv/range': r('Range', 'RangeRequest', 'RangeResponse'),
   '/v3/kv/put': r('Put', 'PutRequest', 'PutResponse'),
@@ -188,6 +192,12 @@ export const GATEWAY_ROUTES: Record<string, GatewayRoute> = {
   '/v3/auth/role/delete': r('RoleDelete', 'AuthRoleDeleteRequest', 'AuthRoleDeleteResponse'),
   '/v3/auth/role/grant': r('RoleGrantPermission', 'AuthRoleGrantPermissionRequest', 'AuthRoleGrantPermissionResponse'),
   '/v3/auth/role/revoke': r('RoleRevokePermission', 'AuthRoleRevokePermissionRequest', 'AuthRoleRevokePermissionResponse'),
+  '/v3/election/campaign': pkg('v3electionpb', 'Campaign', 'CampaignRequest', 'CampaignResponse'),
+  '/v3/election/proclaim': pkg('v3electionpb', 'Proclaim', 'ProclaimRequest', 'ProclaimResponse'),
+  '/v3/election/leader': pkg('v3electionpb', 'Leader', 'LeaderRequest', 'LeaderResponse'),
+  '/v3/election/resign': pkg('v3electionpb', 'Resign', 'ResignRequest', 'ResignResponse'),
+  '/v3/lock/lock': pkg('v3lockpb', 'Lock', 'LockRequest', 'LockResponse'),
+  '/v3/lock/unlock': pkg('v3lockpb', 'Unlock', 'UnlockRequest', 'UnlockResponse'),
 };
 
 /** Streaming calls on the gateway: each answer is one JSON line {"result": <message>}, as grpc-gateway streams. */
@@ -195,4 +205,5 @@ export const GATEWAY_STREAMS: Record<string, { request: string; response: string
   '/v3/watch': { request: 'etcdserverpb.WatchRequest', response: 'etcdserverpb.WatchResponse' },
   '/v3/lease/keepalive': { request: 'etcdserverpb.LeaseKeepAliveRequest', response: 'etcdserverpb.LeaseKeepAliveResponse' },
   '/v3/maintenance/snapshot': { request: 'etcdserverpb.SnapshotRequest', response: 'etcdserverpb.SnapshotResponse' },
+  '/v3/election/observe': { request: 'v3electionpb.LeaderRequest', response: 'v3electionpb.LeaderResponse' },
 };

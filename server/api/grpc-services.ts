@@ -1,5 +1,5 @@
-// Loads the wire definitions under server/api/proto (the reference's etcdserverpb/mvccpb/authpb
-// packages plus grpc.health.v1) once per process, and exposes them as service definitions for
+// Loads the wire definitions under server/api/proto (the reference's etcdserverpb/mvccpb/authpb,
+// v3electionpb and v3lockpb packages plus grpc.health.v1) once per process, and exposes them as service definitions for
 // `grpc.Server.addService` and as client constructors.
 //
 // Decoding options, and what handlers therefore see and may return:
@@ -37,6 +37,8 @@ export const protoFiles = [
   'mvccpb/kv.proto',
   'authpb/auth.proto',
   'grpc/health/v1/health.proto',
+  'v3electionpb/v3election.proto',
+  'v3lockpb/v3lock.proto',
 ] as const;
 
 /** Raised when the .proto files cannot be found or parsed. */
@@ -106,6 +108,8 @@ export const serviceNames = {
   maintenance: 'etcdserverpb.Maintenance',
   auth: 'etcdserverpb.Auth',
   health: 'grpc.health.v1.Health',
+  election: 'v3electionpb.Election',
+  lock: 'v3lockpb.Lock',
 } as const;
 
 export type ServiceKey = keyof typeof serviceNames;
@@ -120,6 +124,8 @@ export function serviceDefinitions(): Record<ServiceKey, grpc.ServiceDefinition>
     maintenance: service(serviceNames.maintenance),
     auth: service(serviceNames.auth),
     health: service(serviceNames.health),
+    election: service(serviceNames.election),
+    lock: service(serviceNames.lock),
   };
 }
 
@@ -138,6 +144,10 @@ export const maintenanceService = defs.maintenance;
 export const authService = defs.auth;
 /** grpc.health.v1.Health: Check, Watch. */
 export const healthService = defs.health;
+/** v3electionpb.Election: Campaign, Proclaim, Leader, Observe (stream), Resign. */
+export const electionService = defs.election;
+/** v3lockpb.Lock: Lock, Unlock. */
+export const lockService = defs.lock;
 
 /** Client constructors for every service (`new clients.KV(target, creds)`). */
 export interface ServiceClients {
@@ -148,6 +158,8 @@ export interface ServiceClients {
   Maintenance: grpc.ServiceClientConstructor;
   Auth: grpc.ServiceClientConstructor;
   Health: grpc.ServiceClientConstructor;
+  Election: grpc.ServiceClientConstructor;
+  Lock: grpc.ServiceClientConstructor;
 }
 
 let cachedClients: ServiceClients | undefined;
@@ -165,6 +177,8 @@ export function loadClients(): ServiceClients {
       Maintenance: make('Maintenance', serviceNames.maintenance),
       Auth: make('Auth', serviceNames.auth),
       Health: make('Health', serviceNames.health),
+      Election: make('Election', serviceNames.election),
+      Lock: make('Lock', serviceNames.lock),
     };
   }
   return cachedClients;

@@ -23,6 +23,9 @@ export function toGrpcError(e: unknown): Partial<grpc.StatusObject> {
   return { code: Code.Unknown, details: String(err?.message ?? e) };
 }
 
+/** Unary calls that may wait for a long time (for other clients to act). */
+const WAITING_CALLS = new Set(['Campaign', 'Lock']);
+
 /** Build the gRPC server: every unary method the API implements, plus the given streaming handlers. */
 export function createGrpcServer(api: V3Api, streams: Record<string, StreamHandlers>, logger: Logger, opts: { maxRequestBytes: number }): grpc.Server {
   const server = new grpc.Server({
@@ -45,8 +48,16 @@ export function createGrpcServer(api: V3Api, streams: Record<string, StreamHandl
       if (method.requestStream || method.responseStream) {
         impl[name] = unimplementedStream(name);
       } else if (handler) {
+        const waits = WAITING_CALLS.has(name);
         impl[name] = ((call: grpc.ServerUnaryCall<Pb, Pb>, callback: grpc.sendUnaryData<Pb>) => {
-          handler(call.request, { token: tokenOf(call.metadata) }).then(
+          let signal: AbortSignal | undefined;
+          if (waits) {
+            // A campaign or lock waiter whose caller went away must give up (and leave no key behind).
+            const ac = new AbortController();
+            call.on('cancelled', () => ac.abort());
+            signal = ac.signal;
+          }
+          handler(call.request, { token: tokenOf(call.metadata), signal }).then(
             (res) => callback(null, res),
             (err) => {
               if (!(err instanceof ServerError)) logger.warn('request failed', { method: name, error: (err as Error)?.stack ?? String(err) });

@@ -89,7 +89,12 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
         serveGatewayStream(path, json, token, req, res, server, api, sendGrpcError);
         return;
       }
-      const answer = await handler!(jsonToMessage(route.request, json), { token });
+      // A caller that hangs up ends a call that waits (campaign, lock), as a cancelled gRPC call does.
+      const ac = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) ac.abort();
+      });
+      const answer = await handler!(jsonToMessage(route.request, json), { token, signal: ac.signal });
       res.json(messageToJson(route.response, answer));
     } catch (e) {
       sendGrpcError(res, e);

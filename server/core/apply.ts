@@ -130,11 +130,14 @@ export class KvApplier {
   }
 
   private applyTxnLike<T>(t: TxnRequest, shape: (r: TxnResult) => T): T {
-    this.checkLeases(t);
     const w = this.store.write();
     let res: TxnResult;
     try {
-      res = this.execTxn(w, t);
+      // As the reference: every compare (nested ones too) is evaluated against the state before the txn, and only
+      // the ops on that path are checked and run.
+      const path = txnPath(w, t);
+      this.checkLeases(t, [...path]);
+      res = this.execTxn(w, t, path);
     } finally {
       w.end();
     }
@@ -142,24 +145,25 @@ export class KvApplier {
     return shape(res);
   }
 
-  /** Every lease a put names must exist before anything is written (all or nothing). */
-  private checkLeases(t: TxnRequest): void {
-    const ops = [...t.success, ...t.failure];
+  /** Every lease a put on the txn's path names must exist before anything is written (all or nothing). */
+  private checkLeases(t: TxnRequest, path: boolean[]): void {
+    const ops = path.shift() ? t.success : t.failure;
     for (const op of ops) {
       if ('put' in op && op.put.lease !== 0n && !op.put.ignoreLease && !this.lessor.exists(op.put.lease)) throw Errors.leaseNotFound();
-      if ('txn' in op) this.checkLeases(op.txn);
+      if ('txn' in op) this.checkLeases(op.txn, path);
     }
   }
 
-  private execTxn(w: WriteTxn | ReadTxn, t: TxnRequest): TxnResult {
-    const succeeded = t.compare.every((c) => evaluateCompareOn(w, c));
+  /** Runs the txn along `path` (from txnPath; consumed). */
+  private execTxn(w: WriteTxn | ReadTxn, t: TxnRequest, path: boolean[]): TxnResult {
+    const succeeded = path.shift()!;
     const ops = succeeded ? t.success : t.failure;
-    return { revision: 0, succeeded, responses: ops.map((op) => this.execOp(w, op)) };
+    return { revision: 0, succeeded, responses: ops.map((op) => this.execOp(w, op, path)) };
   }
 
-  private execOp(w: WriteTxn | ReadTxn, op: RequestOp): OpResult {
+  private execOp(w: WriteTxn | ReadTxn, op: RequestOp, path: boolean[]): OpResult {
     if ('range' in op) return { range: this.rangeIn(w, op.range) };
-    if ('txn' in op) return { txn: this.execTxn(w, op.txn) };
+    if ('txn' in op) return { txn: this.execTxn(w, op.txn, path) };
     const wt = w as WriteTxn;
     if ('put' in op) return { put: this.putIn(wt, op.put) };
     return { deleteRange: this.deleteIn(wt, op.deleteRange) };
@@ -233,7 +237,7 @@ export class KvApplier {
   readOnlyTxn(txn: TxnRequest): TxnResult {
     const t = this.store.read();
     try {
-      const res = this.execTxn(t, txn);
+      const res = this.execTxn(t, txn, txnPath(t, txn));
       this.fillRevision(res, t.rev());
       return res;
     } catch (e) {
@@ -247,10 +251,10 @@ export class KvApplier {
     return this.store.hash().hash;
   }
 
-  hashKV(rev: number): { hash: number; revision: number; compactRevision: number } {
+  hashKV(rev: number): { hash: number; revision: number; compactRevision: number; hashRevision: number } {
     try {
       const h = this.store.hashByRev(rev);
-      return { hash: h.hash, revision: h.currentRev, compactRevision: Math.max(0, h.compactRev) };
+      return { hash: h.hash, revision: h.currentRev, compactRevision: Math.max(0, h.compactRev), hashRevision: h.hashRev };
     } catch (e) {
       throw clientError(e);
     }
@@ -324,4 +328,12 @@ function sortKvs(kvs: KeyValue[], target: RangeRequest['sortTarget'], desc: bool
     return c !== 0 ? c : Buffer.compare(Buffer.from(a.key), Buffer.from(b.key));
   });
   return desc ? sorted.reverse() : sorted;
+}
+
+/** Which branch each txn takes, nested ones included, in depth-first order, all judged on the state before the txn. */
+function txnPath(r: WriteTxn | ReadTxn, t: TxnRequest): boolean[] {
+  const succeeded = t.compare.every((c) => evaluateCompareOn(r, c));
+  const path = [succeeded];
+  for (const op of succeeded ? t.success : t.failure) if ('txn' in op) path.push(...txnPath(r, op.txn));
+  return path;
 }

@@ -22,6 +22,17 @@ describe('k8s testbed: control plane', function () {
     expect(v.serverVersion.gitVersion).to.equal(pinnedVersion());
   });
 
+  it('stores its data in svc by default (SVC_K8S_STORAGE=etcd: the etcd built with Kubernetes)', async () => {
+    const cp = tb.controlPlane;
+    expect(cp.storage).to.equal(process.env.SVC_K8S_STORAGE === 'etcd' ? 'etcd' : 'svc');
+    const version = (await (await fetch(`${cp.etcdUrl}/version`)).json()) as { etcdserver: string };
+    if (cp.storage === 'svc') expect(version.etcdserver).to.equal('3.5.21');
+    // What kube-apiserver wrote is in that member: the default namespace under /registry.
+    const key = Buffer.from('/registry/namespaces/default').toString('base64');
+    const res = (await (await fetch(`${cp.etcdUrl}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key, count_only: true }) })).json()) as { count?: string };
+    expect(res.count).to.equal('1');
+  });
+
   it('authorizes with RBAC: a service account without bindings is refused, then allowed once bound', async () => {
     await tb.kubectl(['create', 'namespace', 'rbac-check']);
     await tb.kubectl(['-n', 'rbac-check', 'create', 'serviceaccount', 'nobody']);

@@ -1,11 +1,13 @@
-// A real Kubernetes control plane for tests, started the way controller-runtime's envtest does it: etcd, then
+// A real Kubernetes control plane for tests, started the way controller-runtime's envtest does it: the storage
+// (an svc member by default, so every test here also tests svc as Kubernetes' storage; SVC_K8S_STORAGE=etcd for the
+// etcd that was built with Kubernetes), then
 // kube-apiserver on a free 127.0.0.1 port with a throwaway CA, RBAC authorization and a service-account key, then
 // kube-controller-manager (StatefulSet controller, garbage collector, PV binder, ...), each checked by /healthz or
 // /readyz. An admin kubeconfig is written to <workDir>/kubeconfig.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { binary, binDir as defaultBinDir, versions } from './binaries.js';
+import { binary, binDir as defaultBinDir, repoRoot, versions } from './binaries.js';
 import { makePki, type Pki } from './pki.js';
 import { ManagedProcess, TestbedError, freePort, run, waitFor } from './proc.js';
 
@@ -17,6 +19,19 @@ export interface ControlPlaneOptions {
   binDir?: string;
   /** Extra kube-apiserver flags ("--name=value"). */
   apiServerFlags?: string[];
+  /** What kube-apiserver stores its data in (default: storageFromEnv()). */
+  storage?: StorageKind;
+}
+
+/** kube-apiserver's storage: a one-member svc cluster (this repository's bin/svc, the newest release) or etcd. */
+export type StorageKind = 'svc' | 'etcd';
+
+/** SVC_K8S_STORAGE: unset or "svc" -> svc, "etcd" -> the etcd built with Kubernetes; anything else is an error. */
+export function storageFromEnv(env: NodeJS.ProcessEnv = process.env): StorageKind {
+  const v = env.SVC_K8S_STORAGE ?? '';
+  if (v === '' || v === 'svc') return 'svc';
+  if (v === 'etcd') return 'etcd';
+  throw new TestbedError('CONFIG', `SVC_K8S_STORAGE=${v}: expected "svc" (the default) or "etcd"`);
 }
 
 /** A running control plane. */
@@ -26,10 +41,12 @@ export interface ControlPlane {
   /** Admin kubeconfig (user svc-test-admin in system:masters). */
   readonly kubeconfigPath: string;
   readonly pki: Pki;
+  /** Client URL of the storage member (svc or etcd, see `storage`). */
   readonly etcdUrl: string;
+  readonly storage: StorageKind;
   readonly binDir: string;
   readonly logDir: string;
-  /** Process ids of etcd, kube-apiserver and kube-controller-manager. */
+  /** Process ids of the storage member, kube-apiserver and kube-controller-manager. */
   readonly pids: number[];
   /** Runs the built kubectl against this control plane; resolves its stdout. */
   kubectl(args: string[], input?: string): Promise<string>;
@@ -37,7 +54,7 @@ export interface ControlPlane {
   helm(args: string[]): Promise<string>;
   /** GET path on the apiserver as admin (or with a bearer token); resolves status and body. */
   get(path: string, token?: string): Promise<{ status: number; body: string }>;
-  /** Stops kube-controller-manager, kube-apiserver and etcd (SIGTERM, then SIGKILL). */
+  /** Stops kube-controller-manager, kube-apiserver and the storage member (SIGTERM, then SIGKILL). */
   stop(): Promise<void>;
 }
 
@@ -87,7 +104,7 @@ async function httpOk(url: string): Promise<true | undefined> {
   return res.ok ? true : undefined;
 }
 
-/** Starts etcd, kube-apiserver and kube-controller-manager; resolves when all report healthy. */
+/** Starts the storage member, kube-apiserver and kube-controller-manager; resolves when all report healthy. */
 export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
   const bins = opts.binDir ?? defaultBinDir();
   const work = opts.workDir;
@@ -100,18 +117,24 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   try {
     const pki = await makePki(join(work, 'pki'));
 
-    // etcd: one member, no fsync (test data only)
+    // the storage: one member (etcd without fsync: test data only)
+    const storage = opts.storage ?? storageFromEnv();
     const [clientPort, peerPort] = [await freePort(), await freePort()];
     const etcdUrl = `http://127.0.0.1:${clientPort}`;
     const peerUrl = `http://127.0.0.1:${peerPort}`;
-    const etcd = new ManagedProcess('etcd', [binary('etcd', bins),
-      '--name=testbed', `--data-dir=${join(work, 'etcd')}`,
+    const memberFlags = ['--name=testbed', `--data-dir=${join(work, storage)}`,
       `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
       `--listen-peer-urls=${peerUrl}`, `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=testbed=${peerUrl}`, '--unsafe-no-fsync=true', '--log-level=warn',
-    ], join(logDir, 'etcd.log'));
+      `--initial-cluster=testbed=${peerUrl}`, '--log-level=warn'];
+    const etcd = storage === 'etcd'
+      ? new ManagedProcess('etcd', [binary('etcd', bins), ...memberFlags, '--unsafe-no-fsync=true'], join(logDir, 'etcd.log'))
+      : new ManagedProcess('svc', [process.execPath, join(repoRoot(), 'bin', 'svc'), ...memberFlags], join(logDir, 'svc.log'),
+        { env: { ...process.env, SVC_VERSION: '' } });
     started.push(etcd);
-    await waitFor('etcd /health', () => httpOk(`${etcdUrl}/health`), 60_000);
+    await waitFor(`${storage} /health`, async () => {
+      if (!etcd.running) throw new TestbedError('EXITED', `${storage} exited: see ${join(logDir, `${storage}.log`)}`);
+      return httpOk(`${etcdUrl}/health`).catch(() => undefined);
+    }, 60_000);
 
     // kube-apiserver (flags as envtest's defaults, with the ServiceAccount admission plugin left on because the
     // controller manager runs here and creates the default service accounts)
@@ -166,7 +189,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     const env = { ...process.env, KUBECONFIG: kubeconfigPath, HELM_CACHE_HOME: join(work, 'helm', 'cache'),
       HELM_CONFIG_HOME: join(work, 'helm', 'config'), HELM_DATA_HOME: join(work, 'helm', 'data') };
     return {
-      server, kubeconfigPath, pki, etcdUrl, binDir: bins, logDir, get,
+      server, kubeconfigPath, pki, etcdUrl, storage, binDir: bins, logDir, get,
       pids: started.map((p) => p.pid ?? 0),
       kubectl: async (args, input) => (await run([binary('kubectl', bins), ...args], { env, input })).stdout,
       helm: async (args) => (await run([binary('helm', bins), ...args], { env })).stdout,

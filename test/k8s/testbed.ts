@@ -29,7 +29,7 @@ export interface Testbed {
   readonly hostsFile: string;
   kubectl(args: string[], input?: string): Promise<string>;
   helm(args: string[]): Promise<string>;
-  /** Stops pods (grace 5s), then kube-controller-manager, kube-apiserver and etcd. */
+  /** Stops pods (grace 5s), then kube-controller-manager, kube-apiserver and the storage member. */
   stop(): Promise<void>;
 }
 
@@ -55,7 +55,7 @@ export function killLeftovers(workDir: string): number {
   return killed;
 }
 
-/** Starts etcd, kube-apiserver, kube-controller-manager and the node agent. */
+/** Starts the storage member (svc, or etcd with SVC_K8S_STORAGE=etcd), kube-apiserver, kube-controller-manager and the node agent. */
 export async function startTestbed(opts: TestbedOptions = {}): Promise<Testbed> {
   const root = repoRoot();
   const workDir = opts.workDir ?? join(root, 'test', 'k8s', '.work', opts.name ?? 'testbed');

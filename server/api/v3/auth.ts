@@ -8,6 +8,8 @@ import type { Pb } from './convert.js';
 /** What a call carries besides its message: the token of an authenticated client. */
 export interface RequestMeta {
   token?: string;
+  /** Aborted when the caller goes away (calls that wait: Campaign, Lock). */
+  signal?: AbortSignal;
 }
 
 const EMPTY = Buffer.alloc(0);

@@ -4,10 +4,11 @@ import type { SvcServer } from '../../core/server.js';
 import { Errors, ServerError, Code } from '../../core/errors.js';
 import { AuthGate, authHandlers, type RequestMeta } from './auth.js';
 import { ConfChangeType } from '../../raft/types.js';
-import { computeMemberId } from '../../cluster/ids.js';
+import { computeMemberId, idHex } from '../../cluster/ids.js';
 import type { Member } from '../../cluster/membership.js';
 import type { TxnRequest, RequestOp, AlarmType } from '../../core/requests.js';
 import type { RangeResult, PutResult, DeleteResult, TxnResult, OpResult } from '../../core/apply.js';
+import { ConcurrencyApi } from './concurrency.js';
 import { deleteFromPb, kvToPb, putFromPb, rangeFromPb, txnFromPb, txnIsReadOnly, type Pb } from './convert.js';
 
 export type UnaryHandler = (req: Pb, meta?: RequestMeta) => Promise<Pb>;
@@ -15,13 +16,16 @@ export type UnaryHandler = (req: Pb, meta?: RequestMeta) => Promise<Pb>;
 export class V3Api {
   readonly gate: AuthGate;
   private readonly extra: Record<string, UnaryHandler>;
+  /** The Election and Lock services. */
+  readonly concurrency: ConcurrencyApi;
 
   constructor(readonly server: SvcServer) {
     this.gate = new AuthGate(server);
-    this.extra = authHandlers(server, () => this.header(), this.gate);
+    this.concurrency = new ConcurrencyApi(server, this);
+    this.extra = { ...authHandlers(server, () => this.header(), this.gate), ...this.concurrency.handlers() };
   }
 
-  /** The unary handler for a method name (KV, Lease, Cluster, Maintenance, Auth, Health), if any. */
+  /** The unary handler for a method name (KV, Lease, Cluster, Maintenance, Auth, Health, Election, Lock), if any. */
   handler(name: string): UnaryHandler | undefined {
     // RPCs a release does not have are unknown to it (Unimplemented), whoever implements them.
     const release = this.server.opts.release;
@@ -237,22 +241,36 @@ export class V3Api {
     const isLearner = !!req.isLearner;
     const id = computeMemberId(peerURLs, this.server.opts.initialClusterToken, Date.now());
     this.server.membership.validateAdd(id, peerURLs);
-    if (!isLearner && this.server.opts.strictReconfigCheck) this.checkQuorumAfterAdd();
+    if (this.server.opts.strictReconfigCheck) this.mayAddMember(isLearner, peerURLs);
     const member: Member = { id, name: '', peerURLs, clientURLs: [], isLearner };
     const list = await this.server.proposeConfChange(isLearner ? ConfChangeType.AddLearnerNode : ConfChangeType.AddNode, id, member);
     return { header: this.clusterHeader(), member: this.memberToPb(member), members: this.membersPb(list) };
   };
 
-  /** Strict reconfiguration: adding a voter must not leave the cluster without a quorum of started members. */
-  private checkQuorumAfterAdd(): void {
+  /**
+   * Strict reconfiguration (--strict-reconfig-check), as the reference's mayAddMember in 3.4 and 3.5: a voter is
+   * refused while too few voters have ever started (published their name) to keep a quorum once it is added;
+   * then any member, learners included, is refused unless this member has been connected to every voter for
+   * the reference's health interval (5 s).
+   */
+  private mayAddMember(isLearner: boolean, peerURLs: string[]): void {
     const s = this.server;
     const voters = s.membership.voters();
-    const started = voters.filter((m) => m.id === s.memberId || s.transport.activeSince(m.id) !== undefined).length;
-    // The reference's one exception: a second member may join a 1-member cluster (how a cluster restored from
-    // a snapshot on one member grows), although the cluster has no quorum until it starts.
-    if (started === 1 && voters.length === 1) return;
-    const quorumAfter = Math.floor((voters.length + 1) / 2) + 1;
-    if (started < quorumAfter) throw Errors.memberNotEnoughStarted();
+    const requested = { 'local-member-id': idHex(s.memberId), 'requested-member-add': { peerURLs, isLearner } };
+    if (!isLearner && !readyToAddVoter(voters)) {
+      s.logger.warn('rejecting member add request; not enough healthy members', { ...requested, error: Errors.memberNotEnoughStarted().message });
+      throw Errors.memberNotEnoughStarted();
+    }
+    const since = Date.now() - HEALTH_INTERVAL_MS;
+    const connected = voters.every((m) => {
+      if (m.id === s.memberId) return true;
+      const t = s.transport.activeSince(m.id);
+      return t !== undefined && t < since;
+    });
+    if (!connected) {
+      s.logger.warn('rejecting member add request; local member has not been connected to all peers, reconfigure breaks active quorum', { ...requested, error: Errors.unhealthy().message });
+      throw Errors.unhealthy();
+    }
   }
 
   MemberRemove = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
@@ -348,7 +366,9 @@ export class V3Api {
     const t0 = process.hrtime.bigint();
     const r = this.server.kv.hashKV(Number(req.revision ?? 0));
     this.server.observers.hashRev?.(Number(process.hrtime.bigint() - t0) / 1e9);
-    return { header: this.header(r.revision), hash: r.hash, compact_revision: r.compactRevision };
+    const out: Pb = { header: this.header(r.revision), hash: r.hash, compact_revision: r.compactRevision };
+    if (this.server.opts.release.hashKvHashRevision) out.hash_revision = r.hashRevision;
+    return out;
   };
 
   /**
@@ -375,6 +395,21 @@ export class V3Api {
     await this.server.moveLeader(BigInt(req.targetID ?? 0));
     return { header: this.header() };
   };
+}
+
+/** How long a peer must have been connected before a member add counts it as healthy (the reference's HealthInterval). */
+export const HEALTH_INTERVAL_MS = 5000;
+
+/**
+ * Would the voters still have a quorum of started members with one more (not yet started) voter? A member has
+ * started once it published its name. The reference's one exception: a second voter may join a 1-member cluster
+ * (how a cluster restored from a snapshot on one member grows), although there is no quorum until it starts.
+ */
+function readyToAddVoter(voters: Member[]): boolean {
+  const members = voters.length + 1;
+  const started = voters.filter((m) => m.name !== '').length;
+  if (started === 1 && members === 2) return true;
+  return started >= Math.floor(members / 2) + 1;
 }
 
 /** Deepest txn nesting accepted (protobuf encoders refuse answers nested much deeper). */

@@ -72,5 +72,6 @@ export function streamHandlers(server: SvcServer, api: V3Api): Record<string, St
     maintenance: { Snapshot: snapshot as grpc.UntypedHandleCall },
     lease: { LeaseKeepAlive: keepAlive as grpc.UntypedHandleCall },
     watch: { Watch: watchHandler(server, api) as grpc.UntypedHandleCall },
+    election: api.concurrency.observeStream(),
   };
 }

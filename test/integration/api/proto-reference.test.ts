@@ -1,7 +1,7 @@
 // Field-by-field comparison of our .proto files with the definitions compiled into the reference
 // server binary. Go protobuf code registers each .proto file as a gzipped FileDescriptorProto;
 // /usr/bin/etcd (3.4.23) therefore carries the exact wire schema of rpc.proto, kv.proto and
-// auth.proto. Every message, field (name, number, type, label, type name), enum value and rpc of the
+// auth.proto (and v3election.proto, v3lock.proto). Every message, field (name, number, type, label, type name), enum value and rpc of the
 // reference must appear identically in ours. Ours may have more: the 3.5 additions (Downgrade,
 // AuthStatus, MemberListRequest.linearizable, hashedPassword).
 
@@ -48,7 +48,7 @@ function referenceFiles(packages: string[]): Map<string, FileD> {
     } catch {
       continue;
     }
-    if (packages.includes(file.package) && /(^|\/)(rpc|kv|auth)\.proto$/.test(file.name)) out.set(file.package, file);
+    if (packages.includes(file.package) && /(^|\/)(rpc|kv|auth|v3election|v3lock)\.proto$/.test(file.name)) out.set(file.package, file);
   }
   return out;
 }
@@ -94,18 +94,20 @@ function fieldShape(f: FieldD): Obj {
   return { name: f.name, number: f.number, label: f.label, type: f.type, typeName: simpleName(f.typeName), oneof: f.oneofIndex !== undefined };
 }
 
+const PACKAGES = ['etcdserverpb', 'mvccpb', 'authpb', 'v3electionpb', 'v3lockpb'];
+
 describe('gRPC definitions agree with the reference binary (etcd 3.4.23)', function () {
   let ref: Map<string, FileD>;
   let ours: Map<string, FileD>;
 
   before(function () {
     if (!existsSync(ETCD_BIN)) throw missingPrerequisite(ETCD_BIN);
-    ref = referenceFiles(['etcdserverpb', 'mvccpb', 'authpb']);
+    ref = referenceFiles(PACKAGES);
     ours = ourFiles();
-    expect([...ref.keys()].sort(), 'descriptors found in the reference binary').to.deep.equal(['authpb', 'etcdserverpb', 'mvccpb']);
+    expect([...ref.keys()].sort(), 'descriptors found in the reference binary').to.deep.equal([...PACKAGES].sort());
   });
 
-  for (const pkg of ['etcdserverpb', 'mvccpb', 'authpb']) {
+  for (const pkg of PACKAGES) {
     it(`${pkg}: every reference message, field and enum value is identical in ours`, function () {
       const refMsgs = messages(`.${pkg}`, ref.get(pkg)!.messageType);
       const ourMsgs = messages(`.${pkg}`, ours.get(pkg)!.messageType);
@@ -128,20 +130,27 @@ describe('gRPC definitions agree with the reference binary (etcd 3.4.23)', funct
     });
   }
 
-  it('etcdserverpb: every reference service and rpc is identical in ours', function () {
-    const mine = new Map((ours.get('etcdserverpb')!.service ?? []).map((s) => [s.name, s]));
-    const refServices = ref.get('etcdserverpb')!.service ?? [];
-    expect(refServices.map((s) => s.name).sort()).to.deep.equal(['Auth', 'Cluster', 'KV', 'Lease', 'Maintenance', 'Watch']);
-    for (const s of refServices) {
-      const o = mine.get(s.name);
-      expect(o, `service ${s.name}`).to.not.equal(undefined);
-      const methods = new Map((o!.method ?? []).map((m) => [m.name, m]));
-      for (const m of s.method ?? []) {
-        const om = methods.get(m.name);
-        expect(om, `${s.name}.${m.name}`).to.not.equal(undefined);
-        const shape = (x: MethodD) => [simpleName(x.inputType), simpleName(x.outputType), !!x.clientStreaming, !!x.serverStreaming];
-        expect(shape(om!), `${s.name}.${m.name}`).to.deep.equal(shape(m));
+  const services: Array<[string, string[]]> = [
+    ['etcdserverpb', ['Auth', 'Cluster', 'KV', 'Lease', 'Maintenance', 'Watch']],
+    ['v3electionpb', ['Election']],
+    ['v3lockpb', ['Lock']],
+  ];
+  for (const [pkg, names] of services) {
+    it(`${pkg}: every reference service and rpc is identical in ours`, function () {
+      const mine = new Map((ours.get(pkg)!.service ?? []).map((s) => [s.name, s]));
+      const refServices = ref.get(pkg)!.service ?? [];
+      expect(refServices.map((s) => s.name).sort()).to.deep.equal(names);
+      for (const s of refServices) {
+        const o = mine.get(s.name);
+        expect(o, `service ${s.name}`).to.not.equal(undefined);
+        const methods = new Map((o!.method ?? []).map((m) => [m.name, m]));
+        for (const m of s.method ?? []) {
+          const om = methods.get(m.name);
+          expect(om, `${s.name}.${m.name}`).to.not.equal(undefined);
+          const shape = (x: MethodD) => [simpleName(x.inputType), simpleName(x.outputType), !!x.clientStreaming, !!x.serverStreaming];
+          expect(shape(om!), `${s.name}.${m.name}`).to.deep.equal(shape(m));
+        }
       }
-    }
-  });
+    });
+  }
 });

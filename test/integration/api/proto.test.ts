@@ -12,6 +12,8 @@ import {
   authService,
   clusterService,
   healthService,
+  electionService,
+  lockService,
   kvService,
   leaseService,
   loadClients,
@@ -137,6 +139,11 @@ describe('gRPC definitions (server/api/proto) against the real etcdctl', functio
     expect(Object.keys(authService)).to.include.members(['AuthEnable', 'AuthDisable', 'AuthStatus', 'Authenticate']);
     expect(Object.keys(authService)).to.have.length(17);
     expect(Object.keys(healthService).sort()).to.deep.equal(['Check', 'Watch']);
+    expect(Object.keys(electionService).sort()).to.deep.equal(['Campaign', 'Leader', 'Observe', 'Proclaim', 'Resign']);
+    expect(electionService.Observe.responseStream).to.equal(true);
+    expect(electionService.Campaign.path).to.equal('/v3electionpb.Election/Campaign');
+    expect(Object.keys(lockService).sort()).to.deep.equal(['Lock', 'Unlock']);
+    expect(lockService.Lock.path).to.equal('/v3lockpb.Lock/Lock');
     expect(kvService.Range.path).to.equal('/etcdserverpb.KV/Range');
     expect(watchService.Watch.requestStream && watchService.Watch.responseStream).to.equal(true);
     expect(maintenanceService.Snapshot.responseStream).to.equal(true);

@@ -127,7 +127,12 @@ describe('etcdctl 3.4.23 against svc and against the reference, side by side', f
     const tails: number[] = [];
     for (const [i, t] of targets.entries()) {
       const peer = `http://127.0.0.1:${29990 + i}`;
-      const add = await etcdctl(['member', 'add', `extra${i}`, `--peer-urls=${peer}`], { endpoints: t.endpoints });
+      // Both refuse an add until connected to every voter for 5 s ("unhealthy cluster"): wait that out.
+      let add = await etcdctl(['member', 'add', `extra${i}`, `--peer-urls=${peer}`], { endpoints: t.endpoints });
+      for (let n = 0; n < 30 && add.code !== 0 && add.stderr.includes('etcdserver: unhealthy cluster'); n++) {
+        await sleep(500);
+        add = await etcdctl(['member', 'add', `extra${i}`, `--peer-urls=${peer}`], { endpoints: t.endpoints });
+      }
       expect(add.code, `${t.name}: ${add.stderr}`).to.equal(0);
       expect(normalise(add.stdout).split('\n')[0], t.name).to.equal('Member ID added to cluster ID');
       const id = add.stdout.split(' ')[1];
