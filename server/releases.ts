@@ -38,6 +38,8 @@ export interface Release {
   /** RPCs that exist only from this release's cluster version on. */
   downgradeRpc: boolean;
   authStatusRpc: boolean;
+  /** The db's meta bucket has a "term" key (the reference writes it from 3.5 on); snapshots carry it only then. */
+  metaTermKey: boolean;
 }
 
 const r33: Release = {
@@ -60,6 +62,7 @@ const r33: Release = {
   refusesAuthUpgradeFromBelow: false,
   downgradeRpc: false,
   authStatusRpc: false,
+  metaTermKey: false,
 };
 
 const r34: Release = {
@@ -103,6 +106,7 @@ const r35: Release = {
   },
   downgradeRpc: true,
   authStatusRpc: true,
+  metaTermKey: true,
 };
 
 const byMinor = new Map<string, Release>([['3.3', r33], ['3.4', r34], ['3.5', r35]]);

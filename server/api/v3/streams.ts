@@ -1,4 +1,4 @@
-// The streaming calls of the v3 API: Maintenance.Snapshot (the db in 32 KiB chunks, then its sha256, as the
+// The streaming calls of the v3 API: Maintenance.Snapshot (the db in the reference's bbolt format in 32 KiB chunks, then its sha256, as the
 // reference's clients expect) and Lease.LeaseKeepAlive. Watch lives in watch.ts.
 import { createHash } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
@@ -8,13 +8,24 @@ import type { Pb } from './convert.js';
 import { tokenOf, toGrpcError, type StreamHandlers } from '../grpc.js';
 import { Errors } from '../../core/errors.js';
 import { watchHandler } from './watch.js';
+import { openBoltSnapshot } from '../../cluster/bolt-snapshot.js';
 
 export const SNAPSHOT_CHUNK = 32 * 1024;
 
 /** Stream a consistent copy of the db; the last message's blob is the sha256 of everything sent before. */
 export async function streamSnapshot(server: SvcServer, api: V3Api, write: (msg: Pb) => Promise<void> | void): Promise<void> {
   server.kv.forceCommit();
-  const snap = await server.backend.openSnapshot(SNAPSHOT_CHUNK);
+  // the reference's format (a bbolt file), so its tools can read and restore what svc saves
+  const snap = await openBoltSnapshot(
+    server.backend,
+    {
+      members: server.membership.list(),
+      removed: [...server.membership.removed],
+      alarms: server.alarms,
+      metaTerm: server.opts.release.metaTermKey,
+    },
+    SNAPSHOT_CHUNK,
+  );
   server.logger.info('sending database snapshot to client', { 'total-bytes': snap.size });
   const hash = createHash('sha256');
   let remaining = snap.size;
