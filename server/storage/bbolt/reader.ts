@@ -199,6 +199,31 @@ export function readFreelist(buf: Buffer, meta: Meta = readMeta(buf)): number[] 
   return ids;
 }
 
+/** Pages below the high-water mark that no bucket, meta or freelist uses (free pages, listed or not). */
+export function unusedPages(buf: Buffer): number[] {
+  const meta = readMeta(buf);
+  const r = new Reader(buf, meta);
+  const used = new Set<number>([0, 1]);
+  if (meta.freelist !== null) {
+    const p = r.page(meta.freelist);
+    for (let i = 0; i <= p.overflow; i++) used.add(meta.freelist + i);
+  }
+  const visit = (root: number, inline: PageRef | undefined): void => {
+    if (!inline) r.forEachPage(root, (p) => {
+      for (let i = 0; i <= p.overflow; i++) used.add(p.id + i);
+    });
+    r.leaves(root, inline, (flags, _key, value) => {
+      if (!(flags & BUCKET_LEAF_FLAG)) return;
+      const root2 = Number(value.readBigUInt64LE(0));
+      visit(root2, root2 === 0 ? inlinePage(value) : undefined);
+    });
+  };
+  visit(meta.root, undefined);
+  const out: number[] = [];
+  for (let i = 0; i < meta.pgid; i++) if (!used.has(i)) out.push(i);
+  return out;
+}
+
 /**
  * The reference's consistency check (what `snapshot status` runs before reading): no page freed twice, every
  * page of every bucket in bounds, of a bucket type, referenced once and not free, and every page below the
