@@ -5,7 +5,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { SvcServer } from '../../core/server.js';
 import type { V3Api } from './handlers.js';
 import type { Pb } from './convert.js';
-import { tokenOf, toGrpcError, type StreamHandlers } from '../grpc.js';
+import { requestMetaOf, toGrpcError, type StreamHandlers } from '../grpc.js';
 import { Errors } from '../../core/errors.js';
 import { watchHandler } from './watch.js';
 import { openBoltSnapshot } from '../../cluster/bolt-snapshot.js';
@@ -45,7 +45,7 @@ export async function streamSnapshot(server: SvcServer, api: V3Api, write: (msg:
 export function streamHandlers(server: SvcServer, api: V3Api): Record<string, StreamHandlers> {
   const snapshot = (call: grpc.ServerWritableStream<Pb, Pb>) => {
     try {
-      api.gate.requireAdmin({ token: tokenOf(call.metadata) });
+      api.gate.requireAdmin(requestMetaOf(call));
     } catch (e) {
       call.emit('error', toGrpcError(e));
       return;
