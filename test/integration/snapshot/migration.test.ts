@@ -7,7 +7,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startReferenceCluster, type ReferenceCluster } from '../../support/reference-cluster.js';
+import { startReferenceCluster, etcdctl, type ReferenceCluster } from '../../support/reference-cluster.js';
 import { readBolt } from '../../../server/storage/bbolt/reader.js';
 import { writeBolt } from '../../../server/storage/bbolt/writer.js';
 import { bigValue, ctl, keySpace, leaseIds, restoreIntoReference, restoreIntoSvc, svcctl, type KeySpace, type RestoredCluster } from './helpers.js';
@@ -82,6 +82,32 @@ describe('migration: reference -> svc -> reference', function () {
     expect([...got.keys].sort()).to.deep.equal([...svcSpace.keys].sort());
     expect(await leaseIds(back.endpoints[0])).to.deep.equal([lease]);
     expect(await ctl(['user', 'get', 'bob'], back.endpoints)).to.equal('User: bob\nRoles: writer\n');
+  });
+
+  it('passwords move both ways: authentication on, users log in with the same passwords after each restore', async () => {
+    const ep = ref!.endpoints;
+    await ctl(['user', 'add', 'root', '--new-user-password=rootpw'], ep);
+    await ctl(['user', 'grant-role', 'root', 'root'], ep);
+    await ctl(['auth', 'enable'], ep);
+    const rootEnv = { ETCDCTL_USER: 'root:rootpw' };
+    const snap = join(dir, 'auth-reference.db');
+    await ctl(['snapshot', 'save', snap], [ep[0]], rootEnv);
+    const svc = await restoreIntoSvc(snap, join(dir, 'svc-auth'), 1);
+    clusters.push(svc);
+    expect(await ctl(['get', 'app/1', '--print-value-only'], svc.endpoints, { ETCDCTL_USER: 'bob:pw' })).to.equal('v1-2\n');
+    const wrong = await etcdctl(['get', 'app/1'], { endpoints: svc.endpoints, env: { ETCDCTL_USER: 'bob:nope' } });
+    expect(wrong.stderr).to.match(/authentication failed/);
+    // a user created on svc, then svc's snapshot into the reference
+    await ctl(['user', 'add', 'dave', '--new-user-password=davepw'], svc.endpoints, rootEnv);
+    await ctl(['user', 'grant-role', 'dave', 'writer'], svc.endpoints, rootEnv);
+    const back = join(dir, 'auth-svc.db');
+    const saved = await svcctl([`--endpoints=${svc.endpoints[0]}`, '--user=root:rootpw', 'snapshot', 'save', back]);
+    expect(saved.code, saved.err).to.equal(0);
+    const refBack = await restoreIntoReference(back, join(dir, 'ref-auth'), 1);
+    clusters.push(refBack);
+    expect(await ctl(['put', 'app/from-dave', 'x'], refBack.endpoints, { ETCDCTL_USER: 'dave:davepw' })).to.equal('OK\n');
+    expect(await ctl(['get', 'app/1', '--print-value-only'], refBack.endpoints, { ETCDCTL_USER: 'bob:pw' })).to.equal('v1-2\n');
+    expect(await ctl(['user', 'list'], refBack.endpoints, rootEnv)).to.equal('bob\ndave\nroot\n');
   });
 
   it('restores a snapshot with the meta keys the reference 3.5 adds (term, confState)', async () => {
