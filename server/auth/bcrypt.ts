@@ -63,7 +63,6 @@ class Blowfish {
   }
   /** Blowfish's key schedule with bcrypt's salt (zero salt: the plain schedule). */
   expand(key: Uint8Array, salt: Uint8Array | undefined): void {
-    let kp = 0;
     const word = (b: Uint8Array, pos: { p: number }) => {
       let v = 0;
       for (let i = 0; i < 4; i++) {
@@ -72,9 +71,8 @@ class Blowfish {
       }
       return v;
     };
-    const kpos = { p: kp };
+    const kpos = { p: 0 };
     for (let i = 0; i < 18; i++) this.P[i] = (this.P[i] ^ word(key, kpos)) >>> 0;
-    kp = kpos.p;
     const spos = { p: 0 };
     const lr = new Uint32Array(2);
     const fill = (arr: Uint32Array) => {
