@@ -40,6 +40,8 @@ export interface Release {
   authStatusRpc: boolean;
   /** HashKV answers carry hash_revision (the revision hashed) besides compact_revision (3.5's later patches). */
   hashKvHashRevision: boolean;
+  /** The db's meta bucket has a "term" key (the reference writes it from 3.5 on); snapshots carry it only then. */
+  metaTermKey: boolean;
 }
 
 const r33: Release = {
@@ -63,6 +65,7 @@ const r33: Release = {
   downgradeRpc: false,
   authStatusRpc: false,
   hashKvHashRevision: false,
+  metaTermKey: false,
 };
 
 const r34: Release = {
@@ -107,6 +110,7 @@ const r35: Release = {
   downgradeRpc: true,
   authStatusRpc: true,
   hashKvHashRevision: true,
+  metaTermKey: true,
 };
 
 const byMinor = new Map<string, Release>([['3.3', r33], ['3.4', r34], ['3.5', r35]]);

@@ -4,6 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { serviceDefinitions, type ServiceKey } from './grpc-services.js';
 import { ServerError, Code } from '../core/errors.js';
 import type { V3Api } from './v3/handlers.js';
+import type { RequestMeta } from './v3/auth.js';
 import type { Pb } from './v3/convert.js';
 import type { Logger } from '../log/logger.js';
 
@@ -13,6 +14,18 @@ export type StreamHandlers = Partial<Record<string, grpc.UntypedHandleCall>>;
 export function tokenOf(md: grpc.Metadata): string | undefined {
   const v = md.get('token')[0];
   return v === undefined ? undefined : String(v);
+}
+
+/**
+ * What a call carries for authentication: its token, and the CommonName of the client certificate. grpc-js reports
+ * a certificate only for a TLS socket that verified it, which the client listener asks for only with
+ * --client-cert-auth (the reference takes the name from the first verified chain in that case alone).
+ */
+export function requestMetaOf(call: { metadata: grpc.Metadata; getAuthContext?: () => { sslPeerCertificate?: { subject?: { CN?: string | string[] } } } }): RequestMeta {
+  const token = tokenOf(call.metadata);
+  const cn = call.getAuthContext?.().sslPeerCertificate?.subject?.CN;
+  const certUser = Array.isArray(cn) ? cn[0] : cn;
+  return certUser ? { token, certUser } : { token };
 }
 
 /** Turn any error into a gRPC status the reference's clients understand. */
@@ -57,7 +70,7 @@ export function createGrpcServer(api: V3Api, streams: Record<string, StreamHandl
             call.on('cancelled', () => ac.abort());
             signal = ac.signal;
           }
-          handler(call.request, { token: tokenOf(call.metadata), signal }).then(
+          handler(call.request, { ...requestMetaOf(call), signal }).then(
             (res) => callback(null, res),
             (err) => {
               if (!(err instanceof ServerError)) logger.warn('request failed', { method: name, error: (err as Error)?.stack ?? String(err) });

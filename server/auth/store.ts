@@ -2,6 +2,7 @@
 // from the log (so every member holds the same users and roles) and persisted in the v3 db's auth buckets; the
 // password hashing and checking happen before proposing, on the member that took the request.
 import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
+import { bcryptCheck, bcryptHash, isBcrypt } from './bcrypt.js';
 import type { Backend } from '../storage/backend.js';
 import { Errors } from '../core/errors.js';
 
@@ -15,7 +16,7 @@ export interface Permission {
 
 export interface User {
   name: string;
-  /** "scrypt$<salt b64>$<hash b64>", or "" for a user without password (token auth only). */
+  /** A bcrypt hash ("$2a$10$..."; older svc data: "scrypt$<salt b64>$<hash b64>"), or "" for a user without password. */
   password: string;
   roles: string[];
 }
@@ -52,13 +53,14 @@ export type AuthOp =
   | { op: 'roleGrantPermission'; name: string; perm: Permission }
   | { op: 'roleRevokePermission'; role: string; key: Buffer; rangeEnd: Buffer };
 
+/** The stored form of a password: bcrypt, as the reference stores it, so users move with snapshots both ways. */
 export function hashPassword(password: string): string {
-  const salt = randomBytes(16);
-  const hash = scryptSync(password, salt, 32);
-  return `scrypt$${salt.toString('base64')}$${hash.toString('base64')}`;
+  return bcryptHash(password);
 }
 
 function checkHash(stored: string, password: string): boolean {
+  if (isBcrypt(stored)) return bcryptCheck(stored, password);
+  // "scrypt$<salt>$<hash>": what svc stored before it used bcrypt
   const [kind, salt, hash] = stored.split('$');
   if (kind !== 'scrypt' || !salt || !hash) return false;
   const want = Buffer.from(hash, 'base64');

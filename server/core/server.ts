@@ -142,6 +142,7 @@ export class SvcServer {
     this.storage = new MemoryStorage();
     this.snapshotter = new Snapshotter(logger, this.snapDir);
     let bootstrapPeers: Array<{ id: bigint; context: Uint8Array }> | undefined;
+    let joinPeers: Member[] | undefined;
 
     if (!walExists(this.walDir)) {
       mkdirSync(this.snapDir, { recursive: true });
@@ -165,6 +166,8 @@ export class SvcServer {
         this.memberId = self.id;
         this.clusterId = clusterId;
         this.membership = new Membership(clusterId);
+        // the ids come from the running members: ours may not be what our --initial-cluster-token would give
+        joinPeers = members;
       }
       this.v2 = new V2Store();
       this.backend = openBackend(logger, dbPath);
@@ -260,7 +263,7 @@ export class SvcServer {
     for (const m of this.membership.list()) if (m.id !== this.memberId) this.transport.addPeer(m.id, m.peerURLs);
     if (opts.initialClusterState === 'existing' || bootstrapPeers) {
       // Peers named in the configuration are reachable before their conf-change entries apply.
-      for (const m of this.initialMembers()) if (m.id !== this.memberId && !this.membership.member(m.id)) this.transport.addPeer(m.id, m.peerURLs);
+      for (const m of joinPeers ?? this.initialMembers()) if (m.id !== this.memberId && !this.membership.member(m.id)) this.transport.addPeer(m.id, m.peerURLs);
     }
 
     this.peerServer = await startPeerServer({

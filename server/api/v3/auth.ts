@@ -10,6 +10,8 @@ export interface RequestMeta {
   token?: string;
   /** Aborted when the caller goes away (calls that wait: Campaign, Lock). */
   signal?: AbortSignal;
+  /** The CommonName of the client's verified TLS certificate (gRPC with --client-cert-auth only). */
+  certUser?: string;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -21,11 +23,15 @@ export class AuthGate {
     return this.server.kv.auth;
   }
 
-  /** The calling user, or undefined when authentication is off. Throws when it is on and the token is bad. */
+  /**
+   * The calling user, or undefined when authentication is off. Throws when it is on and the token is bad. Without
+   * a token, the user named by the client certificate's CommonName, as the reference does with --client-cert-auth.
+   */
   user(meta: RequestMeta | undefined): string | undefined {
     if (!this.store.enabled) return undefined;
-    if (!meta?.token) throw Errors.userEmpty();
-    return this.store.userOfToken(meta.token);
+    if (meta?.token) return this.store.userOfToken(meta.token);
+    if (meta?.certUser) return meta.certUser;
+    throw Errors.userEmpty();
   }
 
   requireAdmin(meta: RequestMeta | undefined): void {

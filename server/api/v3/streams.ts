@@ -1,20 +1,31 @@
-// The streaming calls of the v3 API: Maintenance.Snapshot (the db in 32 KiB chunks, then its sha256, as the
+// The streaming calls of the v3 API: Maintenance.Snapshot (the db in the reference's bbolt format in 32 KiB chunks, then its sha256, as the
 // reference's clients expect) and Lease.LeaseKeepAlive. Watch lives in watch.ts.
 import { createHash } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
 import type { SvcServer } from '../../core/server.js';
 import type { V3Api } from './handlers.js';
 import type { Pb } from './convert.js';
-import { tokenOf, toGrpcError, type StreamHandlers } from '../grpc.js';
+import { requestMetaOf, toGrpcError, type StreamHandlers } from '../grpc.js';
 import { Errors } from '../../core/errors.js';
 import { watchHandler } from './watch.js';
+import { openBoltSnapshot } from '../../cluster/bolt-snapshot.js';
 
 export const SNAPSHOT_CHUNK = 32 * 1024;
 
 /** Stream a consistent copy of the db; the last message's blob is the sha256 of everything sent before. */
 export async function streamSnapshot(server: SvcServer, api: V3Api, write: (msg: Pb) => Promise<void> | void): Promise<void> {
   server.kv.forceCommit();
-  const snap = await server.backend.openSnapshot(SNAPSHOT_CHUNK);
+  // the reference's format (a bbolt file), so its tools can read and restore what svc saves
+  const snap = await openBoltSnapshot(
+    server.backend,
+    {
+      members: server.membership.list(),
+      removed: [...server.membership.removed],
+      alarms: server.alarms,
+      metaTerm: server.opts.release.metaTermKey,
+    },
+    SNAPSHOT_CHUNK,
+  );
   server.logger.info('sending database snapshot to client', { 'total-bytes': snap.size });
   const hash = createHash('sha256');
   let remaining = snap.size;
@@ -34,7 +45,7 @@ export async function streamSnapshot(server: SvcServer, api: V3Api, write: (msg:
 export function streamHandlers(server: SvcServer, api: V3Api): Record<string, StreamHandlers> {
   const snapshot = (call: grpc.ServerWritableStream<Pb, Pb>) => {
     try {
-      api.gate.requireAdmin({ token: tokenOf(call.metadata) });
+      api.gate.requireAdmin(requestMetaOf(call));
     } catch (e) {
       call.emit('error', toGrpcError(e));
       return;

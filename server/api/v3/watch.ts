@@ -4,7 +4,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { SvcServer } from '../../core/server.js';
 import type { V3Api } from './handlers.js';
 import { kvToPb, type Pb } from './convert.js';
-import { tokenOf } from '../grpc.js';
+import { requestMetaOf } from '../grpc.js';
 import type { Watcher, WatchResponse } from '../../mvcc/watchable-store.js';
 import type { MvccEvent } from '../../mvcc/event.js';
 
@@ -22,7 +22,7 @@ export function eventToPb(ev: MvccEvent): Pb {
 
 export function watchHandler(server: SvcServer, api: V3Api): grpc.handleBidiStreamingCall<Pb, Pb> {
   return (call) => {
-    const token = tokenOf(call.metadata);
+    const meta = requestMetaOf(call);
     const watchers = new Map<number, Watcher>();
     let nextId = 0;
     let closed = false;
@@ -47,7 +47,7 @@ export function watchHandler(server: SvcServer, api: V3Api): grpc.handleBidiStre
       const key: Buffer = r.key ?? EMPTY;
       const end: Buffer = r.range_end ?? EMPTY;
       try {
-        api.gate.requireKeys({ token }, key, end, false);
+        api.gate.requireKeys(meta, key, end, false);
       } catch (e) {
         send({ header: api.header(), watch_id: id, created: true, canceled: true, cancel_reason: (e as Error).message });
         return;

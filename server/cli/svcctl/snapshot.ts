@@ -1,5 +1,6 @@
 // snapshot save | status | restore.
-import { closeSync, existsSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import { boltStatus } from '../../cluster/bolt-snapshot.js';
 import { saveSnapshot } from '../../client/index.js';
 import { openBackend, BUCKETS } from '../../storage/backend.js';
 import { MvccStore } from '../../mvcc/kvstore.js';
@@ -87,7 +88,7 @@ interface DbStatus {
   totalSize: number;
 }
 
-/** Reads a saved snapshot (one of our database files) without changing it. */
+/** Reads a saved snapshot (the reference's bbolt format, or svc's older lmdb snapshots) without changing it. */
 export function dbStatus(file: string): DbStatus {
   let size: number;
   try {
@@ -103,10 +104,15 @@ export function dbStatus(file: string): DbStatus {
   } finally {
     closeSync(fd);
   }
-  if (head.readUInt32LE(24) !== LMDB_MAGIC) {
-    const bolt = head.readUInt32LE(16) === BOLT_MAGIC ? ' (it is a bbolt file, as the reference system writes)' : '';
-    throw new CliError(`${file} is not an svc database file${bolt}`, Exit.Error);
+  if (head.readUInt32LE(16) === BOLT_MAGIC) {
+    // the reference's format (what `snapshot save` writes): status as the reference's tool computes it
+    try {
+      return boltStatus(readFileSync(file));
+    } catch (e) {
+      throw new CliError((e as Error).message, Exit.Error);
+    }
   }
+  if (head.readUInt32LE(24) !== LMDB_MAGIC) throw new CliError(`${file} is not a database file (neither the reference's bbolt format nor an svc lmdb file)`, Exit.Error);
   const lock = `${file}-lock`;
   const hadLock = existsSync(lock);
   const backend = openBackend(nopLogger, file, { batchIntervalMs: 0 });

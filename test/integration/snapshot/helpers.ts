@@ -1,0 +1,135 @@
+// Helpers of the snapshot interchange tests: clusters built from a snapshot (the reference's etcdctl restore +
+// /usr/bin/etcd, or svcctl restore + svc), and the full key space of a cluster as etcdctl sees it.
+import { expect } from 'chai';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { etcdctl } from '../../../harness/etcdctl.js';
+import { ETCD_BIN } from '../../../harness/reference-cluster.js';
+import { svcNodeArgs, DEFAULT_SVC_ENTRY } from '../../../harness/svc-cluster.js';
+import { spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
+import { freePorts } from '../../../harness/ports.js';
+import { main as svcctlMain } from '../../../server/cli/svcctl.js';
+
+export interface KeyState {
+  value: string;
+  create_revision: number;
+  mod_revision: number;
+  version: number;
+  /** Hex, as `etcdctl lease list` prints ids ("0" without a lease). */
+  lease: string;
+}
+
+export interface KeySpace {
+  revision: number;
+  /** base64 key -> state. */
+  keys: Map<string, KeyState>;
+}
+
+/** Runs svcctl in-process. */
+export async function svcctl(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await svcctlMain(args, { out: (s) => void (out += s), err: (s) => void (err += s), stdin: new PassThrough(), stdoutIsTTY: false }, { ...process.env, ...env });
+  return { code, out, err };
+}
+
+/** Checked etcdctl: throws with its stderr unless it exits 0. */
+export async function ctl(args: string[], endpoints?: string[], env?: NodeJS.ProcessEnv): Promise<string> {
+  const r = await etcdctl(args, { endpoints, env, timeoutMs: 60000 });
+  expect(r.code, `etcdctl ${args.join(' ')}: ${r.stderr}`).to.equal(0);
+  return r.stdout;
+}
+
+/** Every key of the cluster with its revisions and lease (etcdctl get "" --prefix -w json; uint64s kept exact). */
+export async function keySpace(endpoint: string, env?: NodeJS.ProcessEnv): Promise<KeySpace> {
+  const raw = await ctl(['get', '', '--prefix', '-w', 'json'], [endpoint], env);
+  // JSON numbers lose precision past 2^53: quote lease ids before parsing
+  const j = JSON.parse(raw.replace(/"lease":(\d+)/g, '"lease":"$1"')) as { header: { revision: number }; kvs?: Array<Record<string, unknown>> };
+  const keys = new Map<string, KeyState>();
+  for (const kv of j.kvs ?? []) {
+    keys.set(kv.key as string, {
+      value: (kv.value as string | undefined) ?? '',
+      create_revision: kv.create_revision as number,
+      mod_revision: kv.mod_revision as number,
+      version: kv.version as number,
+      lease: kv.lease ? BigInt(kv.lease as string).toString(16) : '0',
+    });
+  }
+  return { revision: j.header.revision, keys };
+}
+
+/** Lease ids (hex) as `etcdctl lease list` prints them. */
+export async function leaseIds(endpoint: string): Promise<string[]> {
+  const out = await ctl(['lease', 'list'], [endpoint]);
+  return out.split('\n').slice(1).map((l) => l.trim()).filter(Boolean).sort();
+}
+
+export interface RestoredCluster {
+  endpoints: string[];
+  processes: LoggedProcess[];
+  stop(): Promise<void>;
+}
+
+async function specs(n: number, prefix: string) {
+  const ports = await freePorts(2 * n);
+  return Array.from({ length: n }, (_, i) => ({
+    name: `${prefix}${i}`,
+    client: `http://127.0.0.1:${ports[2 * i]}`,
+    peer: `http://127.0.0.1:${ports[2 * i + 1]}`,
+    endpoint: `127.0.0.1:${ports[2 * i]}`,
+  }));
+}
+
+/** `etcdctl snapshot restore` into n new members, then the reference etcd on them. */
+export async function restoreIntoReference(snapshot: string, dir: string, n: number): Promise<RestoredCluster> {
+  const ms = await specs(n, 'ref');
+  const initial = ms.map((m) => `${m.name}=${m.peer}`).join(',');
+  const token = `restored-ref-${process.pid}`;
+  for (const m of ms) {
+    await ctl(['snapshot', 'restore', snapshot, '--name', m.name, '--data-dir', join(dir, m.name), '--initial-cluster', initial, '--initial-advertise-peer-urls', m.peer, '--initial-cluster-token', token]);
+  }
+  const processes = ms.map((m) =>
+    spawnLogged(ETCD_BIN, [`--name=${m.name}`, `--data-dir=${join(dir, m.name)}`, `--listen-client-urls=${m.client}`, `--advertise-client-urls=${m.client}`, `--listen-peer-urls=${m.peer}`, `--initial-advertise-peer-urls=${m.peer}`, `--initial-cluster=${initial}`, `--initial-cluster-token=${token}`], { logFile: join(dir, `${m.name}.log`), name: m.name }),
+  );
+  const stop = async () => void (await Promise.all(processes.map((p) => p.stop('SIGKILL', 5000))));
+  try {
+    await Promise.all(ms.map((m, i) => waitForHttp(`${m.client}/health`, { timeoutMs: 60000, process: processes[i] })));
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { endpoints: ms.map((m) => m.endpoint), processes, stop };
+}
+
+/** `svcctl snapshot restore` into n new members, then svc on them. */
+export async function restoreIntoSvc(snapshot: string, dir: string, n: number, version = '3.4.34'): Promise<RestoredCluster> {
+  const ms = await specs(n, 'svc');
+  const initial = ms.map((m) => `${m.name}=${m.peer}`).join(',');
+  const token = `restored-svc-${process.pid}`;
+  for (const m of ms) {
+    const r = await svcctl(['snapshot', 'restore', snapshot, '--name', m.name, '--data-dir', join(dir, m.name), '--initial-cluster', initial, '--initial-advertise-peer-urls', m.peer, '--initial-cluster-token', token]);
+    expect(r.code, r.err).to.equal(0);
+  }
+  const processes = ms.map((m) =>
+    spawnLogged(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, ['--name', m.name, '--data-dir', join(dir, m.name), '--listen-client-urls', m.client, '--advertise-client-urls', m.client, '--listen-peer-urls', m.peer, '--initial-advertise-peer-urls', m.peer, '--initial-cluster', initial, '--initial-cluster-token', token]), { logFile: join(dir, `${m.name}.log`), name: m.name, env: { SVC_VERSION: version } }),
+  );
+  const stop = async () => void (await Promise.all(processes.map((p) => p.stop('SIGKILL', 5000))));
+  try {
+    await Promise.all(ms.map((m, i) => waitForHttp(`${m.client}/health`, { timeoutMs: 60000, process: processes[i] })));
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { endpoints: ms.map((m) => m.endpoint), processes, stop };
+}
+
+/** A value larger than a bbolt page (overflow pages), printable for etcdctl's command line. */
+export function bigValue(n: number, seed: number): string {
+  let s = '';
+  let x = seed;
+  while (s.length < n) {
+    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    s += x.toString(36);
+  }
+  return s.slice(0, n);
+}

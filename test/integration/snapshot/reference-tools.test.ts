@@ -1,0 +1,73 @@
+// svc's snapshots in the reference's format: the reference's own etcdctl 3.4.23 reads them (`snapshot status`)
+// and restores them (`snapshot restore`) into a real reference cluster that serves every key with the same
+// value and revisions, the leases and the auth users and roles.
+import { expect } from 'chai';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { bigValue, ctl, keySpace, leaseIds, restoreIntoReference, svcctl, type RestoredCluster } from './helpers.js';
+
+describe('svc snapshots with the reference\'s tools', function () {
+  this.timeout(300000);
+  let cluster: SvcCluster | undefined;
+  let restored: RestoredCluster | undefined;
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-snap-ref-'));
+  });
+  after(async () => {
+    await restored?.stop();
+    await cluster?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('etcdctl snapshot status and restore work on svc\'s snapshot; the restored reference cluster serves all of it', async () => {
+    cluster = await startSvcCluster({ size: 3, version: '3.4.34' });
+    const ep = [cluster.members[0].endpoint];
+    for (let i = 0; i < 150; i++) await ctl(['put', `k/${String(i).padStart(3, '0')}`, `value-${i}`], ep);
+    await ctl(['put', 'big/a', bigValue(20000, 1)], ep);
+    await ctl(['put', 'big/b', bigValue(100000, 2)], ep);
+    await ctl(['put', 'k/001', 'rewritten'], ep);
+    await ctl(['del', 'k/01', '--prefix'], ep);
+    await ctl(['compact', String((await keySpace(ep[0])).revision - 3)], ep);
+    const lease = (await ctl(['lease', 'grant', '3600'], ep)).split(' ')[1];
+    await ctl(['put', 'leased/1', 'x', `--lease=${lease}`], ep);
+    await ctl(['put', 'leased/2', 'y', `--lease=${lease}`], ep);
+    await ctl(['user', 'add', 'alice', '--new-user-password=pw'], ep);
+    await ctl(['role', 'add', 'reader'], ep);
+    await ctl(['role', 'grant-permission', 'reader', 'read', 'k/', '--prefix'], ep);
+    await ctl(['user', 'grant-role', 'alice', 'reader'], ep);
+    const before = await keySpace(ep[0]);
+
+    const file = join(dir, 'svc.db');
+    const saved = await svcctl([`--endpoints=${ep[0]}`, 'snapshot', 'save', file]);
+    expect(saved.code, saved.err).to.equal(0);
+    expect(statSync(file).size % 512).to.equal(32);
+    // the reference's etcdctl saves the same stream
+    const viaRef = join(dir, 'via-etcdctl.db');
+    await ctl(['snapshot', 'save', viaRef], ep);
+
+    const st = JSON.parse(await ctl(['snapshot', 'status', file, '-w', 'json'])) as Record<string, number>;
+    expect(st.revision).to.equal(before.revision);
+    const ours = await svcctl(['snapshot', 'status', file, '-w', 'json']);
+    expect(ours.code, ours.err).to.equal(0);
+    expect(JSON.parse(ours.out)).to.deep.equal(st);
+    const st2 = JSON.parse(await ctl(['snapshot', 'status', viaRef, '-w', 'json'])) as Record<string, number>;
+    expect(st2.revision).to.equal(before.revision);
+
+    restored = await restoreIntoReference(file, dir, 3);
+    const after = await keySpace(restored.endpoints[0]);
+    expect(after.revision).to.equal(before.revision);
+    expect([...after.keys].sort()).to.deep.equal([...before.keys].sort());
+    expect(await leaseIds(restored.endpoints[0])).to.deep.equal([lease]);
+    const ttl = await ctl(['lease', 'timetolive', lease, '--keys'], restored.endpoints);
+    expect(ttl).to.match(/attached keys\(\[leased\/1 leased\/2\]\)/);
+    expect(await ctl(['user', 'list'], restored.endpoints)).to.equal('alice\n');
+    expect(await ctl(['user', 'get', 'alice'], restored.endpoints)).to.equal('User: alice\nRoles: reader\n');
+    expect(await ctl(['role', 'get', 'reader'], restored.endpoints)).to.equal('Role reader\nKV Read:\n\t[k/, k0) (prefix k/)\nKV Write:\n');
+    // the restored cluster goes on from the saved revision
+    await ctl(['put', 'after', 'restore'], restored.endpoints);
+    expect((await keySpace(restored.endpoints[1])).revision).to.equal(before.revision + 1);
+  });
+});
