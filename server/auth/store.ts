@@ -2,7 +2,7 @@
 // from the log (so every member holds the same users and roles) and persisted in the v3 db's auth buckets; the
 // password hashing and checking happen before proposing, on the member that took the request.
 import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
-import { bcryptCheck, bcryptHash, isBcrypt } from './bcrypt.js';
+import bcrypt from 'bcryptjs';
 import type { Backend } from '../storage/backend.js';
 import { Errors } from '../core/errors.js';
 
@@ -53,13 +53,18 @@ export type AuthOp =
   | { op: 'roleGrantPermission'; name: string; perm: Permission }
   | { op: 'roleRevokePermission'; role: string; key: Buffer; rangeEnd: Buffer };
 
-/** The stored form of a password: bcrypt, as the reference stores it, so users move with snapshots both ways. */
-export function hashPassword(password: string): string {
-  return bcryptHash(password);
+/**
+ * The stored form of a password: bcrypt with the "$2a$" prefix the reference writes, so users move with
+ * snapshots both ways. Async: bcrypt takes ~100 ms at cost 10 and must not hold the event loop that long.
+ */
+export async function hashPassword(password: string, cost = 10): Promise<string> {
+  const salt = (await bcrypt.genSalt(cost)).replace(/^\$2b\$/, '$2a$');
+  return bcrypt.hash(password, salt);
 }
 
-function checkHash(stored: string, password: string): boolean {
-  if (isBcrypt(stored)) return bcryptCheck(stored, password);
+/** Does `password` match a stored hash (bcrypt, or the scrypt form svc wrote before)? */
+export async function passwordMatches(stored: string, password: string): Promise<boolean> {
+  if (/^\$2[aby]\$\d\d\$/.test(stored)) return bcrypt.compare(password, stored);
   // "scrypt$<salt>$<hash>": what svc stored before it used bcrypt
   const [kind, salt, hash] = stored.split('$');
   if (kind !== 'scrypt' || !salt || !hash) return false;
@@ -128,10 +133,10 @@ export class AuthStore {
   }
 
   /** Check a password before proposing Authenticate (throws the reference's error when wrong). */
-  checkPassword(name: string, password: string): void {
+  async checkPassword(name: string, password: string): Promise<void> {
     if (!this.enabled) throw Errors.authNotEnabled();
     const u = this.users.get(name);
-    if (!u || u.password === '' || !checkHash(u.password, password)) throw Errors.authFailed();
+    if (!u || u.password === '' || !(await passwordMatches(u.password, password))) throw Errors.authFailed();
   }
 
   /** The user a token stands for; refreshes the token's lifetime. */

@@ -148,6 +148,7 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     quotaBackendBytes: cfg.quotaBackendBytes < 0 ? 0 : cfg.quotaBackendBytes || DEFAULT_QUOTA_BYTES,
     maxRequestBytes: cfg.maxRequestBytes,
     maxTxnOps: cfg.maxTxnOps,
+    bcryptCost: cfg.bcryptCost,
     preVote: cfg.preVote,
     enableV2: cfg.enableV2,
     strictReconfigCheck: cfg.strictReconfigCheck,

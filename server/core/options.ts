@@ -35,6 +35,8 @@ export interface MemberOptions {
   quotaBackendBytes: number;
   maxRequestBytes: number;
   maxTxnOps: number;
+  /** bcrypt cost of stored passwords (--bcrypt-cost). */
+  bcryptCost: number;
   preVote: boolean;
   enableV2: boolean;
   strictReconfigCheck: boolean;
@@ -60,6 +62,7 @@ export function defaultMemberOptions(release: Release, logger: Logger): Omit<Mem
     quotaBackendBytes: DEFAULT_QUOTA_BYTES,
     maxRequestBytes: 1.5 * 1024 * 1024,
     maxTxnOps: 128,
+    bcryptCost: 10,
     preVote: release.preVoteDefault,
     enableV2: release.enableV2Default,
     strictReconfigCheck: true,

@@ -87,7 +87,7 @@ export function authHandlers(server: SvcServer, header: () => Pb, gate: AuthGate
       return { header: header(), enabled: store().enabled, authRevision: store().revision };
     },
     Authenticate: async (req) => {
-      store().checkPassword(String(req.name ?? ''), String(req.password ?? ''));
+      await store().checkPassword(String(req.name ?? ''), String(req.password ?? ''));
       const token = AuthStore.newToken(server.appliedIndex + 1);
       await apply({ op: 'authenticate', name: String(req.name), token });
       return { header: header(), token };
@@ -96,7 +96,7 @@ export function authHandlers(server: SvcServer, header: () => Pb, gate: AuthGate
       admin(meta);
       const noPassword = !!req.options?.no_password;
       if (!noPassword && String(req.password ?? '') === '' && !req.hashedPassword) throw Errors.authFailed();
-      return apply({ op: 'userAdd', name: String(req.name ?? ''), password: noPassword ? '' : hashPassword(String(req.password ?? '')), noPassword });
+      return apply({ op: 'userAdd', name: String(req.name ?? ''), password: noPassword ? '' : await hashPassword(String(req.password ?? ''), server.opts.bcryptCost), noPassword });
     },
     UserGet: async (req, meta) => {
       admin(meta);
@@ -114,7 +114,7 @@ export function authHandlers(server: SvcServer, header: () => Pb, gate: AuthGate
     },
     UserChangePassword: async (req, meta) => {
       admin(meta);
-      return apply({ op: 'userChangePassword', name: String(req.name ?? ''), password: hashPassword(String(req.password ?? '')) });
+      return apply({ op: 'userChangePassword', name: String(req.name ?? ''), password: await hashPassword(String(req.password ?? ''), server.opts.bcryptCost) });
     },
     UserGrantRole: async (req, meta) => {
       admin(meta);

@@ -137,7 +137,7 @@ describe('etcdctl 3.4.23 against svc and against the reference, side by side', f
       expect(normalise(add.stdout).split('\n')[0], t.name).to.equal('Member ID added to cluster ID');
       const id = add.stdout.split(' ')[1];
       const rm = await etcdctl(['member', 'remove', id], { endpoints: t.endpoints });
-      expect(normalise(rm.stdout), t.name).to.equal('Member ID removed from cluster ID\n');
+      expect(normalise(rm.stdout), `${t.name}: ${rm.stderr}`).to.equal('Member ID removed from cluster ID\n');
 
       // 64-bit ids lose precision as JSON numbers: read them from the text.
       const raw = (await etcdctl(['endpoint', 'status', '-w', 'json'], { endpoints: t.endpoints })).stdout;
