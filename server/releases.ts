@@ -38,6 +38,9 @@ export interface Release {
   /** RPCs that exist only from this release's cluster version on. */
   downgradeRpc: boolean;
   authStatusRpc: boolean;
+  /** The zap logger prints "ready to serve client requests" when a client listener starts serving (3.5;
+   *  3.4 prints it only with capnslog). */
+  zapReadyLine: boolean;
 }
 
 const r33: Release = {
@@ -60,6 +63,7 @@ const r33: Release = {
   refusesAuthUpgradeFromBelow: false,
   downgradeRpc: false,
   authStatusRpc: false,
+  zapReadyLine: false,
 };
 
 const r34: Release = {
@@ -103,6 +107,7 @@ const r35: Release = {
   },
   downgradeRpc: true,
   authStatusRpc: true,
+  zapReadyLine: true,
 };
 
 const byMinor = new Map<string, Release>([['3.3', r33], ['3.4', r34], ['3.5', r35]]);

@@ -183,11 +183,6 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
   listener.on('error', (err) => logger.error('client listener error', { url: urlText, error: err.message }));
   const boundUrl = new URL(url.toString());
   boundUrl.port = String(address.port);
-  logger.info(secure ? 'serving client traffic securely' : 'serving client traffic insecurely', {
-    address: `${address.address}:${address.port}`,
-    url: boundUrl.toString().replace(/\/$/, ''),
-  });
-
   let closed: Promise<void> | undefined;
   const close = (graceMs = 5000): Promise<void> => {
     closed ??= (async () => {

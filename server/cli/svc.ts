@@ -156,6 +156,8 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth } : undefined,
     release,
     logger: logger.withPackage('etcdserver'),
+    embedLogger: logger.withPackage('embed'),
+    logFormat: cfg.logger,
     setLogLevel: (level: string) => logger.setLevel(parseLevel(level)),
   };
 }

@@ -877,6 +877,14 @@ export class SvcServer {
     return this.published;
   }
 
+  /** Resolves once this member is published to the cluster (the reference's ReadyNotify); rejects if it stops first. */
+  async readyNotify(): Promise<void> {
+    while (!this.published) {
+      if (this.stopped || this.stopping) throw Errors.stopped();
+      await sleep(20);
+    }
+  }
+
   /** Compare versions with the other members; the leader proposes a new cluster version when the lowest moved. */
   private monitoring = false;
   private async monitorVersions(): Promise<void> {

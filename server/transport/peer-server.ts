@@ -155,7 +155,7 @@ export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServ
       server.on('tlsClientError', (err, sock) =>
         opts.logger.warn('rejected connection', { 'remote-addr': `${sock.remoteAddress}:${sock.remotePort}`, error: err.message }),
       );
-      opts.logger.info('serving peer traffic', { address: `${url.protocol}//${host.includes(':') ? `[${host}]` : host}:${bound.port}` });
+      opts.logger.info('serving peer traffic', { address: `${host.includes(':') ? `[${host}]` : host}:${bound.port}` });
     }
   } catch (err) {
     // The failed server never listened; close the ones that did.
