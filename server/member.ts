@@ -15,6 +15,10 @@ import type { Logger } from './log/logger.js';
 export interface MemberStartOptions extends MemberOptions {
   /** --listen-client-urls */
   listenClientURLs: string[];
+  /** --listen-client-http-urls: HTTP-only listeners; when given, listenClientURLs serve gRPC only. */
+  listenClientHttpURLs?: string[];
+  /** --max-concurrent-streams: gRPC streams per client connection. */
+  maxConcurrentStreams?: number;
   /** --listen-metrics-urls: /metrics and /health only. */
   listenMetricsURLs?: string[];
   clientTls?: ClientListenerTls;
@@ -50,12 +54,16 @@ export async function startMember(o: MemberStartOptions): Promise<RunningMember>
       throw new Error('the log level cannot be changed for this member');
     }),
   });
-  const grpcServer = createGrpcServer(api, (o.streams ?? streamHandlers)(server, api), o.logger, { maxRequestBytes: o.maxRequestBytes });
+  const grpcServer = createGrpcServer(api, (o.streams ?? streamHandlers)(server, api), o.logger, { maxRequestBytes: o.maxRequestBytes, maxConcurrentStreams: o.maxConcurrentStreams });
   const listeners: ClientListener[] = [];
   const metricsListeners: MetricsListener[] = [];
   try {
+    const split = (o.listenClientHttpURLs ?? []).length > 0;
     for (const u of o.listenClientURLs) {
-      listeners.push(await startClientListener({ url: new URL(u), grpcServer, http: app, tls: o.clientTls, logger: o.logger }));
+      listeners.push(await startClientListener({ url: new URL(u), grpcServer, http: app, tls: o.clientTls, logger: o.logger, serve: split ? 'grpc' : 'both' }));
+    }
+    for (const u of o.listenClientHttpURLs ?? []) {
+      listeners.push(await startClientListener({ url: new URL(u), grpcServer, http: app, tls: o.clientTls, logger: o.logger, serve: 'http' }));
     }
     for (const u of o.listenMetricsURLs ?? []) metricsListeners.push(await startMetricsListener(new URL(u), app, o.clientTls, o.logger));
   } catch (e) {

@@ -43,6 +43,9 @@ export interface Release {
   zapReadyLine: boolean;
 }
 
+/** Server flags that first appear in 3.5. */
+const NEW_IN_35 = ['unsafe-no-fsync', 'listen-client-http-urls', 'self-signed-cert-validity'];
+
 const r33: Release = {
   version: '3.3.27',
   minor: '3.3',
@@ -56,7 +59,7 @@ const r33: Release = {
   clientApiDefault: 2,
   preVoteDefault: false,
   deprecatedFlags: {},
-  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote'],
+  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote', 'max-concurrent-streams', ...NEW_IN_35],
   shadowedEnvVar: 'warn',
   embed: { logOutputField: 'logOutput', snapshotCountField: 'snapCount', setupLogging: true },
   healthReason: false,
@@ -83,7 +86,7 @@ const r34: Release = {
     debug: '--debug is deprecated; use --log-level=debug with --logger=zap',
     'log-output': '--log-output is renamed --log-outputs',
   },
-  unknownFlags: [],
+  unknownFlags: [...NEW_IN_35],
   shadowedEnvVar: 'error',
   embed: { logOutputField: 'logOutputs', snapshotCountField: 'snapshotCount', setupLogging: false },
 };
@@ -108,6 +111,7 @@ const r35: Release = {
   downgradeRpc: true,
   authStatusRpc: true,
   zapReadyLine: true,
+  unknownFlags: [],
 };
 
 const byMinor = new Map<string, Release>([['3.3', r33], ['3.4', r34], ['3.5', r35]]);

@@ -24,13 +24,15 @@ export function toGrpcError(e: unknown): Partial<grpc.StatusObject> {
 }
 
 /** Build the gRPC server: every unary method the API implements, plus the given streaming handlers. */
-export function createGrpcServer(api: V3Api, streams: Record<string, StreamHandlers>, logger: Logger, opts: { maxRequestBytes: number }): grpc.Server {
+export function createGrpcServer(api: V3Api, streams: Record<string, StreamHandlers>, logger: Logger, opts: { maxRequestBytes: number; maxConcurrentStreams?: number }): grpc.Server {
   const server = new grpc.Server({
     // The reference accepts requests up to --max-request-bytes plus its gRPC overhead allowance.
     'grpc.max_receive_message_length': opts.maxRequestBytes + 512 * 1024,
     'grpc.max_send_message_length': 2 ** 31 - 1,
     // Channelz bookkeeping (per-call counters and socket registry) costs CPU on every call and nothing reads it.
     'grpc.enable_channelz': 0,
+    // --max-concurrent-streams: HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS of every client connection.
+    ...(opts.maxConcurrentStreams !== undefined ? { 'grpc.max_concurrent_streams': opts.maxConcurrentStreams } : {}),
   });
   const defs = serviceDefinitions();
   for (const [key, def] of Object.entries(defs) as Array<[ServiceKey, grpc.ServiceDefinition]>) {

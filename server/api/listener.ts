@@ -34,6 +34,8 @@ export interface ClientListenerTls {
   requestCert?: boolean;
   /** Refuse clients whose certificate does not verify against ca. Default: same as requestCert. */
   rejectUnauthorized?: boolean;
+  /** --client-crl-file: client certificates it revokes are refused at the handshake. */
+  crl?: Buffer;
 }
 
 export interface ClientListenerOptions {
@@ -46,6 +48,12 @@ export interface ClientListenerOptions {
   /** Required for https URLs, refused for http ones. */
   tls?: ClientListenerTls;
   logger?: Logger;
+  /**
+   * What this listener serves: both protocols (default), gRPC only (--listen-client-urls when
+   * --listen-client-http-urls is set) or HTTP/1.1 only (--listen-client-http-urls). Connections of the
+   * other protocol are closed.
+   */
+  serve?: 'both' | 'grpc' | 'http';
   /** Close a connection that has not sent enough bytes to be classified after this long. Default 30 s. */
   sniffTimeoutMs?: number;
 }
@@ -124,8 +132,13 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
       httpSockets.delete(s);
     });
   };
-  const toGrpc = (s: net.Socket) => injector.injectConnection(s);
+  const serve = opts.serve ?? 'both';
+  const toGrpc = (s: net.Socket) => {
+    if (serve === 'http') return void s.destroy();
+    injector.injectConnection(s);
+  };
   const toHttp = (s: net.Socket) => {
+    if (serve === 'grpc') return void s.destroy();
     httpSockets.add(s);
     s.once('close', () => httpSockets.delete(s)); // a TLSSocket is not the raw socket `track` saw
     httpServer.emit('connection', s);
@@ -142,7 +155,8 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
         ca: t.ca,
         requestCert: t.requestCert ?? false,
         rejectUnauthorized: t.rejectUnauthorized ?? t.requestCert ?? false,
-        ALPNCallback: ({ protocols }) => pickAlpn(protocols),
+        ...(t.crl ? { crl: t.crl } : {}),
+        ALPNCallback: ({ protocols }) => pickAlpn(serve === 'grpc' ? protocols.filter((p) => p === 'h2') : serve === 'http' ? protocols.filter((p) => p !== 'h2') : protocols),
       },
       (socket) => {
         if (closing) return void socket.destroy();

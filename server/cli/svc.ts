@@ -105,7 +105,7 @@ function currentReleaseSafe(): string {
   }
 }
 
-function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: Buffer; clientCertAuth: boolean } | undefined {
+function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: Buffer; crl?: Buffer; clientCertAuth: boolean } | undefined {
   if (!t.certFile && !t.keyFile) return undefined;
   if (!t.certFile || !t.keyFile) throw new ConfigError(`${what}: both a certificate and a key file are needed`, '');
   const read = (f: string, which: string) => {
@@ -119,6 +119,7 @@ function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: 
     cert: read(t.certFile, 'certificate'),
     key: read(t.keyFile, 'key'),
     ca: t.trustedCaFile ? read(t.trustedCaFile, 'trusted CA') : undefined,
+    crl: t.crlFile ? read(t.crlFile, 'certificate revocation list') : undefined,
     clientCertAuth: t.clientCertAuth,
   };
 }
@@ -139,6 +140,9 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     listenPeerURLs: cfg.listenPeerUrls.map(urlText),
     listenClientURLs: cfg.listenClientUrls.map(urlText),
     listenMetricsURLs: cfg.listenMetricsUrls.map(urlText),
+    listenClientHttpURLs: cfg.listenClientHttpUrls.map(urlText),
+    maxConcurrentStreams: cfg.maxConcurrentStreams,
+    unsafeNoFsync: cfg.unsafeNoFsync,
     tickMs: cfg.tickMs,
     electionMs: cfg.electionMs,
     snapshotCount: cfg.snapshotCount,
@@ -153,7 +157,7 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     strictReconfigCheck: cfg.strictReconfigCheck,
     versionMonitorMs: 4000,
     peerTls: peerTls ? { ...peerTls } : undefined,
-    clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth } : undefined,
+    clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, crl: clientTls.crl, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth } : undefined,
     release,
     logger: logger.withPackage('etcdserver'),
     embedLogger: logger.withPackage('embed'),

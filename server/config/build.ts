@@ -86,6 +86,12 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   const listenPeerUrls = urls('listen-peer-urls', true, true);
   const listenClientUrls = urls('listen-client-urls', true, true);
   const listenMetricsUrls = urls('listen-metrics-urls', true, false);
+  const listenClientHttpUrls = known.has('listen-client-http-urls') ? urls('listen-client-http-urls', true, false) : [];
+  for (const u of listenClientHttpUrls) {
+    if (listenClientUrls.some((c) => c.host === u.host)) {
+      throw new ConfigError(`cannot bind both --listen-client-urls and --listen-client-http-urls on the same URL ${urlText(u, u.href)}`, 'listen-client-http-urls');
+    }
+  }
   const initialAdvertisePeerUrls = urls('initial-advertise-peer-urls', false, true);
   const advertiseClientUrls = urls('advertise-client-urls', false, true);
   if (opts.mode === 'flags' && isSet('listen-client-urls') && !isSet('advertise-client-urls')) {
@@ -116,6 +122,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   const clientTls = tlsOf('', known, str, bool, warnings);
   const peerTls = tlsOf('peer-', known, str, bool, warnings);
   requireTlsForHttps('--listen-client-urls', listenClientUrls, clientTls);
+  requireTlsForHttps('--listen-client-http-urls', listenClientHttpUrls, clientTls);
   requireTlsForHttps('--listen-peer-urls', listenPeerUrls, peerTls);
 
   // Logging.
@@ -155,6 +162,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     listenPeerUrls,
     listenClientUrls,
     listenMetricsUrls,
+    listenClientHttpUrls,
     initialAdvertisePeerUrls,
     advertiseClientUrls,
     initialCluster,
@@ -164,6 +172,9 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     enableV2: bool('enable-v2'),
     preVote: bool('pre-vote'),
     forceNewCluster: bool('force-new-cluster'),
+    unsafeNoFsync: known.has('unsafe-no-fsync') && bool('unsafe-no-fsync'),
+    maxConcurrentStreams: maxStreams(uint('max-concurrent-streams'), raw('max-concurrent-streams')),
+    selfSignedCertValidity: selfSignedValidity(uint('self-signed-cert-validity'), raw('self-signed-cert-validity')),
     quotaBackendBytes,
     maxRequestBytes: uint('max-request-bytes'),
     maxTxnOps: uint('max-txn-ops'),
@@ -190,6 +201,16 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     experimentalCorruptCheckTimeMs: dur('experimental-corrupt-check-time'),
     configFile: opts.configFile,
   };
+}
+
+function maxStreams(n: number, r: { raw: unknown; o: Origin }): number {
+  if (n < 1 || n > 4294967295) throw invalid(r.o, r.raw, 'must be between 1 and 4294967295');
+  return n;
+}
+
+function selfSignedValidity(years: number, r: { raw: unknown; o: Origin }): number {
+  if (years < 1) throw invalid(r.o, r.raw, 'the validity of self-signed certificates is at least 1 year');
+  return years;
 }
 
 function zapLevel(name: string): LogLevel {

@@ -9,6 +9,8 @@ export interface TlsFiles {
   ca?: Buffer;
   /** Require and verify client certificates. */
   clientCertAuth: boolean;
+  /** A certificate revocation list (PEM): revoked certificates are refused. */
+  crl?: Buffer;
 }
 
 export interface MemberOptions {
@@ -41,6 +43,8 @@ export interface MemberOptions {
   /** How often members compare versions (the reference: about 4 s). */
   versionMonitorMs: number;
   peerTls?: TlsFiles;
+  /** --unsafe-no-fsync (3.5): skip fsync of the WAL and the db. */
+  unsafeNoFsync?: boolean;
   release: Release;
   logger: Logger;
 }

@@ -168,8 +168,8 @@ export class SvcServer {
         this.membership = new Membership(clusterId);
       }
       this.v2 = new V2Store();
-      this.backend = openBackend(logger, dbPath);
-      this.wal = await createWal(logger, this.walDir, encodeTagged({ memberId: this.memberId, clusterId: this.clusterId }));
+      this.backend = openBackend(logger, dbPath, { unsafeNoFsync: opts.unsafeNoFsync });
+      this.wal = await createWal(logger, this.walDir, encodeTagged({ memberId: this.memberId, clusterId: this.clusterId }), { unsafeNoFsync: opts.unsafeNoFsync });
       if (bootstrapPeers) {
         RawNode.bootstrap(this.storage, bootstrapPeers);
         const entries = this.storage.entries(this.storage.firstIndex(), this.storage.lastIndex() + 1);
@@ -183,9 +183,9 @@ export class SvcServer {
       if (snap && !existsSync(dbPath)) {
         throw new FatalStartError(`failed to find database snapshot file: ${dbPath} is missing while consensus snapshot ${snap.metadata.term.toString(16).padStart(16, '0')}-${snap.metadata.index.toString(16).padStart(16, '0')}.snap exists; refusing to start with an empty v3 store (restore the db file or the data dir)`);
       }
-      this.backend = openBackend(logger, dbPath);
+      this.backend = openBackend(logger, dbPath, { unsafeNoFsync: opts.unsafeNoFsync });
       this.refuseAuthUpgrade();
-      this.wal = await openWal(logger, this.walDir, snap ? { index: snap.metadata.index, term: snap.metadata.term } : { index: 0, term: 0 });
+      this.wal = await openWal(logger, this.walDir, snap ? { index: snap.metadata.index, term: snap.metadata.term } : { index: 0, term: 0 }, { unsafeNoFsync: opts.unsafeNoFsync });
       const { metadata, hardState, entries } = await this.wal.readAll();
       const meta = decodeTagged<WalMetadata>(metadata);
       this.memberId = meta.memberId;
@@ -268,7 +268,7 @@ export class SvcServer {
       urls: opts.listenPeerURLs,
       transport: this.transport,
       logger,
-      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, clientCertAuth: opts.peerTls.clientCertAuth } : undefined,
+      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, clientCertAuth: opts.peerTls.clientCertAuth, crl: opts.peerTls.crl } : undefined,
       routes: {
         version: () => ({ etcdserver: opts.release.version, etcdcluster: this.clusterVersionFull() }),
         members: () => this.membersJSON(),

@@ -18,6 +18,8 @@ export interface PeerServerTlsOptions {
   ca?: Buffer;
   /** Require and verify a client certificate (--peer-client-cert-auth). */
   clientCertAuth?: boolean;
+  /** --peer-crl-file: certificates it revokes are refused at the handshake. */
+  crl?: Buffer;
 }
 
 export interface PeerServerOptions {
@@ -127,6 +129,7 @@ export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServ
                 ca: opts.tls.ca,
                 requestCert: opts.tls.clientCertAuth ?? false,
                 rejectUnauthorized: opts.tls.clientCertAuth ?? false,
+                ...(opts.tls.crl ? { crl: opts.tls.crl } : {}),
               },
               handler,
             )
