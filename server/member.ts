@@ -59,11 +59,13 @@ export async function startMember(o: MemberStartOptions): Promise<RunningMember>
   const metricsListeners: MetricsListener[] = [];
   try {
     const split = (o.listenClientHttpURLs ?? []).length > 0;
+    // As the reference, certificates apply to https URLs; an http URL next to them is served in plain text.
+    const tlsFor = (u: string) => (u.startsWith('https:') ? o.clientTls : undefined);
     for (const u of o.listenClientURLs) {
-      listeners.push(await startClientListener({ url: new URL(u), grpcServer, http: app, tls: o.clientTls, logger: o.logger, serve: split ? 'grpc' : 'both' }));
+      listeners.push(await startClientListener({ url: new URL(u), grpcServer, http: app, tls: tlsFor(u), logger: o.logger, serve: split ? 'grpc' : 'both' }));
     }
     for (const u of o.listenClientHttpURLs ?? []) {
-      listeners.push(await startClientListener({ url: new URL(u), grpcServer, http: app, tls: o.clientTls, logger: o.logger, serve: 'http' }));
+      listeners.push(await startClientListener({ url: new URL(u), grpcServer, http: app, tls: tlsFor(u), logger: o.logger, serve: 'http' }));
     }
     for (const u of o.listenMetricsURLs ?? []) metricsListeners.push(await startMetricsListener(new URL(u), app, o.clientTls, o.logger));
   } catch (e) {

@@ -11,6 +11,8 @@ import { startMember, type MemberStartOptions } from '../member.js';
 import { DEFAULT_QUOTA_BYTES } from '../core/options.js';
 import { FatalStartError } from '../core/server.js';
 import { ListenError } from '../api/listener.js';
+import { selfCert, SelfCertError } from '../config/self-cert.js';
+import { join } from 'node:path';
 
 export async function main(argv: string[]): Promise<number> {
   let release: Release;
@@ -54,7 +56,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     logger.error((e as Error).message);
     await logger.close();
-    return 2;
+    return e instanceof SelfCertError ? 1 : 2;
   }
   let member;
   try {
@@ -126,8 +128,15 @@ function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: 
 
 /** The server's flags as the member's start options. */
 export function memberOptions(cfg: ServerConfig, release: Release, logger: ControllableLogger & { withPackage(pkg: string): import("../log/logger.js").Logger }): MemberStartOptions {
-  const clientTls = readTls(cfg.clientTls, 'client TLS');
-  const peerTls = readTls(cfg.peerTls, 'peer TLS');
+  const embedLog = logger.withPackage('embed');
+  // --auto-tls / --peer-auto-tls: only when no certificate is given (the reference ignores them then).
+  const auto = (t: TlsConfig, kind: 'client' | 'peer', urls: URL[]): TlsConfig => {
+    if (!t.autoTls || t.certFile !== '') return t;
+    const c = selfCert(embedLog, join(cfg.dataDir, 'fixtures', kind), urls.map((u) => u.hostname), cfg.selfSignedCertValidity, kind);
+    return { ...t, certFile: c.certFile, keyFile: c.keyFile };
+  };
+  const clientTls = readTls(auto(cfg.clientTls, 'client', [...cfg.listenClientUrls, ...cfg.listenClientHttpUrls]), 'client TLS');
+  const peerTls = readTls(auto(cfg.peerTls, 'peer', cfg.listenPeerUrls), 'peer TLS');
   return {
     name: cfg.name,
     dataDir: cfg.dataDir,
@@ -160,7 +169,7 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, crl: clientTls.crl, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth } : undefined,
     release,
     logger: logger.withPackage('etcdserver'),
-    embedLogger: logger.withPackage('embed'),
+    embedLogger: embedLog,
     logFormat: cfg.logger,
     setLogLevel: (level: string) => logger.setLevel(parseLevel(level)),
   };
