@@ -60,7 +60,7 @@ export async function startMember(o: MemberStartOptions): Promise<RunningMember>
   try {
     const split = (o.listenClientHttpURLs ?? []).length > 0;
     // As the reference, certificates apply to https URLs; an http URL next to them is served in plain text.
-    const tlsFor = (u: string) => (u.startsWith('https:') ? o.clientTls : undefined);
+    const tlsFor = (u: string) => (u.startsWith('https:') || u.startsWith('unixs:') ? o.clientTls : undefined);
     for (const u of o.listenClientURLs) {
       listeners.push(await startClientListener({ url: new URL(u), grpcServer, http: app, tls: tlsFor(u), logger: o.logger, serve: split ? 'grpc' : 'both' }));
     }
@@ -91,8 +91,8 @@ export async function startMember(o: MemberStartOptions): Promise<RunningMember>
   server.readyNotify().then(
     () => {
       for (const l of listeners) {
-        const address = `${l.address.address.includes(':') ? `[${l.address.address}]` : l.address.address}:${l.address.port}`;
-        const secure = l.url.protocol === 'https:';
+        const address = l.address.family === 'unix' ? l.address.address : `${l.address.address.includes(':') ? `[${l.address.address}]` : l.address.address}:${l.address.port}`;
+        const secure = l.url.protocol === 'https:' || l.url.protocol === 'unixs:';
         if (capnslog) {
           elog.info('ready to serve client requests');
           elog.info(secure ? `serving client requests on ${address}` : `serving insecure client requests on ${address}, this is strongly discouraged!`);

@@ -18,6 +18,8 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
+import { rmSync } from 'node:fs';
+import { isSecureUrl, isUnixUrl, unixSocketPath } from '../lib/unix-url.js';
 import * as grpc from '@grpc/grpc-js';
 import { nopLogger, type Logger } from '../log/logger.js';
 
@@ -97,11 +99,12 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
   const { url } = opts;
   const urlText = url.toString().replace(/\/$/, '');
   const logger = opts.logger ?? nopLogger;
-  const secure = url.protocol === 'https:';
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ListenError('BAD_URL', urlText, `scheme ${url.protocol} is not http or https`);
+  const secure = isSecureUrl(url);
+  const unix = isUnixUrl(url);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:' && !unix) {
+    throw new ListenError('BAD_URL', urlText, `scheme ${url.protocol} is not http, https, unix or unixs`);
   }
-  if (url.pathname !== '/' && url.pathname !== '') {
+  if (!unix && url.pathname !== '/' && url.pathname !== '') {
     throw new ListenError('BAD_URL', urlText, 'a listen URL has no path');
   }
   if (secure && !opts.tls) throw new ListenError('TLS_REQUIRED', urlText, 'https needs a certificate and key');
@@ -184,9 +187,11 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
     };
     listener.once('error', onError);
     try {
-      listener.listen({ host, port, exclusive: true }, () => {
+      if (unix) rmSync(unixSocketPath(url), { force: true }); // a stale socket file of an earlier run
+      listener.listen(unix ? { path: unixSocketPath(url), exclusive: true } : { host, port, exclusive: true }, () => {
         listener.off('error', onError);
-        resolve(listener.address() as AddressInfo);
+        const a = listener.address();
+        resolve(typeof a === 'string' || a === null ? { address: unixSocketPath(url), family: 'unix', port: 0 } : a);
       });
     } catch (err) {
       // e.g. a port out of range throws synchronously
@@ -196,7 +201,7 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
   });
   listener.on('error', (err) => logger.error('client listener error', { url: urlText, error: err.message }));
   const boundUrl = new URL(url.toString());
-  boundUrl.port = String(address.port);
+  if (!unix) boundUrl.port = String(address.port);
   let closed: Promise<void> | undefined;
   const close = (graceMs = 5000): Promise<void> => {
     closed ??= (async () => {

@@ -65,7 +65,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     if (required && us.length === 0) throw invalid(r.o, r.raw, 'at least one URL is required');
     if (bind) {
       for (const u of us) {
-        if (!isBindableHost(u.hostname)) throw invalid(r.o, r.raw, `a URL to listen on needs an IP address or localhost as host (got "${u.hostname}")`);
+        if (u.protocol !== 'unix:' && u.protocol !== 'unixs:' && !isBindableHost(u.hostname)) throw invalid(r.o, r.raw, `a URL to listen on needs an IP address or localhost as host (got "${u.hostname}")`);
       }
     }
     return us;
@@ -283,7 +283,7 @@ function tlsOf(
 }
 
 function requireTlsForHttps(flag: string, urls: URL[], tls: TlsConfig): void {
-  const https = urls.find((u) => u.protocol === 'https:');
+  const https = urls.find((u) => u.protocol === 'https:' || u.protocol === 'unixs:');
   if (https && tls.certFile === '' && !tls.autoTls) {
     const p = flag.includes('peer') ? 'peer-' : '';
     throw new ConfigError(`${flag} has ${https.protocol}//${https.host}, which needs TLS: give --${p}cert-file and --${p}key-file, or --${p}auto-tls`, flag.slice(2));
