@@ -36,6 +36,10 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`svc Version: ${release.version}\nNode Version: ${process.version}\nOS/Arch: ${process.platform}/${process.arch}\n`);
     return 0;
   }
+  if (parsed.unsupported && parsed.unsupported.length > 0) {
+    for (const m of parsed.unsupported) process.stderr.write(`svc: ${m}\n`);
+    return 2;
+  }
   const cfg = parsed.config;
   let logger: ControllableLogger & { withPackage(pkg: string): import('../log/logger.js').Logger };
   try {

@@ -88,5 +88,7 @@ export type ParseAction = 'run' | 'help' | 'version';
 export interface ParseResult {
   config: ServerConfig;
   warnings: string[];
+  /** Flags set to a value svc does not implement (defaultOnly flags): each a refusal message; exit 2. */
+  unsupported?: string[];
   action: ParseAction;
 }
