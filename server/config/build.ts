@@ -146,6 +146,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
         }
       }
       if (logger === 'zap') warnings.push('--log-package-levels only applies to --logger=capnslog; it is ignored with zap (use --log-level)');
+      else warnings.push('--log-package-levels is not applied by svc: every package logs at --log-level (or --debug)');
     }
   }
 
