@@ -6,6 +6,7 @@ import { strict as assert } from 'node:assert';
 import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
 import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../support/svc-cluster.js';
+import { startReferenceCluster, type ReferenceCluster } from '../../support/reference-cluster.js';
 
 type KvStub = { Put(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void): void };
 
@@ -58,5 +59,30 @@ describe('serving log lines as the reference prints them (integration)', functio
     await cluster.waitForLog(0, /"msg":"serving client traffic insecurely; this is strongly discouraged!"/);
     assert.doesNotMatch(cluster.currentLog(0), /ready to serve client requests/);
     await putOnce(cluster.members[0].endpoint);
+  });
+
+  it('side by side with the reference 3.4 (zap): the same serving and shutdown lines, in the same order', async () => {
+    // The messages tools watch for, in the order the reference prints them around a start and a SIGTERM.
+    const wanted = ['now serving peer/client/metrics', 'serving client traffic insecurely; this is strongly discouraged!', 'closing etcd server', 'closed etcd server'];
+    const order = (log: string) =>
+      log
+        .split('\n')
+        .map((l) => /"msg":"([^"]*)"/.exec(l)?.[1])
+        .filter((m): m is string => m !== undefined && wanted.includes(m));
+    let ref: ReferenceCluster | undefined;
+    let refLog: string;
+    try {
+      ref = await startReferenceCluster({ size: 1, extraArgs: ['--logger=zap'] });
+      await ref.members[0].process.stop('SIGTERM', 20000);
+      refLog = ref.members[0].process.log();
+    } finally {
+      await ref?.stop();
+    }
+    cluster = await startSvcCluster({ size: 1, version: '3.4.34', extraArgs: ['--logger=zap'] });
+    await cluster.waitForLog(0, /serving client traffic insecurely/);
+    const st = await cluster.stop(0);
+    assert.equal(st.code, 0);
+    assert.deepEqual(order(refLog), wanted, 'the reference printed something else');
+    assert.deepEqual(order(cluster.currentLog(0)), wanted);
   });
 });
