@@ -19,6 +19,11 @@ export interface MemberStartOptions extends MemberOptions {
   listenClientHttpURLs?: string[];
   /** --max-concurrent-streams: gRPC streams per client connection. */
   maxConcurrentStreams?: number;
+  /** --grpc-keepalive-interval / --grpc-keepalive-timeout (ms; 0 disables the pings). */
+  grpcKeepaliveIntervalMs?: number;
+  grpcKeepaliveTimeoutMs?: number;
+  /** --enable-grpc-gateway (default true). */
+  enableGrpcGateway?: boolean;
   /** --listen-metrics-urls: /metrics and /health only. */
   listenMetricsURLs?: string[];
   clientTls?: ClientListenerTls;
@@ -50,11 +55,17 @@ export async function startMember(o: MemberStartOptions): Promise<RunningMember>
     server,
     api,
     metrics,
+    enableGateway: o.enableGrpcGateway,
     setLogLevel: o.setLogLevel ?? (() => {
       throw new Error('the log level cannot be changed for this member');
     }),
   });
-  const grpcServer = createGrpcServer(api, (o.streams ?? streamHandlers)(server, api), o.logger, { maxRequestBytes: o.maxRequestBytes, maxConcurrentStreams: o.maxConcurrentStreams });
+  const grpcServer = createGrpcServer(api, (o.streams ?? streamHandlers)(server, api), o.logger, {
+    maxRequestBytes: o.maxRequestBytes,
+    maxConcurrentStreams: o.maxConcurrentStreams,
+    keepaliveIntervalMs: o.grpcKeepaliveIntervalMs,
+    keepaliveTimeoutMs: o.grpcKeepaliveTimeoutMs,
+  });
   const listeners: ClientListener[] = [];
   const metricsListeners: MetricsListener[] = [];
   try {

@@ -46,8 +46,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'max-request-bytes', kind: 'uint', group: 'member', def: '1572864', help: 'Maximum client request size in bytes the server will accept.' },
   { name: 'max-concurrent-streams', kind: 'uint', group: 'member', def: '4294967295', help: 'Maximum concurrent streams that each client can open at a time.' },
   { name: 'grpc-keepalive-min-time', kind: 'duration', group: 'member', def: '5s', help: 'Minimum interval a client should wait before pinging the server.' , defaultOnly: true },
-  { name: 'grpc-keepalive-interval', kind: 'duration', group: 'member', def: '2h', help: 'Frequency of server-to-client pings to check that a connection is alive (0 to disable).' , defaultOnly: true },
-  { name: 'grpc-keepalive-timeout', kind: 'duration', group: 'member', def: '20s', help: 'Additional wait before closing a non-responsive connection (0 to disable).' , defaultOnly: true },
+  { name: 'grpc-keepalive-interval', kind: 'duration', group: 'member', def: '2h', help: 'Frequency of server-to-client pings to check that a connection is alive (0 to disable).'  },
+  { name: 'grpc-keepalive-timeout', kind: 'duration', group: 'member', def: '20s', help: 'Additional wait before closing a non-responsive connection (0 to disable).'  },
 
   { name: 'initial-advertise-peer-urls', kind: 'urls', group: 'clustering', def: URL_PEER, help: "This member's peer URLs to advertise to the rest of the cluster." },
   { name: 'advertise-client-urls', kind: 'urls', group: 'clustering', def: URL_CLIENT, help: "This member's client URLs to advertise to the public." },
@@ -91,7 +91,7 @@ export const FLAGS: readonly FlagSpec[] = [
 
   { name: 'enable-pprof', kind: 'bool', group: 'profiling', def: 'false', help: 'Enable runtime profiling data over HTTP at <client URL>/debug/pprof/.' , defaultOnly: true },
   { name: 'metrics', kind: 'enum', group: 'profiling', def: 'basic', values: ['basic', 'extensive'], help: "Level of detail of exported metrics ('extensive' adds histograms)." , defaultOnly: true },
-  { name: 'enable-grpc-gateway', kind: 'bool', group: 'profiling', def: 'true', help: 'Serve the JSON gateway of the gRPC API under /v3/.' , defaultOnly: true },
+  { name: 'enable-grpc-gateway', kind: 'bool', group: 'profiling', def: 'true', help: 'Serve the JSON gateway of the gRPC API under /v3/.'  },
 
   { name: 'force-new-cluster', kind: 'bool', group: 'unsafe', def: 'false', help: 'Force the creation of a new one-member cluster.' , defaultOnly: true },
   { name: 'unsafe-no-fsync', kind: 'bool', group: 'unsafe', def: 'false', help: 'Disables fsync, unsafe, will cause data loss.' },

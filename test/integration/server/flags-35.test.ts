@@ -82,6 +82,31 @@ describe('3.5 flags the reference suite uses (integration)', function () {
     await assert.rejects(httpGet(`${m.clientURL}/health`));
   });
 
+  it('--enable-grpc-gateway=false: no JSON gateway, the rest of HTTP and gRPC as before', async () => {
+    cluster = await startSvcCluster({ size: 1, extraArgs: ['--enable-grpc-gateway=false'] });
+    const m = cluster.members[0];
+    assert.equal((await cluster.post(0, '/v3/kv/range', { key: 'YQ==' })).status, 404);
+    assert.equal((await httpGet(`${m.clientURL}/health`)).status, 200);
+    await put(m.endpoint);
+  });
+
+  it('--grpc-keepalive-interval / --grpc-keepalive-timeout: the member pings its gRPC clients', async () => {
+    cluster = await startSvcCluster({ size: 1, extraArgs: ['--grpc-keepalive-interval=300ms', '--grpc-keepalive-timeout=5s'] });
+    const session = http2.connect(cluster.members[0].clientURL);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error('no keepalive ping within 15 s')), 15000);
+        session.once('ping', () => {
+          clearTimeout(t);
+          resolve();
+        });
+        session.once('error', reject);
+      });
+    } finally {
+      session.close();
+    }
+  });
+
   it('3.4 refuses the 3.5-only flags with exit status 2', async () => {
     for (const flag of ['--unsafe-no-fsync', '--listen-client-http-urls=http://127.0.0.1:1', '--self-signed-cert-validity=2']) {
       const r = await runSvc(['--name=x', '--data-dir=/nonexistent/never-created', flag], '3.4.34');
