@@ -172,7 +172,7 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     enableV2: cfg.enableV2,
     strictReconfigCheck: cfg.strictReconfigCheck,
     versionMonitorMs: 4000,
-    peerTls: peerTls ? { ...peerTls } : undefined,
+    peerTls: peerTls ? { ...peerTls, allowedCNs: cfg.peerTls.allowedCn === '' ? undefined : cfg.peerTls.allowedCn.split(',').map((s) => s.trim()).filter(Boolean) } : undefined,
     clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, crl: clientTls.crl, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth } : undefined,
     release,
     logger: logger.withPackage('etcdserver'),

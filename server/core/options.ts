@@ -11,6 +11,8 @@ export interface TlsFiles {
   clientCertAuth: boolean;
   /** A certificate revocation list (PEM): revoked certificates are refused. */
   crl?: Buffer;
+  /** Peer only (--peer-cert-allowed-cn): the common names a peer certificate may have. */
+  allowedCNs?: string[];
 }
 
 export interface MemberOptions {

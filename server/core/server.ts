@@ -268,7 +268,7 @@ export class SvcServer {
       urls: opts.listenPeerURLs,
       transport: this.transport,
       logger,
-      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, clientCertAuth: opts.peerTls.clientCertAuth, crl: opts.peerTls.crl } : undefined,
+      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, clientCertAuth: opts.peerTls.clientCertAuth, crl: opts.peerTls.crl, allowedCNs: opts.peerTls.allowedCNs } : undefined,
       routes: {
         version: () => ({ etcdserver: opts.release.version, etcdcluster: this.clusterVersionFull() }),
         members: () => this.membersJSON(),

@@ -22,6 +22,8 @@ export interface PeerServerTlsOptions {
   clientCertAuth?: boolean;
   /** --peer-crl-file: certificates it revokes are refused at the handshake. */
   crl?: Buffer;
+  /** --peer-cert-allowed-cn: a verified peer certificate must have one of these common names. */
+  allowedCNs?: string[];
 }
 
 export interface PeerServerOptions {
@@ -138,6 +140,18 @@ export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServ
               handler,
             )
           : http.createServer(handler);
+      const allowed = opts.tls?.allowedCNs ?? [];
+      if (secure && allowed.length > 0) {
+        // --peer-cert-allowed-cn: a connection whose certificate names another CN is closed before any request.
+        server.on('secureConnection', (sock: import('node:tls').TLSSocket) => {
+          const cn = sock.getPeerCertificate()?.subject?.CN;
+          const names = Array.isArray(cn) ? cn : cn === undefined ? [] : [cn];
+          if (!names.some((n) => allowed.includes(n))) {
+            opts.logger.warn('rejected peer connection: certificate common name not allowed', { 'remote-addr': `${sock.remoteAddress}:${sock.remotePort}`, cn: names.join(','), 'allowed-cn': allowed });
+            sock.destroy();
+          }
+        });
+      }
       // Streams are long-lived request bodies: Node's default 5-minute whole-request limit would cut them.
       server.requestTimeout = 0;
       server.keepAliveTimeout = 30_000;
