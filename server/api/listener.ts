@@ -19,7 +19,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { rmSync } from 'node:fs';
-import { isSecureUrl, isUnixUrl, unixSocketPath } from '../lib/unix-url.js';
+import { isSecureUrl, isUnixUrl, unixSocketPath } from '../transport/unix-url.js';
 import * as grpc from '@grpc/grpc-js';
 import { nopLogger, type Logger } from '../log/logger.js';
 

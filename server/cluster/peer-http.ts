@@ -2,7 +2,7 @@
 // renewals), with the peer TLS material when the peer URLs are https.
 import http from 'node:http';
 import https from 'node:https';
-import { isSecureUrl, isUnixUrl, unixSocketPath } from '../lib/unix-url.js';
+import { isSecureUrl, isUnixUrl, unixSocketPath } from '../transport/unix-url.js';
 
 export interface PeerTlsClient {
   cert: Buffer;

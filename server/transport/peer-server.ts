@@ -5,7 +5,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { rmSync } from 'node:fs';
-import { isSecureUrl, isUnixUrl, unixSocketPath } from '../lib/unix-url.js';
+import { isSecureUrl, isUnixUrl, unixSocketPath } from './unix-url.js';
 import type { AddressInfo } from 'node:net';
 
 import type { Logger } from '../log/logger.js';

@@ -4,7 +4,7 @@
 
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { isSecureUrl, isUnixUrl, unixSocketPath } from '../lib/unix-url.js';
+import { isSecureUrl, isUnixUrl, unixSocketPath } from './unix-url.js';
 
 import type { Logger } from '../log/logger.js';
 import type { Message, NodeId } from '../raft/types.js';
