@@ -43,7 +43,7 @@ export interface RunningMember {
   /** The client URLs actually bound (ports resolved). */
   clientURLs: string[];
   memberId: string;
-  /** Stop gracefully: leadership moves away first when this member leads. */
+  /** Stop gracefully, in the reference's order: client listeners drain (open calls served up to the request timeout), then leadership moves away (when this member leads) and the member stops. */
   close(): Promise<void>;
 }
 
