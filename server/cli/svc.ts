@@ -12,6 +12,8 @@ import { DEFAULT_QUOTA_BYTES } from '../core/options.js';
 import { FatalStartError } from '../core/server.js';
 import { ListenError } from '../api/listener.js';
 import { selfCert, SelfCertError } from '../config/self-cert.js';
+import { retentionOf } from '../core/compactor.js';
+import { parseDurationMs } from '../config/values.js';
 import { join } from 'node:path';
 
 export async function main(argv: string[]): Promise<number> {
@@ -159,6 +161,10 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     grpcKeepaliveTimeoutMs: cfg.grpcKeepaliveTimeoutMs,
     enableGrpcGateway: cfg.enableGrpcGateway,
     unsafeNoFsync: cfg.unsafeNoFsync,
+    autoCompaction: {
+      mode: cfg.autoCompactionMode,
+      retention: retentionOf(cfg.autoCompactionMode, cfg.autoCompactionRetention, (t) => parseDurationMs({ flag: 'auto-compaction-retention', where: '--auto-compaction-retention' }, t)),
+    },
     tickMs: cfg.tickMs,
     electionMs: cfg.electionMs,
     snapshotCount: cfg.snapshotCount,

@@ -57,8 +57,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'strict-reconfig-check', kind: 'bool', group: 'clustering', def: 'true', help: 'Reject reconfiguration requests that would cause quorum loss.' },
   { name: 'enable-v2', kind: 'bool', group: 'clustering', def: (r) => String(r.enableV2Default), help: 'Accept v2 API requests.' },
   { name: 'pre-vote', kind: 'bool', group: 'clustering', def: (r) => String(r.preVoteDefault), help: 'Run an additional Raft election phase (pre-vote).' },
-  { name: 'auto-compaction-retention', kind: 'string', group: 'clustering', def: '0', help: 'Auto compaction retention for the key-value store (0 disables auto compaction).' , defaultOnly: true },
-  { name: 'auto-compaction-mode', kind: 'enum', group: 'clustering', def: 'periodic', values: ['periodic', 'revision'], help: "How to read --auto-compaction-retention: 'periodic' (hours or a duration such as 5m) or 'revision' (a revision count)." , defaultOnly: true },
+  { name: 'auto-compaction-retention', kind: 'string', group: 'clustering', def: '0', help: 'Auto compaction retention for the key-value store (0 disables auto compaction).'  },
+  { name: 'auto-compaction-mode', kind: 'enum', group: 'clustering', def: 'periodic', values: ['periodic', 'revision'], help: "How to read --auto-compaction-retention: 'periodic' (hours or a duration such as 5m) or 'revision' (a revision count)."  },
 
   { name: 'cert-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the client server TLS cert file.' },
   { name: 'key-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the client server TLS key file.' },

@@ -17,7 +17,7 @@ export type { ParseAction, ParseResult, ServerConfig, TlsConfig } from './types.
 // Flags that are never read from the environment: SVC_VERSION selects the release, not --version.
 const NOT_FROM_ENV = new Set(['version', 'config-file']);
 // SVC_* variables that are not flags and must not be reported as unrecognized.
-const NON_FLAG_VARS = new Set(['SVC_VERSION', 'SVC_CONFIG_FILE', 'SVC_HOSTS_FILE', 'SVC_PROTO_DIR', 'SVC_WATCH_PROGRESS_NOTIFY_MS']);
+const NON_FLAG_VARS = new Set(['SVC_VERSION', 'SVC_CONFIG_FILE', 'SVC_HOSTS_FILE', 'SVC_PROTO_DIR', 'SVC_WATCH_PROGRESS_NOTIFY_MS', 'SVC_AUTO_COMPACTION_REVISION_INTERVAL_MS']);
 
 /** Parse the server's command line and environment for `release`. Throws ConfigError on bad input. */
 export function parseServerConfig(argv: string[], env: NodeJS.ProcessEnv, release: Release): ParseResult {

@@ -45,6 +45,8 @@ export interface MemberOptions {
   /** How often members compare versions (the reference: about 4 s). */
   versionMonitorMs: number;
   peerTls?: TlsFiles;
+  /** --auto-compaction-mode / --auto-compaction-retention (retention: revisions, or a period in ms; absent: off). */
+  autoCompaction?: { mode: 'periodic' | 'revision'; retention: number };
   /** --unsafe-no-fsync (3.5): skip fsync of the WAL and the db. */
   unsafeNoFsync?: boolean;
   release: Release;

@@ -24,6 +24,7 @@ import { decodeRequest, decodeTagged, encodeRequest, encodeTagged, type Internal
 import { Errors, ServerError } from './errors.js';
 import { IdWaiters, IndexWaiters } from './wait.js';
 import { KvApplier } from './apply.js';
+import { startCompactor } from './compactor.js';
 import type { MemberOptions } from './options.js';
 import type { Logger } from '../log/logger.js';
 import { packageLogger } from '../log/create-logger.js';
@@ -101,6 +102,7 @@ export class SvcServer {
   private stopped = false;
   private stopping = false;
   private timers: NodeJS.Timeout[] = [];
+  private stopCompactor: (() => void) | undefined;
   private readonly proposals = new IdWaiters<unknown>();
   private readonly confWaiters = new IdWaiters<Member[]>();
   private readonly appliedWaiters = new IndexWaiters();
@@ -280,6 +282,22 @@ export class SvcServer {
     this.timers.push(setInterval(() => this.tick(), opts.tickMs));
     this.timers.push(setInterval(() => void this.monitorVersions(), opts.versionMonitorMs));
     this.timers.push(setInterval(() => void this.checkLeases(), 500));
+    if (opts.autoCompaction && opts.autoCompaction.retention > 0) {
+      this.stopCompactor = startCompactor(
+        {
+          rev: () => this.kv.store.rev(),
+          isLeader: () => this.role === StateRole.Leader,
+          compact: async (revision) => {
+            await this.propose({ id: this.nextRequestId(), kind: 'compaction', compaction: { revision, physical: false } });
+          },
+        },
+        {
+          ...opts.autoCompaction,
+          logger: this.logger,
+          revisionIntervalMs: Number(process.env.SVC_AUTO_COMPACTION_REVISION_INTERVAL_MS) > 0 ? Number(process.env.SVC_AUTO_COMPACTION_REVISION_INTERVAL_MS) : undefined,
+        },
+      );
+    }
     this.kick();
     void this.publish();
   }
@@ -1058,6 +1076,7 @@ export class SvcServer {
     if (o.transferLeadership !== false) await this.transferLeadershipOnStop();
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
+    this.stopCompactor?.();
     while (this.processing) await sleep(5);
     this.proposalBatch = [];
     this.proposals.rejectAll(() => Errors.stopped());

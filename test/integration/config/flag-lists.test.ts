@@ -126,11 +126,11 @@ describe('the svc binary refuses an unsupported flag with exit status 2', functi
     assert.equal(e?.status, 2);
     assert.match(e!.stderr.toString(), /flag --discovery-srv is not supported by svc/);
   });
-  it('--auto-compaction-retention=1 (parsed, not implemented: only the default is accepted)', () => {
-    const e = errorOf(() => execFileSync(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, ['--auto-compaction-retention=1', '--data-dir=/nonexistent/x']), { env: { ...process.env, SVC_VERSION: '3.5.21' }, stdio: 'pipe' })) as
+  it('--cors=http://example.com (parsed, not implemented: only the default is accepted)', () => {
+    const e = errorOf(() => execFileSync(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, ['--cors=http://example.com', '--data-dir=/nonexistent/x']), { env: { ...process.env, SVC_VERSION: '3.5.21' }, stdio: 'pipe' })) as
       | (Error & { status: number; stderr: Buffer })
       | undefined;
     assert.equal(e?.status, 2);
-    assert.match(e!.stderr.toString(), /flag --auto-compaction-retention is not supported by svc/);
+    assert.match(e!.stderr.toString(), /flag --cors is not supported by svc/);
   });
 });
