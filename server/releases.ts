@@ -52,7 +52,7 @@ const NOT_IN_SVC_34 = [
   'discovery', 'discovery-fallback', 'discovery-proxy', 'discovery-srv', 'discovery-srv-name',
   'experimental-backend-bbolt-freelist-type', 'experimental-compaction-batch-limit', 'experimental-enable-lease-checkpoint',
   'experimental-enable-v2v3', 'experimental-peer-skip-client-san-verification', 'experimental-warning-apply-duration',
-  'experimental-watch-progress-notify-interval', 'peer-cert-allowed-hostname',
+  'peer-cert-allowed-hostname',
   'proxy', 'proxy-dial-timeout', 'proxy-failure-wait', 'proxy-read-timeout', 'proxy-refresh-interval', 'proxy-write-timeout',
 ];
 const NOT_IN_SVC_35 = [
@@ -83,7 +83,7 @@ const r33: Release = {
   clientApiDefault: 2,
   preVoteDefault: false,
   deprecatedFlags: {},
-  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote', 'max-concurrent-streams', ...NEW_IN_35],
+  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote', 'max-concurrent-streams', 'experimental-watch-progress-notify-interval', ...NEW_IN_35],
   unsupportedFlags: [],
   shadowedEnvVar: 'warn',
   embed: { logOutputField: 'logOutput', snapshotCountField: 'snapCount', setupLogging: true },

@@ -161,6 +161,8 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     grpcKeepaliveTimeoutMs: cfg.grpcKeepaliveTimeoutMs,
     enableGrpcGateway: cfg.enableGrpcGateway,
     unsafeNoFsync: cfg.unsafeNoFsync,
+    // SVC_WATCH_PROGRESS_NOTIFY_MS (tests) still wins over the flag's default.
+    watchProgressNotifyMs: cfg.watchProgressNotifyMs === 600_000 && process.env.SVC_WATCH_PROGRESS_NOTIFY_MS ? undefined : cfg.watchProgressNotifyMs,
     autoCompaction: {
       mode: cfg.autoCompactionMode,
       retention: retentionOf(cfg.autoCompactionMode, cfg.autoCompactionRetention, (t) => parseDurationMs({ flag: 'auto-compaction-retention', where: '--auto-compaction-retention' }, t)),

@@ -200,6 +200,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     enableGrpcGateway: bool('enable-grpc-gateway'),
     experimentalInitialCorruptCheck: bool('experimental-initial-corrupt-check'),
     experimentalCorruptCheckTimeMs: dur('experimental-corrupt-check-time'),
+    watchProgressNotifyMs: dur('experimental-watch-progress-notify-interval'),
     configFile: opts.configFile,
   };
 }

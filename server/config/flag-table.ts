@@ -97,6 +97,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'unsafe-no-fsync', kind: 'bool', group: 'unsafe', def: 'false', help: 'Disables fsync, unsafe, will cause data loss.' },
 
   { name: 'experimental-initial-corrupt-check', kind: 'bool', group: 'experimental', def: 'false', help: 'Check data corruption before serving client or peer traffic.' , defaultOnly: true },
+  { name: 'experimental-watch-progress-notify-interval', kind: 'duration', group: 'experimental', def: '10m', help: 'Duration of periodic watch progress notifications (to watchers that asked for them).' },
   { name: 'experimental-corrupt-check-time', kind: 'duration', group: 'experimental', def: '0s', help: 'Time between cluster corruption check passes (0 disables).' , defaultOnly: true },
 ];
 

@@ -77,6 +77,8 @@ export interface ServerConfig {
   enableGrpcGateway: boolean;
   experimentalInitialCorruptCheck: boolean;
   experimentalCorruptCheckTimeMs: number;
+  /** --experimental-watch-progress-notify-interval (ms). */
+  watchProgressNotifyMs: number;
 
   /** The YAML file the configuration came from, when --config-file was used. */
   configFile: string;

@@ -31,7 +31,7 @@ export function watchHandler(server: SvcServer, api: V3Api): grpc.handleBidiStre
     };
     const progressTimer = setInterval(() => {
       for (const [id, w] of watchers) if (progressWanted.has(id)) w.requestProgress();
-    }, PROGRESS_NOTIFY_MS);
+    }, server.opts.watchProgressNotifyMs && server.opts.watchProgressNotifyMs > 0 ? server.opts.watchProgressNotifyMs : PROGRESS_NOTIFY_MS);
     progressTimer.unref();
     const progressWanted = new Set<number>();
 

@@ -107,6 +107,31 @@ describe('3.5 flags the reference suite uses (integration)', function () {
     }
   });
 
+  it('--experimental-watch-progress-notify-interval: watchers that asked get periodic progress notifications', async () => {
+    cluster = await startSvcCluster({ size: 1, version: '3.4.34', extraArgs: ['--experimental-watch-progress-notify-interval=300ms'] });
+    const conn = new Connection(cluster.members[0].endpoint, undefined);
+    const call = (conn.stub('Watch') as unknown as { Watch(): grpc.ClientDuplexStream<unknown, { created: boolean; watch_id: string; events: unknown[] }> }).Watch();
+    try {
+      const got = await new Promise<string>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error('no progress notification within 15 s')), 15000);
+        let id: string | undefined;
+        call.on('data', (r) => {
+          if (r.created) id = r.watch_id;
+          else if (id !== undefined && r.watch_id === id && r.events.length === 0) {
+            clearTimeout(t);
+            resolve(r.watch_id);
+          }
+        });
+        call.on('error', reject);
+        call.write({ create_request: { key: Buffer.from('pn'), progress_notify: true } });
+      });
+      assert.equal(got, '0');
+    } finally {
+      call.cancel();
+      conn.close();
+    }
+  });
+
   it('3.4 refuses the 3.5-only flags with exit status 2', async () => {
     for (const flag of ['--unsafe-no-fsync', '--listen-client-http-urls=http://127.0.0.1:1', '--self-signed-cert-validity=2']) {
       const r = await runSvc(['--name=x', '--data-dir=/nonexistent/never-created', flag], '3.4.34');
