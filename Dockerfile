@@ -26,6 +26,8 @@ COPY --from=build /src/dist/server ./dist/server
 COPY --from=build /src/dist/operator ./dist/operator
 COPY server/api/proto ./server/api/proto
 COPY bin ./bin
+# --auto-tls / --peer-auto-tls generate their self-signed certificates with the openssl command.
+RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
 RUN ln -s /opt/svc/bin/svc /usr/local/bin/svc \
  && ln -s /opt/svc/bin/svcctl /usr/local/bin/svcctl \
  && ln -s /opt/svc/bin/svc-operator /usr/local/bin/svc-operator \

@@ -26,6 +26,8 @@ export interface Release {
   deprecatedFlags: Record<string, string>;
   /** Flags that this release does not know at all (an error when given). */
   unknownFlags: string[];
+  /** Flags the reference release has and svc does not implement: refused with "not supported by svc" (exit 2). */
+  unsupportedFlags: string[];
   /** A SVC_* environment variable shadowed by the same flag on the command line: a warning (3.3) or an error (3.4+). */
   shadowedEnvVar: 'warn' | 'error';
   /** Embedding config: names of the log-output and snapshot-count fields, and whether setupLogging exists. */
@@ -42,7 +44,35 @@ export interface Release {
   hashKvHashRevision: boolean;
   /** The db's meta bucket has a "term" key (the reference writes it from 3.5 on); snapshots carry it only then. */
   metaTermKey: boolean;
+  /** The zap logger prints "ready to serve client requests" when a client listener starts serving (3.5;
+   *  3.4 prints it only with capnslog). */
+  zapReadyLine: boolean;
 }
+
+// Flags of the reference's `etcd --help` that svc does not implement, per release line (3.3's help is not
+// covered: 3.3 refuses them as unknown flags). docs/upgrading.md lists them.
+const NOT_IN_SVC_34 = [
+  'auth-token-ttl', 'backend-batch-interval', 'backend-batch-limit', 'client-cert-allowed-hostname',
+  'discovery', 'discovery-fallback', 'discovery-proxy', 'discovery-srv', 'discovery-srv-name',
+  'experimental-backend-bbolt-freelist-type', 'experimental-compaction-batch-limit', 'experimental-enable-lease-checkpoint',
+  'experimental-enable-v2v3', 'experimental-peer-skip-client-san-verification', 'experimental-warning-apply-duration',
+  'peer-cert-allowed-hostname',
+  'proxy', 'proxy-dial-timeout', 'proxy-failure-wait', 'proxy-read-timeout', 'proxy-refresh-interval', 'proxy-write-timeout',
+];
+const NOT_IN_SVC_35 = [
+  ...NOT_IN_SVC_34.filter((f) => f !== 'experimental-backend-bbolt-freelist-type'),
+  'backend-bbolt-freelist-type', 'socket-reuse-port', 'socket-reuse-address', 'raft-read-timeout', 'raft-write-timeout',
+  'v2-deprecation', 'client-cert-file', 'client-key-file', 'peer-client-cert-file', 'peer-client-key-file',
+  'tls-min-version', 'tls-max-version', 'enable-log-rotation', 'log-rotation-config-json',
+  'experimental-enable-distributed-tracing', 'experimental-distributed-tracing-address', 'experimental-distributed-tracing-service-name',
+  'experimental-distributed-tracing-instance-id', 'experimental-distributed-tracing-sampling-rate',
+  'experimental-compact-hash-check-enabled', 'experimental-compact-hash-check-time', 'experimental-enable-lease-checkpoint-persist',
+  'experimental-compaction-sleep-interval', 'experimental-downgrade-check-time', 'experimental-memory-mlock',
+  'experimental-txn-mode-write-with-shared-buffer', 'experimental-bootstrap-defrag-threshold-megabytes', 'experimental-stop-grpc-service-on-defrag',
+];
+
+/** Server flags that first appear in 3.5. */
+const NEW_IN_35 = ['unsafe-no-fsync', 'listen-client-http-urls', 'self-signed-cert-validity'];
 
 const r33: Release = {
   version: '3.3.27',
@@ -57,7 +87,8 @@ const r33: Release = {
   clientApiDefault: 2,
   preVoteDefault: false,
   deprecatedFlags: {},
-  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote'],
+  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote', 'max-concurrent-streams', 'experimental-watch-progress-notify-interval', ...NEW_IN_35],
+  unsupportedFlags: [],
   shadowedEnvVar: 'warn',
   embed: { logOutputField: 'logOutput', snapshotCountField: 'snapCount', setupLogging: true },
   healthReason: false,
@@ -66,6 +97,7 @@ const r33: Release = {
   authStatusRpc: false,
   hashKvHashRevision: false,
   metaTermKey: false,
+  zapReadyLine: false,
 };
 
 const r34: Release = {
@@ -85,7 +117,8 @@ const r34: Release = {
     debug: '--debug is deprecated; use --log-level=debug with --logger=zap',
     'log-output': '--log-output is renamed --log-outputs',
   },
-  unknownFlags: [],
+  unknownFlags: [...NEW_IN_35],
+  unsupportedFlags: NOT_IN_SVC_34,
   shadowedEnvVar: 'error',
   embed: { logOutputField: 'logOutputs', snapshotCountField: 'snapshotCount', setupLogging: false },
 };
@@ -111,6 +144,9 @@ const r35: Release = {
   authStatusRpc: true,
   hashKvHashRevision: true,
   metaTermKey: true,
+  zapReadyLine: true,
+  unknownFlags: [],
+  unsupportedFlags: NOT_IN_SVC_35,
 };
 
 const byMinor = new Map<string, Release>([['3.3', r33], ['3.4', r34], ['3.5', r35]]);

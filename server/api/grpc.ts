@@ -40,13 +40,18 @@ export function toGrpcError(e: unknown): Partial<grpc.StatusObject> {
 const WAITING_CALLS = new Set(['Campaign', 'Lock']);
 
 /** Build the gRPC server: every unary method the API implements, plus the given streaming handlers. */
-export function createGrpcServer(api: V3Api, streams: Record<string, StreamHandlers>, logger: Logger, opts: { maxRequestBytes: number }): grpc.Server {
+export function createGrpcServer(api: V3Api, streams: Record<string, StreamHandlers>, logger: Logger, opts: { maxRequestBytes: number; maxConcurrentStreams?: number; keepaliveIntervalMs?: number; keepaliveTimeoutMs?: number }): grpc.Server {
   const server = new grpc.Server({
     // The reference accepts requests up to --max-request-bytes plus its gRPC overhead allowance.
     'grpc.max_receive_message_length': opts.maxRequestBytes + 512 * 1024,
     'grpc.max_send_message_length': 2 ** 31 - 1,
     // Channelz bookkeeping (per-call counters and socket registry) costs CPU on every call and nothing reads it.
     'grpc.enable_channelz': 0,
+    // --max-concurrent-streams: HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS of every client connection.
+    ...(opts.maxConcurrentStreams !== undefined ? { 'grpc.max_concurrent_streams': opts.maxConcurrentStreams } : {}),
+    // --grpc-keepalive-interval / --grpc-keepalive-timeout: server-to-client pings (as the reference, only
+    // when both are > 0).
+    ...(opts.keepaliveIntervalMs && opts.keepaliveTimeoutMs ? { 'grpc.keepalive_time_ms': opts.keepaliveIntervalMs, 'grpc.keepalive_timeout_ms': opts.keepaliveTimeoutMs } : {}),
   });
   const defs = serviceDefinitions();
   for (const [key, def] of Object.entries(defs) as Array<[ServiceKey, grpc.ServiceDefinition]>) {

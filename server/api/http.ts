@@ -15,6 +15,8 @@ export interface HttpAppOptions {
   metrics: MemberMetrics;
   /** Change the log level at run time; throws on an unknown level name. */
   setLogLevel(level: string): void;
+  /** --enable-grpc-gateway (default true): serve the JSON gateway under /v3 (and /v3beta). */
+  enableGateway?: boolean;
 }
 
 
@@ -101,20 +103,22 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
     }
   };
 
-  app.all(/^\/v3\/.+/, raw, (req, res) => void gateway(req.path, req, res));
-  app.all(/^\/v3beta\/.+/, raw, (req, res) => {
-    const v3 = '/v3/' + req.path.slice('/v3beta/'.length);
-    switch (release.v3betaGateway) {
-      case 'serve':
-        return void gateway(v3, req, res);
-      case 'redirect':
-        // 308 keeps the method and body, so a client that follows redirects repeats the POST at /v3.
-        res.setHeader('Location', v3 + (req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : ''));
-        return void res.status(308).json({ message: `${req.path} moved to ${v3}: the /v3beta gateway is deprecated` });
-      default:
-        return void res.status(404).json({ error: `${req.path}: the /v3beta gateway was removed in ${release.minor}; use /v3`, code: Code.NotFound });
-    }
-  });
+  if (o.enableGateway !== false) {
+    app.all(/^\/v3\/.+/, raw, (req, res) => void gateway(req.path, req, res));
+    app.all(/^\/v3beta\/.+/, raw, (req, res) => {
+      const v3 = '/v3/' + req.path.slice('/v3beta/'.length);
+      switch (release.v3betaGateway) {
+        case 'serve':
+          return void gateway(v3, req, res);
+        case 'redirect':
+          // 308 keeps the method and body, so a client that follows redirects repeats the POST at /v3.
+          res.setHeader('Location', v3 + (req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : ''));
+          return void res.status(308).json({ message: `${req.path} moved to ${v3}: the /v3beta gateway is deprecated` });
+        default:
+          return void res.status(404).json({ error: `${req.path}: the /v3beta gateway was removed in ${release.minor}; use /v3`, code: Code.NotFound });
+      }
+    });
+  }
 
   if (server.opts.enableV2) mountV2(app, server, raw);
 

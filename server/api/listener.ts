@@ -18,6 +18,8 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
+import { rmSync } from 'node:fs';
+import { isSecureUrl, isUnixUrl, unixSocketPath } from '../transport/unix-url.js';
 import * as grpc from '@grpc/grpc-js';
 import { nopLogger, type Logger } from '../log/logger.js';
 
@@ -34,6 +36,8 @@ export interface ClientListenerTls {
   requestCert?: boolean;
   /** Refuse clients whose certificate does not verify against ca. Default: same as requestCert. */
   rejectUnauthorized?: boolean;
+  /** --client-crl-file: client certificates it revokes are refused at the handshake. */
+  crl?: Buffer;
 }
 
 export interface ClientListenerOptions {
@@ -46,6 +50,12 @@ export interface ClientListenerOptions {
   /** Required for https URLs, refused for http ones. */
   tls?: ClientListenerTls;
   logger?: Logger;
+  /**
+   * What this listener serves: both protocols (default), gRPC only (--listen-client-urls when
+   * --listen-client-http-urls is set) or HTTP/1.1 only (--listen-client-http-urls). Connections of the
+   * other protocol are closed.
+   */
+  serve?: 'both' | 'grpc' | 'http';
   /** Close a connection that has not sent enough bytes to be classified after this long. Default 30 s. */
   sniffTimeoutMs?: number;
 }
@@ -89,11 +99,12 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
   const { url } = opts;
   const urlText = url.toString().replace(/\/$/, '');
   const logger = opts.logger ?? nopLogger;
-  const secure = url.protocol === 'https:';
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ListenError('BAD_URL', urlText, `scheme ${url.protocol} is not http or https`);
+  const secure = isSecureUrl(url);
+  const unix = isUnixUrl(url);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:' && !unix) {
+    throw new ListenError('BAD_URL', urlText, `scheme ${url.protocol} is not http, https, unix or unixs`);
   }
-  if (url.pathname !== '/' && url.pathname !== '') {
+  if (!unix && url.pathname !== '/' && url.pathname !== '') {
     throw new ListenError('BAD_URL', urlText, 'a listen URL has no path');
   }
   if (secure && !opts.tls) throw new ListenError('TLS_REQUIRED', urlText, 'https needs a certificate and key');
@@ -124,8 +135,13 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
       httpSockets.delete(s);
     });
   };
-  const toGrpc = (s: net.Socket) => injector.injectConnection(s);
+  const serve = opts.serve ?? 'both';
+  const toGrpc = (s: net.Socket) => {
+    if (serve === 'http') return void s.destroy();
+    injector.injectConnection(s);
+  };
   const toHttp = (s: net.Socket) => {
+    if (serve === 'grpc') return void s.destroy();
     httpSockets.add(s);
     s.once('close', () => httpSockets.delete(s)); // a TLSSocket is not the raw socket `track` saw
     httpServer.emit('connection', s);
@@ -142,7 +158,8 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
         ca: t.ca,
         requestCert: t.requestCert ?? false,
         rejectUnauthorized: t.rejectUnauthorized ?? t.requestCert ?? false,
-        ALPNCallback: ({ protocols }) => pickAlpn(protocols),
+        ...(t.crl ? { crl: t.crl } : {}),
+        ALPNCallback: ({ protocols }) => pickAlpn(serve === 'grpc' ? protocols.filter((p) => p === 'h2') : serve === 'http' ? protocols.filter((p) => p !== 'h2') : protocols),
       },
       (socket) => {
         if (closing) return void socket.destroy();
@@ -170,9 +187,11 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
     };
     listener.once('error', onError);
     try {
-      listener.listen({ host, port, exclusive: true }, () => {
+      if (unix) rmSync(unixSocketPath(url), { force: true }); // a stale socket file of an earlier run
+      listener.listen(unix ? { path: unixSocketPath(url), exclusive: true } : { host, port, exclusive: true }, () => {
         listener.off('error', onError);
-        resolve(listener.address() as AddressInfo);
+        const a = listener.address();
+        resolve(typeof a === 'string' || a === null ? { address: unixSocketPath(url), family: 'unix', port: 0 } : a);
       });
     } catch (err) {
       // e.g. a port out of range throws synchronously
@@ -182,12 +201,7 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
   });
   listener.on('error', (err) => logger.error('client listener error', { url: urlText, error: err.message }));
   const boundUrl = new URL(url.toString());
-  boundUrl.port = String(address.port);
-  logger.info(secure ? 'serving client traffic securely' : 'serving client traffic insecurely', {
-    address: `${address.address}:${address.port}`,
-    url: boundUrl.toString().replace(/\/$/, ''),
-  });
-
+  if (!unix) boundUrl.port = String(address.port);
   let closed: Promise<void> | undefined;
   const close = (graceMs = 5000): Promise<void> => {
     closed ??= (async () => {

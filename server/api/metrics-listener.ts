@@ -35,7 +35,7 @@ export async function startMetricsListener(url: URL, app: express.Express, tls: 
   });
   const bound = new URL(url.toString());
   bound.port = String(address.port);
-  logger.info('serving /metrics and /health', { url: bound.toString().replace(/\/$/, '') });
+  logger.info('serving metrics', { address: bound.toString().replace(/\/$/, '') });
   return {
     url: bound,
     close: () => new Promise<void>((resolve) => {

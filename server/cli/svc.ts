@@ -11,6 +11,10 @@ import { startMember, type MemberStartOptions } from '../member.js';
 import { DEFAULT_QUOTA_BYTES } from '../core/options.js';
 import { FatalStartError } from '../core/server.js';
 import { ListenError } from '../api/listener.js';
+import { selfCert, SelfCertError } from '../config/self-cert.js';
+import { retentionOf } from '../core/compactor.js';
+import { parseDurationMs } from '../config/values.js';
+import { join } from 'node:path';
 
 export async function main(argv: string[]): Promise<number> {
   let release: Release;
@@ -34,6 +38,10 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`svc Version: ${release.version}\nNode Version: ${process.version}\nOS/Arch: ${process.platform}/${process.arch}\n`);
     return 0;
   }
+  if (parsed.unsupported && parsed.unsupported.length > 0) {
+    for (const m of parsed.unsupported) process.stderr.write(`svc: ${m}\n`);
+    return 2;
+  }
   const cfg = parsed.config;
   let logger: ControllableLogger & { withPackage(pkg: string): import('../log/logger.js').Logger };
   try {
@@ -54,7 +62,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (e) {
     logger.error((e as Error).message);
     await logger.close();
-    return 2;
+    return e instanceof SelfCertError ? 1 : 2;
   }
   let member;
   try {
@@ -105,7 +113,7 @@ function currentReleaseSafe(): string {
   }
 }
 
-function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: Buffer; clientCertAuth: boolean } | undefined {
+function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: Buffer; crl?: Buffer; clientCertAuth: boolean } | undefined {
   if (!t.certFile && !t.keyFile) return undefined;
   if (!t.certFile || !t.keyFile) throw new ConfigError(`${what}: both a certificate and a key file are needed`, '');
   const read = (f: string, which: string) => {
@@ -119,14 +127,22 @@ function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: 
     cert: read(t.certFile, 'certificate'),
     key: read(t.keyFile, 'key'),
     ca: t.trustedCaFile ? read(t.trustedCaFile, 'trusted CA') : undefined,
+    crl: t.crlFile ? read(t.crlFile, 'certificate revocation list') : undefined,
     clientCertAuth: t.clientCertAuth,
   };
 }
 
 /** The server's flags as the member's start options. */
 export function memberOptions(cfg: ServerConfig, release: Release, logger: ControllableLogger & { withPackage(pkg: string): import("../log/logger.js").Logger }): MemberStartOptions {
-  const clientTls = readTls(cfg.clientTls, 'client TLS');
-  const peerTls = readTls(cfg.peerTls, 'peer TLS');
+  const embedLog = logger.withPackage('embed');
+  // --auto-tls / --peer-auto-tls: only when no certificate is given (the reference ignores them then).
+  const auto = (t: TlsConfig, kind: 'client' | 'peer', urls: URL[]): TlsConfig => {
+    if (!t.autoTls || t.certFile !== '') return t;
+    const c = selfCert(embedLog, join(cfg.dataDir, 'fixtures', kind), urls.map((u) => u.hostname), cfg.selfSignedCertValidity, kind);
+    return { ...t, certFile: c.certFile, keyFile: c.keyFile };
+  };
+  const clientTls = readTls(auto(cfg.clientTls, 'client', [...cfg.listenClientUrls, ...cfg.listenClientHttpUrls]), 'client TLS');
+  const peerTls = readTls(auto(cfg.peerTls, 'peer', cfg.listenPeerUrls), 'peer TLS');
   return {
     name: cfg.name,
     dataDir: cfg.dataDir,
@@ -139,6 +155,18 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     listenPeerURLs: cfg.listenPeerUrls.map(urlText),
     listenClientURLs: cfg.listenClientUrls.map(urlText),
     listenMetricsURLs: cfg.listenMetricsUrls.map(urlText),
+    listenClientHttpURLs: cfg.listenClientHttpUrls.map(urlText),
+    maxConcurrentStreams: cfg.maxConcurrentStreams,
+    grpcKeepaliveIntervalMs: cfg.grpcKeepaliveIntervalMs,
+    grpcKeepaliveTimeoutMs: cfg.grpcKeepaliveTimeoutMs,
+    enableGrpcGateway: cfg.enableGrpcGateway,
+    unsafeNoFsync: cfg.unsafeNoFsync,
+    // SVC_WATCH_PROGRESS_NOTIFY_MS (tests) still wins over the flag's default.
+    watchProgressNotifyMs: cfg.watchProgressNotifyMs === 600_000 && process.env.SVC_WATCH_PROGRESS_NOTIFY_MS ? undefined : cfg.watchProgressNotifyMs,
+    autoCompaction: {
+      mode: cfg.autoCompactionMode,
+      retention: retentionOf(cfg.autoCompactionMode, cfg.autoCompactionRetention, (t) => parseDurationMs({ flag: 'auto-compaction-retention', where: '--auto-compaction-retention' }, t)),
+    },
     tickMs: cfg.tickMs,
     electionMs: cfg.electionMs,
     snapshotCount: cfg.snapshotCount,
@@ -153,10 +181,12 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     enableV2: cfg.enableV2,
     strictReconfigCheck: cfg.strictReconfigCheck,
     versionMonitorMs: 4000,
-    peerTls: peerTls ? { ...peerTls } : undefined,
-    clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth } : undefined,
+    peerTls: peerTls ? { ...peerTls, allowedCNs: cfg.peerTls.allowedCn === '' ? undefined : cfg.peerTls.allowedCn.split(',').map((s) => s.trim()).filter(Boolean) } : undefined,
+    clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, crl: clientTls.crl, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth } : undefined,
     release,
     logger: logger.withPackage('etcdserver'),
+    embedLogger: embedLog,
+    logFormat: cfg.logger,
     setLogLevel: (level: string) => logger.setLevel(parseLevel(level)),
   };
 }

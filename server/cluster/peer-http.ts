@@ -2,6 +2,7 @@
 // renewals), with the peer TLS material when the peer URLs are https.
 import http from 'node:http';
 import https from 'node:https';
+import { isSecureUrl, isUnixUrl, unixSocketPath } from '../transport/unix-url.js';
 
 export interface PeerTlsClient {
   cert: Buffer;
@@ -19,13 +20,18 @@ export interface PeerResponse {
 export function peerRequest(url: string, o: { method?: string; body?: string; timeoutMs: number; tls?: PeerTlsClient }): Promise<PeerResponse> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const mod = u.protocol === 'https:' ? https : http;
+    const secure = isSecureUrl(u);
+    const mod = secure ? https : http;
+    // A unix socket URL "unix://<socket>/<request path>": the socket is the host part (as the reference dials it).
+    const unix = isUnixUrl(u);
+    const target = unix ? new URL(`${secure ? 'https' : 'http'}://localhost${u.host !== '' ? u.pathname : '/'}${u.search}`) : u;
     const req = mod.request(
-      u,
+      target,
       {
         method: o.method ?? 'GET',
         timeout: o.timeoutMs,
-        ...(u.protocol === 'https:' && o.tls ? { cert: o.tls.cert, key: o.tls.key, ca: o.tls.ca } : {}),
+        ...(unix ? { socketPath: u.host !== '' ? u.host : unixSocketPath(u) } : {}),
+        ...(secure && o.tls ? { cert: o.tls.cert, key: o.tls.key, ca: o.tls.ca } : {}),
         headers: o.body !== undefined ? { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(o.body) } : {},
       },
       (res) => {

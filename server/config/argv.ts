@@ -32,6 +32,7 @@ export function tokenize(argv: readonly string[], known: ReadonlyMap<string, Fla
     const spec = known.get(name);
     if (spec === undefined) {
       if (name === 'h' || name === 'help') return { values, help: true };
+      if (release.unsupportedFlags.includes(name)) throw new ConfigError(unsupportedMessage(name), name);
       const why = release.unknownFlags.includes(name) ? ` (not available in release ${release.version})` : '';
       throw new ConfigError(`unknown flag: --${name}${why}; see --help for the flags of this release`, name);
     }
@@ -43,4 +44,9 @@ export function tokenize(argv: readonly string[], known: ReadonlyMap<string, Fla
     values.set(name, value);
   }
   return { values, help: false };
+}
+
+/** The refusal of a reference flag svc does not implement. */
+export function unsupportedMessage(name: string, detail = ''): string {
+  return `flag --${name} is not supported by svc${detail}`;
 }

@@ -65,7 +65,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     if (required && us.length === 0) throw invalid(r.o, r.raw, 'at least one URL is required');
     if (bind) {
       for (const u of us) {
-        if (!isBindableHost(u.hostname)) throw invalid(r.o, r.raw, `a URL to listen on needs an IP address or localhost as host (got "${u.hostname}")`);
+        if (u.protocol !== 'unix:' && u.protocol !== 'unixs:' && !isBindableHost(u.hostname)) throw invalid(r.o, r.raw, `a URL to listen on needs an IP address or localhost as host (got "${u.hostname}")`);
       }
     }
     return us;
@@ -86,6 +86,12 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   const listenPeerUrls = urls('listen-peer-urls', true, true);
   const listenClientUrls = urls('listen-client-urls', true, true);
   const listenMetricsUrls = urls('listen-metrics-urls', true, false);
+  const listenClientHttpUrls = known.has('listen-client-http-urls') ? urls('listen-client-http-urls', true, false) : [];
+  for (const u of listenClientHttpUrls) {
+    if (listenClientUrls.some((c) => c.host === u.host)) {
+      throw new ConfigError(`cannot bind both --listen-client-urls and --listen-client-http-urls on the same URL ${urlText(u, u.href)}`, 'listen-client-http-urls');
+    }
+  }
   const initialAdvertisePeerUrls = urls('initial-advertise-peer-urls', false, true);
   const advertiseClientUrls = urls('advertise-client-urls', false, true);
   if (opts.mode === 'flags' && isSet('listen-client-urls') && !isSet('advertise-client-urls')) {
@@ -116,6 +122,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   const clientTls = tlsOf('', known, str, bool, warnings);
   const peerTls = tlsOf('peer-', known, str, bool, warnings);
   requireTlsForHttps('--listen-client-urls', listenClientUrls, clientTls);
+  requireTlsForHttps('--listen-client-http-urls', listenClientHttpUrls, clientTls);
   requireTlsForHttps('--listen-peer-urls', listenPeerUrls, peerTls);
 
   // Logging.
@@ -139,6 +146,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
         }
       }
       if (logger === 'zap') warnings.push('--log-package-levels only applies to --logger=capnslog; it is ignored with zap (use --log-level)');
+      else warnings.push('--log-package-levels is not applied by svc: every package logs at --log-level (or --debug)');
     }
   }
 
@@ -155,6 +163,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     listenPeerUrls,
     listenClientUrls,
     listenMetricsUrls,
+    listenClientHttpUrls,
     initialAdvertisePeerUrls,
     advertiseClientUrls,
     initialCluster,
@@ -164,6 +173,9 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     enableV2: bool('enable-v2'),
     preVote: bool('pre-vote'),
     forceNewCluster: bool('force-new-cluster'),
+    unsafeNoFsync: known.has('unsafe-no-fsync') && bool('unsafe-no-fsync'),
+    maxConcurrentStreams: maxStreams(uint('max-concurrent-streams'), raw('max-concurrent-streams')),
+    selfSignedCertValidity: selfSignedValidity(uint('self-signed-cert-validity'), raw('self-signed-cert-validity')),
     quotaBackendBytes,
     maxRequestBytes: uint('max-request-bytes'),
     maxTxnOps: uint('max-txn-ops'),
@@ -188,8 +200,19 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     enableGrpcGateway: bool('enable-grpc-gateway'),
     experimentalInitialCorruptCheck: bool('experimental-initial-corrupt-check'),
     experimentalCorruptCheckTimeMs: dur('experimental-corrupt-check-time'),
+    watchProgressNotifyMs: dur('experimental-watch-progress-notify-interval'),
     configFile: opts.configFile,
   };
+}
+
+function maxStreams(n: number, r: { raw: unknown; o: Origin }): number {
+  if (n < 1 || n > 4294967295) throw invalid(r.o, r.raw, 'must be between 1 and 4294967295');
+  return n;
+}
+
+function selfSignedValidity(years: number, r: { raw: unknown; o: Origin }): number {
+  if (years < 1) throw invalid(r.o, r.raw, 'the validity of self-signed certificates is at least 1 year');
+  return years;
 }
 
 function zapLevel(name: string): LogLevel {
@@ -262,7 +285,7 @@ function tlsOf(
 }
 
 function requireTlsForHttps(flag: string, urls: URL[], tls: TlsConfig): void {
-  const https = urls.find((u) => u.protocol === 'https:');
+  const https = urls.find((u) => u.protocol === 'https:' || u.protocol === 'unixs:');
   if (https && tls.certFile === '' && !tls.autoTls) {
     const p = flag.includes('peer') ? 'peer-' : '';
     throw new ConfigError(`${flag} has ${https.protocol}//${https.host}, which needs TLS: give --${p}cert-file and --${p}key-file, or --${p}auto-tls`, flag.slice(2));

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { load, YAMLException } from 'js-yaml';
 import type { Release } from '../releases.js';
 import { ConfigError } from './errors.js';
+import { unsupportedMessage } from './argv.js';
 import type { FlagSpec } from './flag-table.js';
 import type { Setting } from './settings.js';
 
@@ -69,6 +70,7 @@ export function loadConfigFile(path: string, known: ReadonlyMap<string, FlagSpec
       continue;
     }
     const spec = known.get(key);
+    if (spec === undefined && release.unsupportedFlags.includes(key)) throw new ConfigError(`config file ${JSON.stringify(path)}: key ${JSON.stringify(key)}: ${unsupportedMessage(key)}`, key);
     if (spec === undefined || spec.notInFile) throw unknownKey(key, hintFor(key, known, release));
     if (value === null || value === undefined) continue;
     if (key === 'log-outputs' && !Array.isArray(value)) {

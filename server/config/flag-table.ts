@@ -16,6 +16,9 @@ export interface FlagSpec {
   values?: readonly string[] | ((r: Release) => readonly string[]);
   /** Not a config-file key (meta flags, and TLS flags which live in the *-transport-security sections). */
   notInFile?: boolean;
+  /** svc parses the flag but does not implement it: only its default value is accepted (another value is
+   *  refused with "not supported by svc", never silently ignored). */
+  defaultOnly?: true;
 }
 
 const URL_PEER = 'http://localhost:2380';
@@ -31,18 +34,20 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'snapshot-count', kind: 'uint', group: 'member', def: '100000', help: 'Number of committed transactions that triggers a snapshot to disk.' },
   { name: 'heartbeat-interval', kind: 'uint', group: 'member', def: '100', help: 'Time (in milliseconds) of a heartbeat interval.' },
   { name: 'election-timeout', kind: 'uint', group: 'member', def: '1000', help: 'Time (in milliseconds) for an election to time out.' },
-  { name: 'initial-election-tick-advance', kind: 'bool', group: 'member', def: 'true', help: 'Fast-forward the initial election ticks on boot for a faster election.' },
+  { name: 'initial-election-tick-advance', kind: 'bool', group: 'member', def: 'true', help: 'Fast-forward the initial election ticks on boot for a faster election.' , defaultOnly: true },
   { name: 'listen-peer-urls', kind: 'urls', group: 'member', def: URL_PEER, help: 'List of URLs to listen on for peer traffic.' },
   { name: 'listen-client-urls', kind: 'urls', group: 'member', def: URL_CLIENT, help: 'List of URLs to listen on for client traffic.' },
+  { name: 'listen-client-http-urls', kind: 'urls', group: 'member', def: '', help: 'List of URLs to listen on for HTTP-only client traffic (gateway, /health, /metrics, /version); --listen-client-urls then serves gRPC only.' },
   { name: 'listen-metrics-urls', kind: 'urls', group: 'member', def: '', help: 'List of additional URLs to listen on for the /metrics and /health endpoints.' },
   { name: 'max-snapshots', kind: 'uint', group: 'member', def: '5', help: 'Maximum number of snapshot files to retain (0 is unlimited).' },
   { name: 'max-wals', kind: 'uint', group: 'member', def: '5', help: 'Maximum number of WAL files to retain (0 is unlimited).' },
   { name: 'quota-backend-bytes', kind: 'int', group: 'member', def: '0', help: 'Raise alarms when the backend size exceeds this quota (0 means the 2 GiB default).' },
   { name: 'max-txn-ops', kind: 'uint', group: 'member', def: '128', help: 'Maximum number of operations permitted in a transaction.' },
   { name: 'max-request-bytes', kind: 'uint', group: 'member', def: '1572864', help: 'Maximum client request size in bytes the server will accept.' },
-  { name: 'grpc-keepalive-min-time', kind: 'duration', group: 'member', def: '5s', help: 'Minimum interval a client should wait before pinging the server.' },
-  { name: 'grpc-keepalive-interval', kind: 'duration', group: 'member', def: '2h', help: 'Frequency of server-to-client pings to check that a connection is alive (0 to disable).' },
-  { name: 'grpc-keepalive-timeout', kind: 'duration', group: 'member', def: '20s', help: 'Additional wait before closing a non-responsive connection (0 to disable).' },
+  { name: 'max-concurrent-streams', kind: 'uint', group: 'member', def: '4294967295', help: 'Maximum concurrent streams that each client can open at a time.' },
+  { name: 'grpc-keepalive-min-time', kind: 'duration', group: 'member', def: '5s', help: 'Minimum interval a client should wait before pinging the server.' , defaultOnly: true },
+  { name: 'grpc-keepalive-interval', kind: 'duration', group: 'member', def: '2h', help: 'Frequency of server-to-client pings to check that a connection is alive (0 to disable).'  },
+  { name: 'grpc-keepalive-timeout', kind: 'duration', group: 'member', def: '20s', help: 'Additional wait before closing a non-responsive connection (0 to disable).'  },
 
   { name: 'initial-advertise-peer-urls', kind: 'urls', group: 'clustering', def: URL_PEER, help: "This member's peer URLs to advertise to the rest of the cluster." },
   { name: 'advertise-client-urls', kind: 'urls', group: 'clustering', def: URL_CLIENT, help: "This member's client URLs to advertise to the public." },
@@ -52,8 +57,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'strict-reconfig-check', kind: 'bool', group: 'clustering', def: 'true', help: 'Reject reconfiguration requests that would cause quorum loss.' },
   { name: 'enable-v2', kind: 'bool', group: 'clustering', def: (r) => String(r.enableV2Default), help: 'Accept v2 API requests.' },
   { name: 'pre-vote', kind: 'bool', group: 'clustering', def: (r) => String(r.preVoteDefault), help: 'Run an additional Raft election phase (pre-vote).' },
-  { name: 'auto-compaction-retention', kind: 'string', group: 'clustering', def: '0', help: 'Auto compaction retention for the key-value store (0 disables auto compaction).' },
-  { name: 'auto-compaction-mode', kind: 'enum', group: 'clustering', def: 'periodic', values: ['periodic', 'revision'], help: "How to read --auto-compaction-retention: 'periodic' (hours or a duration such as 5m) or 'revision' (a revision count)." },
+  { name: 'auto-compaction-retention', kind: 'string', group: 'clustering', def: '0', help: 'Auto compaction retention for the key-value store (0 disables auto compaction).'  },
+  { name: 'auto-compaction-mode', kind: 'enum', group: 'clustering', def: 'periodic', values: ['periodic', 'revision'], help: "How to read --auto-compaction-retention: 'periodic' (hours or a duration such as 5m) or 'revision' (a revision count)."  },
 
   { name: 'cert-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the client server TLS cert file.' },
   { name: 'key-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the client server TLS key file.' },
@@ -69,11 +74,12 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'peer-auto-tls', kind: 'bool', group: 'security', def: 'false', notInFile: true, help: 'Peer TLS using generated certificates.' },
   { name: 'peer-ca-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the peer server TLS CA file (old name of --peer-trusted-ca-file; also turns on --peer-client-cert-auth).' },
   { name: 'peer-crl-file', kind: 'string', group: 'security', def: '', notInFile: true, help: 'Path to the peer certificate revocation list file.' },
-  { name: 'peer-cert-allowed-cn', kind: 'string', group: 'security', def: '', help: 'Allowed common name for inter-peer authentication.' },
-  { name: 'cipher-suites', kind: 'list', group: 'security', def: '', help: 'Comma-separated list of supported TLS cipher suites (empty: the runtime default).' },
-  { name: 'cors', kind: 'list', group: 'security', def: '*', help: 'Comma-separated list of origins allowed for CORS (* allows all).' },
-  { name: 'host-whitelist', kind: 'list', group: 'security', def: '*', help: 'Comma-separated acceptable hostnames of HTTP client requests when the server is not secure (* allows all).' },
-  { name: 'auth-token', kind: 'string', group: 'security', def: 'simple', help: 'Auth token kind and options.' },
+  { name: 'self-signed-cert-validity', kind: 'uint', group: 'security', def: '1', help: 'The validity period of the client and peer certificates generated by --auto-tls and --peer-auto-tls, in years.' },
+  { name: 'peer-cert-allowed-cn', kind: 'string', group: 'security', def: '', help: 'Comma-separated list of allowed common names for inter-peer TLS authentication (a peer certificate with another CN is refused).'  },
+  { name: 'cipher-suites', kind: 'list', group: 'security', def: '', help: 'Comma-separated list of supported TLS cipher suites (empty: the runtime default).' , defaultOnly: true },
+  { name: 'cors', kind: 'list', group: 'security', def: '*', help: 'Comma-separated list of origins allowed for CORS (* allows all).' , defaultOnly: true },
+  { name: 'host-whitelist', kind: 'list', group: 'security', def: '*', help: 'Comma-separated acceptable hostnames of HTTP client requests when the server is not secure (* allows all).' , defaultOnly: true },
+  { name: 'auth-token', kind: 'string', group: 'security', def: 'simple', help: 'Auth token kind and options.' , defaultOnly: true },
   { name: 'bcrypt-cost', kind: 'uint', group: 'security', def: '10', help: 'bcrypt cost factor for password hashing.' },
 
   { name: 'logger', kind: 'enum', group: 'logging', def: (r) => r.loggerDefault, values: (r) => r.loggers, help: "Logger: 'zap' for structured JSON logging, or 'capnslog'." },
@@ -83,14 +89,16 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'debug', kind: 'bool', group: 'logging', def: 'false', help: 'Enable debug-level logging.' },
   { name: 'log-package-levels', kind: 'string', group: 'logging', def: '', help: "capnslog only: a level per package (e.g. 'etcdmain=CRITICAL,etcdserver=DEBUG')." },
 
-  { name: 'enable-pprof', kind: 'bool', group: 'profiling', def: 'false', help: 'Enable runtime profiling data over HTTP at <client URL>/debug/pprof/.' },
-  { name: 'metrics', kind: 'enum', group: 'profiling', def: 'basic', values: ['basic', 'extensive'], help: "Level of detail of exported metrics ('extensive' adds histograms)." },
-  { name: 'enable-grpc-gateway', kind: 'bool', group: 'profiling', def: 'true', help: 'Serve the JSON gateway of the gRPC API under /v3/.' },
+  { name: 'enable-pprof', kind: 'bool', group: 'profiling', def: 'false', help: 'Enable runtime profiling data over HTTP at <client URL>/debug/pprof/.' , defaultOnly: true },
+  { name: 'metrics', kind: 'enum', group: 'profiling', def: 'basic', values: ['basic', 'extensive'], help: "Level of detail of exported metrics ('extensive' adds histograms)." , defaultOnly: true },
+  { name: 'enable-grpc-gateway', kind: 'bool', group: 'profiling', def: 'true', help: 'Serve the JSON gateway of the gRPC API under /v3/.'  },
 
-  { name: 'force-new-cluster', kind: 'bool', group: 'unsafe', def: 'false', help: 'Force the creation of a new one-member cluster.' },
+  { name: 'force-new-cluster', kind: 'bool', group: 'unsafe', def: 'false', help: 'Force the creation of a new one-member cluster.' , defaultOnly: true },
+  { name: 'unsafe-no-fsync', kind: 'bool', group: 'unsafe', def: 'false', help: 'Disables fsync, unsafe, will cause data loss.' },
 
-  { name: 'experimental-initial-corrupt-check', kind: 'bool', group: 'experimental', def: 'false', help: 'Check data corruption before serving client or peer traffic.' },
-  { name: 'experimental-corrupt-check-time', kind: 'duration', group: 'experimental', def: '0s', help: 'Time between cluster corruption check passes (0 disables).' },
+  { name: 'experimental-initial-corrupt-check', kind: 'bool', group: 'experimental', def: 'false', help: 'Check data corruption before serving client or peer traffic.' , defaultOnly: true },
+  { name: 'experimental-watch-progress-notify-interval', kind: 'duration', group: 'experimental', def: '10m', help: 'Duration of periodic watch progress notifications (to watchers that asked for them).' },
+  { name: 'experimental-corrupt-check-time', kind: 'duration', group: 'experimental', def: '0s', help: 'Time between cluster corruption check passes (0 disables).' , defaultOnly: true },
 ];
 
 const BY_NAME: ReadonlyMap<string, FlagSpec> = new Map(FLAGS.map((f) => [f.name, f]));

@@ -4,11 +4,11 @@ import type { Release } from '../releases.js';
 import { buildConfig } from './build.js';
 import { loadConfigFile } from './config-file.js';
 import { ConfigError } from './errors.js';
-import { deprecationWarnings, envName, flagsOf, type FlagSpec } from './flag-table.js';
-import { tokenize } from './argv.js';
+import { defaultText, deprecationWarnings, envName, flagsOf, type FlagSpec } from './flag-table.js';
+import { tokenize, unsupportedMessage } from './argv.js';
 import type { Setting } from './settings.js';
 import type { ParseResult, ServerConfig } from './types.js';
-import { parseBool } from './values.js';
+import { parseBool, parseDurationMs, parseList } from './values.js';
 
 export { ConfigError } from './errors.js';
 export { usage } from './usage.js';
@@ -17,7 +17,7 @@ export type { ParseAction, ParseResult, ServerConfig, TlsConfig } from './types.
 // Flags that are never read from the environment: SVC_VERSION selects the release, not --version.
 const NOT_FROM_ENV = new Set(['version', 'config-file']);
 // SVC_* variables that are not flags and must not be reported as unrecognized.
-const NON_FLAG_VARS = new Set(['SVC_VERSION', 'SVC_CONFIG_FILE', 'SVC_HOSTS_FILE', 'SVC_PROTO_DIR', 'SVC_WATCH_PROGRESS_NOTIFY_MS']);
+const NON_FLAG_VARS = new Set(['SVC_VERSION', 'SVC_CONFIG_FILE', 'SVC_HOSTS_FILE', 'SVC_PROTO_DIR', 'SVC_WATCH_PROGRESS_NOTIFY_MS', 'SVC_AUTO_COMPACTION_REVISION_INTERVAL_MS']);
 
 /** Parse the server's command line and environment for `release`. Throws ConfigError on bad input. */
 export function parseServerConfig(argv: string[], env: NodeJS.ProcessEnv, release: Release): ParseResult {
@@ -40,7 +40,7 @@ export function parseServerConfig(argv: string[], env: NodeJS.ProcessEnv, releas
     const settings = loadConfigFile(configFile, known, release);
     addDeprecations(settings, release, warnings);
     const config = buildConfig(settings, known, release, warnings, { mode: 'file', configFile });
-    return { config, warnings, action: 'run' };
+    return { config, warnings, action: 'run', unsupported: unsupportedSettings(settings, known, release) };
   }
 
   const settings = new Map<string, Setting>();
@@ -48,6 +48,8 @@ export function parseServerConfig(argv: string[], env: NodeJS.ProcessEnv, releas
   for (const [key, value] of Object.entries(env)) {
     if (!key.startsWith('SVC_') || value === undefined || NON_FLAG_VARS.has(key)) continue;
     const name = envFlags.get(key);
+    const flag = key.slice(4).toLowerCase().replace(/_/g, '-');
+    if (name === undefined && release.unsupportedFlags.includes(flag)) throw new ConfigError(`${unsupportedMessage(flag)} (set by the environment variable ${key})`, flag);
     if (name === undefined) {
       warnings.push(`unrecognized environment variable ${key}=${value}`);
       continue;
@@ -62,7 +64,7 @@ export function parseServerConfig(argv: string[], env: NodeJS.ProcessEnv, releas
   }
   addDeprecations(settings, release, warnings);
   const config = buildConfig(settings, known, release, warnings, { mode: 'flags', configFile: '' });
-  return { config, warnings, action: 'run' };
+  return { config, warnings, action: 'run', unsupported: unsupportedSettings(settings, known, release) };
 }
 
 /** The configuration with every default of `release` (what `svc` with no flags would run with). */
@@ -81,4 +83,22 @@ function addDeprecations(settings: ReadonlyMap<string, Setting>, release: Releas
     const value = typeof s.raw === 'string' || typeof s.raw === 'number' || typeof s.raw === 'boolean' ? String(s.raw) : undefined;
     for (const w of deprecationWarnings(release, name, value)) if (!warnings.includes(w)) warnings.push(w);
   }
+}
+
+/** Settings of flags svc only parses (defaultOnly) whose value differs from the default: refusal messages. */
+export function unsupportedSettings(settings: ReadonlyMap<string, Setting>, known: ReadonlyMap<string, FlagSpec>, release: Release): string[] {
+  const out: string[] = [];
+  for (const [name, s] of settings) {
+    const spec = known.get(name);
+    if (!spec?.defaultOnly) continue;
+    const def = defaultText(spec, release);
+    const norm = (raw: unknown): string => {
+      if (spec.kind === 'bool') return String(parseBool(s.origin, raw));
+      if (spec.kind === 'duration') return String(parseDurationMs(s.origin, raw));
+      if (spec.kind === 'list') return parseList(s.origin, raw).join(',');
+      return String(raw).trim();
+    };
+    if (norm(s.raw) !== norm(def)) out.push(unsupportedMessage(name, ` (svc implements only its default, ${name}=${def === '' ? '""' : def}; got ${String(s.raw)} from ${s.origin.where})`));
+  }
+  return out;
 }

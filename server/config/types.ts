@@ -28,6 +28,8 @@ export interface ServerConfig {
   listenPeerUrls: URL[];
   listenClientUrls: URL[];
   listenMetricsUrls: URL[];
+  /** --listen-client-http-urls (3.5): HTTP-only client listeners; --listen-client-urls then serve gRPC only. */
+  listenClientHttpUrls: URL[];
   initialAdvertisePeerUrls: URL[];
   advertiseClientUrls: URL[];
 
@@ -39,6 +41,11 @@ export interface ServerConfig {
   enableV2: boolean;
   preVote: boolean;
   forceNewCluster: boolean;
+  unsafeNoFsync: boolean;
+  /** gRPC streams per client connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS). */
+  maxConcurrentStreams: number;
+  /** Years of validity of the --auto-tls / --peer-auto-tls certificates. */
+  selfSignedCertValidity: number;
 
   /** Effective backend quota in bytes (0 given means the 2 GiB default; negative disables the quota). */
   quotaBackendBytes: number;
@@ -70,6 +77,8 @@ export interface ServerConfig {
   enableGrpcGateway: boolean;
   experimentalInitialCorruptCheck: boolean;
   experimentalCorruptCheckTimeMs: number;
+  /** --experimental-watch-progress-notify-interval (ms). */
+  watchProgressNotifyMs: number;
 
   /** The YAML file the configuration came from, when --config-file was used. */
   configFile: string;
@@ -81,5 +90,7 @@ export type ParseAction = 'run' | 'help' | 'version';
 export interface ParseResult {
   config: ServerConfig;
   warnings: string[];
+  /** Flags set to a value svc does not implement (defaultOnly flags): each a refusal message; exit 2. */
+  unsupported?: string[];
   action: ParseAction;
 }

@@ -45,6 +45,7 @@ export function usage(release: Release): string {
       lines.push(`      ${f.help}`);
       const values = enumValues(f, release);
       if (f.kind === 'enum' && values.length > 0) lines.push(`      Values: ${values.join(', ')}.`);
+      if (f.defaultOnly) lines.push(`      NOT IMPLEMENTED by svc: only the default value is accepted.`);
       const note = release.deprecatedFlags[f.name];
       if (note !== undefined) lines.push(`      DEPRECATED: ${note}.`);
       for (const v of values) {
@@ -52,6 +53,18 @@ export function usage(release: Release): string {
         if (valued !== undefined) lines.push(`      DEPRECATED value ${v}: ${valued}.`);
       }
     }
+  }
+  if (release.unsupportedFlags.length > 0) {
+    lines.push('', `Flags of the reference ${release.minor} that svc does not support (refused, exit status 2):`, '');
+    let line = ' ';
+    for (const f of release.unsupportedFlags) {
+      if (line.length + f.length + 3 > 110) {
+        lines.push(line);
+        line = ' ';
+      }
+      line += ` --${f}`;
+    }
+    lines.push(line);
   }
   return lines.join('\n') + '\n';
 }

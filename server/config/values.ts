@@ -112,7 +112,12 @@ export function parseServerUrl(o: Origin, text: string): URL {
   } catch {
     throw invalid(o, text, 'not a URL; expected e.g. http://127.0.0.1:2379');
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw invalid(o, text, `URL scheme must be http or https (got "${u.protocol.replace(/:$/, '')}")`);
+  if (u.protocol === 'unix:' || u.protocol === 'unixs:') {
+    // A unix socket: the file named by host + path (the reference's reading); no port needed.
+    if (u.host + u.pathname === '' || u.host + u.pathname === '/') throw invalid(o, text, 'a unix URL needs a socket path, e.g. unix://localhost:2379 or unix:///run/svc.sock');
+    return u;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw invalid(o, text, `URL scheme must be http, https, unix or unixs (got "${u.protocol.replace(/:$/, '')}")`);
   const m = EXPLICIT_AUTHORITY.exec(text.trim());
   if (!m || m[2] === undefined || m[2] === '') throw invalid(o, text, 'URL must have the form scheme://host:port (the port is required)');
   if (u.hostname === '') throw invalid(o, text, 'URL has an empty host');
@@ -125,6 +130,7 @@ export function parseServerUrl(o: Origin, text: string): URL {
 
 /** The text of a server URL as scheme://host:port (an explicit port is kept even when it is the scheme default). */
 export function urlText(u: URL, original: string): string {
+  if (u.protocol === 'unix:' || u.protocol === 'unixs:') return original.trim().replace(/\/$/, '');
   const m = EXPLICIT_AUTHORITY.exec(original.trim());
   const port = m?.[2] || u.port || (u.protocol === 'https:' ? '443' : '80');
   return `${u.protocol}//${u.hostname}:${port}`;

@@ -296,7 +296,7 @@ export class KvApplier {
       closeSync(fd);
     }
     renameSync(tmp, path);
-    this.backend = openBackend(this.server.logger, path);
+    this.backend = openBackend(this.server.logger, path, { unsafeNoFsync: this.server.opts.unsafeNoFsync });
     this.lessor.recover(this.backend);
     // Restoring the watchable store restores the kv store under it.
     this.watchable.restore(this.backend);

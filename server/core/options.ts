@@ -9,6 +9,10 @@ export interface TlsFiles {
   ca?: Buffer;
   /** Require and verify client certificates. */
   clientCertAuth: boolean;
+  /** A certificate revocation list (PEM): revoked certificates are refused. */
+  crl?: Buffer;
+  /** Peer only (--peer-cert-allowed-cn): the common names a peer certificate may have. */
+  allowedCNs?: string[];
 }
 
 export interface MemberOptions {
@@ -43,6 +47,12 @@ export interface MemberOptions {
   /** How often members compare versions (the reference: about 4 s). */
   versionMonitorMs: number;
   peerTls?: TlsFiles;
+  /** --auto-compaction-mode / --auto-compaction-retention (retention: revisions, or a period in ms; absent: off). */
+  autoCompaction?: { mode: 'periodic' | 'revision'; retention: number };
+  /** --experimental-watch-progress-notify-interval (ms): periodic progress notifications of watches. */
+  watchProgressNotifyMs?: number;
+  /** --unsafe-no-fsync (3.5): skip fsync of the WAL and the db. */
+  unsafeNoFsync?: boolean;
   release: Release;
   logger: Logger;
 }

@@ -167,6 +167,7 @@ export async function startEmbedded(cfg: EmbedConfig): Promise<EmbeddedMember> {
     peerTls,
     clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth } : undefined,
     setLogLevel: logger ? (level: string) => logger.setLevel(parseLevel(level)) : undefined,
+    logFormat: cfg.logger ?? release.loggerDefault,
   });
   const ready = (async () => {
     while (!member.server.isPublished()) {

@@ -28,6 +28,12 @@ export interface WatchOptions {
   progressNotify?: boolean;
   /** Watch id; default: the next free number. */
   id?: number;
+  /**
+   * Called each time the watcher becomes synced again (caught up from an older revision, or a refused
+   * response finally taken): a stream holding back a progress notification until all its watchers are
+   * synced re-checks then.
+   */
+  onSynced?: () => void;
 }
 
 export interface WatchResponse {
@@ -208,6 +214,20 @@ export class WatchableStore {
     return wi.send({ watchId: wi.id, events: [], revision: this.store.rev() });
   }
 
+  /**
+   * Whether every one of `watchers` has been handed every event up to the current revision (all synced),
+   * the condition under which the reference answers a stream's progress request. Returns that revision,
+   * or undefined while any watcher is still catching up or holds a refused response.
+   */
+  progressRevisionIfSynced(watchers: Iterable<Watcher>): number | undefined {
+    for (const w of watchers) {
+      // A cancelled or compacted watcher gets nothing more: it cannot hold the notification back.
+      if (w.state === 'canceled' || w.state === 'compacted') continue;
+      if (w.state !== 'synced') return undefined;
+    }
+    return this.store.rev();
+  }
+
   /** Sends a progress response to every synced watcher that asked for progress notifications. */
   progressNotifyAll(): void {
     const rev = this.store.rev();
@@ -281,6 +301,7 @@ export class WatchableStore {
       } else {
         w.state = 'synced';
         this.synced.add(w);
+        w.opts.onSynced?.();
       }
     }
     if (this.unsynced.size > 0) this.scheduleSync();
@@ -364,6 +385,7 @@ export class WatchableStore {
         this.unsynced.delete(w);
         w.state = 'synced';
         this.synced.add(w);
+        w.opts.onSynced?.();
       }
     }
     return this.unsynced.size;

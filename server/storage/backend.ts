@@ -76,6 +76,8 @@ export interface BackendOptions {
   batchLimit?: number;
   /** Commit interval in ms (reference default 100). 0 disables the timer. */
   batchIntervalMs?: number;
+  /** --unsafe-no-fsync: never fsync the db file (a crash can lose or corrupt acknowledged writes). */
+  unsafeNoFsync?: boolean;
 }
 
 export interface SnapshotInfo {
@@ -184,6 +186,7 @@ class LmdbBackend implements Backend {
   private inflight = new Set<Promise<unknown>>();
   private readonly batchLimit: number;
   private readonly tx: BackendBatchTx;
+  private readonly noFsync: boolean;
 
   constructor(
     private readonly logger: Logger,
@@ -191,6 +194,7 @@ class LmdbBackend implements Backend {
     opts: BackendOptions,
   ) {
     this.batchLimit = opts.batchLimit ?? DEFAULT_BATCH_LIMIT;
+    this.noFsync = !!opts.unsafeNoFsync;
     fs.mkdirSync(pathDir(path), { recursive: true });
     removeStaleTemps(path, logger);
     if (closingEnvs.has(resolvePath(path))) {
@@ -360,7 +364,7 @@ class LmdbBackend implements Backend {
   }
 
   private backgroundFsync(): void {
-    if (this.fsyncRunning) return;
+    if (this.fsyncRunning || this.noFsync) return;
     this.fsyncRunning = true;
     fs.open(this.path, 'r', (err, fd) => {
       if (err) {
@@ -377,6 +381,7 @@ class LmdbBackend implements Backend {
   }
 
   private fsyncNow(): void {
+    if (this.noFsync) return;
     const fd = fs.openSync(this.path, 'r');
     try {
       fs.fdatasyncSync(fd);

@@ -4,6 +4,8 @@
 
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { rmSync } from 'node:fs';
+import { isSecureUrl, isUnixUrl, unixSocketPath } from './unix-url.js';
 import type { AddressInfo } from 'node:net';
 
 import type { Logger } from '../log/logger.js';
@@ -18,6 +20,10 @@ export interface PeerServerTlsOptions {
   ca?: Buffer;
   /** Require and verify a client certificate (--peer-client-cert-auth). */
   clientCertAuth?: boolean;
+  /** --peer-crl-file: certificates it revokes are refused at the handshake. */
+  crl?: Buffer;
+  /** --peer-cert-allowed-cn: a verified peer certificate must have one of these common names. */
+  allowedCNs?: string[];
 }
 
 export interface PeerServerOptions {
@@ -112,14 +118,16 @@ export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServ
       } catch {
         throw new TransportError('ERR_PEER_URL', `invalid listen-peer-url ${JSON.stringify(raw)}`, raw);
       }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      const unix = isUnixUrl(url);
+      const secure = isSecureUrl(url);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:' && !unix) {
         throw new TransportError('ERR_PEER_URL', `listen-peer-url ${raw}: unsupported scheme ${url.protocol.replace(':', '')}`, raw);
       }
-      if (url.protocol === 'https:' && !opts.tls) {
-        throw new TransportError('ERR_PEER_URL', `listen-peer-url ${raw} is https but no peer certificate and key were given`, raw);
+      if (secure && !opts.tls) {
+        throw new TransportError('ERR_PEER_URL', `listen-peer-url ${raw} is ${url.protocol.replace(':', '')} but no peer certificate and key were given`, raw);
       }
       const server =
-        url.protocol === 'https:' && opts.tls
+        secure && opts.tls
           ? https.createServer(
               {
                 cert: opts.tls.cert,
@@ -127,10 +135,23 @@ export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServ
                 ca: opts.tls.ca,
                 requestCert: opts.tls.clientCertAuth ?? false,
                 rejectUnauthorized: opts.tls.clientCertAuth ?? false,
+                ...(opts.tls.crl ? { crl: opts.tls.crl } : {}),
               },
               handler,
             )
           : http.createServer(handler);
+      const allowed = opts.tls?.allowedCNs ?? [];
+      if (secure && allowed.length > 0) {
+        // --peer-cert-allowed-cn: a connection whose certificate names another CN is closed before any request.
+        server.on('secureConnection', (sock: import('node:tls').TLSSocket) => {
+          const cn = sock.getPeerCertificate()?.subject?.CN;
+          const names = Array.isArray(cn) ? cn : cn === undefined ? [] : [cn];
+          if (!names.some((n) => allowed.includes(n))) {
+            opts.logger.warn('rejected peer connection: certificate common name not allowed', { 'remote-addr': `${sock.remoteAddress}:${sock.remotePort}`, cn: names.join(','), 'allowed-cn': allowed });
+            sock.destroy();
+          }
+        });
+      }
       // Streams are long-lived request bodies: Node's default 5-minute whole-request limit would cut them.
       server.requestTimeout = 0;
       server.keepAliveTimeout = 30_000;
@@ -143,19 +164,20 @@ export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServ
           reject(new TransportError('ERR_PEER_LISTEN', `cannot listen on listen-peer-url ${raw}: listen tcp ${host}:${port}: bind: ${why}`, raw));
         };
         server.once('error', onError);
-        server.listen({ host, port }, () => {
+        if (unix) rmSync(unixSocketPath(url), { force: true }); // a stale socket file of an earlier run
+        server.listen(unix ? { path: unixSocketPath(url) } : { host, port }, () => {
           server.off('error', onError);
           resolve();
         });
       });
-      const bound = server.address() as AddressInfo;
-      addresses.push(bound);
+      const bound = server.address();
+      if (bound && typeof bound === 'object') addresses.push(bound);
       server.on('error', (err) => opts.logger.error('peer listener error', { address: raw, error: String(err) }));
       // TLS handshake failures (e.g. a client certificate our CA did not issue) never reach the handler.
       server.on('tlsClientError', (err, sock) =>
         opts.logger.warn('rejected connection', { 'remote-addr': `${sock.remoteAddress}:${sock.remotePort}`, error: err.message }),
       );
-      opts.logger.info('serving peer traffic', { address: `${url.protocol}//${host.includes(':') ? `[${host}]` : host}:${bound.port}` });
+      opts.logger.info('serving peer traffic', { address: bound && typeof bound === 'object' ? `${host.includes(':') ? `[${host}]` : host}:${bound.port}` : unixSocketPath(url) });
     }
   } catch (err) {
     // The failed server never listened; close the ones that did.

@@ -4,6 +4,7 @@
 
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { isSecureUrl, isUnixUrl, unixSocketPath } from './unix-url.js';
 
 import type { Logger } from '../log/logger.js';
 import type { Message, NodeId } from '../raft/types.js';
@@ -175,8 +176,7 @@ export class Peer {
 
   private request(url: URL, path: string, headers: http.OutgoingHttpHeaders): http.ClientRequest {
     const common: http.RequestOptions = {
-      host: url.hostname.replace(/^\[|\]$/g, ''),
-      port: url.port || (url.protocol === 'https:' ? 443 : 80),
+      ...(isUnixUrl(url) ? { socketPath: unixSocketPath(url) } : { host: url.hostname.replace(/^\[|\]$/g, ''), port: url.port || (url.protocol === 'https:' ? 443 : 80) }),
       path,
       method: 'POST',
       headers: {
@@ -188,7 +188,7 @@ export class Peer {
       },
       agent: false,
     };
-    if (url.protocol === 'https:') {
+    if (isSecureUrl(url)) {
       const tls = this.ctx.tls;
       return https.request({
         ...common,

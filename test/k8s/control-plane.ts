@@ -117,7 +117,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   try {
     const pki = await makePki(join(work, 'pki'));
 
-    // the storage: one member (etcd without fsync: test data only)
+    // the storage: one member without fsync (test data only)
     const storage = opts.storage ?? storageFromEnv();
     const [clientPort, peerPort] = [await freePort(), await freePort()];
     const etcdUrl = `http://127.0.0.1:${clientPort}`;
@@ -125,9 +125,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     const memberFlags = ['--name=testbed', `--data-dir=${join(work, storage)}`,
       `--listen-client-urls=${etcdUrl}`, `--advertise-client-urls=${etcdUrl}`,
       `--listen-peer-urls=${peerUrl}`, `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=testbed=${peerUrl}`, '--log-level=warn'];
+      `--initial-cluster=testbed=${peerUrl}`, '--unsafe-no-fsync=true', '--log-level=warn'];
     const etcd = storage === 'etcd'
-      ? new ManagedProcess('etcd', [binary('etcd', bins), ...memberFlags, '--unsafe-no-fsync=true'], join(logDir, 'etcd.log'))
+      ? new ManagedProcess('etcd', [binary('etcd', bins), ...memberFlags], join(logDir, 'etcd.log'))
       : new ManagedProcess('svc', [process.execPath, join(repoRoot(), 'bin', 'svc'), ...memberFlags], join(logDir, 'svc.log'),
         { env: { ...process.env, SVC_VERSION: '' } });
     started.push(etcd);

@@ -31,9 +31,23 @@ export function watchHandler(server: SvcServer, api: V3Api): grpc.handleBidiStre
     };
     const progressTimer = setInterval(() => {
       for (const [id, w] of watchers) if (progressWanted.has(id)) w.requestProgress();
-    }, PROGRESS_NOTIFY_MS);
+    }, server.opts.watchProgressNotifyMs && server.opts.watchProgressNotifyMs > 0 ? server.opts.watchProgressNotifyMs : PROGRESS_NOTIFY_MS);
     progressTimer.unref();
     const progressWanted = new Set<number>();
+
+    // A progress notification promises the client that every watcher on this stream has been sent every
+    // event up to its revision, so (as the reference) it is held back while any watcher is still catching
+    // up or holds a response the client has not taken, and sent as soon as all of them are synced.
+    let progressDeferred = false;
+    const tryProgress = (): boolean => {
+      const rev = server.kv.watchable.progressRevisionIfSynced(watchers.values());
+      if (rev === undefined) return false;
+      send({ header: api.header(rev), watch_id: -1 });
+      return true;
+    };
+    const retryDeferredProgress = () => {
+      if (progressDeferred && tryProgress()) progressDeferred = false;
+    };
 
     const create = (r: Pb) => {
       let id = Number(r.watch_id ?? 0);
@@ -56,10 +70,11 @@ export function watchHandler(server: SvcServer, api: V3Api): grpc.handleBidiStre
       // The created response goes first; events may follow immediately.
       send({ header: api.header(), watch_id: id, created: true });
       try {
-        const w = server.kv.watchable.watch(key, end.length > 0 ? end : undefined, Number(r.start_revision ?? 0), { prevKv: !!r.prev_kv, filters, progressNotify: !!r.progress_notify }, (resp: WatchResponse) => {
+        const w = server.kv.watchable.watch(key, end.length > 0 ? end : undefined, Number(r.start_revision ?? 0), { prevKv: !!r.prev_kv, filters, progressNotify: !!r.progress_notify, onSynced: retryDeferredProgress }, (resp: WatchResponse) => {
           if (resp.compactRevision) {
             send({ header: api.header(resp.revision), watch_id: id, canceled: true, compact_revision: resp.compactRevision, cancel_reason: 'etcdserver: mvcc: required revision has been compacted' });
             watchers.delete(id);
+            queueMicrotask(retryDeferredProgress);
             return true;
           }
           // A client that does not keep up is not buffered without bound: the store keeps the response and
@@ -85,10 +100,11 @@ export function watchHandler(server: SvcServer, api: V3Api): grpc.handleBidiStre
           watchers.delete(id);
           progressWanted.delete(id);
           send({ header: api.header(), watch_id: id, canceled: true });
+          retryDeferredProgress();
         }
       } else if (req.progress_request) {
-        // A progress answer tells the client every watcher on this stream has seen up to this revision.
-        send({ header: api.header(), watch_id: -1 });
+        // One pending notification answers every request made while it waits (as the reference).
+        if (!progressDeferred && !tryProgress()) progressDeferred = true;
       }
     });
     const cleanup = () => {

@@ -261,7 +261,7 @@ describe('client listener: gRPC and HTTP/1.1 on one port', function () {
     it('rejects bad URLs and missing TLS material with typed errors', async function () {
       const codes: string[] = [];
       for (const [url, tlsOpt] of [
-        ['unix://127.0.0.1:1', undefined],
+        ['ftp://127.0.0.1:1', undefined],
         ['https://127.0.0.1:0', undefined],
         ['http://127.0.0.1:0', { cert: pki.serverCert, key: pki.serverKey }],
       ] as const) {

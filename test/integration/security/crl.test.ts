@@ -1,0 +1,116 @@
+// --client-crl-file and --peer-crl-file refuse certificates the list revokes (they used to be parsed and
+// ignored: a revoked client certificate still connected). The PKI and the CRL are made with openssl here.
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type * as grpc from '@grpc/grpc-js';
+import { Connection } from '../../../server/client/connection.js';
+import { makeTestPki, type TestPki } from '../../support/tls.js';
+import { freePorts } from '../../support/ports.js';
+import { spawnLogged, type LoggedProcess } from '../../support/process.js';
+import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../support/svc-cluster.js';
+
+function openssl(args: string[], cwd: string): void {
+  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/** A second client certificate of the test CA ("revoked.pem"), revoked in crl.pem. */
+function revokeOne(pki: TestPki): { certFile: string; keyFile: string; crlFile: string } {
+  const d = pki.dir;
+  writeFileSync(join(d, 'revoked.ext'), 'extendedKeyUsage=clientAuth,serverAuth\nsubjectAltName=IP:127.0.0.1\n');
+  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'revoked-key.pem', '-out', 'revoked.csr', '-subj', '/CN=revoked'], d);
+  openssl(['x509', '-req', '-in', 'revoked.csr', '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', 'revoked.pem', '-days', '2', '-extfile', 'revoked.ext'], d);
+  writeFileSync(join(d, 'index.txt'), '');
+  writeFileSync(join(d, 'crlnumber'), '01\n');
+  writeFileSync(join(d, 'ca.cnf'), '[ca]\ndefault_ca=d\n[d]\ndatabase=index.txt\ncrlnumber=crlnumber\ndefault_md=sha256\ndefault_crl_days=30\n');
+  openssl(['ca', '-config', 'ca.cnf', '-keyfile', 'ca-key.pem', '-cert', 'ca.pem', '-revoke', 'revoked.pem'], d);
+  openssl(['ca', '-config', 'ca.cnf', '-keyfile', 'ca-key.pem', '-cert', 'ca.pem', '-gencrl', '-out', 'crl.pem'], d);
+  return { certFile: join(d, 'revoked.pem'), keyFile: join(d, 'revoked-key.pem'), crlFile: join(d, 'crl.pem') };
+}
+
+type KvStub = { Put(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void): void };
+
+function putWith(endpoint: string, pki: TestPki, cert: string, key: string): Promise<void> {
+  const conn = new Connection(endpoint, { ca: pki.caFile, cert, key });
+  const kv = conn.stub('KV') as unknown as KvStub;
+  return new Promise<void>((resolve, reject) => kv.Put({ key: Buffer.from('k'), value: Buffer.from('v') }, { deadline: Date.now() + 4000 }, (err) => (err ? reject(err) : resolve()))).finally(() =>
+    conn.close(),
+  );
+}
+
+function getWith(url: string, pki: TestPki, cert: string, key: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = https.get(url, { ca: pki.ca, cert: readFileSync(cert), key: readFileSync(key), agent: false, timeout: 5000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+  });
+}
+
+describe('certificate revocation lists (integration)', function () {
+  this.timeout(90000);
+  let dir: string;
+  let proc: LoggedProcess | undefined;
+  let pki: TestPki;
+  let revoked: ReturnType<typeof revokeOne>;
+  let clientPort: number;
+  let peerPort: number;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-crl-'));
+    pki = makeTestPki(dir);
+    revoked = revokeOne(pki);
+    [clientPort, peerPort] = await freePorts(2);
+    const client = `https://127.0.0.1:${clientPort}`;
+    const peer = `https://127.0.0.1:${peerPort}`;
+    proc = spawnLogged(
+      process.execPath,
+      svcNodeArgs(DEFAULT_SVC_ENTRY, [
+        '--name=crl',
+        `--data-dir=${join(dir, 'data')}`,
+        `--listen-client-urls=${client}`,
+        `--advertise-client-urls=${client}`,
+        `--listen-peer-urls=${peer}`,
+        `--initial-advertise-peer-urls=${peer}`,
+        `--initial-cluster=crl=${peer}`,
+        `--cert-file=${pki.serverCertFile}`,
+        `--key-file=${pki.serverKeyFile}`,
+        `--trusted-ca-file=${pki.caFile}`,
+        '--client-cert-auth',
+        `--client-crl-file=${revoked.crlFile}`,
+        `--peer-cert-file=${pki.serverCertFile}`,
+        `--peer-key-file=${pki.serverKeyFile}`,
+        `--peer-trusted-ca-file=${pki.caFile}`,
+        '--peer-client-cert-auth',
+        `--peer-crl-file=${revoked.crlFile}`,
+      ]),
+      { logFile: join(dir, 'svc.log'), name: 'crl' },
+    );
+    await proc.waitForLog(/serving client traffic securely/, 30000);
+  });
+
+  after(async () => {
+    await proc?.stop('SIGKILL', 5000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a client certificate the CRL does not list connects (gRPC and HTTP)', async () => {
+    await putWith(`https://127.0.0.1:${clientPort}`, pki, pki.clientCertFile, pki.clientKeyFile);
+    assert.equal(await getWith(`https://127.0.0.1:${clientPort}/health`, pki, pki.clientCertFile, pki.clientKeyFile), 200);
+  });
+
+  it('a revoked client certificate is refused (gRPC and HTTP)', async () => {
+    await assert.rejects(putWith(`https://127.0.0.1:${clientPort}`, pki, revoked.certFile, revoked.keyFile));
+    await assert.rejects(getWith(`https://127.0.0.1:${clientPort}/health`, pki, revoked.certFile, revoked.keyFile));
+  });
+
+  it('the peer port refuses a revoked certificate and serves a valid one', async () => {
+    assert.equal(await getWith(`https://127.0.0.1:${peerPort}/version`, pki, pki.clientCertFile, pki.clientKeyFile), 200);
+    await assert.rejects(getWith(`https://127.0.0.1:${peerPort}/version`, pki, revoked.certFile, revoked.keyFile));
+  });
+});
