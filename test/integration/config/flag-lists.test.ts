@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, parseServerConfig } from '../../../server/config/flags.js';
 import { defaultText, flagsOf, type FlagSpec } from '../../../server/config/flag-table.js';
 import { releaseFor, type Release } from '../../../server/releases.js';
-import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../support/svc-cluster.js';
+import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../../harness/svc-cluster.js';
 
 const FLAGS_35 = `name data-dir wal-dir snapshot-count heartbeat-interval election-timeout initial-election-tick-advance
 listen-peer-urls listen-client-urls listen-client-http-urls max-snapshots max-wals quota-backend-bytes backend-bbolt-freelist-type

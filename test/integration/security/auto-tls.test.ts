@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
-import { freePorts } from '../../support/ports.js';
-import { spawnLogged, type LoggedProcess } from '../../support/process.js';
-import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../support/svc-cluster.js';
+import { freePorts } from '../../../harness/ports.js';
+import { spawnLogged, type LoggedProcess } from '../../../harness/process.js';
+import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../../harness/svc-cluster.js';
 
 type KvStub = {
   Put(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void): void;

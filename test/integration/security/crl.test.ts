@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
-import { makeTestPki, type TestPki } from '../../support/tls.js';
-import { freePorts } from '../../support/ports.js';
-import { spawnLogged, type LoggedProcess } from '../../support/process.js';
-import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../support/svc-cluster.js';
+import { makeTestPki, type TestPki } from '../../../harness/tls.js';
+import { freePorts } from '../../../harness/ports.js';
+import { spawnLogged, type LoggedProcess } from '../../../harness/process.js';
+import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../../harness/svc-cluster.js';
 
 function openssl(args: string[], cwd: string): void {
   execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });

@@ -6,10 +6,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeTestPki, type TestPki } from '../../support/tls.js';
-import { freePorts } from '../../support/ports.js';
-import { httpGet, spawnLogged, type LoggedProcess } from '../../support/process.js';
-import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../support/svc-cluster.js';
+import { makeTestPki, type TestPki } from '../../../harness/tls.js';
+import { freePorts } from '../../../harness/ports.js';
+import { httpGet, spawnLogged, type LoggedProcess } from '../../../harness/process.js';
+import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../../harness/svc-cluster.js';
 
 function getWith(url: string, pki: TestPki, cert: string, key: string): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -2,7 +2,7 @@
 // revision and periodic compactors do. Checked from outside: a read at an old revision starts failing with
 // "required revision has been compacted", while the retained window stays readable.
 import { strict as assert } from 'node:assert';
-import { b64, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../support/svc-cluster.js';
+import { b64, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
 
 async function compactedAt(cluster: SvcCluster, revision: number): Promise<boolean> {
   const a = await cluster.post(0, '/v3/kv/range', { key: b64('ac/k'), revision });

@@ -6,9 +6,9 @@ import { execFile } from 'node:child_process';
 import http2 from 'node:http2';
 import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
-import { freePorts } from '../../support/ports.js';
-import { httpGet } from '../../support/process.js';
-import { DEFAULT_SVC_ENTRY, printLogsOnFailure, startSvcCluster, svcNodeArgs, type SvcCluster } from '../../support/svc-cluster.js';
+import { freePorts } from '../../../harness/ports.js';
+import { httpGet } from '../../../harness/process.js';
+import { DEFAULT_SVC_ENTRY, printLogsOnFailure, startSvcCluster, svcNodeArgs, type SvcCluster } from '../../../harness/svc-cluster.js';
 
 type KvStub = { Put(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void): void };
 

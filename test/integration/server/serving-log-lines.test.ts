@@ -5,8 +5,8 @@
 import { strict as assert } from 'node:assert';
 import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
-import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../support/svc-cluster.js';
-import { startReferenceCluster, type ReferenceCluster } from '../../support/reference-cluster.js';
+import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
 
 type KvStub = { Put(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void): void };
 

@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
-import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../support/svc-cluster.js';
+import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
 
 type KvStub = { Put(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: { header: { revision: string } }) => void): void };
 

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { loadClients } from '../../../server/api/grpc-services.js';
-import { freePorts } from '../../support/ports.js';
-import { spawnLogged, type LoggedProcess } from '../../support/process.js';
-import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../support/svc-cluster.js';
+import { freePorts } from '../../../harness/ports.js';
+import { spawnLogged, type LoggedProcess } from '../../../harness/process.js';
+import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../../harness/svc-cluster.js';
 
 type KvClient = grpc.Client & {
   Put(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void): void;
