@@ -1,29 +1,24 @@
 // A committed entry a member cannot decode must stop the member, never be skipped: skipping it would let the
 // member's store diverge from the others' (chaos finding F6).
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newConfig, startEmbedded, type EmbeddedMember } from '../../../server/embed/index.js';
 import { freePorts } from '../../../harness/ports.js';
+import { useTempDir } from '../../../harness/temp-dir.js';
 
 describe('a committed entry that cannot be decoded', function () {
   this.timeout(30000);
-  let dir: string;
   let m: EmbeddedMember | undefined;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-undecodable-'));
-  });
+  const tmp = useTempDir('svc-undecodable-');
   after(async () => {
     await m?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('stops the member with a fatal error naming the index', async () => {
     const [client, peer] = await freePorts(2);
     const c = newConfig('3.5.21');
     Object.assign(c, {
-      name: 'u1', dataDir: join(dir, 'u1'), logOutputs: [join(dir, 'u1.log')],
+      name: 'u1', dataDir: join(tmp.path, 'u1'), logOutputs: [join(tmp.path, 'u1.log')],
       listenClientUrls: [`http://127.0.0.1:${client}`], advertiseClientUrls: [`http://127.0.0.1:${client}`],
       listenPeerUrls: [`http://127.0.0.1:${peer}`], initialAdvertisePeerUrls: [`http://127.0.0.1:${peer}`],
       initialCluster: `u1=http://127.0.0.1:${peer}`,

@@ -1,25 +1,22 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createLogger, LogSetupError, packageLogger } from '../../../server/log/create-logger.js';
 import { duration } from '../../../server/log/fields.js';
+import { useTempDir } from '../../../harness/temp-dir.js';
 
 const run = promisify(execFile);
 const ZAP_TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d{4})$/;
 const CAPNS_LINE = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} ([DIWEC]) \| ([\w-]+): (.*)$/;
 
 describe('createLogger', () => {
-  let dir: string;
   let n = 0;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-log-'));
-  });
-  after(() => rmSync(dir, { recursive: true, force: true }));
-  const path = (): string => join(dir, `l${n++}.log`);
+  const tmp = useTempDir('svc-log-');
+  after(() => rmSync(tmp.path, { recursive: true, force: true }));
+  const path = (): string => join(tmp.path, `l${n++}.log`);
   const lines = (p: string): string[] => readFileSync(p, 'utf8').split('\n').filter((l) => l !== '');
 
   it('zap: one JSON object per line, keys level, ts, caller, msg, then the fields in order', async () => {
@@ -120,7 +117,7 @@ describe('createLogger', () => {
   it('refuses several outputs for capnslog, no outputs, and an unopenable file', () => {
     expect(() => createLogger({ logger: 'capnslog', outputs: ['stderr', path()], level: 'info' })).to.throw(LogSetupError, /only 1 log output/);
     expect(() => createLogger({ logger: 'zap', outputs: [], level: 'info' })).to.throw(LogSetupError);
-    expect(() => createLogger({ logger: 'zap', outputs: [join(dir, 'missing', 'x.log')], level: 'info' })).to.throw(LogSetupError, /cannot open log output/);
+    expect(() => createLogger({ logger: 'zap', outputs: [join(tmp.path, 'missing', 'x.log')], level: 'info' })).to.throw(LogSetupError, /cannot open log output/);
   });
 
   it('writes to stdout / stderr ("default" is stderr) and flushes queued lines when the process exits', async () => {

@@ -2,10 +2,10 @@
 // clear message, before anything is created.
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../../harness/svc-cluster.js';
+import { useTempDir } from '../../../harness/temp-dir.js';
 
 interface Run {
   code: number;
@@ -24,15 +24,12 @@ function runSvc(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
 
 describe('svc command line: bad usage', function () {
   this.timeout(60000);
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-flags-'));
-  });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  const tmp = useTempDir('svc-flags-');
+  after(() => rmSync(tmp.path, { recursive: true, force: true }));
 
   it('an unknown flag exits 2 naming the flag, and creates no data dir', async () => {
-    const dataDir = join(dir, 'unknown-flag.data');
-    const r = await runSvc(['--name=x', `--data-dir=${dataDir}`, '--no-such-flag=1'], { SVC_VERSION: '3.4.34' });
+    const dataDir = join(tmp.path, 'unknown-flag.data');
+    const r = await runSvc(['--name=x', `--data-tmp.path=${dataDir}`, '--no-such-flag=1'], { SVC_VERSION: '3.4.34' });
     expect(r.code, r.stderr).to.equal(2);
     expect(r.stderr).to.include('no-such-flag');
     expect(existsSync(dataDir)).to.equal(false);
@@ -40,14 +37,14 @@ describe('svc command line: bad usage', function () {
 
   it('a flag of a later release is unknown to an earlier one', async () => {
     // --log-outputs arrived in 3.4; 3.3 knows only --log-output.
-    const r = await runSvc(['--name=x', `--data-dir=${join(dir, 'x.data')}`, '--log-outputs=stderr'], { SVC_VERSION: '3.3.27' });
+    const r = await runSvc(['--name=x', `--data-tmp.path=${join(tmp.path, 'x.data')}`, '--log-outputs=stderr'], { SVC_VERSION: '3.3.27' });
     expect(r.code, r.stderr).to.equal(2);
     expect(r.stderr).to.include('log-outputs');
   });
 
   it('an unknown SVC_VERSION exits 2 naming the version', async () => {
-    const dataDir = join(dir, 'bad-version.data');
-    const r = await runSvc(['--name=x', `--data-dir=${dataDir}`], { SVC_VERSION: '3.9.99' });
+    const dataDir = join(tmp.path, 'bad-version.data');
+    const r = await runSvc(['--name=x', `--data-tmp.path=${dataDir}`], { SVC_VERSION: '3.9.99' });
     expect(r.code, r.stderr).to.equal(2);
     expect(r.stderr).to.include('3.9.99');
     expect(existsSync(dataDir)).to.equal(false);

@@ -1,13 +1,13 @@
 // The spec's only way back after an upgrade: a snapshot saved from a cluster restores into a new cluster.
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { spawnSvc, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { freePorts } from '../../../harness/ports.js';
 import { main as svcctl } from '../../../server/cli/svcctl.js';
+import { useTempDir } from '../../../harness/temp-dir.js';
 
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -20,21 +20,17 @@ describe('snapshot save and restore', function () {
   this.timeout(120000);
   let cluster: SvcCluster | undefined;
   let restored: LoggedProcess | undefined;
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-restore-'));
-  });
+  const tmp = useTempDir('svc-restore-');
   after(async () => {
     await restored?.stop();
     await cluster?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('restores a snapshot saved from a 3.4 cluster into a new cluster with every key intact', async () => {
     cluster = await startSvcCluster({ size: 3, version: '3.4.34' });
     for (let i = 0; i < 50; i++) await cluster.put(i % 3, `r/${i}`, `v${i}`);
     const leader = await cluster.leader();
-    const file = join(dir, 'backup.db');
+    const file = join(tmp.path, 'backup.db');
     const saved = await run(['--endpoints', cluster.members[leader].endpoint, 'snapshot', 'save', file]);
     expect(saved.code, saved.err).to.equal(0);
     expect(saved.out).to.contain(`Snapshot saved at ${file}`);
@@ -42,7 +38,7 @@ describe('snapshot save and restore', function () {
     expect(existsSync(`${file}.part`)).to.equal(false);
 
     const [client, peer] = await freePorts(2);
-    const dataDir = join(dir, 'restored');
+    const dataDir = join(tmp.path, 'restored');
     const peerURL = `http://127.0.0.1:${peer}`;
     const restoreArgs = ['snapshot', 'restore', file, '--name', 'r1', '--data-dir', dataDir, '--initial-cluster', `r1=${peerURL}`, '--initial-advertise-peer-urls', peerURL, '--initial-cluster-token', 'restored'];
     const r = await run(restoreArgs);
@@ -54,7 +50,7 @@ describe('snapshot save and restore', function () {
     expect(again.err).to.match(/exists; refusing to overwrite/);
 
     const clientURL = `http://127.0.0.1:${client}`;
-    restored = spawnSvc(['--name', 'r1', '--data-dir', dataDir, '--listen-client-urls', clientURL, '--advertise-client-urls', clientURL, '--listen-peer-urls', peerURL, '--initial-advertise-peer-urls', peerURL, '--initial-cluster', `r1=${peerURL}`, '--initial-cluster-token', 'restored'], { logFile: join(dir, 'r1.log'), version: '3.4.34', name: 'r1' });
+    restored = spawnSvc(['--name', 'r1', '--data-dir', dataDir, '--listen-client-urls', clientURL, '--advertise-client-urls', clientURL, '--listen-peer-urls', peerURL, '--initial-advertise-peer-urls', peerURL, '--initial-cluster', `r1=${peerURL}`, '--initial-cluster-token', 'restored'], { logFile: join(tmp.path, 'r1.log'), version: '3.4.34', name: 'r1' });
     await waitForHttp(`${clientURL}/health`, { timeoutMs: 30000 });
     const got = await run(['--endpoints', `127.0.0.1:${client}`, 'get', 'r/', '--prefix', '--print-value-only']);
     expect(got.code, got.err).to.equal(0);
@@ -66,12 +62,12 @@ describe('snapshot save and restore', function () {
   });
 
   it('refuses a file whose sha256 does not match', async () => {
-    const bad = join(dir, 'bad.db');
+    const bad = join(tmp.path, 'bad.db');
     const { writeFileSync } = await import('node:fs');
     writeFileSync(bad, Buffer.alloc(512 + 32, 7));
-    const r = await run(['snapshot', 'restore', bad, '--name', 'x', '--data-dir', join(dir, 'bad-restore')]);
+    const r = await run(['snapshot', 'restore', bad, '--name', 'x', '--data-dir', join(tmp.path, 'bad-restore')]);
     expect(r.code).to.equal(1);
     expect(r.err).to.match(/corrupt: its sha256 does not match/);
-    expect(existsSync(join(dir, 'bad-restore'))).to.equal(false);
+    expect(existsSync(join(tmp.path, 'bad-restore'))).to.equal(false);
   });
 });

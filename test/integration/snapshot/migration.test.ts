@@ -3,14 +3,14 @@
 // and revision checked on svc; then svc's snapshot restored into the reference and checked again. Also: a
 // 3.5-style snapshot (extra meta keys) and svc's older lmdb snapshots still restore.
 import { expect } from 'chai';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startReferenceCluster, etcdctl, type ReferenceCluster } from '../../../harness/reference-cluster.js';
 import { readBolt } from '../../../server/storage/bbolt/reader.js';
 import { writeBolt } from '../../../server/storage/bbolt/writer.js';
 import { bigValue, ctl, keySpace, leaseIds, restoreIntoReference, restoreIntoSvc, svcctl, type KeySpace, type RestoredCluster } from './helpers.js';
+import { useTempDir } from '../../../harness/temp-dir.js';
 
 function withDigest(db: Buffer): Buffer {
   return Buffer.concat([db, createHash('sha256').update(db).digest()]);
@@ -20,17 +20,13 @@ describe('migration: reference -> svc -> reference', function () {
   this.timeout(400000);
   let ref: ReferenceCluster | undefined;
   const clusters: RestoredCluster[] = [];
-  let dir: string;
   let refSnapshot: string;
   let refSpace: KeySpace;
   let lease: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-migrate-'));
-  });
+  const tmp = useTempDir('svc-migrate-');
   after(async () => {
     for (const c of clusters) await c.stop();
     await ref?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('moves a reference cluster onto svc and back with every key, revision, lease and user', async () => {
@@ -50,14 +46,14 @@ describe('migration: reference -> svc -> reference', function () {
     refSpace = await keySpace(ep[0]);
 
     // 1. snapshot the running reference cluster
-    refSnapshot = join(dir, 'from-reference.db');
+    refSnapshot = join(tmp.path, 'from-reference.db');
     await ctl(['snapshot', 'save', refSnapshot], [ep[0]]);
     const refStatus = JSON.parse(await ctl(['snapshot', 'status', refSnapshot, '-w', 'json'])) as Record<string, number>;
     const ourStatus = await svcctl(['snapshot', 'status', refSnapshot, '-w', 'json']);
     expect(JSON.parse(ourStatus.out)).to.deep.equal(refStatus);
 
     // 2. restore it into three svc members and start them
-    const svc = await restoreIntoSvc(refSnapshot, join(dir, 'svc'), 3);
+    const svc = await restoreIntoSvc(refSnapshot, join(tmp.path, 'svc'), 3);
     clusters.push(svc);
     for (const e of svc.endpoints) {
       const got = await keySpace(e);
@@ -72,10 +68,10 @@ describe('migration: reference -> svc -> reference', function () {
     expect(svcSpace.revision).to.equal(refSpace.revision + 1);
 
     // 3. and back: svc's snapshot restored into a new reference cluster
-    const svcSnapshot = join(dir, 'from-svc.db');
+    const svcSnapshot = join(tmp.path, 'from-svc.db');
     const saved = await svcctl([`--endpoints=${svc.endpoints[0]}`, 'snapshot', 'save', svcSnapshot]);
     expect(saved.code, saved.err).to.equal(0);
-    const back = await restoreIntoReference(svcSnapshot, join(dir, 'back'), 1);
+    const back = await restoreIntoReference(svcSnapshot, join(tmp.path, 'back'), 1);
     clusters.push(back);
     const got = await keySpace(back.endpoints[0]);
     expect(got.revision).to.equal(svcSpace.revision);
@@ -90,9 +86,9 @@ describe('migration: reference -> svc -> reference', function () {
     await ctl(['user', 'grant-role', 'root', 'root'], ep);
     await ctl(['auth', 'enable'], ep);
     const rootEnv = { ETCDCTL_USER: 'root:rootpw' };
-    const snap = join(dir, 'auth-reference.db');
+    const snap = join(tmp.path, 'auth-reference.db');
     await ctl(['snapshot', 'save', snap], [ep[0]], rootEnv);
-    const svc = await restoreIntoSvc(snap, join(dir, 'svc-auth'), 1);
+    const svc = await restoreIntoSvc(snap, join(tmp.path, 'svc-auth'), 1);
     clusters.push(svc);
     expect(await ctl(['get', 'app/1', '--print-value-only'], svc.endpoints, { ETCDCTL_USER: 'bob:pw' })).to.equal('v1-2\n');
     const wrong = await etcdctl(['get', 'app/1'], { endpoints: svc.endpoints, env: { ETCDCTL_USER: 'bob:nope' } });
@@ -100,10 +96,10 @@ describe('migration: reference -> svc -> reference', function () {
     // a user created on svc, then svc's snapshot into the reference
     await ctl(['user', 'add', 'dave', '--new-user-password=davepw'], svc.endpoints, rootEnv);
     await ctl(['user', 'grant-role', 'dave', 'writer'], svc.endpoints, rootEnv);
-    const back = join(dir, 'auth-svc.db');
+    const back = join(tmp.path, 'auth-svc.db');
     const saved = await svcctl([`--endpoints=${svc.endpoints[0]}`, '--user=root:rootpw', 'snapshot', 'save', back]);
     expect(saved.code, saved.err).to.equal(0);
-    const refBack = await restoreIntoReference(back, join(dir, 'ref-auth'), 1);
+    const refBack = await restoreIntoReference(back, join(tmp.path, 'ref-auth'), 1);
     clusters.push(refBack);
     expect(await ctl(['put', 'app/from-dave', 'x'], refBack.endpoints, { ETCDCTL_USER: 'dave:davepw' })).to.equal('OK\n');
     expect(await ctl(['get', 'app/1', '--print-value-only'], refBack.endpoints, { ETCDCTL_USER: 'bob:pw' })).to.equal('v1-2\n');
@@ -118,9 +114,9 @@ describe('migration: reference -> svc -> reference', function () {
     const term = Buffer.alloc(8);
     term.writeBigUInt64BE(5n);
     meta.kvs.push({ key: Buffer.from('term'), value: term }, { key: Buffer.from('confState'), value: Buffer.from('{"voters":[1,2,3],"auto_leave":false}') });
-    const snap35 = join(dir, 'reference-3.5.db');
+    const snap35 = join(tmp.path, 'reference-3.5.db');
     writeFileSync(snap35, withDigest(writeBolt(buckets)));
-    const svc = await restoreIntoSvc(snap35, join(dir, 'svc35'), 1, '3.5.21');
+    const svc = await restoreIntoSvc(snap35, join(tmp.path, 'svc35'), 1, '3.5.21');
     clusters.push(svc);
     const got = await keySpace(svc.endpoints[0]);
     expect(got.revision).to.equal(refSpace.revision);
@@ -131,12 +127,12 @@ describe('migration: reference -> svc -> reference', function () {
     // a member's own db file is what svc's snapshots held before they were in the reference's format
     const src = clusters[0];
     await src.processes[2].stop();
-    const dbFile = join(dir, 'svc', 'svc2', 'member', 'snap', 'db');
-    const old = join(dir, 'old-lmdb.db');
+    const dbFile = join(tmp.path, 'svc', 'svc2', 'member', 'snap', 'db');
+    const old = join(tmp.path, 'old-lmdb.db');
     copyFileSync(dbFile, old);
     writeFileSync(old, withDigest(readFileSync(old)));
     expect(readFileSync(old).readUInt32LE(16)).to.not.equal(0xed0cdaed);
-    const svc = await restoreIntoSvc(old, join(dir, 'svc-old'), 1);
+    const svc = await restoreIntoSvc(old, join(tmp.path, 'svc-old'), 1);
     clusters.push(svc);
     const got = await keySpace(svc.endpoints[0]);
     expect(got.keys.get(Buffer.from('written/on/svc').toString('base64'))?.value).to.equal(Buffer.from('yes').toString('base64'));

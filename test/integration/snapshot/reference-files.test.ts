@@ -2,25 +2,21 @@
 // deletes and a compaction (so the file has free pages), its snapshot saved with the real etcdctl, then read
 // here and compared with what etcdctl get and etcdctl snapshot status report.
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
 import { readBolt, checkBolt, unusedPages } from '../../../server/storage/bbolt/reader.js';
 import { boltStatus, fromReference } from '../../../server/cluster/bolt-snapshot.js';
 import { decodeKv } from '../../../server/mvcc/kv.js';
 import { bigValue, ctl, keySpace, leaseIds } from './helpers.js';
+import { useTempDir } from '../../../harness/temp-dir.js';
 
 describe('bbolt reader on files written by the reference', function () {
   this.timeout(240000);
   let ref: ReferenceCluster | undefined;
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-bbolt-ref-'));
-  });
+  const tmp = useTempDir('svc-bbolt-ref-');
   after(async () => {
     await ref?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('reads every key, revision and lease of a reference snapshot taken after deletes and a compaction', async () => {
@@ -39,7 +35,7 @@ describe('bbolt reader on files written by the reference', function () {
     for (let i = 0; i < 20; i++) await ctl(['put', `after/${i}`, `v${i}`], ep);
     await ctl(['put', 'big/c', bigValue(5000, 4)], ep);
 
-    const file = join(dir, 'ref.db');
+    const file = join(tmp.path, 'ref.db');
     await ctl(['snapshot', 'save', file], ep);
     const data = readFileSync(file);
     const db = data.subarray(0, data.length - 32);

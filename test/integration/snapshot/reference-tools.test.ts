@@ -2,24 +2,20 @@
 // and restores them (`snapshot restore`) into a real reference cluster that serves every key with the same
 // value and revisions, the leases and the auth users and roles.
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { bigValue, ctl, keySpace, leaseIds, restoreIntoReference, svcctl, type RestoredCluster } from './helpers.js';
+import { useTempDir } from '../../../harness/temp-dir.js';
 
 describe('svc snapshots with the reference\'s tools', function () {
   this.timeout(300000);
   let cluster: SvcCluster | undefined;
   let restored: RestoredCluster | undefined;
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-snap-ref-'));
-  });
+  const tmp = useTempDir('svc-snap-ref-');
   after(async () => {
     await restored?.stop();
     await cluster?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('etcdctl snapshot status and restore work on svc\'s snapshot; the restored reference cluster serves all of it', async () => {
@@ -40,12 +36,12 @@ describe('svc snapshots with the reference\'s tools', function () {
     await ctl(['user', 'grant-role', 'alice', 'reader'], ep);
     const before = await keySpace(ep[0]);
 
-    const file = join(dir, 'svc.db');
+    const file = join(tmp.path, 'svc.db');
     const saved = await svcctl([`--endpoints=${ep[0]}`, 'snapshot', 'save', file]);
     expect(saved.code, saved.err).to.equal(0);
     expect(statSync(file).size % 512).to.equal(32);
     // the reference's etcdctl saves the same stream
-    const viaRef = join(dir, 'via-etcdctl.db');
+    const viaRef = join(tmp.path, 'via-etcdctl.db');
     await ctl(['snapshot', 'save', viaRef], ep);
 
     const st = JSON.parse(await ctl(['snapshot', 'status', file, '-w', 'json'])) as Record<string, number>;
@@ -56,7 +52,7 @@ describe('svc snapshots with the reference\'s tools', function () {
     const st2 = JSON.parse(await ctl(['snapshot', 'status', viaRef, '-w', 'json'])) as Record<string, number>;
     expect(st2.revision).to.equal(before.revision);
 
-    restored = await restoreIntoReference(file, dir, 3);
+    restored = await restoreIntoReference(file, tmp.path, 3);
     const after = await keySpace(restored.endpoints[0]);
     expect(after.revision).to.equal(before.revision);
     expect([...after.keys].sort()).to.deep.equal([...before.keys].sort());

@@ -1,24 +1,21 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseServerConfig, ConfigError } from '../../../server/config/flags.js';
 import { releaseFor } from '../../../server/releases.js';
+import { useTempDir } from '../../../harness/temp-dir.js';
 
 const R33 = releaseFor('3.3.27');
 const R34 = releaseFor('3.4.34');
 const R35 = releaseFor('3.5.21');
 
 describe('--config-file', () => {
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
-  });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  const tmp = useTempDir('svc-config-');
+  after(() => rmSync(tmp.path, { recursive: true, force: true }));
 
   let n = 0;
   function file(text: string): string {
-    const p = join(dir, `c${n++}.yaml`);
+    const p = join(tmp.path, `c${n++}.yaml`);
     writeFileSync(p, text);
     return p;
   }
@@ -121,7 +118,7 @@ log-level: debug
   });
 
   it('reports a missing file and a non-mapping document', () => {
-    expect(fails(() => parseServerConfig(['--config-file', join(dir, 'nope.yaml')], {}, R35)).message).to.match(/cannot read config file/);
+    expect(fails(() => parseServerConfig(['--config-file', join(tmp.path, 'nope.yaml')], {}, R35)).message).to.match(/cannot read config file/);
     expect(fails(() => parseServerConfig(['--config-file', file('- a\n- b\n')], {}, R35)).message).to.match(/mapping/);
   });
 

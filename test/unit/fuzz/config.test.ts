@@ -5,17 +5,17 @@
 
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, parseServerConfig } from '../../../server/config/flags.js';
 import { releaseFor } from '../../../server/releases.js';
+import { useTempDir } from '../../../harness/temp-dir.js';
 
 const RELEASES = ['3.3.27', '3.4.34', '3.5.21'].map(releaseFor);
 
 const VALID_ARGV = [
   '--name=m1',
-  '--data-dir=/tmp/x',
+  '--data-tmp.path=/tmp/x',
   '--listen-client-urls=http://127.0.0.1:2379',
   '--advertise-client-urls=http://127.0.0.1:2379',
   '--listen-peer-urls=http://127.0.0.1:2380',
@@ -58,15 +58,12 @@ function onlyConfigError(argv: string[], release = RELEASES[2], env: NodeJS.Proc
 
 describe('fuzz: flag and config-file parsing', function () {
   this.timeout(120000);
-  let dir: string;
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-fuzz-config-'));
-  });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  const tmp = useTempDir('svc-fuzz-config-');
+  after(() => rmSync(tmp.path, { recursive: true, force: true }));
 
   it('the valid inputs parse (so the mutations start from something real)', () => {
     for (const r of RELEASES) expect(onlyConfigError(VALID_ARGV, r)).to.equal('ok');
-    const f = join(dir, 'valid.yaml');
+    const f = join(tmp.path, 'valid.yaml');
     writeFileSync(f, VALID_YAML);
     for (const r of RELEASES) expect(onlyConfigError(['--config-file', f], r)).to.equal('ok');
   });
@@ -113,7 +110,7 @@ describe('fuzz: flag and config-file parsing', function () {
   });
 
   it('byte-level mutations of a valid YAML config file throw only ConfigError', () => {
-    const f = join(dir, 'mut.yaml');
+    const f = join(tmp.path, 'mut.yaml');
     fc.assert(
       fc.property(
         fc.array(fc.record({ pos: fc.nat(), kind: fc.constantFrom('flip', 'insert', 'delete', 'cut'), bytes: fc.uint8Array({ minLength: 1, maxLength: 4 }) }), { minLength: 1, maxLength: 5 }),
@@ -174,14 +171,14 @@ describe('fuzz: flag and config-file parsing', function () {
       'null.yaml': 'null\n',
     };
     for (const [name, content] of Object.entries(files)) {
-      const f = join(dir, name);
+      const f = join(tmp.path, name);
       writeFileSync(f, content);
       for (const r of RELEASES) onlyConfigError(['--config-file', f], r);
       onlyConfigError([], RELEASES[2], { SVC_CONFIG_FILE: f });
     }
-    const sub = join(dir, 'a-directory');
+    const sub = join(tmp.path, 'a-directory');
     mkdirSync(sub);
-    for (const path of [sub, join(dir, 'missing.yaml'), '', '/dev/null', '\u0000', 'x'.repeat(5000)]) onlyConfigError(['--config-file', path]);
+    for (const path of [sub, join(tmp.path, 'missing.yaml'), '', '/dev/null', '\u0000', 'x'.repeat(5000)]) onlyConfigError(['--config-file', path]);
   });
 
   it('hostile environment variables throw only ConfigError', () => {
