@@ -8,6 +8,7 @@
 // dist-<x>/server/cli/svc.js), started the way bin/svc starts it; SVC_TEST_SVC_ENTRY (or opts.entry) names
 // another compiled svc.js. Set SVC_TEST_KEEP=1 to keep the temp dir after close().
 
+import { execFile } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -32,6 +33,24 @@ export interface SpawnSvcOptions {
   nodeArgs?: readonly string[];
   /** Added to this process's environment. */
   env?: NodeJS.ProcessEnv;
+}
+
+/** What a finished svc process printed, and its exit status. */
+export interface SvcRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs svc with `args` to its end (usage errors, refused flags, --help); never rejects for a non-zero exit. */
+export function runSvc(args: readonly string[], o: { version?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<SvcRun> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...o.env };
+  if (o.version !== undefined) env.SVC_VERSION = o.version;
+  return new Promise((resolve) => {
+    execFile(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, args), { env, timeout: o.timeoutMs ?? 30000, encoding: 'utf8' }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+    });
+  });
 }
 
 /** Starts one svc process with `args` as its flags, exactly as bin/svc would run them. */

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, parseServerConfig } from '../../../server/config/flags.js';
 import { defaultText, flagsOf, type FlagSpec } from '../../../server/config/flag-table.js';
 import { releaseFor, type Release } from '../../../server/releases.js';
-import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../../harness/svc-cluster.js';
+import { runSvc } from '../../../harness/svc-cluster.js';
 
 const FLAGS_35 = `name data-dir wal-dir snapshot-count heartbeat-interval election-timeout initial-election-tick-advance
 listen-peer-urls listen-client-urls listen-client-http-urls max-snapshots max-wals quota-backend-bytes backend-bbolt-freelist-type
@@ -119,18 +119,14 @@ for (const [version, list] of [
 
 describe('the svc binary refuses an unsupported flag with exit status 2', function () {
   this.timeout(30000);
-  it('--discovery-srv', () => {
-    const e = errorOf(() => execFileSync(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, ['--discovery-srv=example.com']), { env: { ...process.env, SVC_VERSION: '3.5.21' }, stdio: 'pipe' })) as
-      | (Error & { status: number; stderr: Buffer })
-      | undefined;
-    assert.equal(e?.status, 2);
-    assert.match(e!.stderr.toString(), /flag --discovery-srv is not supported by svc/);
+  it('--discovery-srv', async () => {
+    const r = await runSvc(['--discovery-srv=example.com'], { version: '3.5.21' });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /flag --discovery-srv is not supported by svc/);
   });
-  it('--cors=http://example.com (parsed, not implemented: only the default is accepted)', () => {
-    const e = errorOf(() => execFileSync(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, ['--cors=http://example.com', '--data-dir=/nonexistent/x']), { env: { ...process.env, SVC_VERSION: '3.5.21' }, stdio: 'pipe' })) as
-      | (Error & { status: number; stderr: Buffer })
-      | undefined;
-    assert.equal(e?.status, 2);
-    assert.match(e!.stderr.toString(), /flag --cors is not supported by svc/);
+  it('--cors=http://example.com (parsed, not implemented: only the default is accepted)', async () => {
+    const r = await runSvc(['--cors=http://example.com', '--data-dir=/nonexistent/x'], { version: '3.5.21' });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /flag --cors is not supported by svc/);
   });
 });

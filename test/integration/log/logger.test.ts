@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -15,7 +15,6 @@ const CAPNS_LINE = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} ([DIWEC]) \| ([\w-]+)
 describe('createLogger', () => {
   let n = 0;
   const tmp = useTempDir('svc-log-');
-  after(() => rmSync(tmp.path, { recursive: true, force: true }));
   const path = (): string => join(tmp.path, `l${n++}.log`);
   const lines = (p: string): string[] => readFileSync(p, 'utf8').split('\n').filter((l) => l !== '');
 

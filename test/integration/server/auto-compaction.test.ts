@@ -2,7 +2,7 @@
 // revision and periodic compactors do. Checked from outside: a read at an old revision starts failing with
 // "required revision has been compacted", while the retained window stays readable.
 import { strict as assert } from 'node:assert';
-import { b64, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { b64, useSvcClusters, type SvcCluster } from '../../../harness/svc-cluster.js';
 
 async function compactedAt(cluster: SvcCluster, revision: number): Promise<boolean> {
   const a = await cluster.post(0, '/v3/kv/range', { key: b64('ac/k'), revision });
@@ -21,15 +21,10 @@ async function waitCompacted(cluster: SvcCluster, revision: number, timeoutMs: n
 
 describe('auto compaction (integration)', function () {
   this.timeout(90000);
-  let cluster: SvcCluster | undefined;
-  printLogsOnFailure(() => [cluster]);
-  afterEach(async () => {
-    await cluster?.close();
-    cluster = undefined;
-  });
+  const clusters = useSvcClusters();
 
   it('revision mode keeps the last N revisions', async () => {
-    cluster = await startSvcCluster({
+    const cluster = await clusters.start({
       size: 3,
       extraArgs: ['--auto-compaction-mode=revision', '--auto-compaction-retention=10'],
       env: { SVC_AUTO_COMPACTION_REVISION_INTERVAL_MS: '200' },
@@ -43,7 +38,7 @@ describe('auto compaction (integration)', function () {
   });
 
   it('periodic mode compacts to the revision of one period ago', async () => {
-    cluster = await startSvcCluster({ size: 1, extraArgs: ['--auto-compaction-retention=2s'] });
+    const cluster = await clusters.start({ size: 1, extraArgs: ['--auto-compaction-retention=2s'] });
     const first = await cluster.put(0, 'ac/k', 'v0');
     for (let i = 1; i < 10; i++) await cluster.put(0, 'ac/k', `v${i}`);
     // Reads below the compacted revision fail: the first write's revision goes once the samples move past it.

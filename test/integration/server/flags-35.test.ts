@@ -2,13 +2,12 @@
 // --listen-client-http-urls (3.5). Each is checked for its effect on a running member, and the 3.5-only ones
 // are refused by 3.4 with exit status 2.
 import { strict as assert } from 'node:assert';
-import { execFile } from 'node:child_process';
 import http2 from 'node:http2';
 import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
 import { freePorts } from '../../../harness/ports.js';
 import { httpGet } from '../../../harness/process.js';
-import { DEFAULT_SVC_ENTRY, printLogsOnFailure, startSvcCluster, svcNodeArgs, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { runSvc, useSvcClusters } from '../../../harness/svc-cluster.js';
 
 type KvStub = { Put(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void): void };
 
@@ -26,37 +25,23 @@ function fsyncCount(metrics: string): number {
   return Number(m[1]);
 }
 
-function runSvc(args: string[], version: string): Promise<{ code: number; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, args), { env: { ...process.env, SVC_VERSION: version }, timeout: 30000, encoding: 'utf8' }, (err, _out, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stderr });
-    });
-  });
-}
-
 describe('3.5 flags the reference suite uses (integration)', function () {
   this.timeout(90000);
-  let cluster: SvcCluster | undefined;
-  printLogsOnFailure(() => [cluster]);
-  afterEach(async () => {
-    await cluster?.close();
-    cluster = undefined;
-  });
+  const clusters = useSvcClusters();
 
   it('--unsafe-no-fsync: the WAL never fsyncs (the fsync histogram stays empty); without it, it does', async () => {
     for (const [flag, expectSyncs] of [[['--unsafe-no-fsync'], false], [[], true]] as const) {
-      cluster = await startSvcCluster({ size: 1, extraArgs: flag });
+      const cluster = await clusters.start({ size: 1, extraArgs: flag });
       for (let i = 0; i < 10; i++) await cluster.put(0, `k${i}`, 'v');
       const n = fsyncCount((await httpGet(`${cluster.members[0].clientURL}/metrics`)).body);
       if (expectSyncs) assert.ok(n > 0, 'a member without --unsafe-no-fsync did not fsync');
       else assert.equal(n, 0);
       await cluster.close();
-      cluster = undefined;
     }
   });
 
   it('--max-concurrent-streams: announced to every client connection in the HTTP/2 settings', async () => {
-    cluster = await startSvcCluster({ size: 1, extraArgs: ['--max-concurrent-streams=2'] });
+    const cluster = await clusters.start({ size: 1, extraArgs: ['--max-concurrent-streams=2'] });
     const session = http2.connect(cluster.members[0].clientURL);
     try {
       const settings = await new Promise<http2.Settings>((resolve, reject) => {
@@ -73,7 +58,7 @@ describe('3.5 flags the reference suite uses (integration)', function () {
   it('--listen-client-http-urls: HTTP only there, gRPC only on --listen-client-urls', async () => {
     const [hp] = await freePorts(1);
     const httpURL = `http://127.0.0.1:${hp}`;
-    cluster = await startSvcCluster({ size: 1, extraArgs: [`--listen-client-http-urls=${httpURL}`], waitHealthy: false });
+    const cluster = await clusters.start({ size: 1, extraArgs: [`--listen-client-http-urls=${httpURL}`], waitHealthy: false });
     const m = cluster.members[0];
     await cluster.waitForLog(0, /"msg":"ready to serve client requests"/);
     assert.equal((await httpGet(`${httpURL}/health`)).status, 200);
@@ -83,7 +68,7 @@ describe('3.5 flags the reference suite uses (integration)', function () {
   });
 
   it('--enable-grpc-gateway=false: no JSON gateway, the rest of HTTP and gRPC as before', async () => {
-    cluster = await startSvcCluster({ size: 1, extraArgs: ['--enable-grpc-gateway=false'] });
+    const cluster = await clusters.start({ size: 1, extraArgs: ['--enable-grpc-gateway=false'] });
     const m = cluster.members[0];
     assert.equal((await cluster.post(0, '/v3/kv/range', { key: 'YQ==' })).status, 404);
     assert.equal((await httpGet(`${m.clientURL}/health`)).status, 200);
@@ -91,7 +76,7 @@ describe('3.5 flags the reference suite uses (integration)', function () {
   });
 
   it('--grpc-keepalive-interval / --grpc-keepalive-timeout: the member pings its gRPC clients', async () => {
-    cluster = await startSvcCluster({ size: 1, extraArgs: ['--grpc-keepalive-interval=300ms', '--grpc-keepalive-timeout=5s'] });
+    const cluster = await clusters.start({ size: 1, extraArgs: ['--grpc-keepalive-interval=300ms', '--grpc-keepalive-timeout=5s'] });
     const session = http2.connect(cluster.members[0].clientURL);
     try {
       await new Promise<void>((resolve, reject) => {
@@ -108,7 +93,7 @@ describe('3.5 flags the reference suite uses (integration)', function () {
   });
 
   it('--experimental-watch-progress-notify-interval: watchers that asked get periodic progress notifications', async () => {
-    cluster = await startSvcCluster({ size: 1, version: '3.4.34', extraArgs: ['--experimental-watch-progress-notify-interval=300ms'] });
+    const cluster = await clusters.start({ size: 1, version: '3.4.34', extraArgs: ['--experimental-watch-progress-notify-interval=300ms'] });
     const conn = new Connection(cluster.members[0].endpoint, undefined);
     const call = (conn.stub('Watch') as unknown as { Watch(): grpc.ClientDuplexStream<unknown, { created: boolean; watch_id: string; events: unknown[] }> }).Watch();
     try {
@@ -134,7 +119,7 @@ describe('3.5 flags the reference suite uses (integration)', function () {
 
   it('3.4 refuses the 3.5-only flags with exit status 2', async () => {
     for (const flag of ['--unsafe-no-fsync', '--listen-client-http-urls=http://127.0.0.1:1', '--self-signed-cert-validity=2']) {
-      const r = await runSvc(['--name=x', '--data-dir=/nonexistent/never-created', flag], '3.4.34');
+      const r = await runSvc(['--name=x', '--data-dir=/nonexistent/never-created', flag], { version: '3.4.34' });
       assert.equal(r.code, 2, r.stderr);
       assert.match(r.stderr, new RegExp(flag.slice(2).split('=')[0]));
     }

@@ -5,7 +5,7 @@
 import { strict as assert } from 'node:assert';
 import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
-import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { useSvcClusters } from '../../../harness/svc-cluster.js';
 import { startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
 
 type KvStub = { Put(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void): void };
@@ -20,15 +20,10 @@ function putOnce(endpoint: string): Promise<void> {
 
 describe('serving log lines as the reference prints them (integration)', function () {
   this.timeout(90000);
-  let cluster: SvcCluster | undefined;
-  printLogsOnFailure(() => [cluster]);
-  afterEach(async () => {
-    await cluster?.close();
-    cluster = undefined;
-  });
+  const clusters = useSvcClusters();
 
   it('3.5 (zap): ready to serve, then serving insecurely with the address; a client connects at once', async () => {
-    cluster = await startSvcCluster({ size: 1, waitHealthy: false });
+    const cluster = await clusters.start({ size: 1, waitHealthy: false });
     const m = cluster.members[0];
     const ready = await cluster.waitForLog(0, /"msg":"ready to serve client requests"/);
     const serving = await cluster.waitForLog(0, /"msg":"serving client traffic insecurely; this is strongly discouraged!"/);
@@ -47,7 +42,7 @@ describe('serving log lines as the reference prints them (integration)', functio
   });
 
   it('3.4 (capnslog default): the capnslog wording', async () => {
-    cluster = await startSvcCluster({ size: 1, waitHealthy: false, version: '3.4.34' });
+    const cluster = await clusters.start({ size: 1, waitHealthy: false, version: '3.4.34' });
     const m = cluster.members[0];
     await cluster.waitForLog(0, /embed: ready to serve client requests$/);
     await cluster.waitForLog(0, new RegExp(`embed: serving insecure client requests on ${m.endpoint.replace(/\./g, '\\.')}, this is strongly discouraged!$`));
@@ -55,7 +50,7 @@ describe('serving log lines as the reference prints them (integration)', functio
   });
 
   it('3.4 with --logger=zap: no ready line (as the reference), the zap serving line', async () => {
-    cluster = await startSvcCluster({ size: 1, waitHealthy: false, version: '3.4.34', extraArgs: ['--logger=zap'] });
+    const cluster = await clusters.start({ size: 1, waitHealthy: false, version: '3.4.34', extraArgs: ['--logger=zap'] });
     await cluster.waitForLog(0, /"msg":"serving client traffic insecurely; this is strongly discouraged!"/);
     assert.doesNotMatch(cluster.currentLog(0), /ready to serve client requests/);
     await putOnce(cluster.members[0].endpoint);
@@ -78,7 +73,7 @@ describe('serving log lines as the reference prints them (integration)', functio
     } finally {
       await ref?.stop();
     }
-    cluster = await startSvcCluster({ size: 1, version: '3.4.34', extraArgs: ['--logger=zap'] });
+    const cluster = await clusters.start({ size: 1, version: '3.4.34', extraArgs: ['--logger=zap'] });
     await cluster.waitForLog(0, /serving client traffic insecurely/);
     const st = await cluster.stop(0);
     assert.equal(st.code, 0);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseServerConfig, ConfigError } from '../../../server/config/flags.js';
 import { releaseFor } from '../../../server/releases.js';
@@ -11,7 +11,6 @@ const R35 = releaseFor('3.5.21');
 
 describe('--config-file', () => {
   const tmp = useTempDir('svc-config-');
-  after(() => rmSync(tmp.path, { recursive: true, force: true }));
 
   let n = 0;
   function file(text: string): string {
