@@ -5,6 +5,8 @@
 # at once with one message naming the command to run, and exit status 1, so that `npm test` never turns a
 # missing prerequisite into a row of identical test failures.
 # The tests look for the binaries where SVC_TEST_ETCD / SVC_TEST_ETCDCTL say (default /usr/bin/...); so does this.
+# Then the reference 3.5 (etcd, etcdutl, etcdctl v3.5.21; Debian has none) for the snapshot tests: built once from the
+# Go module proxy by scripts/build-reference-35.sh into ${SVC_TEST_REF35_DIR:-~/.cache/svc/ref/v3.5.21}; needs Go.
 set -uo pipefail
 etcd_bin="${SVC_TEST_ETCD:-/usr/bin/etcd}"
 etcdctl_bin="${SVC_TEST_ETCDCTL:-/usr/bin/etcdctl}"
@@ -41,3 +43,16 @@ case "$ver" in
   *) say "warning: the tests were written against etcd 3.4.23; $etcd_bin says: ${ver:-nothing}" ;;
 esac
 say "reference: $ver; $("$etcdctl_bin" version 2>/dev/null | head -1)"
+
+# The reference 3.5: silent when cached; built (a minute or two, once) when go is there; else one message.
+ref35="${SVC_TEST_REF35_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/svc/ref/v3.5.21}"
+if [ "$(cat "$ref35/.version" 2>/dev/null)" != v3.5.21 ] || ! [ -x "$ref35/etcd" ] || ! [ -x "$ref35/etcdutl" ] || ! [ -x "$ref35/etcdctl" ]; then
+  if ! command -v go >/dev/null 2>&1 && ! [ -x /usr/local/go/bin/go ]; then
+    echo "[prerequisites] npm test needs the reference etcd 3.5.21 ($ref35/{etcd,etcdutl,etcdctl}), built from the Go module proxy: Go is not installed." >&2
+    echo "[prerequisites] Install Go 1.23 or newer (https://go.dev/dl/, on PATH or in /usr/local/go), then npm test again." >&2
+    exit 1
+  fi
+  say "building the reference etcd, etcdutl, etcdctl v3.5.21 from the Go module proxy (once; cached in $ref35) ..."
+  SVC_TEST_REF35_DIR="$ref35" bash "$(dirname "$0")/build-reference-35.sh" >/dev/null ||
+    { echo "[prerequisites] building the reference etcd 3.5.21 failed (its output is above); fix that, or set SVC_TEST_REF35_DIR to a folder with etcd, etcdutl, etcdctl 3.5.21 and a .version file saying v3.5.21, then npm test again." >&2; exit 1; }
+fi
