@@ -193,13 +193,25 @@ export class MemberClient {
     }, this.attempts, 200);
   }
 
-  /** MemberAdd through the member at `url` (the leader); resolves with the new member's id. Not retried: an add is not idempotent. */
+  /**
+   * MemberAdd through the member at `url` (the leader); resolves with the new member's id. An add is not
+   * idempotent, so only the strict-reconfiguration refusal "unhealthy cluster" is retried (for up to 15 s): it
+   * comes before anything is proposed, while the leader has not yet been connected to every voter for 5 s.
+   */
   async memberAdd(url: string, peerURL: string): Promise<string> {
-    try {
-      const c = await this.grpc(url);
-      return String((await c.memberAdd([peerURL])).member.ID);
-    } catch (e) {
-      throw new MemberError('MEMBERSHIP_FAILED', `member add of ${peerURL} via ${url} failed: ${(e as Error).message}`, { cause: e });
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      try {
+        const c = await this.grpc(url);
+        return String((await c.memberAdd([peerURL])).member.ID);
+      } catch (e) {
+        const msg = (e as Error).message;
+        if (msg.includes('etcdserver: unhealthy cluster') && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 500));
+          continue;
+        }
+        throw new MemberError('MEMBERSHIP_FAILED', `member add of ${peerURL} via ${url} failed: ${msg}`, { cause: e });
+      }
     }
   }
 
