@@ -22,6 +22,8 @@ export interface EtcdctlOptions {
   timeoutMs?: number;
   /** Written to the client's standard input. */
   input?: string;
+  /** Another client binary (e.g. the reference 3.5's etcdctl or etcdutl). Default ETCDCTL_BIN. */
+  bin?: string;
 }
 
 export interface EtcdctlResult {
@@ -30,16 +32,17 @@ export interface EtcdctlResult {
   stderr: string;
 }
 
-/** Runs `etcdctl [--endpoints=...] ...args`; never rejects for a non-zero exit (see `code`). */
+/** Runs `etcdctl [--endpoints=...] ...args` (or opts.bin); never rejects for a non-zero exit (see `code`). */
 export function etcdctl(args: readonly string[], opts: EtcdctlOptions = {}): Promise<EtcdctlResult> {
-  if (!existsSync(ETCDCTL_BIN)) return Promise.reject(missingPrerequisite(ETCDCTL_BIN));
+  const bin = opts.bin ?? ETCDCTL_BIN;
+  if (!existsSync(bin)) return Promise.reject(missingPrerequisite(bin));
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ETCDCTL_')) env[k] = v;
   Object.assign(env, { ETCDCTL_API: '3' }, opts.env);
   const full = opts.endpoints ? [`--endpoints=${opts.endpoints.join(',')}`, ...args] : [...args];
   return new Promise((resolve) => {
     const child = execFile(
-      ETCDCTL_BIN,
+      bin,
       full,
       { env, timeout: opts.timeoutMs ?? 30000, maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
       (err, stdout, stderr) => {

@@ -1,5 +1,5 @@
-// A real reference cluster (etcd 3.4.23 from Debian, /usr/bin/etcd) on loopback, for tests that
-// compare our behaviour with the reference's or that need a live cluster to talk to.
+// A real reference cluster (etcd 3.4.23 from Debian, /usr/bin/etcd, or opts.binary such as the 3.5) on
+// loopback, for tests that compare our behaviour with the reference's or that need a live cluster to talk to.
 // Everything (data dirs, one log file per member) lives in one temp dir; stop() kills the members
 // and removes it (set SVC_TEST_KEEP=1 to keep it for a post-mortem).
 
@@ -14,6 +14,21 @@ export { etcdctl, missingPrerequisite, type EtcdctlOptions, type EtcdctlResult }
 
 export const ETCD_BIN = process.env.SVC_TEST_ETCD ?? '/usr/bin/etcd';
 
+/**
+ * The reference 3.5 (etcd, etcdutl, etcdctl v3.5.21), built once from the Go module proxy by
+ * scripts/build-reference-35.sh (npm test's pretest runs it): Debian ships only 3.4, and 3.5 moved
+ * `snapshot status/restore` to etcdutl. SVC_TEST_REF35_DIR overrides the folder, as in the script.
+ */
+export const REF35_DIR =
+  process.env.SVC_TEST_REF35_DIR ?? join(process.env.XDG_CACHE_HOME || join(process.env.HOME || '/root', '.cache'), 'svc', 'ref', 'v3.5.21');
+
+/** Path of a reference 3.5 binary ('etcd', 'etcdutl', 'etcdctl'); throws the missing-prerequisite error when absent. */
+export function ref35(name: 'etcd' | 'etcdutl' | 'etcdctl'): string {
+  const bin = join(REF35_DIR, name);
+  if (!existsSync(bin)) throw missingPrerequisite(bin);
+  return bin;
+}
+
 export interface ReferenceClusterOptions {
   /** Members. Default 3. */
   size?: number;
@@ -25,6 +40,8 @@ export interface ReferenceClusterOptions {
   env?: NodeJS.ProcessEnv;
   /** How long to wait for every member's /health to answer 200. Default 30 s. */
   timeoutMs?: number;
+  /** The etcd binary to run (e.g. ref35('etcd')). Default ETCD_BIN (Debian's 3.4.23). */
+  binary?: string;
 }
 
 export interface ReferenceMember {
@@ -54,7 +71,8 @@ export interface ReferenceCluster {
 
 /** Starts a fresh N-member reference cluster and waits until every member reports healthy. */
 export async function startReferenceCluster(opts: ReferenceClusterOptions = {}): Promise<ReferenceCluster> {
-  if (!existsSync(ETCD_BIN)) throw missingPrerequisite(ETCD_BIN);
+  const binary = opts.binary ?? ETCD_BIN;
+  if (!existsSync(binary)) throw missingPrerequisite(binary);
   const size = opts.size ?? 3;
   const token = opts.token ?? `ref-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const dir = mkdtempSync(join(tmpdir(), 'svc-ref-'));
@@ -91,7 +109,7 @@ export async function startReferenceCluster(opts: ReferenceClusterOptions = {}):
         '--initial-cluster-state=new',
         ...(opts.extraArgs ?? []),
       ];
-      const proc = spawnLogged(ETCD_BIN, args, { logFile: s.logFile, name: s.name, env: opts.env });
+      const proc = spawnLogged(binary, args, { logFile: s.logFile, name: s.name, env: opts.env });
       members.push({ ...s, process: proc });
     }
     const timeoutMs = opts.timeoutMs ?? 30000;
