@@ -20,7 +20,7 @@ export const ETCD_BIN = process.env.SVC_TEST_ETCD ?? '/usr/bin/etcd';
  * `snapshot status/restore` to etcdutl. SVC_TEST_REF35_DIR overrides the folder, as in the script.
  */
 export const REF35_DIR =
-  process.env.SVC_TEST_REF35_DIR ?? join(process.env.XDG_CACHE_HOME || join(process.env.HOME || '/root', '.cache'), 'svc', 'ref', 'v3.5.21');
+  process.env.SVC_TEST_REF35_DIR || join(process.env.XDG_CACHE_HOME || join(process.env.HOME || '/root', '.cache'), 'svc', 'ref', 'v3.5.21');
 
 /** Path of a reference 3.5 binary ('etcd', 'etcdutl', 'etcdctl'); throws the missing-prerequisite error when absent. */
 export function ref35(name: 'etcd' | 'etcdutl' | 'etcdctl'): string {
