@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { etcdctl } from '../../../harness/etcdctl.js';
 import { ETCD_BIN } from '../../../harness/reference-cluster.js';
-import { svcNodeArgs, DEFAULT_SVC_ENTRY } from '../../../harness/svc-cluster.js';
+import { spawnSvc } from '../../../harness/svc-cluster.js';
 import { spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { freePorts } from '../../../harness/ports.js';
 import { main as svcctlMain } from '../../../server/cli/svcctl.js';
@@ -80,16 +80,25 @@ async function specs(n: number, prefix: string) {
   }));
 }
 
-/** `etcdctl snapshot restore` into n new members, then the reference etcd on them. */
-export async function restoreIntoReference(snapshot: string, dir: string, n: number): Promise<RestoredCluster> {
-  const ms = await specs(n, 'ref');
+/**
+ * Restores `snapshot` into n new members' data dirs under `dir` (`restore` runs one member's restore command with
+ * the reference's restore flags), then starts them (`start` with the server flags) and waits for /health.
+ */
+export async function restoreAndStart(
+  snapshot: string,
+  dir: string,
+  n: number,
+  prefix: string,
+  restore: (args: string[]) => Promise<void>,
+  start: (name: string, flags: string[], logFile: string) => LoggedProcess,
+): Promise<RestoredCluster> {
+  const ms = await specs(n, prefix);
   const initial = ms.map((m) => `${m.name}=${m.peer}`).join(',');
-  const token = `restored-ref-${process.pid}`;
-  for (const m of ms) {
-    await ctl(['snapshot', 'restore', snapshot, '--name', m.name, '--data-dir', join(dir, m.name), '--initial-cluster', initial, '--initial-advertise-peer-urls', m.peer, '--initial-cluster-token', token]);
-  }
+  const token = `restored-${prefix}-${process.pid}`;
+  const common = (m: (typeof ms)[number]) => [`--name=${m.name}`, `--data-dir=${join(dir, m.name)}`, `--initial-cluster=${initial}`, `--initial-advertise-peer-urls=${m.peer}`, `--initial-cluster-token=${token}`];
+  for (const m of ms) await restore(['snapshot', 'restore', snapshot, ...common(m)]);
   const processes = ms.map((m) =>
-    spawnLogged(ETCD_BIN, [`--name=${m.name}`, `--data-dir=${join(dir, m.name)}`, `--listen-client-urls=${m.client}`, `--advertise-client-urls=${m.client}`, `--listen-peer-urls=${m.peer}`, `--initial-advertise-peer-urls=${m.peer}`, `--initial-cluster=${initial}`, `--initial-cluster-token=${token}`], { logFile: join(dir, `${m.name}.log`), name: m.name }),
+    start(m.name, [...common(m), `--listen-client-urls=${m.client}`, `--advertise-client-urls=${m.client}`, `--listen-peer-urls=${m.peer}`], join(dir, `${m.name}.log`)),
   );
   const stop = async () => void (await Promise.all(processes.map((p) => p.stop('SIGKILL', 5000))));
   try {
@@ -101,26 +110,24 @@ export async function restoreIntoReference(snapshot: string, dir: string, n: num
   return { endpoints: ms.map((m) => m.endpoint), processes, stop };
 }
 
+/** `etcdctl snapshot restore` into n new members, then the reference etcd on them. */
+export function restoreIntoReference(snapshot: string, dir: string, n: number): Promise<RestoredCluster> {
+  return restoreAndStart(snapshot, dir, n, 'ref', async (args) => void (await ctl(args)), (name, flags, logFile) => spawnLogged(ETCD_BIN, flags, { logFile, name }));
+}
+
 /** `svcctl snapshot restore` into n new members, then svc on them. */
-export async function restoreIntoSvc(snapshot: string, dir: string, n: number, version = '3.4.34'): Promise<RestoredCluster> {
-  const ms = await specs(n, 'svc');
-  const initial = ms.map((m) => `${m.name}=${m.peer}`).join(',');
-  const token = `restored-svc-${process.pid}`;
-  for (const m of ms) {
-    const r = await svcctl(['snapshot', 'restore', snapshot, '--name', m.name, '--data-dir', join(dir, m.name), '--initial-cluster', initial, '--initial-advertise-peer-urls', m.peer, '--initial-cluster-token', token]);
-    expect(r.code, r.err).to.equal(0);
-  }
-  const processes = ms.map((m) =>
-    spawnLogged(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, ['--name', m.name, '--data-dir', join(dir, m.name), '--listen-client-urls', m.client, '--advertise-client-urls', m.client, '--listen-peer-urls', m.peer, '--initial-advertise-peer-urls', m.peer, '--initial-cluster', initial, '--initial-cluster-token', token]), { logFile: join(dir, `${m.name}.log`), name: m.name, env: { SVC_VERSION: version } }),
+export function restoreIntoSvc(snapshot: string, dir: string, n: number, version = '3.4.34'): Promise<RestoredCluster> {
+  return restoreAndStart(
+    snapshot,
+    dir,
+    n,
+    'svc',
+    async (args) => {
+      const r = await svcctl(args);
+      expect(r.code, r.err).to.equal(0);
+    },
+    (name, flags, logFile) => spawnSvc(flags, { logFile, name, version }),
   );
-  const stop = async () => void (await Promise.all(processes.map((p) => p.stop('SIGKILL', 5000))));
-  try {
-    await Promise.all(ms.map((m, i) => waitForHttp(`${m.client}/health`, { timeoutMs: 60000, process: processes[i] })));
-  } catch (e) {
-    await stop();
-    throw e;
-  }
-  return { endpoints: ms.map((m) => m.endpoint), processes, stop };
 }
 
 /** A value larger than a bbolt page (overflow pages), printable for etcdctl's command line. */

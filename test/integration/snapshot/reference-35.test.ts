@@ -6,12 +6,11 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { etcdctl } from '../../../harness/etcdctl.js';
-import { freePorts } from '../../../harness/ports.js';
-import { spawnLogged, waitForHttp } from '../../../harness/process.js';
+import { spawnLogged } from '../../../harness/process.js';
 import { ref35, startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
 import { useSvcClusters } from '../../../harness/svc-cluster.js';
 import { useTempDir } from '../../../harness/temp-dir.js';
-import { bigValue, ctl, keySpace, leaseIds, restoreIntoSvc, svcctl, type KeySpace, type RestoredCluster } from './helpers.js';
+import { bigValue, ctl, keySpace, leaseIds, restoreAndStart, restoreIntoSvc, svcctl, type KeySpace, type RestoredCluster } from './helpers.js';
 
 /** Checked run of a reference 3.5 tool (etcdutl or etcdctl); throws with its stderr unless it exits 0. */
 async function tool(name: 'etcdutl' | 'etcdctl', args: string[], endpoints?: string[]): Promise<string> {
@@ -21,25 +20,8 @@ async function tool(name: 'etcdutl' | 'etcdctl', args: string[], endpoints?: str
 }
 
 /** `etcdutl snapshot restore` into n new members, then the reference 3.5 etcd on them. */
-async function restoreInto35(snapshot: string, dir: string, n: number): Promise<RestoredCluster> {
-  const ports = await freePorts(2 * n);
-  const ms = Array.from({ length: n }, (_, i) => ({ name: `ref35-${i}`, client: `http://127.0.0.1:${ports[2 * i]}`, peer: `http://127.0.0.1:${ports[2 * i + 1]}` }));
-  const initial = ms.map((m) => `${m.name}=${m.peer}`).join(',');
-  const token = `restored-ref35-${process.pid}`;
-  for (const m of ms) {
-    await tool('etcdutl', ['snapshot', 'restore', snapshot, '--name', m.name, '--data-dir', join(dir, m.name), '--initial-cluster', initial, '--initial-advertise-peer-urls', m.peer, '--initial-cluster-token', token]);
-  }
-  const processes = ms.map((m) =>
-    spawnLogged(ref35('etcd'), [`--name=${m.name}`, `--data-dir=${join(dir, m.name)}`, `--listen-client-urls=${m.client}`, `--advertise-client-urls=${m.client}`, `--listen-peer-urls=${m.peer}`, `--initial-advertise-peer-urls=${m.peer}`, `--initial-cluster=${initial}`, `--initial-cluster-token=${token}`], { logFile: join(dir, `${m.name}.log`), name: m.name }),
-  );
-  const stop = async () => void (await Promise.all(processes.map((p) => p.stop('SIGKILL', 5000))));
-  try {
-    await Promise.all(ms.map((m, i) => waitForHttp(`${m.client}/health`, { timeoutMs: 60000, process: processes[i] })));
-  } catch (e) {
-    await stop();
-    throw e;
-  }
-  return { endpoints: ms.map((m) => m.client.slice('http://'.length)), processes, stop };
+function restoreInto35(snapshot: string, dir: string, n: number): Promise<RestoredCluster> {
+  return restoreAndStart(snapshot, dir, n, 'ref35-', async (args) => void (await tool('etcdutl', args)), (name, flags, logFile) => spawnLogged(ref35('etcd'), flags, { logFile, name }));
 }
 
 /** Same keys with the same values, create/mod revisions, versions and leases, at the same revision. */
