@@ -3,14 +3,13 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
 import { makeTestPki, type TestPki } from '../../../harness/tls.js';
 import { freePorts } from '../../../harness/ports.js';
-import { spawnLogged, type LoggedProcess } from '../../../harness/process.js';
+import { httpGet, spawnLogged, type LoggedProcess } from '../../../harness/process.js';
 import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../../harness/svc-cluster.js';
 
 function openssl(args: string[], cwd: string): void {
@@ -41,15 +40,9 @@ function putWith(endpoint: string, pki: TestPki, cert: string, key: string): Pro
   );
 }
 
-function getWith(url: string, pki: TestPki, cert: string, key: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = https.get(url, { ca: pki.ca, cert: readFileSync(cert), key: readFileSync(key), agent: false, timeout: 5000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-  });
+/** HTTP status of a GET with this client certificate (rejects when the handshake fails). */
+async function getWith(url: string, pki: TestPki, cert: string, key: string): Promise<number> {
+  return (await httpGet(url, { ca: pki.ca, cert: readFileSync(cert), key: readFileSync(key) })).status;
 }
 
 describe('certificate revocation lists (integration)', function () {
