@@ -4,7 +4,7 @@
 // release, as the rolling upgrade does), added and removed; exits nobody asked for are recorded as crashes;
 // small HTTP helpers talk to the v3 JSON gateway. `useSvcClusters` is the mocha fixture around it.
 //
-// Which server runs: by default the build this file was compiled into (dist-<x>/test/support/ ->
+// Which server runs: by default the build this file was compiled into (dist-<x>/harness/ ->
 // dist-<x>/server/cli/svc.js), started the way bin/svc starts it; SVC_TEST_SVC_ENTRY (or opts.entry) names
 // another compiled svc.js. Set SVC_TEST_KEEP=1 to keep the temp dir after close().
 
