@@ -12,9 +12,20 @@ const errorLine = (r: EtcdctlResult) => r.stderr.trim().split('\n').pop();
 /** member add, repeated while the cluster answers "unhealthy cluster" (a member counts only after 5 s connected). */
 async function addOnceHealthy(endpoint: string, args: string[]): Promise<EtcdctlResult> {
   const deadline = Date.now() + 20000;
+  const earlier: string[] = [];
   for (;;) {
     const r = await etcdctl(['member', 'add', ...args], { endpoints: [endpoint] });
+    // Seen once in CI: a retry found the member already added by an earlier attempt whose etcdctl had failed.
+    // Take the member the cluster lists (so the refusals below are still checked) and print what happened.
+    if (earlier.length && errorLine(r) === 'Error: etcdserver: Peer URLs already exists') {
+      const list = await etcdctl(['member', 'list'], { endpoints: [endpoint] });
+      const url = args.find((a) => a.startsWith('--peer-urls='))!.slice('--peer-urls='.length);
+      const line = list.stdout.split('\n').find((l) => l.includes(url));
+      process.stderr.write(`\nmember add retry found ${url} already added; earlier attempts:\n${earlier.join('\n')}\n`);
+      if (line) return { code: 0, stdout: `Member ${line.split(',')[0]} added\n`, stderr: r.stderr };
+    }
     if (r.code === 0 || errorLine(r) !== 'Error: etcdserver: unhealthy cluster' || Date.now() > deadline) return r;
+    earlier.push(`code ${r.code}: ${r.stdout}${r.stderr}`);
     await sleep(500);
   }
 }
