@@ -30,7 +30,7 @@ async function addOnceHealthy(endpoint: string, args: string[]): Promise<Etcdctl
   }
 }
 
-const addedId = (r: EtcdctlResult) => /^Member ([0-9a-f]+) added/.exec(r.stdout)?.[1];
+const addedId = (r: EtcdctlResult) => /^Member +([0-9a-f]+) added/.exec(r.stdout)?.[1]; // %16x: padded with spaces
 
 describe('strict reconfiguration: svc and the reference 3.4 refuse the same member adds', function () {
   this.timeout(180000);
