@@ -33,6 +33,8 @@ export interface SpawnSvcOptions {
   nodeArgs?: readonly string[];
   /** Added to this process's environment. */
   env?: NodeJS.ProcessEnv;
+  /** Working directory (relative data dirs and unix socket paths resolve there). */
+  cwd?: string;
 }
 
 /** What a finished svc process printed, and its exit status. */
@@ -57,7 +59,7 @@ export function runSvc(args: readonly string[], o: { version?: string; env?: Nod
 export function spawnSvc(args: readonly string[], o: SpawnSvcOptions): LoggedProcess {
   // An undefined value drops the variable from the child's environment (the newest release runs).
   const env: NodeJS.ProcessEnv = { ...o.env, SVC_VERSION: o.version || undefined };
-  return spawnLogged(process.execPath, [...(o.nodeArgs ?? []), ...svcNodeArgs(o.entry ?? DEFAULT_SVC_ENTRY, args)], { logFile: o.logFile, name: o.name, env });
+  return spawnLogged(process.execPath, [...(o.nodeArgs ?? []), ...svcNodeArgs(o.entry ?? DEFAULT_SVC_ENTRY, args)], { logFile: o.logFile, name: o.name, env, cwd: o.cwd });
 }
 
 export interface SvcClusterOptions {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { makeTestPki, type TestPki } from '../../../harness/tls.js';
 import { etcdctl } from '../../../harness/etcdctl.js';
 import { ETCD_BIN } from '../../../harness/reference-cluster.js';
-import { svcNodeArgs, DEFAULT_SVC_ENTRY } from '../../../harness/svc-cluster.js';
+import { spawnSvc } from '../../../harness/svc-cluster.js';
 import { spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { freePorts } from '../../../harness/ports.js';
 
@@ -43,7 +43,7 @@ describe('auth: user name from the client certificate (--client-cert-auth)', fun
       const peer = `http://127.0.0.1:${pp}`;
       const flags = [`--name=m`, `--data-dir=${join(dir, `${target}.data`)}`, `--listen-client-urls=${client}`, `--advertise-client-urls=${client}`, `--listen-peer-urls=${peer}`, `--initial-advertise-peer-urls=${peer}`, `--initial-cluster=m=${peer}`, `--cert-file=${pki.serverCertFile}`, `--key-file=${pki.serverKeyFile}`, `--trusted-ca-file=${pki.caFile}`, '--client-cert-auth'];
       const proc = target === 'svc'
-        ? spawnLogged(process.execPath, svcNodeArgs(DEFAULT_SVC_ENTRY, flags), { logFile: join(dir, `${target}.log`), name: target, env: { SVC_VERSION: '3.4.34' } })
+        ? spawnSvc(flags, { logFile: join(dir, `${target}.log`), name: target, version: '3.4.34' })
         : spawnLogged(ETCD_BIN, flags, { logFile: join(dir, `${target}.log`), name: target });
       procs.push(proc);
       await waitForHttp(`${client}/health`, { timeoutMs: 30000, ca: pki.ca, cert: pki.clientCert, key: pki.clientKey, process: proc });

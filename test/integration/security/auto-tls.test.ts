@@ -13,8 +13,8 @@ import tls from 'node:tls';
 import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
 import { freePorts } from '../../../harness/ports.js';
-import { spawnLogged, type LoggedProcess } from '../../../harness/process.js';
-import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../../harness/svc-cluster.js';
+import type { LoggedProcess } from '../../../harness/process.js';
+import { spawnSvc } from '../../../harness/svc-cluster.js';
 
 type KvStub = {
   Put(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void): void;
@@ -73,9 +73,8 @@ describe('--auto-tls and --peer-auto-tls (integration)', function () {
       const c = `https://127.0.0.1:${ports[i].client}`;
       const p = `https://127.0.0.1:${ports[i].peer}`;
       procs.push(
-        spawnLogged(
-          process.execPath,
-          svcNodeArgs(DEFAULT_SVC_ENTRY, [
+        spawnSvc(
+          [
             `--name=a${i}`,
             `--data-dir=${join(dir, `a${i}`)}`,
             `--listen-client-urls=${c}`,
@@ -86,7 +85,7 @@ describe('--auto-tls and --peer-auto-tls (integration)', function () {
             '--auto-tls',
             '--peer-auto-tls',
             '--self-signed-cert-validity=2',
-          ]),
+          ],
           { logFile: join(dir, `a${i}.log`), name: `a${i}` },
         ),
       );

@@ -9,8 +9,8 @@ import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
 import { makeTestPki, type TestPki } from '../../../harness/tls.js';
 import { freePorts } from '../../../harness/ports.js';
-import { httpGet, spawnLogged, type LoggedProcess } from '../../../harness/process.js';
-import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../../harness/svc-cluster.js';
+import { httpGet, type LoggedProcess } from '../../../harness/process.js';
+import { spawnSvc } from '../../../harness/svc-cluster.js';
 
 function openssl(args: string[], cwd: string): void {
   execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -61,9 +61,8 @@ describe('certificate revocation lists (integration)', function () {
     [clientPort, peerPort] = await freePorts(2);
     const client = `https://127.0.0.1:${clientPort}`;
     const peer = `https://127.0.0.1:${peerPort}`;
-    proc = spawnLogged(
-      process.execPath,
-      svcNodeArgs(DEFAULT_SVC_ENTRY, [
+    proc = spawnSvc(
+      [
         '--name=crl',
         `--data-dir=${join(dir, 'data')}`,
         `--listen-client-urls=${client}`,
@@ -81,7 +80,7 @@ describe('certificate revocation lists (integration)', function () {
         `--peer-trusted-ca-file=${pki.caFile}`,
         '--peer-client-cert-auth',
         `--peer-crl-file=${revoked.crlFile}`,
-      ]),
+      ],
       { logFile: join(dir, 'svc.log'), name: 'crl' },
     );
     await proc.waitForLog(/serving client traffic securely/, 30000);

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeTestPki, type TestPki } from '../../../harness/tls.js';
 import { freePorts } from '../../../harness/ports.js';
-import { httpGet, spawnLogged, type LoggedProcess } from '../../../harness/process.js';
-import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../../harness/svc-cluster.js';
+import { httpGet, type LoggedProcess } from '../../../harness/process.js';
+import { spawnSvc } from '../../../harness/svc-cluster.js';
 
 /** HTTP status of a GET with this client certificate (rejects when the handshake fails). */
 async function getWith(url: string, pki: TestPki, cert: string, key: string): Promise<number> {
@@ -31,14 +31,13 @@ describe('--peer-cert-allowed-cn (integration)', function () {
       const c = `http://127.0.0.1:${ports[2 * i]}`;
       const p = `https://127.0.0.1:${ports[2 * i + 1]}`;
       procs.push(
-        spawnLogged(
-          process.execPath,
-          svcNodeArgs(DEFAULT_SVC_ENTRY, [
+        spawnSvc(
+          [
             `--name=c${i}`, `--data-dir=${join(dir, `c${i}`)}`, `--listen-client-urls=${c}`, `--advertise-client-urls=${c}`,
             `--listen-peer-urls=${p}`, `--initial-advertise-peer-urls=${p}`, `--initial-cluster=${ic}`,
             `--peer-cert-file=${pki.serverCertFile}`, `--peer-key-file=${pki.serverKeyFile}`, `--peer-trusted-ca-file=${pki.caFile}`,
             '--peer-client-cert-auth', '--peer-cert-allowed-cn=svc test server',
-          ]),
+          ],
           { logFile: join(dir, `c${i}.log`), name: `c${i}` },
         ),
       );

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { loadClients } from '../../../server/api/grpc-services.js';
 import { freePorts } from '../../../harness/ports.js';
-import { spawnLogged, type LoggedProcess } from '../../../harness/process.js';
-import { DEFAULT_SVC_ENTRY, svcNodeArgs } from '../../../harness/svc-cluster.js';
+import type { LoggedProcess } from '../../../harness/process.js';
+import { spawnSvc } from '../../../harness/svc-cluster.js';
 
 type KvClient = grpc.Client & {
   Put(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void): void;
@@ -43,9 +43,8 @@ describe('unix:// peer and client URLs (integration)', function () {
       const c = `unix://localhost:${ports[2 * i]}`;
       const p = `unix://localhost:${ports[2 * i + 1]}`;
       procs.push(
-        spawnLogged(
-          process.execPath,
-          svcNodeArgs(DEFAULT_SVC_ENTRY, [`--name=u${i}`, `--data-dir=u${i}.data`, `--listen-client-urls=${c}`, `--advertise-client-urls=${c}`, `--listen-peer-urls=${p}`, `--initial-advertise-peer-urls=${p}`, `--initial-cluster=${ic}`]),
+        spawnSvc(
+          [`--name=u${i}`, `--data-dir=u${i}.data`, `--listen-client-urls=${c}`, `--advertise-client-urls=${c}`, `--listen-peer-urls=${p}`, `--initial-advertise-peer-urls=${p}`, `--initial-cluster=${ic}`],
           { logFile: join(dir, `u${i}.log`), name: `u${i}`, cwd: dir },
         ),
       );
