@@ -15,7 +15,7 @@ export interface KeyState {
   create_revision: number;
   mod_revision: number;
   version: number;
-  /** Hex, as `etcdctl lease list` prints ids ("0" without a lease). */
+  /** Hex without leading zeros ("0" without a lease); `etcdctl lease list` pads ids to 16 digits. */
   lease: string;
 }
 
