@@ -144,7 +144,12 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       `--etcd-servers=${etcdUrl}`, '--advertise-address=127.0.0.1', '--bind-address=127.0.0.1', `--secure-port=${port}`,
       `--cert-dir=${join(work, 'apiserver-certs')}`,
       `--tls-cert-file=${pki.serverCert}`, `--tls-private-key-file=${pki.serverKey}`, `--client-ca-file=${pki.caCert}`,
-      '--authorization-mode=RBAC', '--allow-privileged=true', '--service-cluster-ip-range=10.0.0.0/24',
+      // Node: the test node's kubelet acts as system:node:<name>; NodeRestriction keeps it to its own objects
+      '--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction',
+      '--allow-privileged=true', '--service-cluster-ip-range=10.0.0.0/24',
+      // kubectl logs/exec reach the kubelet at the node's InternalIP, as the admin
+      '--kubelet-preferred-address-types=InternalIP',
+      `--kubelet-client-certificate=${pki.adminCert}`, `--kubelet-client-key=${pki.adminKey}`,
       `--service-account-issuer=${server}/`, `--service-account-key-file=${pki.saPub}`,
       `--service-account-signing-key-file=${pki.saKey}`,
       '--enable-priority-and-fairness=false', '--profiling=false',

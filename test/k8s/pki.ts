@@ -1,6 +1,6 @@
 // A throwaway PKI for the test control plane, made with the openssl CLI (Node's crypto cannot issue X.509
-// certificates): a CA, the apiserver's serving certificate for 127.0.0.1, client certificates (admin in
-// system:masters, and the controller manager's own identity), and the service-account signing key pair.
+// certificates): a CA, the apiserver's serving certificate for 127.0.0.1 and the `kubernetes` Service's ClusterIP,
+// client certificates (admin in system:masters, the controller manager's, the kubelet's and the scheduler's identities), and the service-account signing key pair.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { run } from './proc.js';
@@ -16,6 +16,11 @@ export interface Pki {
   adminKey: string;
   kcmCert: string;
   kcmKey: string;
+  /** The test node's kubelet (system:node:svc-test-node in system:nodes) and kube-scheduler. */
+  kubeletCert: string;
+  kubeletKey: string;
+  schedulerCert: string;
+  schedulerKey: string;
   saKey: string;
   saPub: string;
 }
@@ -42,6 +47,8 @@ export async function makePki(dir: string): Promise<Pki> {
   const client = 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n';
   await issue(dir, 'admin', '/O=system:masters/CN=svc-test-admin', client);
   await issue(dir, 'kcm', '/CN=system:kube-controller-manager', client);
+  await issue(dir, 'kubelet', '/O=system:nodes/CN=system:node:svc-test-node', client);
+  await issue(dir, 'scheduler', '/CN=system:kube-scheduler', client);
   await run(['openssl', 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-out', join(dir, 'sa.key')]);
   await run(['openssl', 'pkey', '-in', join(dir, 'sa.key'), '-pubout', '-out', join(dir, 'sa.pub')]);
   return {
@@ -50,6 +57,8 @@ export async function makePki(dir: string): Promise<Pki> {
     serverCert: join(dir, 'apiserver.crt'), serverKey: join(dir, 'apiserver.key'),
     adminCert: join(dir, 'admin.crt'), adminKey: join(dir, 'admin.key'),
     kcmCert: join(dir, 'kcm.crt'), kcmKey: join(dir, 'kcm.key'),
+    kubeletCert: join(dir, 'kubelet.crt'), kubeletKey: join(dir, 'kubelet.key'),
+    schedulerCert: join(dir, 'scheduler.crt'), schedulerKey: join(dir, 'scheduler.key'),
     saKey: join(dir, 'sa.key'), saPub: join(dir, 'sa.pub'),
   };
 }

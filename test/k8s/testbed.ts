@@ -1,10 +1,12 @@
-// The whole testbed: the control plane plus the node agent, in one call. Operator tests use this:
+// The whole testbed: the control plane plus one real node (kubelet, containerd, CoreDNS, a PV provisioner; see
+// node/node.ts), in one call. Operator tests use this:
 //   const tb = await startTestbed({ workDir });   ...   await tb.stop();
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './binaries.js';
 import { startControlPlane, type ControlPlane } from './control-plane.js';
-import { startNodeAgent, type NodeAgent } from './node-agent/agent.js';
+import { buildImages, type NodeImages } from './node/images.js';
+import { startNode, type Node } from './node/node.js';
 
 /** Options of startTestbed. */
 export interface TestbedOptions {
@@ -13,23 +15,20 @@ export interface TestbedOptions {
   /** Name of the default work folder (default "testbed"). */
   name?: string;
   binDir?: string;
-  nodeName?: string;
-  /** Third octet of pod addresses (127.0.<octet>.N); default random, see NodeAgentOptions. */
-  ipOctet?: number;
 }
 
-/** A running control plane with one node that runs pods as processes. */
+/** A running control plane with one real node. */
 export interface Testbed {
   readonly workDir: string;
   readonly controlPlane: ControlPlane;
-  readonly agent: NodeAgent;
+  readonly node: Node;
+  /** The images imported into the node (svc per release, the operator, pause). */
+  readonly images: NodeImages;
   /** Admin kubeconfig: <workDir>/kubeconfig. */
   readonly kubeconfigPath: string;
-  /** Hosts file of pod and service names (see node-agent/hosts.ts). */
-  readonly hostsFile: string;
   kubectl(args: string[], input?: string): Promise<string>;
   helm(args: string[]): Promise<string>;
-  /** Stops pods (grace 5s), then kube-controller-manager, kube-apiserver and the storage member. */
+  /** Deletes every pod (grace 5s), stops the node, then kube-controller-manager, kube-apiserver and the storage member. */
   stop(): Promise<void>;
 }
 
@@ -55,7 +54,7 @@ export function killLeftovers(workDir: string): number {
   return killed;
 }
 
-/** Starts the storage member (svc, or etcd with SVC_K8S_STORAGE=etcd), kube-apiserver, kube-controller-manager and the node agent. */
+/** Starts the storage member (svc, or etcd with SVC_K8S_STORAGE=etcd), kube-apiserver, kube-controller-manager and the node. */
 export async function startTestbed(opts: TestbedOptions = {}): Promise<Testbed> {
   const root = repoRoot();
   const workDir = opts.workDir ?? join(root, 'test', 'k8s', '.work', opts.name ?? 'testbed');
@@ -63,19 +62,24 @@ export async function startTestbed(opts: TestbedOptions = {}): Promise<Testbed> 
   rmSync(workDir, { recursive: true, force: true });
   mkdirSync(workDir, { recursive: true });
   const cp = await startControlPlane({ workDir, binDir: opts.binDir });
-  let agent: NodeAgent;
+  let node: Node;
+  let images: NodeImages | undefined;
   try {
-    agent = await startNodeAgent({ kubeconfigPath: cp.kubeconfigPath, workDir, repoRoot: root, nodeName: opts.nodeName, ipOctet: opts.ipOctet });
+    images = await buildImages();
+    node = await startNode({
+      workDir, controlPlane: cp, binDir: cp.binDir, images,
+      importImages: async (socket) => { await buildImages(socket); },
+    });
   } catch (e) {
     await cp.stop();
     throw e;
   }
   return {
-    workDir, controlPlane: cp, agent, kubeconfigPath: cp.kubeconfigPath, hostsFile: agent.hostsFile,
+    workDir, controlPlane: cp, node, images, kubeconfigPath: cp.kubeconfigPath,
     kubectl: (args, input) => cp.kubectl(args, input),
     helm: (args) => cp.helm(args),
     stop: async () => {
-      try { await agent.stop(5); } finally { await cp.stop(); }
+      try { await node.stop(); } finally { await cp.stop(); }
     },
   };
 }

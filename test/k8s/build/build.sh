@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds (once) the test control plane binaries into a per-version cache outside the checkout:
-#   ${XDG_CACHE_HOME:-$HOME/.cache}/svc/k8s/$K8S_VERSION/{kube-apiserver,kube-controller-manager,kubectl,etcd,helm}
+#   ${XDG_CACHE_HOME:-$HOME/.cache}/svc/k8s/$K8S_VERSION/{kube-apiserver,kube-controller-manager,kube-scheduler,kubelet,
+#   kubectl,etcd,helm,coredns,local-path-provisioner}
 # Idempotent: a binary whose stamp (.<name>.version) matches its pinned version is not rebuilt.
 # Prints the cache directory on its last line of stdout (progress goes to stderr).
 set -euo pipefail
@@ -18,7 +19,7 @@ fresh() { # name version -> 0 when the cached binary is current
 }
 stamp() { echo "$2" > "$out/.$1.version"; }
 
-k8s_bins=(kube-apiserver kube-controller-manager kubectl)
+k8s_bins=(kube-apiserver kube-controller-manager kubectl kube-scheduler kubelet)
 need_k8s=0
 for b in "${k8s_bins[@]}"; do fresh "$b" "$K8S_VERSION" || need_k8s=1; done
 need_etcd=0; fresh etcd "$ETCD_VERSION" || need_etcd=1
@@ -67,6 +68,28 @@ if [ $need_helm = 1 ]; then
   log "built helm in $((SECONDS - t))s"
 else
   log "helm $HELM_VERSION: cached"
+fi
+# CoreDNS with only the plugins the test node needs (coredns/main.go; its go.mod pins COREDNS_VERSION)
+if fresh coredns "$COREDNS_VERSION"; then
+  log "coredns $COREDNS_VERSION: cached"
+else
+  grep -q "github.com/coredns/coredns $COREDNS_VERSION" "$here/coredns/go.mod" \
+    || { echo "build.sh: coredns/go.mod does not require coredns $COREDNS_VERSION (versions.env)" >&2; exit 1; }
+  t=$SECONDS; log "building coredns $COREDNS_VERSION ..."
+  (cd "$here/coredns" && go build -p 2 -trimpath -ldflags "-s -w" -o "$out/coredns.tmp" .)
+  mv "$out/coredns.tmp" "$out/coredns"; stamp coredns "$COREDNS_VERSION"
+  log "built coredns in $((SECONDS - t))s"
+fi
+
+# rancher's local-path-provisioner: the test node's dynamic PersistentVolume provisioner
+if fresh local-path-provisioner "$LOCAL_PATH_PROVISIONER_VERSION"; then
+  log "local-path-provisioner $LOCAL_PATH_PROVISIONER_VERSION: cached"
+else
+  t=$SECONDS; log "building local-path-provisioner $LOCAL_PATH_PROVISIONER_VERSION (go install) ..."
+  gobin="$(mktemp -d)"
+  GOBIN="$gobin" go install -p 2 -trimpath -ldflags "-s -w" "github.com/rancher/local-path-provisioner@$LOCAL_PATH_PROVISIONER_VERSION"
+  mv "$gobin/local-path-provisioner" "$out/local-path-provisioner"; rmdir "$gobin"; stamp local-path-provisioner "$LOCAL_PATH_PROVISIONER_VERSION"
+  log "built local-path-provisioner in $((SECONDS - t))s"
 fi
 log "binaries ready in $out"
 echo "$out"
