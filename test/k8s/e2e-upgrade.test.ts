@@ -1,5 +1,5 @@
-// End to end: the operator installed with its Helm chart runs as a pod (the node agent runs it with its in-cluster
-// service account), creates an SvcCluster of 3.3.27 and upgrades it to 3.4.34 and then 3.5.21 while a person
+// End to end: the operator installed with its Helm chart runs as a pod (a real container of the operator image on
+// the test node, with its in-cluster service account), creates an SvcCluster of 3.3.27 and upgrades it to 3.4.34 and then 3.5.21 while a person
 // follows with `kubectl get svcc -w`. During the first upgrade the operator pod is killed after a member is done;
 // the new operator pod resumes from the recorded progress without restarting a member twice. At the end every key
 // written before is intact, every member runs 3.5.21 in a 3.5.0 cluster, and the operator's /metrics has the
@@ -11,7 +11,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
 import { sharedTestbed } from './fixture.js';
-import { installHostsLookup } from './node-agent/hosts.js';
+import { installClusterDns } from './node/cluster-dns.js';
 import { createNamespace, installCrd, removeNamespace } from './operator/helpers.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
@@ -67,7 +67,7 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
 
   before(async () => {
     tb = await sharedTestbed();
-    installHostsLookup(tb.hostsFile);
+    installClusterDns(tb.node.dnsIp);
     await installCrd(tb);
     await createNamespace(tb, OPNS);
     await createNamespace(tb, NS);
@@ -81,17 +81,18 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     // what a person following the upgrade saw
     console.log(`\n--- kubectl get svcc -w (${NS}/${NAME}) ---\n${followed}--- end ---`);
     await tb?.helm(['uninstall', RELEASE, '-n', OPNS, '--wait']).catch(() => undefined);
-    // the members are processes on this machine: let them go for the tests that follow
+    // the members are containers on the one node: let them go for the tests that follow
     await removeNamespace(tb, NS);
     await tb?.kubectl(['delete', 'namespace', OPNS, '--wait=false']).catch(() => undefined);
   });
 
-  it('helm installs the operator; its pod becomes Ready under the node agent and takes the Lease', async () => {
-    await tb.helm(['install', RELEASE, CHART, '--namespace', OPNS, '--set', 'image.tag=v3.5.21', '--set', 'leaderElection.enabled=true',
+  it('helm installs the operator with the chart\'s default image; its pod becomes Ready and takes the Lease', async () => {
+    await tb.helm(['install', RELEASE, CHART, '--namespace', OPNS, '--set', 'leaderElection.enabled=true',
       '--set', 'probeAddress=0.0.0.0', '--set', `probePort=${PROBE_PORT}`, '--wait=false']);
     const pod = await waitFor('the operator pod Ready', () => readyOperator(), 120_000, 250);
     const ip = pod.status!.podIP!;
-    expect(ip).to.match(/^127\.0\.\d+\.\d+$/);
+    expect(ip).to.match(/^10\.244\.0\.\d+$/);
+    expect(pod.spec!.containers[0].image).to.equal(tb.images.operator);
     expect((await fetch(`http://${ip}:${PROBE_PORT}/readyz`)).status).to.equal(200);
     const holder = await tb.kubectl(['-n', OPNS, 'get', 'lease', 'svc-operator', '-o', 'jsonpath={.spec.holderIdentity}']);
     expect(holder.startsWith(`${pod.metadata!.name!}-`), holder).to.equal(true);

@@ -1,19 +1,18 @@
-// A pod's in-cluster configuration on the node agent: the service-account volume the apiserver adds appears at
-// /var/run/secrets/kubernetes.io/serviceaccount (private mount namespace), KUBERNETES_SERVICE_HOST/PORT name the
-// apiserver, so @kubernetes/client-node's loadFromDefault() works inside the pod as it does in a real cluster.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+// A pod's in-cluster configuration on the real node: the kubelet mounts the service-account volume the apiserver
+// adds, KUBERNETES_SERVICE_HOST/PORT name the `kubernetes` Service's ClusterIP (served here by the node's relay on
+// the bridge), so @kubernetes/client-node's loadFromDefault() in our image works as it does in any cluster.
 import { expect } from 'chai';
 import type { V1Pod } from '@kubernetes/client-node';
-import { repoRoot } from './binaries.js';
 import { sharedTestbed } from './fixture.js';
+import { RESTRICTED_CONTAINER, RESTRICTED_POD } from './namespaces.js';
+import { POD_NET } from './node/network.js';
 import { createNamespace } from './operator/helpers.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
 
 const NS = 'in-cluster';
-const CLIENT = pathToFileURL(join(repoRoot(), 'node_modules', '@kubernetes', 'client-node', 'dist', 'index.js')).href;
+// the client library as the image has it (a production dependency of svc-operator)
+const CLIENT = 'file:///opt/svc/node_modules/@kubernetes/client-node/dist/index.js';
 
 describe('k8s testbed: in-cluster configuration of a pod', function () {
   this.timeout(120_000);
@@ -38,15 +37,18 @@ describe('k8s testbed: in-cluster configuration of a pod', function () {
       console.log(JSON.stringify({ server: kc.getCurrentCluster().server, ns, user: who.status.userInfo.username, pods: pods.items.map((p) => p.metadata.name) }));`;
     await tb.kubectl(['-n', NS, 'apply', '-f', '-'], JSON.stringify({
       apiVersion: 'v1', kind: 'Pod', metadata: { name: 'whoami' },
-      spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'node:20', command: ['node', '--input-type=module', '-e', script] }] },
+      spec: {
+        restartPolicy: 'Never', securityContext: RESTRICTED_POD,
+        containers: [{ name: 'main', image: tb.images.svc[tb.images.newest], command: ['node', '--input-type=module', '-e', script], securityContext: RESTRICTED_CONTAINER }],
+      },
     }));
     const pod = await waitFor('the pod to finish', async () => {
       const p = JSON.parse(await tb.kubectl(['-n', NS, 'get', 'pod', 'whoami', '-o', 'json'])) as V1Pod;
       return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' ? p : undefined;
     }, 60_000);
-    const log = readFileSync(join(tb.agent.logDir, `${NS}_whoami_main.log`), 'utf8');
+    const log = await tb.kubectl(['-n', NS, 'logs', 'whoami']);
     expect(pod.status?.phase, log).to.equal('Succeeded');
-    // the apiserver added the projected service-account volume; the agent mounted it where the pod expects it
+    // the apiserver added the projected service-account volume; the kubelet mounted it where the pod expects it
     expect(pod.spec?.containers[0].volumeMounts?.map((m) => m.mountPath)).to.include('/var/run/secrets/kubernetes.io/serviceaccount');
     const line = log.split('\n').find((l) => l.startsWith('{'));
     expect(line, log).to.be.a('string');
@@ -54,6 +56,6 @@ describe('k8s testbed: in-cluster configuration of a pod', function () {
     expect(out.ns).to.equal(NS);
     expect(out.user).to.equal(`system:serviceaccount:${NS}:default`);
     expect(out.pods).to.include('whoami');
-    expect(out.server).to.equal(new URL(`https://${new URL(tb.controlPlane.server).host}`).origin);
+    expect(new URL(out.server).origin).to.equal(`https://${POD_NET.apiServiceIp}`);
   });
 });

@@ -1,5 +1,5 @@
 // Backups into spec.backup.pvc and restores from it, against the real control plane: the pre-upgrade snapshot is
-// taken by a Job in the cluster's namespace (run by the node agent, its record read from the pod's termination
+// taken by a Job in the cluster's namespace (on the real node, its record read from the pod's termination
 // message), survives an operator restart in the middle of the Job, lands in the claim's folder with the recorded
 // sha256; a missing claim blocks the upgrade; a new SvcCluster created from that snapshot serves every key, and a
 // corrupt snapshot creates no members.

@@ -1,4 +1,4 @@
-// The controller against the real control plane and the node agent: an SvcCluster becomes a running 3-member
+// The controller against the real control plane and the test node: an SvcCluster becomes a running 3-member
 // cluster through the objects it owns, an unchanged cluster causes no writes, and a version change is the
 // planner's rolling upgrade (followers first, the leader last, after leadership moved).
 import { expect } from 'chai';

@@ -1,4 +1,4 @@
-// Scaling through the controller against the real control plane and the node agent: a 3-member cluster with
+// Scaling through the controller against the real control plane and the test node: a 3-member cluster with
 // data grows to 5 (members added one at a time, each joining the existing cluster) and shrinks back to 3 (the
 // highest ordinals removed, their PVCs deleted), every key intact; a 1-member cluster grows to 3 across an
 // operator restart between MemberAdd and the StatefulSet change.

@@ -1,4 +1,4 @@
-// A TLS SvcCluster against the real control plane and the node agent: the controller reads the client Secret
+// A TLS SvcCluster against the real control plane and the test node: the controller reads the client Secret
 // and talks to members that ask for client certificates (--client-cert-auth), the pods' readiness probe uses the
 // plain metrics port, clients need the certificate, and a missing or malformed Secret blocks the cluster with
 // a Warning Event before anything is applied.

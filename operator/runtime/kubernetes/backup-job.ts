@@ -9,7 +9,7 @@ import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { SnapshotRecord } from '../../api/types.js';
 import type { BackupRecord, RestoreRecord } from '../../cli/backup.js';
 import { isStatus, type KubeApi } from './kube-api.js';
-import { CLUSTER_LABEL, configMapName, memberClientURL, ownedObjects, type ClusterRef, type KubeObject } from './manifests.js';
+import { CLUSTER_LABEL, CONTAINER_SECURITY, POD_SECURITY, configMapName, memberClientURL, ownedObjects, type ClusterRef, type KubeObject } from './manifests.js';
 
 /** Where the backup PVC is mounted in the Jobs. */
 export const BACKUP_MOUNT = '/backups';
@@ -158,7 +158,7 @@ export class ClusterJobs {
           spec: {
             restartPolicy: 'Never',
             automountServiceAccountToken: false,
-            securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532 },
+            securityContext: POD_SECURITY,
             containers: [{
               name: kind,
               image: this.image(),
@@ -167,7 +167,7 @@ export class ClusterJobs {
               terminationMessagePath: TERMINATION_LOG,
               terminationMessagePolicy: 'FallbackToLogsOnError',
               volumeMounts: mounts as k8s.V1VolumeMount[],
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              securityContext: CONTAINER_SECURITY,
             }],
             volumes: volumes as k8s.V1Volume[],
             ...(this.cluster.spec.podTemplate?.nodeSelector ? { nodeSelector: this.cluster.spec.podTemplate.nodeSelector } : {}),

@@ -1,6 +1,7 @@
 // The objects an SvcCluster owns, built from its spec: pure functions, no API calls. The StatefulSet's image
 // is an argument, not spec.version: the template moves to a new release only when the upgrade says so.
 import { createHash } from 'node:crypto';
+import type { V1PodSecurityContext, V1SecurityContext } from '@kubernetes/client-node';
 import { API_VERSION, KIND, type SvcClusterSpec } from '../../api/types.js';
 
 /** The identity of an SvcCluster that owned objects need. */
@@ -75,6 +76,20 @@ export function memberImage(spec: SvcClusterSpec, version: string): string {
   return `${spec.image?.repository ?? 'svc'}:v${version}`;
 }
 
+/**
+ * Pod Security `restricted`, which member and Job pods meet: a fixed non-root user (the image's), the runtime's
+ * default seccomp profile, and volumes chowned to the group only when their root is not already its.
+ */
+export const POD_SECURITY: V1PodSecurityContext = {
+  runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, fsGroupChangePolicy: 'OnRootMismatch',
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+/** The container half of `restricted`. */
+export const CONTAINER_SECURITY: V1SecurityContext = {
+  allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, runAsNonRoot: true,
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
 /** Release of an image "repo:v<x.y.z>"; undefined for other tags. */
 export function versionOfImage(image: string | undefined): string | undefined {
   const m = image === undefined ? null : /:v(\d+\.\d+\.\d+)$/.exec(image);
@@ -148,7 +163,7 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
   const pt = spec.podTemplate ?? {};
   const podSpec: Record<string, unknown> = {
     terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
-    securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532 },
+    securityContext: POD_SECURITY,
     containers: [{
       name: 'svc',
       image: memberImage(spec, version),
@@ -162,9 +177,14 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
         fromConfig('INITIAL_CLUSTER'), fromConfig('INITIAL_CLUSTER_STATE'), fromConfig('INITIAL_CLUSTER_TOKEN'), ...optional.map(([env]) => fromConfig(env)),
       ],
       volumeMounts: mounts,
-      readinessProbe: { httpGet: { path: '/health', ...probePort }, periodSeconds: 2, failureThreshold: 3 },
+      // /health answers within svc's own 1 s health timeout: the probe waits longer so the two never race.
+      // Startup and liveness only ask that the port accepts: a member of a cluster without quorum is alive, and
+      // restarting it would not bring quorum back. Startup allows 5 minutes for a long WAL replay.
+      readinessProbe: { httpGet: { path: '/health', ...probePort }, periodSeconds: 2, timeoutSeconds: 3, failureThreshold: 3 },
+      startupProbe: { tcpSocket: { port: 'client' }, periodSeconds: 2, timeoutSeconds: 2, failureThreshold: 150 },
+      livenessProbe: { tcpSocket: { port: 'client' }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
       ...(spec.resources ? { resources: spec.resources } : {}),
-      securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+      securityContext: CONTAINER_SECURITY,
     }],
     ...(volumes.length > 0 ? { volumes } : {}),
     ...(pt.affinity ? { affinity: pt.affinity } : {}),

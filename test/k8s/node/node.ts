@@ -4,7 +4,7 @@
 // local-path-provisioner behind a default StorageClass; and a relay from the `kubernetes` Service's ClusterIP to
 // kube-apiserver. Everything it creates lives under <workDir>/node or is removed by stop(): processes, mounts,
 // network namespaces, the bridge, cgroups. See network.ts for the network rules, which it checks.
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import type { ControlPlane } from '../control-plane.js';
@@ -224,7 +224,7 @@ function removeCgroups(): void {
   if (existsSync(pids)) killIn(pids);
   const rmTree = (dir: string): void => {
     for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) rmTree(join(dir, e.name));
-    try { rmSync(dir, { recursive: false }); } catch { /* busy or not empty: leave it */ }
+    try { rmdirSync(dir); } catch { /* busy: leave it */ }
   };
   for (const h of readdirSync(base)) {
     const dir = join(base, h, 'kubepods');

@@ -4,13 +4,14 @@ import * as k8s from '@kubernetes/client-node';
 import { Controller, type ControllerOptions } from '../../../operator/controller/controller.js';
 import { svcClusterCrdYaml } from '../../../operator/controller/crd.js';
 import { sharedTestbed } from '../fixture.js';
-import { installHostsLookup } from '../node-agent/hosts.js';
+import { createRestrictedNamespace } from '../namespaces.js';
+import { installClusterDns } from '../node/cluster-dns.js';
 import type { Testbed } from '../testbed.js';
 
-/** The shared testbed, names of its pods resolvable here, the CRD installed and namespace `ns` created. */
+/** The shared testbed, names of its pods resolvable here (through its CoreDNS), the CRD installed and namespace `ns` created. */
 export async function operatorTestbed(ns: string): Promise<Testbed> {
   const tb = await sharedTestbed();
-  installHostsLookup(tb.hostsFile);
+  installClusterDns(tb.node.dnsIp);
   await installCrd(tb);
   await createNamespace(tb, ns);
   return tb;
@@ -20,7 +21,8 @@ export async function operatorTestbed(ns: string): Promise<Testbed> {
 export function testController(tb: Testbed, opts: Partial<ControllerOptions> = {}): Controller {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(tb.kubeconfigPath);
-  return new Controller(kc, { snapshotDir: join(tb.workDir, 'operator-snapshots'), resyncMs: 5000, pollMs: 1000, log: () => undefined, ...opts });
+  return new Controller(kc, { snapshotDir: join(tb.workDir, 'operator-snapshots'), resyncMs: 5000, pollMs: 1000, log: () => undefined,
+    operatorImage: tb.images.operator, ...opts });
 }
 
 /** Applies the SvcCluster CRD (generated) and waits until it is served. */
@@ -29,16 +31,9 @@ export async function installCrd(tb: Testbed): Promise<void> {
   await tb.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/svcclusters.svc.dev']);
 }
 
-/** Creates a namespace and waits for its default service account (pods need it). */
+/** Creates a namespace that enforces Pod Security `restricted` and waits for its default service account. */
 export async function createNamespace(tb: Testbed, ns: string): Promise<void> {
-  await tb.kubectl(['create', 'namespace', ns]);
-  const until = Date.now() + 60_000;
-  while (Date.now() < until) {
-    const out = await tb.kubectl(['-n', ns, 'get', 'serviceaccount', '-o', 'name']).catch(() => '');
-    if (out.includes('serviceaccount/default')) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`no default service account in ${ns}`);
+  await createRestrictedNamespace(tb, ns);
 }
 
 /**
