@@ -1,0 +1,3 @@
+module svc.dev/pause
+
+go 1.21
