@@ -98,10 +98,12 @@ run() {
 # --- host state: builds must change nothing on the machine's network ------------------------------------------
 forward_before="$(sysctl -n net.ipv4.ip_forward)"
 [ "$forward_before" = 0 ] || say "warning: net.ipv4.ip_forward is $forward_before before the build (expected 0)"
+# what buildah's own networks would add (podman's CNI network cni-podman0, 10.88.0.0/16, netavark); pods of a
+# node running beside this build may add their own links and chains, which are not this script's to judge
 net_state() {
   ip -o link show | awk -F': ' '{print $2}' | grep -E '^(cni-podman|podman|buildah|netavark)' || true
   if command -v iptables >/dev/null; then
-    { iptables -S; iptables -t nat -S; } 2>/dev/null | grep -iE 'CNI-|NETAVARK|podman|buildah|MASQUERADE' || true
+    { iptables -S; iptables -t nat -S; } 2>/dev/null | grep -iE 'NETAVARK|podman|buildah|10\.88\.' || true
   fi
 }
 net_before="$(net_state)"
@@ -125,6 +127,7 @@ cleanup() {
   exit $rc
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
 
 # --- cache keys ----------------------------------------------------------------------------------------------
 hash_text() { sha256sum | cut -c1-16; }
@@ -134,7 +137,7 @@ hash_paths() { # content and names of the files under the given paths of the rep
 image_key() { bh inspect --type image --format "{{index .OCIv1.Config.Labels \"$KEY_LABEL\"}}" "$1" 2>/dev/null || true; }
 have_image() { bh inspect --type image "$1" >/dev/null 2>&1; }
 
-SCRIPT_KEY="$(hash_paths test/k8s/images)"
+SCRIPT_KEY="$(hash_paths test/k8s/images/build-images.sh test/k8s/images/pause)"
 
 # --- the bases: Debian bookworm + node (runtime), + npm (build stage) -----------------------------------------
 make_rootfs() { # $1: output tar
