@@ -72,7 +72,6 @@ command -v npm >/dev/null || die "npm (Node 20, the project's own prerequisite) 
 mkdir -p "$CACHE"/{downloads,rootfs,storage,run}
 exec 9>"$CACHE/lock"
 flock -w 1800 9 || die "another build-images.sh holds $CACHE/lock"
-TMP="$(mktemp -d "$CACHE/tmp.XXXXXX")"
 
 # A dedicated storage: nothing goes to /var/lib/containers, and all containers in it are this script's.
 cat > "$CACHE/storage.conf" <<EOF
@@ -84,6 +83,22 @@ EOF
 export CONTAINERS_STORAGE_CONF="$CACHE/storage.conf"
 export BUILDAH_ISOLATION=oci
 bh() { buildah --root "$CACHE/storage" --runroot "$CACHE/run" --storage-driver overlay "$@"; }
+
+# buildah (containers/image) keeps a blob-info cache in /var/lib/containers/cache whatever --root says; a
+# run that found neither removes them again.
+varlib_existed=0; [ -e /var/lib/containers ] && varlib_existed=1
+varlib_cache_existed=0; [ -e /var/lib/containers/cache ] && varlib_cache_existed=1
+cleanup() {
+  local rc=$?
+  bh rm --all >/dev/null 2>&1 || true
+  [ -z "${TMP:-}" ] || rm -rf "$TMP"
+  [ $varlib_cache_existed = 1 ] || rm -rf /var/lib/containers/cache
+  [ $varlib_existed = 1 ] || rmdir /var/lib/containers 2>/dev/null || true
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+TMP="$(mktemp -d "$CACHE/tmp.XXXXXX")"
 
 # Runs a command with its output in a log; on failure names the command and shows the log's tail.
 run() {
@@ -114,20 +129,6 @@ check_host() {
   [ "$(net_state)" = "$net_before" ] || die "network configuration changed (after: $1): $(diff <(echo "$net_before") <(net_state) | tr '\n' ' ')"
 }
 
-# buildah (containers/image) keeps a blob-info cache in /var/lib/containers/cache whatever --root says; a
-# run that found neither removes them again.
-varlib_existed=0; [ -e /var/lib/containers ] && varlib_existed=1
-varlib_cache_existed=0; [ -e /var/lib/containers/cache ] && varlib_cache_existed=1
-cleanup() {
-  local rc=$?
-  bh rm --all >/dev/null 2>&1 || true
-  rm -rf "$TMP"
-  [ $varlib_cache_existed = 1 ] || rm -rf /var/lib/containers/cache
-  [ $varlib_existed = 1 ] || rmdir /var/lib/containers 2>/dev/null || true
-  exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
 
 # --- cache keys ----------------------------------------------------------------------------------------------
 hash_text() { sha256sum | cut -c1-16; }
@@ -306,7 +307,7 @@ for name in "${built[@]}"; do
 done
 
 # --- old bases and dangling layers -------------------------------------------------------------------------
-for old in $(bh images --format '{{.Name}}:{{.Tag}}' | grep -E '^localhost/svc-(build-)?base:' || true); do
+for old in $(bh images --format '{{.Name}}:{{.Tag}}' | grep -E '^localhost/svc-((build-)?base|member):' || true); do
   [ "$old" = "$BASE_IMAGE" ] || [ "$old" = "$BUILD_BASE_IMAGE" ] || run bh rmi "$old"
 done
 # the layer cache (untagged images) makes rebuilds after a source change cheap; keep it below ~6 GB
