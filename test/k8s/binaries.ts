@@ -38,7 +38,7 @@ export function binDir(): string {
 }
 
 /** Path of one binary; throws a clear error when build.sh has not been run. */
-export function binary(name: 'kube-apiserver' | 'kube-controller-manager' | 'kubectl' | 'etcd' | 'helm', dir = binDir()): string {
+export function binary(name: 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubelet' | 'kubectl' | 'etcd' | 'helm' | 'coredns' | 'local-path-provisioner', dir = binDir()): string {
   const p = join(dir, name);
   if (!existsSync(p)) throw new TestbedError('NO_BINARY', `${p} is missing: run test/k8s/build/build.sh first`);
   return p;

@@ -46,6 +46,8 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
   const aborts: AbortController[] = [];
   let follow: ChildProcess | undefined;
   let followed = '';
+  let followPods: ChildProcess | undefined;
+  let followedPods = '';
   const deletions: Deletion[] = [];
   const statuses: SvcClusterStatus[] = [];
   let leaderBefore = '';
@@ -78,8 +80,10 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
   after(async () => {
     for (const a of aborts) a.abort();
     follow?.kill('SIGTERM');
+    followPods?.kill('SIGTERM');
     // what a person following the upgrade saw
     console.log(`\n--- kubectl get svcc -w (${NS}/${NAME}) ---\n${followed}--- end ---`);
+    console.log(`\n--- kubectl get pods -w (${NS}) ---\n${followedPods}--- end ---`);
     await tb?.helm(['uninstall', RELEASE, '-n', OPNS, '--wait']).catch(() => undefined);
     // the members are containers on the one node: let them go for the tests that follow
     await removeNamespace(tb, NS);
@@ -120,6 +124,8 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     leaderBefore = (await get()).status!.leader!;
     // a person following the upgrade
     follow = spawn(binary('kubectl', tb.controlPlane.binDir), ['-n', NS, 'get', 'svcc', '-w'], { env: { ...process.env, KUBECONFIG: tb.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] });
+    followPods = spawn(binary('kubectl', tb.controlPlane.binDir), ['-n', NS, 'get', 'pods', '-w'], { env: { ...process.env, KUBECONFIG: tb.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] });
+    followPods.stdout!.on('data', (d: Buffer) => { followedPods += d.toString(); });
     follow.stdout!.on('data', (d: Buffer) => { followed += d.toString(); });
     follow.stderr!.on('data', (d: Buffer) => { followed += d.toString(); });
     // every member pod deletion, and every status, in the order they happen
@@ -141,9 +147,7 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     // kill the operator once a member is done (a crash: SIGKILL, then the pod is force-deleted; its Deployment makes a new one)
     await waitFor('a member done on 3.4.34', async () => (statuses.some((s) => s.upgrade?.to === '3.4.34' && s.upgrade.membersDone.length >= 1) ? true : undefined), 180_000, 50);
     const old = (await readyOperator())!;
-    const pid = Number(/^svc-test:\/\/(\d+)$/.exec(old.status?.containerStatuses?.[0].containerID ?? '')?.[1]);
-    expect(pid).to.be.greaterThan(0);
-    process.kill(pid, 'SIGKILL');
+    await tb.node.killContainer(old.status?.containerStatuses?.[0].containerID ?? '');
     await tb.kubectl(['-n', OPNS, 'delete', 'pod', old.metadata!.name!, '--grace-period=0', '--force', '--wait=false']);
     const doneAtKill = (await get()).status?.upgrade?.membersDone ?? [];
     expect(doneAtKill.length, 'members done when the operator was killed').to.be.within(1, 2);
@@ -166,8 +170,9 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     // the leader last: leadership was moved away from the member restarted last (the leader before the upgrade,
     // unless an election on this busy machine moved it meanwhile)
     const last = restarted.at(-1)!.name;
-    expect((await events()).some((e) => e.reason === 'MoveLeader' && e.message.startsWith(`move leadership from ${last} to `)),
-      `leadership moved away from ${last} (the leader was ${leaderBefore}) before its restart`).to.equal(true);
+    const evs = await events();
+    expect(evs.some((e) => e.reason === 'MoveLeader' && e.message.startsWith(`move leadership from ${last} to `)),
+      `leadership moved away from ${last} (the leader was ${leaderBefore}) before its restart; restarts ${restarted.map((d) => d.name).join(', ')}; events:\n${evs.map((e) => `${e.reason}: ${e.message}`).join('\n')}`).to.equal(true);
     // conditions and printer columns moved while it ran
     expect(statuses.some((s) => s.phase === 'Upgrading' && s.conditions?.some((c) => c.type === 'Upgrading' && c.status === 'True'))).to.equal(true);
     expect(statuses.some((s) => s.conditions?.some((c) => c.type === 'BackupReady' && c.status === 'True'))).to.equal(true);

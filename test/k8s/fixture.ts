@@ -1,5 +1,5 @@
-// One testbed shared by the test files of test/k8s (loaded with mocha --require): started by the first test that
-// asks for it, stopped after all tests.
+// One testbed shared by the test files of test/k8s (loaded with mocha --require): started before the first test
+// (its own time limit: a first start imports the images), stopped after all tests.
 import { startTestbed, type Testbed } from './testbed.js';
 
 let shared: Promise<Testbed> | undefined;
@@ -12,7 +12,12 @@ export function sharedTestbed(): Promise<Testbed> {
 
 /** Mocha root hooks. */
 export const mochaHooks = {
-  async afterAll(this: unknown): Promise<void> {
+  async beforeAll(this: Mocha.Context): Promise<void> {
+    this.timeout(15 * 60_000);
+    await sharedTestbed();
+  },
+  async afterAll(this: Mocha.Context): Promise<void> {
+    this.timeout(5 * 60_000);
     if (shared) await (await shared.catch(() => undefined))?.stop();
   },
 };

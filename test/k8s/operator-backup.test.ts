@@ -4,7 +4,7 @@
 // sha256; a missing claim blocks the upgrade; a new SvcCluster created from that snapshot serves every key, and a
 // corrupt snapshot creates no members.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import * as k8s from '@kubernetes/client-node';
@@ -31,22 +31,35 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
   const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
     (JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const apply = (name: string, spec: object) => tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec }));
-  const newController = () => testController(tb, { snapshotDir: join(tb.workDir, 'operator-snapshots-backup'), operatorImage: 'svc:v3.5.21', jobTimeoutSeconds: 120 });
-  const claimFolder = async (claim: string) => join(tb.workDir, 'pv', `pvc-${await tb.kubectl(['-n', NS, 'get', 'pvc', claim, '-o', 'jsonpath={.metadata.uid}'])}`);
-  /** Every key through the client Service of `cluster` (serializable reads are fine: every member is healthy). */
+  const newController = () => testController(tb, { snapshotDir: join(tb.workDir, 'operator-snapshots-backup'), jobTimeoutSeconds: 120 });
+  /** The host folder of a claim's volume (the local-path provisioner's hostPath). */
+  const claimFolder = async (claim: string): Promise<string> => {
+    const pv = (await tb.kubectl(['-n', NS, 'get', 'pvc', claim, '-o', 'jsonpath={.spec.volumeName}'])).trim();
+    return (await tb.kubectl(['get', 'pv', pv, '-o', 'jsonpath={.spec.hostPath.path}{.spec.local.path}'])).trim();
+  };
+  /** A member's client URL (Service ClusterIPs are not routed on the test node). */
+  const member = (cluster: string, i = 0): string => `http://${cluster}-${i}.${cluster}.${NS}.svc:2379`;
+  /** Every key through a member of `cluster` (serializable reads are fine: every member is healthy). */
   const readKeys = async (cluster: string): Promise<string[]> => {
-    const a = await postJson(`http://${cluster}-client.${NS}.svc:2379/v3/kv/range`, { key: b64('key-'), range_end: b64('key.') });
+    const a = await postJson(`${member(cluster)}/v3/kv/range`, { key: b64('key-'), range_end: b64('key.') });
     return ((a.body.kvs ?? []) as Array<{ key: string; value: string }>).map((kv) => `${unb64(kv.key)}=${unb64(kv.value)}`);
   };
-  const backupPods = () => readdirSync(join(tb.workDir, 'logs')).filter((f) => f.startsWith(`${NS}_kv-backup-`) && f.endsWith('_backup.log'));
+  /** Names of the Job pods of a kind seen since the test file started (a watch: finished Jobs take their pods along). */
+  const jobPods = new Map<string, Set<string>>([['backup', new Set()], ['restore', new Set()]]);
+  let podWatch: { abort(): void } | undefined;
 
   before(async () => {
     tb = await operatorTestbed(NS);
     ctl = newController();
+    podWatch = await new k8s.Watch(ctl.kc).watch(`/api/v1/namespaces/${NS}/pods`, { labelSelector: 'svc.dev/job' }, (_type, pod: k8s.V1Pod) => {
+      const labels = pod.metadata?.labels ?? {};
+      jobPods.get(labels['svc.dev/job'])?.add(`${labels['svc.dev/cluster']}/${pod.metadata?.name}`);
+    }, () => undefined);
     await ctl.start();
   });
 
   after(async () => {
+    podWatch?.abort();
     await ctl?.stop();
     await removeNamespace(tb, NS);
   });
@@ -59,7 +72,7 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
   it('a missing backup claim blocks the upgrade: BackupReady False, UpgradeBlocked, a Warning Event, members untouched', async () => {
     await apply('kv', { version: '3.4.34', replicas: 3, backup: { pvc: CLAIM, keep: 2 } });
     await waitFor('kv Running', async () => ((await get('kv')).status?.phase === 'Running' ? true : undefined), 180_000, 1000);
-    for (const k of KEYS) expect((await postJson(`http://kv-client.${NS}.svc:2379/v3/kv/put`, { key: b64(k), value: b64(`v-${k}`) })).status).to.equal(200);
+    for (const k of KEYS) expect((await postJson(`${member('kv')}/v3/kv/put`, { key: b64(k), value: b64(`v-${k}`) })).status).to.equal(200);
     await tb.kubectl(['-n', NS, 'patch', 'svcc', 'kv', '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
     const st = await waitFor('the refusal', async () => {
       const s = (await get('kv')).status;
@@ -89,7 +102,7 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
     const snap = st.upgrade!.snapshot!;
     expect(snap.location).to.match(new RegExp(`^pvc://${CLAIM}/${NS}/kv/kv-\\d-3\\.4\\.34-to-3\\.5\\.21-.*\\.db$`));
     expect(st.conditions!.find((c) => c.type === 'BackupReady')).to.include({ status: 'True', reason: 'SnapshotTaken' });
-    expect(backupPods(), 'backup pods run').to.have.length(1);
+    expect([...jobPods.get('backup')!].filter((p) => p.startsWith('kv/')), 'backup pods run').to.have.length(1);
     const file = join(await claimFolder(CLAIM), snap.location.slice(`pvc://${CLAIM}/`.length));
     const bytes = readFileSync(file);
     expect(bytes.length).to.equal(snap.size + 32);
@@ -142,9 +155,9 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
       expect(statSync(join(folder, 'data', 'member')).isDirectory()).to.equal(true);
     }
     expect((await events('kv2')).map((e) => e.reason)).to.include.members(['CreateCluster', 'Restored']);
-    expect(readdirSync(join(tb.workDir, 'logs')).filter((f) => f.startsWith(`${NS}_kv2-restore-`)), 'restore pods run').to.have.length(1);
+    expect([...jobPods.get('restore')!].filter((p) => p.startsWith('kv2/')), 'restore pods run').to.have.length(1);
     expect(await tb.kubectl(['-n', NS, 'get', 'jobs', '-l', 'svc.dev/cluster=kv2', '-o', 'name']), 'the restore Job is removed').to.equal('');
-    const put = await postJson(`http://kv2-client.${NS}.svc:2379/v3/kv/put`, { key: b64('key-new'), value: b64('after') });
+    const put = await postJson(`${member('kv2', 1)}/v3/kv/put`, { key: b64('key-new'), value: b64('after') });
     expect(put.status).to.equal(200);
   });
 });

@@ -1,4 +1,4 @@
-// Packaging of the operator: the Dockerfile's facts (parsed, it cannot be built here), the Helm chart (lint,
+// Packaging of the operator: the Dockerfile's facts (parsed; test/k8s/images/build-images.sh builds it), the Helm chart (lint,
 // render, least-privilege RBAC checked by the real apiserver's authorizer) and the example manifests
 // (valid for operator/api and accepted by the apiserver).
 import { readdirSync, readFileSync } from 'node:fs';
@@ -33,23 +33,31 @@ function dockerStages(text: string): Instruction[][] {
 describe('k8s: packaging of the operator', function () {
   this.timeout(120_000);
 
-  it('the Dockerfile: multi-stage, non-root runtime, ARG/ENV SVC_VERSION, the .proto files copied', () => {
+  it('the Dockerfile: multi-stage, non-root member and operator targets, ARG/ENV SVC_VERSION, the .proto files copied', () => {
     const stages = dockerStages(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
     const built = stages.slice(1);
     expect(built.length, 'FROM stages').to.be.at.least(2);
+    const named = (name: string) => built.find((s) => new RegExp(`\\sAS\\s+${name}$`, 'i').test(s[0].args));
+    // the default target (last stage) is the member image; `--target operator` the operator's; both FROM app
     const final = built.at(-1)!;
+    expect(final[0].args, 'the last stage').to.match(/\sAS\s+svc$/i);
+    const operator = named('operator');
+    expect(operator, 'an operator stage').to.not.equal(undefined);
+    expect(operator!.some((i) => i.op === 'ENTRYPOINT' && /svc-operator/.test(i.args))).to.equal(true);
+    const app = named('app')!;
+    expect(final[0].args.split(/\s+/)[0]).to.equal('app');
     const users = final.filter((i) => i.op === 'USER').map((i) => i.args.split(':')[0]);
     expect(users.length).to.be.at.least(1);
     expect(users.at(-1)).to.not.match(/^(root|0)$/);
     expect(final.some((i) => i.op === 'ARG' && /^SVC_VERSION(=\d+\.\d+\.\d+)?$/.test(i.args))).to.equal(true);
     expect(final.some((i) => i.op === 'ENV' && /SVC_VERSION=\$\{?SVC_VERSION\}?/.test(i.args))).to.equal(true);
-    const protoCopy = final.find((i) => i.op === 'COPY' && /server\/api\/proto/.test(i.args));
+    const protoCopy = app.find((i) => i.op === 'COPY' && /server\/api\/proto/.test(i.args));
     expect(protoCopy, 'COPY of server/api/proto').to.not.equal(undefined);
     const src = protoCopy!.args.split(/\s+/).filter((w) => !w.startsWith('--'))[0];
     const protos = (readdirSync(join(ROOT, src), { recursive: true }) as string[]).filter((f) => f.endsWith('.proto'));
     expect(protos.length, 'proto files in the copied folder').to.be.greaterThan(0);
-    expect(final.some((i) => i.op === 'COPY' && /dist\/operator/.test(i.args)), 'the operator is in the image').to.equal(true);
-    expect(final.some((i) => i.op === 'RUN' && /svc-operator/.test(i.args)), 'svc-operator on PATH').to.equal(true);
+    expect(app.some((i) => i.op === 'COPY' && /dist\/operator/.test(i.args)), 'the operator is in the image').to.equal(true);
+    expect(app.some((i) => i.op === 'RUN' && /svc-operator/.test(i.args)), 'svc-operator on PATH').to.equal(true);
     const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n');
     expect(ignore).to.include.members(['node_modules', '.git']);
   });
@@ -77,7 +85,10 @@ describe('k8s: packaging of the operator', function () {
       expect(c.livenessProbe).to.not.equal(undefined);
       expect(c.readinessProbe).to.not.equal(undefined);
       expect(c.args).to.include('--leader-elect=true');
-      expect((c as unknown as { env: Array<{ name: string; value?: string }> }).env.find((e) => e.name === 'SVC_OPERATOR_IMAGE')?.value, 'the image the backup Jobs run').to.match(/^svc:v\d+\.\d+\.\d+$/);
+      // the chart's default image is the operator image our Dockerfile's convention produces (and the node runs)
+      const appVersion = /^appVersion:\s*"?([^"\s]+)"?/m.exec(readFileSync(join(CHART, 'Chart.yaml'), 'utf8'))![1];
+      expect((c as unknown as { image: string }).image).to.equal(`svc-operator:v${appVersion}`).and.to.equal(tb.images.operator);
+      expect((c as unknown as { env: Array<{ name: string; value?: string }> }).env.find((e) => e.name === 'SVC_OPERATOR_IMAGE')?.value, 'the image the backup Jobs run').to.equal(tb.images.operator);
       const refused = async (...set: string[]): Promise<string> => {
         let err = '';
         await tb.helm(['template', 'ops', CHART, ...set.flatMap((x) => ['--set', x])]).catch((e: Error) => { err = e.message; });

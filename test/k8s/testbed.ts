@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { repoRoot } from './binaries.js';
 import { startControlPlane, type ControlPlane } from './control-plane.js';
 import { buildImages, type NodeImages } from './node/images.js';
-import { startNode, type Node } from './node/node.js';
+import { cleanNodeLeftovers, startNode, type Node } from './node/node.js';
 
 /** Options of startTestbed. */
 export interface TestbedOptions {
@@ -59,6 +59,8 @@ export async function startTestbed(opts: TestbedOptions = {}): Promise<Testbed> 
   const root = repoRoot();
   const workDir = opts.workDir ?? join(root, 'test', 'k8s', '.work', opts.name ?? 'testbed');
   killLeftovers(workDir);
+  // an aborted run's mounts (the kubelet's, containers') would make the folder impossible to remove
+  await cleanNodeLeftovers(join(workDir, 'node'));
   rmSync(workDir, { recursive: true, force: true });
   mkdirSync(workDir, { recursive: true });
   const cp = await startControlPlane({ workDir, binDir: opts.binDir });

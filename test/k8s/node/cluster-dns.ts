@@ -4,6 +4,9 @@
 import dns from 'node:dns';
 import { syncBuiltinESMExports } from 'node:module';
 
+/** Addresses of kube-apiserver's --service-cluster-ip-range (10.0.0.0/24). */
+const serviceIpPrefix = '10.0.0.';
+
 type LookupCb = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
 let resolver: dns.Resolver | undefined;
 
@@ -31,6 +34,11 @@ export function installClusterDns(dnsIp: string): void {
     r.resolve4(name, (err, addresses) => {
       if (err || addresses.length === 0) {
         const e: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+        e.code = 'ENOTFOUND';
+        cb(e, '', 0);
+      } else if (addresses.some((a) => a.startsWith(serviceIpPrefix))) {
+        // a Service's ClusterIP: nothing routes it on the test node (no kube-proxy)
+        const e: NodeJS.ErrnoException = new Error(`${hostname} is a Service ClusterIP (${addresses.join(', ')}), which the test node does not route: use a pod's name or the Service's EndpointSlice`);
         e.code = 'ENOTFOUND';
         cb(e, '', 0);
       } else if (opts.all) cb(null, addresses.map((address) => ({ address, family: 4 })));

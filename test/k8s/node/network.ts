@@ -92,6 +92,9 @@ export async function createBridge(): Promise<void> {
   await ip('addr', 'add', `${POD_NET.hostIp}/${POD_NET.prefixLength}`, 'dev', POD_NET.bridge);
   await ip('addr', 'add', `${POD_NET.apiServiceIp}/32`, 'dev', POD_NET.bridge);
   await ip('link', 'set', POD_NET.bridge, 'up');
+  // Service ClusterIPs are not routed (no kube-proxy); this keeps a stray connection to one on the bridge, where it
+  // fails, instead of following the host's default route off the machine
+  await ip('route', 'add', POD_NET.serviceCidr, 'dev', POD_NET.bridge);
 }
 
 /** Deletes the bridge (its veths go with their namespaces) and any pod namespace left behind. */

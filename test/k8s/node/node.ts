@@ -4,9 +4,11 @@
 // local-path-provisioner behind a default StorageClass; and a relay from the `kubernetes` Service's ClusterIP to
 // kube-apiserver. Everything it creates lives under <workDir>/node or is removed by stop(): processes, mounts,
 // network namespaces, the bridge, cgroups. See network.ts for the network rules, which it checks.
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer, type Server } from 'node:net';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { binary } from '../binaries.js';
 import type { ControlPlane } from '../control-plane.js';
 import { writeKubeconfig } from '../control-plane.js';
 import { ManagedProcess, TestbedError, freePort, run, waitFor } from '../proc.js';
@@ -36,6 +38,8 @@ export interface Node {
   readonly logDir: string;
   /** The host's network state read before the node started. */
   readonly hostNetBefore: HostNetState;
+  /** SIGKILLs a container ("containerd://<id>" as pod status gives it): a crash, which the kubelet then sees. */
+  killContainer(containerID: string): Promise<void>;
   /** Checks the network rules now (every pod's routes and the host's state); throws on a breach. */
   checkNetwork(when: string): Promise<void>;
   /** Deletes every pod, stops everything, removes what the node made and checks the rules once more. */
@@ -176,17 +180,34 @@ spec:
 }
 
 /** Relays TCP from the `kubernetes` Service's ClusterIP:443 to kube-apiserver (in-cluster clients use it). */
-function startApiRelay(apiPort: number): Promise<Server> {
+async function startApiRelay(apiPort: number): Promise<{ close(): Promise<void> }> {
+  const open = new Set<Socket>();
   const srv = createServer((inbound) => {
     const upstream = createConnection({ host: '127.0.0.1', port: apiPort });
+    open.add(inbound).add(upstream);
     inbound.pipe(upstream).pipe(inbound);
-    const close = (): void => { inbound.destroy(); upstream.destroy(); };
-    inbound.on('error', close);
-    upstream.on('error', close);
+    const close = (): void => { inbound.destroy(); upstream.destroy(); open.delete(inbound); open.delete(upstream); };
+    for (const s of [inbound, upstream]) { s.on('error', close); s.on('close', close); }
   });
-  return new Promise((resolve, reject) => {
+  await new Promise<void>((resolve, reject) => {
     srv.once('error', reject);
-    srv.listen(443, POD_NET.apiServiceIp, () => resolve(srv));
+    srv.listen(443, POD_NET.apiServiceIp, () => resolve());
+  });
+  return {
+    close: () => new Promise<void>((resolve) => {
+      srv.close(() => resolve());
+      for (const s of open) s.destroy(); // watches would keep close() waiting
+    }),
+  };
+}
+
+/** Status of a GET to a component's self-signed https endpoint (0 when it does not answer). */
+function insecureStatus(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = httpsRequest(url, { rejectUnauthorized: false, timeout: 2000 }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(0));
+    req.end();
   });
 }
 
@@ -252,22 +273,34 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
   mkdirSync(dir, { recursive: true });
   mkdirSync(STATE_DIR, { recursive: true });
   const started: ManagedProcess[] = [];
-  let relay: Server | undefined;
-  const bin = (n: string): string => join(opts.binDir, n);
+  let relay: { close(): Promise<void> } | undefined;
+  const t0 = Date.now();
+  // what the node does, with the time, in <logs>/node.log (start and stop are where a run gets stuck)
+  const step = (what: string): void => appendFileSync(join(logDir, 'node.log'), `${new Date().toISOString()} +${((Date.now() - t0) / 1000).toFixed(1)}s ${what}\n`);
+  const bin = (n: Parameters<typeof binary>[0]): string => binary(n, opts.binDir);
   const stopProcesses = async (): Promise<void> => {
     // everything but containerd, then the containers it still runs, then containerd
-    for (const p of [...started].reverse()) if (p.name !== 'containerd') await p.stop(5000);
+    for (const p of [...started].reverse()) {
+      if (p.name === 'containerd') continue;
+      await p.stop(5000);
+      step(`stopped ${p.name}`);
+    }
     const containerd = started.find((p) => p.name === 'containerd');
     if (containerd?.running) await killTasks(`${STATE_DIR}/containerd.sock`);
+    step('killed the remaining container tasks');
     await containerd?.stop(5000);
+    step('stopped containerd');
     started.length = 0;
   };
   const teardown = async (): Promise<void> => {
     await stopProcesses();
-    await new Promise<void>((r) => (relay ? relay.close(() => r()) : r()));
+    await relay?.close();
+    step('closed the API relay');
     await cleanNodeLeftovers(dir);
+    step('removed mounts, pod namespaces, the bridge and cgroups');
   };
   try {
+    step('starting: bridge, API relay, containerd');
     await createBridge();
     relay = await startApiRelay(Number(new URL(cp.server).port));
 
@@ -285,7 +318,9 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
       if (!containerd.running) throw new TestbedError('EXITED', `containerd exited: see ${join(logDir, 'containerd.log')}`);
       return (await run(['ctr', '--address', socket, 'version'], { timeoutMs: 5000 }).then(() => true).catch(() => undefined));
     }, 60_000);
+    step('containerd up');
     await opts.importImages(socket);
+    step('images imported');
 
     // credentials of the node's components
     const pki = cp.pki;
@@ -331,6 +366,7 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
       const node = JSON.parse(r.body) as { status?: { conditions?: Array<{ type: string; status: string }> } };
       return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined;
     }, 120_000);
+    step(`node ${NODE_NAME} Ready`);
     await waitFor('CoreDNS ready', async () => {
       if (!coredns.running) throw new TestbedError('EXITED', `coredns exited: see ${join(logDir, 'coredns.log')}`);
       return (await fetch(`http://127.0.0.1:${readyPort}/ready`, { signal: AbortSignal.timeout(2000) })).ok ? true : undefined;
@@ -346,15 +382,12 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
       `--helper-image=${opts.images.svc[opts.images.newest]}`, '--service-account-name=local-path-provisioner'],
     join(logDir, 'local-path-provisioner.log'));
     started.push(provisioner);
-    await waitFor('scheduler and provisioner running', async () => {
+    await waitFor('kube-scheduler /healthz', async () => {
       for (const p of [scheduler, provisioner]) {
         if (!p.running) throw new TestbedError('EXITED', `${p.name} exited: see ${p.logFile}`);
       }
-      return (await fetch(`https://127.0.0.1:${schedPort}/healthz`).then((r) => r.ok).catch(() => false)) || undefined;
-    }, 60_000).catch((e: unknown) => {
-      // kube-scheduler serves /healthz with a self-signed cert: a TLS failure still means it is up
-      if (!scheduler.running) throw e;
-    });
+      return (await insecureStatus(`https://127.0.0.1:${schedPort}/healthz`)) === 200 ? true : undefined;
+    }, 60_000);
 
     const checkNetwork = async (when: string): Promise<void> => {
       for (const ns of await podNetnsNames()) await assertPodRoutes(ns);
@@ -362,11 +395,19 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
       assertHostNetUnchanged(hostNetBefore, now, when);
     };
     await checkNetwork('after the node started');
+    step('provisioner running; network rules hold');
     return {
       name: NODE_NAME, containerdSocket: socket, dnsIp: POD_NET.hostIp, logDir, hostNetBefore, checkNetwork,
+      killContainer: async (containerID) => {
+        const id = /^containerd:\/\/([0-9a-f]+)$/.exec(containerID)?.[1];
+        if (!id) throw new TestbedError('NO_CONTAINER', `not a containerd container id: "${containerID}"`);
+        await run(['ctr', '--address', socket, '-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', id], { timeoutMs: 20_000 });
+      },
       stop: async () => {
         try {
+          step('stopping: deleting every workload and pod');
           await deleteAllPods(cp);
+          step('pods deleted');
           await checkNetwork('before the node stopped');
         } finally {
           await teardown();
