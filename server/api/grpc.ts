@@ -4,7 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { serviceDefinitions, type ServiceKey } from './grpc-services.js';
 import { ServerError, Code } from '../core/errors.js';
 import type { V3Api } from './v3/handlers.js';
-import type { RequestMeta } from './v3/auth.js';
+import type { RequestMeta } from './v3/auth-gate.js';
 import type { Pb } from './v3/convert.js';
 import type { Logger } from '../log/logger.js';
 

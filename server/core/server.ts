@@ -23,12 +23,14 @@ import { V2Store } from './v2store.js';
 import { decodeRequest, decodeTagged, encodeRequest, encodeTagged, type InternalRequest, type AlarmType } from './requests.js';
 import { Errors, ServerError } from './errors.js';
 import { IdWaiters, IndexWaiters } from './wait.js';
-import { KvApplier } from './apply.js';
+import { KvApplier } from './state-machine.js';
 import { startCompactor } from './compactor.js';
 import type { MemberOptions } from './options.js';
 import type { Logger } from '../log/logger.js';
 import { packageLogger } from '../log/create-logger.js';
 import { CodedError } from '../coded-error.js';
+import type { AuthStore } from '../auth/store.js';
+import type { LeaseTtl } from './interfaces.js';
 
 /** Thrown for conditions under which a member must not start (missing db, downgrade after completion...). */
 export class FatalStartError extends CodedError<'FATAL_START'> {
@@ -1060,6 +1062,109 @@ export class SvcServer {
     return best?.id;
   }
 
+  // ---------------------------------------------------------------------------------------------- for the API
+
+  revision(): number {
+    return this.kv.rev();
+  }
+
+  get auth(): AuthStore {
+    return this.kv.auth;
+  }
+
+  clusterVersion(): string | undefined {
+    return this.membership.version;
+  }
+
+  /** Refuse writes while NOSPACE is raised, and raise it when this write would pass the quota. */
+  async checkQuota(extra: number): Promise<void> {
+    if (this.alarms.some((a) => a.alarm === 'NOSPACE')) throw Errors.noSpace();
+    const quota = this.opts.quotaBackendBytes;
+    if (quota > 0 && this.backend.size() + extra > quota) {
+      this.logger.warn('database space exceeded; raising the NOSPACE alarm', { 'quota-size-bytes': quota, 'current-db-size-bytes': this.backend.size() });
+      await this.propose({ id: this.nextRequestId(), kind: 'alarm', alarm: { action: 'ACTIVATE', memberId: this.memberId, alarm: 'NOSPACE' } }).catch(() => undefined);
+      throw Errors.noSpace();
+    }
+  }
+
+  async leaseTimeToLive(id: bigint, keys: boolean): Promise<LeaseTtl | undefined> {
+    if (!this.kv.lessor.exists(id)) return undefined;
+    if (!this.isLeader()) {
+      // Only the leader tracks expiry: ask it for the remaining time.
+      try {
+        const t = await this.forwardLeaseCall<{ ttl: number; grantedTtl: number; keys: string[] }>('ttl', { id: id.toString(), keys });
+        return { ttl: t.ttl, grantedTtl: t.grantedTtl, keys: t.keys.map((k) => Buffer.from(k, 'base64')) };
+      } catch (e) {
+        if ((e as Error).message === Errors.leaseNotFound().message) return undefined;
+        throw e;
+      }
+    }
+    const t = this.kv.lessor.timeToLive(id, keys);
+    return { ttl: t.ttl, grantedTtl: t.grantedTtl, keys: t.keys ?? [] };
+  }
+
+  leaseIds(): bigint[] {
+    return this.kv.lessor.leases().map((l) => l.id);
+  }
+
+  members(): Member[] {
+    return this.membership.list();
+  }
+
+  async addMember(peerURLs: string[], isLearner: boolean): Promise<{ member: Member; members: Member[] }> {
+    const id = computeMemberId(peerURLs, this.opts.initialClusterToken, Date.now());
+    this.membership.validateAdd(id, peerURLs);
+    if (this.opts.strictReconfigCheck) this.mayAddMember(isLearner, peerURLs);
+    const member: Member = { id, name: '', peerURLs, clientURLs: [], isLearner };
+    const members = await this.proposeConfChange(isLearner ? ConfChangeType.AddLearnerNode : ConfChangeType.AddNode, id, member);
+    return { member, members };
+  }
+
+  /**
+   * Strict reconfiguration (--strict-reconfig-check), as the reference's mayAddMember in 3.4 and 3.5: a voter is
+   * refused while too few voters have ever started (published their name) to keep a quorum once it is added;
+   * then any member, learners included, is refused unless this member has been connected to every voter for
+   * the reference's health interval (5 s).
+   */
+  private mayAddMember(isLearner: boolean, peerURLs: string[]): void {
+    const voters = this.membership.voters();
+    const requested = { 'local-member-id': idHex(this.memberId), 'requested-member-add': { peerURLs, isLearner } };
+    if (!isLearner && !readyToAddVoter(voters)) {
+      this.logger.warn('rejecting member add request; not enough healthy members', { ...requested, error: Errors.memberNotEnoughStarted().message });
+      throw Errors.memberNotEnoughStarted();
+    }
+    const since = Date.now() - HEALTH_INTERVAL_MS;
+    const connected = voters.every((m) => {
+      if (m.id === this.memberId) return true;
+      const t = this.transport.activeSince(m.id);
+      return t !== undefined && t < since;
+    });
+    if (!connected) {
+      this.logger.warn('rejecting member add request; local member has not been connected to all peers, reconfigure breaks active quorum', { ...requested, error: Errors.unhealthy().message });
+      throw Errors.unhealthy();
+    }
+  }
+
+  async removeMember(id: bigint): Promise<Member[]> {
+    this.membership.validateRemove(id);
+    return this.proposeConfChange(ConfChangeType.RemoveNode, id, {});
+  }
+
+  async updateMember(id: bigint, peerURLs: string[]): Promise<Member[]> {
+    this.membership.validateUpdate(id, peerURLs);
+    return this.proposeConfChange(ConfChangeType.UpdateNode, id, { peerURLs });
+  }
+
+  /** A learner is promoted only by the leader, once its log is within 90% of the leader's. */
+  async promoteMember(id: bigint): Promise<Member[]> {
+    this.membership.validatePromote(id);
+    if (!this.isLeader()) throw Errors.notLeader();
+    const progress = this.raft.status().progress?.get(id);
+    const leaderMatch = this.raft.status().progress?.get(this.memberId)?.match ?? 0;
+    if (!progress || progress.match < leaderMatch * 0.9) throw Errors.learnerNotReady();
+    return this.proposeConfChange(ConfChangeType.AddNode, id, {});
+  }
+
   // ---------------------------------------------------------------------------------------------- stop
 
   private fatalHandler?: (e: Error) => void;
@@ -1162,4 +1267,19 @@ export function formatDuration(ms: number): string {
   if (ms < 1) return `${Math.round(ms * 1000)}µs`;
   if (ms < 1000) return `${+ms.toFixed(3)}ms`;
   return `${+(ms / 1000).toFixed(3)}s`;
+}
+
+/** How long a peer must have been connected before a member add counts it as healthy (the reference's HealthInterval). */
+export const HEALTH_INTERVAL_MS = 5000;
+
+/**
+ * Would the voters still have a quorum of started members with one more (not yet started) voter? A member has
+ * started once it published its name. The reference's one exception: a second voter may join a 1-member cluster
+ * (how a cluster restored from a snapshot on one member grows), although there is no quorum until it starts.
+ */
+export function readyToAddVoter(voters: Member[]): boolean {
+  const members = voters.length + 1;
+  const started = voters.filter((m) => m.name !== '').length;
+  if (started === 1 && members === 2) return true;
+  return started >= Math.floor(members / 2) + 1;
 }

@@ -1,0 +1,18 @@
+// The typed service modules name exactly the unary methods of the loaded service definitions: the compiler checks
+// each module against its list, and this test checks the lists against the .proto files.
+import { expect } from 'chai';
+import { serviceDefinitions, serviceNames } from '../../../server/api/grpc-services.js';
+import { UNARY_METHODS } from '../../../server/api/v3/service-methods.js';
+
+describe('v3 service method lists', () => {
+  const defs = serviceDefinitions();
+  const byName = new Map(Object.entries(serviceNames).map(([key, fq]) => [fq as string, defs[key as keyof typeof defs]]));
+  for (const [fq, methods] of Object.entries(UNARY_METHODS)) {
+    it(`${fq}: the unary methods of the definition`, () => {
+      const def = byName.get(fq);
+      expect(def, fq).to.not.equal(undefined);
+      const unary = Object.entries(def!).filter(([, m]) => !m.requestStream && !m.responseStream).map(([n]) => n);
+      expect([...methods].sort()).to.deep.equal(unary.sort());
+    });
+  }
+});
