@@ -23,7 +23,7 @@ import { V2Store } from './v2store.js';
 import { decodeRequest, decodeTagged, encodeRequest, encodeTagged, type InternalRequest, type AlarmType } from './requests.js';
 import { Errors, ServerError } from './errors.js';
 import { IdWaiters, IndexWaiters } from './wait.js';
-import { KvApplier } from './state-machine.js';
+import { V3StateMachine } from './state-machine.js';
 import { startCompactor } from './compactor.js';
 import type { MemberOptions } from './options.js';
 import type { Logger } from '../log/logger.js';
@@ -80,7 +80,7 @@ export class SvcServer {
   v2!: V2Store;
   alarms: Array<{ memberId: bigint; alarm: AlarmType }> = [];
   backend!: Backend;
-  kv!: KvApplier;
+  kv!: V3StateMachine;
   raft!: RawNode;
   private storage!: MemoryStorage;
   private wal!: Wal;
@@ -228,7 +228,7 @@ export class SvcServer {
     if (opts.initialClusterState === 'existing' && bootstrapPeers === undefined && !this.membership.member(this.memberId)) {
       await this.checkAgainstRunningMembers();
     }
-    this.kv = new KvApplier(this);
+    this.kv = new V3StateMachine(this.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync });
     this.memberIdLong = toLong(this.memberId);
     this.clusterIdLong = toLong(this.clusterId);
 
@@ -563,7 +563,7 @@ export class SvcServer {
     let result: unknown;
     let error: Error | undefined;
     try {
-      result = this.applyOne(req, e.index);
+      result = this.applyOne(req, e.index, e.term);
     } catch (err) {
       error = err as Error;
     }
@@ -575,7 +575,7 @@ export class SvcServer {
     }
   }
 
-  private applyOne(req: InternalRequest, index: number): unknown {
+  private applyOne(req: InternalRequest, index: number, term: number): unknown {
     switch (req.kind) {
       case 'memberAttrSet': {
         const a = req.memberAttrSet;
@@ -592,7 +592,7 @@ export class SvcServer {
       default:
         // v3 data: skip what the db already holds (the consistent index makes replay idempotent).
         if (index <= this.kv.consistentIndex()) return undefined;
-        return this.kv.apply(req, index);
+        return this.kv.apply(req, index, term);
     }
   }
 
@@ -970,6 +970,12 @@ export class SvcServer {
       }
     }
     throw lastErr;
+  }
+
+  /** Keep a lease alive: the leader renews it; a follower asks the leader. Resolves with the TTL. */
+  async renewLease(id: bigint): Promise<number> {
+    if (this.isLeader()) return this.kv.renewLease(id);
+    return this.forwardLeaseRenew(id);
   }
 
   async forwardLeaseRenew(id: bigint): Promise<number> {
