@@ -162,7 +162,9 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     enableGrpcGateway: cfg.enableGrpcGateway,
     unsafeNoFsync: cfg.unsafeNoFsync,
     // SVC_WATCH_PROGRESS_NOTIFY_MS (tests) still wins over the flag's default.
-    watchProgressNotifyMs: cfg.watchProgressNotifyMs === 600_000 && process.env.SVC_WATCH_PROGRESS_NOTIFY_MS ? undefined : cfg.watchProgressNotifyMs,
+    watchProgressNotifyMs: cfg.watchProgressNotifyMs === 600_000 && positiveMs(process.env.SVC_WATCH_PROGRESS_NOTIFY_MS) !== undefined ? positiveMs(process.env.SVC_WATCH_PROGRESS_NOTIFY_MS) : cfg.watchProgressNotifyMs,
+    // How often the revision-mode auto-compactor looks (tests shorten it).
+    autoCompactionRevisionIntervalMs: positiveMs(process.env.SVC_AUTO_COMPACTION_REVISION_INTERVAL_MS),
     autoCompaction: {
       mode: cfg.autoCompactionMode,
       retention: retentionOf(cfg.autoCompactionMode, cfg.autoCompactionRetention, (t) => parseDurationMs({ flag: 'auto-compaction-retention', where: '--auto-compaction-retention' }, t)),
@@ -193,4 +195,10 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
 
 function urlText(u: URL): string {
   return u.toString().replace(/\/$/, '');
+}
+
+/** A test knob given in milliseconds through the environment; undefined unless a positive number. */
+function positiveMs(v: string | undefined): number | undefined {
+  const n = Number(v);
+  return n > 0 ? n : undefined;
 }

@@ -21,7 +21,7 @@ export async function streamSnapshot(server: SvcServer, api: V3Api, write: (msg:
     {
       members: server.membership.list(),
       removed: [...server.membership.removed],
-      alarms: server.alarms,
+      alarms: [...server.alarms],
       metaTerm: server.opts.release.metaTermKey,
     },
     SNAPSHOT_CHUNK,

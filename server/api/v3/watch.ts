@@ -9,7 +9,7 @@ import type { Watcher, WatchResponse } from '../../mvcc/watchable-store.js';
 import type { MvccEvent } from '../../mvcc/event.js';
 
 /** How often watchers that asked for progress notifications get one (the reference: 10 minutes). */
-export const PROGRESS_NOTIFY_MS = Number(process.env.SVC_WATCH_PROGRESS_NOTIFY_MS) > 0 ? Number(process.env.SVC_WATCH_PROGRESS_NOTIFY_MS) : 10 * 60 * 1000;
+export const PROGRESS_NOTIFY_MS = 10 * 60 * 1000;
 
 const EMPTY = Buffer.alloc(0);
 
