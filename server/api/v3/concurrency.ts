@@ -8,7 +8,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { WatchableStore } from '../../mvcc/watchable-store.js';
 import { Errors, ServerError, Code } from '../../core/errors.js';
-import type { V3Api, UnaryHandler } from './handlers.js';
+import type { UnaryHandler, UnaryLookup } from './service-methods.js';
 import type { RequestMeta } from './auth-gate.js';
 import type { Pb } from './convert.js';
 import { eventToPb } from './watch.js';
@@ -58,7 +58,7 @@ interface Batch {
 export class ConcurrencyApi {
   constructor(
     private readonly kv: { readonly watchable: WatchableStore },
-    private readonly api: V3Api,
+    private readonly api: UnaryLookup & { header(revision?: number): Pb },
   ) {}
 
   private call(name: string, req: Pb, meta?: RequestMeta): Promise<Pb> {

@@ -18,6 +18,11 @@ export const AUTH_METHODS = [
 ] as const;
 export const HEALTH_METHODS = ['Check'] as const;
 
+/** Finds a unary method by name (what the gRPC server, the gateway and the Election/Lock recipes call). */
+export interface UnaryLookup {
+  handler(name: string): UnaryHandler | undefined;
+}
+
 type Methods<T extends readonly string[]> = { readonly [K in T[number]]: UnaryHandler };
 
 export type KvService = Methods<typeof KV_METHODS>;
