@@ -20,7 +20,7 @@ import type { AlarmEntry, Observers } from './interfaces.js';
 export const CLUSTER_VERSION_KEY = new TextEncoder().encode('clusterVersion');
 
 /** The cluster version a member last applied, as kept in the db (undefined before the first). */
-export function clusterVersionInDb(backend: Backend): string | undefined {
+export function clusterVersionInDb(backend: Pick<Backend, 'readTx'>): string | undefined {
   const v = backend.readTx().get('cluster', CLUSTER_VERSION_KEY);
   return v ? Buffer.from(v).toString('utf8') : undefined;
 }
@@ -61,7 +61,7 @@ export interface V3Apply {
   consistentIndex(): number;
   apply(req: InternalRequest, index: number, term: number): unknown;
   /** The db (replaced when a snapshot arrives): the cluster version is kept in it too. */
-  currentBackend(): Backend;
+  currentBackend(): Pick<Backend, 'readTx' | 'batchTx'>;
 }
 
 /** The consensus node as the applier sees it. */

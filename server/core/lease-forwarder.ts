@@ -11,7 +11,7 @@ import type { Lifecycle } from './lifecycle.js';
 export type PeerPost = (url: string, body: string, timeoutMs: number) => Promise<{ status: number; body: string }>;
 
 export interface LeaseForwarderDeps {
-  lessor: Lessor;
+  lessor: Pick<Lessor, 'exists' | 'timeToLive' | 'leases' | 'expired' | 'renew'>;
   /** Renew a lease in this member's lessor (the leader's), with the errors clients see. */
   renewLocal(id: bigint): number;
   /** The current leader (0n: none). */
