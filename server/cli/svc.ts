@@ -20,7 +20,7 @@ export async function main(argv: string[]): Promise<number> {
   let release: Release;
   let parsed;
   try {
-    release = currentRelease();
+    release = currentRelease(process.env);
     parsed = parseServerConfig(argv, process.env, release);
   } catch (e) {
     if (e instanceof UnknownReleaseError || e instanceof ConfigError) {
@@ -107,7 +107,7 @@ export async function main(argv: string[]): Promise<number> {
 
 function currentReleaseSafe(): string {
   try {
-    return currentRelease().version;
+    return currentRelease(process.env).version;
   } catch {
     return 'unknown';
   }
