@@ -2,7 +2,7 @@
 // each module against its list, and this test checks the lists against the .proto files.
 import { expect } from 'chai';
 import { serviceDefinitions, serviceNames } from '../../../server/api/grpc-services.js';
-import { UNARY_METHODS } from '../../../server/api/v3/service-methods.js';
+import { UNARY_METHODS, type KvService, type UnaryHandler } from '../../../server/api/v3/service-methods.js';
 
 describe('v3 service method lists', () => {
   const defs = serviceDefinitions();
@@ -16,3 +16,11 @@ describe('v3 service method lists', () => {
     });
   }
 });
+
+// Compile-time: a service module with a misspelled or a missing method does not build (tsc fails on an unused
+// expect-error directive, so these lines prove the compiler refuses both).
+const h: UnaryHandler = async () => ({});
+// @ts-expect-error: misspelled method
+export const misspelled: KvService = { Range: h, Put: h, DeleteRange: h, Txn: h, Compcat: h };
+// @ts-expect-error: missing method
+export const missing: KvService = { Range: h, Put: h, DeleteRange: h, Txn: h };
