@@ -3,6 +3,7 @@
 // (unknown flag, bad value, unknown SVC_VERSION), 1 when the member cannot start or must stop.
 import { readFileSync } from 'node:fs';
 import { currentRelease, UnknownReleaseError, type Release } from '../releases.js';
+import { setProtoDir } from '../api/grpc-services.js';
 import { parseServerConfig, usage, ConfigError, type ServerConfig, type TlsConfig } from '../config/flags.js';
 import { createLogger, LogSetupError } from '../log/create-logger.js';
 import { parseLevel } from '../log/levels.js';
@@ -17,6 +18,7 @@ import { parseDurationMs } from '../config/values.js';
 import { join } from 'node:path';
 
 export async function main(argv: string[]): Promise<number> {
+  setProtoDir(process.env.SVC_PROTO_DIR);
   let release: Release;
   let parsed;
   try {
