@@ -33,7 +33,7 @@ function setup() {
   const leaders: bigint[] = [];
   const roles: StateRole[] = [];
   const removed = new Set<bigint>();
-  let node!: RaftNode;
+  const ref: { node?: RaftNode } = {};
   const hooks: RaftNodeHooks = {
     beforeReady: () => undefined,
     hasPending: () => false,
@@ -41,7 +41,7 @@ function setup() {
     onRoleChange: (role) => roles.push(role),
     applyEntries: (entries) => {
       for (const e of entries) {
-        if (e.type === EntryType.ConfChange) node.applyConfChange(decodeConfChange(e.data));
+        if (e.type === EntryType.ConfChange) ref.node!.applyConfChange(decodeConfChange(e.data));
         applied.push(e);
       }
     },
@@ -55,13 +55,14 @@ function setup() {
       throw e;
     },
   };
-  node = new RaftNode(
+  const node = new RaftNode(
     { storage, wal: wal as unknown as Wal, snapshotter: {} as Snapshotter, confState: { voters: [], learners: [] }, appliedIndex: 0, snapshotIndex: 0 },
     hooks,
     lifecycle,
     {},
     { memberId: 1n, logger: nopLogger, tickMs: 10, electionMs: 30, preVote: false, snapshotCount: 1_000_000, snapshotCatchUpEntries: 10, maxSnapshots: 1, maxWals: 1, snapDir: '/nonexistent', walDir: '/nonexistent' },
   );
+  ref.node = node;
   const sent: Message[] = [];
   node.attach({ send: (m) => sent.push(...m), flush: () => undefined }, { forceCommit: () => undefined, snapshotTo: async () => undefined });
   return { node, wal, lifecycle, applied, leaders, roles, removed, sent };
