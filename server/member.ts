@@ -49,7 +49,7 @@ export interface RunningMember {
 
 export async function startMember(o: MemberStartOptions): Promise<RunningMember> {
   const server = await SvcServer.start(o);
-  const api = new V3Api(server);
+  const api = new V3Api({ core: server, kv: server.kv, limits: o, observers: server.observers });
   const metrics = createMetrics(server);
   const app = createHttpApp({
     server,

@@ -170,8 +170,8 @@ export function releaseFor(version: string): Release {
   return { ...base, version: `${Number(m[1])}.${Number(m[2])}.${Number(m[3])}` };
 }
 
-/** The release this process runs as: SVC_VERSION, or the newest when unset. */
-export function currentRelease(env: NodeJS.ProcessEnv = process.env): Release {
+/** The release a process runs as: its SVC_VERSION, or the newest when unset (the caller hands in the environment). */
+export function currentRelease(env: NodeJS.ProcessEnv): Release {
   const v = env.SVC_VERSION;
   return v === undefined || v === '' ? NEWEST : releaseFor(v);
 }

@@ -6,6 +6,7 @@
 //   svc-operator backup ... | restore ...   (what the operator's Jobs run: cli/backup.ts)
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
+import { setProtoDir } from '../../server/api/grpc-services.js';
 import { CommandError, localApply, localDelete, localStatus } from './local.js';
 import { demo } from './demo.js';
 import { RuntimeError } from '../runtime/runtime.js';
@@ -22,6 +23,7 @@ The state dir defaults to ./.svc-local. Applying a manifest again with a new spe
 
 /** Runs svc-operator with `argv` (without node and script); resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  setProtoDir(process.env.SVC_PROTO_DIR);
   if (isKubeCommand(argv)) return kubeMain(argv); // svc-operator crd | run (cli/kube.ts)
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
   try {

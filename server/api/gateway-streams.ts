@@ -60,7 +60,7 @@ export function serveGatewayStream(path: string, body: unknown, token: string | 
     }
     case '/v3/lease/keepalive': {
       const id = BigInt(msg.ID ?? 0);
-      server.kv.renewLease(id).then(
+      server.renewLease(id).then(
         (ttl) => {
           start();
           writeResult(res, route.response, { header: api.header(), ID: id.toString(), TTL: ttl });

@@ -50,14 +50,25 @@ export class ProtoLoadError extends Error {
   }
 }
 
+let protoDirOverride: string | undefined;
+
+/**
+ * Where the .proto files are when they are not found next to the code: the CLIs hand in SVC_PROTO_DIR (the
+ * environment is read in server/cli/ only). Call before the first load; undefined or empty: search.
+ */
+export function setProtoDir(dir: string | undefined): void {
+  protoDirOverride = dir ? dir : undefined;
+  cachedPackage = undefined;
+  cachedClients = undefined;
+}
+
 /**
  * Finds server/api/proto. The compiled module lives in <outDir>/server/api/, and tsc does not copy
  * .proto files, so walk up from this module until a folder holds server/api/proto (the source
- * tree, also shipped in the image). SVC_PROTO_DIR overrides the search.
+ * tree, also shipped in the image). setProtoDir overrides the search.
  */
 export function protoRoot(): string {
-  const override = process.env.SVC_PROTO_DIR;
-  if (override) return override;
+  if (protoDirOverride) return protoDirOverride;
   const marker = join('etcdserverpb', 'rpc.proto');
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
@@ -114,7 +125,14 @@ export const serviceNames = {
 
 export type ServiceKey = keyof typeof serviceNames;
 
-/** Service definitions for `server.addService(def, impl)`, loaded on first use. */
+/**
+ * Service definitions for `server.addService(def, impl)`, loaded on first use (nothing is read at import time):
+ * kv (Range, Put, DeleteRange, Txn, Compact), watch (Watch, a bidirectional stream), lease (LeaseGrant,
+ * LeaseRevoke, LeaseKeepAlive stream, LeaseTimeToLive, LeaseLeases), cluster (MemberAdd/Remove/Update/List/
+ * Promote), maintenance (Alarm, Status, Defragment, Hash, HashKV, Snapshot stream, MoveLeader, Downgrade), auth
+ * (AuthEnable/Disable/Status, Authenticate, User*, Role*), health (Check, Watch), election (Campaign, Proclaim,
+ * Leader, Observe stream, Resign), lock (Lock, Unlock).
+ */
 export function serviceDefinitions(): Record<ServiceKey, grpc.ServiceDefinition> {
   return {
     kv: service(serviceNames.kv),
@@ -128,26 +146,6 @@ export function serviceDefinitions(): Record<ServiceKey, grpc.ServiceDefinition>
     lock: service(serviceNames.lock),
   };
 }
-
-const defs = serviceDefinitions();
-/** etcdserverpb.KV: Range, Put, DeleteRange, Txn, Compact. */
-export const kvService = defs.kv;
-/** etcdserverpb.Watch: Watch (bidirectional stream). */
-export const watchService = defs.watch;
-/** etcdserverpb.Lease: LeaseGrant, LeaseRevoke, LeaseKeepAlive (stream), LeaseTimeToLive, LeaseLeases. */
-export const leaseService = defs.lease;
-/** etcdserverpb.Cluster: MemberAdd, MemberRemove, MemberUpdate, MemberList, MemberPromote. */
-export const clusterService = defs.cluster;
-/** etcdserverpb.Maintenance: Alarm, Status, Defragment, Hash, HashKV, Snapshot (stream), MoveLeader, Downgrade. */
-export const maintenanceService = defs.maintenance;
-/** etcdserverpb.Auth: AuthEnable/Disable/Status, Authenticate, User*, Role*. */
-export const authService = defs.auth;
-/** grpc.health.v1.Health: Check, Watch. */
-export const healthService = defs.health;
-/** v3electionpb.Election: Campaign, Proclaim, Leader, Observe (stream), Resign. */
-export const electionService = defs.election;
-/** v3lockpb.Lock: Lock, Unlock. */
-export const lockService = defs.lock;
 
 /** Client constructors for every service (`new clients.KV(target, creds)`). */
 export interface ServiceClients {

@@ -3,8 +3,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { serviceDefinitions, type ServiceKey } from './grpc-services.js';
 import { ServerError, Code } from '../core/errors.js';
-import type { V3Api } from './v3/handlers.js';
-import type { RequestMeta } from './v3/auth.js';
+import type { UnaryLookup } from './v3/service-methods.js';
+import type { RequestMeta } from './v3/auth-gate.js';
 import type { Pb } from './v3/convert.js';
 import type { Logger } from '../log/logger.js';
 
@@ -40,7 +40,7 @@ export function toGrpcError(e: unknown): Partial<grpc.StatusObject> {
 const WAITING_CALLS = new Set(['Campaign', 'Lock']);
 
 /** Build the gRPC server: every unary method the API implements, plus the given streaming handlers. */
-export function createGrpcServer(api: V3Api, streams: Record<string, StreamHandlers>, logger: Logger, opts: { maxRequestBytes: number; maxConcurrentStreams?: number; keepaliveIntervalMs?: number; keepaliveTimeoutMs?: number }): grpc.Server {
+export function createGrpcServer(api: UnaryLookup, streams: Record<string, StreamHandlers>, logger: Logger, opts: { maxRequestBytes: number; maxConcurrentStreams?: number; keepaliveIntervalMs?: number; keepaliveTimeoutMs?: number }): grpc.Server {
   const server = new grpc.Server({
     // The reference accepts requests up to --max-request-bytes plus its gRPC overhead allowance.
     'grpc.max_receive_message_length': opts.maxRequestBytes + 512 * 1024,

@@ -3,6 +3,7 @@
 // (unknown flag, bad value, unknown SVC_VERSION), 1 when the member cannot start or must stop.
 import { readFileSync } from 'node:fs';
 import { currentRelease, UnknownReleaseError, type Release } from '../releases.js';
+import { setProtoDir } from '../api/grpc-services.js';
 import { parseServerConfig, usage, ConfigError, type ServerConfig, type TlsConfig } from '../config/flags.js';
 import { createLogger, LogSetupError } from '../log/create-logger.js';
 import { parseLevel } from '../log/levels.js';
@@ -17,10 +18,11 @@ import { parseDurationMs } from '../config/values.js';
 import { join } from 'node:path';
 
 export async function main(argv: string[]): Promise<number> {
+  setProtoDir(process.env.SVC_PROTO_DIR);
   let release: Release;
   let parsed;
   try {
-    release = currentRelease();
+    release = currentRelease(process.env);
     parsed = parseServerConfig(argv, process.env, release);
   } catch (e) {
     if (e instanceof UnknownReleaseError || e instanceof ConfigError) {
@@ -107,7 +109,7 @@ export async function main(argv: string[]): Promise<number> {
 
 function currentReleaseSafe(): string {
   try {
-    return currentRelease().version;
+    return currentRelease(process.env).version;
   } catch {
     return 'unknown';
   }
@@ -162,7 +164,9 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     enableGrpcGateway: cfg.enableGrpcGateway,
     unsafeNoFsync: cfg.unsafeNoFsync,
     // SVC_WATCH_PROGRESS_NOTIFY_MS (tests) still wins over the flag's default.
-    watchProgressNotifyMs: cfg.watchProgressNotifyMs === 600_000 && process.env.SVC_WATCH_PROGRESS_NOTIFY_MS ? undefined : cfg.watchProgressNotifyMs,
+    watchProgressNotifyMs: cfg.watchProgressNotifyMs === 600_000 && positiveMs(process.env.SVC_WATCH_PROGRESS_NOTIFY_MS) !== undefined ? positiveMs(process.env.SVC_WATCH_PROGRESS_NOTIFY_MS) : cfg.watchProgressNotifyMs,
+    // How often the revision-mode auto-compactor looks (tests shorten it).
+    autoCompactionRevisionIntervalMs: positiveMs(process.env.SVC_AUTO_COMPACTION_REVISION_INTERVAL_MS),
     autoCompaction: {
       mode: cfg.autoCompactionMode,
       retention: retentionOf(cfg.autoCompactionMode, cfg.autoCompactionRetention, (t) => parseDurationMs({ flag: 'auto-compaction-retention', where: '--auto-compaction-retention' }, t)),
@@ -193,4 +197,10 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
 
 function urlText(u: URL): string {
   return u.toString().replace(/\/$/, '');
+}
+
+/** A test knob given in milliseconds through the environment; undefined unless a positive number. */
+function positiveMs(v: string | undefined): number | undefined {
+  const n = Number(v);
+  return n > 0 ? n : undefined;
 }

@@ -3,6 +3,7 @@
 // Exit status: 0 on success, otherwise the reference's codes (1 most errors, 4 unsupported output format,
 // 5 watch cancelled by the server, 128 bad arguments; v2: 1 bad arguments, 4 server errors).
 import { currentRelease, UnknownReleaseError, type Release } from '../releases.js';
+import { setProtoDir } from '../api/grpc-services.js';
 import { Ctx, type Io } from './svcctl/context.js';
 import { CliError, Exit } from './svcctl/errors.js';
 import { applyEnv, COMMAND_FLAGS, GLOBAL_FLAGS, parseArgs, type Parsed } from './svcctl/flags.js';
@@ -72,6 +73,7 @@ export async function main(argv: string[], io: Io = processIo(), env: NodeJS.Pro
   // grpc-js passes IP addresses as the TLS server name, which Node answers with a deprecation warning on
   // stderr; a command-line tool's output must not carry it.
   if (io.stdin === process.stdin) process.noDeprecation = true;
+  setProtoDir(env.SVC_PROTO_DIR);
   let release: Release;
   try {
     release = currentRelease(env);

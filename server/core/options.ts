@@ -49,6 +49,8 @@ export interface MemberOptions {
   peerTls?: TlsFiles;
   /** --auto-compaction-mode / --auto-compaction-retention (retention: revisions, or a period in ms; absent: off). */
   autoCompaction?: { mode: 'periodic' | 'revision'; retention: number };
+  /** How often the revision-mode auto-compactor looks at the revision (ms; tests shorten it). Default: the compactor's. */
+  autoCompactionRevisionIntervalMs?: number;
   /** --experimental-watch-progress-notify-interval (ms): periodic progress notifications of watches. */
   watchProgressNotifyMs?: number;
   /** --unsafe-no-fsync (3.5): skip fsync of the WAL and the db. */

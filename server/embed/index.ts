@@ -72,9 +72,17 @@ export interface EmbeddedMember {
 
 const loggingSetUp = new WeakSet<EmbedConfig>();
 
+/**
+ * The embedding API's documented default release comes from the embedding process's SVC_VERSION: the one
+ * environment read outside server/cli/ (an embedding program has no CLI to hand it in).
+ */
+function defaultRelease(): Release {
+  return currentRelease(process.env);
+}
+
 /** A config with the release's defaults and field names. */
 export function newConfig(version?: string): EmbedConfig {
-  const release = version ? releaseFor(version) : currentRelease();
+  const release = version ? releaseFor(version) : defaultRelease();
   const cfg: EmbedConfig = {
     name: 'default',
     dataDir: 'default.svc',
@@ -137,7 +145,7 @@ function parseCluster(s: string): Array<{ name: string; peerURLs: string[] }> {
 
 /** Start a member in this process. */
 export async function startEmbedded(cfg: EmbedConfig): Promise<EmbeddedMember> {
-  const release = cfg.version ? releaseFor(cfg.version) : currentRelease();
+  const release = cfg.version ? releaseFor(cfg.version) : defaultRelease();
   const { outputs, snapshotCount, logging } = releaseFields(cfg, release);
   const logger = logging
     ? createLogger({ logger: cfg.logger ?? release.loggerDefault, outputs, level: cfg.logLevel ?? 'info', pkg: 'embed' })

@@ -8,7 +8,7 @@ import { ProposalDroppedError, RaftError } from './errors.js';
 import { RaftLog } from './log.js';
 import { Progress, ProgressState } from './progress.js';
 import { ReadOnly } from './readonly.js';
-import type { RaftConfig } from './rawnode.js';
+import type { RaftConfig } from './config.js';
 import { ProgressTracker, VoteResult } from './tracker.js';
 import type { ConfChange, ConfState, Entry, HardState, Message, NodeId, ReadState, Snapshot, SoftState } from './types.js';
 import { ConfChangeType, EntryType, MessageType, NONE, StateRole } from './types.js';

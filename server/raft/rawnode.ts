@@ -13,7 +13,6 @@
 //
 // Nothing here reads a clock, touches a socket or a disk, or draws randomness other than cfg.random.
 
-import type { Logger } from '../log/logger.js';
 import { encodeConfChange } from './confchange-codec.js';
 import { ProposalDroppedError, RaftError } from './errors.js';
 import { ProgressState } from './progress.js';
@@ -23,29 +22,8 @@ import type { ConfChange, ConfState, Entry, HardState, Message, NodeId, Ready, S
 import { ConfChangeType, EntryType, MessageType, NONE, StateRole } from './types.js';
 import { isLocalMsg, isResponseMsg, newMessage } from './util.js';
 
-/** Settings of one member's consensus core. */
-export interface RaftConfig {
-  id: NodeId;
-  /** Ticks without hearing from a leader before a follower campaigns (randomized up to twice this). */
-  electionTick: number;
-  /** Ticks between a leader's heartbeats. */
-  heartbeatTick: number;
-  storage: MemoryStorage;
-  /** The last index the application applied before a restart. */
-  applied?: number;
-  /** Byte budget of one append message (default 1 MiB). */
-  maxSizePerMsg?: number;
-  /** Unacknowledged append messages per follower in pipeline mode (default 256). */
-  maxInflightMsgs?: number;
-  /** Byte budget of Ready.committedEntries (default unlimited). */
-  maxCommittedSizePerReady?: number;
-  preVote: boolean;
-  checkQuorum: boolean;
-  disableProposalForwarding?: boolean;
-  /** Seeded source in [0,1) for randomized election timeouts. */
-  random: () => number;
-  logger?: Logger;
-}
+export type { RaftConfig } from './config.js';
+import type { RaftConfig } from './config.js';
 
 export type { Ready } from './types.js';
 

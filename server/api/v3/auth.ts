@@ -1,79 +1,24 @@
-// The Auth service's calls and the permission checks the other services make when authentication is on.
-import type { SvcServer } from '../../core/server.js';
+// The Auth service (etcdserverpb.Auth): users, roles and permissions, applied through the log.
 import { Errors } from '../../core/errors.js';
 import { AuthStore, hashPassword, type AuthOp, type PermType } from '../../auth/store.js';
-import type { RequestOp, TxnRequest } from '../../core/requests.js';
-import type { Pb } from './convert.js';
-
-/** What a call carries besides its message: the token of an authenticated client. */
-export interface RequestMeta {
-  token?: string;
-  /** Aborted when the caller goes away (calls that wait: Campaign, Lock). */
-  signal?: AbortSignal;
-  /** The CommonName of the client's verified TLS certificate (gRPC with --client-cert-auth only). */
-  certUser?: string;
-}
+import type { ApiLimits, AuthCore, Proposals } from '../../core/interfaces.js';
+import type { AuthGate, RequestMeta } from './auth-gate.js';
+import type { AuthService } from './service-methods.js';
+import type { Headers } from './headers.js';
 
 const EMPTY = Buffer.alloc(0);
 
-export class AuthGate {
-  constructor(private readonly server: SvcServer) {}
-
-  private get store(): AuthStore {
-    return this.server.kv.auth;
-  }
-
-  /**
-   * The calling user, or undefined when authentication is off. Throws when it is on and the token is bad. Without
-   * a token, the user named by the client certificate's CommonName, as the reference does with --client-cert-auth.
-   */
-  user(meta: RequestMeta | undefined): string | undefined {
-    if (!this.store.enabled) return undefined;
-    if (meta?.token) return this.store.userOfToken(meta.token);
-    if (meta?.certUser) return meta.certUser;
-    throw Errors.userEmpty();
-  }
-
-  requireAdmin(meta: RequestMeta | undefined): void {
-    const u = this.user(meta);
-    if (u !== undefined && !this.store.isAdmin(u)) throw Errors.permissionDenied();
-  }
-
-  requireKeys(meta: RequestMeta | undefined, key: Buffer, end: Buffer, write: boolean): void {
-    const u = this.user(meta);
-    if (u !== undefined && !this.store.isPermitted(u, key, end, write)) throw Errors.permissionDenied();
-  }
-
-  requireTxn(meta: RequestMeta | undefined, t: TxnRequest): void {
-    const u = this.user(meta);
-    if (u === undefined) return;
-    const check = (key: Uint8Array, end: Uint8Array, write: boolean) => {
-      if (!this.store.isPermitted(u, Buffer.from(key), Buffer.from(end), write)) throw Errors.permissionDenied();
-    };
-    const walk = (txn: TxnRequest) => {
-      for (const c of txn.compare) check(c.key, c.rangeEnd, false);
-      const op = (o: RequestOp) => {
-        if ('range' in o) check(o.range.key, o.range.rangeEnd, false);
-        else if ('put' in o) check(o.put.key, EMPTY, true);
-        else if ('deleteRange' in o) check(o.deleteRange.key, o.deleteRange.rangeEnd, true);
-        else walk(o.txn);
-      };
-      txn.success.forEach(op);
-      txn.failure.forEach(op);
-    };
-    walk(t);
-  }
-}
-
-/** The Auth service's unary calls, keyed by method name. */
-export function authHandlers(server: SvcServer, header: () => Pb, gate: AuthGate): Record<string, (req: Pb, meta?: RequestMeta) => Promise<Pb>> {
-  const store = () => server.kv.auth;
+/** The Auth service's unary calls. */
+export function authService(core: AuthCore, proposals: Proposals, limits: ApiLimits, headers: Headers, gate: AuthGate): AuthService {
+  const server = proposals;
+  const header = () => headers.header();
+  const store = () => core.auth;
   const apply = async (op: AuthOp) => {
     await server.propose({ id: server.nextRequestId(), kind: 'auth', auth: op });
     return { header: header() };
   };
   const admin = (meta?: RequestMeta) => gate.requireAdmin(meta);
-  return {
+  const methods: AuthService = {
     AuthEnable: async (_req, meta) => {
       if (store().enabled) admin(meta);
       return apply({ op: 'enable' });
@@ -83,12 +28,12 @@ export function authHandlers(server: SvcServer, header: () => Pb, gate: AuthGate
       return apply({ op: 'disable' });
     },
     AuthStatus: async () => {
-      if (!server.capable('3.5')) throw Errors.unavailableUntil('AuthStatus', '3.5');
+      if (!core.capable('3.5')) throw Errors.unavailableUntil('AuthStatus', '3.5');
       return { header: header(), enabled: store().enabled, authRevision: store().revision };
     },
     Authenticate: async (req) => {
       await store().checkPassword(String(req.name ?? ''), String(req.password ?? ''));
-      const token = AuthStore.newToken(server.appliedIndex + 1);
+      const token = AuthStore.newToken(core.appliedIndex + 1);
       await apply({ op: 'authenticate', name: String(req.name), token });
       return { header: header(), token };
     },
@@ -96,7 +41,7 @@ export function authHandlers(server: SvcServer, header: () => Pb, gate: AuthGate
       admin(meta);
       const noPassword = !!req.options?.no_password;
       if (!noPassword && String(req.password ?? '') === '' && !req.hashedPassword) throw Errors.authFailed();
-      return apply({ op: 'userAdd', name: String(req.name ?? ''), password: noPassword ? '' : await hashPassword(String(req.password ?? ''), server.opts.bcryptCost), noPassword });
+      return apply({ op: 'userAdd', name: String(req.name ?? ''), password: noPassword ? '' : await hashPassword(String(req.password ?? ''), limits.bcryptCost), noPassword });
     },
     UserGet: async (req, meta) => {
       admin(meta);
@@ -114,7 +59,7 @@ export function authHandlers(server: SvcServer, header: () => Pb, gate: AuthGate
     },
     UserChangePassword: async (req, meta) => {
       admin(meta);
-      return apply({ op: 'userChangePassword', name: String(req.name ?? ''), password: await hashPassword(String(req.password ?? ''), server.opts.bcryptCost) });
+      return apply({ op: 'userChangePassword', name: String(req.name ?? ''), password: await hashPassword(String(req.password ?? ''), limits.bcryptCost) });
     },
     UserGrantRole: async (req, meta) => {
       admin(meta);
@@ -152,4 +97,5 @@ export function authHandlers(server: SvcServer, header: () => Pb, gate: AuthGate
       return apply({ op: 'roleRevokePermission', role: String(req.role ?? ''), key: req.key ?? EMPTY, rangeEnd: req.range_end ?? EMPTY });
     },
   };
+  return methods;
 }

@@ -6,10 +6,10 @@
 // - a waiter waits until every key under the prefix created before its own is deleted.
 // Keys therefore stay interchangeable with clients that run the same recipe themselves (etcdctl lock/elect).
 import type * as grpc from '@grpc/grpc-js';
-import type { SvcServer } from '../../core/server.js';
+import type { WatchableStore } from '../../mvcc/watchable-store.js';
 import { Errors, ServerError, Code } from '../../core/errors.js';
-import type { V3Api, UnaryHandler } from './handlers.js';
-import type { RequestMeta } from './auth.js';
+import type { UnaryHandler, UnaryLookup } from './service-methods.js';
+import type { RequestMeta } from './auth-gate.js';
 import type { Pb } from './convert.js';
 import { eventToPb } from './watch.js';
 import { tokenOf, toGrpcError, type StreamHandlers } from '../grpc.js';
@@ -57,8 +57,8 @@ interface Batch {
 
 export class ConcurrencyApi {
   constructor(
-    private readonly server: SvcServer,
-    private readonly api: V3Api,
+    private readonly kv: { readonly watchable: WatchableStore },
+    private readonly api: UnaryLookup & { header(revision?: number): Pb },
   ) {}
 
   private call(name: string, req: Pb, meta?: RequestMeta): Promise<Pb> {
@@ -94,7 +94,7 @@ export class ConcurrencyApi {
       const onAbort = () => finish(canceled());
       signal?.addEventListener('abort', onAbort);
       try {
-        watcher = this.server.kv.watchable.watch(key, undefined, rev, {}, (wr: WatchResponse) => {
+        watcher = this.kv.watchable.watch(key, undefined, rev, {}, (wr: WatchResponse) => {
           if (wr.compactRevision) finish(Errors.compacted());
           else if (wr.events.some((e) => e.type === 'DELETE')) finish();
           return true;
@@ -248,7 +248,7 @@ export class ConcurrencyApi {
       const onAbort = () => finish(canceled());
       signal.addEventListener('abort', onAbort);
       try {
-        watcher = this.server.kv.watchable.watch(key, end, rev, {}, (wr: WatchResponse) => {
+        watcher = this.kv.watchable.watch(key, end, rev, {}, (wr: WatchResponse) => {
           if (done) return true;
           if (wr.compactRevision) finish(Errors.compacted());
           else if (wr.events.length > 0) {

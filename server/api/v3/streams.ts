@@ -21,7 +21,7 @@ export async function streamSnapshot(server: SvcServer, api: V3Api, write: (msg:
     {
       members: server.membership.list(),
       removed: [...server.membership.removed],
-      alarms: server.alarms,
+      alarms: [...server.alarms],
       metaTerm: server.opts.release.metaTermKey,
     },
     SNAPSHOT_CHUNK,
@@ -64,7 +64,7 @@ export function streamHandlers(server: SvcServer, api: V3Api): Record<string, St
   const keepAlive = (call: grpc.ServerDuplexStream<Pb, Pb>) => {
     call.on('data', (req: Pb) => {
       const id = BigInt(req.ID ?? 0);
-      server.kv.renewLease(id).then(
+      server.renewLease(id).then(
         (ttl) => call.write({ header: api.header(), ID: id.toString(), TTL: ttl }),
         (e) => {
           if (e === Errors.leaseNotFound || (e as Error).message === Errors.leaseNotFound().message) {

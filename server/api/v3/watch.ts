@@ -2,14 +2,14 @@
 // them); the store's own watcher ids stay internal.
 import type * as grpc from '@grpc/grpc-js';
 import type { SvcServer } from '../../core/server.js';
-import type { V3Api } from './handlers.js';
+import type { AuthGate } from './auth-gate.js';
 import { kvToPb, type Pb } from './convert.js';
 import { requestMetaOf } from '../grpc.js';
 import type { Watcher, WatchResponse } from '../../mvcc/watchable-store.js';
 import type { MvccEvent } from '../../mvcc/event.js';
 
 /** How often watchers that asked for progress notifications get one (the reference: 10 minutes). */
-export const PROGRESS_NOTIFY_MS = Number(process.env.SVC_WATCH_PROGRESS_NOTIFY_MS) > 0 ? Number(process.env.SVC_WATCH_PROGRESS_NOTIFY_MS) : 10 * 60 * 1000;
+export const PROGRESS_NOTIFY_MS = 10 * 60 * 1000;
 
 const EMPTY = Buffer.alloc(0);
 
@@ -20,7 +20,7 @@ export function eventToPb(ev: MvccEvent): Pb {
   return out;
 }
 
-export function watchHandler(server: SvcServer, api: V3Api): grpc.handleBidiStreamingCall<Pb, Pb> {
+export function watchHandler(server: SvcServer, api: { readonly gate: AuthGate; header(revision?: number): Pb }): grpc.handleBidiStreamingCall<Pb, Pb> {
   return (call) => {
     const meta = requestMetaOf(call);
     const watchers = new Map<number, Watcher>();

@@ -10,11 +10,13 @@ import type tls from 'node:tls';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { healthService, kvService, loadClients } from '../../../server/api/grpc-services.js';
+import { loadClients, serviceDefinitions } from '../../../server/api/grpc-services.js';
 import { ListenError, pickAlpn, startClientListener, type ClientListener } from '../../../server/api/listener.js';
 import { etcdctl } from '../../../harness/etcdctl.js';
 import { freePort } from '../../../harness/ports.js';
 import { makeTestPki, type TestPki } from '../../../harness/tls.js';
+
+const { health: healthService, kv: kvService } = serviceDefinitions();
 
 type Any = Record<string, unknown>;
 const header = { cluster_id: '1', member_id: '2', revision: 3, raft_term: 4 };

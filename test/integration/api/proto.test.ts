@@ -8,19 +8,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import {
-  authService,
-  clusterService,
-  healthService,
-  electionService,
-  lockService,
-  kvService,
-  leaseService,
-  loadClients,
-  maintenanceService,
-  watchService,
-} from '../../../server/api/grpc-services.js';
+import { loadClients, serviceDefinitions } from '../../../server/api/grpc-services.js';
 import { etcdctl } from '../../../harness/etcdctl.js';
+
+const {
+  auth: authService,
+  cluster: clusterService,
+  health: healthService,
+  election: electionService,
+  lock: lockService,
+  kv: kvService,
+  lease: leaseService,
+  maintenance: maintenanceService,
+  watch: watchService,
+} = serviceDefinitions();
 
 // Values above 2^53 prove 64-bit fields survive without rounding.
 const CLUSTER_ID = '14841639068965178418';

@@ -1,5 +1,5 @@
-// Applying committed v3 requests to the multi-version store, and serving local reads from it. Everything here
-// is synchronous and deterministic: the same entries applied in the same order give every member the same
+// The v3 state machine: applies committed v3 requests to the multi-version store (and the lessor and auth store
+// beside it), and serves local reads from it. Everything here is synchronous and deterministic: the same entries applied in the same order give every member the same
 // store, which is what makes HashKV agree across members.
 import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
 import { openBackend, type Backend } from '../storage/backend.js';
@@ -12,7 +12,7 @@ import type { KeyValue } from '../mvcc/kv.js';
 import { Errors, ServerError } from './errors.js';
 import { AuthStore } from '../auth/store.js';
 import type { DeleteRangeRequest, InternalRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from './requests.js';
-import type { SvcServer } from './server.js';
+import type { Logger } from '../log/logger.js';
 import { packageLogger } from '../log/create-logger.js';
 
 export interface RangeResult {
@@ -56,17 +56,25 @@ function clientError(e: unknown): Error {
   return e as Error;
 }
 
-export class KvApplier {
-  store: MvccStore;
-  lessor: Lessor;
-  watchable: WatchableStore;
-  auth: AuthStore;
-  private backend: Backend;
+export interface StateMachineOptions {
+  logger: Logger;
+  /** The election timeout: the shortest lease TTL follows from it. */
+  electionMs: number;
+  unsafeNoFsync?: boolean;
+}
 
-  constructor(private readonly server: SvcServer) {
-    this.backend = server.backend;
-    const logger = packageLogger(server.logger, 'mvcc');
-    this.lessor = new Lessor(this.backend, { logger, minTtl: minLeaseTtlFor(server.opts.electionMs) });
+export class V3StateMachine {
+  readonly store: MvccStore;
+  readonly lessor: Lessor;
+  readonly watchable: WatchableStore;
+  readonly auth: AuthStore;
+
+  constructor(
+    private backend: Backend,
+    private readonly opts: StateMachineOptions,
+  ) {
+    const logger = packageLogger(opts.logger, 'mvcc');
+    this.lessor = new Lessor(this.backend, { logger, minTtl: minLeaseTtlFor(opts.electionMs) });
     this.store = new MvccStore(this.backend, { logger, lessor: this.lessor });
     this.watchable = new WatchableStore(this.store);
     this.auth = new AuthStore(this.backend);
@@ -93,11 +101,24 @@ export class KvApplier {
     return this.backend.consistentIndex();
   }
 
+  /** The term of the entry at the consistent index (0 when the db predates terms). */
+  consistentTerm(): number {
+    return this.backend.consistentTerm();
+  }
+
+  /** The db the store lives in (replaced when a snapshot arrives). */
+  currentBackend(): Backend {
+    return this.backend;
+  }
+
   // ------------------------------------------------------------------------------------------- apply
 
-  /** Apply one committed request at log index `index`. Errors are the client's answer, not a failure. */
-  apply(req: InternalRequest, index: number): unknown {
-    this.backend.setConsistentIndex(index, this.server.term);
+  /**
+   * Apply one committed request, the entry at log index `index` of term `term` (both recorded with the data, as
+   * the reference's consistent index). Errors are the client's answer, not a failure.
+   */
+  apply(req: InternalRequest, index: number, term: number): unknown {
+    this.backend.setConsistentIndex(index, term);
     try {
       switch (req.kind) {
         case 'put': return this.applyTxnLike({ compare: [], success: [{ put: req.put }], failure: [] }, (r) => (r.responses[0] as { put: PutResult }).put);
@@ -260,16 +281,13 @@ export class KvApplier {
     }
   }
 
-  /** Keep a lease alive: the leader renews it; a follower asks the leader. Resolves with the TTL. */
-  async renewLease(id: bigint): Promise<number> {
-    if (this.server.isLeader()) {
-      try {
-        return this.lessor.renew(id);
-      } catch (e) {
-        throw clientError(e);
-      }
+  /** Renew a lease this member's lessor tracks (the leader's). Resolves with the TTL. */
+  renewLease(id: bigint): number {
+    try {
+      return this.lessor.renew(id);
+    } catch (e) {
+      throw clientError(e);
     }
-    return this.server.forwardLeaseRenew(id);
   }
 
   async defrag(): Promise<void> {
@@ -296,7 +314,7 @@ export class KvApplier {
       closeSync(fd);
     }
     renameSync(tmp, path);
-    this.backend = openBackend(this.server.logger, path, { unsafeNoFsync: this.server.opts.unsafeNoFsync });
+    this.backend = openBackend(this.opts.logger, path, { unsafeNoFsync: this.opts.unsafeNoFsync });
     this.lessor.recover(this.backend);
     // Restoring the watchable store restores the kv store under it.
     this.watchable.restore(this.backend);

@@ -1,0 +1,65 @@
+// The permission checks the services make when authentication is on.
+import { Errors } from '../../core/errors.js';
+import type { AuthStore } from '../../auth/store.js';
+import type { RequestOp, TxnRequest } from '../../core/requests.js';
+
+/** What a call carries besides its message: the token of an authenticated client. */
+export interface RequestMeta {
+  token?: string;
+  /** Aborted when the caller goes away (calls that wait: Campaign, Lock). */
+  signal?: AbortSignal;
+  /** The CommonName of the client's verified TLS certificate (gRPC with --client-cert-auth only). */
+  certUser?: string;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+export class AuthGate {
+  /** `auth` is read at each call: the store is rebuilt when a snapshot replaces the db. */
+  constructor(private readonly auth: () => AuthStore) {}
+
+  private get store(): AuthStore {
+    return this.auth();
+  }
+
+  /**
+   * The calling user, or undefined when authentication is off. Throws when it is on and the token is bad. Without
+   * a token, the user named by the client certificate's CommonName, as the reference does with --client-cert-auth.
+   */
+  user(meta: RequestMeta | undefined): string | undefined {
+    if (!this.store.enabled) return undefined;
+    if (meta?.token) return this.store.userOfToken(meta.token);
+    if (meta?.certUser) return meta.certUser;
+    throw Errors.userEmpty();
+  }
+
+  requireAdmin(meta: RequestMeta | undefined): void {
+    const u = this.user(meta);
+    if (u !== undefined && !this.store.isAdmin(u)) throw Errors.permissionDenied();
+  }
+
+  requireKeys(meta: RequestMeta | undefined, key: Buffer, end: Buffer, write: boolean): void {
+    const u = this.user(meta);
+    if (u !== undefined && !this.store.isPermitted(u, key, end, write)) throw Errors.permissionDenied();
+  }
+
+  requireTxn(meta: RequestMeta | undefined, t: TxnRequest): void {
+    const u = this.user(meta);
+    if (u === undefined) return;
+    const check = (key: Uint8Array, end: Uint8Array, write: boolean) => {
+      if (!this.store.isPermitted(u, Buffer.from(key), Buffer.from(end), write)) throw Errors.permissionDenied();
+    };
+    const walk = (txn: TxnRequest) => {
+      for (const c of txn.compare) check(c.key, c.rangeEnd, false);
+      const op = (o: RequestOp) => {
+        if ('range' in o) check(o.range.key, o.range.rangeEnd, false);
+        else if ('put' in o) check(o.put.key, EMPTY, true);
+        else if ('deleteRange' in o) check(o.deleteRange.key, o.deleteRange.rangeEnd, true);
+        else walk(o.txn);
+      };
+      txn.success.forEach(op);
+      txn.failure.forEach(op);
+    };
+    walk(t);
+  }
+}

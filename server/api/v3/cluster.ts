@@ -1,0 +1,67 @@
+// The Cluster service (etcdserverpb.Cluster): membership changes go through the core, which makes the
+// reference's checks (URLs taken, strict reconfiguration, learner readiness) before proposing them.
+import { Errors } from '../../core/errors.js';
+import type { Member } from '../../cluster/membership.js';
+import type { MembershipChanges, ReadBarrier } from '../../core/interfaces.js';
+import type { AuthGate } from './auth-gate.js';
+import type { Headers } from './headers.js';
+import type { ClusterService } from './service-methods.js';
+import type { Pb } from './convert.js';
+
+export interface ClusterDeps {
+  membership: MembershipChanges;
+  barrier: ReadBarrier;
+  gate: AuthGate;
+  headers: Headers;
+}
+
+const memberToPb = (m: Member): Pb => ({ ID: m.id.toString(), name: m.name, peerURLs: m.peerURLs, clientURLs: m.clientURLs, isLearner: m.isLearner });
+const membersPb = (list: Member[]): Pb[] => list.map(memberToPb);
+
+export function clusterService(d: ClusterDeps): ClusterService {
+  const { gate, headers, membership } = d;
+  return {
+    MemberAdd: async (req, meta) => {
+      gate.requireAdmin(meta);
+      const peerURLs: string[] = req.peerURLs ?? [];
+      if (peerURLs.length === 0 || peerURLs.some((u) => !isUrl(u))) throw Errors.memberBadURLs();
+      const { member, members } = await membership.addMember(peerURLs, !!req.isLearner);
+      return { header: headers.clusterHeader(), member: memberToPb(member), members: membersPb(members) };
+    },
+
+    MemberRemove: async (req, meta) => {
+      gate.requireAdmin(meta);
+      const list = await membership.removeMember(BigInt(req.ID ?? 0));
+      return { header: headers.clusterHeader(), members: membersPb(list) };
+    },
+
+    MemberUpdate: async (req, meta) => {
+      gate.requireAdmin(meta);
+      const id = BigInt(req.ID ?? 0);
+      const peerURLs: string[] = req.peerURLs ?? [];
+      if (peerURLs.length === 0 || peerURLs.some((u) => !isUrl(u))) throw Errors.memberBadURLs();
+      const list = await membership.updateMember(id, peerURLs);
+      return { header: headers.clusterHeader(), members: membersPb(list) };
+    },
+
+    MemberList: async (req) => {
+      if (req.linearizable) await d.barrier.linearizableReadNotify();
+      return { header: headers.clusterHeader(), members: membersPb(membership.members()) };
+    },
+
+    MemberPromote: async (req, meta) => {
+      gate.requireAdmin(meta);
+      const list = await membership.promoteMember(BigInt(req.ID ?? 0));
+      return { header: headers.clusterHeader(), members: membersPb(list) };
+    },
+  };
+}
+
+function isUrl(u: string): boolean {
+  try {
+    const p = new URL(u);
+    return (p.protocol === 'http:' || p.protocol === 'https:') && p.port !== '';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,45 @@
+// The Lease service's unary calls (etcdserverpb.Lease; keep-alives are a stream, in streams.ts).
+import type { LeaseReads, Proposals, QuotaGuard, ReadBarrier } from '../../core/interfaces.js';
+import type { Headers } from './headers.js';
+import type { LeaseService } from './service-methods.js';
+
+export interface LeaseDeps {
+  leases: LeaseReads;
+  barrier: ReadBarrier;
+  proposals: Proposals;
+  quota: QuotaGuard;
+  headers: Headers;
+}
+
+export function leaseService(d: LeaseDeps): LeaseService {
+  const { proposals, headers } = d;
+  return {
+    LeaseGrant: async (req) => {
+      await d.quota.checkQuota(0);
+      let id = BigInt(req.ID ?? 0);
+      if (id === 0n) id = proposals.nextRequestId() & 0x7fffffffffffffffn;
+      const ttl = Number(req.TTL ?? 0);
+      const res = await proposals.propose<{ id: bigint; ttl: number }>({ id: proposals.nextRequestId(), kind: 'leaseGrant', leaseGrant: { id, ttl } });
+      return { header: headers.header(), ID: res.id.toString(), TTL: res.ttl, error: '' };
+    },
+
+    LeaseRevoke: async (req) => {
+      const id = BigInt(req.ID ?? 0);
+      await proposals.propose({ id: proposals.nextRequestId(), kind: 'leaseRevoke', leaseRevoke: { id } });
+      return { header: headers.header() };
+    },
+
+    LeaseTimeToLive: async (req) => {
+      await d.barrier.linearizableReadNotify();
+      const id = BigInt(req.ID ?? 0);
+      const t = await d.leases.leaseTimeToLive(id, !!req.keys);
+      if (!t) return { header: headers.header(), ID: id.toString(), TTL: -1, grantedTTL: 0, keys: [] };
+      return { header: headers.header(), ID: id.toString(), TTL: t.ttl, grantedTTL: t.grantedTtl, keys: t.keys };
+    },
+
+    LeaseLeases: async () => {
+      await d.barrier.linearizableReadNotify();
+      return { header: headers.header(), leases: d.leases.leaseIds().map((id) => ({ ID: id.toString() })) };
+    },
+  };
+}

@@ -1,0 +1,114 @@
+// The Maintenance service's unary calls (etcdserverpb.Maintenance; Snapshot is a stream, in streams.ts), and
+// grpc.health.v1.Health/Check.
+import { Errors, ServerError, Code } from '../../core/errors.js';
+import type { AlarmType } from '../../core/requests.js';
+import type { AlarmEntry, ApiLimits, KvMaintenance, MaintenanceCore, Observers, Proposals, ReadBarrier } from '../../core/interfaces.js';
+import type { AuthGate } from './auth-gate.js';
+import type { Headers } from './headers.js';
+import type { HealthService, MaintenanceService } from './service-methods.js';
+
+export interface MaintenanceDeps {
+  core: MaintenanceCore;
+  kv: KvMaintenance;
+  barrier: ReadBarrier;
+  proposals: Proposals;
+  observers: Observers;
+  limits: ApiLimits;
+  gate: AuthGate;
+  headers: Headers;
+}
+
+export function maintenanceService(d: MaintenanceDeps): MaintenanceService {
+  const { core, gate, headers, proposals } = d;
+  return {
+    Alarm: async (req, meta) => {
+      const action = (req.action || 'GET') as 'GET' | 'ACTIVATE' | 'DEACTIVATE';
+      if (action !== 'GET') gate.requireAdmin(meta);
+      const alarm = (req.alarm || 'NONE') as AlarmType;
+      const memberId = BigInt(req.memberID ?? 0);
+      let list: readonly AlarmEntry[];
+      if (action === 'GET') {
+        // Like the reference (which sends it through the log), a listing reflects every alarm raised before it.
+        await d.barrier.linearizableReadNotify();
+        list = core.alarms.filter((a) => (memberId === 0n || a.memberId === memberId) && (alarm === 'NONE' || a.alarm === alarm));
+      } else {
+        list = await proposals.propose({ id: proposals.nextRequestId(), kind: 'alarm', alarm: { action, memberId, alarm } });
+      }
+      return { header: headers.header(), alarms: list.map((a) => ({ memberID: a.memberId.toString(), alarm: a.alarm })) };
+    },
+
+    Status: async () => {
+      const st = core.status();
+      const errors = core.alarms.map((a) => `memberID:${a.memberId} alarm:${a.alarm} `);
+      if (st.leader === 0n) errors.push('etcdserver: no leader');
+      return {
+        header: headers.header(),
+        version: d.limits.release.version,
+        dbSize: st.dbSize,
+        leader: st.leader.toString(),
+        raftIndex: st.commitIndex,
+        raftTerm: st.term,
+        raftAppliedIndex: st.appliedIndex,
+        errors,
+        dbSizeInUse: st.dbSizeInUse,
+        isLearner: st.isLearner,
+      };
+    },
+
+    Defragment: async (_req, meta) => {
+      gate.requireAdmin(meta);
+      // Catch up with what the cluster committed before this request (a compaction the leader already answered may
+      // not be applied here yet), so the copy leaves out what it deletes. Without a leader, defragment anyway.
+      await d.barrier.linearizableReadNotify().catch(() => undefined);
+      await d.kv.defrag();
+      return { header: headers.header() };
+    },
+
+    Hash: async (_req, meta) => {
+      gate.requireAdmin(meta);
+      const t0 = process.hrtime.bigint();
+      const hash = d.kv.hash();
+      d.observers.hash?.(Number(process.hrtime.bigint() - t0) / 1e9);
+      return { header: headers.header(), hash };
+    },
+
+    HashKV: async (req, meta) => {
+      gate.requireAdmin(meta);
+      const t0 = process.hrtime.bigint();
+      const r = d.kv.hashKV(Number(req.revision ?? 0));
+      d.observers.hashRev?.(Number(process.hrtime.bigint() - t0) / 1e9);
+      const out: { header: unknown; hash: number; compact_revision: number; hash_revision?: number } = { header: headers.header(r.revision), hash: r.hash, compact_revision: r.compactRevision };
+      if (d.limits.release.hashKvHashRevision) out.hash_revision = r.hashRevision;
+      return out;
+    },
+
+    MoveLeader: async (req, meta) => {
+      gate.requireAdmin(meta);
+      await core.moveLeader(BigInt(req.targetID ?? 0));
+      return { header: headers.header() };
+    },
+
+    /**
+     * Maintenance/Downgrade (3.5): svc validates a downgrade target but does not run online downgrades; the
+     * way back after an upgrade completed is a restore from the snapshot taken before it.
+     */
+    Downgrade: async (req, meta) => {
+      if (!core.capable('3.5')) throw Errors.unavailableUntil('Downgrade', '3.5');
+      gate.requireAdmin(meta);
+      const cv = core.clusterVersion() ?? '3.0';
+      const target = String(req.version ?? '');
+      const [cm, cn] = cv.split('.').map(Number);
+      const [tm, tn] = target.split('.').map(Number);
+      if (!(tm === cm && tn === cn - 1)) throw new ServerError(Code.InvalidArgument, `etcdserver: invalid downgrade target version: ${target} (the cluster version is ${cv}; only one minor version down is allowed)`);
+      if (req.action === 'VALIDATE') return { header: headers.header(), version: `${cv}.0` };
+      throw new ServerError(Code.FailedPrecondition, 'etcdserver: online downgrade is not supported by svc; restore the snapshot taken before the upgrade');
+    },
+  };
+}
+
+/** grpc.health.v1.Health/Check: SERVING while the member has a leader. */
+export function healthService(core: Pick<MaintenanceCore, 'lead'>): HealthService {
+  return {
+    Check: async () => ({ status: core.lead !== 0n ? 'SERVING' : 'NOT_SERVING' }),
+  };
+}

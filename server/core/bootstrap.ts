@@ -1,0 +1,224 @@
+// Bootstrap: what a member starts from. A new member computes its ids (or learns them from the running cluster),
+// creates its WAL and db and, for a new cluster, the initial configuration entries; a restarting member reads its
+// newest snapshot, the db and the WAL. Also the start-up checks that refuse unsafe starts (missing db, an
+// unsupported upgrade or downgrade).
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { RawNode, MemoryStorage } from '../raft/index.js';
+import type { ConfState } from '../raft/types.js';
+import { createWal, openWal, walExists, type Wal } from '../storage/wal.js';
+import { Snapshotter, walSnapshots } from '../storage/snapshotter.js';
+import { openBackend, type Backend } from '../storage/backend.js';
+import { computeClusterId, computeMemberId, idHex } from '../cluster/ids.js';
+import { peerRequest } from '../cluster/peer-http.js';
+import { Membership, type Member } from '../cluster/membership.js';
+import { checkServerAgainstCluster, INITIAL_CLUSTER_VERSION } from '../cluster/version.js';
+import { compareMinor } from '../releases.js';
+import { V2Store } from './v2store.js';
+import { decodeTagged, encodeTagged } from './requests.js';
+import { FatalStartError } from './fatal.js';
+import { CLUSTER_VERSION_KEY, clusterVersionInDb, decodeInternalState } from './applier.js';
+import type { AlarmEntry } from './interfaces.js';
+import type { MemberOptions } from './options.js';
+
+interface WalMetadata {
+  memberId: bigint;
+  clusterId: bigint;
+}
+
+/** Everything a member starts from. */
+export interface Bootstrapped {
+  memberId: bigint;
+  clusterId: bigint;
+  membership: Membership;
+  v2: V2Store;
+  alarms: AlarmEntry[];
+  backend: Backend;
+  wal: Wal;
+  storage: MemoryStorage;
+  snapshotter: Snapshotter;
+  confState: ConfState;
+  appliedIndex: number;
+  snapshotIndex: number;
+  /** The peers to reach before their conf-change entries apply (a new or joining member). */
+  configuredPeers: Member[];
+  snapDir: string;
+  walDir: string;
+}
+
+export function memberDirs(opts: Pick<MemberOptions, 'dataDir' | 'walDir'>): { snapDir: string; walDir: string } {
+  const memberDir = join(opts.dataDir, 'member');
+  return { snapDir: join(memberDir, 'snap'), walDir: opts.walDir ?? join(memberDir, 'wal') };
+}
+
+/** The members of --initial-cluster, with the ids --initial-cluster-token gives them. */
+export function initialMembers(opts: Pick<MemberOptions, 'initialCluster' | 'initialClusterToken'>): Member[] {
+  return opts.initialCluster.map((m) => ({
+    id: computeMemberId(m.peerURLs, opts.initialClusterToken),
+    name: m.name,
+    peerURLs: m.peerURLs,
+    clientURLs: [],
+    isLearner: false,
+  }));
+}
+
+/** Open or create the member's data. */
+export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
+  const { logger } = opts;
+  const { snapDir, walDir } = memberDirs(opts);
+  const dbPath = join(snapDir, 'db');
+  const storage = new MemoryStorage();
+  const snapshotter = new Snapshotter(logger, snapDir);
+  let memberId: bigint;
+  let clusterId: bigint;
+  let membership: Membership;
+  let v2: V2Store;
+  let alarms: AlarmEntry[] = [];
+  let backend: Backend;
+  let wal: Wal;
+  let confState: ConfState = { voters: [], learners: [] };
+  let appliedIndex = 0;
+  let snapshotIndex = 0;
+  let bootstrapPeers: Array<{ id: bigint; context: Uint8Array }> | undefined;
+  let joinPeers: Member[] | undefined;
+
+  if (!walExists(walDir)) {
+    mkdirSync(snapDir, { recursive: true });
+    if (opts.initialClusterState === 'new') {
+      const members = initialMembers(opts);
+      const self = members.find((m) => m.name === opts.name);
+      if (!self) throw new FatalStartError(`couldn't find local name "${opts.name}" in the initial cluster configuration`);
+      const advertised = [...opts.advertisePeerURLs].sort().join(',');
+      if ([...self.peerURLs].sort().join(',') !== advertised) {
+        throw new FatalStartError(`--initial-cluster has ${opts.name}=${self.peerURLs.join(',')} but missing from --initial-advertise-peer-urls=${opts.advertisePeerURLs.join(',')}`);
+      }
+      memberId = self.id;
+      clusterId = computeClusterId(members.map((m) => m.id));
+      membership = new Membership(clusterId);
+      bootstrapPeers = members.map((m) => ({ id: m.id, context: encodeTagged(m) }));
+    } else {
+      const existing = await fetchExistingCluster(opts);
+      const advertised = [...opts.advertisePeerURLs].sort().join(',');
+      const self = existing.members.find((m) => [...m.peerURLs].sort().join(',') === advertised);
+      if (!self) throw new FatalStartError(`error validating peerURLs: member with peer URLs ${advertised} is not in the existing cluster; add it with "member add" first`);
+      memberId = self.id;
+      clusterId = existing.clusterId;
+      membership = new Membership(clusterId);
+      // the ids come from the running members: ours may not be what our --initial-cluster-token would give
+      joinPeers = existing.members;
+    }
+    v2 = new V2Store();
+    backend = openBackend(logger, dbPath, { unsafeNoFsync: opts.unsafeNoFsync });
+    wal = await createWal(logger, walDir, encodeTagged({ memberId, clusterId }), { unsafeNoFsync: opts.unsafeNoFsync });
+    if (bootstrapPeers) {
+      RawNode.bootstrap(storage, bootstrapPeers);
+      const entries = storage.entries(storage.firstIndex(), storage.lastIndex() + 1);
+      const hs = storage.initialState().hardState;
+      await wal.save(hs, entries, true);
+    }
+    logger.info('starting local member', { 'local-member-id': idHex(memberId), 'cluster-id': idHex(clusterId) });
+  } else {
+    const marks = await walSnapshots(logger, walDir);
+    const snap = await snapshotter.loadNewestAvailable(marks);
+    if (snap && !existsSync(dbPath)) {
+      throw new FatalStartError(`failed to find database snapshot file: ${dbPath} is missing while consensus snapshot ${snap.metadata.term.toString(16).padStart(16, '0')}-${snap.metadata.index.toString(16).padStart(16, '0')}.snap exists; refusing to start with an empty v3 store (restore the db file or the data dir)`);
+    }
+    backend = openBackend(logger, dbPath, { unsafeNoFsync: opts.unsafeNoFsync });
+    refuseAuthUpgrade(opts, backend);
+    wal = await openWal(logger, walDir, snap ? { index: snap.metadata.index, term: snap.metadata.term } : { index: 0, term: 0 }, { unsafeNoFsync: opts.unsafeNoFsync });
+    const { metadata, hardState, entries } = await wal.readAll();
+    const meta = decodeTagged<WalMetadata>(metadata);
+    memberId = meta.memberId;
+    clusterId = meta.clusterId;
+    if (snap) {
+      storage.applySnapshot(snap);
+      ({ membership, v2, alarms } = decodeInternalState(snap.data));
+      confState = snap.metadata.confState;
+      snapshotIndex = snap.metadata.index;
+      appliedIndex = snap.metadata.index;
+    } else {
+      membership = new Membership(clusterId);
+      v2 = new V2Store();
+    }
+    storage.setHardState(hardState);
+    storage.append(entries);
+    // A restarted member starts from the floor version and moves up as it replays and as the leader decides.
+    const fields = { 'cluster-id': idHex(clusterId), 'local-member-id': idHex(memberId) };
+    if (membership.version === undefined) {
+      membership.version = INITIAL_CLUSTER_VERSION;
+      logger.info('set initial cluster version', { ...fields, 'cluster-version': INITIAL_CLUSTER_VERSION });
+    } else {
+      logger.info('set cluster version from store', { ...fields, 'cluster-version': membership.version });
+    }
+    logger.info('enabled capabilities for version', { 'cluster-version': membership.version });
+    logger.info('restarting local member', { 'local-member-id': idHex(memberId), 'cluster-id': idHex(clusterId), 'commit-index': hardState.commit });
+    const check = checkServerAgainstCluster(opts.release.version, clusterVersionInDb(backend) ?? membership.version);
+    if (!check.ok) {
+      backend.close();
+      await wal.close();
+      throw new FatalStartError(check.reason);
+    }
+  }
+  if (opts.initialClusterState === 'existing' && bootstrapPeers === undefined && !membership.member(memberId)) {
+    await checkAgainstRunningMembers(opts, backend, wal);
+  }
+  // Peers named in the configuration are reachable before their conf-change entries apply.
+  const configuredPeers = opts.initialClusterState === 'existing' || bootstrapPeers ? (joinPeers ?? initialMembers(opts)) : [];
+  return { memberId, clusterId, membership, v2, alarms, backend, wal, storage, snapshotter, confState, appliedIndex, snapshotIndex, configuredPeers, snapDir, walDir };
+}
+
+/** A joining member compares its release with the cluster version the running members report. */
+async function checkAgainstRunningMembers(opts: MemberOptions, backend: Backend, wal: Wal): Promise<void> {
+  const urls = opts.initialCluster.filter((m) => m.name !== opts.name).flatMap((m) => m.peerURLs);
+  for (const u of urls) {
+    try {
+      const res = await peerRequest(new URL('/version', u).toString(), { timeoutMs: 1000, tls: opts.peerTls });
+      const cv = (JSON.parse(res.body) as { etcdcluster?: string }).etcdcluster;
+      if (!cv || cv === 'not_decided') continue;
+      const check = checkServerAgainstCluster(opts.release.version, cv.split('.').slice(0, 2).join('.'));
+      if (!check.ok) {
+        backend.close();
+        await wal.close();
+        throw new FatalStartError(check.reason);
+      }
+      return;
+    } catch (e) {
+      if (e instanceof FatalStartError) throw e;
+    }
+  }
+}
+
+/** The spec: a rolling upgrade to 3.5 of a cluster with authentication on is not supported. Refuse before
+ *  anything is written, so the data dir stays as the older release left it. */
+function refuseAuthUpgrade(opts: MemberOptions, backend: Backend): void {
+  if (!opts.release.refusesAuthUpgradeFromBelow) return;
+  const tx = backend.readTx();
+  const authOn = tx.get('auth', new TextEncoder().encode('authEnabled'))?.[0] === 1;
+  const cvBytes = tx.get('cluster', CLUSTER_VERSION_KEY);
+  const cv = cvBytes ? Buffer.from(cvBytes).toString('utf8') : undefined;
+  if (authOn && cv !== undefined && compareMinor(cv, opts.release.minor) < 0) {
+    backend.close();
+    throw new FatalStartError(`rolling upgrade to ${opts.release.minor} is not supported while authentication is enabled (cluster version ${cv}): ${opts.release.minor} changes the write-ahead-log format of authentication entries. Nothing was changed; restart this member with its previous release, then disable authentication before upgrading (or restore a snapshot into a new ${opts.release.minor} cluster)`);
+  }
+}
+
+/** A joining member learns the cluster from the members' peer URLs. */
+async function fetchExistingCluster(opts: MemberOptions): Promise<{ clusterId: bigint; members: Member[] }> {
+  const urls = opts.initialCluster.filter((m) => m.name !== opts.name).flatMap((m) => m.peerURLs);
+  const errors: string[] = [];
+  for (const u of urls) {
+    try {
+      const res = await peerRequest(new URL('/members', u).toString(), { timeoutMs: 2000, tls: opts.peerTls });
+      const cid = res.headers['x-etcd-cluster-id'] as string | undefined;
+      const list = JSON.parse(res.body) as Array<{ id: string; name: string; peerURLs: string[]; clientURLs: string[]; isLearner?: boolean }>;
+      if (!cid) throw new Error('no cluster id in the answer');
+      return {
+        clusterId: BigInt('0x' + cid),
+        members: list.map((m) => ({ id: BigInt('0x' + m.id), name: m.name, peerURLs: m.peerURLs, clientURLs: m.clientURLs ?? [], isLearner: !!m.isLearner })),
+      };
+    } catch (e) {
+      errors.push(`${u}: ${(e as Error).message}`);
+    }
+  }
+  throw new FatalStartError(`cannot fetch cluster info from peer urls (${errors.join('; ') || 'none given in --initial-cluster'})`);
+}

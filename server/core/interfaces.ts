@@ -1,0 +1,119 @@
+// The narrow interfaces the core offers the API layer. Each v3 service module depends only on the ones it needs
+// (server/api/v3/*.ts), and tests can hand it in-memory fakes.
+import type protobuf from 'protobufjs';
+import type { Member } from '../cluster/membership.js';
+import type { AlarmType, InternalRequest, RangeRequest, TxnRequest } from './requests.js';
+import type { RangeResult, TxnResult } from './state-machine.js';
+import type { AuthStore } from '../auth/store.js';
+import type { Release } from '../releases.js';
+
+/** What every response header carries. */
+export interface HeaderFacts {
+  readonly clusterIdLong: protobuf.Long;
+  readonly memberIdLong: protobuf.Long;
+  /** The current raft term. */
+  readonly term: number;
+  /** The store's current revision. */
+  revision(): number;
+}
+
+/** Proposals through the log, resolving with their apply result. */
+export interface Proposals {
+  propose<T>(req: InternalRequest, timeoutMs?: number): Promise<T>;
+  nextRequestId(): bigint;
+}
+
+/** Resolves when a read issued now may be served locally and be linearizable. */
+export interface ReadBarrier {
+  linearizableReadNotify(): Promise<void>;
+}
+
+/** Local reads of the v3 store. */
+export interface KvReads {
+  range(r: RangeRequest): RangeResult;
+  readOnlyTxn(t: TxnRequest): TxnResult;
+}
+
+/** The space quota: refuses writes while NOSPACE is raised, and raises it when a write would pass the quota. */
+export interface QuotaGuard {
+  checkQuota(extraBytes: number): Promise<void>;
+}
+
+export interface LeaseTtl {
+  ttl: number;
+  grantedTtl: number;
+  keys: Uint8Array[];
+}
+
+/** Lease reads that only the leader can answer exactly (it alone tracks expiry). */
+export interface LeaseReads {
+  /** The lease's remaining time (asked of the leader when this member is not it); undefined: no such lease. */
+  leaseTimeToLive(id: bigint, keys: boolean): Promise<LeaseTtl | undefined>;
+  leaseIds(): bigint[];
+}
+
+/** Membership changes, with the checks the reference makes before proposing them (strict reconfig, promote). */
+export interface MembershipChanges {
+  members(): Member[];
+  addMember(peerURLs: string[], isLearner: boolean): Promise<{ member: Member; members: Member[] }>;
+  removeMember(id: bigint): Promise<Member[]>;
+  updateMember(id: bigint, peerURLs: string[]): Promise<Member[]>;
+  promoteMember(id: bigint): Promise<Member[]>;
+}
+
+export interface AlarmEntry {
+  memberId: bigint;
+  alarm: AlarmType;
+}
+
+export interface ServerStatus {
+  memberId: bigint;
+  clusterId: bigint;
+  leader: bigint;
+  isLeader: boolean;
+  term: number;
+  commitIndex: number;
+  appliedIndex: number;
+  isLearner: boolean;
+  dbSize: number;
+  dbSizeInUse: number;
+}
+
+/** The Maintenance service's view of the member. */
+export interface MaintenanceCore {
+  readonly alarms: readonly AlarmEntry[];
+  readonly lead: bigint;
+  status(): ServerStatus;
+  capable(minor: string): boolean;
+  clusterVersion(): string | undefined;
+  moveLeader(to: bigint): Promise<void>;
+}
+
+/** Maintenance calls on the v3 store. */
+export interface KvMaintenance {
+  hash(): number;
+  hashKV(rev: number): { hash: number; revision: number; compactRevision: number; hashRevision: number };
+  defrag(): Promise<void>;
+}
+
+/** Latency observers the metrics layer installs (seconds). */
+export interface Observers {
+  walFsync?: (s: number) => void;
+  apply?: (s: number) => void;
+  hash?: (s: number) => void;
+  hashRev?: (s: number) => void;
+}
+
+/** The Auth service's view: the auth store as applied, and the next log index (token ids). */
+export interface AuthCore {
+  readonly auth: AuthStore;
+  readonly appliedIndex: number;
+  capable(minor: string): boolean;
+}
+
+/** The member's release and limits the handlers enforce. */
+export interface ApiLimits {
+  readonly release: Release;
+  readonly maxTxnOps: number;
+  readonly bcryptCost: number;
+}

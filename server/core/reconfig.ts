@@ -1,0 +1,107 @@
+// Membership changes as the API asks for them, with the reference's checks before proposing: URLs and ids not
+// taken, strict reconfiguration (--strict-reconfig-check), and a learner promoted only once it caught up.
+import { ConfChangeType } from '../raft/types.js';
+import { computeMemberId, idHex } from '../cluster/ids.js';
+import type { Member, Membership } from '../cluster/membership.js';
+import type { Logger } from '../log/logger.js';
+import { Errors } from './errors.js';
+import type { MembershipChanges } from './interfaces.js';
+
+/** How long a peer must have been connected before a member add counts it as healthy (the reference's HealthInterval). */
+export const HEALTH_INTERVAL_MS = 5000;
+
+export interface ReconfigDeps {
+  memberId: bigint;
+  logger: Logger;
+  initialClusterToken: string;
+  strictReconfigCheck: boolean;
+  /** The applied membership (read at each call: a snapshot replaces it). */
+  membership(): Membership;
+  isLeader(): boolean;
+  /** Replication progress of each member (the leader's view). */
+  progress(): Map<bigint, { match: number }> | undefined;
+  /** Since when the transport has been connected to a peer (undefined: not connected). */
+  activeSince(id: bigint): number | undefined;
+  proposeConfChange(type: ConfChangeType, nodeId: bigint, member: Partial<Member>): Promise<Member[]>;
+  now?(): number;
+}
+
+export class Reconfig implements MembershipChanges {
+  constructor(private readonly d: ReconfigDeps) {}
+
+  private now(): number {
+    return this.d.now ? this.d.now() : Date.now();
+  }
+
+  members(): Member[] {
+    return this.d.membership().list();
+  }
+
+  async addMember(peerURLs: string[], isLearner: boolean): Promise<{ member: Member; members: Member[] }> {
+    const id = computeMemberId(peerURLs, this.d.initialClusterToken, this.now());
+    this.d.membership().validateAdd(id, peerURLs);
+    if (this.d.strictReconfigCheck) this.mayAddMember(isLearner, peerURLs);
+    const member: Member = { id, name: '', peerURLs, clientURLs: [], isLearner };
+    const members = await this.d.proposeConfChange(isLearner ? ConfChangeType.AddLearnerNode : ConfChangeType.AddNode, id, member);
+    return { member, members };
+  }
+
+  /**
+   * Strict reconfiguration, as the reference's mayAddMember in 3.4 and 3.5: a voter is refused while too few
+   * voters have ever started (published their name) to keep a quorum once it is added; then any member,
+   * learners included, is refused unless this member has been connected to every voter for the reference's
+   * health interval (5 s).
+   */
+  private mayAddMember(isLearner: boolean, peerURLs: string[]): void {
+    const { logger, memberId } = this.d;
+    const voters = this.d.membership().voters();
+    const requested = { 'local-member-id': idHex(memberId), 'requested-member-add': { peerURLs, isLearner } };
+    if (!isLearner && !readyToAddVoter(voters)) {
+      logger.warn('rejecting member add request; not enough healthy members', { ...requested, error: Errors.memberNotEnoughStarted().message });
+      throw Errors.memberNotEnoughStarted();
+    }
+    const since = this.now() - HEALTH_INTERVAL_MS;
+    const connected = voters.every((m) => {
+      if (m.id === memberId) return true;
+      const t = this.d.activeSince(m.id);
+      return t !== undefined && t < since;
+    });
+    if (!connected) {
+      logger.warn('rejecting member add request; local member has not been connected to all peers, reconfigure breaks active quorum', { ...requested, error: Errors.unhealthy().message });
+      throw Errors.unhealthy();
+    }
+  }
+
+  async removeMember(id: bigint): Promise<Member[]> {
+    this.d.membership().validateRemove(id);
+    return this.d.proposeConfChange(ConfChangeType.RemoveNode, id, {});
+  }
+
+  async updateMember(id: bigint, peerURLs: string[]): Promise<Member[]> {
+    this.d.membership().validateUpdate(id, peerURLs);
+    return this.d.proposeConfChange(ConfChangeType.UpdateNode, id, { peerURLs });
+  }
+
+  /** A learner is promoted only by the leader, once its log is within 90% of the leader's. */
+  async promoteMember(id: bigint): Promise<Member[]> {
+    this.d.membership().validatePromote(id);
+    if (!this.d.isLeader()) throw Errors.notLeader();
+    const progress = this.d.progress();
+    const learner = progress?.get(id);
+    const leaderMatch = progress?.get(this.d.memberId)?.match ?? 0;
+    if (!learner || learner.match < leaderMatch * 0.9) throw Errors.learnerNotReady();
+    return this.d.proposeConfChange(ConfChangeType.AddNode, id, {});
+  }
+}
+
+/**
+ * Would the voters still have a quorum of started members with one more (not yet started) voter? A member has
+ * started once it published its name. The reference's one exception: a second voter may join a 1-member cluster
+ * (how a cluster restored from a snapshot on one member grows), although there is no quorum until it starts.
+ */
+export function readyToAddVoter(voters: Member[]): boolean {
+  const members = voters.length + 1;
+  const started = voters.filter((m) => m.name !== '').length;
+  if (started === 1 && members === 2) return true;
+  return started >= Math.floor(members / 2) + 1;
+}

@@ -1,0 +1,91 @@
+// Membership changes and their checks without a cluster: strict reconfiguration (started voters, connected
+// peers), learner promotion only by the leader once caught up, and what is proposed.
+import { expect } from 'chai';
+import { ConfChangeType } from '../../../server/raft/types.js';
+import { Membership, type Member } from '../../../server/cluster/membership.js';
+import { HEALTH_INTERVAL_MS, Reconfig, readyToAddVoter } from '../../../server/core/reconfig.js';
+import { Errors } from '../../../server/core/errors.js';
+import { nopLogger } from '../../../server/log/logger.js';
+
+const NOW = 1_000_000;
+const m = (id: bigint, name = `m${id}`, isLearner = false): Member => ({ id, name, peerURLs: [`http://127.0.0.1:${id}`], clientURLs: [], isLearner });
+
+function setup(members: Member[], o: { leader?: boolean; connectedSince?: Record<string, number>; progress?: Map<bigint, { match: number }>; strict?: boolean } = {}) {
+  const membership = new Membership(9n);
+  for (const x of members) membership.add(x);
+  const proposed: Array<{ type: ConfChangeType; id: bigint; member: Partial<Member> }> = [];
+  const r = new Reconfig({
+    memberId: 1n,
+    logger: nopLogger,
+    initialClusterToken: 't',
+    strictReconfigCheck: o.strict ?? true,
+    membership: () => membership,
+    isLeader: () => o.leader ?? true,
+    progress: () => o.progress,
+    activeSince: (id) => o.connectedSince?.[String(id)],
+    proposeConfChange: async (type, id, member) => {
+      proposed.push({ type, id, member });
+      return membership.list();
+    },
+    now: () => NOW,
+  });
+  return { r, proposed };
+}
+
+const rejects = async (p: Promise<unknown>, e: Error) => {
+  const got = await p.then(() => undefined, (x: Error) => x);
+  expect(got?.message).to.equal(e.message);
+};
+
+describe('core/reconfig', () => {
+  it('a voter joins only while enough voters have started (the 1-member exception included)', () => {
+    expect(readyToAddVoter([m(1n)])).to.equal(true);
+    expect(readyToAddVoter([m(1n), m(2n, '')])).to.equal(false);
+    expect(readyToAddVoter([m(1n), m(2n), m(3n, '')])).to.equal(false);
+    expect(readyToAddVoter([m(1n), m(2n), m(3n), m(4n, '')])).to.equal(true);
+    expect(readyToAddVoter([m(1n), m(2n, ''), m(3n, '')])).to.equal(false);
+  });
+
+  it('strict reconfiguration refuses a member while a voter has not been connected for the health interval', async () => {
+    const recent = { '2': NOW - HEALTH_INTERVAL_MS + 100, '3': NOW - 60_000 };
+    const { r, proposed } = setup([m(1n), m(2n), m(3n)], { connectedSince: recent });
+    await rejects(r.addMember(['http://127.0.0.1:4'], true), Errors.unhealthy());
+    await rejects(r.addMember(['http://127.0.0.1:4'], false), Errors.unhealthy());
+    expect(proposed).to.have.length(0);
+  });
+
+  it('adds a learner or a voter once every voter has been connected long enough', async () => {
+    const { r, proposed } = setup([m(1n), m(2n)], { connectedSince: { '2': NOW - 60_000 } });
+    const { member } = await r.addMember(['http://127.0.0.1:4'], true);
+    expect(member).to.include({ name: '', isLearner: true });
+    expect(proposed.map((p) => p.type)).to.deep.equal([ConfChangeType.AddLearnerNode]);
+    await r.addMember(['http://127.0.0.1:5'], false);
+    expect(proposed.map((p) => p.type)).to.deep.equal([ConfChangeType.AddLearnerNode, ConfChangeType.AddNode]);
+  });
+
+  it('without strict reconfiguration, only taken URLs are refused', async () => {
+    const { r } = setup([m(1n), m(2n, '')], { strict: false });
+    await r.addMember(['http://127.0.0.1:4'], false);
+    await rejects(r.addMember(['http://127.0.0.1:2'], false), Errors.peerURLExist());
+  });
+
+  it('promotes a learner only on the leader and once it has 90% of the leader\'s log', async () => {
+    const members = [m(1n), m(2n), m(3n, 'm3', true)];
+    await rejects(setup(members, { leader: false }).r.promoteMember(3n), Errors.notLeader());
+    const behind = new Map([[1n, { match: 100 }], [3n, { match: 80 }]]);
+    await rejects(setup(members, { progress: behind }).r.promoteMember(3n), Errors.learnerNotReady());
+    const close = new Map([[1n, { match: 100 }], [3n, { match: 95 }]]);
+    const { r, proposed } = setup(members, { progress: close });
+    await r.promoteMember(3n);
+    expect(proposed).to.deep.equal([{ type: ConfChangeType.AddNode, id: 3n, member: {} }]);
+    await rejects(r.promoteMember(2n), Errors.memberNotLearner());
+  });
+
+  it('removes and updates only members that exist', async () => {
+    const { r, proposed } = setup([m(1n), m(2n)]);
+    await rejects(r.removeMember(7n), Errors.memberNotFound());
+    await r.removeMember(2n);
+    await r.updateMember(1n, ['http://127.0.0.1:11']);
+    expect(proposed.map((p) => [p.type, p.id])).to.deep.equal([[ConfChangeType.RemoveNode, 2n], [ConfChangeType.UpdateNode, 1n]]);
+  });
+});
