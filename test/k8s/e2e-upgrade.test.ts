@@ -167,12 +167,15 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     const restarted = deletions.filter((d) => d.image === 'svc:v3.3.27');
     expect(restarted.map((d) => d.name).sort()).to.deep.equal([`${NAME}-0`, `${NAME}-1`, `${NAME}-2`]);
     expect(deletions.filter((d) => d.image === 'svc:v3.4.34'), 'an upgraded member restarted again').to.deep.equal([]);
-    // the leader last: leadership was moved away from the member restarted last (the leader before the upgrade,
-    // unless an election on this busy machine moved it meanwhile)
+    // the leader last: leadership was moved away from the member restarted last, unless an election had already
+    // handed it to an upgraded member (a restarted pod comes back on a new address; until the leader's next dial
+    // finds it, the member hears no heartbeat, and a 3.3/3.4 member campaigns without pre-vote)
     const last = restarted.at(-1)!.name;
     const evs = await events();
-    expect(evs.some((e) => e.reason === 'MoveLeader' && e.message.startsWith(`move leadership from ${last} to `)),
-      `leadership moved away from ${last} (the leader was ${leaderBefore}) before its restart; restarts ${restarted.map((d) => d.name).join(', ')}; events:\n${evs.map((e) => `${e.reason}: ${e.message}`).join('\n')}`).to.equal(true);
+    const moved = evs.some((e) => e.reason === 'MoveLeader' && e.message.startsWith(`move leadership from ${last} to `));
+    const electedUpgraded = statuses.some((s) => s.upgrade?.to === '3.4.34' && !!s.leader && s.leader !== last && s.upgrade.membersDone.includes(s.leader));
+    expect(moved || electedUpgraded,
+      `the leader was restarted last: ${last} (the leader was ${leaderBefore}); restarts ${restarted.map((d) => d.name).join(', ')}; events:\n${evs.map((e) => `${e.reason}: ${e.message}`).join('\n')}`).to.equal(true);
     // conditions and printer columns moved while it ran
     expect(statuses.some((s) => s.phase === 'Upgrading' && s.conditions?.some((c) => c.type === 'Upgrading' && c.status === 'True'))).to.equal(true);
     expect(statuses.some((s) => s.conditions?.some((c) => c.type === 'BackupReady' && c.status === 'True'))).to.equal(true);
