@@ -181,7 +181,8 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     expect(statuses.some((s) => s.conditions?.some((c) => c.type === 'BackupReady' && c.status === 'True'))).to.equal(true);
     expect(st.conditions!.find((c) => c.type === 'Upgrading')).to.include({ status: 'False' });
     const steps = new Set(statuses.filter((s) => s.upgrade?.to === '3.4.34').map((s) => s.upgrade!.step));
-    expect([...steps]).to.include.members(['snapshot', 'restartMember', 'moveLeader', 'complete']);
+    // (moveLeader is asserted above through its Event, or the election that made it unnecessary)
+    expect([...steps]).to.include.members(['snapshot', 'restartMember', 'complete']);
   });
 
   it('what `kubectl get svcc -w` showed moved through the upgrade (STEP, RUNNING, PHASE)', async () => {
