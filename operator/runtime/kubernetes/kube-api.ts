@@ -30,6 +30,14 @@ export class KubeApi {
   readonly objects: k8s.KubernetesObjectApi;
   /** Write requests made (applies, patches, deletes, events): tests read it. */
   writes = 0;
+  /** The last few writes, "<what> <namespace>/<name>: <detail>", newest last: tests print them. */
+  readonly recentWrites: string[] = [];
+
+  private wrote(what: string, namespace: string | undefined, name: string | undefined, detail = ''): void {
+    this.writes++;
+    this.recentWrites.push(`${what} ${namespace ?? ''}/${name ?? ''}${detail ? `: ${detail}` : ''}`);
+    if (this.recentWrites.length > 20) this.recentWrites.shift();
+  }
 
   constructor(readonly kc: k8s.KubeConfig) {
     this.core = kc.makeApiClient(k8s.CoreV1Api);
@@ -53,7 +61,7 @@ export class KubeApi {
   }
 
   async deletePod(namespace: string, name: string): Promise<void> {
-    this.writes++;
+    this.wrote('delete pod', namespace, name);
     try {
       await this.core.deleteNamespacedPod({ namespace, name });
     } catch (e) {
@@ -70,7 +78,7 @@ export class KubeApi {
     } catch (e) {
       if (!isStatus(e, 404)) throw e;
     }
-    this.writes++;
+    this.wrote(`apply ${obj.kind}`, obj.metadata.namespace, obj.metadata.name);
     await this.objects.patch(obj as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
     return true;
   }
@@ -84,7 +92,7 @@ export class KubeApi {
 
   /** Sets (or with null removes) one annotation of an SvcCluster. */
   async patchClusterAnnotation(namespace: string, name: string, key: string, value: string | null): Promise<void> {
-    this.writes++;
+    this.wrote(`annotate ${key}`, namespace, name);
     await this.custom.patchNamespacedCustomObject(
       { group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body: { metadata: { annotations: { [key]: value } } } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
@@ -93,7 +101,7 @@ export class KubeApi {
 
   /** Applies the status of an SvcCluster (the fields this manager set before and omits now are removed). */
   async applyStatus(namespace: string, name: string, status: object): Promise<void> {
-    this.writes++;
+    this.wrote('status', namespace, name, JSON.stringify(status));
     await this.custom.patchNamespacedCustomObjectStatus(
       {
         group: GROUP, version: VERSION, plural: PLURAL, namespace, name, fieldManager: FIELD_MANAGER, force: true,
@@ -105,7 +113,7 @@ export class KubeApi {
 
   /** Records a core/v1 Event about an SvcCluster. */
   async event(target: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
-    this.writes++;
+    this.wrote(`event ${reason}`, target.namespace, target.name, message);
     const now = new Date();
     await this.core.createNamespacedEvent({
       namespace: target.namespace,
