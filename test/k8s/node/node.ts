@@ -297,7 +297,9 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
     await relay?.close();
     step('closed the API relay');
     await cleanNodeLeftovers(dir);
-    step('removed mounts, pod namespaces, the bridge and cgroups');
+    // the unpacked images and pod folders (hundreds of MB) go too: each start imports afresh; logs stay in <work>/logs
+    try { rmSync(dir, { recursive: true, force: true }); } catch (e) { step(`could not remove ${dir}: ${String(e)}`); }
+    step('removed mounts, pod namespaces, the bridge, cgroups and the node folder');
   };
   try {
     step('starting: bridge, API relay, containerd');
