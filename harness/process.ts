@@ -212,15 +212,15 @@ export async function waitForHttp(url: string, opts: WaitForHttpOptions = {}): P
   }
 }
 
-/** One GET with a 2 s timeout: { status, body }. */
+/** One GET with a 2 s timeout: { status, body }. `insecure`: any server certificate is accepted (self-signed ones). */
 export function httpGet(
   url: string,
-  tlsOpts: { ca?: Buffer; cert?: Buffer; key?: Buffer } = {},
+  tlsOpts: { ca?: Buffer; cert?: Buffer; key?: Buffer; insecure?: boolean } = {},
 ): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const mod = u.protocol === 'https:' ? https : http;
-    const req = mod.get(u, { ca: tlsOpts.ca, cert: tlsOpts.cert, key: tlsOpts.key, timeout: 2000 }, (res) => {
+    const req = mod.get(u, { ca: tlsOpts.ca, cert: tlsOpts.cert, key: tlsOpts.key, rejectUnauthorized: !tlsOpts.insecure, timeout: 2000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
