@@ -55,20 +55,30 @@ export async function stopAll(): Promise<void> {
   await Promise.all([...live].map((p) => p.stop('SIGKILL', 2000)));
 }
 
-let hooksInstalled = false;
-function installHooks(): void {
-  if (hooksInstalled) return;
-  hooksInstalled = true;
-  // Synchronous last resort: the process is exiting, so only a kill signal can still be sent.
-  process.on('exit', () => {
-    for (const p of live) {
-      try {
-        process.kill(p.pid, 'SIGKILL');
-      } catch {
-        // already gone
+const exitKills = new Set<ChildProcess>();
+let exitHooked = false;
+
+/**
+ * Last resort for a child of the test process: SIGKILL when the test process exits while the child still runs
+ * (only a signal can still be sent then). A clean run stops its children itself first.
+ */
+export function killOnExit(child: ChildProcess): void {
+  if (!exitHooked) {
+    exitHooked = true;
+    process.on('exit', () => {
+      for (const c of exitKills) {
+        try {
+          process.kill(c.pid!, 'SIGKILL');
+        } catch {
+          // already gone
+        }
       }
-    }
-  });
+    });
+  }
+  if (child.pid === undefined) return;
+  exitKills.add(child);
+  child.once('exit', () => exitKills.delete(child));
+  child.once('error', () => exitKills.delete(child));
 }
 
 // When this module is first imported while mocha loads test files, this registers an `after` hook
@@ -86,7 +96,6 @@ if (typeof mochaAfter === 'function') {
 
 /** Starts `command args` with stdout and stderr appended to opts.logFile. */
 export function spawnLogged(command: string, args: readonly string[], opts: SpawnLoggedOptions): LoggedProcess {
-  installHooks();
   const fd = openSync(opts.logFile, 'a');
   let child: ChildProcess;
   try {
@@ -98,6 +107,7 @@ export function spawnLogged(command: string, args: readonly string[], opts: Spaw
   } finally {
     closeSync(fd); // the child holds its own copy
   }
+  killOnExit(child);
   const name = opts.name ?? command.split('/').pop() ?? command;
   let status: ExitStatus | null = null;
   const exited = new Promise<ExitStatus>((resolve) => {
@@ -212,15 +222,15 @@ export async function waitForHttp(url: string, opts: WaitForHttpOptions = {}): P
   }
 }
 
-/** One GET with a 2 s timeout: { status, body }. */
+/** One GET with a 2 s timeout: { status, body }. `insecure`: any server certificate is accepted (self-signed ones). */
 export function httpGet(
   url: string,
-  tlsOpts: { ca?: Buffer; cert?: Buffer; key?: Buffer } = {},
+  tlsOpts: { ca?: Buffer; cert?: Buffer; key?: Buffer; insecure?: boolean } = {},
 ): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const mod = u.protocol === 'https:' ? https : http;
-    const req = mod.get(u, { ca: tlsOpts.ca, cert: tlsOpts.cert, key: tlsOpts.key, timeout: 2000 }, (res) => {
+    const req = mod.get(u, { ca: tlsOpts.ca, cert: tlsOpts.cert, key: tlsOpts.key, rejectUnauthorized: !tlsOpts.insecure, timeout: 2000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { etcdctl, missingPrerequisite, type EtcdctlOptions, type EtcdctlResult } from './etcdctl.js';
+import { memberArgs } from './member-args.js';
 import { freePorts } from './ports.js';
 import { spawnLogged, waitForHttp, type LoggedProcess } from './process.js';
 
@@ -97,18 +98,7 @@ export async function startReferenceCluster(opts: ReferenceClusterOptions = {}):
   try {
     for (const s of specs) {
       mkdirSync(s.dataDir, { recursive: true, mode: 0o700 });
-      const args = [
-        `--name=${s.name}`,
-        `--data-dir=${s.dataDir}`,
-        `--listen-client-urls=${s.clientUrl}`,
-        `--advertise-client-urls=${s.clientUrl}`,
-        `--listen-peer-urls=${s.peerUrl}`,
-        `--initial-advertise-peer-urls=${s.peerUrl}`,
-        `--initial-cluster=${initialCluster}`,
-        `--initial-cluster-token=${token}`,
-        '--initial-cluster-state=new',
-        ...(opts.extraArgs ?? []),
-      ];
+      const args = [...memberArgs({ ...s, initialCluster, token, state: 'new' }), ...(opts.extraArgs ?? [])];
       const proc = spawnLogged(binary, args, { logFile: s.logFile, name: s.name, env: opts.env });
       members.push({ ...s, process: proc });
     }

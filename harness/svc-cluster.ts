@@ -14,6 +14,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { memberArgs } from './member-args.js';
 import { freePorts } from './ports.js';
 import { HarnessError } from './errors.js';
 import { httpGet, sleep, spawnLogged, type ExitStatus, type LoggedProcess } from './process.js';
@@ -233,15 +234,7 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
     const dataDir = join(dir, `${s.name}.data`);
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const args = [
-      `--name=${s.name}`,
-      `--data-dir=${dataDir}`,
-      `--listen-client-urls=${s.clientURL}`,
-      `--advertise-client-urls=${s.clientURL}`,
-      `--listen-peer-urls=${s.peerURL}`,
-      `--initial-advertise-peer-urls=${s.advertisedPeerURL}`,
-      `--initial-cluster=${initialCluster}`,
-      `--initial-cluster-token=${token}`,
-      `--initial-cluster-state=${state}`,
+      ...memberArgs({ name: s.name, dataDir, clientUrl: s.clientURL, peerUrl: s.peerURL, advertisedPeerUrl: s.advertisedPeerURL, initialCluster, token, state }),
       ...(opts.extraArgs ?? []),
     ];
     return {

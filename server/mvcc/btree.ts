@@ -3,6 +3,8 @@
 // an emptied leaf from its parent without merging siblings; the separators may then be stale lower bounds,
 // which still route correctly (every key of child i is >= mins[i] and < mins[i+1]).
 
+import { lowerBound } from '../storage/backend-buffer.js';
+
 const MAX_ENTRIES = 64;
 
 interface Leaf<V> {
@@ -23,17 +25,6 @@ interface Inner<V> {
 }
 
 type Node<V> = Leaf<V> | Inner<V>;
-
-function lowerBound(arr: string[], key: string): number {
-  let lo = 0;
-  let hi = arr.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (arr[mid] < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /** The child index to descend into for `key`: the last i >= 1 with mins[i] <= key, else 0. */
 function childIndex(mins: string[], key: string): number {

@@ -900,34 +900,29 @@ export class Raft {
   /** Applies a committed single-member change; returns the new membership. */
   applyConfChange(cc: ConfChange): ConfState {
     const last = this.raftLog.lastIndex();
-    const addProgress = (id: NodeId, learner: boolean) => {
-      const pr = new Progress(0, last + 1, this.prs.maxInflight, learner);
-      // A new member counts as active so that check-quorum does not step the leader down at once
-      // and so that it can be sent a snapshot right away.
-      pr.recentActive = true;
-      this.prs.progress.set(id, pr);
+    // Adds `id` as a voter or a learner; a member of the other kind is promoted or demoted.
+    const addAs = (id: NodeId, learner: boolean) => {
+      const [to, from] = learner ? [this.prs.learners, this.prs.voters] : [this.prs.voters, this.prs.learners];
+      if (from.has(id)) {
+        // A move keeps the progress: the member's log is already being replicated.
+        from.delete(id);
+        to.add(id);
+        this.prs.progress.get(id)!.isLearner = learner;
+      } else if (!to.has(id)) {
+        to.add(id);
+        const pr = new Progress(0, last + 1, this.prs.maxInflight, learner);
+        // A new member counts as active so that check-quorum does not step the leader down at once
+        // and so that it can be sent a snapshot right away.
+        pr.recentActive = true;
+        this.prs.progress.set(id, pr);
+      }
     };
     switch (cc.type) {
       case ConfChangeType.AddNode:
-        if (this.prs.learners.has(cc.nodeId)) {
-          // Promotion keeps the progress: the learner's log is already being replicated.
-          this.prs.learners.delete(cc.nodeId);
-          this.prs.voters.add(cc.nodeId);
-          this.prs.progress.get(cc.nodeId)!.isLearner = false;
-        } else if (!this.prs.voters.has(cc.nodeId)) {
-          this.prs.voters.add(cc.nodeId);
-          addProgress(cc.nodeId, false);
-        }
+        addAs(cc.nodeId, false);
         break;
       case ConfChangeType.AddLearnerNode:
-        if (this.prs.voters.has(cc.nodeId)) {
-          this.prs.voters.delete(cc.nodeId);
-          this.prs.learners.add(cc.nodeId);
-          this.prs.progress.get(cc.nodeId)!.isLearner = true;
-        } else if (!this.prs.learners.has(cc.nodeId)) {
-          this.prs.learners.add(cc.nodeId);
-          addProgress(cc.nodeId, true);
-        }
+        addAs(cc.nodeId, true);
         break;
       case ConfChangeType.RemoveNode:
         this.prs.voters.delete(cc.nodeId);

@@ -40,26 +40,17 @@ export function limitSize(ents: Entry[], maxBytes: number): Entry[] {
   return n === ents.length ? ents : ents.slice(0, n);
 }
 
+const LOCAL_MSGS: ReadonlySet<MessageType> = new Set([MessageType.Hup, MessageType.Beat, MessageType.Unreachable, MessageType.SnapStatus, MessageType.CheckQuorum]);
+const RESPONSE_MSGS: ReadonlySet<MessageType> = new Set([MessageType.AppResp, MessageType.VoteResp, MessageType.HeartbeatResp, MessageType.Unreachable, MessageType.PreVoteResp]);
+
 /** Messages that only the local node may feed to step(). */
 export function isLocalMsg(t: MessageType): boolean {
-  return (
-    t === MessageType.Hup ||
-    t === MessageType.Beat ||
-    t === MessageType.Unreachable ||
-    t === MessageType.SnapStatus ||
-    t === MessageType.CheckQuorum
-  );
+  return LOCAL_MSGS.has(t);
 }
 
 /** Messages that answer a request of ours. */
 export function isResponseMsg(t: MessageType): boolean {
-  return (
-    t === MessageType.AppResp ||
-    t === MessageType.VoteResp ||
-    t === MessageType.HeartbeatResp ||
-    t === MessageType.Unreachable ||
-    t === MessageType.PreVoteResp
-  );
+  return RESPONSE_MSGS.has(t);
 }
 
 /** A Map key for an opaque context (byte-exact). */

@@ -7,6 +7,18 @@ export interface PendingEntry {
   value: Uint8Array | null;
 }
 
+/** The first index of sorted byte-string keys `arr` whose key is >= `key` (arr.length when none is). */
+export function lowerBound(arr: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = arr.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (arr[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Latin-1 strings compare byte-wise, so they serve as ordered map keys for byte strings. */
 export function bytesToKey(b: Uint8Array): string {
   // Plain char codes: cheaper than a Buffer view plus toString for the short keys that dominate.
@@ -54,13 +66,7 @@ export class BucketBuffer {
       this.sortedValid = true;
     }
     const s = this.sorted;
-    let lo = 0;
-    let hi = s.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (s[mid] < start) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = lowerBound(s, start);
     const out: string[] = [];
     for (let i = lo; i < s.length; i++) {
       if (end !== undefined && s[i] >= end) break;

@@ -160,36 +160,30 @@ class Reader {
   need(n: number): void {
     if (this.off + n > this.end) throw new CodecError('truncated message');
   }
+  /** Claims the next n bytes and returns where they start. */
+  private take(n: number): number {
+    this.need(n);
+    const at = this.off;
+    this.off += n;
+    return at;
+  }
   u8(): number {
-    this.need(1);
-    return this.buf[this.off++];
+    return this.buf[this.take(1)];
   }
   u32(): number {
-    this.need(4);
-    const v = this.buf.readUInt32LE(this.off);
-    this.off += 4;
-    return v;
+    return this.buf.readUInt32LE(this.take(4));
   }
   num(): number {
-    this.need(8);
-    const lo = this.buf.readUInt32LE(this.off);
-    const hi = this.buf.readUInt32LE(this.off + 4);
-    this.off += 8;
-    return hi * TWO_32 + lo;
+    const at = this.take(8);
+    return this.buf.readUInt32LE(at + 4) * TWO_32 + this.buf.readUInt32LE(at);
   }
   id(): NodeId {
-    this.need(8);
-    const v = this.buf.readBigUInt64LE(this.off);
-    this.off += 8;
-    return v;
+    return this.buf.readBigUInt64LE(this.take(8));
   }
   bytes(): Uint8Array {
     const n = this.u32();
     if (n === 0) return new Uint8Array(0); // not a view: an empty view would still pin the whole input
-    this.need(n);
-    const v = new Uint8Array(this.buf.buffer, this.buf.byteOffset + this.off, n);
-    this.off += n;
-    return v;
+    return new Uint8Array(this.buf.buffer, this.buf.byteOffset + this.take(n), n);
   }
   ids(): NodeId[] {
     const n = this.u32();

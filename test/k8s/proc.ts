@@ -1,8 +1,9 @@
 // Child processes of the testbed: started with their output in a log file, stopped with SIGTERM then SIGKILL,
-// and never left behind (an exit hook kills what is still running if the test process ends abruptly).
+// and never left behind (the harness's exit hook kills what is still running if the test process ends abruptly).
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createServer } from 'node:net';
 import { openSync, closeSync } from 'node:fs';
+import { killOnExit } from '../../harness/process.js';
 
 /** Error of the testbed's process handling. */
 export class TestbedError extends Error {
@@ -10,21 +11,6 @@ export class TestbedError extends Error {
     super(message);
     this.name = 'TestbedError';
   }
-}
-
-const live = new Set<ChildProcess>();
-let hooked = false;
-function hookExit(): void {
-  if (hooked) return;
-  hooked = true;
-  // last resort only: a clean run stops everything itself
-  process.on('exit', () => {
-    for (const c of live) {
-      if (c.pid !== undefined && c.exitCode === null && c.signalCode === null) {
-        try { process.kill(c.pid, 'SIGKILL'); } catch { /* already gone */ }
-      }
-    }
-  });
 }
 
 /** A child process whose stdout and stderr go to one log file. */
@@ -39,11 +25,10 @@ export class ManagedProcess {
     } finally {
       closeSync(fd);
     }
-    hookExit();
-    live.add(this.child);
+    killOnExit(this.child);
     this.exited = new Promise((resolve) => {
-      this.child.once('exit', (code, signal) => { live.delete(this.child); resolve({ code, signal }); });
-      this.child.once('error', () => { live.delete(this.child); resolve({ code: -1, signal: null }); });
+      this.child.once('exit', (code, signal) => resolve({ code, signal }));
+      this.child.once('error', () => resolve({ code: -1, signal: null }));
     });
   }
 

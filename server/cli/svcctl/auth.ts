@@ -1,5 +1,5 @@
 // auth enable | disable | status, user ..., role ...
-import { prefixEnd } from '../../client/index.js';
+import { prefixEnd, type AuthRoleGetResponse, type Client } from '../../client/index.js';
 import type { Ctx } from './context.js';
 import { CliError, Exit } from './errors.js';
 import { flagBool } from './flags.js';
@@ -49,6 +49,16 @@ function need(ctx: Ctx, n: number, msg: string): string[] {
   return args;
 }
 
+/**
+ * A subcommand on the user or role its one argument names ("user delete alice"): asks the server, then prints
+ * the answer (`simple` gives the simple format's text).
+ */
+async function onNamed<R>(ctx: Ctx, cmd: string, call: (c: Client, name: string) => Promise<R>, simple: (name: string, r: R) => string): Promise<void> {
+  const [name] = need(ctx, 1, `${cmd} command requires ${cmd.split(' ')[0]} name as its argument`);
+  const r = await call(await ctx.kv(), name);
+  printOr(ctx, r, simple(name, r));
+}
+
 export async function user(ctx: Ctx): Promise<void> {
   const sub = ctx.p.positional[1];
   switch (sub) {
@@ -67,16 +77,10 @@ export async function user(ctx: Ctx): Promise<void> {
       const r = await (await ctx.kv()).userAdd(name, pw, { noPassword });
       return printOr(ctx, r, `User ${name} created\n`);
     }
-    case 'delete': {
-      const [name] = need(ctx, 1, 'user delete command requires user name as its argument');
-      const r = await (await ctx.kv()).userDelete(name);
-      return printOr(ctx, r, `User ${name} deleted\n`);
-    }
-    case 'get': {
-      const [name] = need(ctx, 1, 'user get command requires user name as its argument');
-      const r = await (await ctx.kv()).userGet(name);
-      return printOr(ctx, r, `User: ${name}\nRoles:${r.roles.map((x) => ` ${x}`).join('')}\n`);
-    }
+    case 'delete':
+      return onNamed(ctx, 'user delete', (c, name) => c.userDelete(name), (name) => `User ${name} deleted\n`);
+    case 'get':
+      return onNamed(ctx, 'user get', (c, name) => c.userGet(name), (name, r) => `User: ${name}\nRoles:${r.roles.map((x) => ` ${x}`).join('')}\n`);
     case 'list': {
       const r = await (await ctx.kv()).userList();
       return printOr(ctx, r, r.users.map((u) => `${u}\n`).join(''));
@@ -100,6 +104,16 @@ export async function user(ctx: Ctx): Promise<void> {
     default:
       throw new CliError(sub === undefined ? 'user command needs a subcommand' : `unknown command "${sub}" for "svcctl user"`, Exit.BadArgs);
   }
+}
+
+/** `role get`'s text: the role's read permissions, then its write permissions. */
+function roleText(name: string, r: AuthRoleGetResponse): string {
+  let s = `Role ${name}\nKV Read:\n`;
+  const line = (p: (typeof r.perm)[number]) => (p.range_end.length === 0 ? `\t${p.key.toString()}\n` : `\t${rangeText(p.key.toString(), p.range_end.toString())}\n`);
+  for (const p of r.perm) if (p.permType === 'READ' || p.permType === 'READWRITE') s += line(p);
+  s += 'KV Write:\n';
+  for (const p of r.perm) if (p.permType === 'WRITE' || p.permType === 'READWRITE') s += line(p);
+  return s;
 }
 
 /** "[key, end)" as the reference prints a permission range. */
@@ -127,30 +141,16 @@ export async function role(ctx: Ctx): Promise<void> {
   const sub = ctx.p.positional[1];
   const args = ctx.args(2);
   switch (sub) {
-    case 'add': {
-      const [name] = need(ctx, 1, 'role add command requires role name as its argument');
-      const r = await (await ctx.kv()).roleAdd(name);
-      return printOr(ctx, r, `Role ${name} created\n`);
-    }
-    case 'delete': {
-      const [name] = need(ctx, 1, 'role delete command requires role name as its argument');
-      const r = await (await ctx.kv()).roleDelete(name);
-      return printOr(ctx, r, `Role ${name} deleted\n`);
-    }
+    case 'add':
+      return onNamed(ctx, 'role add', (c, name) => c.roleAdd(name), (name) => `Role ${name} created\n`);
+    case 'delete':
+      return onNamed(ctx, 'role delete', (c, name) => c.roleDelete(name), (name) => `Role ${name} deleted\n`);
     case 'list': {
       const r = await (await ctx.kv()).roleList();
       return printOr(ctx, r, r.roles.map((x) => `${x}\n`).join(''));
     }
-    case 'get': {
-      const [name] = need(ctx, 1, 'role get command requires role name as its argument');
-      const r = await (await ctx.kv()).roleGet(name);
-      let s = `Role ${name}\nKV Read:\n`;
-      const line = (p: (typeof r.perm)[number]) => (p.range_end.length === 0 ? `\t${p.key.toString()}\n` : `\t${rangeText(p.key.toString(), p.range_end.toString())}\n`);
-      for (const p of r.perm) if (p.permType === 'READ' || p.permType === 'READWRITE') s += line(p);
-      s += 'KV Write:\n';
-      for (const p of r.perm) if (p.permType === 'WRITE' || p.permType === 'READWRITE') s += line(p);
-      return printOr(ctx, r, s);
-    }
+    case 'get':
+      return onNamed(ctx, 'role get', (c, name) => c.roleGet(name), roleText);
     case 'grant-permission': {
       if (args.length < 3 || args.length > 4) throw new CliError('role grant command requires role name, permission type, and key [endkey] as its argument', Exit.BadArgs);
       const types: Record<string, 'READ' | 'WRITE' | 'READWRITE'> = { read: 'READ', write: 'WRITE', readwrite: 'READWRITE' };

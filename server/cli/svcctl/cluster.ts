@@ -6,7 +6,7 @@ import { flagBool, flagInt, flagStr } from './flags.js';
 import { goDuration, hexId } from './format.js';
 import {
   printAlarm, printEndpointHashKV, printEndpointHealth, printEndpointStatus, printMemberList, printOr,
-  type EpHashKV, type EpHealth, type EpStatus,
+  type EpHealth,
 } from './printer.js';
 
 function memberIdArg(ctx: Ctx, cmd: string): string {
@@ -25,6 +25,24 @@ function peerUrls(ctx: Ctx): string[] {
 
 /** Go's %16x: hex padded with spaces to 16 columns. */
 const pad16 = (id: string) => hexId(id).padStart(16, ' ');
+
+/**
+ * Asks each of `eps` in turn; a failure is reported on stderr as the reference words it ("Failed to get the
+ * <what> of endpoint ...") and the others are still asked.
+ */
+async function perEndpoint<T>(ctx: Ctx, eps: string[], what: string, ask: (ep: string) => Promise<T>): Promise<{ ok: T[]; failed: boolean }> {
+  const ok: T[] = [];
+  let failed = false;
+  for (const ep of eps) {
+    try {
+      ok.push(await ask(ep));
+    } catch (e) {
+      failed = true;
+      ctx.io.err(`Failed to get the ${what} of endpoint ${ep} (${(e as Error).message})\n`);
+    }
+  }
+  return { ok, failed };
+}
 
 export async function member(ctx: Ctx): Promise<void> {
   const sub = ctx.p.positional[1];
@@ -118,36 +136,18 @@ export async function endpoint(ctx: Ctx): Promise<void> {
     case 'status': {
       const eps = await endpointsFor(ctx);
       const client = await ctx.kv();
-      const list: EpStatus[] = [];
-      let failed = false;
-      for (const ep of eps) {
-        try {
-          list.push({ Endpoint: ep, Status: await client.status(ep) });
-        } catch (e) {
-          failed = true;
-          ctx.io.err(`Failed to get the status of endpoint ${ep} (${(e as Error).message})\n`);
-        }
-      }
-      printEndpointStatus(ctx, list);
-      if (failed) throw new CliError('', Exit.Error, '');
+      const list = await perEndpoint(ctx, eps, 'status', async (ep) => ({ Endpoint: ep, Status: await client.status(ep) }));
+      printEndpointStatus(ctx, list.ok);
+      if (list.failed) throw new CliError('', Exit.Error, '');
       return;
     }
     case 'hashkv': {
       const eps = await endpointsFor(ctx);
       const client = await ctx.kv();
       const rev = flagInt(ctx.p, 'rev');
-      const list: EpHashKV[] = [];
-      let failed = false;
-      for (const ep of eps) {
-        try {
-          list.push({ Endpoint: ep, HashKV: await client.hashKV(ep, rev) });
-        } catch (e) {
-          failed = true;
-          ctx.io.err(`Failed to get the hash of endpoint ${ep} (${(e as Error).message})\n`);
-        }
-      }
-      printEndpointHashKV(ctx, list);
-      if (failed) throw new CliError('', Exit.Error, '');
+      const list = await perEndpoint(ctx, eps, 'hash', async (ep) => ({ Endpoint: ep, HashKV: await client.hashKV(ep, rev) }));
+      printEndpointHashKV(ctx, list.ok);
+      if (list.failed) throw new CliError('', Exit.Error, '');
       return;
     }
     default:

@@ -11,38 +11,29 @@ export interface FlagSpec {
   short?: string;
 }
 
+/** Flags of one type without a shorthand. */
+function ofType(type: FlagType, names: string[]): FlagSpec[] {
+  return names.map((name) => ({ name, type }));
+}
+
 /** Flags every command accepts. */
 export const GLOBAL_FLAGS: FlagSpec[] = [
-  { name: 'endpoints', type: 'string' },
-  { name: 'dial-timeout', type: 'string' },
-  { name: 'command-timeout', type: 'string' },
-  { name: 'keepalive-time', type: 'string' },
-  { name: 'keepalive-timeout', type: 'string' },
+  ...ofType('string', ['endpoints', 'dial-timeout', 'command-timeout', 'keepalive-time', 'keepalive-timeout', 'cacert', 'cert', 'key',
+    'user', 'password', 'discovery-srv-name']),
+  ...ofType('bool', ['insecure-skip-tls-verify', 'insecure-transport', 'insecure-discovery', 'hex', 'debug', 'version']),
   { name: 'write-out', type: 'string', short: 'w' },
-  { name: 'cacert', type: 'string' },
-  { name: 'cert', type: 'string' },
-  { name: 'key', type: 'string' },
-  { name: 'insecure-skip-tls-verify', type: 'bool' },
-  { name: 'insecure-transport', type: 'bool' },
-  { name: 'insecure-discovery', type: 'bool' },
-  { name: 'user', type: 'string' },
-  { name: 'password', type: 'string' },
-  { name: 'hex', type: 'bool' },
-  { name: 'debug', type: 'bool' },
   { name: 'discovery-srv', type: 'string', short: 'd' },
-  { name: 'discovery-srv-name', type: 'string' },
   { name: 'help', type: 'bool', short: 'h' },
-  { name: 'version', type: 'bool' },
 ];
 
 /** Flags of the v3 commands (one table: no name has two types). */
 export const COMMAND_FLAGS: FlagSpec[] = [
-  ...['prefix', 'from-key', 'keys-only', 'count-only', 'print-value-only', 'prev-kv', 'ignore-value', 'ignore-lease',
-    'keys', 'cluster', 'learner', 'physical', 'no-password', 'progress-notify', 'once', 'detail', 'skip-hash-check'].map((name) => ({ name, type: 'bool' as const })),
+  ...ofType('bool', ['prefix', 'from-key', 'keys-only', 'count-only', 'print-value-only', 'prev-kv', 'ignore-value', 'ignore-lease',
+    'keys', 'cluster', 'learner', 'physical', 'no-password', 'progress-notify', 'once', 'detail', 'skip-hash-check']),
   { name: 'interactive', type: 'bool', short: 'i' },
-  ...['lease', 'limit', 'rev', 'sort-by', 'order', 'consistency', 'peer-urls', 'new-user-password', 'min-mod-rev',
+  ...ofType('string', ['lease', 'limit', 'rev', 'sort-by', 'order', 'consistency', 'peer-urls', 'new-user-password', 'min-mod-rev',
     'max-mod-rev', 'min-create-rev', 'max-create-rev', 'data-dir', 'wal-dir', 'name', 'initial-cluster',
-    'initial-cluster-token', 'initial-advertise-peer-urls'].map((name) => ({ name, type: 'string' as const })),
+    'initial-cluster-token', 'initial-advertise-peer-urls']),
 ];
 
 export interface Parsed {

@@ -2,17 +2,15 @@
 // member's store diverge from the others' (chaos finding F6).
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { newConfig, startEmbedded, type EmbeddedMember } from '../../../server/embed/index.js';
+import { newConfig, startEmbedded } from '../../../server/embed/index.js';
 import { freePorts } from '../../../harness/ports.js';
+import { useCleanup } from '../../../harness/cleanup.js';
 import { useTempDir } from '../../../harness/temp-dir.js';
 
 describe('a committed entry that cannot be decoded', function () {
   this.timeout(30000);
-  let m: EmbeddedMember | undefined;
+  const stopLater = useCleanup();
   const tmp = useTempDir('svc-undecodable-');
-  after(async () => {
-    await m?.close();
-  });
 
   it('stops the member with a fatal error naming the index', async () => {
     const [client, peer] = await freePorts(2);
@@ -23,7 +21,7 @@ describe('a committed entry that cannot be decoded', function () {
       listenPeerUrls: [`http://127.0.0.1:${peer}`], initialAdvertisePeerUrls: [`http://127.0.0.1:${peer}`],
       initialCluster: `u1=http://127.0.0.1:${peer}`,
     });
-    m = await startEmbedded(c);
+    const m = stopLater(await startEmbedded(c));
     await m.ready;
     const server = m.member.server;
     const fatal = new Promise<Error>((resolve) => server.onFatal(resolve));

@@ -4,43 +4,24 @@
 // works against the cluster.
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
 import { freePorts } from '../../../harness/ports.js';
-import type { LoggedProcess } from '../../../harness/process.js';
+import { httpGet, type LoggedProcess } from '../../../harness/process.js';
 import { spawnSvc } from '../../../harness/svc-cluster.js';
+import { useTempDir } from '../../../harness/temp-dir.js';
 
 type KvStub = {
   Put(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void): void;
   Range(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: { kvs: Array<{ value: Buffer }> }) => void): void;
 };
 
-function insecureGet(url: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = https.get(url, { rejectUnauthorized: false, agent: false, timeout: 5000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-  });
-}
-
-function plainGet(url: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent: false, timeout: 5000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-  });
+/** The status of one GET; https accepts the self-signed certificates. */
+async function statusOf(url: string): Promise<number> {
+  return (await httpGet(url, { insecure: true })).status;
 }
 
 /** The certificate a TLS server presents, PEM-free: its raw DER. */
@@ -60,12 +41,15 @@ function derOf(pemFile: string): Buffer {
 
 describe('--auto-tls and --peer-auto-tls (integration)', function () {
   this.timeout(120000);
-  let dir: string;
   const procs: LoggedProcess[] = [];
   const ports: Array<{ client: number; peer: number }> = [];
+  // Registered before the temp dir's own hook: the members stop before their data dirs go.
+  after(async () => {
+    await Promise.all(procs.map((p) => p.stop('SIGKILL', 5000)));
+  });
+  const tmp = useTempDir('svc-autotls-');
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-autotls-'));
     const ps = await freePorts(6);
     for (let i = 0; i < 3; i++) ports.push({ client: ps[2 * i], peer: ps[2 * i + 1] });
     const ic = ports.map((p, i) => `a${i}=https://127.0.0.1:${p.peer}`).join(',');
@@ -76,7 +60,7 @@ describe('--auto-tls and --peer-auto-tls (integration)', function () {
         spawnSvc(
           [
             `--name=a${i}`,
-            `--data-dir=${join(dir, `a${i}`)}`,
+            `--data-dir=${join(tmp.path, `a${i}`)}`,
             `--listen-client-urls=${c}`,
             `--advertise-client-urls=${c}`,
             `--listen-peer-urls=${p}`,
@@ -86,23 +70,18 @@ describe('--auto-tls and --peer-auto-tls (integration)', function () {
             '--peer-auto-tls',
             '--self-signed-cert-validity=2',
           ],
-          { logFile: join(dir, `a${i}.log`), name: `a${i}` },
+          { logFile: join(tmp.path, `a${i}.log`), name: `a${i}` },
         ),
       );
     }
     await Promise.all(procs.map((p) => p.waitForLog(/serving client traffic securely/, 60000)));
   });
 
-  after(async () => {
-    await Promise.all(procs.map((p) => p.stop('SIGKILL', 5000)));
-    rmSync(dir, { recursive: true, force: true });
-  });
-
   it('generates the certificates under <data-dir>/fixtures with the requested validity', () => {
     for (let i = 0; i < 3; i++) {
       for (const kind of ['client', 'peer']) {
-        const cert = join(dir, `a${i}`, 'fixtures', kind, 'cert.pem');
-        assert.ok(existsSync(cert) && existsSync(join(dir, `a${i}`, 'fixtures', kind, 'key.pem')), `${cert} missing`);
+        const cert = join(tmp.path, `a${i}`, 'fixtures', kind, 'cert.pem');
+        assert.ok(existsSync(cert) && existsSync(join(tmp.path, `a${i}`, 'fixtures', kind, 'key.pem')), `${cert} missing`);
         const text = execFileSync('openssl', ['x509', '-in', cert, '-noout', '-enddate', '-text'], { encoding: 'utf8' });
         const end = new Date(/notAfter=(.*)/.exec(text)![1]).getTime();
         const years = (end - Date.now()) / (365 * 24 * 3600 * 1000);
@@ -123,7 +102,7 @@ describe('--auto-tls and --peer-auto-tls (integration)', function () {
         kv2.Range({ key: Buffer.from('auto') }, { deadline: Date.now() + 5000 }, (e, r) => (e ? reject(e) : resolve(r))),
       );
       assert.equal(res.kvs[0]?.value.toString(), 'tls');
-      assert.equal(await insecureGet(`https://127.0.0.1:${ports[1].client}/health`), 200);
+      assert.equal(await statusOf(`https://127.0.0.1:${ports[1].client}/health`), 200);
     } finally {
       c0.close();
       c2.close();
@@ -131,9 +110,9 @@ describe('--auto-tls and --peer-auto-tls (integration)', function () {
   });
 
   it('client and peer ports speak only TLS, with the generated certificates', async () => {
-    await assert.rejects(plainGet(`http://127.0.0.1:${ports[0].peer}/version`));
-    assert.equal(await insecureGet(`https://127.0.0.1:${ports[0].peer}/version`), 200);
-    assert.deepEqual(await presentedCert(ports[1].peer), derOf(join(dir, 'a1', 'fixtures', 'peer', 'cert.pem')));
-    assert.deepEqual(await presentedCert(ports[1].client), derOf(join(dir, 'a1', 'fixtures', 'client', 'cert.pem')));
+    await assert.rejects(statusOf(`http://127.0.0.1:${ports[0].peer}/version`));
+    assert.equal(await statusOf(`https://127.0.0.1:${ports[0].peer}/version`), 200);
+    assert.deepEqual(await presentedCert(ports[1].peer), derOf(join(tmp.path, 'a1', 'fixtures', 'peer', 'cert.pem')));
+    assert.deepEqual(await presentedCert(ports[1].client), derOf(join(tmp.path, 'a1', 'fixtures', 'client', 'cert.pem')));
   });
 });

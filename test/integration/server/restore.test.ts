@@ -2,32 +2,23 @@
 import { expect } from 'chai';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import { spawnSvc, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
-import { waitForHttp, type LoggedProcess } from '../../../harness/process.js';
+import { useCleanup } from '../../../harness/cleanup.js';
+import { spawnSvc, useSvcClusters } from '../../../harness/svc-cluster.js';
+import { waitForHttp } from '../../../harness/process.js';
 import { freePorts } from '../../../harness/ports.js';
-import { main as svcctl } from '../../../server/cli/svcctl.js';
 import { useTempDir } from '../../../harness/temp-dir.js';
+import { svcctl } from '../snapshot/helpers.js';
 
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await svcctl(args, { out: (s) => void (out += s), err: (s) => void (err += s), stdin: new PassThrough(), stdoutIsTTY: false }, { ...process.env, SVC_VERSION: '3.4.34' });
-  return { code, out, err };
-}
+const run = (args: string[]) => svcctl(args, { SVC_VERSION: '3.4.34' });
 
 describe('snapshot save and restore', function () {
   this.timeout(120000);
-  let cluster: SvcCluster | undefined;
-  let restored: LoggedProcess | undefined;
+  const stopLater = useCleanup();
+  const clusters = useSvcClusters({ closeAfter: 'all' });
   const tmp = useTempDir('svc-restore-');
-  after(async () => {
-    await restored?.stop();
-    await cluster?.close();
-  });
 
   it('restores a snapshot saved from a 3.4 cluster into a new cluster with every key intact', async () => {
-    cluster = await startSvcCluster({ size: 3, version: '3.4.34' });
+    const cluster = await clusters.start({ size: 3, version: '3.4.34' });
     for (let i = 0; i < 50; i++) await cluster.put(i % 3, `r/${i}`, `v${i}`);
     const leader = await cluster.leader();
     const file = join(tmp.path, 'backup.db');
@@ -50,7 +41,7 @@ describe('snapshot save and restore', function () {
     expect(again.err).to.match(/exists; refusing to overwrite/);
 
     const clientURL = `http://127.0.0.1:${client}`;
-    restored = spawnSvc(['--name', 'r1', '--data-dir', dataDir, '--listen-client-urls', clientURL, '--advertise-client-urls', clientURL, '--listen-peer-urls', peerURL, '--initial-advertise-peer-urls', peerURL, '--initial-cluster', `r1=${peerURL}`, '--initial-cluster-token', 'restored'], { logFile: join(tmp.path, 'r1.log'), version: '3.4.34', name: 'r1' });
+    stopLater(spawnSvc(['--name', 'r1', '--data-dir', dataDir, '--listen-client-urls', clientURL, '--advertise-client-urls', clientURL, '--listen-peer-urls', peerURL, '--initial-advertise-peer-urls', peerURL, '--initial-cluster', `r1=${peerURL}`, '--initial-cluster-token', 'restored'], { logFile: join(tmp.path, 'r1.log'), version: '3.4.34', name: 'r1' }));
     await waitForHttp(`${clientURL}/health`, { timeoutMs: 30000 });
     const got = await run(['--endpoints', `127.0.0.1:${client}`, 'get', 'r/', '--prefix', '--print-value-only']);
     expect(got.code, got.err).to.equal(0);

@@ -43,6 +43,41 @@ export async function ctl(args: string[], endpoints?: string[], env?: NodeJS.Pro
   return r.stdout;
 }
 
+/** `etcdctl lease grant`: the new lease's id (hex). */
+export async function grantLease(endpoints: string[], ttl: number): Promise<string> {
+  return (await ctl(['lease', 'grant', String(ttl)], endpoints)).split(' ')[1];
+}
+
+/** Compacts the key space to `back` revisions below its current revision. */
+export async function compactBack(endpoints: string[], back: number): Promise<void> {
+  await ctl(['compact', String((await keySpace(endpoints[0])).revision - back)], endpoints);
+}
+
+/** A user (password "pw") granted a new role that holds `perm` on every key under `prefix`. */
+export async function userWithRole(endpoints: string[], user: string, role: string, perm: 'read' | 'readwrite', prefix: string): Promise<void> {
+  await ctl(['user', 'add', user, '--new-user-password=pw'], endpoints);
+  await ctl(['role', 'add', role], endpoints);
+  await ctl(['role', 'grant-permission', role, perm, prefix, '--prefix'], endpoints);
+  await ctl(['user', 'grant-role', user, role], endpoints);
+}
+
+/**
+ * The application history the migration tests move between the reference and svc: `keys` keys app/<i>, a blob
+ * larger than a page, the first `rewrites` keys rewritten, app/<deleted>* deleted, a compaction `back` revisions
+ * below the head, "session" under a 2-hour lease, and user bob with role writer on app/. Returns the lease id.
+ */
+export async function appHistory(endpoints: string[], o: { keys: number; blobSeed: number; rewrites: number; deleted: string; back: number }): Promise<string> {
+  for (let i = 0; i < o.keys; i++) await ctl(['put', `app/${i}`, `v${i}`], endpoints);
+  await ctl(['put', 'blob', bigValue(60000, o.blobSeed)], endpoints);
+  for (let i = 0; i < o.rewrites; i++) await ctl(['put', `app/${i}`, `v${i}-2`], endpoints);
+  await ctl(['del', `app/${o.deleted}`, '--prefix'], endpoints);
+  await compactBack(endpoints, o.back);
+  const lease = await grantLease(endpoints, 7200);
+  await ctl(['put', 'session', 'alive', `--lease=${lease}`], endpoints);
+  await userWithRole(endpoints, 'bob', 'writer', 'readwrite', 'app/');
+  return lease;
+}
+
 /** Every key of the cluster with its revisions and lease (etcdctl get "" --prefix -w json; uint64s kept exact). */
 export async function keySpace(endpoint: string, env?: NodeJS.ProcessEnv): Promise<KeySpace> {
   const raw = await ctl(['get', '', '--prefix', '-w', 'json'], [endpoint], env);

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { startReferenceCluster, etcdctl, type ReferenceCluster } from '../../../harness/reference-cluster.js';
 import { readBolt } from '../../../server/storage/bbolt/reader.js';
 import { writeBolt } from '../../../server/storage/bbolt/writer.js';
-import { bigValue, ctl, keySpace, leaseIds, restoreIntoReference, restoreIntoSvc, svcctl, type KeySpace, type RestoredCluster } from './helpers.js';
+import { appHistory, ctl, keySpace, leaseIds, restoreIntoReference, restoreIntoSvc, svcctl, type KeySpace, type RestoredCluster } from './helpers.js';
+import { useCleanup } from '../../../harness/cleanup.js';
 import { useTempDir } from '../../../harness/temp-dir.js';
 
 function withDigest(db: Buffer): Buffer {
@@ -18,31 +19,19 @@ function withDigest(db: Buffer): Buffer {
 
 describe('migration: reference -> svc -> reference', function () {
   this.timeout(400000);
+  const stopLater = useCleanup();
   let ref: ReferenceCluster | undefined;
-  const clusters: RestoredCluster[] = [];
+  /** The first svc cluster, restored from the reference's snapshot. */
+  let migrated: RestoredCluster;
   let refSnapshot: string;
   let refSpace: KeySpace;
   let lease: string;
   const tmp = useTempDir('svc-migrate-');
-  after(async () => {
-    for (const c of clusters) await c.stop();
-    await ref?.stop();
-  });
 
   it('moves a reference cluster onto svc and back with every key, revision, lease and user', async () => {
-    ref = await startReferenceCluster({ size: 3 });
+    ref = stopLater(await startReferenceCluster({ size: 3 }));
     const ep = ref.endpoints;
-    for (let i = 0; i < 100; i++) await ctl(['put', `app/${i}`, `v${i}`], ep);
-    await ctl(['put', 'blob', bigValue(60000, 7)], ep);
-    for (let i = 0; i < 30; i++) await ctl(['put', `app/${i}`, `v${i}-2`], ep);
-    await ctl(['del', 'app/9', '--prefix'], ep);
-    await ctl(['compact', String((await keySpace(ep[0])).revision - 10)], ep);
-    lease = (await ctl(['lease', 'grant', '7200'], ep)).split(' ')[1];
-    await ctl(['put', 'session', 'alive', `--lease=${lease}`], ep);
-    await ctl(['user', 'add', 'bob', '--new-user-password=pw'], ep);
-    await ctl(['role', 'add', 'writer'], ep);
-    await ctl(['role', 'grant-permission', 'writer', 'readwrite', 'app/', '--prefix'], ep);
-    await ctl(['user', 'grant-role', 'bob', 'writer'], ep);
+    lease = await appHistory(ep, { keys: 100, blobSeed: 7, rewrites: 30, deleted: '9', back: 10 });
     refSpace = await keySpace(ep[0]);
 
     // 1. snapshot the running reference cluster
@@ -53,8 +42,8 @@ describe('migration: reference -> svc -> reference', function () {
     expect(JSON.parse(ourStatus.out)).to.deep.equal(refStatus);
 
     // 2. restore it into three svc members and start them
-    const svc = await restoreIntoSvc(refSnapshot, join(tmp.path, 'svc'), 3);
-    clusters.push(svc);
+    const svc = stopLater(await restoreIntoSvc(refSnapshot, join(tmp.path, 'svc'), 3));
+    migrated = svc;
     for (const e of svc.endpoints) {
       const got = await keySpace(e);
       expect(got.revision).to.equal(refSpace.revision);
@@ -71,8 +60,7 @@ describe('migration: reference -> svc -> reference', function () {
     const svcSnapshot = join(tmp.path, 'from-svc.db');
     const saved = await svcctl([`--endpoints=${svc.endpoints[0]}`, 'snapshot', 'save', svcSnapshot]);
     expect(saved.code, saved.err).to.equal(0);
-    const back = await restoreIntoReference(svcSnapshot, join(tmp.path, 'back'), 1);
-    clusters.push(back);
+    const back = stopLater(await restoreIntoReference(svcSnapshot, join(tmp.path, 'back'), 1));
     const got = await keySpace(back.endpoints[0]);
     expect(got.revision).to.equal(svcSpace.revision);
     expect([...got.keys].sort()).to.deep.equal([...svcSpace.keys].sort());
@@ -88,8 +76,7 @@ describe('migration: reference -> svc -> reference', function () {
     const rootEnv = { ETCDCTL_USER: 'root:rootpw' };
     const snap = join(tmp.path, 'auth-reference.db');
     await ctl(['snapshot', 'save', snap], [ep[0]], rootEnv);
-    const svc = await restoreIntoSvc(snap, join(tmp.path, 'svc-auth'), 1);
-    clusters.push(svc);
+    const svc = stopLater(await restoreIntoSvc(snap, join(tmp.path, 'svc-auth'), 1));
     expect(await ctl(['get', 'app/1', '--print-value-only'], svc.endpoints, { ETCDCTL_USER: 'bob:pw' })).to.equal('v1-2\n');
     const wrong = await etcdctl(['get', 'app/1'], { endpoints: svc.endpoints, env: { ETCDCTL_USER: 'bob:nope' } });
     expect(wrong.stderr).to.match(/authentication failed/);
@@ -99,8 +86,7 @@ describe('migration: reference -> svc -> reference', function () {
     const back = join(tmp.path, 'auth-svc.db');
     const saved = await svcctl([`--endpoints=${svc.endpoints[0]}`, '--user=root:rootpw', 'snapshot', 'save', back]);
     expect(saved.code, saved.err).to.equal(0);
-    const refBack = await restoreIntoReference(back, join(tmp.path, 'ref-auth'), 1);
-    clusters.push(refBack);
+    const refBack = stopLater(await restoreIntoReference(back, join(tmp.path, 'ref-auth'), 1));
     expect(await ctl(['put', 'app/from-dave', 'x'], refBack.endpoints, { ETCDCTL_USER: 'dave:davepw' })).to.equal('OK\n');
     expect(await ctl(['get', 'app/1', '--print-value-only'], refBack.endpoints, { ETCDCTL_USER: 'bob:pw' })).to.equal('v1-2\n');
     expect(await ctl(['user', 'list'], refBack.endpoints, rootEnv)).to.equal('bob\ndave\nroot\n');
@@ -116,8 +102,7 @@ describe('migration: reference -> svc -> reference', function () {
     meta.kvs.push({ key: Buffer.from('term'), value: term }, { key: Buffer.from('confState'), value: Buffer.from('{"voters":[1,2,3],"auto_leave":false}') });
     const snap35 = join(tmp.path, 'reference-3.5.db');
     writeFileSync(snap35, withDigest(writeBolt(buckets)));
-    const svc = await restoreIntoSvc(snap35, join(tmp.path, 'svc35'), 1, '3.5.21');
-    clusters.push(svc);
+    const svc = stopLater(await restoreIntoSvc(snap35, join(tmp.path, 'svc35'), 1, '3.5.21'));
     const got = await keySpace(svc.endpoints[0]);
     expect(got.revision).to.equal(refSpace.revision);
     expect([...got.keys].sort()).to.deep.equal([...refSpace.keys].sort());
@@ -125,15 +110,13 @@ describe('migration: reference -> svc -> reference', function () {
 
   it('still restores svc\'s older snapshots (its lmdb database file)', async () => {
     // a member's own db file is what svc's snapshots held before they were in the reference's format
-    const src = clusters[0];
-    await src.processes[2].stop();
+    await migrated.processes[2].stop();
     const dbFile = join(tmp.path, 'svc', 'svc2', 'member', 'snap', 'db');
     const old = join(tmp.path, 'old-lmdb.db');
     copyFileSync(dbFile, old);
     writeFileSync(old, withDigest(readFileSync(old)));
     expect(readFileSync(old).readUInt32LE(16)).to.not.equal(0xed0cdaed);
-    const svc = await restoreIntoSvc(old, join(tmp.path, 'svc-old'), 1);
-    clusters.push(svc);
+    const svc = stopLater(await restoreIntoSvc(old, join(tmp.path, 'svc-old'), 1));
     const got = await keySpace(svc.endpoints[0]);
     expect(got.keys.get(Buffer.from('written/on/svc').toString('base64'))?.value).to.equal(Buffer.from('yes').toString('base64'));
     expect(got.revision).to.equal(refSpace.revision + 1);

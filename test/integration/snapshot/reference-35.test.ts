@@ -7,10 +7,11 @@ import { expect } from 'chai';
 import { join } from 'node:path';
 import { etcdctl } from '../../../harness/etcdctl.js';
 import { spawnLogged } from '../../../harness/process.js';
-import { ref35, startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
+import { ref35, startReferenceCluster } from '../../../harness/reference-cluster.js';
+import { useCleanup } from '../../../harness/cleanup.js';
 import { useSvcClusters } from '../../../harness/svc-cluster.js';
 import { useTempDir } from '../../../harness/temp-dir.js';
-import { bigValue, ctl, keySpace, leaseIds, restoreAndStart, restoreIntoSvc, svcctl, type KeySpace, type RestoredCluster } from './helpers.js';
+import { appHistory, bigValue, compactBack, ctl, grantLease, keySpace, leaseIds, restoreAndStart, restoreIntoSvc, svcctl, type KeySpace, type RestoredCluster } from './helpers.js';
 
 /** Checked run of a reference 3.5 tool (etcdutl or etcdctl); throws with its stderr unless it exits 0. */
 async function tool(name: 'etcdutl' | 'etcdctl', args: string[], endpoints?: string[]): Promise<string> {
@@ -33,14 +34,8 @@ function expectSameSpace(got: KeySpace, want: KeySpace): void {
 describe('snapshots with the reference 3.5 (etcdutl, etcd v3.5.21)', function () {
   this.timeout(400000);
   const clusters = useSvcClusters();
-  const restored: RestoredCluster[] = [];
-  let ref: ReferenceCluster | undefined;
+  const stopLater = useCleanup({ closeAfter: 'each' });
   const tmp = useTempDir('svc-snap-ref35-');
-  afterEach(async () => {
-    for (const c of restored.splice(0)) await c.stop();
-    await ref?.stop();
-    ref = undefined;
-  });
 
   it('etcdutl snapshot status and restore work on svc\'s snapshot; the restored 3.5 cluster serves all of it', async () => {
     const svc = await clusters.start({ size: 3, version: '3.5.21' });
@@ -49,8 +44,8 @@ describe('snapshots with the reference 3.5 (etcdutl, etcd v3.5.21)', function ()
     await ctl(['put', 'big', bigValue(50000, 3)], ep);
     await ctl(['put', 'k/01', 'rewritten'], ep);
     await ctl(['del', 'k/7', '--prefix'], ep);
-    await ctl(['compact', String((await keySpace(ep[0])).revision - 3)], ep);
-    const lease = (await ctl(['lease', 'grant', '3600'], ep)).split(' ')[1];
+    await compactBack(ep, 3);
+    const lease = await grantLease(ep, 3600);
     await ctl(['put', 'leased', 'x', `--lease=${lease}`], ep);
     await ctl(['user', 'add', 'alice', '--new-user-password=pw'], ep);
     const before = await keySpace(ep[0]);
@@ -66,8 +61,7 @@ describe('snapshots with the reference 3.5 (etcdutl, etcd v3.5.21)', function ()
     expect(ourSt.revision).to.equal(st.revision);
     expect(ourSt.totalKey).to.equal(st.totalKey);
 
-    const ref35Cluster = await restoreInto35(file, join(tmp.path, 'restored'), 3);
-    restored.push(ref35Cluster);
+    const ref35Cluster = stopLater(await restoreInto35(file, join(tmp.path, 'restored'), 3));
     for (const e of ref35Cluster.endpoints) expectSameSpace(await keySpace(e), before);
     expect(await leaseIds(ref35Cluster.endpoints[0])).to.deep.equal([lease]);
     expect(await ctl(['user', 'list'], ref35Cluster.endpoints)).to.equal('alice\n');
@@ -77,19 +71,9 @@ describe('snapshots with the reference 3.5 (etcdutl, etcd v3.5.21)', function ()
   });
 
   it('svcctl snapshot restore takes a snapshot of a real 3.5 cluster (its etcdctl); svc serves all of it', async () => {
-    ref = await startReferenceCluster({ size: 1, binary: ref35('etcd') });
+    const ref = stopLater(await startReferenceCluster({ size: 1, binary: ref35('etcd') }));
     const ep = ref.endpoints;
-    for (let i = 0; i < 80; i++) await ctl(['put', `app/${i}`, `v${i}`], ep);
-    await ctl(['put', 'blob', bigValue(60000, 9)], ep);
-    for (let i = 0; i < 20; i++) await ctl(['put', `app/${i}`, `v${i}-2`], ep);
-    await ctl(['del', 'app/7', '--prefix'], ep);
-    await ctl(['compact', String((await keySpace(ep[0])).revision - 5)], ep);
-    const lease = (await ctl(['lease', 'grant', '7200'], ep)).split(' ')[1];
-    await ctl(['put', 'session', 'alive', `--lease=${lease}`], ep);
-    await ctl(['user', 'add', 'bob', '--new-user-password=pw'], ep);
-    await ctl(['role', 'add', 'writer'], ep);
-    await ctl(['role', 'grant-permission', 'writer', 'readwrite', 'app/', '--prefix'], ep);
-    await ctl(['user', 'grant-role', 'bob', 'writer'], ep);
+    const lease = await appHistory(ep, { keys: 80, blobSeed: 9, rewrites: 20, deleted: '7', back: 5 });
     const before = await keySpace(ep[0]);
 
     const file = join(tmp.path, 'from-ref35.db');
@@ -100,8 +84,7 @@ describe('snapshots with the reference 3.5 (etcdutl, etcd v3.5.21)', function ()
     const ourSt = JSON.parse(ours.out) as { revision: number; totalKey: number };
     expect([ourSt.revision, ourSt.totalKey]).to.deep.equal([st.revision, st.totalKey]);
 
-    const svc = await restoreIntoSvc(file, join(tmp.path, 'svc'), 3, '3.5.21');
-    restored.push(svc);
+    const svc = stopLater(await restoreIntoSvc(file, join(tmp.path, 'svc'), 3, '3.5.21'));
     for (const e of svc.endpoints) expectSameSpace(await keySpace(e), before);
     expect(await leaseIds(svc.endpoints[0])).to.deep.equal([lease]);
     expect(await ctl(['user', 'get', 'bob'], svc.endpoints)).to.equal('User: bob\nRoles: writer\n');

@@ -4,29 +4,27 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
+import { useCleanup } from '../../../harness/cleanup.js';
+import { startReferenceCluster } from '../../../harness/reference-cluster.js';
 import { readBolt, checkBolt, unusedPages } from '../../../server/storage/bbolt/reader.js';
 import { boltStatus } from '../../../server/cluster/bolt-snapshot.js';
-import { bigValue, ctl, keySpace, latestKeys, leaseIds } from './helpers.js';
+import { bigValue, ctl, grantLease, keySpace, latestKeys, leaseIds } from './helpers.js';
 import { useTempDir } from '../../../harness/temp-dir.js';
 
 describe('bbolt reader on files written by the reference', function () {
   this.timeout(240000);
-  let ref: ReferenceCluster | undefined;
+  const stopLater = useCleanup();
   const tmp = useTempDir('svc-bbolt-ref-');
-  after(async () => {
-    await ref?.stop();
-  });
 
   it('reads every key, revision and lease of a reference snapshot taken after deletes and a compaction', async () => {
-    ref = await startReferenceCluster({ size: 1 });
+    const ref = stopLater(await startReferenceCluster({ size: 1 }));
     const ep = ref.endpoints;
     for (let i = 0; i < 120; i++) await ctl(['put', `k/${String(i).padStart(3, '0')}`, `value-${i}`], ep);
     // values larger than a page (overflow pages), one rewritten so its old pages are freed
     await ctl(['put', 'big/a', bigValue(20000, 1)], ep);
     await ctl(['put', 'big/b', bigValue(90000, 2)], ep);
     await ctl(['put', 'big/a', bigValue(30000, 3)], ep);
-    const lease = (await ctl(['lease', 'grant', '3600'], ep)).split(' ')[1];
+    const lease = await grantLease(ep, 3600);
     await ctl(['put', 'leased', 'x', `--lease=${lease}`], ep);
     await ctl(['del', 'k/0', '--prefix'], ep); // k/000 .. k/099
     const rev = (await keySpace(ep[0])).revision;

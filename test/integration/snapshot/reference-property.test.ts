@@ -8,7 +8,8 @@ import fc from 'fast-check';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
+import { useCleanup } from '../../../harness/cleanup.js';
+import { startReferenceCluster } from '../../../harness/reference-cluster.js';
 import { useTempDir } from '../../../harness/temp-dir.js';
 import { boltStatus } from '../../../server/cluster/bolt-snapshot.js';
 import { Client } from '../../../server/client/client.js';
@@ -46,18 +47,13 @@ function valueOf(n: number, seed: number): Buffer {
 
 describe('bbolt format: property test against the reference\'s files and tools', function () {
   this.timeout(600000);
-  let ref: ReferenceCluster | undefined;
-  let client: Client | undefined;
+  const stopLater = useCleanup();
   const tmp = useTempDir('svc-bbolt-prop-');
-  after(async () => {
-    client?.close();
-    await ref?.stop();
-  });
 
   it('every random workload\'s reference snapshot reads back as etcdctl sees it, and our rewrite of it satisfies the reference', async () => {
-    ref = await startReferenceCluster({ size: 1 });
+    const ref = stopLater(await startReferenceCluster({ size: 1 }));
     const ep = ref.endpoints[0];
-    client = await Client.connect({ endpoints: [ep], waitForConnection: true, dialTimeoutMs: 10000, commandTimeoutMs: 30000 });
+    const client = stopLater(await Client.connect({ endpoints: [ep], waitForConnection: true, dialTimeoutMs: 10000, commandTimeoutMs: 30000 }));
     const c = client;
     let run = 0;
     let compacted = 0;

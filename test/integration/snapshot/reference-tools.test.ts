@@ -4,36 +4,30 @@
 import { expect } from 'chai';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
-import { bigValue, ctl, keySpace, leaseIds, restoreIntoReference, svcctl, type RestoredCluster } from './helpers.js';
+import { useCleanup } from '../../../harness/cleanup.js';
+import { useSvcClusters } from '../../../harness/svc-cluster.js';
+import { bigValue, compactBack, ctl, grantLease, keySpace, leaseIds, restoreIntoReference, svcctl, userWithRole } from './helpers.js';
 import { useTempDir } from '../../../harness/temp-dir.js';
 
 describe('svc snapshots with the reference\'s tools', function () {
   this.timeout(300000);
-  let cluster: SvcCluster | undefined;
-  let restored: RestoredCluster | undefined;
+  const clusters = useSvcClusters({ closeAfter: 'all' });
+  const stopLater = useCleanup();
   const tmp = useTempDir('svc-snap-ref-');
-  after(async () => {
-    await restored?.stop();
-    await cluster?.close();
-  });
 
   it('etcdctl snapshot status and restore work on svc\'s snapshot; the restored reference cluster serves all of it', async () => {
-    cluster = await startSvcCluster({ size: 3, version: '3.4.34' });
+    const cluster = await clusters.start({ size: 3, version: '3.4.34' });
     const ep = [cluster.members[0].endpoint];
     for (let i = 0; i < 150; i++) await ctl(['put', `k/${String(i).padStart(3, '0')}`, `value-${i}`], ep);
     await ctl(['put', 'big/a', bigValue(20000, 1)], ep);
     await ctl(['put', 'big/b', bigValue(100000, 2)], ep);
     await ctl(['put', 'k/001', 'rewritten'], ep);
     await ctl(['del', 'k/01', '--prefix'], ep);
-    await ctl(['compact', String((await keySpace(ep[0])).revision - 3)], ep);
-    const lease = (await ctl(['lease', 'grant', '3600'], ep)).split(' ')[1];
+    await compactBack(ep, 3);
+    const lease = await grantLease(ep, 3600);
     await ctl(['put', 'leased/1', 'x', `--lease=${lease}`], ep);
     await ctl(['put', 'leased/2', 'y', `--lease=${lease}`], ep);
-    await ctl(['user', 'add', 'alice', '--new-user-password=pw'], ep);
-    await ctl(['role', 'add', 'reader'], ep);
-    await ctl(['role', 'grant-permission', 'reader', 'read', 'k/', '--prefix'], ep);
-    await ctl(['user', 'grant-role', 'alice', 'reader'], ep);
+    await userWithRole(ep, 'alice', 'reader', 'read', 'k/');
     const before = await keySpace(ep[0]);
 
     const file = join(tmp.path, 'svc.db');
@@ -52,7 +46,7 @@ describe('svc snapshots with the reference\'s tools', function () {
     const st2 = JSON.parse(await ctl(['snapshot', 'status', viaRef, '-w', 'json'])) as Record<string, number>;
     expect(st2.revision).to.equal(before.revision);
 
-    restored = await restoreIntoReference(file, tmp.path, 3);
+    const restored = stopLater(await restoreIntoReference(file, tmp.path, 3));
     const after = await keySpace(restored.endpoints[0]);
     expect(after.revision).to.equal(before.revision);
     expect([...after.keys].sort()).to.deep.equal([...before.keys].sort());

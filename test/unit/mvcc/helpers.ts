@@ -1,9 +1,10 @@
-// Shared helpers of the mvcc tests: temp directories and byte-string shorthands.
+// Shared helpers of the mvcc tests: temp directories, stores on them and byte-string shorthands.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openBackend, type Backend, type BackendOptions } from '../../../server/storage/backend.js';
 import { nopLogger } from '../../../server/log/logger.js';
+import { MvccStore } from '../../../server/mvcc/kvstore.js';
 
 /** A fresh temp dir; removed by cleanup(). */
 export function tempDir(prefix = 'svc-mvcc-'): { dir: string; cleanup(): void } {
@@ -14,6 +15,12 @@ export function tempDir(prefix = 'svc-mvcc-'): { dir: string; cleanup(): void } 
 /** Opens a backend at <dir>/member/snap/db. */
 export function backendIn(dir: string, opts: BackendOptions = {}): Backend {
   return openBackend(nopLogger, path.join(dir, 'member', 'snap', 'db'), opts);
+}
+
+/** A store on the backend at `dir` (a reopen after close() is a restart); batches commit at once by default. */
+export function openStore(dir: string, opts: BackendOptions = { batchIntervalMs: 0 }): { be: Backend; st: MvccStore } {
+  const be = backendIn(dir, opts);
+  return { be, st: new MvccStore(be) };
 }
 
 /** UTF-8 bytes. */

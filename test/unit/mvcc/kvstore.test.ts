@@ -3,7 +3,7 @@ import type { Backend } from '../../../server/storage/backend.js';
 import { MvccStore } from '../../../server/mvcc/kvstore.js';
 import { MvccError } from '../../../server/mvcc/errors.js';
 import { evaluateCompare, evaluateCompareOn, CompareResult, CompareTarget } from '../../../server/mvcc/compare.js';
-import { b, backendIn, s, tempDir } from './helpers.js';
+import { b, openStore, s, tempDir } from './helpers.js';
 
 function keys(r: { kvs: { key: Uint8Array }[] }): string[] {
   return r.kvs.map((kv) => s(kv.key));
@@ -15,8 +15,7 @@ describe('mvcc store', () => {
   let st: MvccStore;
   beforeEach(() => {
     t = tempDir();
-    be = backendIn(t.dir, { batchIntervalMs: 0 });
-    st = new MvccStore(be);
+    ({ be, st } = openStore(t.dir));
   });
   afterEach(() => {
     be.close();
@@ -143,15 +142,13 @@ describe('mvcc store', () => {
     // Interrupted right away: the backend closes before the background deletion ran.
     be.close();
     await done;
-    be = backendIn(t.dir, { batchIntervalMs: 0 });
-    st = new MvccStore(be);
+    ({ be, st } = openStore(t.dir));
     expect(st.compactRev()).to.equal(4000);
     await st.compactionsDone();
     // 10 kept revisions at or below 4000, plus the 1001 revisions after it.
     expect(be.readTx().range('key', new Uint8Array(0), null).length).to.equal(10 + 1001);
     be.close();
-    be = backendIn(t.dir, { batchIntervalMs: 0 });
-    st = new MvccStore(be);
+    ({ be, st } = openStore(t.dir));
     expect(st.compactRev()).to.equal(4000);
     expect(st.range(b('k'), b('l')).count).to.equal(10);
   });
@@ -168,8 +165,7 @@ describe('mvcc store', () => {
     const rev = st.rev();
     const hash = st.hashByRev(0).hash;
     be.close();
-    be = backendIn(t.dir, { batchIntervalMs: 0 });
-    st = new MvccStore(be);
+    ({ be, st } = openStore(t.dir));
     expect(st.rev()).to.equal(rev);
     expect(st.compactRev()).to.equal(3);
     expect(be.consistentIndex()).to.equal(9);
@@ -185,17 +181,15 @@ describe('mvcc store', () => {
     st.deleteRange(b('a')); // 3
     st.compact(3);
     be.close();
-    be = backendIn(t.dir, { batchIntervalMs: 0 });
-    st = new MvccStore(be);
+    ({ be, st } = openStore(t.dir));
     expect(st.rev()).to.equal(3);
     expect(st.put(b('a'), b('x')).rev).to.equal(4);
   });
 
   it('two stores given the same writes have the same hashes', () => {
     const t2 = tempDir();
-    const be2 = backendIn(t2.dir, { batchIntervalMs: 0 });
+    const { be: be2, st: st2 } = openStore(t2.dir);
     try {
-      const st2 = new MvccStore(be2);
       for (const x of [st, st2]) {
         for (let i = 0; i < 50; i++) x.put(b(`k${i % 7}`), b(`v${i}`));
         x.deleteRange(b('k3'));

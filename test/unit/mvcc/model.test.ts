@@ -3,9 +3,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Backend } from '../../../server/storage/backend.js';
-import { MvccStore } from '../../../server/mvcc/kvstore.js';
 import { MvccError } from '../../../server/mvcc/errors.js';
-import { b, backendIn, s, tempDir } from './helpers.js';
+import { b, backendIn, openStore, s, tempDir } from './helpers.js';
 
 const keyArb = fc.constantFrom('a', 'b', 'ba', 'bb', 'c', 'd', 'e\xff');
 
@@ -85,8 +84,7 @@ describe('mvcc store against a model', () => {
       fc.assert(
         fc.property(fc.array(opArb, { maxLength: 50 }), (ops) => {
           const dir = `${t.dir}/run${run++}`;
-          let be = backendIn(dir, { batchIntervalMs: 0, batchLimit: 7 });
-          let st = new MvccStore(be);
+          let { be, st } = openStore(dir, { batchIntervalMs: 0, batchLimit: 7 });
           // history[r] = the state at revision r
           const history: Map<string, Kv>[] = [new Map(), new Map()];
           let compacted = -1;
@@ -126,8 +124,7 @@ describe('mvcc store against a model', () => {
                 compacted = target;
               } else {
                 be.close();
-                be = backendIn(dir, { batchIntervalMs: 0, batchLimit: 7 });
-                st = new MvccStore(be);
+                ({ be, st } = openStore(dir, { batchIntervalMs: 0, batchLimit: 7 }));
               }
               expect(st.rev()).to.equal(history.length - 1);
             }

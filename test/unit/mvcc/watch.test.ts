@@ -3,7 +3,7 @@ import type { Backend } from '../../../server/storage/backend.js';
 import { MvccStore } from '../../../server/mvcc/kvstore.js';
 import { WatchableStore, type WatchResponse } from '../../../server/mvcc/watchable-store.js';
 import { MvccError } from '../../../server/mvcc/errors.js';
-import { b, backendIn, s, tempDir } from './helpers.js';
+import { b, openStore, s, tempDir } from './helpers.js';
 
 function summary(rs: WatchResponse[]): string[] {
   return rs.flatMap((r) => r.events.map((e) => `${e.type} ${s(e.kv.key)}@${e.kv.modRevision}${e.type === 'PUT' ? '=' + s(e.kv.value) : ''}`));
@@ -16,8 +16,7 @@ describe('watchable store', () => {
   let ws: WatchableStore;
   beforeEach(() => {
     t = tempDir();
-    be = backendIn(t.dir, { batchIntervalMs: 0 });
-    st = new MvccStore(be);
+    ({ be, st } = openStore(t.dir));
     ws = new WatchableStore(st, { autoSync: false, chunkSize: 5 });
   });
   afterEach(() => {
@@ -169,9 +168,8 @@ describe('watchable store', () => {
     ws.watch(b('k'), b('l'), 0, {}, (r) => void got.push(r));
     st.put(b('k1'), b('mine')); // 2
     const t2 = tempDir();
-    const other = backendIn(t2.dir, { batchIntervalMs: 0 });
+    const { be: other, st: st2 } = openStore(t2.dir);
     try {
-      const st2 = new MvccStore(other);
       st2.put(b('x'), b('1')); // 2
       st2.put(b('k2'), b('theirs')); // 3
       st2.put(b('k3'), b('theirs')); // 4

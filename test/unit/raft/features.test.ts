@@ -125,14 +125,29 @@ describe('raft: election', () => {
   });
 });
 
+/** A 3-member cluster whose elected leader's first follower has been cut off for 100 ticks, at term t. */
+function cutOffFollower(preVote: boolean): { c: Cluster; l: NodeId; t: number; f: NodeId } {
+  const c = cluster(3, { preVote });
+  const l = elect(c);
+  const t = term(c, l);
+  const f = followers(c, l)[0];
+  c.isolate(f);
+  c.runTicks(100);
+  return { c, l, t, f };
+}
+
+/** A 3-member cluster whose elected leader has been cut off from the others for 25 ticks. */
+function cutOffLeader(checkQuorum: boolean): { c: Cluster; l: NodeId } {
+  const c = cluster(3, { checkQuorum });
+  const l = elect(c);
+  c.isolate(l);
+  c.runTicks(25);
+  return { c, l };
+}
+
 describe('raft: pre-vote and check-quorum', () => {
   it('pre-vote keeps a rejoining partitioned member from disrupting the leader', () => {
-    const c = cluster(3, { preVote: true });
-    const l = elect(c);
-    const t = term(c, l);
-    const f = followers(c, l)[0];
-    c.isolate(f);
-    c.runTicks(100);
+    const { c, l, t, f } = cutOffFollower(true);
     expect(term(c, f), 'pre-candidate does not bump its term').to.equal(t);
     expect(role(c, f)).to.equal(StateRole.PreCandidate);
     c.heal();
@@ -142,12 +157,7 @@ describe('raft: pre-vote and check-quorum', () => {
   });
 
   it('without pre-vote the same rejoining member forces a new election', () => {
-    const c = cluster(3, { preVote: false });
-    const l = elect(c);
-    const t = term(c, l);
-    const f = followers(c, l)[0];
-    c.isolate(f);
-    c.runTicks(100);
+    const { c, l, t, f } = cutOffFollower(false);
     expect(term(c, f)).to.be.greaterThan(t);
     c.heal();
     c.runTicks(50);
@@ -155,20 +165,14 @@ describe('raft: pre-vote and check-quorum', () => {
   });
 
   it('check-quorum: a leader cut off from the quorum steps down', () => {
-    const c = cluster(3, { checkQuorum: true });
-    const l = elect(c);
-    c.isolate(l);
-    c.runTicks(25);
+    const { c, l } = cutOffLeader(true);
     expect(role(c, l)).to.equal(StateRole.Follower);
     const rest = followers(c, l);
     expect(rest.some((id) => role(c, id) === StateRole.Leader)).to.equal(true);
   });
 
   it('without check-quorum the cut-off leader stays leader', () => {
-    const c = cluster(3, { checkQuorum: false });
-    const l = elect(c);
-    c.isolate(l);
-    c.runTicks(25);
+    const { c, l } = cutOffLeader(false);
     expect(role(c, l)).to.equal(StateRole.Leader);
   });
 
