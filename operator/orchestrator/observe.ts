@@ -1,6 +1,6 @@
 // One observation of a cluster: the runtime's view of its members plus what each member answers
 // (/version, /health, /metrics, Maintenance.Status), taken in parallel with per-call timeouts.
-import type { MemberClient } from '../members/index.js';
+import type { MemberApi as MemberClient } from './member-api.js';
 import type { Runtime, RuntimeMember } from '../runtime/runtime.js';
 import { canScale } from '../runtime/scaling.js';
 import type { ClusterMember, ObservedCluster, ObservedMember } from '../upgrade/types.js';

@@ -1,7 +1,7 @@
 // The one interface the orchestrator drives members through. A local runtime runs child processes; a
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
-import type { SvcClusterSpec } from '../api/types.js';
-import type { UpgradeProgress } from '../upgrade/types.js';
+import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
+import type { Step, UpgradeProgress } from '../upgrade/types.js';
 
 /** A member as the runtime knows it (no network calls: those are the member client's job). */
 export interface RuntimeMember {
@@ -26,6 +26,18 @@ export class RuntimeError extends Error {
   }
 }
 
+/**
+ * Thrown by a runtime call that began its work and must be looked at again later (a Job still running, a claim
+ * still being deleted). The engine turns it into a wait and a requeue: no reconcile sleeps on a slow cluster.
+ * The call must be idempotent: the next pass plans the same step (from the same observation) and calls it again.
+ */
+export class StepPending extends Error {
+  constructor(readonly code: string, message: string, readonly retryMs = 1000) {
+    super(message);
+    this.name = 'StepPending';
+  }
+}
+
 /** Where members run. Every mutating call records what it is about to do before doing it. */
 export interface Runtime {
   /** "local" or "kubernetes", for messages only. */
@@ -46,4 +58,15 @@ export interface Runtime {
   saveProgress(progress: UpgradeProgress | undefined): Promise<void>;
   /** Estimated v2 data size (from the newest snapshot file of a member), when the runtime can tell. */
   v2DataBytes(member: string): Promise<number | undefined>;
+
+  // Optional capabilities; the engine uses them when a runtime has them.
+  /** Brings the runtime's own objects in line with the spec before each observation (Kubernetes: the owned objects). */
+  prepare?(): Promise<void>;
+  /**
+   * Takes the pre-upgrade snapshot itself (Kubernetes with spec.backup.pvc: a Job); without it the engine
+   * streams the leader's snapshot to snapshotLocation(). May throw StepPending while it is under way.
+   */
+  takeSnapshot?(step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress): Promise<SnapshotRecord>;
+  /** Records a scaling step durably before it is carried out (Kubernetes: the svc.dev/scaling annotation). */
+  recordScaling?(step: Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }>, replicas: number): Promise<void>;
 }

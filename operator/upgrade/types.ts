@@ -74,6 +74,7 @@ export type WaitCode =
   | 'MemberUnhealthy'
   | 'MemberStarting'
   | 'NoLeader'
+  | 'LeaderMoving'
   | 'CatchingUp'
   | 'WaitBetweenMembers'
   | 'ClusterVersionPending'
