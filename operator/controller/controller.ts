@@ -11,11 +11,11 @@ import { specProblems, withDefaults } from '../api/validate.js';
 import type { MemberClient } from '../members/index.js';
 import { newMemory, runPass, type EngineMemory } from '../orchestrator/engine.js';
 import { KubeApi, type EventTarget } from '../runtime/kubernetes/kube-api.js';
-import { KubeRuntime, podImage, PROGRESS_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
+import { KubeRuntime, podImage, PROGRESS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
 import { parseScaling, SCALING_ANNOTATION, type ScalingRecord } from '../runtime/kubernetes/kube-scaling.js';
 import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
-import { describeStep, type ObservedCluster, type Step, type UpgradeProgress } from '../upgrade/types.js';
+import { describeStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../upgrade/types.js';
 import { PLURAL } from './crd.js';
 import { UpgradeMetrics } from './metrics.js';
 import { WorkQueue, type Requeue } from './queue.js';
@@ -189,8 +189,11 @@ export class Controller {
     }
     // TLS Secrets first: a missing or unusable one blocks the cluster before anything is applied.
     let client: MemberClient;
+    let tlsHash: string | undefined;
     try {
-      client = this.clients.get(key, await readClusterTls(this.api, namespace, spec));
+      const tls = await readClusterTls(this.api, namespace, spec);
+      client = this.clients.get(key, tls.client);
+      tlsHash = tls.fingerprint;
     } catch (e) {
       if (!(e instanceof TlsSecretError)) throw e;
       if (stored.status?.lastError !== e.message) await this.api.event(target, 'Warning', e.reason, e.message);
@@ -204,11 +207,12 @@ export class Controller {
     const cached = this.scalingRecords.get(key);
     const annotated = parseScaling(stored.metadata.annotations?.[SCALING_ANNOTATION]);
     const scaling = cached && (!annotated || cached.startedAt > annotated.startedAt) ? cached : annotated;
-    const ref: ClusterRef = { name, namespace, uid: target.uid, spec: liveReplicas === undefined ? spec : { ...spec, replicas: liveReplicas }, ...(scaling?.join ? { join: scaling.join } : {}) };
+    const ref: ClusterRef = { name, namespace, uid: target.uid, spec: liveReplicas === undefined ? spec : { ...spec, replicas: liveReplicas }, ...(scaling?.join ? { join: scaling.join } : {}), ...(tlsHash ? { tlsHash } : {}) };
     const jobs = new ClusterJobs(this.api, ref, { image: this.opts.operatorImage, timeoutSeconds: this.opts.jobTimeoutSeconds });
     const rt = new KubeRuntime(this.api, ref, {
       snapshotDir: this.opts.snapshotDir,
       progress: parseProgress(stored.metadata.annotations?.[PROGRESS_ANNOTATION]),
+      rollout: parseRollout(stored.metadata.annotations?.[ROLLOUT_ANNOTATION]),
       client,
       jobs,
       scaling,
@@ -274,7 +278,7 @@ export class Controller {
       pods.set(n, { image: podImage(p), ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false });
     }
     const key = `${stored.metadata.namespace}/${stored.metadata.name}`;
-    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.jobFailures.get(key)?.message, now: new Date(), jobFailure: this.jobFailures.get(key) });
+    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.jobFailures.get(key)?.message, now: new Date(), jobFailure: this.jobFailures.get(key), rollout: await rt.loadRollout() });
   }
 
   /** Applies the status when it differs from the stored one. */
@@ -283,6 +287,17 @@ export class Controller {
     if (canonical(next) === canonical(stored.status ?? {})) return;
     await this.api.applyStatus(stored.metadata.namespace!, stored.metadata.name, next);
     stored.status = next; // the informer catches up; until then do not write the same again
+  }
+}
+
+/** The rollout recorded in the annotation, if any (a malformed one is ignored: members are compared anyway). */
+export function parseRollout(text: string | undefined): RolloutProgress | undefined {
+  if (!text) return undefined;
+  try {
+    const r = JSON.parse(text) as RolloutProgress;
+    return typeof r.revision === 'string' && typeof r.reason === 'string' && Array.isArray(r.membersDone) ? r : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -7,8 +7,8 @@
 import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
 import { StepPending, type Runtime } from '../runtime/runtime.js';
 import { plan } from '../upgrade/plan.js';
-import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/progress.js';
-import { describeStep, isMutating, isScalingStep, type ObservedCluster, type Step, type UpgradeProgress } from '../upgrade/types.js';
+import { beginRollout, beginStep, noteMembersDone, noteRollout, recordSnapshot, settle } from '../upgrade/progress.js';
+import { describeStep, isMutating, isScalingStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../upgrade/types.js';
 import type { MemberApi } from './member-api.js';
 import { observe } from './observe.js';
 import { executeScaling } from './scale.js';
@@ -23,10 +23,14 @@ export type CrashPoint = 'before' | 'acted' | 'after';
 export interface EngineMemory {
   /** The progress this engine saved last: newer than a cached copy of the record the runtime may return. */
   progress?: UpgradeProgress;
+  /** The rollout record this engine saved last. */
+  rollout?: RolloutProgress;
   /** Steps carried out per kind (numbers the crash points). */
   counts: Map<string, number>;
   /** The step left under way by the last pass (StepPending) and its number: looking again is not a new step. */
   pending?: { line: string; n: number };
+  /** The leader's applied index at the last pass: the write rate is measured across passes (seconds apart). */
+  leaderIndex?: { index: number; at: number };
   /** A MoveLeader sent and not yet seen: the old leader may report leadership for a moment longer. */
   leaderMove?: { from: string; to: string; until: number };
 }
@@ -43,6 +47,8 @@ export interface PassHooks {
    * (env SVC_OPERATOR_CRASH_AT="<kind>:<n>[:acted|:after]") SIGKILLs the process.
    */
   crash?(kind: string, n: number, at: CrashPoint): void;
+  /** The clock (tests). Default Date.now. */
+  clock?: () => number;
 }
 
 /** What one pass did. */
@@ -52,6 +58,8 @@ export interface PassResult {
   line: string;
   progress?: UpgradeProgress;
   observed: ObservedCluster;
+  /** The rollout of a configuration or certificate change, as recorded. */
+  rollout?: RolloutProgress;
   /** A mutating (or `complete`) step was carried out without error. */
   acted: boolean;
   /** The step was begun and is under way (a Job running...): look again after pending.retryMs. */
@@ -81,15 +89,33 @@ async function save(runtime: Runtime, memory: EngineMemory, progress: UpgradePro
   memory.progress = progress;
 }
 
+async function saveRollout(runtime: Runtime, memory: EngineMemory, rollout: RolloutProgress | undefined): Promise<void> {
+  await runtime.saveRollout?.(rollout);
+  memory.rollout = rollout;
+}
+
 /** One pass over the cluster of `runtime` toward `spec`. */
 export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: MemberApi, memory: EngineMemory, hooks: PassHooks = {}): Promise<PassResult> {
   await runtime.prepare?.();
   let progress = memory.progress ?? (await runtime.loadProgress());
-  const { cluster: observed, urls } = await observe(runtime, client);
+  let rollout = memory.rollout ?? (await runtime.loadRollout?.());
+  const { cluster: observed, urls } = await observe(runtime, client, hooks.clock);
+  // The write rate over the time since the last pass (the reading inside one observation spans milliseconds).
+  const c = observed.catchUp;
+  const last = memory.leaderIndex;
+  if (c && last && observed.now - last.at >= 200 && observed.now - last.at <= 120_000 && c.leaderIndex >= last.index) {
+    c.ratePerSecond = Math.round(((c.leaderIndex - last.index) * 1000) / (observed.now - last.at));
+  }
+  memory.leaderIndex = c ? { index: c.leaderIndex, at: observed.now } : undefined;
   const noted = noteMembersDone(progress, observed);
   if (noted !== progress) {
     progress = noted;
     await save(runtime, memory, progress);
+  }
+  const rolled = noteRollout(rollout, observed, observed.now);
+  if (rolled !== rollout) {
+    rollout = rolled;
+    await saveRollout(runtime, memory, rollout);
   }
   let step = plan(spec, observed, progress);
   // A MoveLeader just sent: until the old leader says it is a follower, the same move is not sent again.
@@ -99,7 +125,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   } else if (move && !observed.members.some((m) => m.leader && m.name === move.from)) {
     memory.leaderMove = undefined;
   }
-  const result = (extra: Partial<PassResult> = {}): PassResult => ({ step, line: describeStep(step), progress, observed, acted: false, ...extra });
+  const result = (extra: Partial<PassResult> = {}): PassResult => ({ step, line: describeStep(step), progress, rollout, observed, acted: false, ...extra });
 
   if (step.kind === 'steady') {
     const settled = settle(progress, step.version, observed.now);
@@ -122,6 +148,11 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
     progress = before;
     await save(runtime, memory, progress);
   }
+  const begun = beginRollout(rollout, step, observed.revision, observed.now);
+  if (begun !== rollout) {
+    rollout = begun;
+    await saveRollout(runtime, memory, rollout);
+  }
   const crash = hooks.crash ?? envCrash();
   crash?.(step.kind, n, 'before');
   await hooks.beforeAct?.(step, progress, observed);
@@ -140,7 +171,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
         const toId = step.toId ?? observed.members.find((m) => m.name === step.to)?.id;
         if (!toId) throw new Error(`no id known for member ${step.to}`);
         await client.moveLeader(urls.get(step.from)!, toId);
-        memory.leaderMove = { from: step.from, to: step.to, until: Date.now() + LEADER_MOVE_WAIT_MS };
+        memory.leaderMove = { from: step.from, to: step.to, until: (hooks.clock ?? Date.now)() + LEADER_MOVE_WAIT_MS };
         break;
       }
       case 'restartMember':

@@ -1,7 +1,7 @@
 // The one interface the orchestrator drives members through. A local runtime runs child processes; a
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
 import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
-import type { Step, UpgradeProgress } from '../upgrade/types.js';
+import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../upgrade/types.js';
 
 /** A member as the runtime knows it (no network calls: those are the member client's job). */
 export interface RuntimeMember {
@@ -14,6 +14,10 @@ export interface RuntimeMember {
   running: boolean;
   /** Why the member is not running when it should be (exit status and the last log line, crash loop...). */
   failure?: string;
+  /** Hash of the configuration it runs with (TargetRevision.config of its start); undefined: unknown. */
+  configRevision?: string;
+  /** Hash of the certificates it runs with; undefined: unknown or no TLS. */
+  tlsRevision?: string;
 }
 
 /** Raised by runtimes; `code` says what went wrong. */
@@ -46,7 +50,10 @@ export interface Runtime {
   members(): Promise<RuntimeMember[]>;
   /** Creates every member of a new cluster running spec.version. */
   createCluster(spec: SvcClusterSpec): Promise<void>;
-  /** Stops a member gracefully (SIGTERM: a leader hands leadership over first) and starts it on `version`. */
+  /**
+   * Stops a member gracefully (SIGTERM: a leader hands leadership over first) and starts it on `version` with the
+   * configuration (and certificates) of now. The start may be observed later (a pod being replaced).
+   */
   restartMember(name: string, version: string): Promise<void>;
   /** Where the pre-upgrade snapshot of from -> to goes. */
   snapshotLocation(from: string, to: string, member: string): string;
@@ -60,6 +67,12 @@ export interface Runtime {
   v2DataBytes(member: string): Promise<number | undefined>;
 
   // Optional capabilities; the engine uses them when a runtime has them.
+  /** What members should run with now; with it, members whose revisions differ are rolled (one at a time). */
+  targetRevision?(): Promise<TargetRevision | undefined>;
+  /** The recorded rollout of a configuration or certificate change. */
+  loadRollout?(): Promise<RolloutProgress | undefined>;
+  /** Records the rollout durably (before the restart it announces). */
+  saveRollout?(rollout: RolloutProgress | undefined): Promise<void>;
   /** Brings the runtime's own objects in line with the spec before each observation (Kubernetes: the owned objects). */
   prepare?(): Promise<void>;
   /**

@@ -8,8 +8,8 @@ import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { Step, UpgradeProgress } from '../../upgrade/types.js';
-import { memberClientURL, ownedObjects, selectorLabels, versionOfImage, type ClusterRef } from './manifests.js';
+import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../upgrade/types.js';
+import { CONFIG_HASH_ANNOTATION, memberClientURL, ownedObjects, selectorLabels, targetRevisionOf, TLS_HASH_ANNOTATION, versionOfImage, type ClusterRef } from './manifests.js';
 import type { KubeApi } from './kube-api.js';
 import type { MemberClient } from '../../members/index.js';
 import { memberOfPeerURLIn, nextScaling, peerURLOf, retireHighestMember, SCALING_ANNOTATION, startJoiningMember, type ScalingHost, type ScalingRecord } from './kube-scaling.js';
@@ -18,12 +18,16 @@ import type { ScalingRuntime } from '../scaling.js';
 
 /** Annotation on the SvcCluster holding the exact UpgradeProgress (status.upgrade is its readable form). */
 export const PROGRESS_ANNOTATION = 'svc.dev/upgrade-progress';
+/** Annotation on the SvcCluster holding the exact RolloutProgress (status.rollout is its readable form). */
+export const ROLLOUT_ANNOTATION = 'svc.dev/rollout';
 
 export interface KubeRuntimeOptions {
   /** Where snapshots are written (a mounted backup PVC in a pod). */
   snapshotDir: string;
   /** Recorded progress as read from the SvcCluster (annotation), if any. */
   progress?: UpgradeProgress;
+  /** Recorded rollout as read from the SvcCluster (annotation), if any. */
+  rollout?: RolloutProgress;
   /** Called after progress was saved (the controller publishes it in status). */
   onProgress?: (p: UpgradeProgress | undefined) => Promise<void>;
   /** Reads the v2 data-size estimate from a member (without it: unknown, treated as small). */
@@ -90,7 +94,14 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
       const name = `${this.cluster.name}-${i}`;
       const pod = pods.get(name);
       const running = pod !== undefined && !pod.metadata?.deletionTimestamp && pod.status?.phase === 'Running';
+      // a pod being deleted is replaced from the template: its revisions are the template's
+      const from = pod && !pod.metadata?.deletionTimestamp ? pod.metadata?.annotations ?? {} : sts.spec?.template.metadata?.annotations ?? {};
+      const revisions = {
+        ...(from[CONFIG_HASH_ANNOTATION] ? { configRevision: from[CONFIG_HASH_ANNOTATION] } : {}),
+        ...(from[TLS_HASH_ANNOTATION] ? { tlsRevision: from[TLS_HASH_ANNOTATION] } : {}),
+      };
       out.push({
+        ...revisions,
         name,
         clientURL: memberClientURL(this.cluster, name),
         // a pod being deleted is replaced from the template: that is the release it will next run
@@ -123,10 +134,27 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
 
   async restartMember(name: string, version: string): Promise<void> {
     // The template first: the replacement pod is created from it. After a crash between the two, the
-    // pod still shows the old image and the planner asks for this restart again.
+    // pod still shows the old image (or configuration) and the planner asks for this restart again.
     await this.apply(version);
     const old = (await this.pods()).get(name);
-    if (old && !old.metadata?.deletionTimestamp && versionOfImage(podImage(old)) !== version) await this.api.deletePod(this.cluster.namespace, name);
+    if (!old || old.metadata?.deletionTimestamp) return;
+    const want = targetRevisionOf(this.cluster);
+    const a = old.metadata?.annotations ?? {};
+    const current = versionOfImage(podImage(old)) === version && a[CONFIG_HASH_ANNOTATION] === want.config && (a[TLS_HASH_ANNOTATION] ?? '') === (want.tls ?? '');
+    if (!current) await this.api.deletePod(this.cluster.namespace, name);
+  }
+
+  async targetRevision(): Promise<TargetRevision | undefined> {
+    return targetRevisionOf(this.cluster);
+  }
+
+  async loadRollout(): Promise<RolloutProgress | undefined> {
+    return this.opts.rollout;
+  }
+
+  async saveRollout(rollout: RolloutProgress | undefined): Promise<void> {
+    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, ROLLOUT_ANNOTATION, rollout === undefined ? null : JSON.stringify(rollout));
+    this.opts.rollout = rollout;
   }
 
   async takeSnapshot(step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress): Promise<SnapshotRecord> {

@@ -10,7 +10,7 @@ import type { ClusterMemberInfo, MemberStatusInfo, VersionInfo } from '../../../
 import type { MemberApi } from '../../../operator/orchestrator/member-api.js';
 import { StepPending, type Runtime, type RuntimeMember } from '../../../operator/runtime/runtime.js';
 import type { ScalingRuntime } from '../../../operator/runtime/scaling.js';
-import type { Step, UpgradeProgress } from '../../../operator/upgrade/types.js';
+import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/upgrade/types.js';
 import { ScaleSim } from './scale-sim.js';
 
 export type Mode = 'local' | 'kubernetes';
@@ -33,6 +33,11 @@ export class World {
   staleLeaderLooks = 0;
   private stale?: { name: string; to: string; looks: number };
   prepares = 0;
+  /** What members should run with (configuration, certificates); each member's is set when it (re)starts. */
+  target = { config: 'c1', tls: 't1' as string | undefined };
+  revisions = new Map<string, { config: string; tls?: string }>();
+  rollout?: string;
+  rolloutWrites = 0;
 
   constructor(n: number, version: string, leader = 0, created = true) {
     this.sim = new ScaleSim(n, version, leader);
@@ -159,7 +164,10 @@ export class FakeRuntime implements Runtime, ScalingRuntime {
 
   async members(): Promise<RuntimeMember[]> {
     if (!this.w.created) return [];
-    return this.w.sim.members.map((m) => ({ name: m.name, clientURL: `sim://${m.name}`, configuredVersion: m.configured, running: m.running }));
+    return this.w.sim.members.map((m) => {
+      const rev = this.w.revisions.get(m.name) ?? this.w.target;
+      return { name: m.name, clientURL: `sim://${m.name}`, configuredVersion: m.configured, running: m.running, configRevision: rev.config, ...(rev.tls ? { tlsRevision: rev.tls } : {}) };
+    });
   }
 
   async createCluster(spec: SvcClusterSpec): Promise<void> {
@@ -171,6 +179,20 @@ export class FakeRuntime implements Runtime, ScalingRuntime {
   async restartMember(name: string, version: string): Promise<void> {
     this.w.sim.configure(name, version);
     this.w.sim.restart(name);
+    this.w.revisions.set(name, { ...this.w.target });
+  }
+
+  async targetRevision(): Promise<TargetRevision | undefined> {
+    return { ...this.w.target };
+  }
+
+  async loadRollout(): Promise<RolloutProgress | undefined> {
+    return this.w.rollout === undefined ? undefined : (JSON.parse(this.w.rollout) as RolloutProgress);
+  }
+
+  async saveRollout(rollout: RolloutProgress | undefined): Promise<void> {
+    this.w.rollout = rollout === undefined ? undefined : JSON.stringify(rollout);
+    this.w.rolloutWrites++;
   }
 
   snapshotLocation(from: string, to: string, member: string): string {
@@ -204,6 +226,7 @@ export class FakeRuntime implements Runtime, ScalingRuntime {
 
   async startMember(name: string): Promise<void> {
     this.w.sim.startMember(name);
+    this.w.revisions.set(name, { ...this.w.target });
   }
 
   async retireMember(name: string): Promise<void> {

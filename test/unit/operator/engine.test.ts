@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import type { SvcClusterSpec } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { newMemory, runPass, type CrashPoint, type EngineMemory, type PassResult } from '../../../operator/orchestrator/engine.js';
-import type { UpgradeProgress } from '../../../operator/upgrade/types.js';
+import type { RolloutProgress, UpgradeProgress } from '../../../operator/upgrade/types.js';
 import { FakeClient, FakeRuntime, World, type Mode } from './engine-fake.js';
 
 const spec = (version: string, replicas: number): SvcClusterSpec => withDefaults({ version, replicas });
@@ -61,6 +61,27 @@ async function drive(w: World, mode: Mode, s: SvcClusterSpec, crashAt?: string, 
 }
 
 const progressOf = (w: World): UpgradeProgress => JSON.parse(w.progress!) as UpgradeProgress;
+const rolloutOf = (w: World): RolloutProgress => JSON.parse(w.rollout!) as RolloutProgress;
+
+/** A world of 3 members on 3.4.34 started with configuration c1, certificates t1, m`leader` leading. */
+function rolledWorld(leader = 0): World {
+  const w = new World(3, '3.4.34', leader);
+  for (const m of w.sim.members) w.revisions.set(m.name, { config: 'c1', tls: 't1' });
+  return w;
+}
+
+/** The "kind:n:point" crash points of a run's steps. */
+function crashPoints(acted: string[]): string[] {
+  const counts = new Map<string, number>();
+  const points: string[] = [];
+  for (const a of acted) {
+    const kind = a.split(' ')[0];
+    const n = (counts.get(kind) ?? 0) + 1;
+    counts.set(kind, n);
+    for (const at of ['before', 'acted', 'after']) points.push(`${kind}:${n}:${at}`);
+  }
+  return points;
+}
 
 for (const mode of ['local', 'kubernetes'] as const) {
   describe(`operator/orchestrator engine with the ${mode} runtime's shape`, () => {
@@ -163,6 +184,68 @@ for (const mode of ['local', 'kubernetes'] as const) {
           for (const n of Object.values(w.sim.adds)) expect(n, what).to.equal(1);
           for (const n of Object.values(w.sim.removes)) expect(n, what).to.equal(1);
         }
+      }
+    });
+
+    it('rolls a configuration change one member at a time: followers first, the leader last after MoveLeader, reason SpecChange', async () => {
+      const w = rolledWorld(0);
+      w.target = { config: 'c2', tls: 't1' };
+      const r = await drive(w, mode, spec('3.4.34', 3));
+      expect(w.sim.violations).to.deep.equal([]);
+      expect(r.acted).to.deep.equal(['restartMember m1', 'restartMember m2', 'moveLeader m0->m2', 'restartMember m0']);
+      const restarts = r.results.filter((x) => x.acted && x.step.kind === 'restartMember');
+      expect(restarts.map((x) => (x.step as { reason?: string }).reason)).to.deep.equal(['SpecChange', 'SpecChange', 'SpecChange']);
+      expect(restarts[0].line).to.equal('restart m1 on 3.4.34 (SpecChange)');
+      for (const m of w.sim.members) expect(m.starts['3.4.34'], m.name).to.equal(1);
+      const ro = rolloutOf(w);
+      expect(ro).to.include({ reason: 'SpecChange', revision: 'c2/t1' });
+      expect(ro.membersDone).to.deep.equal(['m1', 'm2', 'm0']);
+      expect(ro.finishedAt).to.be.a('number');
+      // nothing more to do, and the next pass writes nothing
+      const writes = w.rolloutWrites + w.progressWrites;
+      const again = await runPass(new FakeRuntime(w, mode), spec('3.4.34', 3), new FakeClient(w), newMemory());
+      expect(again.step.kind).to.equal('steady');
+      expect(w.rolloutWrites + w.progressWrites).to.equal(writes);
+    });
+
+    it('rolls a renewed certificate with reason CertificateRenewed, and honours spec.upgrade.paused', async () => {
+      const w = rolledWorld(1);
+      w.target = { config: 'c1', tls: 't2' };
+      const paused = withDefaults({ version: '3.4.34', replicas: 3, upgrade: { paused: true } });
+      const p = await runPass(new FakeRuntime(w, mode), paused, new FakeClient(w), newMemory());
+      expect(p.step).to.include({ kind: 'wait', code: 'Paused' });
+      expect((p.step as { reason: string }).reason).to.match(/restart m0 on 3.4.34 \(CertificateRenewed\)/);
+      const r = await drive(w, mode, spec('3.4.34', 3));
+      expect(w.sim.violations).to.deep.equal([]);
+      expect(r.acted).to.deep.equal(['restartMember m0', 'restartMember m2', 'moveLeader m1->m2', 'restartMember m1']);
+      expect(rolloutOf(w)).to.include({ reason: 'CertificateRenewed', revision: 'c1/t2' });
+    });
+
+    it('an upgrade with a configuration change restarts each member once (VersionChange), no rollout after it', async () => {
+      const w = rolledWorld(0);
+      w.target = { config: 'c2', tls: 't1' };
+      const r = await drive(w, mode, spec('3.5.21', 3));
+      expect(w.sim.violations).to.deep.equal([]);
+      expect(r.acted.filter((a) => a.startsWith('restartMember'))).to.have.length(3);
+      expect(r.results.filter((x) => x.acted && x.step.kind === 'restartMember').every((x) => (x.step as { reason?: string }).reason === 'VersionChange')).to.equal(true);
+      for (const m of w.sim.members) expect(m.starts, m.name).to.deep.equal({ '3.5.21': 1 });
+      expect(w.rollout).to.equal(undefined);
+    });
+
+    it('a crash at every point of every step of a rollout resumes: each member restarted exactly once, the leader last', async () => {
+      const clean = rolledWorld(2);
+      clean.target = { config: 'c2', tls: 't1' };
+      const points = crashPoints((await drive(clean, mode, spec('3.4.34', 3))).acted);
+      expect(points).to.have.length(12);
+      for (const at of points) {
+        const w = rolledWorld(2);
+        w.target = { config: 'c2', tls: 't1' };
+        const r = await drive(w, mode, spec('3.4.34', 3), at);
+        expect(r.crashes, at).to.equal(1);
+        expect(w.sim.violations, at).to.deep.equal([]);
+        for (const m of w.sim.members) expect(m.starts['3.4.34'], `${at}: starts of ${m.name}`).to.equal(1);
+        expect(rolloutOf(w).finishedAt, at).to.be.a('number');
+        expect(rolloutOf(w).membersDone, at).to.have.members(['m0', 'm1', 'm2']);
       }
     });
   });
