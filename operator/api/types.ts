@@ -107,6 +107,17 @@ export interface UpgradeStatus {
 export type Phase = 'Creating' | 'Running' | 'Upgrading' | 'Scaling' | 'Blocked' | 'Degraded' | 'Deleting';
 
 /** Observed state of an SvcCluster. */
+/** A rollout of a configuration or certificate change (status.rollout). */
+export interface RolloutStatus {
+  /** SpecChange or CertificateRenewed. */
+  reason: string;
+  /** The configuration/certificate fingerprint rolled out. */
+  revision: string;
+  membersDone: string[];
+  startedAt: string;
+  finishedAt?: string;
+}
+
 export interface SvcClusterStatus {
   observedGeneration?: number;
   phase?: Phase;
@@ -121,6 +132,8 @@ export interface SvcClusterStatus {
   /** Ready members over desired ones, "x/y" (the READY printer column). */
   ready?: string;
   upgrade?: UpgradeStatus;
+  /** The rollout of a configuration or certificate change under way or finished last. */
+  rollout?: RolloutStatus;
   lastError?: string;
 }
 

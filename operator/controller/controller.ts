@@ -1,21 +1,21 @@
 // The SvcCluster controller: informers on SvcClusters and the objects they own feed a rate-limited queue of
-// "namespace/name" keys; each reconcile is level-triggered and does at most one planner step:
-// observe -> plan -> record (progress annotation + status, an Event) -> act -> publish status.
+// "namespace/name" keys, worked by several workers (never two on one cluster). Each reconcile is level-triggered
+// and runs one pass of the orchestrator's engine (orchestrator/engine.ts, the same as `local apply`) through the
+// Kubernetes runtime: observe -> plan -> record (progress annotation, status, an Event) -> act; then it publishes
+// status and requeues. Nothing waits inside a reconcile: a restarting pod, a moving leader or a running Job is
+// looked at again on a later pass, so one slow cluster never holds up the others.
 import * as k8s from '@kubernetes/client-node';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { API_VERSION, type SvcCluster, type SvcClusterStatus } from '../api/types.js';
 import { specProblems, withDefaults } from '../api/validate.js';
 import type { MemberClient } from '../members/index.js';
-import { observe } from '../orchestrator/observe.js';
-import { executeScaling } from '../orchestrator/scale.js';
+import { newMemory, runPass, type EngineMemory } from '../orchestrator/engine.js';
 import { KubeApi, type EventTarget } from '../runtime/kubernetes/kube-api.js';
-import { KubeRuntime, podImage, PROGRESS_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
-import { ClusterJobs, JobFailure, JobWaitAborted } from '../runtime/kubernetes/backup-job.js';
-import { nextScaling, parseScaling, SCALING_ANNOTATION, type ScalingRecord } from '../runtime/kubernetes/kube-scaling.js';
+import { KubeRuntime, podImage, PROGRESS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
+import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
+import { parseScaling, SCALING_ANNOTATION, type ScalingRecord } from '../runtime/kubernetes/kube-scaling.js';
 import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
-import { plan } from '../upgrade/plan.js';
-import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/progress.js';
-import { describeStep, isMutating, isScalingStep, type Step, type UpgradeProgress } from '../upgrade/types.js';
+import { describeStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../upgrade/types.js';
 import { PLURAL } from './crd.js';
 import { UpgradeMetrics } from './metrics.js';
 import { WorkQueue, type Requeue } from './queue.js';
@@ -42,6 +42,8 @@ export interface ControllerOptions {
   operatorImage?: string;
   /** How long such a Job may run. Default 600 s. */
   jobTimeoutSeconds?: number;
+  /** Clusters reconciled at once (one worker per cluster at a time). Default 4. */
+  workers?: number;
 }
 
 /** A line of the JSON log. */
@@ -82,14 +84,16 @@ export class Controller {
   private readonly scalingRecords = new Map<string, ScalingRecord>();
   /** Last backup/restore Job failure per cluster (status shows it until a Job succeeds). */
   private readonly jobFailures = new Map<string, JobFailure>();
+  /** The engine's memory per cluster (what it saved last, a leadership move under way). */
+  private readonly memory = new Map<string, EngineMemory>();
+  /** The step line of a step left under way (StepPending) by the last pass, per cluster. */
+  private readonly pendingLine = new Map<string, string>();
   private readonly log: (entry: Record<string, unknown>) => void;
   private readonly reconciles: Counter;
   private readonly durations: Histogram;
   private readonly upgradeMetrics: UpgradeMetrics;
   private running?: Promise<void>;
   private stopped = false;
-  /** Ends waits for backup/restore Jobs when the operator stops (the next one observes the Job). */
-  private readonly stopping = new AbortController();
   /** True once the informers have listed everything once. */
   synced = false;
 
@@ -133,7 +137,7 @@ export class Controller {
     await Promise.all(all.map((i) => i.start()));
     this.synced = true;
     this.log({ level: 'info', msg: 'informers synced', clusters: this.clusters.list().length });
-    this.running = this.queue.run((key) => this.reconcileKey(key), 1, (key, e) => {
+    this.running = this.queue.run((key) => this.reconcileKey(key), this.opts.workers ?? 4, (key, e) => {
       this.log({ level: 'error', msg: 'reconcile failed', cluster: key, error: (e as Error).message });
     });
   }
@@ -141,7 +145,6 @@ export class Controller {
   /** Stops watching and working (the step under way finishes first). */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.stopping.abort();
     this.queue.stop();
     await Promise.all([this.clusters, ...this.owned].map((i) => i.stop().catch(() => undefined)));
     await this.running;
@@ -173,6 +176,8 @@ export class Controller {
       this.upgradeMetrics.forget(namespace, name);
       this.scalingRecords.delete(key);
       this.stepFailures.delete(key);
+      this.memory.delete(key);
+      this.pendingLine.delete(key);
       return undefined; // owned objects go with it (owner references)
     }
     const spec = withDefaults(stored.spec);
@@ -184,8 +189,11 @@ export class Controller {
     }
     // TLS Secrets first: a missing or unusable one blocks the cluster before anything is applied.
     let client: MemberClient;
+    let tlsHash: string | undefined;
     try {
-      client = this.clients.get(key, await readClusterTls(this.api, namespace, spec));
+      const tls = await readClusterTls(this.api, namespace, spec);
+      client = this.clients.get(key, tls.client);
+      tlsHash = tls.fingerprint;
     } catch (e) {
       if (!(e instanceof TlsSecretError)) throw e;
       if (stored.status?.lastError !== e.message) await this.api.event(target, 'Warning', e.reason, e.message);
@@ -199,123 +207,78 @@ export class Controller {
     const cached = this.scalingRecords.get(key);
     const annotated = parseScaling(stored.metadata.annotations?.[SCALING_ANNOTATION]);
     const scaling = cached && (!annotated || cached.startedAt > annotated.startedAt) ? cached : annotated;
-    const ref: ClusterRef = { name, namespace, uid: target.uid, spec: liveReplicas === undefined ? spec : { ...spec, replicas: liveReplicas }, ...(scaling?.join ? { join: scaling.join } : {}) };
-    let progress = parseProgress(stored.metadata.annotations?.[PROGRESS_ANNOTATION]);
-    const rt = new KubeRuntime(this.api, ref, { snapshotDir: this.opts.snapshotDir, progress, client });
-    const jobs = new ClusterJobs(this.api, ref, { image: this.opts.operatorImage, timeoutSeconds: this.opts.jobTimeoutSeconds, signal: this.stopping.signal });
+    const ref: ClusterRef = { name, namespace, uid: target.uid, spec: liveReplicas === undefined ? spec : { ...spec, replicas: liveReplicas }, ...(scaling?.join ? { join: scaling.join } : {}), ...(tlsHash ? { tlsHash } : {}) };
+    const jobs = new ClusterJobs(this.api, ref, { image: this.opts.operatorImage, timeoutSeconds: this.opts.jobTimeoutSeconds });
+    const rt = new KubeRuntime(this.api, ref, {
+      snapshotDir: this.opts.snapshotDir,
+      progress: parseProgress(stored.metadata.annotations?.[PROGRESS_ANNOTATION]),
+      rollout: parseRollout(stored.metadata.annotations?.[ROLLOUT_ANNOTATION]),
+      client,
+      jobs,
+      scaling,
+      onScaling: (r) => this.scalingRecords.set(key, r),
+    });
+    let memory = this.memory.get(key);
+    if (!memory) this.memory.set(key, (memory = newMemory()));
 
-    // Keep the owned objects as the spec says (the StatefulSet's release stays where the upgrade left it).
-    const templateVersion = await rt.templateVersion();
-    if (templateVersion !== undefined) await rt.apply(templateVersion);
-
-    const { cluster: observed, urls } = await observe(rt, client);
-    const noted = noteMembersDone(progress, observed);
-    if (noted !== progress) {
-      progress = noted;
-      await rt.saveProgress(progress);
-    }
-    const step = plan(spec, observed, progress);
+    // The engine's pass: observe -> plan -> record -> (status, Event) -> act. Nothing in it sleeps.
+    let announced = false;
+    const r = await runPass(rt, spec, client, memory, {
+      beforeAct: async (step, progress, observed) => {
+        const line = describeStep(step);
+        await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
+        // a step under way (a Job running) is announced once, not on every look at it
+        if (this.pendingLine.get(key) !== line) await this.api.event(target, 'Normal', stepReason(step), line);
+        announced = true;
+      },
+    });
+    const { step, line, progress, observed } = r;
     if (step.kind !== 'snapshot' && step.kind !== 'createCluster') this.jobFailures.delete(key); // no Job is due any more
-    const line = describeStep(step);
     const changed = this.lastStep.get(key) !== line;
     this.lastStep.set(key, line);
     if (changed) this.log({ level: 'info', msg: 'step', cluster: key, step: step.kind, line });
-    if (step.kind === 'steady') {
-      const settled = settle(progress, step.version, Date.now());
-      if (settled !== progress) {
-        progress = settled;
-        await rt.saveProgress(progress);
-      }
-    }
     this.upgradeMetrics.observe(namespace, name, step, progress);
     if (changed && (step.kind === 'blocked' || (step.kind === 'wait' && step.code === 'Paused'))) {
       await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', stepReason(step), step.reason);
     }
-    let error: string | undefined;
-    if (isMutating(step) || step.kind === 'complete') {
-      // Write-ahead: progress and status record the step, an Event announces it, then it is carried out.
-      if (isScalingStep(step)) {
-        // Write-ahead for scaling too: the record (and the initial cluster a joining member gets) first.
-        const rec = nextScaling(scaling, spec.replicas, step, new Date());
-        const same = (r: ScalingRecord | undefined) => JSON.stringify({ ...r, startedAt: '' });
-        if (same(rec) !== same(scaling)) {
-          await this.api.patchClusterAnnotation(namespace, name, SCALING_ANNOTATION, JSON.stringify(rec));
-          this.scalingRecords.set(key, rec);
-        }
-      }
-      const before = beginStep(progress, step, Date.now());
-      if (before !== progress) {
-        progress = before;
-        await rt.saveProgress(progress);
-      }
+    if (!announced) {
       await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
-      await this.api.event(target, 'Normal', stepReason(step), line);
-      try {
-        if (isScalingStep(step)) await executeScaling(rt, client, step, urls, observed);
-        else progress = await this.execute(rt, step, urls, observed.members, progress, client, jobs);
-        this.upgradeMetrics.stepDone(namespace, name, step);
-        if (step.kind === 'snapshot') {
-          await rt.saveProgress(progress);
-          if (!spec.backup?.pvc) await rt.pruneSnapshots(spec.backup?.keep ?? 3); // the backup Job prunes the PVC
-        }
-        if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${spec.restore.snapshot}`);
-        this.jobFailures.delete(key);
-      } catch (e) {
-        if (e instanceof JobWaitAborted) return undefined; // stopping: the recorded progress and the Job remain
-        error = `${step.kind}: ${(e as Error).message}`;
-        if (e instanceof JobFailure) this.jobFailures.set(key, e);
-        await this.api.event(target, 'Warning', e instanceof JobFailure ? e.reason : `${stepReason(step)}Failed`, error);
-        this.lastStep.delete(key);
-      }
-      // look again at once: the next step follows from a new observation
-      const fresh = this.clusters.get(name, namespace) ?? stored;
-      await this.publish(fresh, await this.status(rt, spec, fresh, observed, step, progress, error));
-      // a step that keeps failing is retried less and less often (each try is two Events)
-      const failures = error ? (this.stepFailures.get(key) ?? 0) + 1 : 0;
-      if (failures > 0) this.stepFailures.set(key, failures);
-      else this.stepFailures.delete(key);
-      return error ? Math.min(60_000, this.queue.backoff(key) * 2 ** (failures - 1)) : 200;
+      if (step.kind === 'steady') return this.opts.resyncMs ?? 30_000;
+      if (step.kind === 'blocked') return 15_000;
+      return this.opts.pollMs ?? 2000;
     }
-    await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
-    if (step.kind === 'steady') return this.opts.resyncMs ?? 30_000;
-    if (step.kind === 'blocked') return 15_000;
-    return this.opts.pollMs ?? 2000;
+    if (r.pending) this.pendingLine.set(key, line);
+    else this.pendingLine.delete(key);
+    let error: string | undefined;
+    if (r.error) {
+      const e = r.error;
+      error = `${step.kind}: ${e.message}`;
+      if (e instanceof JobFailure) this.jobFailures.set(key, e);
+      await this.api.event(target, 'Warning', e instanceof JobFailure ? e.reason : `${stepReason(step)}Failed`, error);
+      this.lastStep.delete(key);
+    } else if (r.acted) {
+      this.upgradeMetrics.stepDone(namespace, name, step);
+      if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${spec.restore.snapshot}`);
+      this.jobFailures.delete(key);
+    }
+    const fresh = this.clusters.get(name, namespace) ?? stored;
+    await this.publish(fresh, await this.status(rt, spec, fresh, observed, step, progress, error));
+    if (r.pending) return r.pending.retryMs;
+    // a step that keeps failing is retried less and less often (each try is two Events)
+    const failures = error ? (this.stepFailures.get(key) ?? 0) + 1 : 0;
+    if (failures > 0) this.stepFailures.set(key, failures);
+    else this.stepFailures.delete(key);
+    // look again at once: the next step follows from a new observation
+    return error ? Math.min(60_000, this.queue.backoff(key) * 2 ** (failures - 1)) : 200;
   }
 
-  private async execute(rt: KubeRuntime, step: Step, urls: Map<string, string>, members: Array<{ name: string; id?: string }>, progress: UpgradeProgress | undefined, client: MemberClient, jobs: ClusterJobs): Promise<UpgradeProgress | undefined> {
-    switch (step.kind) {
-      case 'createCluster':
-        // from a snapshot: the data dirs first (the StatefulSet adopts the claims), then the members
-        if (jobs.spec.restore) await jobs.restore(step.version);
-        await rt.apply(step.version);
-        if (jobs.spec.restore) await jobs.restoreDone();
-        return progress;
-      case 'snapshot': {
-        if (jobs.spec.backup?.pvc) return recordSnapshot(progress!, await jobs.backup(step.member, step.from, step.to, progress!.startedAt));
-        const rec = await client.snapshot(urls.get(step.member)!, step.member, rt.snapshotLocation(step.from, step.to, step.member));
-        return recordSnapshot(progress!, rec);
-      }
-      case 'moveLeader': {
-        const toId = step.toId ?? members.find((m) => m.name === step.to)?.id;
-        if (!toId) throw new Error(`no id known for member ${step.to}`);
-        await client.moveLeader(urls.get(step.from)!, toId);
-        return progress;
-      }
-      case 'restartMember':
-        await rt.restartMember(step.member, step.version);
-        return progress;
-      default:
-        return progress;
-    }
-  }
-
-  private async status(rt: KubeRuntime, spec: SvcCluster['spec'], stored: StoredCluster, observed: Awaited<ReturnType<typeof observe>>['cluster'], step: Step, progress: UpgradeProgress | undefined, error?: string): Promise<SvcClusterStatus> {
+  private async status(rt: KubeRuntime, spec: SvcCluster['spec'], stored: StoredCluster, observed: ObservedCluster, step: Step, progress: UpgradeProgress | undefined, error?: string): Promise<SvcClusterStatus> {
     const pods = new Map<string, PodFacts>();
     for (const [n, p] of await rt.pods()) {
       pods.set(n, { image: podImage(p), ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false });
     }
     const key = `${stored.metadata.namespace}/${stored.metadata.name}`;
-    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.jobFailures.get(key)?.message, now: new Date(), jobFailure: this.jobFailures.get(key) });
+    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.jobFailures.get(key)?.message, now: new Date(), jobFailure: this.jobFailures.get(key), rollout: await rt.loadRollout() });
   }
 
   /** Applies the status when it differs from the stored one. */
@@ -324,6 +287,17 @@ export class Controller {
     if (canonical(next) === canonical(stored.status ?? {})) return;
     await this.api.applyStatus(stored.metadata.namespace!, stored.metadata.name, next);
     stored.status = next; // the informer catches up; until then do not write the same again
+  }
+}
+
+/** The rollout recorded in the annotation, if any (a malformed one is ignored: members are compared anyway). */
+export function parseRollout(text: string | undefined): RolloutProgress | undefined {
+  if (!text) return undefined;
+  try {
+    const r = JSON.parse(text) as RolloutProgress;
+    return typeof r.revision === 'string' && typeof r.reason === 'string' && Array.isArray(r.membersDone) ? r : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -4,7 +4,7 @@
 // crds/svc.dev_svcclusters.yaml is its checked-in output (a test keeps them equal).
 import { dump } from 'js-yaml';
 import type {
-  BackupSpec, Condition, MemberStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus,
+  BackupSpec, Condition, MemberStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus,
 } from '../api/types.js';
 import { API_VERSION, KIND } from '../api/types.js';
 import { SUPPORTED_MINORS } from '../upgrade/versions.js';
@@ -174,6 +174,13 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
     startedAt: str('Start.', { format: 'date-time' }),
     finishedAt: str('End.', { format: 'date-time' }),
     snapshot: snapshotSchema,
+  }),
+  rollout: obj<RolloutStatus>('The rollout of a configuration or certificate change under way or finished last (one member at a time, the leader last).', {
+    reason: str('Why the members restart: SpecChange or CertificateRenewed.'),
+    revision: str('Fingerprint of the configuration and certificates rolled out.'),
+    membersDone: { type: 'array', description: 'Members restarted onto it, in order.', items: { type: 'string' } },
+    startedAt: str('Start.', { format: 'date-time' }),
+    finishedAt: str('End.', { format: 'date-time' }),
   }),
   lastError: str('Last error of the operator on this cluster.'),
 });

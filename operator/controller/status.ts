@@ -1,9 +1,9 @@
 // SvcCluster status from one observation, the planned step and the recorded progress: pure. Conditions keep
 // their lastTransitionTime while their status stays the same, so an unchanged cluster gives an equal status.
-import type { Condition, ConditionType, MemberStatus, Phase, SvcClusterSpec, SvcClusterStatus } from '../api/types.js';
+import type { Condition, ConditionType, MemberStatus, Phase, RolloutStatus, SvcClusterSpec, SvcClusterStatus } from '../api/types.js';
 import { observedClusterVersion } from '../upgrade/plan.js';
 import { upgradeStatus } from '../upgrade/status.js';
-import { isScalingStep, type ObservedCluster, type Step, type UpgradeProgress } from '../upgrade/types.js';
+import { isScalingStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../upgrade/types.js';
 import { compareVersions } from '../upgrade/versions.js';
 
 /** Pod facts status shows next to what members answer. */
@@ -25,6 +25,8 @@ export interface StatusInput {
   now: Date;
   /** The last backup/restore Job failure, until a Job succeeds (BackupReady False; a backup's blocks the upgrade). */
   jobFailure?: { reason: string; message: string };
+  /** The rollout of a configuration or certificate change, as recorded. */
+  rollout?: RolloutProgress;
 }
 
 function cond(type: ConditionType, ok: boolean, reason: string, message: string): Omit<Condition, 'lastTransitionTime'> {
@@ -54,7 +56,8 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const backupBlocked = i.jobFailure !== undefined && step.kind === 'snapshot';
   let phase: Phase;
   if (step.kind === 'blocked' || backupBlocked) phase = 'Blocked';
-  else if (upgrading) phase = 'Upgrading';
+  // a rollout of a configuration or certificate change restarts members like an upgrade does
+  else if (upgrading || (i.rollout !== undefined && i.rollout.finishedAt === undefined)) phase = 'Upgrading';
   else if (everAvailable && observed.members.length > 0 && (observed.members.length !== spec.replicas || isScalingStep(step))) phase = 'Scaling';
   // Every member healthy is Running, also while the planner waits (a follower catching up after a burst of writes)
   // and right after an upgrade, when the restarted pod's Ready lags its member's /health by a probe period (READY
@@ -90,8 +93,17 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   if (cv) status.clusterVersion = cv;
   if (releases.length > 0) status.currentVersion = releases[0];
   if (i.progress) status.upgrade = dropUndefined(upgradeStatus(i.progress));
+  if (i.rollout) status.rollout = dropUndefined(rolloutStatus(i.rollout));
   if (i.error) status.lastError = i.error;
   return status;
+}
+
+/** status.rollout of a recorded rollout. */
+function rolloutStatus(r: RolloutProgress): RolloutStatus {
+  return {
+    reason: r.reason, revision: r.revision, membersDone: [...r.membersDone], startedAt: new Date(r.startedAt).toISOString(),
+    finishedAt: r.finishedAt === undefined ? undefined : new Date(r.finishedAt).toISOString(),
+  };
 }
 
 /** A copy without undefined fields (what a JSON round trip through the apiserver gives back). */

@@ -71,19 +71,24 @@ async function readSecret(api: KubeApi, namespace: string, field: string, name: 
 
 /**
  * Reads and checks the cluster's TLS Secrets; resolves with the client TLS material the operator uses (undefined
- * without spec.tls.clientSecret). Rejects with a TlsSecretError when a Secret is missing or unusable.
+ * without spec.tls.clientSecret) and a fingerprint of both Secrets' certificates and keys (undefined without TLS):
+ * a Secret renewed in place gives a new fingerprint, which the members are rolled to. Rejects with a
+ * TlsSecretError when a Secret is missing or unusable.
  */
-export async function readClusterTls(api: KubeApi, namespace: string, spec: SvcClusterSpec): Promise<MemberTls | undefined> {
+export async function readClusterTls(api: KubeApi, namespace: string, spec: SvcClusterSpec): Promise<{ client?: MemberTls; fingerprint?: string }> {
   let client: MemberTls | undefined;
+  const h = createHash('sha256');
   if (spec.tls?.clientSecret) {
     const s = await readSecret(api, namespace, 'spec.tls.clientSecret', spec.tls.clientSecret);
     client = checkTlsData('spec.tls.clientSecret', spec.tls.clientSecret, s.data, true);
+    h.update(`client\0${client.ca}\0${client.cert}\0${client.key}\0`);
   }
   if (spec.tls?.peerSecret) {
     const s = await readSecret(api, namespace, 'spec.tls.peerSecret', spec.tls.peerSecret);
-    checkTlsData('spec.tls.peerSecret', spec.tls.peerSecret, s.data, false);
+    const peer = checkTlsData('spec.tls.peerSecret', spec.tls.peerSecret, s.data, false);
+    h.update(`peer\0${peer.ca}\0${peer.cert}\0${peer.key}\0`);
   }
-  return client;
+  return { client, fingerprint: spec.tls?.clientSecret || spec.tls?.peerSecret ? h.digest('hex').slice(0, 16) : undefined };
 }
 
 /** A fingerprint of TLS material: a new one means new member clients. */

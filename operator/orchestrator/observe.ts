@@ -1,6 +1,6 @@
 // One observation of a cluster: the runtime's view of its members plus what each member answers
 // (/version, /health, /metrics, Maintenance.Status), taken in parallel with per-call timeouts.
-import type { MemberClient } from '../members/index.js';
+import type { MemberApi as MemberClient } from './member-api.js';
 import type { Runtime, RuntimeMember } from '../runtime/runtime.js';
 import { canScale } from '../runtime/scaling.js';
 import type { ClusterMember, ObservedCluster, ObservedMember } from '../upgrade/types.js';
@@ -13,6 +13,8 @@ export interface Observation {
 
 async function observeMember(client: MemberClient, rm: RuntimeMember): Promise<ObservedMember> {
   const base: ObservedMember = { name: rm.name, configuredVersion: rm.configuredVersion, running: rm.running, failure: rm.failure, healthy: false, leader: false };
+  if (rm.configRevision !== undefined) base.configRevision = rm.configRevision;
+  if (rm.tlsRevision !== undefined) base.tlsRevision = rm.tlsRevision;
   if (!rm.running) return base;
   const [version, healthy, leader, status] = await Promise.all([
     client.version(rm.clientURL).catch(() => undefined),
@@ -31,11 +33,34 @@ async function observeMember(client: MemberClient, rm: RuntimeMember): Promise<O
   };
 }
 
-/** Observes the cluster now. */
-export async function observe(runtime: Runtime, client: MemberClient): Promise<Observation> {
+/**
+ * The catch-up reading, with one leader: the leader's applied index is read again, THEN every follower's (their
+ * values replace the first round's), so each follower is compared with a leader index read before its own; the
+ * two readings of the leader give the write rate.
+ */
+async function catchUpReading(client: MemberClient, members: ObservedMember[], urls: Map<string, string>, firstAt: number, clock: () => number): Promise<ObservedCluster['catchUp']> {
+  const leaders = members.filter((m) => m.leader);
+  if (leaders.length !== 1 || leaders[0].appliedIndex === undefined) return undefined;
+  const leader = leaders[0];
+  const before = leader.appliedIndex!;
+  const st = await client.status(urls.get(leader.name)!).catch(() => undefined);
+  const at = clock();
+  if (!st) return undefined;
+  leader.appliedIndex = st.appliedIndex;
+  await Promise.all(members.filter((m) => m !== leader && m.running).map(async (m) => {
+    m.appliedIndex = (await client.status(urls.get(m.name)!).catch(() => undefined))?.appliedIndex;
+  }));
+  const seconds = Math.max(0.001, (at - firstAt) / 1000);
+  return { leaderIndex: st.appliedIndex, ratePerSecond: Math.max(0, Math.round((st.appliedIndex - before) / seconds)) };
+}
+
+/** Observes the cluster now (`clock`: for tests). */
+export async function observe(runtime: Runtime, client: MemberClient, clock: () => number = Date.now): Promise<Observation> {
   const rms = await runtime.members();
+  const firstAt = clock();
   const members = await Promise.all(rms.map((rm) => observeMember(client, rm)));
   const urls = new Map(rms.map((m) => [m.name, m.clientURL]));
+  const catchUp = await catchUpReading(client, members, urls, firstAt, clock);
   let authEnabled: boolean | undefined;
   for (const m of members.filter((x) => x.healthy)) {
     try {
@@ -60,7 +85,8 @@ export async function observe(runtime: Runtime, client: MemberClient): Promise<O
     clusterMembers = await memberList(runtime, client, urls.get(m.name)!, false);
   }
   const list = clusterMembers ? { clusterMembers, clusterMembersByLeader: byLeader } : {};
-  return { cluster: { now: Date.now(), members, authEnabled, v2DataBytes, ...list }, urls };
+  const revision = await runtime.targetRevision?.();
+  return { cluster: { now: clock(), members, authEnabled, v2DataBytes, ...list, ...(revision ? { revision } : {}), ...(catchUp ? { catchUp } : {}) }, urls };
 }
 
 /** A member list, each entry tied to a runtime member (by name, else by peer URL); undefined when unreadable or the runtime cannot scale. */

@@ -1,14 +1,11 @@
-// The orchestrator: observe, plan, record, act, repeat, until the cluster is steady on spec.version or the
-// planner says blocked. One code path for `local apply`, the demo, the tests and the bench. Progress is
-// saved through the runtime BEFORE each mutating step (write-ahead), so a killed orchestrator resumes.
+// The orchestrator loop of `local apply`, the demo, the tests and the bench: the engine's passes (engine.ts, the
+// same ones the Kubernetes controller runs, one per reconcile) until the cluster is steady on spec.version or
+// the planner says blocked, pausing between passes that wait.
 import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
 import { MemberClient } from '../members/index.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { plan } from '../upgrade/plan.js';
-import { beginStep, noteMembersDone, recordSnapshot, settle } from '../upgrade/progress.js';
-import { describeStep, isMutating, isScalingStep, type ObservedCluster, type Step, type UpgradeProgress } from '../upgrade/types.js';
-import { observe } from './observe.js';
-import { executeScaling } from './scale.js';
+import { isMutating, type ObservedCluster, type Step, type UpgradeProgress } from '../upgrade/types.js';
+import { envCrash, newMemory, runPass } from './engine.js';
 
 /** One reported step. */
 export interface StepEvent {
@@ -57,15 +54,6 @@ export interface ReconcileResult {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function crashCheck(spec: string | undefined, kind: string, count: number, when: 'before' | 'after'): void {
-  if (!spec) return;
-  const [k, n, w] = spec.split(':');
-  if (k === kind && Number(n) === count && (w ?? 'before') === when) {
-    process.stderr.write(`svc-operator: fault injection: killing the orchestrator at ${kind} #${count} (${when})\n`);
-    process.kill(process.pid, 'SIGKILL');
-  }
-}
-
 function actionLine(step: Step): string {
   switch (step.kind) {
     case 'restartMember':
@@ -86,120 +74,43 @@ function actionLine(step: Step): string {
   }
 }
 
-/** Drives the runtime's cluster to `spec` by the planner's steps. */
+/** Drives the runtime's cluster to `spec` by the engine's passes, until steady, blocked, timed out or failing. */
 export async function reconcile(runtime: Runtime, spec: SvcClusterSpec, opts: ReconcileOptions = {}): Promise<ReconcileResult> {
   const pollMs = opts.pollMs ?? 300;
   const deadline = Date.now() + (opts.timeoutMs ?? 600_000);
   const maxErrors = opts.maxErrors ?? 8;
-  const crashAt = opts.crashAt ?? process.env.SVC_OPERATOR_CRASH_AT;
   const client = opts.client ?? new MemberClient();
-  const counts = new Map<string, number>();
+  const memory = newMemory();
+  const crash = envCrash(opts.crashAt ?? process.env.SVC_OPERATOR_CRASH_AT);
   const snapshots: SnapshotRecord[] = [];
   const actions: string[] = [];
-  let progress = await runtime.loadProgress();
   let lastLine = '';
   let errors = 0;
   try {
     for (;;) {
-      const { cluster: observed, urls } = await observe(runtime, client);
-      const noted = noteMembersDone(progress, observed);
-      if (noted !== progress) {
-        progress = noted;
-        await runtime.saveProgress(progress);
-      }
-      const step: Step = plan(spec, observed, progress);
-      const line = describeStep(step);
+      const r = await runPass(runtime, spec, client, memory, { crash });
+      const { step, line, progress } = r;
       if (line !== lastLine) {
         lastLine = line;
-        opts.onStep?.({ step, line, at: Date.now(), progress, observed });
+        opts.onStep?.({ step, line, at: Date.now(), progress, observed: r.observed });
       }
-      if (step.kind === 'steady') {
-        const settled = settle(progress, step.version, Date.now());
-        if (settled !== progress) {
-          progress = settled;
-          await runtime.saveProgress(progress);
-        }
-        return { outcome: 'steady', step, progress, snapshots, actions };
-      }
+      if (step.kind === 'steady') return { outcome: 'steady', step, progress, snapshots, actions };
       if (step.kind === 'blocked') return { outcome: 'blocked', step, progress, snapshots, actions };
-      if (Date.now() > deadline) return { outcome: 'timeout', step, progress, snapshots, actions, error: `gave up after ${opts.timeoutMs ?? 600_000} ms: ${line}` };
-      if (step.kind === 'wait') {
-        await sleep(pollMs);
-        continue;
-      }
-      // Write-ahead: record the step, then carry it out.
-      const n = (counts.get(step.kind) ?? 0) + 1;
-      counts.set(step.kind, n);
-      const before = beginStep(progress, step, Date.now());
-      if (before !== progress) {
-        progress = before;
-        await runtime.saveProgress(progress);
-      }
-      crashCheck(crashAt, step.kind, n, 'before');
-      try {
-        await execute(runtime, client, spec, step, urls, observed, (rec) => {
-          snapshots.push(rec);
-          progress = recordSnapshot(progress!, rec);
-        });
-        if (step.kind === 'snapshot') {
-          await runtime.saveProgress(progress);
-          await runtime.pruneSnapshots(spec.backup?.keep ?? 3);
-        }
-        if (isMutating(step)) actions.push(actionLine(step));
-        errors = 0;
-      } catch (e) {
+      if (r.error) {
         errors++;
-        opts.onError?.(step, e as Error);
+        opts.onError?.(step, r.error);
         lastLine = '';
-        if (errors >= maxErrors) return { outcome: 'failed', step, progress, snapshots, actions, error: (e as Error).message };
-        await sleep(pollMs * 2);
-        continue;
+        if (errors >= maxErrors) return { outcome: 'failed', step, progress, snapshots, actions, error: r.error.message };
+      } else if (r.acted) {
+        errors = 0;
+        if (r.snapshot) snapshots.push(r.snapshot);
+        if (isMutating(step)) actions.push(actionLine(step));
+        continue; // the next step follows from a new observation, at once
       }
-      crashCheck(crashAt, step.kind, n, 'after');
+      if (Date.now() > deadline) return { outcome: 'timeout', step, progress, snapshots, actions, error: `gave up after ${opts.timeoutMs ?? 600_000} ms: ${line}` };
+      await sleep(r.error ? pollMs * 2 : r.pending ? Math.min(r.pending.retryMs, pollMs) : pollMs);
     }
   } finally {
     if (!opts.client) client.close();
-  }
-}
-
-async function execute(
-  runtime: Runtime,
-  client: MemberClient,
-  spec: SvcClusterSpec,
-  step: Step,
-  urls: Map<string, string>,
-  observed: ObservedCluster,
-  onSnapshot: (r: SnapshotRecord) => void,
-): Promise<void> {
-  if (isScalingStep(step)) {
-    await executeScaling(runtime, client, step, urls, observed);
-    return;
-  }
-  switch (step.kind) {
-    case 'createCluster':
-      await runtime.createCluster(spec);
-      return;
-    case 'snapshot': {
-      const file = runtime.snapshotLocation(step.from, step.to, step.member);
-      onSnapshot(await client.snapshot(urls.get(step.member)!, step.member, file));
-      return;
-    }
-    case 'moveLeader': {
-      const toId = step.toId ?? observed.members.find((m) => m.name === step.to)?.id;
-      if (!toId) throw new Error(`no id known for member ${step.to}`);
-      const fromUrl = urls.get(step.from)!;
-      await client.moveLeader(fromUrl, toId);
-      // Wait (briefly) until the old leader says it is a follower, so the next plan sees the move.
-      const until = Date.now() + 10_000;
-      while (Date.now() < until && (await client.isLeader(fromUrl).catch(() => true))) await sleep(100);
-      return;
-    }
-    case 'restartMember':
-      await runtime.restartMember(step.member, step.version);
-      return;
-    case 'complete':
-      return;
-    default:
-      return;
   }
 }

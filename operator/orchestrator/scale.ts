@@ -1,7 +1,7 @@
 // Carrying out the planner's scaling steps through a runtime that can scale and the member client. The
 // membership change goes through the leader; the member list is read once more right before it, so a step
 // planned on an older observation never adds or removes a member twice.
-import type { MemberClient } from '../members/index.js';
+import type { MemberApi as MemberClient } from './member-api.js';
 import { RuntimeError, type Runtime } from '../runtime/runtime.js';
 import { canScale } from '../runtime/scaling.js';
 import type { ObservedCluster, Step } from '../upgrade/types.js';

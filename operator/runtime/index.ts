@@ -1,3 +1,3 @@
 // The runtime seam: one interface, implemented by runtime/local (and later runtime/kubernetes).
-export { RuntimeError, type Runtime, type RuntimeMember } from './runtime.js';
+export { RuntimeError, StepPending, type Runtime, type RuntimeMember } from './runtime.js';
 export { canScale, type ScalingRuntime } from './scaling.js';

@@ -1,7 +1,7 @@
 // The one interface the orchestrator drives members through. A local runtime runs child processes; a
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
-import type { SvcClusterSpec } from '../api/types.js';
-import type { UpgradeProgress } from '../upgrade/types.js';
+import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
+import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../upgrade/types.js';
 
 /** A member as the runtime knows it (no network calls: those are the member client's job). */
 export interface RuntimeMember {
@@ -14,6 +14,10 @@ export interface RuntimeMember {
   running: boolean;
   /** Why the member is not running when it should be (exit status and the last log line, crash loop...). */
   failure?: string;
+  /** Hash of the configuration it runs with (TargetRevision.config of its start); undefined: unknown. */
+  configRevision?: string;
+  /** Hash of the certificates it runs with; undefined: unknown or no TLS. */
+  tlsRevision?: string;
 }
 
 /** Raised by runtimes; `code` says what went wrong. */
@@ -26,6 +30,18 @@ export class RuntimeError extends Error {
   }
 }
 
+/**
+ * Thrown by a runtime call that began its work and must be looked at again later (a Job still running, a claim
+ * still being deleted). The engine turns it into a wait and a requeue: no reconcile sleeps on a slow cluster.
+ * The call must be idempotent: the next pass plans the same step (from the same observation) and calls it again.
+ */
+export class StepPending extends Error {
+  constructor(readonly code: string, message: string, readonly retryMs = 1000) {
+    super(message);
+    this.name = 'StepPending';
+  }
+}
+
 /** Where members run. Every mutating call records what it is about to do before doing it. */
 export interface Runtime {
   /** "local" or "kubernetes", for messages only. */
@@ -34,7 +50,10 @@ export interface Runtime {
   members(): Promise<RuntimeMember[]>;
   /** Creates every member of a new cluster running spec.version. */
   createCluster(spec: SvcClusterSpec): Promise<void>;
-  /** Stops a member gracefully (SIGTERM: a leader hands leadership over first) and starts it on `version`. */
+  /**
+   * Stops a member gracefully (SIGTERM: a leader hands leadership over first) and starts it on `version` with the
+   * configuration (and certificates) of now. The start may be observed later (a pod being replaced).
+   */
   restartMember(name: string, version: string): Promise<void>;
   /** Where the pre-upgrade snapshot of from -> to goes. */
   snapshotLocation(from: string, to: string, member: string): string;
@@ -46,4 +65,21 @@ export interface Runtime {
   saveProgress(progress: UpgradeProgress | undefined): Promise<void>;
   /** Estimated v2 data size (from the newest snapshot file of a member), when the runtime can tell. */
   v2DataBytes(member: string): Promise<number | undefined>;
+
+  // Optional capabilities; the engine uses them when a runtime has them.
+  /** What members should run with now; with it, members whose revisions differ are rolled (one at a time). */
+  targetRevision?(): Promise<TargetRevision | undefined>;
+  /** The recorded rollout of a configuration or certificate change. */
+  loadRollout?(): Promise<RolloutProgress | undefined>;
+  /** Records the rollout durably (before the restart it announces). */
+  saveRollout?(rollout: RolloutProgress | undefined): Promise<void>;
+  /** Brings the runtime's own objects in line with the spec before each observation (Kubernetes: the owned objects). */
+  prepare?(): Promise<void>;
+  /**
+   * Takes the pre-upgrade snapshot itself (Kubernetes with spec.backup.pvc: a Job); without it the engine
+   * streams the leader's snapshot to snapshotLocation(). May throw StepPending while it is under way.
+   */
+  takeSnapshot?(step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress): Promise<SnapshotRecord>;
+  /** Records a scaling step durably before it is carried out (Kubernetes: the svc.dev/scaling annotation). */
+  recordScaling?(step: Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }>, replicas: number): Promise<void>;
 }

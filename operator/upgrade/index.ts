@@ -1,8 +1,8 @@
 // The upgrade planner (pure) and its data types.
-export { plan, validateTarget, observedClusterVersion, CATCH_UP_SLACK, V2_SLOW_BYTES, V2_ACK_BYTES, V2_WAIT_MS } from './plan.js';
-export { beginStep, recordSnapshot, noteMembersDone, settle } from './progress.js';
+export { plan, restartReason, validateTarget, observedClusterVersion, catchUpSlack, CATCH_UP_SLACK, CATCH_UP_SECONDS, V2_SLOW_BYTES, V2_ACK_BYTES, V2_WAIT_MS } from './plan.js';
+export { beginStep, recordSnapshot, noteMembersDone, settle, beginRollout, noteRollout, revisionKey } from './progress.js';
 export { describeStep, isMutating, isScalingStep } from './types.js';
 export { resumeScaling, scaleStep, ordinalOf, byOrdinal } from './scaling.js';
-export type { ClusterMember, ObservedCluster, ObservedMember, Step, StepKind, UpgradeProgress, WaitCode, BlockedCode } from './types.js';
+export type { RestartReason, RolloutProgress, TargetRevision, ClusterMember, ObservedCluster, ObservedMember, Step, StepKind, UpgradeProgress, WaitCode, BlockedCode } from './types.js';
 export { parseVersion, minorOf, minorIndex, compareVersions, isSupportedVersion, SUPPORTED_MINORS, type Version } from './versions.js';
 export { upgradeStatus } from './status.js';

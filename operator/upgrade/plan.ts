@@ -10,7 +10,9 @@
 //  3. safety gate before any disruptive step: every member running and healthy, exactly one leader,
 //     (one exception: a member that is not running at all, on another release than the target, is
 //     restarted on the target when every other member is healthy: that takes nothing else down),
-//     every applied index within CATCH_UP_SLACK of the leader's. A member that cannot start on the target
+//     every follower's applied index within catchUpSlack() of the leader's as read BEFORE the followers' (one
+//     observation, so the comparison is never against a leader index read later than a follower's); the slack
+//     follows the write rate (a second of writes, at least CATCH_UP_SLACK entries). A member that cannot start on the target
 //     gives `blocked` MemberFailedToStart (the others keep serving); any other unhealthy member a `wait`.
 //     Since every member must be healthy before a restart, at most one member is ever down, and a restart
 //     only happens when the cluster keeps its quorum without that member (3+ members; a 1-member cluster
@@ -20,18 +22,29 @@
 //     target in name order, followers first; the leader last, after `moveLeader` to the most up-to-date
 //     member already on the target.
 // `spec.upgrade.paused` turns the next disruptive step into `wait` Paused (naming that step).
-//  6. every member on the target and the upgrade complete: scaling steps (scaling.ts), else `steady`.
+//  6. every member on the target and the upgrade complete: a rollout of a configuration or certificate change
+//     (members whose revisions differ from the runtime's target revision are restarted exactly like an upgrade's:
+//     followers first in name order, the leader last after `moveLeader`, each only once every member is healthy
+//     and caught up, `paused` honoured; restartMember carries the reason SpecChange or CertificateRenewed; a
+//     version upgrade's restarts take the new configuration along), then scaling steps (scaling.ts), else `steady`.
 //
 // Resume after a crash is by observation: a restart counts as done when the member reports the target
 // release (so it is never repeated); a restart recorded but not carried out (member still on the old
 // release) is planned again; a snapshot begun but not recorded as verified is taken again.
 import type { SvcClusterSpec } from '../api/types.js';
 import { resumeScaling, scaleAfterUpgrade, scaleStep } from './scaling.js';
-import type { ObservedCluster, ObservedMember, Step, UpgradeProgress } from './types.js';
+import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevision, UpgradeProgress } from './types.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from './versions.js';
 
-/** Largest applied-index gap between a member and the leader that still counts as caught up. */
+/** Smallest applied-index gap between a member and the leader that still counts as caught up. */
 export const CATCH_UP_SLACK = 100;
+/** At a higher write rate, a follower within this many seconds of writes of the leader counts as caught up. */
+export const CATCH_UP_SECONDS = 1;
+
+/** The applied-index gap a follower may have in observation `o`: CATCH_UP_SLACK, or a second of writes at its rate. */
+export function catchUpSlack(o: ObservedCluster): number {
+  return Math.max(CATCH_UP_SLACK, Math.ceil((o.catchUp?.ratePerSecond ?? 0) * CATCH_UP_SECONDS));
+}
 /** v2 data above this needs the 2-minute wait between members (the seed's limit). */
 export const V2_SLOW_BYTES = 50 * 1024 * 1024;
 /** v2 data at or above this needs spec.upgrade.acknowledgeLargeV2Data before an upgrade starts. */
@@ -129,7 +142,7 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
   if (down && !down.running && down.configuredVersion !== target && others.every((m) => m.running && m.healthy) && others.filter((m) => m.leader).length === 1) {
     // A dead member left on another release (e.g. one that could not start on a release the spec has
     // since moved away from): starting it on the target takes nothing else down.
-    return gate({ kind: 'restartMember', member: down.name, version: target });
+    return gate({ kind: 'restartMember', member: down.name, version: target, reason: 'VersionChange' });
   }
   if (down) {
     if (down.configuredVersion === target && down.running && (cur !== undefined || down.release !== target)) return wait('MemberStarting', `member ${down.name} is starting on ${target}; waiting for it to report healthy`);
@@ -138,14 +151,17 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
   const leaders = members.filter((m) => m.leader);
   if (leaders.length !== 1) return wait('NoLeader', leaders.length === 0 ? 'no member reports being the leader' : `${leaders.length} members report being the leader; waiting for one`);
   const leader = leaders[0];
-  const lagging = members.find((m) => m.appliedIndex === undefined || leader.appliedIndex === undefined || leader.appliedIndex - m.appliedIndex > CATCH_UP_SLACK);
-  if (lagging) return wait('CatchingUp', `member ${lagging.name} is catching up (applied ${lagging.appliedIndex ?? '?'}, leader ${leader.appliedIndex ?? '?'})`);
+  // the leader's index as read before the followers' (observe.ts), else its own
+  const ref = o.catchUp?.leaderIndex ?? leader.appliedIndex;
+  const slack = catchUpSlack(o);
+  const lagging = members.find((m) => m.appliedIndex === undefined || ref === undefined || (m !== leader && ref - m.appliedIndex > slack));
+  if (lagging) return wait('CatchingUp', `member ${lagging.name} is catching up (applied ${lagging.appliedIndex ?? '?'}, leader ${ref ?? '?'}, allowed gap ${slack})`);
 
   if (members.every(onTarget)) {
     const behind = members.find((m) => minorOf(m.clusterVersion) !== minorOf(target));
     if (behind) return wait('ClusterVersionPending', `every member runs ${target}; member ${behind.name} reports cluster version ${behind.clusterVersion ?? 'unknown'} (waiting for ${minorOf(target)})`);
     if (cur && cur.finishedAt === undefined) return { kind: 'complete', from: cur.from, to: target };
-    return scaleStep(spec, o, leader) ?? { kind: 'steady', version: target };
+    return rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader) ?? { kind: 'steady', version: target };
   }
 
   const notOnTarget = members.filter((m) => !onTarget(m));
@@ -169,10 +185,30 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     return wait('WaitBetweenMembers', `waiting ${Math.ceil((waitMs - (o.now - lastRestart)) / 1000)} s more before the next member (wait between members ${Math.round(waitMs / 1000)} s)`);
   }
   const follower = notOnTarget.find((m) => !m.leader);
-  if (follower) return gate({ kind: 'restartMember', member: follower.name, version: target });
+  if (follower) return gate({ kind: 'restartMember', member: follower.name, version: target, reason: 'VersionChange' });
   // Only the leader is left. Hand leadership to the most up-to-date member already on the target.
   const candidates = members.filter((m) => m !== leader && onTarget(m)).sort((a, b) => (b.appliedIndex ?? 0) - (a.appliedIndex ?? 0) || byName(a, b));
-  if (candidates.length === 0) return gate({ kind: 'restartMember', member: leader.name, version: target });
+  if (candidates.length === 0) return gate({ kind: 'restartMember', member: leader.name, version: target, reason: 'VersionChange' });
+  return gate({ kind: 'moveLeader', from: leader.name, to: candidates[0].name, toId: candidates[0].id });
+}
+
+/** Why member `m` must be restarted to run with `want`, or undefined when it runs with it (or cannot tell). */
+export function restartReason(m: ObservedMember, want: TargetRevision | undefined): Exclude<RestartReason, 'VersionChange'> | undefined {
+  if (!want) return undefined;
+  if (m.configRevision !== undefined && m.configRevision !== want.config) return 'SpecChange';
+  if (want.tls !== undefined && m.tlsRevision !== undefined && m.tlsRevision !== want.tls) return 'CertificateRenewed';
+  return undefined;
+}
+
+/** The next step of a rollout of a configuration or certificate change (a healthy cluster, one leader, caught up). */
+function rolloutStep(version: string, o: ObservedCluster, members: ObservedMember[], leader: ObservedMember, gate: (s: Step) => Step): Step | undefined {
+  const stale = members.filter((m) => restartReason(m, o.revision) !== undefined);
+  if (stale.length === 0) return undefined;
+  const follower = stale.find((m) => !m.leader);
+  if (follower) return gate({ kind: 'restartMember', member: follower.name, version, reason: restartReason(follower, o.revision) });
+  const reason = restartReason(leader, o.revision);
+  const candidates = members.filter((m) => m !== leader && restartReason(m, o.revision) === undefined).sort((a, b) => (b.appliedIndex ?? 0) - (a.appliedIndex ?? 0) || byName(a, b));
+  if (candidates.length === 0) return gate({ kind: 'restartMember', member: leader.name, version, reason });
   return gate({ kind: 'moveLeader', from: leader.name, to: candidates[0].name, toId: candidates[0].id });
 }
 
@@ -181,7 +217,7 @@ function stepLine(step: Step): string {
     case 'snapshot':
       return `snapshot from ${step.member}`;
     case 'restartMember':
-      return `restart ${step.member} on ${step.version}`;
+      return `restart ${step.member} on ${step.version}${step.reason ? ` (${step.reason})` : ''}`;
     case 'moveLeader':
       return `move leadership from ${step.from} to ${step.to}`;
     default:

@@ -23,6 +23,32 @@ export interface ObservedMember {
   leader: boolean;
   /** Raft applied index (Maintenance.Status). */
   appliedIndex?: number;
+  /** Hash of the member's configuration (everything of the spec that reaches it but the release); undefined: unknown. */
+  configRevision?: string;
+  /** Hash of the TLS certificates the member was started with; undefined: unknown or no TLS. */
+  tlsRevision?: string;
+}
+
+/** What the runtime would start a member with now (compared with each member's). */
+export interface TargetRevision {
+  config: string;
+  tls?: string;
+}
+
+/** Why a member is restarted. */
+export type RestartReason = 'VersionChange' | 'SpecChange' | 'CertificateRenewed';
+
+/** The record of a rollout of a configuration or certificate change (written before each restart). */
+export interface RolloutProgress {
+  reason: Exclude<RestartReason, 'VersionChange'>;
+  /** The target revision being rolled out ("<config>/<tls>"). */
+  revision: string;
+  startedAt: number;
+  finishedAt?: number;
+  /** Member -> when its restart was begun (ms). */
+  restarts: Record<string, number>;
+  /** Members seen on the target revision, healthy, in the order they got there. */
+  membersDone: string[];
 }
 
 /** Everything the planner knows about the cluster at one instant. */
@@ -38,6 +64,14 @@ export interface ObservedCluster {
   clusterMembers?: ClusterMember[];
   /** The list came from the leader (linearizable); a follower's may lag, so nothing is retired on it. */
   clusterMembersByLeader?: boolean;
+  /** What members should run with; undefined: the runtime does not tell (no rollouts of configuration). */
+  revision?: TargetRevision;
+  /**
+   * The catch-up reference: the leader's applied index read just before the followers' applied indexes were
+   * (so a follower is compared with a leader index no newer than its own reading), and the write rate seen
+   * across the observation (entries per second).
+   */
+  catchUp?: { leaderIndex: number; ratePerSecond: number };
 }
 
 /** One entry of the cluster's member list. */
@@ -74,6 +108,7 @@ export type WaitCode =
   | 'MemberUnhealthy'
   | 'MemberStarting'
   | 'NoLeader'
+  | 'LeaderMoving'
   | 'CatchingUp'
   | 'WaitBetweenMembers'
   | 'ClusterVersionPending'
@@ -105,7 +140,7 @@ export type Step =
   | { kind: 'blocked'; code: BlockedCode; reason: string; condition: 'UpgradeBlocked' }
   | { kind: 'snapshot'; member: string; from: string; to: string }
   | { kind: 'moveLeader'; from: string; to: string; toId?: string }
-  | { kind: 'restartMember'; member: string; version: string }
+  | { kind: 'restartMember'; member: string; version: string; reason?: RestartReason }
   | { kind: 'addMember'; member: string; join: string[] }
   | { kind: 'startMember'; member: string; join: string[] }
   | { kind: 'removeMember'; member: string; id: string }
@@ -139,7 +174,7 @@ export function describeStep(step: Step): string {
     case 'moveLeader':
       return `move leadership from ${step.from} to ${step.to}`;
     case 'restartMember':
-      return `restart ${step.member} on ${step.version}`;
+      return `restart ${step.member} on ${step.version}${step.reason ? ` (${step.reason})` : ''}`;
     case 'addMember':
       return `add member ${step.member} (joining ${step.join.join(', ')})`;
     case 'startMember':

@@ -26,6 +26,8 @@ export interface WriterOptions {
   intervalMs?: number;
   /** How long one put may keep retrying. Default 15 s. */
   retryBudgetMs?: number;
+  /** Client certificate and CA for https endpoints. */
+  tls?: { ca: Buffer; cert: Buffer; key: Buffer };
 }
 
 /** A running writer; stop() ends it and returns the stats. */
@@ -39,7 +41,7 @@ export class BackgroundWriter {
 
   /** Starts writing. */
   async start(): Promise<void> {
-    this.client = await Client.connect({ endpoints: this.opts.endpoints, commandTimeoutMs: 4000 });
+    this.client = await Client.connect({ endpoints: this.opts.endpoints, commandTimeoutMs: 4000, ...(this.opts.tls ? { tls: this.opts.tls } : {}) });
     this.loop = this.run();
   }
 

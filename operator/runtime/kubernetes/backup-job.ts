@@ -1,13 +1,14 @@
 // Backups into spec.backup.pvc and restores from it run as Jobs in the cluster's namespace (the operator pod
 // cannot mount a per-cluster PVC). The Job runs the operator's own image (`svc-operator backup|restore`,
 // operator/cli/backup.ts), which writes its result as JSON to the container's termination message; the operator
-// waits for the Job and reads the record from the pod's status. Job names are derived from recorded facts (the
+// looks at the Job on each reconcile (StepPending while it runs: a requeue, no sleep) and reads the record from the pod's status. Job names are derived from recorded facts (the
 // upgrade's start time, the cluster's name), so an operator that restarts finds the Job it started and observes it
 // instead of starting another.
 import * as k8s from '@kubernetes/client-node';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { SnapshotRecord } from '../../api/types.js';
 import type { BackupRecord, RestoreRecord } from '../../cli/backup.js';
+import { StepPending } from '../runtime.js';
 import { isStatus, type KubeApi } from './kube-api.js';
 import { CLUSTER_LABEL, CONTAINER_SECURITY, POD_SECURITY, configMapName, memberClientURL, ownedObjects, type ClusterRef, type KubeObject } from './manifests.js';
 
@@ -38,29 +39,14 @@ export class JobFailure extends Error {
   }
 }
 
-/** The operator stopped waiting for a Job (it is stopping); the Job runs on and the next operator observes it. */
-export class JobWaitAborted extends Error {
-  constructor(job: string) {
-    super(`stopped waiting for Job ${job}`);
-    this.name = 'JobWaitAborted';
-  }
-}
-
 export interface ClusterJobsOptions {
   /** The operator's own image (the Jobs run it); undefined: backups into a PVC and restores are refused. */
   image?: string;
   /** How long a Job may run (its activeDeadlineSeconds) and the operator waits for it. Default 600 s. */
   timeoutSeconds?: number;
-  /** Poll interval while waiting. Default 1000 ms. */
+  /** When to look at a running Job again. Default 1000 ms. */
   pollMs?: number;
-  /** Aborted when the operator stops: the wait ends at once (JobWaitAborted). */
-  signal?: AbortSignal;
 }
-
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((r) => {
-  const t = setTimeout(r, ms);
-  signal?.addEventListener('abort', () => { clearTimeout(t); r(); }, { once: true });
-});
 
 /** A DNS-1123 label from `base` and a suffix, at most 63 characters. */
 function jobName(base: string, suffix: string): string {
@@ -208,8 +194,9 @@ export class ClusterJobs {
   }
 
   /**
-   * Runs (or, after a restart, finds) the Job `name` and waits until it finished; resolves with its record,
-   * rejects with a JobFailure. A failed Job is deleted so that a later attempt starts a fresh one.
+   * Runs (or, after a restart, finds) the Job `name` and looks at it once: resolves with its record when it
+   * finished, rejects with a JobFailure when it failed (the Job is deleted so that a later attempt starts a
+   * fresh one), with StepPending while it runs (the reconcile requeues instead of waiting).
    */
   private async run<T>(name: string, build: () => V1Job, failed: JobFailureReason, timedOut: JobFailureReason): Promise<{ record: T; job: V1Job }> {
     let job = await this.readJob(name);
@@ -217,34 +204,30 @@ export class ClusterJobs {
       this.api.writes++;
       job = await this.batch.createNamespacedJob({ namespace: this.cluster.namespace, body: build() });
     }
-    const until = Date.now() + (this.timeoutSeconds + 60) * 1000;
-    for (;;) {
-      const conds = job.status?.conditions ?? [];
-      const done = conds.some((c) => c.type === 'Complete' && c.status === 'True');
-      const fail = conds.find((c) => c.type === 'Failed' && c.status === 'True');
-      if (done || fail) {
-        const message = await this.podMessage(job);
-        let record: (T & { error?: string }) | undefined;
-        try {
-          record = message ? JSON.parse(message) as T & { error?: string } : undefined;
-        } catch {
-          record = undefined;
-        }
-        if (done && record && record.error === undefined) return { record, job };
-        await this.deleteJob(name);
-        const why = record?.error ?? message?.trim().split('\n').slice(-3).join(' ') ?? `${fail?.reason ?? 'no record'}${fail?.message ? `: ${fail.message}` : ''}`;
-        const reason = fail?.reason === 'DeadlineExceeded' ? timedOut : failed;
-        throw new JobFailure(reason, `Job ${this.cluster.namespace}/${name} failed: ${why}`);
+    const conds = job.status?.conditions ?? [];
+    const done = conds.some((c) => c.type === 'Complete' && c.status === 'True');
+    const fail = conds.find((c) => c.type === 'Failed' && c.status === 'True');
+    if (done || fail) {
+      const message = await this.podMessage(job);
+      let record: (T & { error?: string }) | undefined;
+      try {
+        record = message ? JSON.parse(message) as T & { error?: string } : undefined;
+      } catch {
+        record = undefined;
       }
-      if (Date.now() > until) {
-        await this.deleteJob(name);
-        throw new JobFailure(timedOut, `Job ${this.cluster.namespace}/${name} did not finish within ${this.timeoutSeconds} s`);
-      }
-      await sleep(this.opts.pollMs ?? 1000, this.opts.signal);
-      if (this.opts.signal?.aborted) throw new JobWaitAborted(`${this.cluster.namespace}/${name}`);
-      job = await this.readJob(name);
-      if (!job) throw new JobFailure(failed, `Job ${this.cluster.namespace}/${name} was deleted while the operator waited for it`);
+      if (done && record && record.error === undefined) return { record, job };
+      await this.deleteJob(name);
+      const why = record?.error ?? message?.trim().split('\n').slice(-3).join(' ') ?? `${fail?.reason ?? 'no record'}${fail?.message ? `: ${fail.message}` : ''}`;
+      const reason = fail?.reason === 'DeadlineExceeded' ? timedOut : failed;
+      throw new JobFailure(reason, `Job ${this.cluster.namespace}/${name} failed: ${why}`);
     }
+    // the Job's own age, so that a restarted operator keeps the same deadline (the Job has activeDeadlineSeconds too)
+    const created = job.metadata?.creationTimestamp ? new Date(job.metadata.creationTimestamp).getTime() : Date.now();
+    if (Date.now() > created + (this.timeoutSeconds + 60) * 1000) {
+      await this.deleteJob(name);
+      throw new JobFailure(timedOut, `Job ${this.cluster.namespace}/${name} did not finish within ${this.timeoutSeconds} s`);
+    }
+    throw new StepPending(failed === 'BackupJobFailed' ? 'BackupRunning' : 'RestoreRunning', `Job ${this.cluster.namespace}/${name} is running`, this.opts.pollMs ?? 1000);
   }
 
   /** Snapshot of `member` (the leader) into spec.backup.pvc before from -> to; the upgrade's start time names it. */
@@ -294,7 +277,7 @@ export class ClusterJobs {
   /**
    * Before the StatefulSet exists: creates the members' data claims and fills each data dir from
    * spec.restore.snapshot, with exactly the names, peer URLs and token the pods will start with.
-   * Resolves once every member is restored (a restarted operator finds the Job and waits again).
+   * Resolves once every member is restored; StepPending while the Job runs (a restarted operator finds it).
    */
   async restore(version: string): Promise<RestoreRecord> {
     const claim = this.cluster.spec.backup?.pvc;

@@ -1,36 +1,44 @@
 // The Kubernetes runtime: the members of one SvcCluster are the pods of its StatefulSet (OnDelete updates).
-// A restart is "move the template to the new image, delete the pod, wait for its replacement"; progress is
-// recorded on the SvcCluster itself (an annotation with the exact record, status.upgrade for people) before
-// the step it announces is carried out.
+// A restart is "move the template to the new image, delete the pod"; the replacement is awaited by the engine's
+// next passes (the member shows as starting), not here. Progress is recorded on the SvcCluster itself (an
+// annotation with the exact record, status.upgrade for people) before the step it announces is carried out,
+// and so is the scaling step under way (svc.dev/scaling). Snapshots into spec.backup.pvc and restores run as Jobs.
 import { join } from 'node:path';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
-import type { SvcClusterSpec } from '../../api/types.js';
+import type { SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { UpgradeProgress } from '../../upgrade/types.js';
-import { memberClientURL, ownedObjects, selectorLabels, versionOfImage, type ClusterRef } from './manifests.js';
+import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../upgrade/types.js';
+import { CONFIG_HASH_ANNOTATION, memberClientURL, ownedObjects, selectorLabels, targetRevisionOf, TLS_HASH_ANNOTATION, versionOfImage, type ClusterRef } from './manifests.js';
 import type { KubeApi } from './kube-api.js';
 import type { MemberClient } from '../../members/index.js';
-import { memberOfPeerURLIn, peerURLOf, retireHighestMember, startJoiningMember, type ScalingHost } from './kube-scaling.js';
+import { memberOfPeerURLIn, nextScaling, peerURLOf, retireHighestMember, SCALING_ANNOTATION, startJoiningMember, type ScalingHost, type ScalingRecord } from './kube-scaling.js';
+import type { ClusterJobs } from './backup-job.js';
 import type { ScalingRuntime } from '../scaling.js';
 
 /** Annotation on the SvcCluster holding the exact UpgradeProgress (status.upgrade is its readable form). */
 export const PROGRESS_ANNOTATION = 'svc.dev/upgrade-progress';
+/** Annotation on the SvcCluster holding the exact RolloutProgress (status.rollout is its readable form). */
+export const ROLLOUT_ANNOTATION = 'svc.dev/rollout';
 
 export interface KubeRuntimeOptions {
   /** Where snapshots are written (a mounted backup PVC in a pod). */
   snapshotDir: string;
   /** Recorded progress as read from the SvcCluster (annotation), if any. */
   progress?: UpgradeProgress;
+  /** Recorded rollout as read from the SvcCluster (annotation), if any. */
+  rollout?: RolloutProgress;
   /** Called after progress was saved (the controller publishes it in status). */
   onProgress?: (p: UpgradeProgress | undefined) => Promise<void>;
-  /** How long to wait for a deleted pod's replacement. Default 120 s. */
-  replaceTimeoutMs?: number;
   /** Reads the v2 data-size estimate from a member (without it: unknown, treated as small). */
   client?: MemberClient;
+  /** Backup and restore Jobs (spec.backup.pvc, spec.restore). */
+  jobs?: ClusterJobs;
+  /** The scaling record as known (annotation, or newer: written by this process). */
+  scaling?: ScalingRecord;
+  /** Called after a scaling record was written. */
+  onScaling?: (r: ScalingRecord) => void;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Why a pod cannot keep its svc container running, if it cannot. */
 function podFailure(pod: V1Pod): string | undefined {
@@ -86,10 +94,18 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
       const name = `${this.cluster.name}-${i}`;
       const pod = pods.get(name);
       const running = pod !== undefined && !pod.metadata?.deletionTimestamp && pod.status?.phase === 'Running';
+      // a pod being deleted is replaced from the template: its revisions are the template's
+      const from = pod && !pod.metadata?.deletionTimestamp ? pod.metadata?.annotations ?? {} : sts.spec?.template.metadata?.annotations ?? {};
+      const revisions = {
+        ...(from[CONFIG_HASH_ANNOTATION] ? { configRevision: from[CONFIG_HASH_ANNOTATION] } : {}),
+        ...(from[TLS_HASH_ANNOTATION] ? { tlsRevision: from[TLS_HASH_ANNOTATION] } : {}),
+      };
       out.push({
+        ...revisions,
         name,
         clientURL: memberClientURL(this.cluster, name),
-        configuredVersion: (pod && versionOfImage(podImage(pod))) ?? template,
+        // a pod being deleted is replaced from the template: that is the release it will next run
+        configuredVersion: (pod && !pod.metadata?.deletionTimestamp && versionOfImage(podImage(pod))) || template,
         running,
         failure: pod ? podFailure(pod) : undefined,
       });
@@ -102,26 +118,59 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
     return this.api.applyAll(ownedObjects(this.cluster, version));
   }
 
+  /** Keeps the owned objects as the spec says, the StatefulSet's release where the upgrade left it. */
+  async prepare(): Promise<void> {
+    const version = await this.templateVersion();
+    if (version !== undefined) await this.apply(version);
+  }
+
   async createCluster(spec: SvcClusterSpec): Promise<void> {
+    // from a snapshot: the data dirs first (the StatefulSet adopts the claims), then the members
+    const jobs = spec.restore ? this.opts.jobs : undefined;
+    if (jobs) await jobs.restore(spec.version);
     await this.apply(spec.version);
+    if (jobs) await jobs.restoreDone();
   }
 
   async restartMember(name: string, version: string): Promise<void> {
     // The template first: the replacement pod is created from it. After a crash between the two, the
-    // pod still shows the old image and the planner asks for this restart again.
+    // pod still shows the old image (or configuration) and the planner asks for this restart again.
     await this.apply(version);
-    const pods = await this.pods();
-    const old = pods.get(name);
-    if (old && versionOfImage(podImage(old)) !== version) await this.api.deletePod(this.cluster.namespace, name);
-    const oldUid = old?.metadata?.uid;
-    const until = Date.now() + (this.opts.replaceTimeoutMs ?? 120_000);
-    while (Date.now() < until) {
-      const p = (await this.pods()).get(name);
-      if (p && p.metadata?.uid !== oldUid && !p.metadata?.deletionTimestamp) return;
-      if (p && versionOfImage(podImage(p)) === version && !p.metadata?.deletionTimestamp) return;
-      await sleep(500);
-    }
-    throw new RuntimeError('START_FAILED', `pod ${name} was not replaced within ${Math.round((this.opts.replaceTimeoutMs ?? 120_000) / 1000)} s`);
+    const old = (await this.pods()).get(name);
+    if (!old || old.metadata?.deletionTimestamp) return;
+    const want = targetRevisionOf(this.cluster);
+    const a = old.metadata?.annotations ?? {};
+    const current = versionOfImage(podImage(old)) === version && a[CONFIG_HASH_ANNOTATION] === want.config && (a[TLS_HASH_ANNOTATION] ?? '') === (want.tls ?? '');
+    if (!current) await this.api.deletePod(this.cluster.namespace, name);
+  }
+
+  async targetRevision(): Promise<TargetRevision | undefined> {
+    return targetRevisionOf(this.cluster);
+  }
+
+  async loadRollout(): Promise<RolloutProgress | undefined> {
+    return this.opts.rollout;
+  }
+
+  async saveRollout(rollout: RolloutProgress | undefined): Promise<void> {
+    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, ROLLOUT_ANNOTATION, rollout === undefined ? null : JSON.stringify(rollout));
+    this.opts.rollout = rollout;
+  }
+
+  async takeSnapshot(step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress): Promise<SnapshotRecord> {
+    if (this.cluster.spec.backup?.pvc && this.opts.jobs) return this.opts.jobs.backup(step.member, step.from, step.to, progress.startedAt);
+    if (!this.opts.client) throw new RuntimeError('UNSUPPORTED', 'no member client to take the snapshot with');
+    return this.opts.client.snapshot(memberClientURL(this.cluster, step.member), step.member, this.snapshotLocation(step.from, step.to, step.member));
+  }
+
+  async recordScaling(step: Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }>, replicas: number): Promise<void> {
+    const prev = this.opts.scaling;
+    const rec = nextScaling(prev, replicas, step, new Date());
+    const same = (r: ScalingRecord | undefined) => JSON.stringify({ ...r, startedAt: '' });
+    if (same(rec) === same(prev)) return;
+    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, SCALING_ANNOTATION, JSON.stringify(rec));
+    this.opts.scaling = rec;
+    this.opts.onScaling?.(rec);
   }
 
   private snapshotDir(): string {
@@ -133,6 +182,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
   }
 
   async pruneSnapshots(keep: number): Promise<string[]> {
+    if (this.cluster.spec.backup?.pvc) return []; // the backup Job prunes the claim
     return pruneSnapshotDir(this.snapshotDir(), keep).map((f) => join(this.snapshotDir(), f));
   }
 
@@ -171,7 +221,6 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
         await this.apply((await this.templateVersion()) ?? this.cluster.spec.version);
       },
       podExists: async (name) => (await this.pods()).has(name),
-      timeoutMs: this.opts.replaceTimeoutMs ?? 120_000,
     };
   }
 

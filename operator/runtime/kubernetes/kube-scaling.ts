@@ -1,11 +1,11 @@
 // Member add/remove on Kubernetes: a member is a StatefulSet ordinal. Starting the next one = the ConfigMap
 // names its initial cluster (--initial-cluster-state=existing), then the StatefulSet grows by one; retiring the
-// highest = the StatefulSet shrinks by one, its pod goes, then its PVC (whenScaled: Delete; the operator only
-// waits for it, it holds no right to delete claims): a member re-added later must start on an empty data dir,
+// highest = the StatefulSet shrinks by one, its pod goes, then its PVC (whenScaled: Delete; the operator holds
+// no right to delete claims, a later member of that ordinal waits for it): a member re-added later must start on an empty data dir,
 // one with the old member's data is refused by the cluster. The record of the scaling step
-// under way lives in an annotation on the SvcCluster, written before the step (the controller does that).
+// under way lives in an annotation on the SvcCluster, written before the step (KubeRuntime.recordScaling).
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { RuntimeError } from '../runtime.js';
+import { RuntimeError, StepPending } from '../runtime.js';
 import { isStatus, type KubeApi } from './kube-api.js';
 import { memberHost, memberPeerURL, type ClusterRef } from './manifests.js';
 
@@ -44,8 +44,6 @@ export function nextScaling(prev: ScalingRecord | undefined, replicas: number, s
 /** PVC of member `pod` (the StatefulSet's claim template is "data"). */
 export const dataClaimName = (pod: string): string => `data-${pod}`;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** What the scaling calls need of the runtime. */
 export interface ScalingHost {
   api: KubeApi;
@@ -54,7 +52,6 @@ export interface ScalingHost {
   applyWith(replicas: number): Promise<void>;
   /** Whether the pod object `name` exists (terminating or not). */
   podExists(name: string): Promise<boolean>;
-  timeoutMs: number;
 }
 
 const ordinal = (name: string): number => Number(/(\d+)$/.exec(name)?.[1] ?? NaN);
@@ -84,23 +81,19 @@ async function readClaim(h: ScalingHost, name: string): Promise<V1PersistentVolu
   }
 }
 
-/** Waits until the claim is gone (the StatefulSet's whenScaled: Delete has the garbage collector remove it). */
+/**
+ * Passes when the claim is gone; StepPending while it is being deleted (whenScaled: Delete: owned by the pod that
+ * went, or marked for deletion); a RuntimeError naming the `kubectl delete pvc` when nothing will delete it.
+ */
 async function claimGone(h: ScalingHost, name: string, why: string): Promise<void> {
-  const until = Date.now() + h.timeoutMs;
-  for (;;) {
-    const claim = await readClaim(h, name);
-    if (!claim) return;
-    if (Date.now() > until) {
-      const pending = claim.metadata?.deletionTimestamp || claim.metadata?.ownerReferences?.some((o) => o.kind === 'Pod');
-      throw new RuntimeError('STOP_FAILED', pending
-        ? `PVC ${name} (${why}) is still being deleted after ${Math.round(h.timeoutMs / 1000)} s`
-        : `PVC ${name} (${why}) holds the data of an earlier member of this ordinal and is not being deleted; delete it (kubectl -n ${h.cluster.namespace} delete pvc ${name}) so that the new member starts empty`);
-    }
-    await sleep(500);
-  }
+  const claim = await readClaim(h, name);
+  if (!claim) return;
+  const pending = claim.metadata?.deletionTimestamp || claim.metadata?.ownerReferences?.some((o) => o.kind === 'Pod');
+  if (pending) throw new StepPending('ClaimDeleting', `PVC ${name} (${why}) is being deleted`);
+  throw new RuntimeError('STOP_FAILED', `PVC ${name} (${why}) holds the data of an earlier member of this ordinal and is not being deleted; delete it (kubectl -n ${h.cluster.namespace} delete pvc ${name}) so that the new member starts empty`);
 }
 
-/** Starts member `name` (the next ordinal) joining `join`, on an empty data dir. */
+/** Starts member `name` (the next ordinal) joining `join`, on an empty data dir (the pod's start is observed later). */
 export async function startJoiningMember(h: ScalingHost, name: string, join: string[]): Promise<void> {
   const k = ordinal(name);
   h.cluster.join = join;
@@ -108,22 +101,12 @@ export async function startJoiningMember(h: ScalingHost, name: string, join: str
   // holds that member's data: the new member must not start on it.
   if (!(await h.podExists(name))) await claimGone(h, dataClaimName(name), 'left by an earlier member');
   await h.applyWith(k + 1);
-  const until = Date.now() + h.timeoutMs;
-  while (Date.now() < until) {
-    if (await h.podExists(name)) return;
-    await sleep(500);
-  }
-  throw new RuntimeError('START_FAILED', `pod ${name} was not created within ${Math.round(h.timeoutMs / 1000)} s`);
 }
 
-/** Stops member `name` (the highest ordinal), waits for its pod to go, deletes its PVC. */
+/**
+ * Stops member `name` (the highest ordinal): the StatefulSet shrinks by one; its pod goes and then its PVC
+ * (whenScaled: Delete), without the operator waiting: a later member of this ordinal waits for the claim to go.
+ */
 export async function retireHighestMember(h: ScalingHost, name: string): Promise<void> {
-  const k = ordinal(name);
-  await h.applyWith(k);
-  const until = Date.now() + h.timeoutMs;
-  while (await h.podExists(name)) {
-    if (Date.now() > until) throw new RuntimeError('STOP_FAILED', `pod ${name} did not go within ${Math.round(h.timeoutMs / 1000)} s`);
-    await sleep(500);
-  }
-  await claimGone(h, dataClaimName(name), `of the removed member ${name}`);
+  await h.applyWith(ordinal(name));
 }

@@ -15,6 +15,8 @@ export interface ClusterRef {
    * last. New members start with it and --initial-cluster-state=existing; members with data ignore both.
    */
   join?: string[];
+  /** Fingerprint of the TLS Secrets' contents: a renewed certificate changes it (and so rolls the members). */
+  tlsHash?: string;
 }
 
 /** A Kubernetes object as applied (apiVersion, kind, metadata, the rest). */
@@ -29,6 +31,10 @@ export const CLIENT_PORT = 2379;
 export const PEER_PORT = 2380;
 /** Plain-http /health and /metrics of TLS members (--listen-metrics-urls): probes carry no client certificate. */
 export const METRICS_PORT = 2381;
+/** Pod template annotation: hash of the members' configuration without the release (a change is rolled out). */
+export const CONFIG_HASH_ANNOTATION = 'svc.dev/config-hash';
+/** Pod template annotation: fingerprint of the TLS Secrets the pod started with (a renewal is rolled out). */
+export const TLS_HASH_ANNOTATION = 'svc.dev/tls-hash';
 /** Annotation holding the hash of what the operator last applied (equal hash: nothing to write). */
 export const HASH_ANNOTATION = 'svc.dev/applied-hash';
 /** Label every owned object carries: the SvcCluster's name. */
@@ -192,6 +198,12 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
     ...(pt.nodeSelector ? { nodeSelector: pt.nodeSelector } : {}),
     ...(spec.image?.pullSecrets ? { imagePullSecrets: spec.image.pullSecrets.map((n) => ({ name: n })) } : {}),
   };
+  // What reaches the members besides their release: the pod spec with the release's tag blanked out, the
+  // template's labels, and the ConfigMap keys the flags read (not the initial cluster: only a first start reads it).
+  const unversioned = JSON.stringify({ podSpec, labels: pt.labels ?? {}, enableV2: spec.enableV2 ?? null, logging: spec.logging ?? null })
+    .replaceAll(memberImage(spec, version), memberImage(spec, '*'));
+  const annotations: Record<string, string> = { [CONFIG_HASH_ANNOTATION]: createHash('sha256').update(unversioned).digest('hex').slice(0, 16) };
+  if (c.tlsHash) annotations[TLS_HASH_ANNOTATION] = c.tlsHash;
   return owned(c, 'apps/v1', 'StatefulSet', name, {
     spec: {
       replicas: spec.replicas,
@@ -203,7 +215,7 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
       // the SvcCluster keeps the data
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
       selector: { matchLabels: selectorLabels(name) },
-      template: { metadata: { labels: { ...(pt.labels ?? {}), ...labels(name) } }, spec: podSpec },
+      template: { metadata: { labels: { ...(pt.labels ?? {}), ...labels(name) }, annotations }, spec: podSpec },
       volumeClaimTemplates: [{
         metadata: { name: 'data' },
         spec: {
@@ -234,4 +246,11 @@ export function ownedObjects(c: ClusterRef, version: string): KubeObject[] {
     }),
     statefulSet(c, version),
   ];
+}
+
+/** The revision a member pod started now would run with (the StatefulSet template's annotations). */
+export function targetRevisionOf(c: ClusterRef): { config: string; tls?: string } {
+  const sts = statefulSet(c, c.spec.version) as unknown as { spec: { template: { metadata: { annotations: Record<string, string> } } } };
+  const a = sts.spec.template.metadata.annotations;
+  return { config: a[CONFIG_HASH_ANNOTATION], ...(a[TLS_HASH_ANNOTATION] ? { tls: a[TLS_HASH_ANNOTATION] } : {}) };
 }

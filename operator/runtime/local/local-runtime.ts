@@ -3,14 +3,14 @@
 // `local apply` can exit and `local status` can look later); everything needed to find them again is in
 // the state file, which is written before every change.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { releaseFor } from '../../../server/releases.js';
 import type { SvcClusterSpec } from '../../api/types.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { UpgradeProgress } from '../../upgrade/types.js';
+import type { RolloutProgress, TargetRevision, UpgradeProgress } from '../../upgrade/types.js';
 import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { ScalingRuntime } from '../scaling.js';
 import { freePorts } from './ports.js';
@@ -41,6 +41,11 @@ function alive(pid: number | undefined): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** Hash of what of the spec reaches a member's command line besides its release (enableV2, logging). */
+export function localRevision(spec: SvcClusterSpec): string {
+  return createHash('sha256').update(JSON.stringify({ enableV2: spec.enableV2 ?? null, logging: spec.logging ?? null })).digest('hex').slice(0, 16);
 }
 
 /** Members run by this process that exited, with how (the state file only has pids). */
@@ -95,6 +100,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
         configuredVersion: m.version,
         running,
         failure: running ? undefined : this.failureOf(m),
+        ...(m.revision !== undefined ? { configRevision: m.revision } : {}),
       };
     });
   }
@@ -190,6 +196,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
       child.unref();
       m.pid = pid;
       m.startedAt = new Date().toISOString();
+      m.revision = localRevision(state.spec);
     } finally {
       closeSync(fd);
     }
@@ -310,6 +317,20 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
   async saveProgress(progress: UpgradeProgress | undefined): Promise<void> {
     const s = this.mustState();
     writeState(this.stateDir, { ...s, progress });
+  }
+
+  async targetRevision(): Promise<TargetRevision | undefined> {
+    const s = this.state();
+    return s ? { config: localRevision(s.spec) } : undefined;
+  }
+
+  async loadRollout(): Promise<RolloutProgress | undefined> {
+    return this.state()?.rollout;
+  }
+
+  async saveRollout(rollout: RolloutProgress | undefined): Promise<void> {
+    const s = this.mustState();
+    writeState(this.stateDir, { ...s, rollout });
   }
 
   async v2DataBytes(member: string): Promise<number | undefined> {

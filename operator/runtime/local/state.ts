@@ -4,7 +4,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SvcClusterSpec } from '../../api/types.js';
-import type { UpgradeProgress } from '../../upgrade/types.js';
+import type { RolloutProgress, UpgradeProgress } from '../../upgrade/types.js';
 import { RuntimeError } from '../runtime.js';
 
 /** One member's record. */
@@ -22,6 +22,8 @@ export interface LocalMemberState {
   startedAt?: string;
   /** Set for a member added to a running cluster: its initial cluster (member names), started as "existing". */
   join?: string[];
+  /** Hash of the configuration its current process was started with (localRevision). */
+  revision?: string;
 }
 
 /** The whole state file. */
@@ -32,6 +34,8 @@ export interface LocalState {
   createdAt: string;
   members: LocalMemberState[];
   progress?: UpgradeProgress;
+  /** The rollout of a configuration change under way or finished last. */
+  rollout?: RolloutProgress;
   /** Ports reserved for members about to be added (their peer URL is registered before they exist). */
   reserved?: Record<string, { clientPort: number; peerPort: number }>;
   /** The last step line the orchestrator reported, for `local status`. */

@@ -29,3 +29,16 @@ export async function makeClusterCerts(dir: string, name: string, ns: string, ex
   const files = { ca: f('ca.crt'), cert: f('tls.crt'), key: f('tls.key') };
   return { ca: readFileSync(files.ca), cert: readFileSync(files.cert), key: readFileSync(files.key), files };
 }
+
+/**
+ * Renews the member certificate of `makeClusterCerts(dir, ...)` in place, as cert-manager does: a new key and a
+ * new certificate signed by the same CA (whose files stay); resolves with the new set.
+ */
+export async function renewMemberCert(dir: string, name: string): Promise<ClusterCerts> {
+  const f = (n: string) => join(dir, n);
+  await run(['openssl', 'req', '-new', ...CURVE, '-nodes', '-keyout', f('tls.key'), '-out', f('member.csr'), '-subj', `/CN=${name}`]);
+  await run(['openssl', 'x509', '-req', '-in', f('member.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '30', '-sha256',
+    '-extfile', f('member.ext'), '-out', f('tls.crt')]);
+  const files = { ca: f('ca.crt'), cert: f('tls.crt'), key: f('tls.key') };
+  return { ca: readFileSync(files.ca), cert: readFileSync(files.cert), key: readFileSync(files.key), files };
+}

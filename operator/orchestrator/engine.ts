@@ -1,0 +1,200 @@
+// The one engine: a single pass of observe -> plan -> record (write-ahead) -> act, for any runtime. `local apply`
+// loops over passes; the Kubernetes controller runs one pass per reconcile and requeues. A pass never sleeps
+// waiting for the cluster: what takes time (a member restarting, leadership moving, a Job running) shows as a
+// wait in the next pass's observation, or as a StepPending from the runtime, and the caller decides when to look
+// again. Everything needed to resume is recorded through the runtime before it is acted on, so a new engine
+// (a restarted operator) picks up from the observation and the record; EngineMemory only saves repeated work.
+import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
+import { StepPending, type Runtime } from '../runtime/runtime.js';
+import { plan } from '../upgrade/plan.js';
+import { beginRollout, beginStep, noteMembersDone, noteRollout, recordSnapshot, settle } from '../upgrade/progress.js';
+import { describeStep, isMutating, isScalingStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../upgrade/types.js';
+import type { MemberApi } from './member-api.js';
+import { observe } from './observe.js';
+import { executeScaling } from './scale.js';
+
+/** How long after a MoveLeader the engine waits for the old leader to report that it stepped down. */
+export const LEADER_MOVE_WAIT_MS = 10_000;
+
+/** Where a crash may be injected: after the step is recorded, after it is carried out, after its result is recorded. */
+export type CrashPoint = 'before' | 'acted' | 'after';
+
+/** Per-cluster memory of one engine (one process). Losing it (a crash) costs nothing but repeated reads. */
+export interface EngineMemory {
+  /** The progress this engine saved last: newer than a cached copy of the record the runtime may return. */
+  progress?: UpgradeProgress;
+  /** The rollout record this engine saved last. */
+  rollout?: RolloutProgress;
+  /** Steps carried out per kind (numbers the crash points). */
+  counts: Map<string, number>;
+  /** The step left under way by the last pass (StepPending) and its number: looking again is not a new step. */
+  pending?: { line: string; n: number };
+  /** The leader's applied index at the last pass: the write rate is measured across passes (seconds apart). */
+  leaderIndex?: { index: number; at: number };
+  /** A MoveLeader sent and not yet seen: the old leader may report leadership for a moment longer. */
+  leaderMove?: { from: string; to: string; until: number };
+}
+
+export function newMemory(): EngineMemory {
+  return { counts: new Map() };
+}
+
+export interface PassHooks {
+  /** After the step is recorded (progress, scaling record), before it is carried out: publish status, an Event. */
+  beforeAct?(step: Step, progress: UpgradeProgress | undefined, observed: ObservedCluster): Promise<void> | void;
+  /**
+   * Fault injection: called at each crash point with the step kind and its number in this engine. The default
+   * (env SVC_OPERATOR_CRASH_AT="<kind>:<n>[:acted|:after]") SIGKILLs the process.
+   */
+  crash?(kind: string, n: number, at: CrashPoint): void;
+  /** The clock (tests). Default Date.now. */
+  clock?: () => number;
+}
+
+/** What one pass did. */
+export interface PassResult {
+  step: Step;
+  /** describeStep(step). */
+  line: string;
+  progress?: UpgradeProgress;
+  observed: ObservedCluster;
+  /** The rollout of a configuration or certificate change, as recorded. */
+  rollout?: RolloutProgress;
+  /** A mutating (or `complete`) step was carried out without error. */
+  acted: boolean;
+  /** The step was begun and is under way (a Job running...): look again after pending.retryMs. */
+  pending?: StepPending;
+  /** Carrying out the step failed (it is planned again from a new observation). */
+  error?: Error;
+  /** A snapshot taken and recorded in this pass. */
+  snapshot?: SnapshotRecord;
+}
+
+/** The crash hook of SVC_OPERATOR_CRASH_AT (or `spec`). */
+export function envCrash(spec = process.env.SVC_OPERATOR_CRASH_AT): PassHooks['crash'] {
+  if (!spec) return undefined;
+  const [k, n, w] = spec.split(':');
+  return (kind, count, at) => {
+    if (k === kind && Number(n) === count && (w ?? 'before') === at) {
+      process.stderr.write(`svc-operator: fault injection: killing the orchestrator at ${kind} #${count} (${at})\n`);
+      process.kill(process.pid, 'SIGKILL');
+    }
+  };
+}
+
+async function save(runtime: Runtime, memory: EngineMemory, progress: UpgradeProgress | undefined): Promise<void> {
+  // (a step looked at again while under way records the same progress: no write)
+  if (memory.progress !== undefined && JSON.stringify(memory.progress) === JSON.stringify(progress)) return;
+  await runtime.saveProgress(progress);
+  memory.progress = progress;
+}
+
+async function saveRollout(runtime: Runtime, memory: EngineMemory, rollout: RolloutProgress | undefined): Promise<void> {
+  await runtime.saveRollout?.(rollout);
+  memory.rollout = rollout;
+}
+
+/** One pass over the cluster of `runtime` toward `spec`. */
+export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: MemberApi, memory: EngineMemory, hooks: PassHooks = {}): Promise<PassResult> {
+  await runtime.prepare?.();
+  let progress = memory.progress ?? (await runtime.loadProgress());
+  let rollout = memory.rollout ?? (await runtime.loadRollout?.());
+  const { cluster: observed, urls } = await observe(runtime, client, hooks.clock);
+  // The write rate over the time since the last pass (the reading inside one observation spans milliseconds).
+  const c = observed.catchUp;
+  const last = memory.leaderIndex;
+  if (c && last && observed.now - last.at >= 200 && observed.now - last.at <= 120_000 && c.leaderIndex >= last.index) {
+    c.ratePerSecond = Math.round(((c.leaderIndex - last.index) * 1000) / (observed.now - last.at));
+  }
+  memory.leaderIndex = c ? { index: c.leaderIndex, at: observed.now } : undefined;
+  const noted = noteMembersDone(progress, observed);
+  if (noted !== progress) {
+    progress = noted;
+    await save(runtime, memory, progress);
+  }
+  const rolled = noteRollout(rollout, observed, observed.now);
+  if (rolled !== rollout) {
+    rollout = rolled;
+    await saveRollout(runtime, memory, rollout);
+  }
+  let step = plan(spec, observed, progress);
+  // A MoveLeader just sent: until the old leader says it is a follower, the same move is not sent again.
+  const move = memory.leaderMove;
+  if (move && step.kind === 'moveLeader' && step.from === move.from && observed.now < move.until) {
+    step = { kind: 'wait', code: 'LeaderMoving', reason: `leadership is moving from ${move.from} to ${move.to}; waiting for ${move.from} to step down` };
+  } else if (move && !observed.members.some((m) => m.leader && m.name === move.from)) {
+    memory.leaderMove = undefined;
+  }
+  const result = (extra: Partial<PassResult> = {}): PassResult => ({ step, line: describeStep(step), progress, rollout, observed, acted: false, ...extra });
+
+  if (step.kind === 'steady') {
+    const settled = settle(progress, step.version, observed.now);
+    if (settled !== progress) {
+      progress = settled;
+      await save(runtime, memory, progress);
+    }
+    return result();
+  }
+  if (!isMutating(step) && step.kind !== 'complete') return result();
+
+  // Write-ahead: the records first, then the act.
+  const line = describeStep(step);
+  const n = memory.pending?.line === line ? memory.pending.n : (memory.counts.get(step.kind) ?? 0) + 1;
+  memory.counts.set(step.kind, n);
+  memory.pending = undefined;
+  if (isScalingStep(step)) await runtime.recordScaling?.(step, spec.replicas);
+  const before = beginStep(progress, step, observed.now);
+  if (before !== progress) {
+    progress = before;
+    await save(runtime, memory, progress);
+  }
+  const begun = beginRollout(rollout, step, observed.revision, observed.now);
+  if (begun !== rollout) {
+    rollout = begun;
+    await saveRollout(runtime, memory, rollout);
+  }
+  const crash = hooks.crash ?? envCrash();
+  crash?.(step.kind, n, 'before');
+  await hooks.beforeAct?.(step, progress, observed);
+  let snapshot: SnapshotRecord | undefined;
+  try {
+    switch (step.kind) {
+      case 'createCluster':
+        await runtime.createCluster(spec);
+        break;
+      case 'snapshot':
+        snapshot = runtime.takeSnapshot
+          ? await runtime.takeSnapshot(step, progress!)
+          : await client.snapshot(urls.get(step.member)!, step.member, runtime.snapshotLocation(step.from, step.to, step.member));
+        break;
+      case 'moveLeader': {
+        const toId = step.toId ?? observed.members.find((m) => m.name === step.to)?.id;
+        if (!toId) throw new Error(`no id known for member ${step.to}`);
+        await client.moveLeader(urls.get(step.from)!, toId);
+        memory.leaderMove = { from: step.from, to: step.to, until: (hooks.clock ?? Date.now)() + LEADER_MOVE_WAIT_MS };
+        break;
+      }
+      case 'restartMember':
+        await runtime.restartMember(step.member, step.version);
+        break;
+      case 'complete':
+        break;
+      default:
+        if (isScalingStep(step)) await executeScaling(runtime, client, step, urls, observed);
+    }
+  } catch (e) {
+    if (e instanceof StepPending) {
+      memory.pending = { line, n };
+      return result({ pending: e });
+    }
+    return result({ error: e as Error });
+  }
+  crash?.(step.kind, n, 'acted');
+  if (snapshot) {
+    progress = recordSnapshot(progress!, snapshot);
+    await save(runtime, memory, progress);
+    await runtime.pruneSnapshots(spec.backup?.keep ?? 3);
+  }
+  crash?.(step.kind, n, 'after');
+  return result({ acted: true, snapshot });
+}

@@ -1,0 +1,235 @@
+// A fake runtime and member client over the simulated cluster of scale-sim.ts, for driving the one engine
+// (operator/orchestrator/engine.ts) without processes. Two shapes, as the real runtimes differ:
+// - "local": no optional capabilities; the engine streams snapshots itself.
+// - "kubernetes": prepare(), recordScaling() (a durable scaling record), takeSnapshot() through a Job that runs
+//   for a few looks (StepPending meanwhile), as the Kubernetes runtime has them.
+// Durable state (progress, scaling record, Jobs) lives in the world and survives an engine crash; the engine's
+// memory does not.
+import type { SnapshotRecord, SvcClusterSpec } from '../../../operator/api/types.js';
+import type { ClusterMemberInfo, MemberStatusInfo, VersionInfo } from '../../../operator/members/index.js';
+import type { MemberApi } from '../../../operator/orchestrator/member-api.js';
+import { StepPending, type Runtime, type RuntimeMember } from '../../../operator/runtime/runtime.js';
+import type { ScalingRuntime } from '../../../operator/runtime/scaling.js';
+import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/upgrade/types.js';
+import { ScaleSim } from './scale-sim.js';
+
+export type Mode = 'local' | 'kubernetes';
+
+const nameOf = (url: string): string => url.replace(/^[a-z]+:\/\//, '');
+
+/** The simulated cluster plus the durable records a runtime keeps. */
+export class World {
+  sim: ScaleSim;
+  created: boolean;
+  progress?: string;
+  progressWrites = 0;
+  scalingRecord?: { replicas: number; step: string; member: string };
+  scalingWrites = 0;
+  /** Backup Jobs by upgrade start: looks left until done. */
+  jobs = new Map<number, number>();
+  snapshots: SnapshotRecord[] = [];
+  moveLeaderCalls: string[] = [];
+  /** After a MoveLeader, the old leader keeps reporting leadership (the new one not yet) for this many observations. */
+  staleLeaderLooks = 0;
+  private stale?: { name: string; to: string; looks: number };
+  prepares = 0;
+  /** What members should run with (configuration, certificates); each member's is set when it (re)starts. */
+  target = { config: 'c1', tls: 't1' as string | undefined };
+  revisions = new Map<string, { config: string; tls?: string }>();
+  rollout?: string;
+  rolloutWrites = 0;
+
+  constructor(n: number, version: string, leader = 0, created = true) {
+    this.sim = new ScaleSim(n, version, leader);
+    this.created = created;
+  }
+
+  member(url: string) {
+    return this.sim.members.find((m) => m.name === nameOf(url));
+  }
+
+  /** The member as observed now, or an error as a member that does not answer gives. */
+  observed(url: string) {
+    const o = this.sim.observe().members.find((m) => m.name === nameOf(url));
+    if (!o || !o.healthy) throw new Error(`${nameOf(url)} does not answer`);
+    return o;
+  }
+
+  isLeader(url: string): boolean {
+    // right after a MoveLeader: the old leader still says it leads, the new one does not say so yet
+    if (this.stale && this.stale.looks > 0) {
+      if (this.stale.name === nameOf(url)) {
+        this.stale.looks--;
+        return true;
+      }
+      if (this.stale.to === nameOf(url)) return false;
+    }
+    return this.observed(url).leader;
+  }
+
+  moveLeader(url: string, toId: string): void {
+    const from = nameOf(url);
+    const to = this.sim.members.find((m) => m.id === toId);
+    if (!to) throw new Error(`no member ${toId}`);
+    this.moveLeaderCalls.push(`${from}->${to.name}`);
+    this.sim.moveLeader(from, to.name);
+    if (this.staleLeaderLooks > 0) this.stale = { name: from, to: to.name, looks: this.staleLeaderLooks };
+  }
+}
+
+/** A MemberClient's calls, answered by the world. */
+export class FakeClient implements MemberApi {
+  constructor(private readonly w: World) {}
+
+  async version(url: string): Promise<VersionInfo> {
+    const o = this.w.observed(url);
+    return { etcdserver: o.release!, etcdcluster: o.clusterVersion! };
+  }
+
+  async healthy(url: string): Promise<boolean> {
+    return this.w.sim.observe().members.find((m) => m.name === nameOf(url))?.healthy ?? false;
+  }
+
+  async isLeader(url: string): Promise<boolean> {
+    return this.w.isLeader(url);
+  }
+
+  async status(url: string): Promise<MemberStatusInfo> {
+    const o = this.w.observed(url);
+    return { id: o.id!, leader: '0', raftIndex: o.appliedIndex!, appliedIndex: o.appliedIndex!, dbSize: 1, revision: 1 };
+  }
+
+  async authEnabled(url: string): Promise<boolean> {
+    this.w.observed(url);
+    return this.w.sim.auth;
+  }
+
+  async memberList(url: string): Promise<ClusterMemberInfo[]> {
+    this.w.observed(url);
+    const cm = this.w.sim.observe().clusterMembers;
+    if (!cm) throw new Error('no member list');
+    return cm.map((c) => ({ id: c.id, name: c.started ? c.member! : '', peerURLs: [`peer://${c.member}`], isLearner: false }));
+  }
+
+  async memberAdd(url: string, peerURL: string): Promise<string> {
+    this.w.observed(url);
+    this.w.sim.memberAdd(nameOf(peerURL));
+    return this.w.sim.cluster.at(-1)!.id;
+  }
+
+  async memberRemove(url: string, id: string): Promise<void> {
+    this.w.observed(url);
+    this.w.sim.memberRemove(id);
+  }
+
+  async moveLeader(url: string, targetId: string): Promise<void> {
+    this.w.moveLeader(url, targetId);
+  }
+
+  async snapshot(url: string, name: string, file: string): Promise<SnapshotRecord> {
+    this.w.observed(url);
+    const rec = { location: file, member: name, revision: this.w.snapshots.length + 1, size: 100, sha256: 'a'.repeat(64), time: new Date(0).toISOString() };
+    this.w.snapshots.push(rec);
+    return rec;
+  }
+}
+
+/** The runtime over the world. */
+export class FakeRuntime implements Runtime, ScalingRuntime {
+  prepare?: () => Promise<void>;
+  takeSnapshot?: (step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress) => Promise<SnapshotRecord>;
+  recordScaling?: (step: Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }>, replicas: number) => Promise<void>;
+
+  constructor(private readonly w: World, readonly kind: Mode) {
+    if (kind !== 'kubernetes') return;
+    this.prepare = async () => {
+      this.w.prepares++;
+    };
+    this.takeSnapshot = async (step, progress) => {
+      const left = this.w.jobs.get(progress.startedAt) ?? 3;
+      if (left > 0) {
+        this.w.jobs.set(progress.startedAt, left - 1);
+        throw new StepPending('BackupRunning', `backup Job of ${progress.startedAt} is running`, 10);
+      }
+      this.w.jobs.delete(progress.startedAt);
+      const rec = { location: `pvc://backups/${step.member}-${progress.startedAt}.db`, member: step.member, revision: this.w.snapshots.length + 1, size: 100, sha256: 'b'.repeat(64), time: new Date(0).toISOString() };
+      this.w.snapshots.push(rec);
+      return rec;
+    };
+    this.recordScaling = async (step, replicas) => {
+      this.w.scalingRecord = { replicas, step: step.kind, member: step.member };
+      this.w.scalingWrites++;
+    };
+  }
+
+  async members(): Promise<RuntimeMember[]> {
+    if (!this.w.created) return [];
+    return this.w.sim.members.map((m) => {
+      const rev = this.w.revisions.get(m.name) ?? this.w.target;
+      return { name: m.name, clientURL: `sim://${m.name}`, configuredVersion: m.configured, running: m.running, configRevision: rev.config, ...(rev.tls ? { tlsRevision: rev.tls } : {}) };
+    });
+  }
+
+  async createCluster(spec: SvcClusterSpec): Promise<void> {
+    this.w.sim = new ScaleSim(spec.replicas, spec.version, 0);
+    for (const m of this.w.sim.members) m.downTicks = 2;
+    this.w.created = true;
+  }
+
+  async restartMember(name: string, version: string): Promise<void> {
+    this.w.sim.configure(name, version);
+    this.w.sim.restart(name);
+    this.w.revisions.set(name, { ...this.w.target });
+  }
+
+  async targetRevision(): Promise<TargetRevision | undefined> {
+    return { ...this.w.target };
+  }
+
+  async loadRollout(): Promise<RolloutProgress | undefined> {
+    return this.w.rollout === undefined ? undefined : (JSON.parse(this.w.rollout) as RolloutProgress);
+  }
+
+  async saveRollout(rollout: RolloutProgress | undefined): Promise<void> {
+    this.w.rollout = rollout === undefined ? undefined : JSON.stringify(rollout);
+    this.w.rolloutWrites++;
+  }
+
+  snapshotLocation(from: string, to: string, member: string): string {
+    return `/snapshots/${member}-${from}-to-${to}.db`;
+  }
+
+  async pruneSnapshots(): Promise<string[]> {
+    return [];
+  }
+
+  async loadProgress(): Promise<UpgradeProgress | undefined> {
+    return this.w.progress === undefined ? undefined : (JSON.parse(this.w.progress) as UpgradeProgress);
+  }
+
+  async saveProgress(progress: UpgradeProgress | undefined): Promise<void> {
+    this.w.progress = progress === undefined ? undefined : JSON.stringify(progress);
+    this.w.progressWrites++;
+  }
+
+  async v2DataBytes(): Promise<number | undefined> {
+    return this.w.sim.v2Bytes;
+  }
+
+  async peerURL(name: string): Promise<string> {
+    return `peer://${name}`;
+  }
+
+  memberOfPeerURL(url: string): string | undefined {
+    return nameOf(url);
+  }
+
+  async startMember(name: string): Promise<void> {
+    this.w.sim.startMember(name);
+    this.w.revisions.set(name, { ...this.w.target });
+  }
+
+  async retireMember(name: string): Promise<void> {
+    this.w.sim.retire(name);
+  }
+}

@@ -1,0 +1,252 @@
+// The one engine (operator/orchestrator/engine.ts) driven pass by pass over a simulated cluster, through a fake
+// runtime shaped like each real one (local: nothing optional; kubernetes: prepare, a durable scaling record,
+// snapshots by a Job that stays pending for a while). An engine killed at every crash point of every step (after
+// the step is recorded, after it is carried out, after its result is recorded) and replaced by a new one with
+// empty memory must end where an uninterrupted run ends, with no safety rule broken and nothing done twice.
+import { expect } from 'chai';
+import type { SvcClusterSpec } from '../../../operator/api/types.js';
+import { withDefaults } from '../../../operator/api/validate.js';
+import { newMemory, runPass, type CrashPoint, type EngineMemory, type PassResult } from '../../../operator/orchestrator/engine.js';
+import type { RolloutProgress, UpgradeProgress } from '../../../operator/upgrade/types.js';
+import { FakeClient, FakeRuntime, World, type Mode } from './engine-fake.js';
+
+const spec = (version: string, replicas: number): SvcClusterSpec => withDefaults({ version, replicas });
+
+class Crashed extends Error {}
+
+interface Run {
+  results: PassResult[];
+  /** Steps carried out, "kind member" in order. */
+  acted: string[];
+  crashes: number;
+  final: PassResult;
+}
+
+/** Passes until steady (or blocked); the world ticks between passes. `crashAt` = "kind:n:point" of the first engine. */
+async function drive(w: World, mode: Mode, s: SvcClusterSpec, crashAt?: string, maxPasses = 400): Promise<Run> {
+  const rt = new FakeRuntime(w, mode);
+  const client = new FakeClient(w);
+  let memory: EngineMemory = newMemory();
+  let armed = crashAt;
+  const crash = (kind: string, n: number, at: CrashPoint) => {
+    if (armed && armed === `${kind}:${n}:${at}`) {
+      armed = undefined;
+      throw new Crashed(`${kind}:${n}:${at}`);
+    }
+  };
+  const results: PassResult[] = [];
+  const acted: string[] = [];
+  let crashes = 0;
+  for (let i = 0; i < maxPasses; i++) {
+    let r: PassResult;
+    try {
+      r = await runPass(rt, s, client, memory, { crash });
+    } catch (e) {
+      if (!(e instanceof Crashed)) throw e;
+      crashes++;
+      memory = newMemory(); // a new operator: only what the runtime recorded survives
+      w.sim.tick();
+      continue;
+    }
+    results.push(r);
+    if (r.error) throw r.error;
+    if (r.acted) {
+      const st = r.step as { member?: string; from?: string; to?: string };
+      acted.push(`${r.step.kind}${st.member ? ` ${st.member}` : st.from ? ` ${st.from}->${st.to}` : ''}`);
+    }
+    if (r.step.kind === 'steady' || r.step.kind === 'blocked') return { results, acted, crashes, final: r };
+    w.sim.tick();
+  }
+  throw new Error(`not steady after ${maxPasses} passes; last: ${results.at(-1)?.line}`);
+}
+
+const progressOf = (w: World): UpgradeProgress => JSON.parse(w.progress!) as UpgradeProgress;
+const rolloutOf = (w: World): RolloutProgress => JSON.parse(w.rollout!) as RolloutProgress;
+
+/** A world of 3 members on 3.4.34 started with configuration c1, certificates t1, m`leader` leading. */
+function rolledWorld(leader = 0): World {
+  const w = new World(3, '3.4.34', leader);
+  for (const m of w.sim.members) w.revisions.set(m.name, { config: 'c1', tls: 't1' });
+  return w;
+}
+
+/** The "kind:n:point" crash points of a run's steps. */
+function crashPoints(acted: string[]): string[] {
+  const counts = new Map<string, number>();
+  const points: string[] = [];
+  for (const a of acted) {
+    const kind = a.split(' ')[0];
+    const n = (counts.get(kind) ?? 0) + 1;
+    counts.set(kind, n);
+    for (const at of ['before', 'acted', 'after']) points.push(`${kind}:${n}:${at}`);
+  }
+  return points;
+}
+
+for (const mode of ['local', 'kubernetes'] as const) {
+  describe(`operator/orchestrator engine with the ${mode} runtime's shape`, () => {
+    it('creates a cluster from nothing, then is steady', async () => {
+      const w = new World(0, '3.4.34', 0, false);
+      const r = await drive(w, mode, spec('3.4.34', 3));
+      expect(r.acted).to.deep.equal(['createCluster']);
+      expect(w.sim.members.map((m) => m.name)).to.deep.equal(['m0', 'm1', 'm2']);
+      expect(r.final.step).to.deep.equal({ kind: 'steady', version: '3.4.34' });
+    });
+
+    it('upgrades followers first, the leader last after one MoveLeader (waiting while the old leader still reports leadership)', async () => {
+      const w = new World(3, '3.4.34', 0);
+      w.staleLeaderLooks = 3;
+      const r = await drive(w, mode, spec('3.5.21', 3));
+      expect(w.sim.violations).to.deep.equal([]);
+      // the leader goes to the most up-to-date member already on the target (the one restarted last)
+      expect(r.acted).to.deep.equal(['snapshot m0', 'restartMember m1', 'restartMember m2', 'moveLeader m0->m2', 'restartMember m0', 'complete 3.4.34->3.5.21']);
+      expect(w.moveLeaderCalls).to.deep.equal(['m0->m2']);
+      expect(r.results.some((x) => x.step.kind === 'wait' && x.step.code === 'LeaderMoving')).to.equal(true);
+      for (const m of w.sim.members) expect(m.starts['3.5.21'], m.name).to.equal(1);
+      const p = progressOf(w);
+      expect(p.finishedAt).to.be.a('number');
+      expect(p.membersDone.slice().sort()).to.deep.equal(['m0', 'm1', 'm2']);
+      expect(w.snapshots).to.have.length(1);
+      expect(p.snapshot).to.deep.equal(w.snapshots[0]);
+      if (mode === 'kubernetes') {
+        // the Job was looked at while it ran: pending passes, no error, the step stayed "snapshot"
+        const pending = r.results.filter((x) => x.pending);
+        expect(pending.length).to.be.at.least(3);
+        expect(pending.every((x) => x.step.kind === 'snapshot' && x.pending!.code === 'BackupRunning')).to.equal(true);
+        expect(w.prepares).to.equal(r.results.length);
+      }
+    });
+
+    it('scales 3 -> 5 -> 3 one member at a time, each added and removed once', async () => {
+      const w = new World(3, '3.4.34', 2);
+      const up = await drive(w, mode, spec('3.4.34', 5));
+      expect(up.acted).to.deep.equal(['addMember m3', 'addMember m4']);
+      const down = await drive(w, mode, spec('3.4.34', 3));
+      expect(w.sim.violations).to.deep.equal([]);
+      expect(down.acted).to.deep.equal(['removeMember m4', 'removeMember m3']);
+      expect(w.sim.adds).to.deep.equal({ m3: 1, m4: 1 });
+      expect(w.sim.removes).to.deep.equal({ m3: 1, m4: 1 });
+      expect(w.sim.members.map((m) => m.name)).to.deep.equal(['m0', 'm1', 'm2']);
+      if (mode === 'kubernetes') {
+        expect(w.scalingWrites).to.equal(4);
+        expect(w.scalingRecord).to.deep.equal({ replicas: 3, step: 'removeMember', member: 'm3' });
+      } else {
+        expect(w.scalingWrites).to.equal(0);
+      }
+    });
+
+    it('a crash at every point of every step of an upgrade resumes to the same end, nothing done twice', async () => {
+      const clean = await drive(new World(3, '3.4.34', 1), mode, spec('3.5.21', 3));
+      const counts = new Map<string, number>();
+      const points: string[] = [];
+      for (const a of clean.acted) {
+        const kind = a.split(' ')[0];
+        const n = (counts.get(kind) ?? 0) + 1;
+        counts.set(kind, n);
+        for (const at of ['before', 'acted', 'after']) points.push(`${kind}:${n}:${at}`);
+      }
+      expect(points).to.have.length(18);
+      for (const at of points) {
+        const w = new World(3, '3.4.34', 1);
+        const r = await drive(w, mode, spec('3.5.21', 3), at);
+        expect(r.crashes, at).to.equal(1);
+        expect(w.sim.violations, at).to.deep.equal([]);
+        expect(r.final.step, at).to.deep.equal({ kind: 'steady', version: '3.5.21' });
+        for (const m of w.sim.members) expect(m.starts['3.5.21'], `${at}: starts of ${m.name}`).to.equal(1);
+        const p = progressOf(w);
+        expect(p.finishedAt, at).to.be.a('number');
+        expect(p.snapshot, at).to.not.equal(undefined);
+        // a snapshot is taken again only when the crash came between taking it and recording it
+        expect(w.snapshots.length, at).to.equal(at === 'snapshot:1:acted' ? 2 : 1);
+        expect(w.moveLeaderCalls.length, at).to.be.at.most(at.startsWith('moveLeader:1:') ? 2 : 1);
+      }
+    });
+
+    it('a crash at every point of every scaling step resumes: each member added and removed exactly once', async () => {
+      for (const [from, to] of [[3, 5], [5, 3], [1, 3]] as const) {
+        const clean = await drive(new World(from, '3.4.34', 0), mode, spec('3.4.34', to));
+        const counts = new Map<string, number>();
+        const points: string[] = [];
+        for (const a of clean.acted) {
+          const kind = a.split(' ')[0];
+          const n = (counts.get(kind) ?? 0) + 1;
+          counts.set(kind, n);
+          for (const at of ['before', 'acted', 'after']) points.push(`${kind}:${n}:${at}`);
+        }
+        expect(points.length, `${from} -> ${to}`).to.be.at.least(6);
+        for (const at of points) {
+          const w = new World(from, '3.4.34', 0);
+          const r = await drive(w, mode, spec('3.4.34', to), at);
+          const what = `${from} -> ${to} crashed at ${at}`;
+          expect(r.crashes, what).to.equal(1);
+          expect(w.sim.violations, what).to.deep.equal([]);
+          expect(w.sim.members.map((m) => m.name), what).to.deep.equal(Array.from({ length: to }, (_, i) => `m${i}`));
+          for (const n of Object.values(w.sim.adds)) expect(n, what).to.equal(1);
+          for (const n of Object.values(w.sim.removes)) expect(n, what).to.equal(1);
+        }
+      }
+    });
+
+    it('rolls a configuration change one member at a time: followers first, the leader last after MoveLeader, reason SpecChange', async () => {
+      const w = rolledWorld(0);
+      w.target = { config: 'c2', tls: 't1' };
+      const r = await drive(w, mode, spec('3.4.34', 3));
+      expect(w.sim.violations).to.deep.equal([]);
+      expect(r.acted).to.deep.equal(['restartMember m1', 'restartMember m2', 'moveLeader m0->m2', 'restartMember m0']);
+      const restarts = r.results.filter((x) => x.acted && x.step.kind === 'restartMember');
+      expect(restarts.map((x) => (x.step as { reason?: string }).reason)).to.deep.equal(['SpecChange', 'SpecChange', 'SpecChange']);
+      expect(restarts[0].line).to.equal('restart m1 on 3.4.34 (SpecChange)');
+      for (const m of w.sim.members) expect(m.starts['3.4.34'], m.name).to.equal(1);
+      const ro = rolloutOf(w);
+      expect(ro).to.include({ reason: 'SpecChange', revision: 'c2/t1' });
+      expect(ro.membersDone).to.deep.equal(['m1', 'm2', 'm0']);
+      expect(ro.finishedAt).to.be.a('number');
+      // nothing more to do, and the next pass writes nothing
+      const writes = w.rolloutWrites + w.progressWrites;
+      const again = await runPass(new FakeRuntime(w, mode), spec('3.4.34', 3), new FakeClient(w), newMemory());
+      expect(again.step.kind).to.equal('steady');
+      expect(w.rolloutWrites + w.progressWrites).to.equal(writes);
+    });
+
+    it('rolls a renewed certificate with reason CertificateRenewed, and honours spec.upgrade.paused', async () => {
+      const w = rolledWorld(1);
+      w.target = { config: 'c1', tls: 't2' };
+      const paused = withDefaults({ version: '3.4.34', replicas: 3, upgrade: { paused: true } });
+      const p = await runPass(new FakeRuntime(w, mode), paused, new FakeClient(w), newMemory());
+      expect(p.step).to.include({ kind: 'wait', code: 'Paused' });
+      expect((p.step as { reason: string }).reason).to.match(/restart m0 on 3.4.34 \(CertificateRenewed\)/);
+      const r = await drive(w, mode, spec('3.4.34', 3));
+      expect(w.sim.violations).to.deep.equal([]);
+      expect(r.acted).to.deep.equal(['restartMember m0', 'restartMember m2', 'moveLeader m1->m2', 'restartMember m1']);
+      expect(rolloutOf(w)).to.include({ reason: 'CertificateRenewed', revision: 'c1/t2' });
+    });
+
+    it('an upgrade with a configuration change restarts each member once (VersionChange), no rollout after it', async () => {
+      const w = rolledWorld(0);
+      w.target = { config: 'c2', tls: 't1' };
+      const r = await drive(w, mode, spec('3.5.21', 3));
+      expect(w.sim.violations).to.deep.equal([]);
+      expect(r.acted.filter((a) => a.startsWith('restartMember'))).to.have.length(3);
+      expect(r.results.filter((x) => x.acted && x.step.kind === 'restartMember').every((x) => (x.step as { reason?: string }).reason === 'VersionChange')).to.equal(true);
+      for (const m of w.sim.members) expect(m.starts, m.name).to.deep.equal({ '3.5.21': 1 });
+      expect(w.rollout).to.equal(undefined);
+    });
+
+    it('a crash at every point of every step of a rollout resumes: each member restarted exactly once, the leader last', async () => {
+      const clean = rolledWorld(2);
+      clean.target = { config: 'c2', tls: 't1' };
+      const points = crashPoints((await drive(clean, mode, spec('3.4.34', 3))).acted);
+      expect(points).to.have.length(12);
+      for (const at of points) {
+        const w = rolledWorld(2);
+        w.target = { config: 'c2', tls: 't1' };
+        const r = await drive(w, mode, spec('3.4.34', 3), at);
+        expect(r.crashes, at).to.equal(1);
+        expect(w.sim.violations, at).to.deep.equal([]);
+        for (const m of w.sim.members) expect(m.starts['3.4.34'], `${at}: starts of ${m.name}`).to.equal(1);
+        expect(rolloutOf(w).finishedAt, at).to.be.a('number');
+        expect(rolloutOf(w).membersDone, at).to.have.members(['m0', 'm1', 'm2']);
+      }
+    });
+  });
+}
