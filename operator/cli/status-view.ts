@@ -254,7 +254,8 @@ export async function gatherView(kc: k8s.KubeConfig, namespace: string, name: st
 
   const ours = new Set([name, ...pods.map((p) => p.metadata!.name!)]);
   const evs: EventView[] = events
-    .filter((e) => ours.has(e.involvedObject.name ?? '') && (e.involvedObject.kind === 'SvcCluster' || e.involvedObject.kind === 'Pod'))
+    // the cluster's own Events, and the Warnings of its pods (their Normal ones, pulled/started, are noise here)
+    .filter((e) => ours.has(e.involvedObject.name ?? '') && (e.involvedObject.kind === 'SvcCluster' || (e.involvedObject.kind === 'Pod' && e.type === 'Warning')))
     .map((e) => ({
       time: new Date(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata.creationTimestamp ?? now).toISOString(),
       type: e.type ?? 'Normal', reason: e.reason ?? '', object: `${e.involvedObject.kind}/${e.involvedObject.name}`, message: e.message ?? '', count: e.count ?? 1,
