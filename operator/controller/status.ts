@@ -73,7 +73,8 @@ export function stoppedStatus(previous: SvcClusterStatus | undefined, generation
   ];
   const status: SvcClusterStatus = { ...(previous ?? {}), conditions: [...stamp(drafts, previous, generation, now), ...keep], lastError: message };
   if (stalled) status.phase = 'Blocked';
-  if (generation !== undefined && stalled) status.observedGeneration = generation;
+  // the operator has seen this generation, also when acting on it failed (kstatus reads the conditions then)
+  if (generation !== undefined) status.observedGeneration = generation;
   return status;
 }
 

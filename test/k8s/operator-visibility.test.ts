@@ -173,6 +173,20 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     expect(await fails(['svc', 'status', NAME, '-n', NS], { ...env, KUBECONFIG: join(tb.workDir, 'out', 'missing') })).to.match(/exited 1: kubectl svc: no kubeconfig/);
   });
 
+  // the Argo CD health check of docs/ run by gopher-lua (as Argo CD runs it) on the object the apiserver returns
+  const argoHealth = async (): Promise<{ status: string; message: string }> => {
+    const built = await run(['bash', join(repoRoot(), 'scripts', 'build-argocd-lua.sh')], { timeoutMs: 240_000 })
+      .catch((e: Error) => { throw new Error(`cannot build the gopher-lua runner (scripts/build-argocd-lua.sh): ${e.message}`); });
+    const file = join(tb.workDir, 'out', 'svcc.json');
+    writeFileSync(file, await tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json']));
+    const out = await run([join(built.stdout.trim().split('\n').at(-1)!, 'lua-health'), join(repoRoot(), 'docs', 'argocd', 'svc.dev_SvcCluster.lua'), file]);
+    return JSON.parse(out.stdout) as { status: string; message: string };
+  };
+
+  it('the Argo CD health check (Lua, gopher-lua) reads the live object as Healthy', async () => {
+    expect(await argoHealth()).to.deep.equal({ status: 'Healthy', message: '3 of 3 members healthy on 3.5.21' });
+  });
+
   it('a reconcile that throws (a storage size the StatefulSet cannot take) still publishes status and a Warning Event', async () => {
     await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"storage":{"size":"2Gi"}}}']);
     const st = await waitFor('the failure in status', async () => {
@@ -185,5 +199,8 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     const evs = JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME},reason=ReconcileError`, '-o', 'json'])) as { items: Array<{ type: string; message: string }> };
     expect(evs.items.length).to.be.at.least(1);
     expect(evs.items[0].type).to.equal('Warning');
+    const health = await argoHealth();
+    expect(health.status).to.equal('Progressing');
+    expect(health.message).to.match(/^ReconcileError: reconcile failed/);
   });
 });
