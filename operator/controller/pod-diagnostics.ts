@@ -55,9 +55,12 @@ export function podProblems(i: DiagnosticsInput): PodProblem[] {
         // (no restart count: status changes only when what is wrong changes)
         ? `the member keeps exiting (status ${term.exitCode})${term.message ? `: ${oneLine(term.message)}` : ''}`
         : oneLine(waiting.message) || waiting.reason;
-      // ErrImagePull and ImagePullBackOff alternate: one name for both keeps status from flapping
-      const reason = waiting.reason === 'ErrImagePull' ? 'ImagePullBackOff' : waiting.reason;
-      out.push({ reason, object: name, message: detail });
+      // ErrImagePull and ImagePullBackOff alternate, each with its own message: one reason and one message for both
+      // keeps status from flapping (the pull error itself is in the pod's Warning Events, which `kubectl svc status` shows)
+      const pull = waiting.reason === 'ErrImagePull' || waiting.reason === 'ImagePullBackOff';
+      const reason = pull ? 'ImagePullBackOff' : waiting.reason;
+      const image = p.spec?.containers?.[0]?.image ?? cs?.image;
+      out.push({ reason, object: name, message: pull ? `cannot pull image ${image}` : detail });
       continue;
     }
     const scheduled = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
