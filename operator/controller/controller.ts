@@ -22,7 +22,7 @@ import { WorkQueue, type Requeue } from './queue.js';
 import { MemberClients } from './member-clients.js';
 import { readClusterTls, TlsSecretError } from './tls.js';
 import { readPodProblems } from './pod-diagnostics.js';
-import { canonical, computeStatus, dropUndefined, stoppedStatus, type PodFacts } from './status.js';
+import { canonical, computeStatus, dropUndefined, errorLine, stoppedStatus, type PodFacts } from './status.js';
 
 const [GROUP, VERSION] = API_VERSION.split('/');
 
@@ -337,7 +337,7 @@ export class Controller {
     const [namespace, name] = key.split('/');
     const stored = this.clusters.get(name, namespace);
     if (!stored || stored.metadata.deletionTimestamp) return;
-    const message = `reconcile failed: ${(e as Error).message}`;
+    const message = `reconcile failed: ${errorLine(e)}`;
     try {
       if (stored.status?.lastError !== message) await this.api.event({ namespace, name, uid: stored.metadata.uid! }, 'Warning', 'ReconcileError', message);
       await this.publish(stored, stoppedStatus(stored.status, stored.metadata.generation, 'ReconcileError', message, new Date(), false));

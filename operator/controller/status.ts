@@ -158,6 +158,24 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   return status;
 }
 
+/**
+ * One stable line for an error: an apiserver refusal (client-node's ApiException, whose message carries the response
+ * headers with their dates) as its HTTP code and Status message, so a retried failure gives the same line.
+ */
+export function errorLine(e: unknown): string {
+  const code = (e as { code?: unknown }).code;
+  const body = (e as { body?: unknown }).body;
+  if (typeof code === 'number' && body !== undefined) {
+    try {
+      const status = (typeof body === 'string' ? JSON.parse(body) : body) as { message?: string; reason?: string };
+      if (status?.message) return `the apiserver answered ${code}${status.reason ? ` ${status.reason}` : ''}: ${status.message}`;
+    } catch {
+      // not a Status object: the message below
+    }
+  }
+  return (e as Error)?.message ?? String(e);
+}
+
 /** A copy without undefined fields (what a JSON round trip through the apiserver gives back). */
 export function dropUndefined<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;

@@ -1,7 +1,7 @@
 // SvcCluster status from an observation: phase, conditions, printer-column fields, and stability (an equal
 // observation gives an equal status, so an unchanged cluster is not written).
 import { expect } from 'chai';
-import { canonical, computeStatus, stoppedStatus, type StatusInput } from '../../../operator/controller/status.js';
+import { canonical, computeStatus, errorLine, stoppedStatus, type StatusInput } from '../../../operator/controller/status.js';
 import type { ObservedMember } from '../../../operator/upgrade/types.js';
 
 function member(name: string, release: string, leader = false, healthy = true): ObservedMember {
@@ -131,5 +131,13 @@ describe('operator controller: status', () => {
     expect(condOf(failed, 'Reconciling')).to.include({ status: 'True', reason: 'ReconcileError' });
     expect(condOf(failed, 'Stalled').status).to.equal('False');
     expect(condOf(failed, 'Ready').status).to.equal('False');
+  });
+
+  it('errorLine: an apiserver refusal as its code and Status message (stable across retries), other errors as their message', () => {
+    const refusal = Object.assign(new Error('HTTP-Code: 422 Message: Unknown API Status Code! Body: ... Headers: {"date":"Tue, 24 Nov 2026 04:00:00 GMT"}'), {
+      code: 422, body: JSON.stringify({ kind: 'Status', reason: 'Invalid', message: 'StatefulSet.apps "kv" is invalid: spec: Forbidden: updates to statefulset spec for fields other than \'replicas\' are forbidden' }),
+    });
+    expect(errorLine(refusal)).to.equal('the apiserver answered 422 Invalid: StatefulSet.apps "kv" is invalid: spec: Forbidden: updates to statefulset spec for fields other than \'replicas\' are forbidden');
+    expect(errorLine(new Error('boom'))).to.equal('boom');
   });
 });
