@@ -31,8 +31,9 @@ export interface SvcClusterSpec {
   replicas: number;
   image?: { repository?: string; pullPolicy?: 'Always' | 'IfNotPresent' | 'Never'; pullSecrets?: string[] };
   /** Storage of each member's data dir; storageClassName is immutable. */
-  storage?: { size?: string; storageClassName?: string };
-  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  storage?: { size?: string | number; storageClassName?: string };
+  /** Quantities: integers or strings of the quantity grammar ("500m", "64Mi"). */
+  resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
   podTemplate?: {
     affinity?: Record<string, unknown>;
     tolerations?: Array<Record<string, unknown>>;
@@ -51,7 +52,11 @@ export interface SvcClusterSpec {
 }
 
 /** Condition types an SvcCluster reports. */
-export type ConditionType = 'Available' | 'Progressing' | 'Upgrading' | 'Degraded' | 'BackupReady' | 'UpgradeBlocked';
+export type ConditionType =
+  // kstatus' (Flux, `kubectl wait --for=condition=Ready`): Ready = serving as specified; Reconciling = working toward
+  // the spec; Stalled = cannot get there without a person (blocked upgrade, pod failure, unusable Secret)
+  | 'Ready' | 'Reconciling' | 'Stalled'
+  | 'Available' | 'Progressing' | 'Upgrading' | 'Degraded' | 'BackupReady' | 'UpgradeBlocked';
 
 /** One status condition (the Kubernetes convention). */
 export interface Condition {
@@ -60,6 +65,8 @@ export interface Condition {
   reason: string;
   message: string;
   lastTransitionTime: string;
+  /** metadata.generation the condition was computed for. */
+  observedGeneration?: number;
 }
 
 /** One member as status shows it. */
@@ -73,7 +80,6 @@ export interface MemberStatus {
   ready: boolean;
   healthy: boolean;
   leader: boolean;
-  raftIndex?: number;
 }
 
 /** The pre-upgrade snapshot. */
@@ -134,6 +140,8 @@ export interface SvcClusterStatus {
   upgrade?: UpgradeStatus;
   /** The rollout of a configuration or certificate change under way or finished last. */
   rollout?: RolloutStatus;
+  /** What the operator is doing or stuck on (the STEP column): a pod problem, the upgrade's step, a wait's code. */
+  step?: string;
   lastError?: string;
 }
 

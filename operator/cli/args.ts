@@ -14,8 +14,8 @@ export interface ParsedArgs {
   flags: Map<string, string>;
 }
 
-const BOOLEAN = new Set(['help', 'h', 'keep']);
-const ALIASES: Record<string, string> = { f: 'file', o: 'output', h: 'help' };
+const BOOLEAN = new Set(['help', 'h', 'keep', 'watch', 'w']);
+const ALIASES: Record<string, string> = { f: 'file', o: 'output', h: 'help', n: 'namespace', w: 'watch' };
 
 /** Splits argv into positional words and flags; `known` lists accepted flag names. */
 export function parseArgs(argv: readonly string[], known: readonly string[]): ParsedArgs {

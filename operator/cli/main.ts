@@ -4,6 +4,8 @@
 //   svc-operator local delete [--state-dir DIR]
 //   svc-operator demo [--state-dir DIR] [--keep]
 //   svc-operator backup ... | restore ...   (what the operator's Jobs run: cli/backup.ts)
+//   svc-operator crd | run ...              (Kubernetes: cli/kube.ts)
+//   svc-operator status <cluster> ...       (the on-call view of an SvcCluster: cli/status-cmd.ts)
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
 import { setProtoDir } from '../../server/api/grpc-services.js';
@@ -12,19 +14,37 @@ import { demo } from './demo.js';
 import { RuntimeError } from '../runtime/runtime.js';
 import { isKubeCommand, kubeMain } from './kube.js';
 import { isJobCommand, jobMain } from './backup.js';
+import { statusMain } from './status-cmd.js';
 
-const USAGE = `usage:
+const USAGE = `usage: svc-operator <command>
+
+Kubernetes:
+  svc-operator status <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--watch] [--interval SECONDS] [--output json]
+      the on-call view of an SvcCluster (also the kubectl plugin: kubectl svc status <cluster>)
+  svc-operator run [--kubeconfig FILE] [--snapshot-dir DIR] [--probe-port N] [--probe-address IP] [--leader-elect=true]
+                   [--operator-image IMAGE]
+      runs the controller until SIGTERM/SIGINT (what the chart's Deployment runs)
+  svc-operator crd
+      prints the SvcCluster CRD (YAML)
+  svc-operator backup --endpoint URL --member NAME --dir DIR --file NAME.db [--keep N] [--record FILE] [--cacert F --cert F --key F]
+  svc-operator restore --snapshot FILE --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
+      what the operator's backup and restore Jobs run
+
+Local (members as child processes):
   svc-operator local apply -f <cluster.yaml> [--state-dir DIR] [--output json]
   svc-operator local status [--state-dir DIR] [--output json]
   svc-operator local delete [--state-dir DIR]
   svc-operator demo [--state-dir DIR] [--keep]
 The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster.
+
+svc-operator --help prints this; exit status 0 done, 1 failure (including a refused upgrade), 2 usage.
 `;
 
 /** Runs svc-operator with `argv` (without node and script); resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
   setProtoDir(process.env.SVC_PROTO_DIR);
   if (isKubeCommand(argv)) return kubeMain(argv); // svc-operator crd | run (cli/kube.ts)
+  if (argv[0] === 'status') return statusMain(argv, 'svc-operator'); // the on-call view (cli/status-cmd.ts)
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
   try {
     const { words, flags } = parseArgs(argv, ['file', 'state-dir', 'output']);

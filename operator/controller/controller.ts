@@ -21,7 +21,8 @@ import { UpgradeMetrics } from './metrics.js';
 import { WorkQueue, type Requeue } from './queue.js';
 import { MemberClients } from './member-clients.js';
 import { readClusterTls, TlsSecretError } from './tls.js';
-import { canonical, computeStatus, dropUndefined, type PodFacts } from './status.js';
+import { readPodProblems } from './pod-diagnostics.js';
+import { canonical, computeStatus, dropUndefined, errorLine, stoppedStatus, type PodFacts } from './status.js';
 
 const [GROUP, VERSION] = API_VERSION.split('/');
 
@@ -82,6 +83,8 @@ export class Controller {
   private readonly stepFailures = new Map<string, number>();
   /** Scaling records written by this process (the informer's copy of the annotation may lag behind). */
   private readonly scalingRecords = new Map<string, ScalingRecord>();
+  /** Pod problems already announced by a Warning Event, per cluster ("<reason> <object>"). */
+  private readonly podProblemsSeen = new Map<string, Set<string>>();
   /** Last backup/restore Job failure per cluster (status shows it until a Job succeeds). */
   private readonly jobFailures = new Map<string, JobFailure>();
   /** The engine's memory per cluster (what it saved last, a leadership move under way). */
@@ -160,6 +163,7 @@ export class Controller {
       return r;
     } catch (e) {
       this.reconciles.inc({ result: 'error' });
+      await this.reportFailure(key, e);
       throw e;
     } finally {
       end();
@@ -173,6 +177,7 @@ export class Controller {
       this.lastStep.delete(key);
       this.clients.drop(key);
       this.jobFailures.delete(key);
+      this.podProblemsSeen.delete(key);
       this.upgradeMetrics.forget(namespace, name);
       this.scalingRecords.delete(key);
       this.stepFailures.delete(key);
@@ -184,7 +189,7 @@ export class Controller {
     const target: EventTarget = { namespace, name, uid: stored.metadata.uid! };
     const problems = specProblems(spec);
     if (problems.length > 0) {
-      await this.publish(stored, { ...(stored.status ?? {}), phase: 'Blocked', lastError: problems.join('; '), observedGeneration: stored.metadata.generation });
+      await this.publish(stored, stoppedStatus(stored.status, stored.metadata.generation, 'InvalidSpec', problems.join('; '), new Date()));
       return undefined;
     }
     // TLS Secrets first: a missing or unusable one blocks the cluster before anything is applied.
@@ -197,7 +202,7 @@ export class Controller {
     } catch (e) {
       if (!(e instanceof TlsSecretError)) throw e;
       if (stored.status?.lastError !== e.message) await this.api.event(target, 'Warning', e.reason, e.message);
-      await this.publish(stored, { ...(stored.status ?? {}), phase: 'Blocked', lastError: e.message, observedGeneration: stored.metadata.generation });
+      await this.publish(stored, stoppedStatus(stored.status, stored.metadata.generation, e.reason, e.message, new Date()));
       return 15_000;
     }
     // The StatefulSet keeps its size here: members are added and removed one at a time by the scaling steps
@@ -274,11 +279,34 @@ export class Controller {
 
   private async status(rt: KubeRuntime, spec: SvcCluster['spec'], stored: StoredCluster, observed: ObservedCluster, step: Step, progress: UpgradeProgress | undefined, error?: string): Promise<SvcClusterStatus> {
     const pods = new Map<string, PodFacts>();
-    for (const [n, p] of await rt.pods()) {
+    const live = await rt.pods();
+    for (const [n, p] of live) {
       pods.set(n, { image: podImage(p), ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false });
     }
     const key = `${stored.metadata.namespace}/${stored.metadata.name}`;
-    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.jobFailures.get(key)?.message, now: new Date(), jobFailure: this.jobFailures.get(key), rollout: await rt.loadRollout() });
+    // pod-level failures (pod-diagnostics.ts): a Warning Event each time a new one appears
+    const podProblems = await readPodProblems(this.api.core, stored.metadata.namespace!, stored.metadata.name, [...live.values()], observed.members.length);
+    const seen = this.podProblemsSeen.get(key) ?? new Set<string>();
+    const now = new Set(podProblems.map((p) => `${p.reason} ${p.object}`));
+    for (const p of podProblems) {
+      if (!seen.has(`${p.reason} ${p.object}`)) await this.api.event({ namespace: stored.metadata.namespace!, name: stored.metadata.name, uid: stored.metadata.uid! }, 'Warning', p.reason, `${p.object}: ${p.message}`);
+    }
+    this.podProblemsSeen.set(key, now);
+    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.jobFailures.get(key)?.message, now: new Date(), jobFailure: this.jobFailures.get(key), rollout: await rt.loadRollout(), podProblems });
+  }
+
+  /** A reconcile that threw still tells: status.lastError, Reconciling with reason ReconcileError, a Warning Event once per message. */
+  private async reportFailure(key: string, e: unknown): Promise<void> {
+    const [namespace, name] = key.split('/');
+    const stored = this.clusters.get(name, namespace);
+    if (!stored || stored.metadata.deletionTimestamp) return;
+    const message = `reconcile failed: ${errorLine(e)}`;
+    try {
+      if (stored.status?.lastError !== message) await this.api.event({ namespace, name, uid: stored.metadata.uid! }, 'Warning', 'ReconcileError', message);
+      await this.publish(stored, stoppedStatus(stored.status, stored.metadata.generation, 'ReconcileError', message, new Date(), false));
+    } catch (e2) {
+      this.log({ level: 'error', msg: 'could not publish the failure', cluster: key, error: (e2 as Error).message });
+    }
   }
 
   /** Applies the status when it differs from the stored one. */

@@ -24,6 +24,9 @@ export interface Schema {
   minLength?: number;
   maxLength?: number;
   format?: string;
+  pattern?: string;
+  anyOf?: Schema[];
+  'x-kubernetes-int-or-string'?: boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-validations'?: Array<{ rule: string; message: string; reason?: string; fieldPath?: string }>;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
@@ -48,6 +51,12 @@ const obj = <T>(description: string, properties: Props<T>, extra: Partial<Schema
 });
 const stringMap = (description: string): Schema => ({ type: 'object', description, additionalProperties: { type: 'string' } });
 const freeForm = (description: string): Schema => ({ type: 'object', description, 'x-kubernetes-preserve-unknown-fields': true });
+// A resource.Quantity as Kubernetes' own types declare it: an integer or a string of the quantity grammar.
+const QUANTITY_RE = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+const quantity = (description: string, extra: Partial<Schema> = {}): Schema => ({
+  description, anyOf: [{ type: 'integer' }, { type: 'string' }], pattern: QUANTITY_RE, 'x-kubernetes-int-or-string': true, ...extra,
+});
+const quantityMap = (description: string): Schema => ({ type: 'object', description, additionalProperties: quantity('A quantity.') });
 
 // [.] rather than \. : a backslash would need escaping again inside the CEL string literal.
 const VERSION_RE = '^[0-9]+[.][0-9]+[.][0-9]+$';
@@ -79,12 +88,18 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     pullSecrets: { type: 'array', description: 'Names of image pull secrets.', items: { type: 'string' } },
   }),
   storage: obj<Storage>('Storage of each member\'s data dir.', {
-    size: str('Requested size of each member\'s volume.', { default: '1Gi' }),
+    size: quantity('Requested size of each member\'s volume (may not shrink).', { default: '1Gi' }),
     storageClassName: str('Storage class of the members\' volumes (immutable).'),
+  }, {
+    // a volume cannot shrink: refused here rather than failing on the live claims
+    'x-kubernetes-validations': [{
+      rule: '!has(oldSelf.size) || !has(self.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0',
+      message: 'spec.storage.size cannot shrink (volumes do not shrink)',
+    }],
   }),
   resources: obj<Resources>('Compute resources of each member.', {
-    requests: stringMap('Resource requests.'),
-    limits: stringMap('Resource limits.'),
+    requests: quantityMap('Resource requests.'),
+    limits: quantityMap('Resource limits.'),
   }),
   podTemplate: obj<PodTemplate>('Overrides of the members\' pod template.', {
     affinity: freeForm('Pod affinity (core/v1 Affinity).'),
@@ -138,7 +153,7 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
   observedGeneration: int('Generation of the spec last acted on.'),
   phase: str('Phase.', { enum: ['Creating', 'Running', 'Upgrading', 'Scaling', 'Blocked', 'Degraded', 'Deleting'] }),
   conditions: {
-    type: 'array', description: 'Conditions (Available, Progressing, Upgrading, Degraded, BackupReady, UpgradeBlocked).',
+    type: 'array', description: 'Conditions: Ready, Reconciling, Stalled (kstatus), Available, Progressing, Upgrading, Degraded, BackupReady, UpgradeBlocked.',
     'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'],
     items: obj<Condition>('A condition.', {
       type: str('Condition type.'),
@@ -146,6 +161,7 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
       reason: str('Typed reason.'),
       message: str('Message.'),
       lastTransitionTime: str('Last change of status.', { format: 'date-time' }),
+      observedGeneration: int('metadata.generation the condition was computed for.'),
     }, { required: ['type', 'status'] }),
   },
   members: {
@@ -158,7 +174,6 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
       ready: bool('Pod ready.'),
       healthy: bool('/health answered.'),
       leader: bool('The member is the leader.'),
-      raftIndex: int('Raft applied index.'),
     }, { required: ['name'] }),
   },
   leader: str('Name of the leader.'),
@@ -182,6 +197,7 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
     startedAt: str('Start.', { format: 'date-time' }),
     finishedAt: str('End.', { format: 'date-time' }),
   }),
+  step: str('What the operator is doing or stuck on (the STEP column): a pod problem, the upgrade\'s step, a wait\'s code.'),
   lastError: str('Last error of the operator on this cluster.'),
 });
 
@@ -206,7 +222,7 @@ export function svcClusterCrd(): Record<string, unknown> {
           { name: 'Cluster', type: 'string', jsonPath: '.status.clusterVersion', description: 'Cluster version' },
           { name: 'Ready', type: 'string', jsonPath: '.status.ready', description: 'Ready members' },
           { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-          { name: 'Step', type: 'string', jsonPath: '.status.upgrade.step', description: 'Upgrade step' },
+          { name: 'Step', type: 'string', jsonPath: '.status.step', description: 'Step under way, or the pod problem that stops it' },
           { name: 'Leader', type: 'string', jsonPath: '.status.leader' },
           { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
         ],

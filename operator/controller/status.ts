@@ -27,10 +27,57 @@ export interface StatusInput {
   jobFailure?: { reason: string; message: string };
   /** The rollout of a configuration or certificate change, as recorded. */
   rollout?: RolloutProgress;
+  /** Pod-level failures (pod-diagnostics.ts): image pulls, scheduling, refused pods, claims, crashes. */
+  podProblems?: PodProblem[];
 }
 
-function cond(type: ConditionType, ok: boolean, reason: string, message: string): Omit<Condition, 'lastTransitionTime'> {
+/** A failure Kubernetes reports about a member's pod or claim, which the members themselves cannot tell. */
+export interface PodProblem {
+  /** Typed reason: ImagePullBackOff, ErrImagePull, Unschedulable, FailedCreate, ClaimPending, OOMKilled, CrashLoopBackOff. */
+  reason: string;
+  /** The pod (or the StatefulSet, for FailedCreate) it is about. */
+  object: string;
+  message: string;
+}
+
+type Draft = Omit<Condition, 'lastTransitionTime'>;
+
+function cond(type: ConditionType, ok: boolean, reason: string, message: string): Draft {
   return { type, status: ok ? 'True' : 'False', reason, message };
+}
+
+/** Conditions with observedGeneration, keeping each one's lastTransitionTime while its status holds. */
+function stamp(drafts: Draft[], previous: SvcClusterStatus | undefined, generation: number | undefined, now: Date): Condition[] {
+  return drafts.map((d) => {
+    const prev = previous?.conditions?.find((c) => c.type === d.type);
+    const c: Condition = { ...d, lastTransitionTime: prev && prev.status === d.status ? prev.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z') };
+    if (generation !== undefined) c.observedGeneration = generation;
+    return c;
+  });
+}
+
+/** One line of pod problems (status.lastError, the Stalled message). */
+export function podProblemsLine(problems: readonly PodProblem[]): string {
+  return problems.map((p) => `${p.object}: ${p.reason}: ${p.message}`).join('; ');
+}
+
+/**
+ * The status of a cluster the operator cannot act on before looking at its members (a spec it refuses, an unusable
+ * TLS Secret, a reconcile that threw): the previous status with phase Blocked (stalled) or the error recorded
+ * (not stalled: the next pass retries), Ready/Reconciling/Stalled set accordingly.
+ */
+export function stoppedStatus(previous: SvcClusterStatus | undefined, generation: number | undefined, reason: string, message: string, now: Date, stalled = true): SvcClusterStatus {
+  const keep = (previous?.conditions ?? []).filter((c) => c.type !== 'Ready' && c.type !== 'Reconciling' && c.type !== 'Stalled');
+  const drafts: Draft[] = [
+    cond('Ready', false, reason, message),
+    cond('Reconciling', !stalled, stalled ? reason : 'ReconcileError', message),
+    cond('Stalled', stalled, stalled ? reason : 'NotStalled', stalled ? message : 'the operator retries'),
+  ];
+  const status: SvcClusterStatus = { ...(previous ?? {}), conditions: [...stamp(drafts, previous, generation, now), ...keep], lastError: message };
+  if (stalled) status.phase = 'Blocked';
+  // the operator has seen this generation, also when acting on it failed (kstatus reads the conditions then)
+  if (generation !== undefined) status.observedGeneration = generation;
+  return status;
 }
 
 /** The status to publish. */
@@ -42,7 +89,8 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
     if (m.id !== undefined) ms.id = m.id;
     if (m.release !== undefined) ms.release = m.release;
     if (pod?.image !== undefined) ms.image = pod.image;
-    if (m.appliedIndex !== undefined) ms.raftIndex = m.appliedIndex;
+    // no raft index here: it moves with every client write, and status is written only on a meaningful change
+    // (`kubectl svc status` reads the indexes live)
     return ms;
   });
   const healthy = observed.members.filter((m) => m.healthy).length;
@@ -54,6 +102,7 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const upgrading = i.progress !== undefined && i.progress.finishedAt === undefined;
   const everAvailable = i.previous?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') || i.previous?.phase === 'Running';
   const backupBlocked = i.jobFailure !== undefined && step.kind === 'snapshot';
+  const podProblems = i.podProblems ?? [];
   let phase: Phase;
   if (step.kind === 'blocked' || backupBlocked) phase = 'Blocked';
   // a rollout of a configuration or certificate change restarts members like an upgrade does
@@ -75,10 +124,19 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
     i.jobFailure ? cond('BackupReady', false, i.jobFailure.reason, i.jobFailure.message) : cond('BackupReady', i.progress?.snapshot !== undefined, i.progress?.snapshot ? 'SnapshotTaken' : 'NoSnapshot', i.progress?.snapshot ? `snapshot at ${i.progress.snapshot.location}` : 'no pre-upgrade snapshot recorded'),
     backupBlocked ? cond('UpgradeBlocked', true, i.jobFailure!.reason, `no verified pre-upgrade snapshot: ${i.jobFailure!.message}`) : cond('UpgradeBlocked', step.kind === 'blocked', step.kind === 'blocked' ? step.code : 'NotBlocked', step.kind === 'blocked' ? step.reason : 'the target is allowed'),
   ];
-  const conditions: Condition[] = drafts.map((d) => {
-    const prev = i.previous?.conditions?.find((c) => c.type === d.type);
-    return { ...d, lastTransitionTime: prev && prev.status === d.status ? prev.lastTransitionTime : i.now.toISOString().replace(/\.\d{3}Z$/, 'Z') };
-  });
+  // kstatus: Stalled = a person must act (a refusal, a failed backup, a pod Kubernetes cannot run); Reconciling = any
+  // other step than steady; Ready = serving as the spec says (phase Running: every member healthy, no upgrade or
+  // scaling under way).
+  const stalled = phase === 'Blocked' || podProblems.length > 0;
+  const stallReason = podProblems[0]?.reason ?? (backupBlocked ? i.jobFailure!.reason : step.kind === 'blocked' ? step.code : 'NotStalled');
+  const stallMessage = podProblems.length > 0 ? podProblemsLine(podProblems) : backupBlocked ? i.jobFailure!.message : step.kind === 'blocked' ? step.reason : 'nothing blocks the operator';
+  const isReady = phase === 'Running' && !stalled;
+  drafts.unshift(
+    cond('Ready', isReady, isReady ? 'Ready' : stalled ? stallReason : phase, isReady ? `${healthy} of ${spec.replicas} members healthy on ${releases[0] ?? spec.version}` : stalled ? stallMessage : `phase ${phase}: ${waitLine || step.kind}`),
+    cond('Reconciling', !stalled && step.kind !== 'steady', stalled || step.kind === 'steady' ? (stalled ? 'Stalled' : 'Steady') : step.kind === 'wait' ? step.code : step.kind, stalled ? stallMessage : step.kind === 'steady' ? 'the cluster is as specified' : waitLine || step.kind),
+    cond('Stalled', stalled, stallReason, stallMessage),
+  );
+  const conditions = stamp(drafts, i.previous, i.generation, i.now);
   const status: SvcClusterStatus = {
     phase,
     conditions,
@@ -94,7 +152,13 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   if (releases.length > 0) status.currentVersion = releases[0];
   if (i.progress) status.upgrade = dropUndefined(upgradeStatus(i.progress));
   if (i.rollout) status.rollout = dropUndefined(rolloutStatus(i.rollout));
-  if (i.error) status.lastError = i.error;
+  // the STEP column: a pod problem first (it is what stops everything else), then the upgrade's step, then any step
+  // under way but steady
+  const shown = podProblems[0]?.reason ?? (upgrading ? status.upgrade?.step : undefined)
+    ?? (step.kind === 'blocked' || step.kind === 'wait' ? step.code : step.kind !== 'steady' ? step.kind : status.upgrade?.step);
+  if (shown) status.step = shown;
+  const lastError = i.error ?? (podProblems.length > 0 ? podProblemsLine(podProblems) : undefined);
+  if (lastError) status.lastError = lastError;
   return status;
 }
 
@@ -104,6 +168,24 @@ function rolloutStatus(r: RolloutProgress): RolloutStatus {
     reason: r.reason, revision: r.revision, membersDone: [...r.membersDone], startedAt: new Date(r.startedAt).toISOString(),
     finishedAt: r.finishedAt === undefined ? undefined : new Date(r.finishedAt).toISOString(),
   };
+}
+
+/**
+ * One stable line for an error: an apiserver refusal (client-node's ApiException, whose message carries the response
+ * headers with their dates) as its HTTP code and Status message, so a retried failure gives the same line.
+ */
+export function errorLine(e: unknown): string {
+  const code = (e as { code?: unknown }).code;
+  const body = (e as { body?: unknown }).body;
+  if (typeof code === 'number' && body !== undefined) {
+    try {
+      const status = (typeof body === 'string' ? JSON.parse(body) : body) as { message?: string; reason?: string };
+      if (status?.message) return `the apiserver answered ${code}${status.reason ? ` ${status.reason}` : ''}: ${status.message}`;
+    } catch {
+      // not a Status object: the message below
+    }
+  }
+  return (e as Error)?.message ?? String(e);
 }
 
 /** A copy without undefined fields (what a JSON round trip through the apiserver gives back). */

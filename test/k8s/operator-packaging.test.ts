@@ -110,7 +110,7 @@ describe('k8s: packaging of the operator', function () {
         return /^yes/m.test(out);
       };
       for (const [verb, res] of [['watch', 'svcclusters.svc.dev'], ['patch', 'svcclusters.svc.dev/status'], ['delete', 'pods'], ['patch', 'statefulsets.apps'],
-        ['create', 'services'], ['patch', 'configmaps'], ['create', 'poddisruptionbudgets.policy'], ['create', 'events'], ['get', 'secrets'],
+        ['create', 'services'], ['patch', 'configmaps'], ['create', 'poddisruptionbudgets.policy'], ['create', 'events'], ['list', 'events'], ['get', 'secrets'],
         ['create', 'jobs.batch'], ['get', 'jobs.batch'], ['delete', 'jobs.batch'], ['get', 'persistentvolumeclaims'], ['create', 'persistentvolumeclaims']]) {
         expect(await can(verb, res), `${verb} ${res}`).to.equal(true);
       }

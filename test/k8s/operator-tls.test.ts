@@ -3,6 +3,7 @@
 // plain metrics port, clients need the certificate, and a missing or malformed Secret blocks the cluster with
 // a Warning Event before anything is applied.
 import https from 'node:https';
+import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Controller } from '../../operator/controller/controller.js';
@@ -12,7 +13,8 @@ import { KubeRuntime } from '../../operator/runtime/kubernetes/kube-runtime.js';
 import { Client } from '../../server/client/index.js';
 import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
 import { makeClusterCerts, type ClusterCerts } from './operator/tls-certs.js';
-import { waitFor } from './proc.js';
+import { run, waitFor } from './proc.js';
+import { binary, repoRoot } from './binaries.js';
 import type { Testbed } from './testbed.js';
 
 const NS = 'svcc-tls';
@@ -127,6 +129,20 @@ describe('k8s: a TLS SvcCluster', function () {
     const reasons = (await events(NAME)).map((e) => e.reason);
     expect(reasons).to.include.members(['Snapshot', 'MoveLeader', 'RestartMember', 'UpgradeComplete']);
     expect(reasons.filter((r) => r.endsWith('Failed'))).to.deep.equal([]);
+  });
+
+  it('`kubectl svc status` reads the TLS members live with the client Secret and shows certificate expiry and the last backup', async () => {
+    const env = { ...process.env, KUBECONFIG: tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
+    const { stdout } = await run([binary('kubectl'), 'svc', 'status', NAME, '-n', NS], { env });
+    const notAfter = new Date(new X509Certificate(certs.cert).validTo).toISOString();
+    expect(stdout).to.contain(`Certificate:    client Secret ${NAME}-client-tls: expires ${notAfter} (in `);
+    expect(stdout).to.contain(`Certificate:    peer Secret ${NAME}-peer-tls: expires ${notAfter} (in `);
+    expect(stdout).to.match(/^Upgrade:\s+none in progress \(last: 3\.4\.34 -> 3\.5\.21, complete, finished \S+ ago\)$/m);
+    expect(stdout).to.match(/^Last backup:\s+\S+ from secure-\d, revision \d+, /m);
+    const rows = stdout.split('\n').filter((l) => l.startsWith(`${NAME}-`));
+    expect(rows, stdout).to.have.length(3);
+    for (const r of rows) expect(r).to.match(/^secure-\d\s+(leader|follower)\s+3\.5\.21\s+healthy\s+\d+\s+\d+\s+\d+\s/);
+    expect(stdout).to.match(/^Alarms:\s+none$/m);
   });
 
   it('a missing client Secret: Blocked with lastError and a TLSSecretMissing Warning Event, nothing applied; a malformed one: TLSSecretInvalid; a good one: Running', async () => {

@@ -55,4 +55,18 @@ describe('operator/cli: exit codes', function () {
     expect(none.out).to.match(/no local cluster in/);
     expect(cli(['--help'], dir)).to.include({ status: 0 });
   });
+
+  it('--help lists every command; status explains a missing kubeconfig with exit status 1', () => {
+    const help = cli(['--help'], dir).out;
+    for (const c of ['svc-operator status <cluster>', 'svc-operator run', 'svc-operator crd', 'svc-operator backup', 'svc-operator restore',
+      'svc-operator local apply', 'svc-operator local status', 'svc-operator local delete', 'svc-operator demo']) expect(help, c).to.contain(c);
+    const script = `import(${JSON.stringify(MAIN)}).then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
+    const env = { ...process.env, HOME: dir, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '' };
+    const r = spawnSync(process.execPath, ['-e', script, '--', 'status', 'kv'], { cwd: dir, encoding: 'utf8', env });
+    expect(r.status).to.equal(1);
+    expect(r.stderr).to.equal('svc-operator: no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or create ~/.kube/config\n');
+    const usage = cli(['status'], dir);
+    expect(usage.status).to.equal(2);
+    expect(usage.out).to.match(/status needs the name of an SvcCluster/);
+  });
 });

@@ -59,9 +59,9 @@ describe('SvcCluster CRD', () => {
     expect(spec.required).to.deep.equal(['version']);
   });
 
-  it('every schema node is structural (a type, or preserve-unknown-fields)', () => {
+  it('every schema node is structural (a type, preserve-unknown-fields, or int-or-string)', () => {
     const walk = (s: Schema, path: string): void => {
-      expect(s.type !== undefined || s['x-kubernetes-preserve-unknown-fields'] === true, path).to.equal(true);
+      expect(s.type !== undefined || s['x-kubernetes-preserve-unknown-fields'] === true || s['x-kubernetes-int-or-string'] === true, path).to.equal(true);
       for (const [k, c] of Object.entries(s.properties ?? {})) walk(c, `${path}.${k}`);
       if (s.items) walk(s.items, `${path}[]`);
       if (s.additionalProperties) walk(s.additionalProperties, `${path}{}`);

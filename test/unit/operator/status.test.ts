@@ -1,7 +1,7 @@
 // SvcCluster status from an observation: phase, conditions, printer-column fields, and stability (an equal
 // observation gives an equal status, so an unchanged cluster is not written).
 import { expect } from 'chai';
-import { canonical, computeStatus, type StatusInput } from '../../../operator/controller/status.js';
+import { canonical, computeStatus, errorLine, stoppedStatus, type StatusInput } from '../../../operator/controller/status.js';
 import type { ObservedMember } from '../../../operator/upgrade/types.js';
 
 function member(name: string, release: string, leader = false, healthy = true): ObservedMember {
@@ -76,5 +76,68 @@ describe('operator controller: status', () => {
     expect(joined.conditions!.find((c) => c.type === 'Available')).to.include({ status: 'True', message: '3 of 4 members healthy' });
     const done = computeStatus(input([...ms, member('kv-3', '3.4.34'), member('kv-4', '3.4.34')], { spec: { version: '3.4.34', replicas: 5 }, previous: joined }));
     expect(done).to.include({ phase: 'Running', ready: '5/5' });
+  });
+
+  const condOf = (s: ReturnType<typeof computeStatus>, type: string) => s.conditions!.find((c) => c.type === type)!;
+
+  it('kstatus conditions: a steady cluster is Ready, not Reconciling, not Stalled, each with observedGeneration', () => {
+    const s = computeStatus(input(ms));
+    expect(condOf(s, 'Ready')).to.include({ status: 'True', reason: 'Ready', observedGeneration: 2 });
+    expect(condOf(s, 'Reconciling')).to.include({ status: 'False', observedGeneration: 2 });
+    expect(condOf(s, 'Stalled')).to.include({ status: 'False', observedGeneration: 2 });
+    expect(s.conditions!.every((c) => c.observedGeneration === 2)).to.equal(true);
+    expect(s.step).to.equal(undefined);
+    expect(s.members!.some((m) => 'raftIndex' in m), 'no raft index in the stored status').to.equal(false);
+  });
+
+  it('kstatus conditions: an upgrade under way is Reconciling and not Ready; a refusal is Stalled', () => {
+    const progress = { from: '3.3.27', to: '3.4.34', step: 'restartMember' as const, startedAt: 0, restarts: {}, membersDone: ['kv-0'] };
+    const up = computeStatus(input(ms, { step: { kind: 'restartMember', member: 'kv-2', version: '3.4.34' }, progress }));
+    expect(condOf(up, 'Ready').status).to.equal('False');
+    expect(condOf(up, 'Reconciling')).to.include({ status: 'True', reason: 'restartMember' });
+    expect(condOf(up, 'Stalled').status).to.equal('False');
+    expect(up.step).to.equal('restartMember');
+    const b = computeStatus(input(ms, { step: { kind: 'blocked', code: 'SkipMinor', reason: 'one minor at a time', condition: 'UpgradeBlocked' } }));
+    expect(condOf(b, 'Stalled')).to.include({ status: 'True', reason: 'SkipMinor', message: 'one minor at a time' });
+    expect(condOf(b, 'Reconciling').status).to.equal('False');
+    expect(condOf(b, 'Ready')).to.include({ status: 'False', reason: 'SkipMinor' });
+    expect(b.step).to.equal('SkipMinor');
+  });
+
+  it('the raft indexes moving under client writes do not change the status', () => {
+    const first = computeStatus(input(ms));
+    const busier = ms.map((m) => ({ ...m, appliedIndex: m.appliedIndex! + 5000 }));
+    expect(canonical(computeStatus(input(busier, { previous: first, now: new Date('2026-01-01T00:05:00Z') })))).to.equal(canonical(first));
+  });
+
+  it('a pod problem is Stalled, shown in STEP and lastError, and keeps Ready False', () => {
+    const down = [member('kv-0', '3.4.34', false, false), ms[1], ms[2]];
+    const s = computeStatus(input(down, { previous: computeStatus(input(ms)), step: { kind: 'wait', code: 'MemberUnhealthy', reason: 'kv-0' },
+      podProblems: [{ reason: 'ImagePullBackOff', object: 'kv-0', message: 'Back-off pulling image "svc:v9"' }] }));
+    expect(condOf(s, 'Stalled')).to.include({ status: 'True', reason: 'ImagePullBackOff' });
+    expect(condOf(s, 'Ready')).to.include({ status: 'False', reason: 'ImagePullBackOff' });
+    expect(s.step).to.equal('ImagePullBackOff');
+    expect(s.lastError).to.equal('kv-0: ImagePullBackOff: Back-off pulling image "svc:v9"');
+  });
+
+  it('stoppedStatus: a refused spec is Stalled and Blocked; a failed reconcile is Reconciling with the error, phase kept', () => {
+    const prev = computeStatus(input(ms));
+    const refused = stoppedStatus(prev, 3, 'InvalidSpec', 'spec.replicas must be odd', new Date('2026-01-01T00:01:00Z'));
+    expect(refused).to.include({ phase: 'Blocked', lastError: 'spec.replicas must be odd', observedGeneration: 3 });
+    expect(condOf(refused, 'Stalled')).to.include({ status: 'True', reason: 'InvalidSpec', observedGeneration: 3, lastTransitionTime: '2026-01-01T00:01:00Z' });
+    expect(condOf(refused, 'Available').status).to.equal('True'); // other conditions kept
+    const failed = stoppedStatus(prev, 2, 'ReconcileError', 'reconcile failed: boom', new Date('2026-01-01T00:01:00Z'), false);
+    expect(failed).to.include({ phase: 'Running', lastError: 'reconcile failed: boom' });
+    expect(condOf(failed, 'Reconciling')).to.include({ status: 'True', reason: 'ReconcileError' });
+    expect(condOf(failed, 'Stalled').status).to.equal('False');
+    expect(condOf(failed, 'Ready').status).to.equal('False');
+  });
+
+  it('errorLine: an apiserver refusal as its code and Status message (stable across retries), other errors as their message', () => {
+    const refusal = Object.assign(new Error('HTTP-Code: 422 Message: Unknown API Status Code! Body: ... Headers: {"date":"Tue, 24 Nov 2026 04:00:00 GMT"}'), {
+      code: 422, body: JSON.stringify({ kind: 'Status', reason: 'Invalid', message: 'StatefulSet.apps "kv" is invalid: spec: Forbidden: updates to statefulset spec for fields other than \'replicas\' are forbidden' }),
+    });
+    expect(errorLine(refusal)).to.equal('the apiserver answered 422 Invalid: StatefulSet.apps "kv" is invalid: spec: Forbidden: updates to statefulset spec for fields other than \'replicas\' are forbidden');
+    expect(errorLine(new Error('boom'))).to.equal('boom');
   });
 });

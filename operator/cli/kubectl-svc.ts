@@ -1,0 +1,21 @@
+// The kubectl plugin (bin/kubectl-svc; kubectl runs it for `kubectl svc ...` when it is on PATH):
+//   kubectl svc status <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--watch] [--interval SECONDS] [--output json]
+// kubectl does not hand its own flags to plugins: the kubeconfig comes from --kubeconfig, $KUBECONFIG or
+// ~/.kube/config, the namespace from -n or the current context.
+import { setProtoDir } from '../../server/api/grpc-services.js';
+import { statusMain, statusUsage } from './status-cmd.js';
+
+const USAGE = `usage: kubectl svc <command>
+  ${statusUsage('kubectl svc')}`;
+
+/** Runs the plugin with `argv` (without node and script); resolves with the exit code. */
+export async function kubectlSvcMain(argv: string[]): Promise<number> {
+  setProtoDir(process.env.SVC_PROTO_DIR);
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    (argv.length === 0 ? process.stderr : process.stdout).write(USAGE);
+    return argv.length === 0 ? 2 : 0;
+  }
+  if (argv[0] === 'status') return statusMain(argv, 'kubectl svc');
+  process.stderr.write(`kubectl svc: unknown command ${argv[0]}\n${USAGE}`);
+  return 2;
+}
