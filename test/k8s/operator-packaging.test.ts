@@ -1,19 +1,42 @@
 // Packaging of the operator: the Dockerfile's facts (parsed; test/k8s/images/build-images.sh builds it), the Helm chart (lint,
 // render, least-privilege RBAC checked by the real apiserver's authorizer) and the example manifests
 // (valid for operator/api and accepted by the apiserver).
-import { readdirSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { loadAll } from 'js-yaml';
+import { dump, loadAll } from 'js-yaml';
 import { parseSvcCluster } from '../../operator/api/validate.js';
 import { svcClusterCrdYaml } from '../../operator/controller/crd.js';
 import { repoRoot } from './binaries.js';
 import { sharedTestbed } from './fixture.js';
-import { createNamespace, installCrd } from './operator/helpers.js';
+import { createNamespace, installCrd, removeNamespace } from './operator/helpers.js';
+import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
 
 const ROOT = repoRoot();
 const CHART = join(ROOT, 'charts', 'svc-operator');
+const CHART_CRD = join('files', 'crds', 'svc.dev_svcclusters.yaml');
+const CRD = 'crd/svcclusters.svc.dev';
+const OPNS = 'svc-operator';
+
+/**
+ * Lets release `release` of namespace `ns` own the CRD that installCrd applied: what a user of a chart version that
+ * shipped it in crds/ does once before upgrading (the chart README's migration step).
+ */
+async function adoptCrd(tb: Testbed, release: string, ns: string): Promise<void> {
+  await tb.kubectl(['label', '--overwrite', CRD, 'app.kubernetes.io/managed-by=Helm']);
+  await tb.kubectl(['annotate', '--overwrite', CRD, `meta.helm.sh/release-name=${release}`, `meta.helm.sh/release-namespace=${ns}`]);
+}
+
+/** Puts the generated CRD back as the other test files expect it (no Helm owner, no field a test added). */
+async function restoreCrd(tb: Testbed): Promise<void> {
+  await tb.kubectl(['replace', '-f', '-'], svcClusterCrdYaml());
+  await installCrd(tb);
+}
+
+const cluster = (ns: string, name: string, spec: Record<string, unknown> = {}) =>
+  JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: ns }, spec: { version: '3.5.21', replicas: 3, ...spec } });
 
 interface Instruction { op: string; args: string }
 
@@ -72,7 +95,9 @@ describe('k8s: packaging of the operator', function () {
       const out = await tb.helm(['lint', '--strict', CHART]);
       expect(out).to.contain('0 chart(s) failed');
       expect(out).to.not.match(/\[(WARNING|ERROR)\]/);
-      expect(readFileSync(join(CHART, 'crds', 'svc.dev_svcclusters.yaml'), 'utf8')).to.equal(svcClusterCrdYaml());
+      expect(readFileSync(join(CHART, CHART_CRD), 'utf8')).to.equal(svcClusterCrdYaml());
+      // crds/ is never upgraded by Helm: the CRD is a template instead
+      expect(readdirSync(CHART)).to.not.include('crds');
     });
 
     it('renders a non-root, read-only-root-filesystem operator; values.schema.json refuses bad values', async () => {
@@ -101,9 +126,10 @@ describe('k8s: packaging of the operator', function () {
 
     it('installs; its RBAC grants what the controller uses and nothing more', async () => {
       await installCrd(tb);
-      await createNamespace(tb, 'svc-operator');
+      await createNamespace(tb, OPNS);
+      await adoptCrd(tb, 'ops', OPNS);
       // replicaCount 0: the RBAC is what is checked here (e2e-upgrade.test.ts runs the operator's pod)
-      await tb.helm(['install', 'ops', CHART, '--namespace', 'svc-operator', '--set', 'replicaCount=0', '--wait=false']);
+      await tb.helm(['upgrade', '--install', 'ops', CHART, '--namespace', OPNS, '--set', 'replicaCount=0', '--wait=false']);
       const sa = 'system:serviceaccount:svc-operator:ops-svc-operator';
       const can = async (verb: string, resource: string, ns = 'default'): Promise<boolean> => {
         const out = await tb.kubectl(['auth', 'can-i', verb, resource, '-n', ns, '--as', sa]).catch((e: Error) => e.message);
@@ -121,6 +147,44 @@ describe('k8s: packaging of the operator', function () {
       }
     });
 
+    it('helm upgrade applies the chart\'s new CRD (a new field is kept); helm uninstall keeps the CRD and the clusters', async () => {
+      await installCrd(tb);
+      await createNamespace(tb, OPNS);
+      await adoptCrd(tb, 'ops', OPNS);
+      await tb.helm(['upgrade', '--install', 'ops', CHART, '--namespace', OPNS, '--set', 'replicaCount=0', '--wait=false']);
+      const meta = JSON.parse(await tb.kubectl(['get', CRD, '-o', 'json'])) as { metadata: { annotations: Record<string, string>; labels: Record<string, string> } };
+      expect(meta.metadata.annotations).to.include({ 'helm.sh/resource-policy': 'keep', 'meta.helm.sh/release-name': 'ops' });
+      expect(meta.metadata.labels).to.include({ 'app.kubernetes.io/managed-by': 'Helm' });
+      // the next chart version: its CRD has a field spec.tier
+      const dir = mkdtempSync(join(tmpdir(), 'svc-chart-'));
+      try {
+        const next = join(dir, 'svc-operator');
+        cpSync(CHART, next, { recursive: true });
+        const crd = loadAll(readFileSync(join(next, CHART_CRD), 'utf8'))[0] as { spec: { versions: Array<{ schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, unknown> } } } } }> } };
+        crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.tier = { type: 'string', description: 'A field of the next chart version.' };
+        writeFileSync(join(next, CHART_CRD), dump(crd));
+        writeFileSync(join(next, 'Chart.yaml'), readFileSync(join(next, 'Chart.yaml'), 'utf8').replace(/^version: .*$/m, 'version: 0.1.1-next'));
+        const tiered = cluster(OPNS, 'packaging-upgrade', { tier: 'gold' });
+        const tier = () => tb.kubectl(['-n', OPNS, 'get', 'svcc', 'packaging-upgrade', '-o', 'jsonpath={.spec.tier}']);
+        // before the upgrade the apiserver prunes the unknown field
+        await tb.kubectl(['apply', '--validate=false', '-f', '-'], tiered);
+        expect(await tier()).to.equal('');
+        const out = await tb.helm(['upgrade', 'ops', next, '--namespace', OPNS, '--set', 'replicaCount=0', '--wait=false']);
+        expect(out).to.contain('has been upgraded');
+        await waitFor('the new CRD field served and kept', async () => {
+          await tb.kubectl(['apply', '--validate=false', '-f', '-'], tiered);
+          return (await tier()) === 'gold' ? true : undefined;
+        }, 30_000, 500);
+        await tb.helm(['uninstall', 'ops', '--namespace', OPNS, '--wait']);
+        expect(await tb.kubectl(['get', CRD, '-o', 'name'])).to.contain('svcclusters.svc.dev');
+        expect(await tier(), 'the cluster outlives the release').to.equal('gold');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+        await tb.kubectl(['-n', OPNS, 'delete', 'svcc', 'packaging-upgrade', '--ignore-not-found', '--wait=true']);
+        await restoreCrd(tb);
+      }
+    });
+
     it('every example is a valid SvcCluster the apiserver accepts', async () => {
       const dir = join(ROOT, 'examples');
       const files = readdirSync(dir).filter((f) => f.endsWith('.yaml'));
@@ -130,6 +194,38 @@ describe('k8s: packaging of the operator', function () {
         for (const doc of loadAll(text)) parseSvcCluster(doc);
         await tb.kubectl(['apply', '--dry-run=server', '-n', 'default', '-f', '-'], text);
       }
+    });
+  });
+
+  describe('the CRD with the real kubectl', () => {
+    const NS = 'svc-packaging-kubectl';
+    let tb: Testbed;
+    before(async () => {
+      tb = await sharedTestbed();
+      await installCrd(tb);
+      await createNamespace(tb, NS);
+    });
+    after(async () => {
+      await removeNamespace(tb, NS);
+    });
+
+    it('kubectl delete all --all does not delete SvcClusters (no `all` category)', async () => {
+      await tb.kubectl(['apply', '-f', '-'], cluster(NS, 'kept'));
+      await tb.kubectl(['-n', NS, 'create', 'configmap', 'swept']);
+      await tb.kubectl(['-n', NS, 'create', 'service', 'clusterip', 'swept', '--tcp=80:80']);
+      expect(await tb.kubectl(['-n', NS, 'get', 'all', '-o', 'name'])).to.contain('service/swept').and.not.contain('svccluster');
+      await tb.kubectl(['-n', NS, 'delete', 'all', '--all', '--wait=true']);
+      expect(await tb.kubectl(['-n', NS, 'get', 'service', '-o', 'name']), 'delete all did delete').to.not.contain('swept');
+      expect((await tb.kubectl(['-n', NS, 'get', 'svcc', 'kept', '-o', 'name'])).trim()).to.equal('svccluster.svc.dev/kept');
+    });
+
+    it('kubectl scale svcc/x --replicas=5 sets spec.replicas (the scale subresource)', async () => {
+      await tb.kubectl(['apply', '-f', '-'], cluster(NS, 'scaled'));
+      const out = await tb.kubectl(['-n', NS, 'scale', 'svcc/scaled', '--replicas=5']);
+      expect(out).to.contain('scaled');
+      expect(await tb.kubectl(['-n', NS, 'get', 'svcc', 'scaled', '-o', 'jsonpath={.spec.replicas}'])).to.equal('5');
+      const scale = JSON.parse(await tb.kubectl(['get', '--raw', `/apis/svc.dev/v1alpha1/namespaces/${NS}/svcclusters/scaled/scale`])) as { kind: string; spec: { replicas: number } };
+      expect(scale).to.deep.include({ kind: 'Scale', spec: { replicas: 5 } });
     });
   });
 });
