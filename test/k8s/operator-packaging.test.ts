@@ -10,7 +10,9 @@ import { parseSvcCluster } from '../../operator/api/validate.js';
 import { svcClusterCrdYaml } from '../../operator/controller/crd.js';
 import { repoRoot } from './binaries.js';
 import { sharedTestbed } from './fixture.js';
-import { createNamespace, installCrd, removeNamespace } from './operator/helpers.js';
+import type { Controller } from '../../operator/controller/controller.js';
+import { installClusterDns } from './node/cluster-dns.js';
+import { createNamespace, installCrd, removeNamespace, testController } from './operator/helpers.js';
 import { waitFor } from './proc.js';
 import type { Testbed } from './testbed.js';
 
@@ -19,6 +21,12 @@ const CHART = join(ROOT, 'charts', 'svc-operator');
 const CHART_CRD = join('files', 'crds', 'svc.dev_svcclusters.yaml');
 const CRD = 'crd/svcclusters.svc.dev';
 const OPNS = 'svc-operator';
+/** The testbed's Kubernetes release (`helm template` assumes 1.20 without it). */
+const KUBE = '1.34.4';
+
+type Doc = { kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; spec: Record<string, unknown> };
+interface PodSpec { priorityClassName?: string; containers: Array<{ args: string[] }> }
+interface Dep { metadata: { name: string }; spec: { selector: { matchLabels: Record<string, string> }; template: { metadata: { annotations?: Record<string, string> }; spec: PodSpec } } }
 
 /**
  * Lets release `release` of namespace `ns` own the CRD that installCrd applied: what a user of a chart version that
@@ -101,7 +109,7 @@ describe('k8s: packaging of the operator', function () {
     });
 
     it('renders a non-root, read-only-root-filesystem operator; values.schema.json refuses bad values', async () => {
-      const docs = loadAll(await tb.helm(['template', 'ops', CHART, '--namespace', 'svc-operator'])) as Array<{ kind: string; spec: Record<string, unknown> }>;
+      const docs = loadAll(await tb.helm(['template', 'ops', CHART, '--namespace', 'svc-operator', '--kube-version', KUBE])) as Array<{ kind: string; spec: Record<string, unknown> }>;
       const dep = docs.find((d) => d?.kind === 'Deployment') as unknown as { spec: { template: { spec: { securityContext: Record<string, unknown>; containers: Array<{ securityContext: Record<string, unknown>; args: string[]; livenessProbe: unknown; readinessProbe: unknown }> } } } };
       expect(dep.spec.template.spec.securityContext).to.include({ runAsNonRoot: true, runAsUser: 65532 });
       const c = dep.spec.template.spec.containers[0];
@@ -116,12 +124,41 @@ describe('k8s: packaging of the operator', function () {
       expect((c as unknown as { env: Array<{ name: string; value?: string }> }).env.find((e) => e.name === 'SVC_OPERATOR_IMAGE')?.value, 'the image the backup Jobs run').to.equal(tb.images.operator);
       const refused = async (...set: string[]): Promise<string> => {
         let err = '';
-        await tb.helm(['template', 'ops', CHART, ...set.flatMap((x) => ['--set', x])]).catch((e: Error) => { err = e.message; });
+        await tb.helm(['template', 'ops', CHART, '--kube-version', KUBE, ...set.flatMap((x) => ['--set', x])]).catch((e: Error) => { err = e.message; });
         return err;
       };
       expect(await refused('replicaCount=3')).to.match(/replicaCount/);
       expect(await refused('image.pullPolicy=Sometimes')).to.match(/pullPolicy/);
       expect(await refused('replicaCount=2', 'leaderElection.enabled=false')).to.contain('replicaCount above 1 needs leaderElection.enabled');
+      expect(await refused('watchNamespaces={Bad_Name}')).to.match(/watchNamespaces/);
+      expect(await refused('tests.version=latest')).to.match(/tests/);
+    });
+
+    it('kubeVersion, global, name overrides, podAnnotations, priorityClassName, extraArgs; the namespace-scoped mode renders Roles only', async () => {
+      const render = async (...set: string[]) => loadAll(await tb.helm(['template', 'ops', CHART, '--namespace', OPNS, '--kube-version', KUBE, ...set.flatMap((x) => ['--set', x])])).filter(Boolean) as Doc[];
+      let err = '';
+      await tb.helm(['template', 'ops', CHART, '--kube-version', '1.27.9']).catch((e: Error) => { err = e.message; });
+      expect(err).to.contain('kubeVersion');
+      const docs = await render('global.imageRegistry=example.org', 'global.anything.nested=1', 'fullnameOverride=my-op', 'podAnnotations.team=kv',
+        'priorityClassName=system-cluster-critical', 'extraArgs={--probe-address=0.0.0.0}');
+      const dep = docs.find((d) => d.kind === 'Deployment') as unknown as Dep;
+      expect(dep.metadata.name).to.equal('my-op');
+      expect(dep.spec.template.metadata.annotations).to.deep.equal({ team: 'kv' });
+      expect(dep.spec.template.spec.priorityClassName).to.equal('system-cluster-critical');
+      expect(dep.spec.template.spec.containers[0].args.at(-1)).to.equal('--probe-address=0.0.0.0');
+      expect(docs.find((d) => d.kind === 'ClusterRole')!.metadata.name).to.equal('my-op');
+      const named = (await render('nameOverride=kv-op')).find((d) => d.kind === 'Deployment') as unknown as Dep;
+      expect(named.metadata.name).to.equal('ops-kv-op');
+      expect(named.spec.selector.matchLabels).to.include({ 'app.kubernetes.io/name': 'kv-op' });
+      // namespace-scoped: a Role and RoleBinding per watched namespace (plus the Lease's), nothing cluster-wide but the CRD
+      const scoped = await render('watchNamespaces={team-a,team-b}', 'clusterSelector=svc.dev/shard in (a)', 'leaderElection.leaseName=svc-operator-a');
+      expect(scoped.filter((d) => /^Cluster/.test(d.kind)).map((d) => d.kind)).to.deep.equal([]);
+      expect(scoped.filter((d) => d.kind === 'Role' && !d.metadata.annotations?.['helm.sh/hook']).map((d) => d.metadata.namespace).sort()).to.deep.equal([OPNS, 'team-a', 'team-b']);
+      const args = (scoped.find((d) => d.kind === 'Deployment') as unknown as Dep).spec.template.spec.containers[0].args;
+      expect(args).to.include.members(['--namespaces=team-a,team-b', '--cluster-selector=svc.dev/shard in (a)', '--lease-name=svc-operator-a']);
+      // the helm test's cluster goes to the first watched namespace
+      const hookRole = scoped.find((d) => d.kind === 'Role' && d.metadata.annotations?.['helm.sh/hook'] === 'test');
+      expect(hookRole!.metadata.namespace).to.equal('team-a');
     });
 
     it('installs; its RBAC grants what the controller uses and nothing more', async () => {
@@ -132,17 +169,21 @@ describe('k8s: packaging of the operator', function () {
       await tb.helm(['upgrade', '--install', 'ops', CHART, '--namespace', OPNS, '--set', 'replicaCount=0', '--wait=false']);
       const sa = 'system:serviceaccount:svc-operator:ops-svc-operator';
       const can = async (verb: string, resource: string, ns = 'default'): Promise<boolean> => {
-        const out = await tb.kubectl(['auth', 'can-i', verb, resource, '-n', ns, '--as', sa]).catch((e: Error) => e.message);
+        // `res/sub` is a subresource here (kubectl would read it as a resource name)
+        const [res, sub] = resource.split('/');
+        const out = await tb.kubectl(['auth', 'can-i', verb, res, ...(sub ? [`--subresource=${sub}`] : []), '-n', ns, '--as', sa]).catch((e: Error) => e.message);
         return /^yes/m.test(out);
       };
       for (const [verb, res] of [['watch', 'svcclusters.svc.dev'], ['patch', 'svcclusters.svc.dev/status'], ['delete', 'pods'], ['patch', 'statefulsets.apps'],
         ['create', 'services'], ['patch', 'configmaps'], ['create', 'poddisruptionbudgets.policy'], ['create', 'events'], ['get', 'secrets'],
-        ['create', 'jobs.batch'], ['get', 'jobs.batch'], ['delete', 'jobs.batch'], ['get', 'persistentvolumeclaims'], ['create', 'persistentvolumeclaims']]) {
+        ['create', 'jobs.batch'], ['get', 'jobs.batch'], ['delete', 'jobs.batch'], ['get', 'persistentvolumeclaims'], ['create', 'persistentvolumeclaims'],
+        ['update', 'svcclusters.svc.dev/finalizers']]) {
         expect(await can(verb, res), `${verb} ${res}`).to.equal(true);
       }
       expect(await can('update', 'leases.coordination.k8s.io', 'svc-operator'), 'its own Lease').to.equal(true);
       expect(await can('update', 'leases.coordination.k8s.io', 'kube-system'), 'leases elsewhere').to.equal(false);
-      for (const [verb, res] of [['list', 'secrets'], ['watch', 'secrets'], ['delete', 'statefulsets.apps'], ['delete', 'svcclusters.svc.dev'], ['create', 'pods'], ['delete', 'persistentvolumeclaims'], ['update', 'nodes'], ['update', 'jobs.batch']]) {
+      for (const [verb, res] of [['list', 'secrets'], ['watch', 'secrets'], ['delete', 'statefulsets.apps'], ['delete', 'svcclusters.svc.dev'], ['create', 'pods'], ['delete', 'persistentvolumeclaims'], ['update', 'nodes'], ['update', 'jobs.batch'],
+        ['update', 'svcclusters.svc.dev/status'], ['update', 'svcclusters.svc.dev']]) {
         expect(await can(verb, res), `${verb} ${res}`).to.equal(false);
       }
     });
@@ -226,6 +267,89 @@ describe('k8s: packaging of the operator', function () {
       expect(await tb.kubectl(['-n', NS, 'get', 'svcc', 'scaled', '-o', 'jsonpath={.spec.replicas}'])).to.equal('5');
       const scale = JSON.parse(await tb.kubectl(['get', '--raw', `/apis/svc.dev/v1alpha1/namespaces/${NS}/svcclusters/scaled/scale`])) as { kind: string; spec: { replicas: number } };
       expect(scale).to.deep.include({ kind: 'Scale', spec: { replicas: 5 } });
+    });
+  });
+
+  describe('namespace-scoped install and shards', () => {
+    const OPS = 'svc-shard-ops';
+    const NS = 'svc-shards';
+    let tb: Testbed;
+    const controllers: Controller[] = [];
+    before(async () => {
+      tb = await sharedTestbed();
+      installClusterDns(tb.node.dnsIp);
+      await installCrd(tb);
+      await createNamespace(tb, OPS);
+      await createNamespace(tb, NS);
+    });
+    after(async () => {
+      await Promise.all(controllers.map((c) => c.stop()));
+      await tb?.helm(['uninstall', 'shard-a', '-n', OPS, '--wait']).catch(() => undefined);
+      await removeNamespace(tb, NS);
+      await tb?.kubectl(['delete', 'namespace', OPS, '--wait=false']).catch(() => undefined);
+    });
+
+    it('two operators with disjoint cluster selectors each reconcile their own cluster and never write to the other\'s', async function () {
+      this.timeout(300_000);
+      // in this process, each with its own record of every write it makes (kube-api.ts names the object written)
+      const shard = (label: string) => {
+        const ctl = testController(tb, { namespaces: [NS], clusterSelector: `svc.dev/shard=${label}` });
+        const writes: string[] = [];
+        const api = ctl.api as unknown as { wrote: (what: string, ns?: string, name?: string, detail?: string) => void };
+        const wrote = api.wrote.bind(ctl.api);
+        api.wrote = (what, ns, name, detail) => { writes.push(`${what} ${ns ?? ''}/${name ?? ''}`); wrote(what, ns, name, detail); };
+        controllers.push(ctl);
+        return { ctl, writes };
+      };
+      const a = shard('a');
+      const b = shard('b');
+      await Promise.all([a.ctl.start(), b.ctl.start()]);
+      const make = (name: string, label: string) => JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster',
+        metadata: { name, namespace: NS, labels: { 'svc.dev/shard': label } }, spec: { version: '3.5.21', replicas: 1 } });
+      await tb.kubectl(['apply', '-f', '-'], make('sa', 'a'));
+      await tb.kubectl(['apply', '-f', '-'], make('sb', 'b'));
+      // a third cluster no selector matches: nobody acts on it
+      await tb.kubectl(['apply', '-f', '-'], make('sc', 'c'));
+      const running = (name: string) => async () => {
+        const st = JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as { status?: { phase?: string; ready?: string } };
+        return st.status?.phase === 'Running' && st.status.ready === '1/1' ? true : undefined;
+      };
+      await waitFor('sa Running', running('sa'), 180_000, 1000);
+      await waitFor('sb Running', running('sb'), 180_000, 1000);
+      const objects = (w: string) => w.split(' ').at(-1)!.split('/')[1];
+      expect(a.writes.length).to.be.greaterThan(0);
+      expect(b.writes.length).to.be.greaterThan(0);
+      for (const w of a.writes) expect(objects(w), `shard a wrote: ${w}`).to.match(/^sa(-|$)/);
+      for (const w of b.writes) expect(objects(w), `shard b wrote: ${w}`).to.match(/^sb(-|$)/);
+      // the unmatched cluster has no status and no StatefulSet
+      expect(await tb.kubectl(['-n', NS, 'get', 'svcc', 'sc', '-o', 'jsonpath={.status}'])).to.equal('');
+      expect(await tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name'])).to.not.contain('/sc');
+      // relabelled to shard b, it becomes b's (a never saw it)
+      await tb.kubectl(['-n', NS, 'label', '--overwrite', 'svcc', 'sc', 'svc.dev/shard=b']);
+      await waitFor('sc Running by shard b', running('sc'), 180_000, 1000);
+      for (const w of a.writes) expect(objects(w), `shard a wrote: ${w}`).to.match(/^sa(-|$)/);
+      expect(b.writes.some((w) => objects(w).startsWith('sc'))).to.equal(true);
+      await Promise.all(controllers.splice(0).map((c) => c.stop()));
+      await tb.kubectl(['-n', NS, 'delete', 'svcc', '--all', '--wait=true', '--timeout=60s']);
+    });
+
+    it('the namespace-scoped chart: Roles only in the watched namespace; helm test creates an SvcCluster and waits for Ready', async function () {
+      this.timeout(400_000);
+      await tb.helm(['install', 'shard-a', CHART, '--namespace', OPS, '--set', 'crds.install=false', '--set', `watchNamespaces={${NS}}`,
+        '--set', 'clusterSelector=svc.dev/shard=a', '--set', 'leaderElection.leaseName=svc-operator-a', '--set', 'tests.clusterLabels.svc\\.dev/shard=a', '--wait', '--timeout', '180s']);
+      const sa = `system:serviceaccount:${OPS}:shard-a-svc-operator`;
+      const can = async (...args: string[]) => /^yes/m.test(await tb.kubectl(['auth', 'can-i', ...args, '--as', sa]).catch((e: Error) => e.message));
+      expect(await can('watch', 'svcclusters.svc.dev', '-n', NS)).to.equal(true);
+      expect(await can('patch', 'statefulsets.apps', '-n', NS)).to.equal(true);
+      expect(await can('watch', 'svcclusters.svc.dev', '--all-namespaces'), 'cluster-wide').to.equal(false);
+      expect(await can('patch', 'statefulsets.apps', '-n', 'default'), 'an unwatched namespace').to.equal(false);
+      expect(await tb.kubectl(['get', 'clusterroles,clusterrolebindings', '-l', 'app.kubernetes.io/instance=shard-a', '-o', 'name'])).to.equal('');
+      // the real `helm test`: its Pod creates a cluster labelled for this shard in the watched namespace
+      const out = await tb.helm(['test', 'shard-a', '--namespace', OPS, '--logs', '--timeout', '360s']);
+      expect(out).to.match(/Phase:\s+Succeeded/);
+      expect(out).to.contain('is ready');
+      expect(await tb.kubectl(['-n', OPS, 'get', 'lease', 'svc-operator-a', '-o', 'jsonpath={.spec.holderIdentity}'])).to.match(/^shard-a-svc-operator-/);
+      expect(await tb.kubectl(['-n', NS, 'get', 'svcc', '-o', 'name']), 'the test cluster is deleted').to.equal('');
     });
   });
 });
