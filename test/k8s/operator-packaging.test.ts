@@ -134,7 +134,7 @@ describe('k8s: packaging of the operator', function () {
       expect(await refused('tests.version=latest')).to.match(/tests/);
     });
 
-    it('kubeVersion, global, name overrides, podAnnotations, priorityClassName, extraArgs; the namespace-scoped mode renders Roles only', async () => {
+    it('kubeVersion, global, name overrides, podAnnotations, priorityClassName, extraArgs; the namespace-scoped mode renders Roles only; monitoring behind flags', async () => {
       const render = async (...set: string[]) => loadAll(await tb.helm(['template', 'ops', CHART, '--namespace', OPNS, '--kube-version', KUBE, ...set.flatMap((x) => ['--set', x])])).filter(Boolean) as Doc[];
       let err = '';
       await tb.helm(['template', 'ops', CHART, '--kube-version', '1.27.9']).catch((e: Error) => { err = e.message; });
@@ -156,6 +156,15 @@ describe('k8s: packaging of the operator', function () {
       expect(scoped.filter((d) => d.kind === 'Role' && !d.metadata.annotations?.['helm.sh/hook']).map((d) => d.metadata.namespace).sort()).to.deep.equal([OPNS, 'team-a', 'team-b']);
       const args = (scoped.find((d) => d.kind === 'Deployment') as unknown as Dep).spec.template.spec.containers[0].args;
       expect(args).to.include.members(['--namespaces=team-a,team-b', '--cluster-selector=svc.dev/shard in (a)', '--lease-name=svc-operator-a']);
+      // monitoring, off by default: the rule file and the dashboard as they are in files/monitoring/
+      expect(docs.map((d) => d.kind)).to.not.include.members(['PrometheusRule', 'PodMonitor', 'ServiceMonitor']);
+      const mon = await render('prometheusRule.enabled=true', 'podMonitor.enabled=true', 'serviceMonitor.enabled=true', 'grafanaDashboard.enabled=true');
+      const rule = mon.find((d) => d.kind === 'PrometheusRule')!;
+      expect(rule.spec).to.deep.equal(loadAll(readFileSync(join(CHART, 'files', 'monitoring', 'prometheus-rules.yaml'), 'utf8'))[0]);
+      const board = mon.find((d) => d.kind === 'ConfigMap' && d.metadata.name.endsWith('-dashboard')) as unknown as { data: Record<string, string> };
+      expect(JSON.parse(board.data['svc.json'])).to.deep.equal(JSON.parse(readFileSync(join(CHART, 'files', 'monitoring', 'grafana-dashboard.json'), 'utf8')));
+      expect(mon.find((d) => d.kind === 'PodMonitor')).to.not.equal(undefined);
+      expect((mon.find((d) => d.kind === 'ServiceMonitor')!.spec as { endpoints: Array<{ honorLabels: boolean }> }).endpoints[0].honorLabels).to.equal(true);
       // the helm test's cluster goes to the first watched namespace
       const hookRole = scoped.find((d) => d.kind === 'Role' && d.metadata.annotations?.['helm.sh/hook'] === 'test');
       expect(hookRole!.metadata.namespace).to.equal('team-a');
