@@ -1,10 +1,11 @@
 // The Kubernetes commands of svc-operator:
 //   svc-operator crd                       prints the SvcCluster CRD (YAML), generated from operator/api/types.ts
 //   svc-operator run [--kubeconfig FILE] [--snapshot-dir DIR] [--probe-port N] [--probe-address IP] [--leader-elect=true]
-//                    [--operator-image IMAGE]
+//                    [--operator-image IMAGE] [--namespaces NS,NS] [--cluster-selector SELECTOR] [--lease-name NAME]
 //                                          runs the controller until SIGTERM/SIGINT
 import { svcClusterCrdYaml } from '../controller/crd.js';
 import { runController } from '../controller/run.js';
+import { parseClusterSelector, parseNamespaces } from '../controller/scope.js';
 import { parseArgs, UsageError } from './args.js';
 
 /** True when argv names a Kubernetes command (main.ts hands those to kubeMain). */
@@ -15,7 +16,7 @@ export function isKubeCommand(argv: readonly string[]): boolean {
 /** Runs `crd` or `run`; resolves with the exit code. */
 export async function kubeMain(argv: string[]): Promise<number> {
   try {
-    const { words, flags } = parseArgs(argv, ['kubeconfig', 'snapshot-dir', 'probe-port', 'probe-address', 'leader-elect', 'operator-image']);
+    const { words, flags } = parseArgs(argv, ['kubeconfig', 'snapshot-dir', 'probe-port', 'probe-address', 'leader-elect', 'operator-image', 'namespaces', 'cluster-selector', 'lease-name']);
     if (words[0] === 'crd' && words.length === 1) {
       process.stdout.write(svcClusterCrdYaml());
       return 0;
@@ -32,13 +33,17 @@ export async function kubeMain(argv: string[]): Promise<number> {
         probeAddress: flags.get('probe-address') || undefined,
         leaderElect: elect === 'true',
         operatorImage: flags.get('operator-image'),
+        // the scope: every namespace or listed ones, all clusters or those a label selector matches (shards)
+        namespaces: parseNamespaces(flags.get('namespaces')),
+        clusterSelector: parseClusterSelector(flags.get('cluster-selector')),
+        leaseName: flags.get('lease-name') || undefined,
       });
       return 0;
     }
     throw new UsageError(`unknown command: ${words.join(' ')}`);
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`svc-operator: ${e.message}\nusage: svc-operator crd | svc-operator run [--kubeconfig FILE] [--snapshot-dir DIR] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--operator-image IMAGE]\n`);
+      process.stderr.write(`svc-operator: ${e.message}\nusage: svc-operator crd | svc-operator run [--kubeconfig FILE] [--snapshot-dir DIR] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--operator-image IMAGE] [--namespaces NS,NS] [--cluster-selector SELECTOR] [--lease-name NAME]\n`);
       return 2;
     }
     process.stderr.write(`svc-operator: ${(e as Error).stack ?? String(e)}\n`);

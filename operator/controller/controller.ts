@@ -23,6 +23,7 @@ import { MemberClients } from './member-clients.js';
 import { readClusterTls, TlsSecretError } from './tls.js';
 import { readPodProblems } from './pod-diagnostics.js';
 import { canonical, computeStatus, dropUndefined, errorLine, stoppedStatus, type PodFacts } from './status.js';
+import { ScopedInformer } from './scope.js';
 
 const [GROUP, VERSION] = API_VERSION.split('/');
 
@@ -45,6 +46,10 @@ export interface ControllerOptions {
   jobTimeoutSeconds?: number;
   /** Clusters reconciled at once (one worker per cluster at a time). Default 4. */
   workers?: number;
+  /** Watch only these namespaces (Roles suffice); default: all. */
+  namespaces?: string[];
+  /** Reconcile only the SvcClusters this label selector matches; default: all. */
+  clusterSelector?: string;
 }
 
 /** A line of the JSON log. */
@@ -74,7 +79,7 @@ export class Controller {
   readonly api: KubeApi;
   readonly queue = new WorkQueue();
   readonly registry: Registry;
-  private readonly clusters: k8s.Informer<StoredCluster> & k8s.ObjectCache<StoredCluster>;
+  private readonly clusters: ScopedInformer<StoredCluster>;
   private readonly owned: Array<k8s.Informer<k8s.KubernetesObject>> = [];
   // generous timeout: a loaded machine must not read as an unhealthy member (and a status write)
   private readonly clients = new MemberClients({ timeoutMs: 5000, attempts: 1 });
@@ -107,8 +112,11 @@ export class Controller {
     this.reconciles = new Counter({ name: 'svc_operator_reconcile_total', help: 'Reconciles by result.', labelNames: ['result'], registers: [this.registry] });
     this.durations = new Histogram({ name: 'svc_operator_reconcile_duration_seconds', help: 'Reconcile duration.', registers: [this.registry] });
     this.upgradeMetrics = new UpgradeMetrics(this.registry);
-    this.clusters = k8s.makeInformer<StoredCluster>(kc, `/apis/${GROUP}/${VERSION}/${PLURAL}`,
-      () => this.api.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL }) as Promise<k8s.KubernetesListObject<StoredCluster>>);
+    // the scope (every namespace or listed ones; a cluster label selector): operator/controller/scope.ts
+    const nsPath = (prefix: string, ns: string | undefined, plural: string) => `${prefix}${ns ? `/namespaces/${ns}` : ''}/${plural}`;
+    this.clusters = new ScopedInformer<StoredCluster>(kc, opts.namespaces, (ns) => nsPath(`/apis/${GROUP}/${VERSION}`, ns, PLURAL), (namespace, labelSelector) => (namespace
+      ? this.api.custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, labelSelector })
+      : this.api.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, labelSelector })) as Promise<k8s.KubernetesListObject<StoredCluster>>, opts.clusterSelector);
     const enqueueSelf = (o: StoredCluster) => this.queue.add(`${o.metadata.namespace}/${o.metadata.name}`);
     this.clusters.on('add', enqueueSelf);
     this.clusters.on('update', enqueueSelf);
@@ -117,15 +125,16 @@ export class Controller {
       const owner = o.metadata?.labels?.[CLUSTER_LABEL];
       if (owner) this.queue.add(`${o.metadata!.namespace}/${owner}`);
     };
-    const watch = <T extends k8s.KubernetesObject>(path: string, list: () => Promise<k8s.KubernetesListObject<T>>) => {
-      const inf = k8s.makeInformer<T>(kc, path, list, MANAGED_BY);
+    const watch = <T extends k8s.KubernetesObject>(prefix: string, plural: string, list: (ns: string | undefined) => Promise<k8s.KubernetesListObject<T>>) => {
+      const inf = new ScopedInformer<T>(kc, opts.namespaces, (ns) => nsPath(prefix, ns, plural), list, MANAGED_BY);
       for (const ev of ['add', 'update', 'delete'] as const) inf.on(ev, enqueueOwner);
       this.owned.push(inf as unknown as k8s.Informer<k8s.KubernetesObject>);
     };
-    watch('/api/v1/pods', () => this.api.core.listPodForAllNamespaces({ labelSelector: MANAGED_BY }));
-    watch('/apis/apps/v1/statefulsets', () => this.api.apps.listStatefulSetForAllNamespaces({ labelSelector: MANAGED_BY }));
-    watch('/api/v1/services', () => this.api.core.listServiceForAllNamespaces({ labelSelector: MANAGED_BY }));
-    watch('/api/v1/configmaps', () => this.api.core.listConfigMapForAllNamespaces({ labelSelector: MANAGED_BY }));
+    const labelSelector = MANAGED_BY;
+    watch('/api/v1', 'pods', (namespace) => namespace ? this.api.core.listNamespacedPod({ namespace, labelSelector }) : this.api.core.listPodForAllNamespaces({ labelSelector }));
+    watch('/apis/apps/v1', 'statefulsets', (namespace) => namespace ? this.api.apps.listNamespacedStatefulSet({ namespace, labelSelector }) : this.api.apps.listStatefulSetForAllNamespaces({ labelSelector }));
+    watch('/api/v1', 'services', (namespace) => namespace ? this.api.core.listNamespacedService({ namespace, labelSelector }) : this.api.core.listServiceForAllNamespaces({ labelSelector }));
+    watch('/api/v1', 'configmaps', (namespace) => namespace ? this.api.core.listNamespacedConfigMap({ namespace, labelSelector }) : this.api.core.listConfigMapForAllNamespaces({ labelSelector }));
   }
 
   /** Starts the informers and the worker. */

@@ -209,13 +209,15 @@ export function svcClusterCrd(): Record<string, unknown> {
     metadata: { name: CRD_NAME },
     spec: {
       group: GROUP,
-      names: { kind: KIND, listKind: `${KIND}List`, plural: PLURAL, singular: 'svccluster', shortNames: ['svcc'], categories: ['all'] },
+      names: { kind: KIND, listKind: `${KIND}List`, plural: PLURAL, singular: 'svccluster', shortNames: ['svcc'] },
+      // no `categories: [all]`: `kubectl delete all --all` must not delete clusters (and, by garbage collection, their data)
       scope: 'Namespaced',
       versions: [{
         name: VERSION,
         served: true,
         storage: true,
-        subresources: { status: {} },
+        // scale: `kubectl scale svcc/x --replicas=N` sets spec.replicas (status.replicas is not filled: reads as 0)
+        subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } },
         additionalPrinterColumns: [
           { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'Desired release' },
           { name: 'Running', type: 'string', jsonPath: '.status.currentVersion', description: 'Lowest release a member runs' },

@@ -21,6 +21,12 @@ export interface RunOptions {
   leaderElect?: boolean;
   /** The operator's own image, which backup/restore Jobs run. Default $SVC_OPERATOR_IMAGE. */
   operatorImage?: string;
+  /** Lease name of the leader election. Default "svc-operator" (shards in one namespace need one each). */
+  leaseName?: string;
+  /** Watch only these namespaces; default all (controller/scope.ts). */
+  namespaces?: string[];
+  /** Reconcile only the SvcClusters this label selector matches. */
+  clusterSelector?: string;
 }
 
 /** Loads a kubeconfig the usual way. */
@@ -55,6 +61,8 @@ export async function runController(opts: RunOptions = {}): Promise<void> {
   const ctl = new Controller(kc, {
     snapshotDir: opts.snapshotDir ?? process.env.SVC_OPERATOR_SNAPSHOT_DIR ?? join(tmpdir(), 'svc-operator-snapshots'),
     operatorImage: opts.operatorImage ?? (process.env.SVC_OPERATOR_IMAGE || undefined),
+    namespaces: opts.namespaces,
+    clusterSelector: opts.clusterSelector,
   });
   const port = opts.probePort ?? 8080;
   const srv = port > 0 ? probeServer(ctl, port, opts.probeAddress) : undefined;
@@ -65,7 +73,7 @@ export async function runController(opts: RunOptions = {}): Promise<void> {
     process.once('SIGINT', stop);
   });
   const elector = opts.leaderElect
-    ? new LeaderElector(kc, { namespace: process.env.POD_NAMESPACE ?? 'default', identity: `${process.env.POD_NAME ?? hostname()}-${randomBytes(4).toString('hex')}` })
+    ? new LeaderElector(kc, { namespace: process.env.POD_NAMESPACE ?? 'default', name: opts.leaseName, identity: `${process.env.POD_NAME ?? hostname()}-${randomBytes(4).toString('hex')}` })
     : undefined;
   if (elector) {
     const lost = () => {

@@ -91,7 +91,8 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
   });
 
   it('helm installs the operator with the chart\'s default image; its pod becomes Ready and takes the Lease', async () => {
-    await tb.helm(['install', RELEASE, CHART, '--namespace', OPNS, '--set', 'leaderElection.enabled=true',
+    // crds.install=false: installCrd applied the CRD (the chart's template would refuse to take over an unowned one)
+    await tb.helm(['install', RELEASE, CHART, '--namespace', OPNS, '--set', 'crds.install=false', '--set', 'leaderElection.enabled=true',
       '--set', 'probeAddress=0.0.0.0', '--set', `probePort=${PROBE_PORT}`, '--wait=false']);
     const pod = await waitFor('the operator pod Ready', () => readyOperator(), 120_000, 250);
     const ip = pod.status!.podIP!;

@@ -56,6 +56,23 @@ function labels(name: string): Record<string, string> {
   return { ...selectorLabels(name), 'app.kubernetes.io/managed-by': 'svc-operator', [CLUSTER_LABEL]: name };
 }
 
+/**
+ * Where members go unless spec.podTemplate.affinity says otherwise (it replaces this whole): preferably each on its
+ * own node, then in its own zone, so that losing a node (or a zone) costs at most one member and quorum survives.
+ * Preferred, not required: a one-node cluster still schedules every member.
+ */
+export function defaultAffinity(cluster: string): object {
+  const term = (topologyKey: string) => ({ labelSelector: { matchLabels: selectorLabels(cluster) }, topologyKey });
+  return {
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        { weight: 100, podAffinityTerm: term('kubernetes.io/hostname') },
+        { weight: 50, podAffinityTerm: term('topology.kubernetes.io/zone') },
+      ],
+    },
+  };
+}
+
 /** Headless Service of the peers (its name is the pods' DNS subdomain). */
 export const peerServiceName = (cluster: string): string => cluster;
 /** Client Service. */
@@ -193,7 +210,7 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
       securityContext: CONTAINER_SECURITY,
     }],
     ...(volumes.length > 0 ? { volumes } : {}),
-    ...(pt.affinity ? { affinity: pt.affinity } : {}),
+    affinity: pt.affinity ?? defaultAffinity(name),
     ...(pt.tolerations ? { tolerations: pt.tolerations } : {}),
     ...(pt.nodeSelector ? { nodeSelector: pt.nodeSelector } : {}),
     ...(spec.image?.pullSecrets ? { imagePullSecrets: spec.image.pullSecrets.map((n) => ({ name: n })) } : {}),

@@ -44,7 +44,8 @@ describe('SvcCluster CRD', () => {
     expect(crd.spec.names.shortNames).to.deep.equal(['svcc']);
     const v = version();
     expect(v.name).to.equal('v1alpha1');
-    expect(v.subresources).to.deep.equal({ status: {} });
+    expect(v.subresources).to.deep.equal({ status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } });
+    expect((crd.spec as { names: Record<string, unknown> }).names, 'not in `kubectl get/delete all`').to.not.have.property('categories');
     expect(v.additionalPrinterColumns.map((c) => c.name.toUpperCase())).to.deep.equal(['VERSION', 'RUNNING', 'CLUSTER', 'READY', 'PHASE', 'STEP', 'LEADER', 'AGE']);
   });
 
