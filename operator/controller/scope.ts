@@ -39,6 +39,10 @@ export function parseClusterSelector(text: string | undefined): string | undefin
   return text.trim();
 }
 
+function dropManagedFields(o: k8s.KubernetesObject): void {
+  if (o.metadata?.managedFields) delete o.metadata.managedFields;
+}
+
 type Part<T extends k8s.KubernetesObject> = k8s.Informer<T> & k8s.ObjectCache<T>;
 
 /**
@@ -58,6 +62,10 @@ export class ScopedInformer<T extends k8s.KubernetesObject> implements k8s.Infor
     list: (ns: string | undefined, labelSelector: string | undefined) => Promise<k8s.KubernetesListObject<T>>, labelSelector?: string) {
     for (const ns of namespaces?.length ? namespaces : [undefined]) {
       const part = k8s.makeInformer<T>(kc, path(ns), () => list(ns, labelSelector), labelSelector);
+      // registered first, so it runs before any other handler: the cache holds the object handed to the handlers,
+      // and managedFields (server-side apply's record of every field's owner) is often most of an object's size
+      part.on('add', dropManagedFields);
+      part.on('update', dropManagedFields);
       part.on('error', () => this.failed.add(part));
       this.parts.set(ns ?? '', part);
     }
