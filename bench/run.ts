@@ -13,6 +13,8 @@
 //                          turns with the others: an A/B of two builds in the same run, same machine load
 //   --no-components        skip the raft/engine/mvcc benches
 //   --components-only      only the component benches
+// `npm run bench -- operator [--clusters=500]`: svc-operator reconciling many SvcClusters on a real kube-apiserver
+// (bench/operator.ts).
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { runPutLoad, type PutLoadResult } from './put.js';
@@ -312,6 +314,8 @@ async function runComponents(): Promise<void> {
 
 /** The bench entry point; resolves with the process exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
+  // `npm run bench -- operator ...`: the operator at scale against a real kube-apiserver (bench/operator.ts)
+  if (argv[0] === 'operator') return (await import('./operator.js')).benchOperator(argv.slice(1));
   const o = parseArgs(argv);
   const started = Date.now();
   console.log(`svc benchmarks, ${new Date().toISOString()}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${mib(totalmem())} MiB RAM, node ${process.version}`);

@@ -488,11 +488,18 @@ export function printLogsOnFailure(clusters: () => Array<{ logTails(lines?: numb
   });
 }
 
-/** POST `body` as JSON; never rejects for an HTTP status (see .status), rejects on connection errors. */
-export function postJson(url: string, body: unknown, timeoutMs = 10000): Promise<GatewayAnswer> {
-  const payload = typeof body === 'string' ? body : JSON.stringify(body);
+/**
+ * One HTTP request with an optional body of `contentType`; never rejects for an HTTP status (see .status), rejects
+ * on connection errors. The body is parsed as JSON when it is JSON ({raw} otherwise).
+ */
+export function httpRequest(
+  url: string,
+  opts: { method: string; payload?: string; contentType?: string; timeoutMs?: number },
+): Promise<GatewayAnswer & { headers: http.IncomingHttpHeaders }> {
+  const { method, payload = '', timeoutMs = 10000 } = opts;
+  const headers = opts.contentType ? { 'Content-Type': opts.contentType, 'Content-Length': Buffer.byteLength(payload) } : {};
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent: false, timeout: timeoutMs, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } }, (res) => {
+    const req = http.request(url, { method, agent: false, timeout: timeoutMs, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -503,14 +510,20 @@ export function postJson(url: string, body: unknown, timeoutMs = 10000): Promise
         } catch {
           parsed = { raw: text };
         }
-        resolve({ status: res.statusCode ?? 0, body: parsed, text });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed, text });
       });
       res.on('error', reject);
     });
-    req.on('timeout', () => req.destroy(new Error(`POST ${url} timed out after ${timeoutMs} ms`)));
+    req.on('timeout', () => req.destroy(new Error(`${method} ${url} timed out after ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(payload);
   });
+}
+
+/** POST `body` as JSON (see httpRequest). */
+export function postJson(url: string, body: unknown, timeoutMs = 10000): Promise<GatewayAnswer> {
+  const payload = typeof body === 'string' ? body : JSON.stringify(body);
+  return httpRequest(url, { method: 'POST', payload, contentType: 'application/json', timeoutMs });
 }
 
 /** Base64 of a UTF-8 string (or of raw bytes). */

@@ -2,7 +2,7 @@
 // body is one JSON message; the answer is a stream of JSON lines {"result": <message>}, the way the reference's
 // grpc-gateway streams, until the call ends or the client goes away.
 import type { Request, Response } from 'express';
-import type { SvcServer } from '../core/server.js';
+import type { StreamCore } from '../core/interfaces.js';
 import type { V3Api } from './v3/handlers.js';
 import type { Pb } from './v3/convert.js';
 import { eventToPb } from './v3/watch.js';
@@ -17,7 +17,7 @@ function writeResult(res: Response, type: string, msg: Pb): boolean {
 }
 
 /** Serve one streaming gateway call; returns false when `path` is not one. */
-export function serveGatewayStream(path: string, body: unknown, token: string | undefined, req: Request, res: Response, server: SvcServer, api: V3Api, fail: StreamErrorSender): boolean {
+export function serveGatewayStream(path: string, body: unknown, token: string | undefined, req: Request, res: Response, server: StreamCore, api: V3Api, fail: StreamErrorSender): boolean {
   const route = GATEWAY_STREAMS[path];
   if (!route) return false;
   let msg: Pb;

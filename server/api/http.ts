@@ -1,7 +1,7 @@
 // HTTP/1.1 on the client URL: /version, /health, /metrics, the /v3 JSON gateway (and /v3beta as the release
 // table says), PUT /config/local/log, and the legacy /v2/keys API when --enable-v2 is on.
 import express, { type Request, type Response, type NextFunction } from 'express';
-import type { SvcServer } from '../core/server.js';
+import type { HealthCore, HttpCore } from '../core/interfaces.js';
 import { ServerError, Code } from '../core/errors.js';
 import { V2Error } from '../core/v2store.js';
 import type { V3Api } from './v3/handlers.js';
@@ -10,7 +10,7 @@ import { GATEWAY_ROUTES, GATEWAY_STREAMS, GatewayInputError, jsonToMessage, mess
 import { serveGatewayStream } from './gateway-streams.js';
 
 export interface HttpAppOptions {
-  server: SvcServer;
+  server: HttpCore;
   api: V3Api;
   metrics: MemberMetrics;
   /** Change the log level at run time; throws on an unknown level name. */
@@ -165,7 +165,7 @@ export interface HealthResult {
 }
 
 /** Healthy: a leader, no alarm, and a linearizable read that completes in time. */
-export async function checkHealth(server: SvcServer, timeoutMs = 1000): Promise<HealthResult> {
+export async function checkHealth(server: HealthCore, timeoutMs = 1000): Promise<HealthResult> {
   if (server.alarms.length > 0) return { ok: false, reason: server.alarms.map((a) => `ALARM ${a.alarm}`).join(', ') };
   if (server.lead === 0n) return { ok: false, reason: 'RAFT NO LEADER' };
   try {
@@ -176,7 +176,7 @@ export async function checkHealth(server: SvcServer, timeoutMs = 1000): Promise<
   }
 }
 
-function mountV2(app: express.Express, server: SvcServer, raw: express.RequestHandler): void {
+function mountV2(app: express.Express, server: HttpCore, raw: express.RequestHandler): void {
   const setHeaders = (res: Response) => {
     res.setHeader('X-Etcd-Cluster-Id', server.clusterId.toString(16));
     res.setHeader('X-Etcd-Index', String(server.v2.index));

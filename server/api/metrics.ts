@@ -1,7 +1,7 @@
 // GET /metrics: the member's Prometheus metrics. Names and help texts follow the reference (with svc_ for its
 // product prefix) so dashboards and alerts carry over; which mvcc names are served is the release table's call.
 import { Registry, Gauge, Counter, Histogram } from 'prom-client';
-import type { SvcServer } from '../core/server.js';
+import type { MetricsCore } from '../core/interfaces.js';
 import { idHex } from '../cluster/ids.js';
 
 const WAL_BUCKETS = Array.from({ length: 14 }, (_, i) => 0.001 * 2 ** i);
@@ -14,7 +14,7 @@ export interface MemberMetrics {
 }
 
 /** A registry of its own per member, so several members can live in one process (embedding, tests). */
-export function createMetrics(server: SvcServer): MemberMetrics {
+export function createMetrics(server: MetricsCore): MemberMetrics {
   const registry = new Registry();
   const release = server.opts.release;
   const gauge = (name: string, help: string, value: () => number) =>

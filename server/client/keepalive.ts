@@ -6,7 +6,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { ResponseQueue } from './response-queue.js';
 import { ClientError, Status, toClientError } from './errors.js';
 import type { LeaseKeepAliveResponse } from './types.js';
-import type { StreamSource } from './watch.js';
+import { openStream, type StreamSource } from './watch.js';
 
 /**
  * A running keep-alive. Events: 'response' (LeaseKeepAliveResponse), 'expired' (the lease no longer exists),
@@ -29,15 +29,8 @@ export class KeepAlive extends EventEmitter implements AsyncIterable<LeaseKeepAl
   }
 
   private async open(): Promise<void> {
-    if (this.responses.ended) return;
-    let stream: grpc.ClientDuplexStream<unknown, unknown>;
-    try {
-      stream = await this.source.openDuplex('Lease', 'LeaseKeepAlive');
-    } catch (e) {
-      this.finish(toClientError(e));
-      return;
-    }
-    if (this.responses.ended) return void stream.cancel();
+    const stream = await openStream(this.source, 'Lease', 'LeaseKeepAlive', () => this.responses.ended, (e) => this.finish(e));
+    if (!stream) return;
     this.stream = stream;
     stream.on('data', (r: LeaseKeepAliveResponse) => this.onResponse(r));
     stream.on('error', (e) => this.onStreamError(stream, toClientError(e)));

@@ -18,6 +18,32 @@ export interface StreamSource {
   readonly closed: boolean;
 }
 
+/**
+ * Opens a stream for a watcher or keep-alive: undefined when opening failed (`fail` was called) or when the
+ * caller ended meanwhile (the new stream is cancelled at once).
+ */
+export async function openStream(
+  source: StreamSource,
+  service: 'Watch' | 'Lease',
+  method: string,
+  ended: () => boolean,
+  fail: (e: ClientError) => void,
+): Promise<grpc.ClientDuplexStream<unknown, unknown> | undefined> {
+  if (ended()) return undefined;
+  let stream: grpc.ClientDuplexStream<unknown, unknown>;
+  try {
+    stream = await source.openDuplex(service, method);
+  } catch (e) {
+    fail(toClientError(e));
+    return undefined;
+  }
+  if (ended()) {
+    stream.cancel();
+    return undefined;
+  }
+  return stream;
+}
+
 /** The reference's error for a watch that starts below the compaction point. */
 export const ERR_COMPACTED = 'etcdserver: mvcc: required revision has been compacted';
 
@@ -50,18 +76,8 @@ export class Watcher extends EventEmitter implements AsyncIterable<WatchResponse
   }
 
   private async open(): Promise<void> {
-    if (this.responses.ended) return;
-    let stream: grpc.ClientDuplexStream<unknown, unknown>;
-    try {
-      stream = await this.source.openDuplex('Watch', 'Watch');
-    } catch (e) {
-      this.finish(toClientError(e));
-      return;
-    }
-    if (this.responses.ended) {
-      stream.cancel();
-      return;
-    }
+    const stream = await openStream(this.source, 'Watch', 'Watch', () => this.responses.ended, (e) => this.finish(e));
+    if (!stream) return;
     this.stream = stream;
     stream.on('data', (r: WatchResponse) => this.onResponse(r));
     stream.on('error', (e) => this.onStreamError(stream, toClientError(e)));

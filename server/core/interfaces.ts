@@ -6,6 +6,13 @@ import type { AlarmType, InternalRequest, RangeRequest, TxnRequest } from './req
 import type { RangeResult, TxnResult } from './state-machine.js';
 import type { AuthStore } from '../auth/store.js';
 import type { Release } from '../releases.js';
+import type { Membership } from '../cluster/membership.js';
+import type { Backend } from '../storage/backend.js';
+import type { Logger } from '../log/logger.js';
+import type { WatchableStore } from '../mvcc/watchable-store.js';
+import type { MemberOptions } from './options.js';
+import type { V2Store } from './v2store.js';
+import type { V3StateMachine } from './state-machine.js';
 
 /** What every response header carries. */
 export interface HeaderFacts {
@@ -116,4 +123,55 @@ export interface ApiLimits {
   readonly release: Release;
   readonly maxTxnOps: number;
   readonly bcryptCost: number;
+}
+
+/** What the streaming calls (Watch, LeaseKeepAlive, Snapshot; over gRPC and the gateway) need of the member. */
+export interface StreamCore {
+  readonly logger: Logger;
+  readonly kv: { readonly watchable: WatchableStore; forceCommit(): void };
+  readonly backend: Backend;
+  readonly membership: Pick<Membership, 'list' | 'removed'>;
+  readonly alarms: readonly AlarmEntry[];
+  readonly opts: Pick<MemberOptions, 'release' | 'watchProgressNotifyMs'>;
+  renewLease(id: bigint): Promise<number>;
+}
+
+/** What /health asks: alarms, a leader, and a linearizable read in time. */
+export interface HealthCore {
+  readonly alarms: readonly AlarmEntry[];
+  readonly lead: bigint;
+  linearizableReadNotify(timeoutMs?: number): Promise<void>;
+}
+
+/** What the member's HTTP endpoints (/version, /health, the gateway, /v2/keys) need of it. */
+export interface HttpCore extends StreamCore, HealthCore, Proposals {
+  readonly opts: Pick<MemberOptions, 'release' | 'watchProgressNotifyMs' | 'maxRequestBytes' | 'enableV2'>;
+  readonly clusterId: bigint;
+  readonly appliedIndex: number;
+  readonly term: number;
+  readonly v2: V2Store;
+  clusterVersionFull(): string;
+}
+
+/** Proposal and read-index counters of the member, for its metrics. */
+export interface ServerStats {
+  readonly proposalsApplied: number;
+  readonly proposalsPending: number;
+  readonly proposalsFailed: number;
+  readonly leaderChanges: number;
+  readonly readIndexesFailed: number;
+}
+
+/** What the member's metrics read (and the latency observers they install). */
+export interface MetricsCore {
+  readonly memberId: bigint;
+  readonly lead: bigint;
+  readonly opts: Pick<MemberOptions, 'release' | 'quotaBackendBytes'>;
+  readonly stats: ServerStats;
+  readonly observers: Observers;
+  readonly membership: Pick<Membership, 'member' | 'version'>;
+  readonly backend: Pick<Backend, 'size' | 'sizeInUse'>;
+  readonly kv: Pick<V3StateMachine, 'stats' | 'keyCount' | 'rev' | 'compactRev'>;
+  readonly v2: V2Store;
+  isLeader(): boolean;
 }

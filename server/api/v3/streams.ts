@@ -2,7 +2,7 @@
 // reference's clients expect) and Lease.LeaseKeepAlive. Watch lives in watch.ts.
 import { createHash } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
-import type { SvcServer } from '../../core/server.js';
+import type { StreamCore } from '../../core/interfaces.js';
 import type { V3Api } from './handlers.js';
 import type { Pb } from './convert.js';
 import { requestMetaOf, toGrpcError, type StreamHandlers } from '../grpc.js';
@@ -13,7 +13,7 @@ import { openBoltSnapshot } from '../../cluster/bolt-snapshot.js';
 export const SNAPSHOT_CHUNK = 32 * 1024;
 
 /** Stream a consistent copy of the db; the last message's blob is the sha256 of everything sent before. */
-export async function streamSnapshot(server: SvcServer, api: V3Api, write: (msg: Pb) => Promise<void> | void): Promise<void> {
+export async function streamSnapshot(server: StreamCore, api: V3Api, write: (msg: Pb) => Promise<void> | void): Promise<void> {
   server.kv.forceCommit();
   // the reference's format (a bbolt file), so its tools can read and restore what svc saves
   const snap = await openBoltSnapshot(
@@ -42,7 +42,7 @@ export async function streamSnapshot(server: SvcServer, api: V3Api, write: (msg:
   server.logger.info('sent database snapshot to client', { 'total-bytes': snap.size });
 }
 
-export function streamHandlers(server: SvcServer, api: V3Api): Record<string, StreamHandlers> {
+export function streamHandlers(server: StreamCore, api: V3Api): Record<string, StreamHandlers> {
   const snapshot = (call: grpc.ServerWritableStream<Pb, Pb>) => {
     try {
       api.gate.requireAdmin(requestMetaOf(call));

@@ -1,7 +1,7 @@
 // Watch/Watch: one bidirectional stream carries many watchers. Watch ids are per stream (the client may pick
 // them); the store's own watcher ids stay internal.
 import type * as grpc from '@grpc/grpc-js';
-import type { SvcServer } from '../../core/server.js';
+import type { StreamCore } from '../../core/interfaces.js';
 import type { AuthGate } from './auth-gate.js';
 import { kvToPb, type Pb } from './convert.js';
 import { requestMetaOf } from '../grpc.js';
@@ -20,7 +20,7 @@ export function eventToPb(ev: MvccEvent): Pb {
   return out;
 }
 
-export function watchHandler(server: SvcServer, api: { readonly gate: AuthGate; header(revision?: number): Pb }): grpc.handleBidiStreamingCall<Pb, Pb> {
+export function watchHandler(server: StreamCore, api: { readonly gate: AuthGate; header(revision?: number): Pb }): grpc.handleBidiStreamingCall<Pb, Pb> {
   return (call) => {
     const meta = requestMetaOf(call);
     const watchers = new Map<number, Watcher>();

@@ -1,37 +1,11 @@
 // The legacy v2 keys API: served with --enable-v2=true (and by default in 3.3) with the reference's JSON shapes
 // and headers; not served by default from 3.4 on (404), while /health, /metrics and the v3 gateway work.
 import { expect } from 'chai';
-import http from 'node:http';
-import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { httpRequest, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { httpGet } from '../../../harness/process.js';
 
-interface V2Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: Record<string, unknown>;
-}
-
-function v2(base: string, method: string, path: string, form?: Record<string, string>): Promise<V2Answer> {
-  const payload = form ? new URLSearchParams(form).toString() : '';
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${path}`, { method, agent: false, timeout: 10000, headers: form ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': Buffer.byteLength(payload) } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: Record<string, unknown>;
-        try {
-          body = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          body = { raw: text };
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
-    req.on('error', reject);
-    req.end(payload);
-  });
+function v2(base: string, method: string, path: string, form?: Record<string, string>) {
+  return httpRequest(`${base}${path}`, { method, ...(form ? { payload: new URLSearchParams(form).toString(), contentType: 'application/x-www-form-urlencoded' } : {}) });
 }
 
 describe('svc v2 keys API', function () {

@@ -9,6 +9,9 @@ import { spawnSvc } from '../../../harness/svc-cluster.js';
 import { spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { freePorts } from '../../../harness/ports.js';
 import { main as svcctlMain } from '../../../server/cli/svcctl.js';
+import { fromReference } from '../../../server/cluster/bolt-snapshot.js';
+import { decodeKv } from '../../../server/mvcc/kv.js';
+import type { BoltFile } from '../../../server/storage/bbolt/reader.js';
 
 export interface KeyState {
   value: string;
@@ -56,6 +59,21 @@ export async function keySpace(endpoint: string, env?: NodeJS.ProcessEnv): Promi
     });
   }
   return { revision: j.header.revision, keys };
+}
+
+/**
+ * The live key space a reference-format file holds: the newest revision of every key in its `key` bucket, unless
+ * that is a tombstone (a revision key of 18 bytes), in the shape keySpace() gives for a running cluster.
+ */
+export function latestKeys(file: BoltFile): Map<string, KeyState> {
+  const keyBucket = file.buckets.find((b) => b.name.toString() === 'key');
+  const latest = new Map<string, KeyState | undefined>();
+  for (const { key, value } of keyBucket?.kvs ?? []) {
+    const kv = decodeKv(fromReference('key', key, value)!);
+    const state = { value: Buffer.from(kv.value).toString('base64'), create_revision: kv.createRevision, mod_revision: kv.modRevision, version: kv.version, lease: kv.lease.toString(16) };
+    latest.set(Buffer.from(kv.key).toString('base64'), key.length === 18 ? undefined : state);
+  }
+  return new Map([...latest].filter((e): e is [string, KeyState] => e[1] !== undefined).sort(([a], [b]) => Buffer.compare(Buffer.from(a, 'base64'), Buffer.from(b, 'base64'))));
 }
 
 /** Lease ids (hex) as `etcdctl lease list` prints them. */
