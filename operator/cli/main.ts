@@ -4,6 +4,7 @@
 //   svc-operator local delete [--state-dir DIR]
 //   svc-operator demo [--state-dir DIR] [--keep]
 //   svc-operator backup ... | restore ...   (what the operator's Jobs run: cli/backup.ts)
+//   svc-operator backup-now <cluster> [-n NS] [--wait SECONDS]   (an on-demand backup: cli/backup-now.ts)
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
 import { setProtoDir } from '../../server/api/grpc-services.js';
@@ -12,6 +13,7 @@ import { demo } from './demo.js';
 import { RuntimeError } from '../runtime/runtime.js';
 import { isKubeCommand, kubeMain } from './kube.js';
 import { isJobCommand, jobMain } from './backup.js';
+import { backupNowMain, isBackupNowCommand } from './backup-now.js';
 
 const USAGE = `usage:
   svc-operator local apply -f <cluster.yaml> [--state-dir DIR] [--output json]
@@ -26,6 +28,7 @@ export async function main(argv: string[]): Promise<number> {
   setProtoDir(process.env.SVC_PROTO_DIR);
   if (isKubeCommand(argv)) return kubeMain(argv); // svc-operator crd | run (cli/kube.ts)
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
+  if (isBackupNowCommand(argv)) return backupNowMain(argv); // svc-operator backup-now <cluster> (cli/backup-now.ts)
   try {
     const { words, flags } = parseArgs(argv, ['file', 'state-dir', 'output']);
     if (flags.has('help') || words.length === 0) {
