@@ -20,6 +20,7 @@ const USAGE = `usage:
   svc-operator local status [--state-dir DIR] [--output json]
   svc-operator local delete [--state-dir DIR]
   svc-operator demo [--state-dir DIR] [--keep]
+  svc-operator backup-now <cluster> [--namespace NS] [--kubeconfig FILE] [--wait SECONDS]   (Kubernetes: an on-demand backup)
 The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster.
 `;
 
