@@ -28,7 +28,7 @@ interface Stored { metadata: { uid: string; annotations?: Record<string, string>
 const BEFORE = Array.from({ length: 20 }, (_, i) => `key-b${String(i).padStart(2, '0')}`);
 const AFTER = Array.from({ length: 10 }, (_, i) => `key-c${String(i).padStart(2, '0')}`);
 
-describe('k8s: backups into spec.backup.pvc and restores from it', function () {
+describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand) and restores', function () {
   this.timeout(240_000);
   let tb: Testbed;
   let ctl: Controller;
