@@ -5,11 +5,25 @@
 export const API_VERSION = 'svc.dev/v1alpha1';
 export const KIND = 'SvcCluster';
 
-/** Where pre-upgrade snapshots go and how many to keep. */
+/**
+ * Where backups go, when they are taken and how many to keep (Kubernetes). Every backup (pre-upgrade, scheduled,
+ * on-demand) is a Job that writes onto a claim: spec.backup.pvc, or by default `<cluster>-backups`, which the
+ * operator creates and does not delete with the cluster unless deleteWithCluster is true.
+ */
 export interface BackupSpec {
-  /** PersistentVolumeClaim that holds snapshots (Kubernetes); ignored by the local runtime. */
+  /** An existing PersistentVolumeClaim to hold backups; without it the operator creates `<cluster>-backups`. */
   pvc?: string;
-  /** Snapshots to keep; older ones are removed. Default 3. */
+  /** Size of the claim the operator creates. Default spec.storage.size (1Gi). */
+  size?: string;
+  /** Storage class of the claim the operator creates. Default spec.storage.storageClassName. */
+  storageClassName?: string;
+  /** True: the claim the operator creates is owned by the SvcCluster and goes with it. Default false (kept). */
+  deleteWithCluster?: boolean;
+  /** Cron schedule of backups ("0 3 * * *", croner syntax, 5 or 6 fields); none: pre-upgrade and on-demand only. */
+  schedule?: string;
+  /** IANA time zone of the schedule. Default UTC. */
+  timeZone?: string;
+  /** Backups to keep (of every kind, newest first); older files are removed. Default 3. */
   keep?: number;
 }
 
@@ -47,7 +61,10 @@ export interface SvcClusterSpec {
   logging?: { logger?: 'capnslog' | 'zap'; level?: 'debug' | 'info' | 'warn' | 'error' };
   backup?: BackupSpec;
   upgrade?: UpgradeSpec;
-  /** Create the cluster from this snapshot (a name in the backup location). */
+  /**
+   * Create the cluster from a backup: `pvc://<claim>/<path>` as status.backups.items[].location shows it (any
+   * claim of the namespace, e.g. another cluster's `<cluster>-backups`), or a path inside this cluster's backup claim.
+   */
   restore?: { snapshot: string };
 }
 
@@ -97,6 +114,28 @@ export interface SnapshotRecord {
   time: string;
 }
 
+/** What made a backup. */
+export type BackupKind = 'scheduled' | 'pre-upgrade' | 'on-demand';
+
+/** One backup on the claim, as status.backups.items records it. */
+export interface BackupEntry extends SnapshotRecord {
+  kind: BackupKind;
+}
+
+/** Where the backups of a cluster are and which were taken. */
+export interface BackupsStatus {
+  /** The claim every backup is written to. */
+  claim: string;
+  /** The backups kept on the claim, oldest first (at most spec.backup.keep). */
+  items?: BackupEntry[];
+  /** The scheduled time of the last scheduled backup taken. */
+  lastScheduleTime?: string;
+  /** When the next scheduled backup is due. */
+  nextScheduleTime?: string;
+  /** The svc.dev/backup-request token of the last on-demand backup taken. */
+  lastRequest?: string;
+}
+
 /** Progress of an upgrade, recorded before each mutating step so a restarted operator resumes. */
 export interface UpgradeStatus {
   from: string;
@@ -142,6 +181,8 @@ export interface SvcClusterStatus {
   rollout?: RolloutStatus;
   /** What the operator is doing or stuck on (the STEP column): a pod problem, the upgrade's step, a wait's code. */
   step?: string;
+  /** Where backups go and the ones kept. */
+  backups?: BackupsStatus;
   lastError?: string;
 }
 

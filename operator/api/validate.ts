@@ -1,6 +1,7 @@
 // Validation and defaults of SvcCluster manifests: the same rules the CRD's schema and CEL rules state.
 import { API_VERSION, KIND, type SvcCluster, type SvcClusterSpec } from './types.js';
 import { isSupportedVersion, SUPPORTED_MINORS } from '../upgrade/versions.js';
+import { quantityBytes, scheduleProblem } from '../backup/schedule.js';
 
 /** Raised when a manifest is not a valid SvcCluster; `problems` lists every violation. */
 export class ValidationError extends Error {
@@ -36,6 +37,15 @@ export function specProblems(spec: unknown): string[] {
   }
   const b = s.backup as Record<string, unknown> | undefined;
   if (b !== undefined && b.keep !== undefined && (typeof b.keep !== 'number' || !Number.isInteger(b.keep) || b.keep < 1)) p.push('spec.backup.keep must be a positive integer');
+  // CEL cannot parse cron: the schedule is checked here (the controller shows it as Blocked, with an Event)
+  if (b !== undefined && b.schedule !== undefined) {
+    if (typeof b.schedule !== 'string') p.push('spec.backup.schedule must be a string');
+    else {
+      const why = scheduleProblem(b.schedule, typeof b.timeZone === 'string' ? b.timeZone : undefined);
+      if (why) p.push(why);
+    }
+  }
+  if (b !== undefined && b.size !== undefined && (typeof b.size !== 'string' || quantityBytes(b.size) === undefined)) p.push(`spec.backup.size "${String(b.size)}" is not a quantity (e.g. 5Gi)`);
   const l = s.logging as Record<string, unknown> | undefined;
   if (l !== undefined) {
     if (l.logger !== undefined && l.logger !== 'capnslog' && l.logger !== 'zap') p.push('spec.logging.logger must be capnslog or zap');

@@ -1,6 +1,6 @@
 // The Kubernetes commands of svc-operator:
 //   svc-operator crd                       prints the SvcCluster CRD (YAML), generated from operator/api/types.ts
-//   svc-operator run [--kubeconfig FILE] [--snapshot-dir DIR] [--probe-port N] [--probe-address IP] [--leader-elect=true]
+//   svc-operator run [--kubeconfig FILE] [--probe-port N] [--probe-address IP] [--leader-elect=true]
 //                    [--operator-image IMAGE] [--namespaces NS,NS] [--cluster-selector SELECTOR] [--lease-name NAME]
 //                                          runs the controller until SIGTERM/SIGINT
 import { svcClusterCrdYaml } from '../controller/crd.js';
@@ -16,7 +16,7 @@ export function isKubeCommand(argv: readonly string[]): boolean {
 /** Runs `crd` or `run`; resolves with the exit code. */
 export async function kubeMain(argv: string[]): Promise<number> {
   try {
-    const { words, flags } = parseArgs(argv, ['kubeconfig', 'snapshot-dir', 'probe-port', 'probe-address', 'leader-elect', 'operator-image', 'namespaces', 'cluster-selector', 'lease-name']);
+    const { words, flags } = parseArgs(argv, ['kubeconfig', 'probe-port', 'probe-address', 'leader-elect', 'operator-image', 'namespaces', 'cluster-selector', 'lease-name']);
     if (words[0] === 'crd' && words.length === 1) {
       process.stdout.write(svcClusterCrdYaml());
       return 0;
@@ -28,7 +28,6 @@ export async function kubeMain(argv: string[]): Promise<number> {
       if (elect !== 'true' && elect !== 'false') throw new UsageError('--leader-elect must be true or false');
       await runController({
         kubeconfig: flags.get('kubeconfig'),
-        snapshotDir: flags.get('snapshot-dir'),
         probePort: port === undefined ? undefined : Number(port),
         probeAddress: flags.get('probe-address') || undefined,
         leaderElect: elect === 'true',
@@ -43,7 +42,7 @@ export async function kubeMain(argv: string[]): Promise<number> {
     throw new UsageError(`unknown command: ${words.join(' ')}`);
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`svc-operator: ${e.message}\nusage: svc-operator crd | svc-operator run [--kubeconfig FILE] [--snapshot-dir DIR] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--operator-image IMAGE] [--namespaces NS,NS] [--cluster-selector SELECTOR] [--lease-name NAME]\n`);
+      process.stderr.write(`svc-operator: ${e.message}\nusage: svc-operator crd | svc-operator run [--kubeconfig FILE] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--operator-image IMAGE] [--namespaces NS,NS] [--cluster-selector SELECTOR] [--lease-name NAME]\n`);
       return 2;
     }
     process.stderr.write(`svc-operator: ${(e as Error).stack ?? String(e)}\n`);

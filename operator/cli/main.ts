@@ -6,6 +6,7 @@
 //   svc-operator backup ... | restore ...   (what the operator's Jobs run: cli/backup.ts)
 //   svc-operator crd | run ...              (Kubernetes: cli/kube.ts)
 //   svc-operator status <cluster> ...       (the on-call view of an SvcCluster: cli/status-cmd.ts)
+//   svc-operator backup-now <cluster> [-n NS] [--wait SECONDS]   (an on-demand backup: cli/backup-now.ts)
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
 import { setProtoDir } from '../../server/api/grpc-services.js';
@@ -15,14 +16,17 @@ import { RuntimeError } from '../runtime/runtime.js';
 import { isKubeCommand, kubeMain } from './kube.js';
 import { isJobCommand, jobMain } from './backup.js';
 import { statusMain } from './status-cmd.js';
+import { backupNowMain, isBackupNowCommand } from './backup-now.js';
 
 const USAGE = `usage: svc-operator <command>
 
 Kubernetes:
   svc-operator status <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--watch] [--interval SECONDS] [--output json]
       the on-call view of an SvcCluster (also the kubectl plugin: kubectl svc status <cluster>)
-  svc-operator run [--kubeconfig FILE] [--snapshot-dir DIR] [--probe-port N] [--probe-address IP] [--leader-elect=true]
-                   [--operator-image IMAGE]
+  svc-operator backup-now <cluster> [--namespace NS] [--kubeconfig FILE] [--wait SECONDS]
+      an on-demand backup (annotation svc.dev/backup-request; recorded in status.backups)
+  svc-operator run [--kubeconfig FILE] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--lease-name NAME]
+                   [--operator-image IMAGE] [--namespaces NS,...] [--cluster-selector SELECTOR]
       runs the controller until SIGTERM/SIGINT (what the chart's Deployment runs)
   svc-operator crd
       prints the SvcCluster CRD (YAML)
@@ -46,6 +50,7 @@ export async function main(argv: string[]): Promise<number> {
   if (isKubeCommand(argv)) return kubeMain(argv); // svc-operator crd | run (cli/kube.ts)
   if (argv[0] === 'status') return statusMain(argv, 'svc-operator'); // the on-call view (cli/status-cmd.ts)
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
+  if (isBackupNowCommand(argv)) return backupNowMain(argv); // svc-operator backup-now <cluster> (cli/backup-now.ts)
   try {
     const { words, flags } = parseArgs(argv, ['file', 'state-dir', 'output']);
     if (flags.has('help') || words.length === 0) {

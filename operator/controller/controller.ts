@@ -13,8 +13,10 @@ import { newMemory, runPass, type EngineMemory } from '../orchestrator/engine.js
 import { KubeApi, type EventTarget } from '../runtime/kubernetes/kube-api.js';
 import { KubeRuntime, podImage, PROGRESS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
+import { BackupTracker } from '../backup/tracker.js';
+import { BACKUP_REQUEST_ANNOTATION } from '../backup/schedule.js';
 import { parseScaling, SCALING_ANNOTATION, type ScalingRecord } from '../runtime/kubernetes/kube-scaling.js';
-import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
+import { CLUSTER_LABEL, MANAGED_BY, memberClientURL, type ClusterRef } from '../runtime/kubernetes/manifests.js';
 import { describeStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../upgrade/types.js';
 import { PLURAL } from './crd.js';
 import { UpgradeMetrics } from './metrics.js';
@@ -40,9 +42,9 @@ export interface ControllerOptions {
   /** Structured log lines (JSON objects). Default: one JSON line per entry on stderr. */
   log?: (entry: Record<string, unknown>) => void;
   registry?: Registry;
-  /** The operator's own image: backups into spec.backup.pvc and restores run it as a Job. */
+  /** The operator's own image: every backup and restore runs it as a Job. */
   operatorImage?: string;
-  /** How long such a Job may run. Default 600 s. */
+  /** How long such a Job may run. Default: from the database size (operator/backup/schedule.ts jobDeadlineSeconds). */
   jobTimeoutSeconds?: number;
   /** Clusters reconciled at once (one worker per cluster at a time). Default 4. */
   workers?: number;
@@ -96,6 +98,8 @@ export class Controller {
   private readonly memory = new Map<string, EngineMemory>();
   /** The step line of a step left under way (StepPending) by the last pass, per cluster. */
   private readonly pendingLine = new Map<string, string>();
+  /** Scheduled and on-demand backups (status.backups). */
+  private readonly backups = new BackupTracker();
   private readonly log: (entry: Record<string, unknown>) => void;
   private readonly reconciles: Counter;
   private readonly durations: Histogram;
@@ -192,12 +196,14 @@ export class Controller {
       this.stepFailures.delete(key);
       this.memory.delete(key);
       this.pendingLine.delete(key);
-      return undefined; // owned objects go with it (owner references)
+      this.backups.forget(key);
+      return undefined; // owned objects go with it (owner references); the default backup claim stays
     }
     const spec = withDefaults(stored.spec);
     const target: EventTarget = { namespace, name, uid: stored.metadata.uid! };
     const problems = specProblems(spec);
     if (problems.length > 0) {
+      if (stored.status?.lastError !== problems.join('; ')) await this.api.event(target, 'Warning', 'InvalidSpec', problems.join('; '));
       await this.publish(stored, stoppedStatus(stored.status, stored.metadata.generation, 'InvalidSpec', problems.join('; '), new Date()));
       return undefined;
     }
@@ -256,8 +262,15 @@ export class Controller {
       await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', stepReason(step), step.reason);
     }
     if (!announced) {
+      // a steady cluster takes the scheduled or requested backup that is due (a Job: a requeue while it runs)
+      const backup = step.kind === 'steady' ? await this.backups.run({
+        key, name, spec, jobs, observed, request: stored.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION], stored: stored.status?.backups,
+        preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now: new Date(),
+        dbBytes: async (m) => (await client.status(memberClientURL(ref, m))).dbSize,
+      }) : undefined;
+      if (backup?.event) await this.api.event(target, backup.event.type, backup.event.reason, backup.event.message);
       await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
-      if (step.kind === 'steady') return this.opts.resyncMs ?? 30_000;
+      if (step.kind === 'steady') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, backup?.requeueMs ?? Infinity));
       if (step.kind === 'blocked') return 15_000;
       return this.opts.pollMs ?? 2000;
     }
@@ -296,12 +309,16 @@ export class Controller {
     // pod-level failures (pod-diagnostics.ts): a Warning Event each time a new one appears
     const podProblems = await readPodProblems(this.api.core, stored.metadata.namespace!, stored.metadata.name, [...live.values()], observed.members.length);
     const seen = this.podProblemsSeen.get(key) ?? new Set<string>();
-    const now = new Set(podProblems.map((p) => `${p.reason} ${p.object}`));
+    const current = new Set(podProblems.map((p) => `${p.reason} ${p.object}`));
     for (const p of podProblems) {
       if (!seen.has(`${p.reason} ${p.object}`)) await this.api.event({ namespace: stored.metadata.namespace!, name: stored.metadata.name, uid: stored.metadata.uid! }, 'Warning', p.reason, `${p.object}: ${p.message}`);
     }
-    this.podProblemsSeen.set(key, now);
-    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? this.jobFailures.get(key)?.message, now: new Date(), jobFailure: this.jobFailures.get(key), rollout: await rt.loadRollout(), podProblems });
+    this.podProblemsSeen.set(key, current);
+    const now = new Date();
+    const backups = this.backups.state({ key, name: stored.metadata.name, spec, stored: stored.status?.backups, preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now });
+    // a scheduled or on-demand backup's failure shows while the cluster is steady; it never blocks an upgrade
+    const jobFailure = this.jobFailures.get(key) ?? (step.kind === 'steady' ? this.backups.failure(key) : undefined);
+    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? jobFailure?.message, now, jobFailure, rollout: await rt.loadRollout(), podProblems, backups });
   }
 
   /** A reconcile that threw still tells: status.lastError, Reconciling with reason ReconcileError, a Warning Event once per message. */

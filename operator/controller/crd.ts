@@ -4,7 +4,7 @@
 // crds/svc.dev_svcclusters.yaml is its checked-in output (a test keeps them equal).
 import { dump } from 'js-yaml';
 import type {
-  BackupSpec, Condition, MemberStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus,
+  BackupEntry, BackupSpec, BackupsStatus, Condition, MemberStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus,
 } from '../api/types.js';
 import { API_VERSION, KIND } from '../api/types.js';
 import { SUPPORTED_MINORS } from '../upgrade/versions.js';
@@ -116,9 +116,14 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     logger: str('Logger.', { enum: ['capnslog', 'zap'] }),
     level: str('Log level.', { enum: ['debug', 'info', 'warn', 'error'] }),
   }),
-  backup: obj<BackupSpec>('Where pre-upgrade snapshots go and how many to keep.', {
-    pvc: str('PersistentVolumeClaim that holds snapshots.'),
-    keep: int('Snapshots to keep.', { minimum: 1, default: 3 }),
+  backup: obj<BackupSpec>('Where backups go (a claim: spec.backup.pvc or <cluster>-backups, which the operator creates), when they are taken and how many are kept.', {
+    pvc: str('An existing PersistentVolumeClaim that holds backups; without it the operator creates <cluster>-backups.'),
+    size: str('Size of the claim the operator creates (default spec.storage.size).'),
+    storageClassName: str('Storage class of the claim the operator creates (default spec.storage.storageClassName).'),
+    deleteWithCluster: bool('True: the claim the operator creates is deleted with the SvcCluster (default: kept).'),
+    schedule: str('Cron schedule of backups, e.g. "0 3 * * *" (checked by the operator: a bad one shows as Blocked).', { maxLength: 128 }),
+    timeZone: str('IANA time zone of the schedule (default UTC).'),
+    keep: int('Backups to keep, of every kind; older files are removed.', { minimum: 1, default: 3 }),
   }, { default: {} }),
   upgrade: obj<UpgradeSpec>('How the rolling upgrade behaves.', {
     paused: bool('True: the upgrade stops before its next step.', { default: false }),
@@ -126,7 +131,7 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     acknowledgeLargeV2Data: bool('Required to start an upgrade when the v2 data is 100 MB or more.', { default: false }),
   }, { default: {} }),
   restore: obj<Restore>('Create the cluster from this snapshot.', {
-    snapshot: str('Snapshot file: its path inside spec.backup.pvc (status.upgrade.snapshot.location without pvc://<claim>/).', { minLength: 1 }),
+    snapshot: str('Backup to start from: pvc://<claim>/<path> as status.backups.items[].location shows it (any claim of the namespace), or a path inside this cluster\'s backup claim.', { minLength: 1 }),
   }, { required: ['snapshot'] }),
 }, {
   required: ['version'],
@@ -134,9 +139,6 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     rule: "(has(self.storage) && has(self.storage.storageClassName) ? self.storage.storageClassName : '') == " +
       "(has(oldSelf.storage) && has(oldSelf.storage.storageClassName) ? oldSelf.storage.storageClassName : '')",
     message: 'spec.storage.storageClassName is immutable',
-  }, {
-    rule: '!has(self.restore) || (has(self.backup) && has(self.backup.pvc))',
-    message: 'spec.restore needs spec.backup.pvc (the claim the snapshot is read from)',
   }],
 });
 
@@ -147,6 +149,25 @@ const snapshotSchema = obj<SnapshotRecord>('The pre-upgrade snapshot.', {
   size: int('Database bytes.'),
   sha256: str('sha256 of the database bytes, hex.'),
   time: str('When it was taken.', { format: 'date-time' }),
+});
+
+const backupsSchema = obj<BackupsStatus>('Where backups go and the ones kept.', {
+  claim: str('The claim every backup is written to.'),
+  items: {
+    type: 'array', description: 'Backups kept on the claim, oldest first.', 'x-kubernetes-list-type': 'atomic',
+    items: obj<BackupEntry>('A backup.', {
+      kind: str('What made it.', { enum: ['scheduled', 'pre-upgrade', 'on-demand'] }),
+      location: str('pvc://<claim>/<path> of the file (spec.restore.snapshot takes it as it is).'),
+      member: str('Member it was taken from (the leader).'),
+      revision: int('Revision of the snapshot.'),
+      size: int('Database bytes.'),
+      sha256: str('sha256 of the database bytes, hex.'),
+      time: str('When it was taken.', { format: 'date-time' }),
+    }),
+  },
+  lastScheduleTime: str('Scheduled time of the last scheduled backup.', { format: 'date-time' }),
+  nextScheduleTime: str('When the next scheduled backup is due.', { format: 'date-time' }),
+  lastRequest: str('svc.dev/backup-request token of the last on-demand backup taken.'),
 });
 
 const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcCluster.', {
@@ -198,6 +219,7 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
     finishedAt: str('End.', { format: 'date-time' }),
   }),
   step: str('What the operator is doing or stuck on (the STEP column): a pod problem, the upgrade\'s step, a wait\'s code.'),
+  backups: backupsSchema,
   lastError: str('Last error of the operator on this cluster.'),
 });
 

@@ -1,6 +1,7 @@
 // SvcCluster status from one observation, the planned step and the recorded progress: pure. Conditions keep
 // their lastTransitionTime while their status stays the same, so an unchanged cluster gives an equal status.
-import type { Condition, ConditionType, MemberStatus, Phase, RolloutStatus, SvcClusterSpec, SvcClusterStatus } from '../api/types.js';
+import type { BackupsStatus, Condition, ConditionType, MemberStatus, Phase, RolloutStatus, SvcClusterSpec, SvcClusterStatus } from '../api/types.js';
+import { backupReadyState } from '../backup/schedule.js';
 import { observedClusterVersion } from '../upgrade/plan.js';
 import { upgradeStatus } from '../upgrade/status.js';
 import { isScalingStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../upgrade/types.js';
@@ -29,6 +30,8 @@ export interface StatusInput {
   rollout?: RolloutProgress;
   /** Pod-level failures (pod-diagnostics.ts): image pulls, scheduling, refused pods, claims, crashes. */
   podProblems?: PodProblem[];
+  /** status.backups: the claim and the backups kept (BackupReady says where the newest is). */
+  backups?: BackupsStatus;
 }
 
 /** A failure Kubernetes reports about a member's pod or claim, which the members themselves cannot tell. */
@@ -121,7 +124,7 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
     cond('Progressing', step.kind !== 'steady', step.kind === 'steady' ? 'Steady' : step.kind === 'wait' ? step.code : step.kind === 'blocked' ? step.code : step.kind, step.kind === 'steady' ? `every member runs ${spec.version}` : waitLine || step.kind),
     cond('Upgrading', upgrading, upgrading ? 'UpgradeInProgress' : 'NoUpgrade', upgrading ? `${i.progress!.from} -> ${i.progress!.to}: ${i.progress!.step}` : 'no upgrade under way'),
     cond('Degraded', healthy < observed.members.length && phase !== 'Creating', healthy < observed.members.length ? 'MembersUnhealthy' : 'AllHealthy', `${observed.members.length - healthy} member(s) not healthy`),
-    i.jobFailure ? cond('BackupReady', false, i.jobFailure.reason, i.jobFailure.message) : cond('BackupReady', i.progress?.snapshot !== undefined, i.progress?.snapshot ? 'SnapshotTaken' : 'NoSnapshot', i.progress?.snapshot ? `snapshot at ${i.progress.snapshot.location}` : 'no pre-upgrade snapshot recorded'),
+    i.jobFailure ? cond('BackupReady', false, i.jobFailure.reason, i.jobFailure.message) : ((b) => cond('BackupReady', b.ok, b.reason, b.message))(backupReadyState(i.backups, i.progress?.snapshot)),
     backupBlocked ? cond('UpgradeBlocked', true, i.jobFailure!.reason, `no verified pre-upgrade snapshot: ${i.jobFailure!.message}`) : cond('UpgradeBlocked', step.kind === 'blocked', step.kind === 'blocked' ? step.code : 'NotBlocked', step.kind === 'blocked' ? step.reason : 'the target is allowed'),
   ];
   // kstatus: Stalled = a person must act (a refusal, a failed backup, a pod Kubernetes cannot run); Reconciling = any
@@ -152,6 +155,7 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   if (releases.length > 0) status.currentVersion = releases[0];
   if (i.progress) status.upgrade = dropUndefined(upgradeStatus(i.progress));
   if (i.rollout) status.rollout = dropUndefined(rolloutStatus(i.rollout));
+  if (i.backups) status.backups = i.backups;
   // the STEP column: a pod problem first (it is what stops everything else), then the upgrade's step, then any step
   // under way but steady
   const shown = podProblems[0]?.reason ?? (upgrading ? status.upgrade?.step : undefined)

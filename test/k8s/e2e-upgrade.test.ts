@@ -132,7 +132,8 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     // every member pod deletion, and every status, in the order they happen
     const watch = new k8s.Watch(kc);
     const seenDeleting = new Set<string>();
-    aborts.push(await watch.watch(`/api/v1/namespaces/${NS}/pods`, { labelSelector: `svc.dev/cluster=${NAME}` }, (_type: string, pod: k8s.V1Pod) => {
+    // member pods only: the pre-upgrade backup Job's pod carries the cluster label too (and is deleted with its Job)
+    aborts.push(await watch.watch(`/api/v1/namespaces/${NS}/pods`, { labelSelector: `svc.dev/cluster=${NAME},!svc.dev/job` }, (_type: string, pod: k8s.V1Pod) => {
       const uid = pod.metadata?.uid ?? '';
       if (pod.metadata?.deletionTimestamp && !seenDeleting.has(uid)) {
         seenDeleting.add(uid);

@@ -1,15 +1,19 @@
-// Backups into spec.backup.pvc and restores from it, against the real control plane: the pre-upgrade snapshot is
-// taken by a Job in the cluster's namespace (on the real node, its record read from the pod's termination
-// message), survives an operator restart in the middle of the Job, lands in the claim's folder with the recorded
-// sha256; a missing claim blocks the upgrade; a new SvcCluster created from that snapshot serves every key, and a
-// corrupt snapshot creates no members.
+// Backups and restores against the real control plane. Into spec.backup.pvc: the pre-upgrade snapshot is taken by
+// a Job in the cluster's namespace (on the real node, its record read from the pod's termination message), survives
+// an operator restart in the middle of the Job, lands in the claim's folder with the recorded sha256; a missing
+// claim blocks the upgrade; a new SvcCluster created from that snapshot serves every key, and a corrupt snapshot
+// creates no members. Without spec.backup.pvc: the operator's own <cluster>-backups claim, a scheduled backup
+// (cron), an on-demand one (svc-operator backup-now), each in status.backups and an Event, and the whole loop:
+// scheduled backup, more writes, restore into a new SvcCluster holding exactly the keys of the backup.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import * as k8s from '@kubernetes/client-node';
 import { Controller } from '../../operator/controller/controller.js';
-import type { SvcClusterStatus } from '../../operator/api/types.js';
+import type { BackupEntry, SvcClusterStatus } from '../../operator/api/types.js';
+import { backupNowMain } from '../../operator/cli/backup-now.js';
+import { jobDeadlineSeconds } from '../../operator/backup/schedule.js';
 import { b64, postJson, unb64 } from '../../harness/svc-cluster.js';
 import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
 import { waitFor } from './proc.js';
@@ -20,18 +24,23 @@ const CLAIM = 'snapshots';
 const KEYS = Array.from({ length: 30 }, (_, i) => `key-${String(i).padStart(2, '0')}`);
 
 interface Stored { metadata: { uid: string; annotations?: Record<string, string> }; status?: SvcClusterStatus }
+/** Keys of the scheduled-backup loop, written before the backup and after it. */
+const BEFORE = Array.from({ length: 20 }, (_, i) => `key-b${String(i).padStart(2, '0')}`);
+const AFTER = Array.from({ length: 10 }, (_, i) => `key-c${String(i).padStart(2, '0')}`);
 
-describe('k8s: backups into spec.backup.pvc and restores from it', function () {
+describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand) and restores', function () {
   this.timeout(240_000);
   let tb: Testbed;
   let ctl: Controller;
   let location = '';
+  let scheduled: BackupEntry | undefined;
 
   const get = async (name: string): Promise<Stored> => JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
   const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
     (JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const apply = (name: string, spec: object) => tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec }));
-  const newController = () => testController(tb, { snapshotDir: join(tb.workDir, 'operator-snapshots-backup'), jobTimeoutSeconds: 120 });
+  // no jobTimeoutSeconds: the Jobs' deadlines follow the database size
+  const newController = () => testController(tb, { snapshotDir: join(tb.workDir, 'operator-snapshots-backup') });
   /** The host folder of a claim's volume (the local-path provisioner's hostPath). */
   const claimFolder = async (claim: string): Promise<string> => {
     const pv = (await tb.kubectl(['-n', NS, 'get', 'pvc', claim, '-o', 'jsonpath={.spec.volumeName}'])).trim();
@@ -40,13 +49,16 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
   /** A member's client URL (Service ClusterIPs are not routed on the test node). */
   const member = (cluster: string, i = 0): string => `http://${cluster}-${i}.${cluster}.${NS}.svc:2379`;
   /** Every key through a member of `cluster` (serializable reads are fine: every member is healthy). */
-  const readKeys = async (cluster: string): Promise<string[]> => {
-    const a = await postJson(`${member(cluster)}/v3/kv/range`, { key: b64('key-'), range_end: b64('key.') });
+  const readKeys = async (cluster: string, prefix = 'key-'): Promise<string[]> => {
+    const a = await postJson(`${member(cluster)}/v3/kv/range`, { key: b64(prefix), range_end: b64(prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1)) });
     return ((a.body.kvs ?? []) as Array<{ key: string; value: string }>).map((kv) => `${unb64(kv.key)}=${unb64(kv.value)}`);
   };
   /** Names of the Job pods of a kind seen since the test file started (a watch: finished Jobs take their pods along). */
   const jobPods = new Map<string, Set<string>>([['backup', new Set()], ['restore', new Set()]]);
+  /** activeDeadlineSeconds of every Job seen, by Job name. */
+  const deadlines = new Map<string, number | undefined>();
   let podWatch: { abort(): void } | undefined;
+  let jobWatch: { abort(): void } | undefined;
 
   before(async () => {
     tb = await operatorTestbed(NS);
@@ -55,18 +67,29 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
       const labels = pod.metadata?.labels ?? {};
       jobPods.get(labels['svc.dev/job'])?.add(`${labels['svc.dev/cluster']}/${pod.metadata?.name}`);
     }, () => undefined);
+    jobWatch = await new k8s.Watch(ctl.kc).watch(`/apis/batch/v1/namespaces/${NS}/jobs`, { labelSelector: 'svc.dev/job' }, (_type, job: k8s.V1Job) => {
+      deadlines.set(job.metadata!.name!, job.spec?.activeDeadlineSeconds);
+    }, () => undefined);
     await ctl.start();
   });
 
   after(async () => {
     podWatch?.abort();
+    jobWatch?.abort();
     await ctl?.stop();
     await removeNamespace(tb, NS);
   });
 
-  it('the CRD refuses spec.restore without spec.backup.pvc', async () => {
-    const err = await apply('nope', { version: '3.5.21', replicas: 1, restore: { snapshot: 'x.db' } }).then(() => '', (e: Error) => e.message);
-    expect(err).to.contain('spec.restore needs spec.backup.pvc');
+  it('a schedule that is not cron syntax is refused: Blocked with the reason in lastError and a Warning Event, no members', async () => {
+    await apply('badcron', { version: '3.5.21', replicas: 1, backup: { schedule: '61 * * * *' } });
+    const st = await waitFor('the refusal', async () => {
+      const s = (await get('badcron')).status;
+      return s?.phase === 'Blocked' ? s : undefined;
+    }, 60_000, 500);
+    expect(st.lastError).to.match(/spec\.backup\.schedule "61 \* \* \* \*" is not a cron expression/);
+    expect((await events('badcron')).find((e) => e.reason === 'InvalidSpec')).to.include({ type: 'Warning' });
+    expect(await tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name'])).to.not.contain('badcron');
+    await tb.kubectl(['-n', NS, 'delete', 'svcc', 'badcron', '--wait=true']);
   });
 
   it('a missing backup claim blocks the upgrade: BackupReady False, UpgradeBlocked, a Warning Event, members untouched', async () => {
@@ -159,5 +182,76 @@ describe('k8s: backups into spec.backup.pvc and restores from it', function () {
     expect(await tb.kubectl(['-n', NS, 'get', 'jobs', '-l', 'svc.dev/cluster=kv2', '-o', 'name']), 'the restore Job is removed').to.equal('');
     const put = await postJson(`${member('kv2', 1)}/v3/kv/put`, { key: b64('key-new'), value: b64('after') });
     expect(put.status).to.equal(200);
+  });
+
+  it('without spec.backup.pvc: the operator creates <cluster>-backups (not owned), a scheduled backup lands on it with status.backups and an Event', async () => {
+    await apply('sched', { version: '3.5.21', replicas: 1, backup: { schedule: '* * * * *', keep: 5 } });
+    await waitFor('sched Running', async () => ((await get('sched')).status?.phase === 'Running' ? true : undefined), 180_000, 1000);
+    let last = 0;
+    for (const k of BEFORE) {
+      const put = await postJson(`${member('sched')}/v3/kv/put`, { key: b64(k), value: b64(`before-${k}`) });
+      expect(put.status).to.equal(200);
+      last = Number((put.body.header as { revision: string }).revision);
+    }
+    // the first scheduled backup that holds every write (one may have run while the keys went in)
+    const entry = await waitFor('a scheduled backup after the writes', async () => {
+      const b = (await get('sched')).status?.backups;
+      return b?.items?.find((x) => x.kind === 'scheduled' && x.revision >= last);
+    }, 150_000, 1000);
+    // later writes: a new value of a key of the backup, and new keys
+    expect((await postJson(`${member('sched')}/v3/kv/put`, { key: b64(BEFORE[0]), value: b64('changed-later') })).status).to.equal(200);
+    for (const k of AFTER) expect((await postJson(`${member('sched')}/v3/kv/put`, { key: b64(k), value: b64('after') })).status).to.equal(200);
+    scheduled = entry;
+    const st = (await get('sched')).status!;
+    expect(st.backups!.claim).to.equal('sched-backups');
+    expect(entry.location).to.match(new RegExp(`^pvc://sched-backups/${NS}/sched/sched-0-scheduled-.*\\.db$`));
+    expect(Date.parse(st.backups!.nextScheduleTime!)).to.be.greaterThan(Date.parse(st.backups!.lastScheduleTime!));
+    expect(st.conditions!.find((c) => c.type === 'BackupReady')).to.include({ status: 'True', reason: 'SnapshotTaken' });
+    const claim = JSON.parse(await tb.kubectl(['-n', NS, 'get', 'pvc', 'sched-backups', '-o', 'json'])) as { metadata: { ownerReferences?: unknown[]; labels: Record<string, string> }; spec: { resources: { requests: { storage: string } } } };
+    expect(claim.metadata.ownerReferences ?? [], 'the default claim outlives the cluster').to.deep.equal([]);
+    expect(claim.metadata.labels['svc.dev/cluster']).to.equal('sched');
+    expect(claim.spec.resources.requests.storage).to.equal('1Gi');
+    const bytes = readFileSync(join(await claimFolder('sched-backups'), entry.location.slice('pvc://sched-backups/'.length)));
+    expect(createHash('sha256').update(bytes.subarray(0, entry.size)).digest('hex')).to.equal(entry.sha256);
+    expect((await events('sched')).filter((e) => e.reason === 'BackupTaken').map((e) => e.message)).to.include(
+      `scheduled backup of sched-0 at ${entry.location}: revision ${entry.revision}, ${entry.size} bytes, sha256 ${entry.sha256}`);
+    // the Job's deadline followed the (small) database: 120 s plus its bytes at 4 MiB/s (the size then was at most
+    // the size now: no defragmentation ran), not a fixed 600 s
+    const dbSize = Number((await postJson(`${member('sched')}/v3/maintenance/status`, {})).body.dbSize);
+    expect(dbSize).to.be.greaterThan(0);
+    const sched = [...deadlines].filter(([n]) => n.startsWith('sched-sched-')).map(([, d]) => d);
+    expect(sched.length).to.be.at.least(1);
+    for (const d of sched) expect(d).to.be.within(120, jobDeadlineSeconds(dbSize));
+  });
+
+  it('svc-operator backup-now: an on-demand backup, recorded with its token', async () => {
+    const out: string[] = [];
+    const code = await backupNowMain(['backup-now', 'sched', '-n', NS, `--kubeconfig=${tb.kubeconfigPath}`, '--token=req-1', '--wait=120'], (s) => out.push(s));
+    expect(code, out.join('')).to.equal(0);
+    const st = (await get('sched')).status!;
+    expect(st.backups!.lastRequest).to.equal('req-1');
+    const od = st.backups!.items!.filter((x) => x.kind === 'on-demand');
+    expect(od).to.have.length(1);
+    expect(out.join('')).to.contain(`taken: ${od[0].location}`);
+    expect(od[0].revision).to.be.at.least(scheduled!.revision + AFTER.length + 1);
+    expect((await get('sched')).metadata.annotations?.['svc.dev/backup-request']).to.equal('req-1');
+    expect(await backupNowMain(['backup-now', 'nosuch', '-n', NS, `--kubeconfig=${tb.kubeconfigPath}`], () => undefined)).to.equal(1);
+  });
+
+  it('restore of the scheduled backup into a new SvcCluster: every key of the backup with its value, none written later', async () => {
+    await apply('sched-r', { version: '3.5.21', replicas: 3, restore: { snapshot: scheduled!.location } });
+    const st = await waitFor('sched-r Running', async () => {
+      const s = (await get('sched-r')).status;
+      return s?.phase === 'Running' ? s : undefined;
+    }, 200_000, 1000);
+    expect(st.members!.every((m) => m.healthy)).to.equal(true);
+    expect((await readKeys('sched-r', 'key-b')).sort()).to.deep.equal(BEFORE.map((k) => `${k}=before-${k}`));
+    expect(await readKeys('sched-r', 'key-c')).to.deep.equal([]);
+    // and the source still has the later writes
+    expect(await readKeys('sched', 'key-c')).to.have.length(AFTER.length);
+    expect((await events('sched-r')).find((e) => e.reason === 'Restored')?.message).to.equal(`members restored from ${scheduled!.location}`);
+    // deleting the source cluster keeps its backups (the claim is not owned by it)
+    await tb.kubectl(['-n', NS, 'delete', 'svcc', 'sched', '--wait=true']);
+    expect((await tb.kubectl(['-n', NS, 'get', 'pvc', 'sched-backups', '-o', 'name'])).trim()).to.equal('persistentvolumeclaim/sched-backups');
   });
 });

@@ -2,7 +2,6 @@
 // /metrics, and on SIGTERM stops, releases the Lease and exits 0.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
 import { expect } from 'chai';
 import { sharedTestbed } from './fixture.js';
 import { installCrd } from './operator/helpers.js';
@@ -23,7 +22,7 @@ describe('k8s: svc-operator run', function () {
     const port = await freePort();
     const child = spawn(process.execPath, ['--input-type=module', '-e',
       `import(${JSON.stringify(MAIN)}).then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })`,
-      'run', `--kubeconfig=${tb.kubeconfigPath}`, `--snapshot-dir=${join(tb.workDir, 'run-snapshots')}`, `--probe-port=${port}`, '--leader-elect=true'],
+      'run', `--kubeconfig=${tb.kubeconfigPath}`, `--probe-port=${port}`, '--leader-elect=true'],
     { env: { ...process.env, POD_NAMESPACE: 'default', POD_NAME: 'op-test' }, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });

@@ -1,12 +1,14 @@
-// Backups into spec.backup.pvc and restores from it run as Jobs in the cluster's namespace (the operator pod
+// Every backup (pre-upgrade, scheduled, on-demand) and every restore runs as a Job in the cluster's namespace (the operator pod
 // cannot mount a per-cluster PVC). The Job runs the operator's own image (`svc-operator backup|restore`,
 // operator/cli/backup.ts), which writes its result as JSON to the container's termination message; the operator
 // looks at the Job on each reconcile (StepPending while it runs: a requeue, no sleep) and reads the record from the pod's status. Job names are derived from recorded facts (the
 // upgrade's start time, the cluster's name), so an operator that restarts finds the Job it started and observes it
 // instead of starting another.
+import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
-import type { SnapshotRecord } from '../../api/types.js';
+import type { BackupEntry, SnapshotRecord } from '../../api/types.js';
+import { backupClaimName, backupFileFor, jobDeadlineSeconds, quantityBytes } from '../../backup/schedule.js';
 import type { BackupRecord, RestoreRecord } from '../../cli/backup.js';
 import { StepPending } from '../runtime.js';
 import { isStatus, type KubeApi } from './kube-api.js';
@@ -40,9 +42,9 @@ export class JobFailure extends Error {
 }
 
 export interface ClusterJobsOptions {
-  /** The operator's own image (the Jobs run it); undefined: backups into a PVC and restores are refused. */
+  /** The operator's own image (the Jobs run it); undefined: backups and restores are refused. */
   image?: string;
-  /** How long a Job may run (its activeDeadlineSeconds) and the operator waits for it. Default 600 s. */
+  /** How long a Job may run (its activeDeadlineSeconds); default: from the database size (jobDeadlineSeconds). */
   timeoutSeconds?: number;
   /** When to look at a running Job again. Default 1000 ms. */
   pollMs?: number;
@@ -53,15 +55,24 @@ function jobName(base: string, suffix: string): string {
   return `${base.slice(0, 63 - suffix.length - 1).replace(/-+$/, '')}-${suffix}`;
 }
 
-/** The path inside the backup PVC that spec.restore.snapshot names ("pvc://<claim>/" may prefix it). */
-export function restorePath(snapshot: string, claim: string): string {
-  const prefix = `pvc://${claim}/`;
-  const rel = snapshot.startsWith(prefix) ? snapshot.slice(prefix.length) : snapshot;
-  if (rel.startsWith('pvc://')) throw new JobFailure('RestoreSnapshotInvalid', `spec.restore.snapshot ${snapshot} names another claim than spec.backup.pvc (${claim})`);
-  if (rel === '' || rel.startsWith('/') || rel.split('/').some((s) => s === '..' || s === '')) {
-    throw new JobFailure('RestoreSnapshotInvalid', `spec.restore.snapshot must be a relative path inside the backup PVC ${claim} (as status.upgrade.snapshot.location shows after pvc://${claim}/), not ${snapshot}`);
+/**
+ * The claim and the path inside it that spec.restore.snapshot names: "pvc://<claim>/<path>" (a location as
+ * status.backups.items[] shows it, any claim of the namespace) or a bare path inside `ownClaim`.
+ */
+export function restoreSource(snapshot: string, ownClaim: string): { claim: string; path: string } {
+  let claim = ownClaim;
+  let rel = snapshot;
+  if (snapshot.startsWith('pvc://')) {
+    const rest = snapshot.slice('pvc://'.length);
+    const slash = rest.indexOf('/');
+    claim = slash > 0 ? rest.slice(0, slash) : '';
+    rel = slash > 0 ? rest.slice(slash + 1) : '';
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(claim)) throw new JobFailure('RestoreSnapshotInvalid', `spec.restore.snapshot ${snapshot}: "${claim}" is not a claim name (pvc://<claim>/<path>)`);
   }
-  return rel;
+  if (rel === '' || rel.startsWith('/') || rel.split('/').some((s) => s === '..' || s === '')) {
+    throw new JobFailure('RestoreSnapshotInvalid', `spec.restore.snapshot must be pvc://<claim>/<path> (a location of status.backups.items) or a relative path inside the backup claim ${ownClaim}, not ${snapshot}`);
+  }
+  return { claim, path: rel };
 }
 
 /** The pre-upgrade snapshot's file name; deterministic for one upgrade so a re-run Job writes the same file. */
@@ -105,7 +116,11 @@ export class ClusterJobs {
   /** The cluster's spec (with defaults). */
   get spec(): ClusterRef['spec'] { return this.cluster.spec; }
 
-  private get timeoutSeconds(): number { return this.opts.timeoutSeconds ?? 600; }
+  /** The claim backups go to (spec.backup.pvc or `<cluster>-backups`). */
+  get claim(): string { return backupClaimName(this.cluster.name, this.cluster.spec); }
+
+  /** activeDeadlineSeconds of a Job over `bytes` of database (the explicit option wins). */
+  private deadline(bytes: number | undefined): number { return this.opts.timeoutSeconds ?? jobDeadlineSeconds(bytes); }
 
   private labels(kind: string): Record<string, string> {
     return { 'app.kubernetes.io/name': 'svc-operator-job', 'app.kubernetes.io/managed-by': 'svc-operator', [CLUSTER_LABEL]: this.cluster.name, [JOB_KIND_LABEL]: kind };
@@ -116,20 +131,51 @@ export class ClusterJobs {
   }
 
   private image(): string {
-    if (!this.opts.image) throw new JobFailure('OperatorImageUnknown', 'the operator does not know its own image (set SVC_OPERATOR_IMAGE or --operator-image): backups into spec.backup.pvc and restores run it as a Job');
+    if (!this.opts.image) throw new JobFailure('OperatorImageUnknown', 'the operator does not know its own image (set SVC_OPERATOR_IMAGE or --operator-image): every backup and restore runs it as a Job');
     return this.opts.image;
   }
 
-  private async requireClaim(claim: string): Promise<void> {
+  private async requireClaim(claim: string, what = 'spec.backup.pvc'): Promise<void> {
     try {
       await this.api.core.readNamespacedPersistentVolumeClaim({ namespace: this.cluster.namespace, name: claim });
     } catch (e) {
-      if (isStatus(e, 404)) throw new JobFailure('BackupPVCNotFound', `spec.backup.pvc: PersistentVolumeClaim ${this.cluster.namespace}/${claim} not found`);
+      if (isStatus(e, 404)) throw new JobFailure('BackupPVCNotFound', `${what}: PersistentVolumeClaim ${this.cluster.namespace}/${claim} not found`);
       throw e;
     }
   }
 
-  private job(name: string, kind: string, args: string[], volumes: object[], mounts: object[]): V1Job {
+  /** The claim the operator creates when spec.backup.pvc is not set (not owned: it outlives the cluster unless asked). */
+  backupClaim(): KubeObject {
+    const b = this.cluster.spec.backup ?? {};
+    const storageClassName = b.storageClassName ?? this.cluster.spec.storage?.storageClassName;
+    return {
+      apiVersion: 'v1', kind: 'PersistentVolumeClaim',
+      metadata: {
+        name: this.claim, namespace: this.cluster.namespace,
+        labels: { 'app.kubernetes.io/name': 'svc-backups', 'app.kubernetes.io/instance': this.cluster.name, 'app.kubernetes.io/managed-by': 'svc-operator', [CLUSTER_LABEL]: this.cluster.name },
+        ...(b.deleteWithCluster ? { ownerReferences: [{ ...(this.owner() as k8s.V1OwnerReference), controller: false }] } : {}),
+      },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: b.size ?? this.cluster.spec.storage?.size ?? '1Gi' } },
+        ...(storageClassName ? { storageClassName } : {}),
+      },
+    } as KubeObject;
+  }
+
+  /** The backup claim exists: spec.backup.pvc must; the default one is created when missing (never changed after). */
+  async ensureClaim(): Promise<void> {
+    if (this.cluster.spec.backup?.pvc) return this.requireClaim(this.cluster.spec.backup.pvc);
+    try {
+      await this.api.core.readNamespacedPersistentVolumeClaim({ namespace: this.cluster.namespace, name: this.claim });
+    } catch (e) {
+      if (!isStatus(e, 404)) throw e;
+      this.api.writes++;
+      await this.api.core.createNamespacedPersistentVolumeClaim({ namespace: this.cluster.namespace, body: this.backupClaim() as k8s.V1PersistentVolumeClaim });
+    }
+  }
+
+  private job(name: string, kind: string, args: string[], volumes: object[], mounts: object[], deadlineSeconds: number): V1Job {
     return {
       apiVersion: 'batch/v1',
       kind: 'Job',
@@ -137,7 +183,7 @@ export class ClusterJobs {
       spec: {
         // one attempt: retrying is the operator's decision, after it reported the failure
         backoffLimit: 0,
-        activeDeadlineSeconds: this.timeoutSeconds,
+        activeDeadlineSeconds: deadlineSeconds,
         ttlSecondsAfterFinished: 86_400,
         template: {
           metadata: { labels: this.labels(kind) },
@@ -198,11 +244,12 @@ export class ClusterJobs {
    * finished, rejects with a JobFailure when it failed (the Job is deleted so that a later attempt starts a
    * fresh one), with StepPending while it runs (the reconcile requeues instead of waiting).
    */
-  private async run<T>(name: string, build: () => V1Job, failed: JobFailureReason, timedOut: JobFailureReason): Promise<{ record: T; job: V1Job }> {
+  private async run<T>(name: string, build: () => V1Job | Promise<V1Job>, failed: JobFailureReason, timedOut: JobFailureReason): Promise<{ record: T; job: V1Job }> {
     let job = await this.readJob(name);
     if (!job) {
+      const body = await build();
       this.api.writes++;
-      job = await this.batch.createNamespacedJob({ namespace: this.cluster.namespace, body: build() });
+      job = await this.batch.createNamespacedJob({ namespace: this.cluster.namespace, body });
     }
     const conds = job.status?.conditions ?? [];
     const done = conds.some((c) => c.type === 'Complete' && c.status === 'True');
@@ -223,21 +270,35 @@ export class ClusterJobs {
     }
     // the Job's own age, so that a restarted operator keeps the same deadline (the Job has activeDeadlineSeconds too)
     const created = job.metadata?.creationTimestamp ? new Date(job.metadata.creationTimestamp).getTime() : Date.now();
-    if (Date.now() > created + (this.timeoutSeconds + 60) * 1000) {
+    const deadline = job.spec?.activeDeadlineSeconds ?? this.deadline(undefined);
+    if (Date.now() > created + (deadline + 60) * 1000) {
       await this.deleteJob(name);
-      throw new JobFailure(timedOut, `Job ${this.cluster.namespace}/${name} did not finish within ${this.timeoutSeconds} s`);
+      throw new JobFailure(timedOut, `Job ${this.cluster.namespace}/${name} did not finish within ${deadline} s`);
     }
     throw new StepPending(failed === 'BackupJobFailed' ? 'BackupRunning' : 'RestoreRunning', `Job ${this.cluster.namespace}/${name} is running`, this.opts.pollMs ?? 1000);
   }
 
-  /** Snapshot of `member` (the leader) into spec.backup.pvc before from -> to; the upgrade's start time names it. */
-  async backup(member: string, from: string, to: string, startedAt: number): Promise<SnapshotRecord> {
-    const claim = this.cluster.spec.backup!.pvc!;
+  /** Snapshot of `member` (the leader) onto the backup claim before from -> to; the upgrade's start time names it. */
+  async backup(member: string, from: string, to: string, startedAt: number, dbBytes?: () => Promise<number | undefined>): Promise<SnapshotRecord> {
+    return this.runBackup(member, backupFileName(member, from, to, startedAt), `backup-${startedAt.toString(36)}`, dbBytes);
+  }
+
+  /**
+   * A scheduled (named by its slot) or on-demand (named by its request token) backup of `member`. The Job's name
+   * comes from that fact, so a restarted operator finds the Job it started; the file name is in the Job's args.
+   */
+  async takeBackup(kind: 'scheduled' | 'on-demand', member: string, id: string, now: Date, dbBytes?: () => Promise<number | undefined>): Promise<BackupEntry> {
+    const suffix = `${kind === 'scheduled' ? 'sched' : 'req'}-${createHash('sha256').update(id).digest('hex').slice(0, 10)}`;
+    const rec = await this.runBackup(member, backupFileFor(kind, member, now), suffix, dbBytes);
+    return { ...rec, kind };
+  }
+
+  private async runBackup(member: string, fileName: string, suffix: string, dbBytes?: () => Promise<number | undefined>): Promise<SnapshotRecord> {
+    const claim = this.claim;
     this.image();
-    await this.requireClaim(claim);
-    const name = jobName(this.cluster.name, `backup-${startedAt.toString(36)}`);
+    await this.ensureClaim();
+    const name = jobName(this.cluster.name, suffix);
     const dir = `${this.cluster.namespace}/${this.cluster.name}`;
-    const file = backupFileName(member, from, to, startedAt);
     const keep = this.cluster.spec.backup?.keep ?? 3;
     const volumes: object[] = [{ name: 'backups', persistentVolumeClaim: { claimName: claim } }];
     const mounts: object[] = [{ name: 'backups', mountPath: BACKUP_MOUNT }];
@@ -249,10 +310,10 @@ export class ClusterJobs {
       mounts.push({ name: 'client-tls', mountPath: CLIENT_TLS_MOUNT, readOnly: true });
       tlsArgs.push(`--cacert=${CLIENT_TLS_MOUNT}/ca.crt`, `--cert=${CLIENT_TLS_MOUNT}/tls.crt`, `--key=${CLIENT_TLS_MOUNT}/tls.key`);
     }
-    const { record: rec, job } = await this.run<BackupRecord>(name, () => this.job(name, 'backup', [
+    const { record: rec, job } = await this.run<BackupRecord>(name, async () => this.job(name, 'backup', [
       'backup', `--endpoint=${memberClientURL(this.cluster, member)}`, `--member=${member}`,
-      `--dir=${BACKUP_MOUNT}/${dir}`, `--file=${file}`, `--keep=${keep}`, `--record=${TERMINATION_LOG}`, ...tlsArgs,
-    ], volumes, mounts), 'BackupJobFailed', 'BackupJobTimeout');
+      `--dir=${BACKUP_MOUNT}/${dir}`, `--file=${fileName}`, `--keep=${keep}`, `--record=${TERMINATION_LOG}`, ...tlsArgs,
+    ], volumes, mounts, this.deadline(await dbBytes?.().catch(() => undefined))), 'BackupJobFailed', 'BackupJobTimeout');
     // the record must be the one this Job was asked for (a Job found after a restart may have been started for
     // the member that led then), and well-formed
     const asked = (flag: string) => job.spec?.template.spec?.containers[0].args?.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3);
@@ -280,12 +341,10 @@ export class ClusterJobs {
    * Resolves once every member is restored; StepPending while the Job runs (a restarted operator finds it).
    */
   async restore(version: string): Promise<RestoreRecord> {
-    const claim = this.cluster.spec.backup?.pvc;
     const snapshot = this.cluster.spec.restore!.snapshot;
-    if (!claim) throw new JobFailure('RestoreSnapshotInvalid', 'spec.restore needs spec.backup.pvc: the snapshot is read from that claim');
-    const rel = restorePath(snapshot, claim);
+    const { claim, path: rel } = restoreSource(snapshot, this.claim);
     this.image();
-    await this.requireClaim(claim);
+    await this.requireClaim(claim, `spec.restore.snapshot ${snapshot}`);
     const l = memberLayout(this.cluster, version);
     for (const pvc of this.dataClaims(version)) await this.api.apply(pvc);
     const name = jobName(this.cluster.name, 'restore');
@@ -302,7 +361,8 @@ export class ClusterJobs {
     const { record: rec } = await this.run<RestoreRecord>(name, () => this.job(name, 'restore', [
       'restore', `--snapshot=${BACKUP_MOUNT}/${rel}`, `--members=${members.join(',')}`,
       `--initial-cluster=${l.initialCluster}`, `--initial-cluster-token=${l.token}`, `--record=${TERMINATION_LOG}`,
-    ], volumes, mounts), 'RestoreJobFailed', 'RestoreJobTimeout');
+      // the database is at most a member's volume: its size bounds the time
+    ], volumes, mounts, this.deadline(quantityBytes(this.cluster.spec.storage?.size ?? '1Gi'))), 'RestoreJobFailed', 'RestoreJobTimeout');
     if (!Array.isArray(rec.members) || rec.members.length !== this.cluster.spec.replicas) {
       await this.deleteJob(name);
       throw new JobFailure('RestoreJobFailed', `Job ${this.cluster.namespace}/${name} reported an unexpected record: ${JSON.stringify(rec).slice(0, 300)}`);

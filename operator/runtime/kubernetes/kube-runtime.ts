@@ -2,7 +2,9 @@
 // A restart is "move the template to the new image, delete the pod"; the replacement is awaited by the engine's
 // next passes (the member shows as starting), not here. Progress is recorded on the SvcCluster itself (an
 // annotation with the exact record, status.upgrade for people) before the step it announces is carried out,
-// and so is the scaling step under way (svc.dev/scaling). Snapshots into spec.backup.pvc and restores run as Jobs.
+// and so is the scaling step under way (svc.dev/scaling). Every snapshot (onto the backup claim: spec.backup.pvc or
+// the operator's <cluster>-backups) and every restore runs as a Job; the operator's --snapshot-dir is only the
+// fallback of a runtime built without Jobs (tests that drive the runtime directly).
 import { join } from 'node:path';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
@@ -32,7 +34,7 @@ export interface KubeRuntimeOptions {
   onProgress?: (p: UpgradeProgress | undefined) => Promise<void>;
   /** Reads the v2 data-size estimate from a member (without it: unknown, treated as small). */
   client?: MemberClient;
-  /** Backup and restore Jobs (spec.backup.pvc, spec.restore). */
+  /** Backup and restore Jobs (onto the backup claim; spec.restore). */
   jobs?: ClusterJobs;
   /** The scaling record as known (annotation, or newer: written by this process). */
   scaling?: ScalingRecord;
@@ -158,7 +160,9 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
   }
 
   async takeSnapshot(step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress): Promise<SnapshotRecord> {
-    if (this.cluster.spec.backup?.pvc && this.opts.jobs) return this.opts.jobs.backup(step.member, step.from, step.to, progress.startedAt);
+    // the Job's deadline follows the database size the leader reports
+    const dbBytes = async () => (await this.opts.client?.status(memberClientURL(this.cluster, step.member)))?.dbSize;
+    if (this.opts.jobs) return this.opts.jobs.backup(step.member, step.from, step.to, progress.startedAt, dbBytes);
     if (!this.opts.client) throw new RuntimeError('UNSUPPORTED', 'no member client to take the snapshot with');
     return this.opts.client.snapshot(memberClientURL(this.cluster, step.member), step.member, this.snapshotLocation(step.from, step.to, step.member));
   }
@@ -182,7 +186,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
   }
 
   async pruneSnapshots(keep: number): Promise<string[]> {
-    if (this.cluster.spec.backup?.pvc) return []; // the backup Job prunes the claim
+    if (this.opts.jobs) return []; // the backup Job prunes the claim
     return pruneSnapshotDir(this.snapshotDir(), keep).map((f) => join(this.snapshotDir(), f));
   }
 

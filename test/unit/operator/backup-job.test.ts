@@ -2,7 +2,7 @@
 // path spec.restore names, the file name of a pre-upgrade snapshot.
 import { expect } from 'chai';
 import { computeStatus, type StatusInput } from '../../../operator/controller/status.js';
-import { backupFileName, JobFailure, restorePath } from '../../../operator/runtime/kubernetes/backup-job.js';
+import { backupFileName, JobFailure, restoreSource } from '../../../operator/runtime/kubernetes/backup-job.js';
 import type { ObservedMember } from '../../../operator/upgrade/types.js';
 
 function member(name: string, leader = false): ObservedMember {
@@ -36,11 +36,12 @@ describe('operator controller: backup and restore Jobs', () => {
     expect(s.conditions!.find((c) => c.type === 'UpgradeBlocked')).to.include({ status: 'False' });
   });
 
-  it('spec.restore.snapshot is a path inside the claim, optionally as status shows it (pvc://<claim>/...)', () => {
-    expect(restorePath('ns/kv/a.db', 'snaps')).to.equal('ns/kv/a.db');
-    expect(restorePath('pvc://snaps/ns/kv/a.db', 'snaps')).to.equal('ns/kv/a.db');
-    for (const bad of ['/etc/passwd', '../x.db', 'ns/../../x.db', 'pvc://other/ns/a.db', 'a//b.db', '']) {
-      expect(() => restorePath(bad, 'snaps'), bad).to.throw(JobFailure).with.property('reason', 'RestoreSnapshotInvalid');
+  it('spec.restore.snapshot is a location as status shows it (pvc://<claim>/..., any claim) or a path inside the own claim', () => {
+    expect(restoreSource('ns/kv/a.db', 'snaps')).to.deep.equal({ claim: 'snaps', path: 'ns/kv/a.db' });
+    expect(restoreSource('pvc://snaps/ns/kv/a.db', 'snaps')).to.deep.equal({ claim: 'snaps', path: 'ns/kv/a.db' });
+    expect(restoreSource('pvc://kv-backups/ns/kv/a.db', 'kv2-backups')).to.deep.equal({ claim: 'kv-backups', path: 'ns/kv/a.db' });
+    for (const bad of ['/etc/passwd', '../x.db', 'ns/../../x.db', 'pvc://Bad_Claim/a.db', 'pvc://snaps', 'pvc://snaps/../x.db', 'a//b.db', '']) {
+      expect(() => restoreSource(bad, 'snaps'), bad).to.throw(JobFailure).with.property('reason', 'RestoreSnapshotInvalid');
     }
   });
 

@@ -1,0 +1,177 @@
+// The pure rules of backups: the cron schedule (croner), what is due at an instant, the record kept in
+// status.backups (retention), the claim's name and size, and how long a backup Job may run. No clock inside:
+// every function takes `now`, so the unit tests run on fixed clocks.
+import { Cron } from 'croner';
+import type { BackupEntry, BackupKind, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../api/types.js';
+
+/** The annotation that asks for an on-demand backup; any new token asks again. */
+export const BACKUP_REQUEST_ANNOTATION = 'svc.dev/backup-request';
+
+/** Backups kept when spec.backup.keep is not set. */
+export const DEFAULT_KEEP = 3;
+
+/** The claim every backup of cluster `name` goes to. */
+export function backupClaimName(name: string, spec: SvcClusterSpec): string {
+  return spec.backup?.pvc ?? `${name}-backups`;
+}
+
+function cron(schedule: string, timeZone: string | undefined): Cron {
+  // no function given: croner schedules nothing, the object only computes run times
+  return new Cron(schedule, { timezone: timeZone ?? 'UTC', paused: true });
+}
+
+/** Why spec.backup.schedule / timeZone cannot be used, or undefined when they can. */
+export function scheduleProblem(schedule: string, timeZone?: string): string | undefined {
+  try {
+    const next = cron(schedule, timeZone).nextRun(new Date(0));
+    if (!next) return `spec.backup.schedule "${schedule}" never fires`;
+    return undefined;
+  } catch (e) {
+    const why = (e as Error).message.replace(/^(CronPattern|CronDate|TypeError): /, '');
+    return timeZone !== undefined && /timezone/i.test(why)
+      ? `spec.backup.timeZone "${timeZone}" is not an IANA time zone (e.g. Europe/Berlin)`
+      : `spec.backup.schedule "${schedule}" is not a cron expression (minute hour day-of-month month day-of-week): ${why}`;
+  }
+}
+
+/** The first scheduled time after `after`, or undefined (no schedule, or one that never fires again). */
+export function nextScheduleTime(schedule: string, timeZone: string | undefined, after: Date): Date | undefined {
+  return cron(schedule, timeZone).nextRun(after) ?? undefined;
+}
+
+/**
+ * The scheduled time a backup is due for at `now`, if one is: a slot after the last one taken (or after the
+ * cluster's creation when none was) and not after `now`. Missed slots (the operator was down, the cluster was
+ * upgrading) give one backup, not one each, like a CronJob's single catch-up: the slot is the latest one, so the
+ * next is counted from it.
+ */
+export function dueSlot(schedule: string, timeZone: string | undefined, anchor: Date, now: Date): Date | undefined {
+  const c = cron(schedule, timeZone);
+  const next = c.nextRun(anchor);
+  if (!next || next.getTime() > now.getTime()) return undefined;
+  // the latest slot at or before now (previousRuns counts a slot in the reference's own millisecond)
+  const latest = c.previousRuns(1, new Date(now.getTime() + 1))[0];
+  return latest && latest.getTime() > next.getTime() && latest.getTime() <= now.getTime() ? latest : next;
+}
+
+/** The backup a steady cluster should take now, if any: an on-demand request first, then the schedule. */
+export type DueBackup = { kind: 'on-demand'; token: string } | { kind: 'scheduled'; slot: Date };
+
+export interface DueInput {
+  spec: SvcClusterSpec;
+  /** The value of the svc.dev/backup-request annotation. */
+  request?: string;
+  backups?: BackupsStatus;
+  /** The SvcCluster's creation (the schedule's anchor before any scheduled backup). */
+  created: Date;
+  now: Date;
+}
+
+export function dueBackup(i: DueInput): DueBackup | undefined {
+  if (i.request !== undefined && i.request !== '' && i.request !== i.backups?.lastRequest) return { kind: 'on-demand', token: i.request };
+  const schedule = i.spec.backup?.schedule;
+  if (!schedule || scheduleProblem(schedule, i.spec.backup?.timeZone)) return undefined;
+  const last = i.backups?.lastScheduleTime ? new Date(i.backups.lastScheduleTime) : undefined;
+  const slot = dueSlot(schedule, i.spec.backup?.timeZone, last && last > i.created ? last : i.created, i.now);
+  return slot ? { kind: 'scheduled', slot } : undefined;
+}
+
+/** Milliseconds until the next scheduled backup (at least 0), or undefined without a schedule. */
+export function msUntilNext(backups: BackupsStatus | undefined, now: Date): number | undefined {
+  if (!backups?.nextScheduleTime) return undefined;
+  return Math.max(0, Date.parse(backups.nextScheduleTime) - now.getTime());
+}
+
+/** Keeps the newest `keep` entries (by time; the file the Job prunes by mtime is the same), oldest first. */
+export function retain(items: BackupEntry[], keep: number): BackupEntry[] {
+  const byLocation = new Map<string, BackupEntry>();
+  for (const it of items) byLocation.set(it.location, it);
+  return [...byLocation.values()].sort((a, b) => a.time.localeCompare(b.time)).slice(-keep);
+}
+
+export interface BackupsStateInput {
+  name: string;
+  spec: SvcClusterSpec;
+  /** status.backups as stored (and what this process recorded since, merged in by the caller). */
+  previous?: BackupsStatus;
+  /** The pre-upgrade snapshot recorded in the upgrade's progress: it is a backup like the others. */
+  preUpgrade?: SnapshotRecord;
+  /** A backup taken in this pass. */
+  taken?: BackupEntry;
+  /** What the taken backup answered: a slot or a request. */
+  done?: DueBackup;
+  created: Date;
+  now: Date;
+}
+
+/** status.backups after this pass: the claim, the entries kept, the schedule's times. */
+export function backupsState(i: BackupsStateInput): BackupsStatus {
+  const keep = i.spec.backup?.keep ?? DEFAULT_KEEP;
+  const prev = i.previous;
+  const items = [...(prev?.items ?? [])];
+  // the pre-upgrade snapshot is recorded in the progress first (write-ahead); it joins the list once, by location,
+  // unless it was pruned already (older than everything kept)
+  if (i.preUpgrade && !items.some((x) => x.location === i.preUpgrade!.location)) {
+    const oldest = items.length >= keep ? items.map((x) => x.time).sort()[0] : undefined;
+    if (oldest === undefined || i.preUpgrade.time >= oldest) items.push({ ...i.preUpgrade, kind: 'pre-upgrade' });
+  }
+  if (i.taken) items.push(i.taken);
+  const out: BackupsStatus = { claim: backupClaimName(i.name, i.spec) };
+  const kept = retain(items, keep);
+  if (kept.length > 0) out.items = kept;
+  let lastScheduleTime = prev?.lastScheduleTime;
+  let lastRequest = prev?.lastRequest;
+  if (i.done?.kind === 'scheduled') lastScheduleTime = i.done.slot.toISOString();
+  if (i.done?.kind === 'on-demand') lastRequest = i.done.token;
+  if (lastScheduleTime) out.lastScheduleTime = lastScheduleTime;
+  if (lastRequest !== undefined) out.lastRequest = lastRequest;
+  const schedule = i.spec.backup?.schedule;
+  if (schedule && !scheduleProblem(schedule, i.spec.backup?.timeZone)) {
+    const last = lastScheduleTime ? new Date(lastScheduleTime) : undefined;
+    const next = nextScheduleTime(schedule, i.spec.backup?.timeZone, last && last > i.created ? last : i.created);
+    if (next) out.nextScheduleTime = next.toISOString();
+  }
+  return out;
+}
+
+/** Bytes of a Kubernetes quantity ("1Gi", "500M", "1073741824", or a number of bytes); undefined when unreadable. */
+export function quantityBytes(q: string | number | undefined): number | undefined {
+  if (typeof q === 'number') return Number.isFinite(q) && q >= 0 ? q : undefined;
+  if (!q) return undefined;
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|K|M|G|T|P|E)?$/.exec(q.trim());
+  if (!m) return undefined;
+  const pow: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+  return Math.round(Number(m[1]) * (m[2] ? pow[m[2]] : 1));
+}
+
+/** The deadline's parts: a fixed start-up allowance, a conservative streaming rate, a floor and a cap. */
+export const JOB_DEADLINE = { baseSeconds: 120, bytesPerSecond: 4 * 2 ** 20, minSeconds: 120, maxSeconds: 6 * 3600 } as const;
+
+/**
+ * activeDeadlineSeconds of a backup or restore Job for a database of `bytes`: 120 s to schedule the pod, pull
+ * the image and connect, plus the bytes at 4 MiB/s (a slow disk or a busy leader streams faster than that), at
+ * least 120 s and at most 6 h. Unknown size: the size of the volume it lives on, else the floor.
+ */
+export function jobDeadlineSeconds(bytes: number | undefined): number {
+  const b = bytes !== undefined && Number.isFinite(bytes) && bytes > 0 ? bytes : 0;
+  const s = Math.ceil(JOB_DEADLINE.baseSeconds + b / JOB_DEADLINE.bytesPerSecond);
+  return Math.min(JOB_DEADLINE.maxSeconds, Math.max(JOB_DEADLINE.minSeconds, s));
+}
+
+/** The file name of a scheduled or on-demand backup (inside the cluster's folder on the claim). */
+export function backupFileFor(kind: Exclude<BackupKind, 'pre-upgrade'>, member: string, at: Date): string {
+  return `${member}-${kind}-${at.toISOString().replace(/[:.]/g, '-')}.db`;
+}
+
+/** One line for the Event and the condition about a backup taken. */
+export function describeBackup(b: BackupEntry): string {
+  return `${b.kind} backup of ${b.member} at ${b.location}: revision ${b.revision}, ${b.size} bytes, sha256 ${b.sha256}`;
+}
+
+/** BackupReady without a failing Job: True once a backup is recorded, saying where the newest one is. */
+export function backupReadyState(backups: BackupsStatus | undefined, preUpgrade: SnapshotRecord | undefined): { ok: boolean; reason: string; message: string } {
+  const newest = backups?.items?.[backups.items.length - 1];
+  if (newest) return { ok: true, reason: 'SnapshotTaken', message: `newest backup (${newest.kind}, ${newest.time}) at ${newest.location}; ${backups!.items!.length} kept on claim ${backups!.claim}` };
+  if (preUpgrade) return { ok: true, reason: 'SnapshotTaken', message: `snapshot at ${preUpgrade.location}` };
+  return { ok: false, reason: 'NoSnapshot', message: backups ? `no backup taken yet; backups go to claim ${backups.claim}` : 'no pre-upgrade snapshot recorded' };
+}
