@@ -1,9 +1,9 @@
-// Every backup (pre-upgrade, scheduled, on-demand) and every restore runs as a Job in the cluster's namespace (the operator pod
-// cannot mount a per-cluster PVC). The Job runs the operator's own image (`svc-operator backup|restore`,
+// Every backup (pre-upgrade, scheduled, on-demand) and every restore runs as a Job in the cluster's namespace (the
+// operator pod cannot mount a per-cluster PVC). The Job runs the operator's own image (`svc-operator backup|restore`,
 // operator/cli/backup.ts), which writes its result as JSON to the container's termination message; the operator
-// looks at the Job on each reconcile (StepPending while it runs: a requeue, no sleep) and reads the record from the pod's status. Job names are derived from recorded facts (the
-// upgrade's start time, the cluster's name), so an operator that restarts finds the Job it started and observes it
-// instead of starting another.
+// looks at the Job once per reconcile (StepPending while it runs: a requeue, no sleep) and reads the record from
+// the pod's status. Job names are derived from recorded facts (the upgrade's start time, the cluster's name), so an
+// operator that restarts finds the Job it started and observes it instead of starting another.
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
