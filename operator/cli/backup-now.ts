@@ -1,4 +1,4 @@
-// svc-operator backup-now <cluster> [--namespace NS | -n NS] [--kubeconfig FILE] [--token T] [--wait SECONDS]
+// svc-operator backup-now <cluster> (also the kubectl plugin: kubectl svc backup <cluster>) [--namespace NS | -n NS] [--kubeconfig FILE] [--token T] [--wait SECONDS]
 //   asks the operator for an on-demand backup of an SvcCluster: sets its svc.dev/backup-request annotation to a new
 //   token (default: the current time); the operator takes the backup once the cluster is steady and records the
 //   token in status.backups.lastRequest. With --wait, waits that long for it and prints the backup's location.
@@ -11,16 +11,21 @@ import { isStatus } from '../runtime/kubernetes/kube-api.js';
 import { parseArgs, UsageError } from './args.js';
 
 const [GROUP, VERSION] = API_VERSION.split('/');
-const USAGE = 'usage: svc-operator backup-now <cluster> [--namespace NS] [--kubeconfig FILE] [--token T] [--wait SECONDS]\n';
+/** The command's usage line, as `prog` (svc-operator backup-now, kubectl svc backup) names it. */
+export function backupNowUsage(prog: string): string {
+  return `${prog} <cluster> [--namespace NS] [--kubeconfig FILE] [--token T] [--wait SECONDS]`;
+}
 
 export function isBackupNowCommand(argv: readonly string[]): boolean {
   return argv[0] === 'backup-now';
 }
 
-export async function backupNowMain(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
+/** argv[0] is the command word; `prog` names the command in messages. */
+export async function backupNowMain(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s), prog = 'svc-operator backup-now'): Promise<number> {
+  const me = prog.slice(0, prog.lastIndexOf(' '));
   try {
     const { words, flags } = parseArgs(argv, ['kubeconfig', 'namespace', 'n', 'token', 'wait']);
-    if (words.length !== 2) throw new UsageError('backup-now needs exactly one SvcCluster name');
+    if (words.length !== 2) throw new UsageError(`${prog} needs exactly one SvcCluster name`);
     const name = words[1];
     const waitText = flags.get('wait');
     if (waitText !== undefined && !/^\d+$/.test(waitText)) throw new UsageError('--wait must be a number of seconds');
@@ -38,7 +43,7 @@ export async function backupNowMain(argv: string[], out: (s: string) => void = (
       );
     } catch (e) {
       if (isStatus(e, 404)) {
-        process.stderr.write(`svc-operator: SvcCluster ${namespace}/${name} not found\n`);
+        process.stderr.write(`${me}: SvcCluster ${namespace}/${name} not found\n`);
         return 1;
       }
       throw e;
@@ -56,17 +61,17 @@ export async function backupNowMain(argv: string[], out: (s: string) => void = (
       }
       if (Date.now() > until) {
         const why = c.status?.lastError ? `: ${c.status.lastError}` : '';
-        process.stderr.write(`svc-operator: the backup was not taken within ${waitText} s${why}\n`);
+        process.stderr.write(`${me}: the backup was not taken within ${waitText} s${why}\n`);
         return 1;
       }
       await new Promise((r) => setTimeout(r, 1000));
     }
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`svc-operator: ${e.message}\n${USAGE}`);
+      process.stderr.write(`${me}: ${e.message}\nusage: ${backupNowUsage(prog)}\n`);
       return 2;
     }
-    process.stderr.write(`svc-operator: ${(e as Error).message}\n`);
+    process.stderr.write(`${me}: ${(e as Error).message}\n`);
     return 1;
   }
 }

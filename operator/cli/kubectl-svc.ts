@@ -1,12 +1,17 @@
 // The kubectl plugin (bin/kubectl-svc; kubectl runs it for `kubectl svc ...` when it is on PATH):
 //   kubectl svc status <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--watch] [--interval SECONDS] [--output json]
+//   kubectl svc backup <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--wait SECONDS]   (an on-demand backup)
 // kubectl does not hand its own flags to plugins: the kubeconfig comes from --kubeconfig, $KUBECONFIG or
 // ~/.kube/config, the namespace from -n or the current context.
 import { setProtoDir } from '../../server/api/grpc-services.js';
 import { statusMain, statusUsage } from './status-cmd.js';
+import { backupNowMain, backupNowUsage } from './backup-now.js';
 
 const USAGE = `usage: kubectl svc <command>
-  ${statusUsage('kubectl svc')}`;
+  ${statusUsage('kubectl svc')}
+  ${backupNowUsage('kubectl svc backup')}
+      an on-demand backup (the operator takes it; --wait prints where it is)
+`;
 
 /** Runs the plugin with `argv` (without node and script); resolves with the exit code. */
 export async function kubectlSvcMain(argv: string[]): Promise<number> {
@@ -16,6 +21,7 @@ export async function kubectlSvcMain(argv: string[]): Promise<number> {
     return argv.length === 0 ? 2 : 0;
   }
   if (argv[0] === 'status') return statusMain(argv, 'kubectl svc');
+  if (argv[0] === 'backup') return backupNowMain(argv, undefined, 'kubectl svc backup');
   process.stderr.write(`kubectl svc: unknown command ${argv[0]}\n${USAGE}`);
   return 2;
 }

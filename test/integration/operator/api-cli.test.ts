@@ -59,7 +59,7 @@ describe('operator/cli: exit codes', function () {
   it('--help lists every command; status explains a missing kubeconfig with exit status 1', () => {
     const help = cli(['--help'], dir).out;
     for (const c of ['svc-operator status <cluster>', 'svc-operator run', 'svc-operator crd', 'svc-operator backup', 'svc-operator restore',
-      'svc-operator local apply', 'svc-operator local status', 'svc-operator local delete', 'svc-operator demo']) expect(help, c).to.contain(c);
+      'svc-operator local apply', 'svc-operator local status', 'svc-operator local delete', 'svc-operator demo', 'svc-operator backup-now <cluster>']) expect(help, c).to.contain(c);
     const script = `import(${JSON.stringify(MAIN)}).then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
     const env = { ...process.env, HOME: dir, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '' };
     const r = spawnSync(process.execPath, ['-e', script, '--', 'status', 'kv'], { cwd: dir, encoding: 'utf8', env });
@@ -68,5 +68,15 @@ describe('operator/cli: exit codes', function () {
     const usage = cli(['status'], dir);
     expect(usage.status).to.equal(2);
     expect(usage.out).to.match(/status needs the name of an SvcCluster/);
+  });
+
+  it('the kubectl plugin: kubectl svc --help names status and backup; a backup without a cluster is a usage error (2)', () => {
+    const plugin = fileURLToPath(new URL('../../../../bin/kubectl-svc', import.meta.url));
+    const help = spawnSync(process.execPath, [plugin, '--help'], { cwd: dir, encoding: 'utf8' });
+    expect(help.status).to.equal(0);
+    expect(help.stdout).to.contain('kubectl svc status <cluster>').and.to.contain('kubectl svc backup <cluster>');
+    const bad = spawnSync(process.execPath, [plugin, 'backup'], { cwd: dir, encoding: 'utf8' });
+    expect(bad.status).to.equal(2);
+    expect(bad.stderr).to.match(/^kubectl svc: kubectl svc backup needs exactly one SvcCluster name\nusage: kubectl svc backup <cluster>/);
   });
 });
