@@ -176,6 +176,8 @@ export interface SvcClusterStatus {
   targetVersion?: string;
   /** Ready members over desired ones, "x/y" (the READY printer column). */
   ready?: string;
+  /** Members that exist (the scale subresource's status.replicas). */
+  replicas?: number;
   upgrade?: UpgradeStatus;
   /** The rollout of a configuration or certificate change under way or finished last. */
   rollout?: RolloutStatus;

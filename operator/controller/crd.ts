@@ -202,6 +202,7 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
   currentVersion: str('Lowest release a member runs.'),
   targetVersion: str('spec.version being pursued.'),
   ready: str('Ready members over desired ones (x/y).'),
+  replicas: { type: 'integer', description: 'Members that exist (what `kubectl scale` reports as the current count).' },
   upgrade: obj<UpgradeStatus>('Progress of the last upgrade.', {
     from: str('Release upgraded from.'),
     to: str('Release upgraded to.'),
@@ -238,7 +239,7 @@ export function svcClusterCrd(): Record<string, unknown> {
         name: VERSION,
         served: true,
         storage: true,
-        // scale: `kubectl scale svcc/x --replicas=N` sets spec.replicas (status.replicas is not filled: reads as 0)
+        // scale: `kubectl scale svcc/x --replicas=N` sets spec.replicas; status.replicas counts the members that exist
         subresources: { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } },
         additionalPrinterColumns: [
           { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'Desired release' },

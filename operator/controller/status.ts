@@ -146,6 +146,7 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
     members,
     targetVersion: spec.version,
     ready: `${ready}/${spec.replicas}`,
+    replicas: observed.members.length,
   };
   if (i.generation !== undefined) status.observedGeneration = i.generation;
   const leader = observed.members.find((m) => m.leader);
