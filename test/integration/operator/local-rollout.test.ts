@@ -2,11 +2,10 @@
 // `enableV2` restarts the real svc processes one at a time, followers first and the leader last after MoveLeader,
 // with reason SpecChange recorded, under a writing client that loses nothing; then turning it off again with the
 // orchestrator killed at several points still restarts each member exactly once.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+
 import { expect } from 'chai';
 import { Client } from '../../../server/client/index.js';
 import { API_VERSION, KIND, type SvcCluster } from '../../../operator/api/types.js';
@@ -15,8 +14,8 @@ import { applyCluster } from '../../../operator/cli/local.js';
 import { MemberClient } from '../../../operator/members/index.js';
 import { LocalRuntime } from '../../../operator/runtime/local/index.js';
 import { BackgroundWriter } from '../../../operator/workload/writer.js';
+import { operatorCli } from './operator-cli.js';
 
-const MAIN = fileURLToPath(new URL('../../../operator/cli/main.js', import.meta.url));
 const V = '3.4.34';
 
 const manifest = (enableV2?: boolean): SvcCluster =>
@@ -32,18 +31,6 @@ async function v2Put(url: string, key: string): Promise<number> {
   const r = await fetch(`${url}/v2/keys/${key}`, { method: 'PUT', body: new URLSearchParams({ value: 'x' }), signal: AbortSignal.timeout(5000) });
   await r.arrayBuffer();
   return r.status;
-}
-
-/** `svc-operator <args>` as its own process. */
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
-  return new Promise((resolve) => {
-    const script = `import(${JSON.stringify(pathToFileURL(MAIN).href)}).then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
-    const child = spawn(process.execPath, ['-e', script, '--', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('exit', (code, signal) => resolve({ code, signal, out }));
-  });
 }
 
 describe('operator local runtime: a configuration change rolled out one member at a time', function () {
@@ -106,7 +93,7 @@ describe('operator local runtime: a configuration change rolled out one member a
     let killed = 0;
     let last = { code: null as number | null, signal: null as NodeJS.Signals | null, out: '' };
     for (const at of ['restartMember:1', 'restartMember:1:acted', 'moveLeader:1:after', '']) {
-      last = await cli(['local', 'apply', '-f', file, '--state-dir', stateDir], { SVC_OPERATOR_CRASH_AT: at });
+      last = await operatorCli(['local', 'apply', '-f', file, '--state-dir', stateDir], { SVC_OPERATOR_CRASH_AT: at });
       if (last.signal === 'SIGKILL') killed++;
       else break;
     }

@@ -1,11 +1,10 @@
 // The orchestrator and the local runtime against real svc processes on 127.0.0.1: the full 3.3 -> 3.4 -> 3.5
 // upgrade under a writing client, refusals that leave the cluster untouched, an orchestrator killed at
 // every step and restarted, and a member that cannot start on the new release.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
 import { Client } from '../../../server/client/index.js';
 import { API_VERSION, KIND, type SvcCluster } from '../../../operator/api/types.js';
@@ -14,9 +13,9 @@ import { applyCluster } from '../../../operator/cli/local.js';
 import { MemberClient } from '../../../operator/members/index.js';
 import { DEFAULT_SVC_ENTRY, LocalRuntime } from '../../../operator/runtime/local/index.js';
 import { BackgroundWriter } from '../../../operator/workload/writer.js';
+import { operatorCli } from './operator-cli.js';
 import { LeaderTracker } from '../../../operator/workload/leader-tracker.js';
 
-const MAIN = fileURLToPath(new URL('../../../operator/cli/main.js', import.meta.url));
 const dirs: string[] = [];
 const runtimes: LocalRuntime[] = [];
 
@@ -43,18 +42,6 @@ function startsOn(rt: LocalRuntime, version: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const m of rt.state()!.members) out[m.name] = readFileSync(m.logFile, 'utf8').split('\n').filter((l) => l.startsWith(`=== svc start ${version} `)).length;
   return out;
-}
-
-/** Runs `svc-operator <args>` as its own process; resolves with its exit status and output. */
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
-  return new Promise((resolve) => {
-    const script = `import(${JSON.stringify(pathToFileURL(MAIN).href)}).then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
-    const child = spawn(process.execPath, ['-e', script, '--', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('exit', (code, signal) => resolve({ code, signal, out }));
-  });
 }
 
 after(async function () {
@@ -123,7 +110,7 @@ describe('operator local runtime: the full 3.3 -> 3.4 -> 3.5 upgrade against rea
     expect(down.step).to.include({ kind: 'blocked', code: 'DowngradeAfterCompletion' });
     expect(pids(rt)).to.deep.equal(done);
 
-    const st = await cli(['local', 'status', '--state-dir', stateDir, '--output', 'json']);
+    const st = await operatorCli(['local', 'status', '--state-dir', stateDir, '--output', 'json']);
     expect(st.code).to.equal(0);
     const status = JSON.parse(st.out) as { clusterVersion: string; members: Array<{ release: string; healthy: boolean; leader: boolean }> };
     expect(status.clusterVersion).to.equal('3.5.0');
@@ -140,7 +127,7 @@ describe('operator local runtime: the orchestrator killed at each step resumes',
     const file = join(stateDir, '..', `${stateDir.split('/').pop()}.yaml`);
     dirs.push(file);
     writeFileSync(file, `apiVersion: ${API_VERSION}\nkind: ${KIND}\nmetadata:\n  name: crash\nspec:\n  version: 3.3.27\n  replicas: 3\n`);
-    const created = await cli(['local', 'apply', '-f', file, '--state-dir', stateDir]);
+    const created = await operatorCli(['local', 'apply', '-f', file, '--state-dir', stateDir]);
     const rt = new LocalRuntime({ stateDir });
     runtimes.push(rt);
     expect(created.code, created.out).to.equal(0);
@@ -149,7 +136,7 @@ describe('operator local runtime: the orchestrator killed at each step resumes',
     let killed = 0;
     let last = { code: null as number | null, signal: null as NodeJS.Signals | null, out: '' };
     for (const at of crashes) {
-      last = await cli(['local', 'apply', '-f', file, '--state-dir', stateDir], { SVC_OPERATOR_CRASH_AT: at });
+      last = await operatorCli(['local', 'apply', '-f', file, '--state-dir', stateDir], { SVC_OPERATOR_CRASH_AT: at });
       if (last.signal === 'SIGKILL') killed++;
       else break;
     }

@@ -137,14 +137,7 @@ for (const mode of ['local', 'kubernetes'] as const) {
 
     it('a crash at every point of every step of an upgrade resumes to the same end, nothing done twice', async () => {
       const clean = await drive(new World(3, '3.4.34', 1), mode, spec('3.5.21', 3));
-      const counts = new Map<string, number>();
-      const points: string[] = [];
-      for (const a of clean.acted) {
-        const kind = a.split(' ')[0];
-        const n = (counts.get(kind) ?? 0) + 1;
-        counts.set(kind, n);
-        for (const at of ['before', 'acted', 'after']) points.push(`${kind}:${n}:${at}`);
-      }
+      const points = crashPoints(clean.acted);
       expect(points).to.have.length(18);
       for (const at of points) {
         const w = new World(3, '3.4.34', 1);
@@ -165,14 +158,7 @@ for (const mode of ['local', 'kubernetes'] as const) {
     it('a crash at every point of every scaling step resumes: each member added and removed exactly once', async () => {
       for (const [from, to] of [[3, 5], [5, 3], [1, 3]] as const) {
         const clean = await drive(new World(from, '3.4.34', 0), mode, spec('3.4.34', to));
-        const counts = new Map<string, number>();
-        const points: string[] = [];
-        for (const a of clean.acted) {
-          const kind = a.split(' ')[0];
-          const n = (counts.get(kind) ?? 0) + 1;
-          counts.set(kind, n);
-          for (const at of ['before', 'acted', 'after']) points.push(`${kind}:${n}:${at}`);
-        }
+        const points = crashPoints(clean.acted);
         expect(points.length, `${from} -> ${to}`).to.be.at.least(6);
         for (const at of points) {
           const w = new World(from, '3.4.34', 0);

@@ -1,0 +1,17 @@
+// `svc-operator <args>` as its own process, for the tests of the local runtime's command line.
+import { spawn } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../../../operator/cli/main.js', import.meta.url));
+
+/** Runs `svc-operator <args>` as its own process; resolves with its exit status, signal and output. */
+export function operatorCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
+  return new Promise((resolve) => {
+    const script = `import(${JSON.stringify(pathToFileURL(MAIN).href)}).then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
+    const child = spawn(process.execPath, ['-e', script, '--', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (code, signal) => resolve({ code, signal, out }));
+  });
+}
