@@ -11,8 +11,6 @@ import { LeaderElector } from './leader.js';
 export interface RunOptions {
   /** Kubeconfig file; default: $KUBECONFIG, ~/.kube/config or the in-cluster service account. */
   kubeconfig?: string;
-  /** Where snapshots go. Default $SVC_OPERATOR_SNAPSHOT_DIR or <tmp>/svc-operator-snapshots. */
-  snapshotDir?: string;
   /** Port of /healthz, /readyz, /metrics (0: none). Default 8080. */
   probePort?: number;
   /** Address the probe server binds. Default: every interface (a pod has its own network namespace). */
@@ -59,7 +57,8 @@ export function probeServer(ctl: Controller, port: number, address?: string): Se
 export async function runController(opts: RunOptions = {}): Promise<void> {
   const kc = loadKubeConfig(opts.kubeconfig);
   const ctl = new Controller(kc, {
-    snapshotDir: opts.snapshotDir ?? process.env.SVC_OPERATOR_SNAPSHOT_DIR ?? join(tmpdir(), 'svc-operator-snapshots'),
+    // every snapshot on Kubernetes is a Job onto a claim; the folder is only the runtime's fallback without Jobs
+    snapshotDir: join(tmpdir(), 'svc-operator-snapshots'),
     operatorImage: opts.operatorImage ?? (process.env.SVC_OPERATOR_IMAGE || undefined),
     namespaces: opts.namespaces,
     clusterSelector: opts.clusterSelector,
