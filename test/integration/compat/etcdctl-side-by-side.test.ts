@@ -135,7 +135,8 @@ describe('etcdctl 3.4.23 against svc and against the reference, side by side', f
       }
       expect(add.code, `${t.name}: ${add.stderr}`).to.equal(0);
       expect(normalise(add.stdout).split('\n')[0], t.name).to.equal('Member ID added to cluster ID');
-      const id = add.stdout.split(' ')[1];
+      // etcdctl prints ids with %16x: an id with a leading zero nibble is padded with spaces
+      const id = /^Member\s+([0-9a-f]+)\s/.exec(add.stdout)?.[1] ?? '';
       const rm = await etcdctl(['member', 'remove', id], { endpoints: t.endpoints });
       expect(normalise(rm.stdout), `${t.name}: ${rm.stderr}`).to.equal('Member ID removed from cluster ID\n');
 
