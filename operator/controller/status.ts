@@ -133,10 +133,14 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const stalled = phase === 'Blocked' || podProblems.length > 0;
   const stallReason = podProblems[0]?.reason ?? (backupBlocked ? i.jobFailure!.reason : step.kind === 'blocked' ? step.code : 'NotStalled');
   const stallMessage = podProblems.length > 0 ? podProblemsLine(podProblems) : backupBlocked ? i.jobFailure!.message : step.kind === 'blocked' ? step.reason : 'nothing blocks the operator';
-  const isReady = phase === 'Running' && !stalled;
+  // Ready and Reconciling never both True (kstatus tools would read InProgress while `kubectl wait` saw Ready): a
+  // healthy cluster still waiting for something (its cluster version, a leader) is Running but not yet Ready.
+  const settled = step.kind === 'steady' || step.kind === 'complete';
+  const isReady = phase === 'Running' && !stalled && settled;
+  const stepReason = step.kind === 'wait' || step.kind === 'blocked' ? step.code : step.kind;
   drafts.unshift(
-    cond('Ready', isReady, isReady ? 'Ready' : stalled ? stallReason : phase, isReady ? `${healthy} of ${spec.replicas} members healthy on ${releases[0] ?? spec.version}` : stalled ? stallMessage : `phase ${phase}: ${waitLine || step.kind}`),
-    cond('Reconciling', !stalled && step.kind !== 'steady', stalled || step.kind === 'steady' ? (stalled ? 'Stalled' : 'Steady') : step.kind === 'wait' ? step.code : step.kind, stalled ? stallMessage : step.kind === 'steady' ? 'the cluster is as specified' : waitLine || step.kind),
+    cond('Ready', isReady, isReady ? 'Ready' : stalled ? stallReason : phase === 'Running' ? stepReason : phase, isReady ? `${healthy} of ${spec.replicas} members healthy on ${releases[0] ?? spec.version}` : stalled ? stallMessage : `phase ${phase}: ${waitLine || step.kind}`),
+    cond('Reconciling', !stalled && !settled, stalled || settled ? (stalled ? 'Stalled' : 'Steady') : stepReason, stalled ? stallMessage : settled ? 'the cluster is as specified' : waitLine || step.kind),
     cond('Stalled', stalled, stallReason, stallMessage),
   );
   const conditions = stamp(drafts, i.previous, i.generation, i.now);

@@ -34,6 +34,7 @@
 import type { SvcClusterSpec } from '../api/types.js';
 import { resumeScaling, scaleAfterUpgrade, scaleStep } from './scaling.js';
 import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevision, UpgradeProgress } from './types.js';
+import { isMutating } from './types.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from './versions.js';
 
 /** Smallest applied-index gap between a member and the leader that still counts as caught up. */
@@ -155,14 +156,19 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
   const ref = o.catchUp?.leaderIndex ?? leader.appliedIndex;
   const slack = catchUpSlack(o);
   const lagging = members.find((m) => m.appliedIndex === undefined || ref === undefined || (m !== leader && ref - m.appliedIndex > slack));
-  if (lagging) return wait('CatchingUp', `member ${lagging.name} is catching up (applied ${lagging.appliedIndex ?? '?'}, leader ${ref ?? '?'}, allowed gap ${slack})`);
+  const catchingUp = lagging && wait('CatchingUp', `member ${lagging.name} is catching up (applied ${lagging.appliedIndex ?? '?'}, leader ${ref ?? '?'}, allowed gap ${slack})`);
 
   if (members.every(onTarget)) {
     const behind = members.find((m) => minorOf(m.clusterVersion) !== minorOf(target));
     if (behind) return wait('ClusterVersionPending', `every member runs ${target}; member ${behind.name} reports cluster version ${behind.clusterVersion ?? 'unknown'} (waiting for ${minorOf(target)})`);
     if (cur && cur.finishedAt === undefined) return { kind: 'complete', from: cur.from, to: target };
-    return rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader) ?? { kind: 'steady', version: target };
+    // A follower behind under writes gates the next change; with nothing to change the cluster is as specified
+    // (so Ready and Reconciling do not flap with the write load).
+    const next = rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader);
+    if (!next) return { kind: 'steady', version: target };
+    return catchingUp && isMutating(next) ? catchingUp : next;
   }
+  if (catchingUp) return catchingUp;
 
   const notOnTarget = members.filter((m) => !onTarget(m));
   const from = notOnTarget.map(releaseOf).sort(compareVersions)[0];

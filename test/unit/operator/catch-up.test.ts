@@ -15,6 +15,8 @@ import type { ObservedCluster, ObservedMember } from '../../../operator/upgrade/
 
 const V = '3.4.34';
 const spec: SvcClusterSpec = withDefaults({ version: V, replicas: 3 });
+/** A spec with a change to carry out (an upgrade, whose first step is the snapshot): the gate decides whether it starts. */
+const upgrade: SvcClusterSpec = withDefaults({ version: '3.5.21', replicas: 3 });
 
 const member = (name: string, appliedIndex: number, leader = false): ObservedMember =>
   ({ name, id: name, configuredVersion: V, running: true, release: V, clusterVersion: '3.4.0', healthy: true, leader, appliedIndex });
@@ -22,25 +24,30 @@ const member = (name: string, appliedIndex: number, leader = false): ObservedMem
 describe('operator catch-up gate', () => {
   describe('planner', () => {
     const o = (follower: number, catchUp?: ObservedCluster['catchUp']): ObservedCluster =>
-      ({ now: 1, members: [member('m0', 10_000, true), member('m1', follower), member('m2', 9_990)], ...(catchUp ? { catchUp } : {}) });
+      ({ now: 1, authEnabled: false, members: [member('m0', 10_000, true), member('m1', follower), member('m2', 9_990)], ...(catchUp ? { catchUp } : {}) });
 
     it('without a rate: a fixed gap of 100 entries', () => {
-      expect(plan(spec, o(9_950), undefined).kind).to.equal('steady');
-      expect(plan(spec, o(9_850), undefined)).to.include({ kind: 'wait', code: 'CatchingUp' });
+      expect(plan(upgrade, o(9_950), undefined).kind).to.equal('snapshot');
+      expect(plan(upgrade, o(9_850), undefined)).to.include({ kind: 'wait', code: 'CatchingUp' });
     });
 
     it('at 500 writes/s: a follower 300 entries behind is caught up, one 1000 behind is not', () => {
       expect(catchUpSlack(o(0, { leaderIndex: 10_000, ratePerSecond: 500 }))).to.equal(500);
-      expect(plan(spec, o(9_700, { leaderIndex: 10_000, ratePerSecond: 500 }), undefined).kind).to.equal('steady');
-      const step = plan(spec, o(9_000, { leaderIndex: 10_000, ratePerSecond: 500 }), undefined);
+      expect(plan(upgrade, o(9_700, { leaderIndex: 10_000, ratePerSecond: 500 }), undefined).kind).to.equal('snapshot');
+      const step = plan(upgrade, o(9_000, { leaderIndex: 10_000, ratePerSecond: 500 }), undefined);
       expect(step).to.include({ kind: 'wait', code: 'CatchingUp' });
       expect((step as { reason: string }).reason).to.equal('member m1 is catching up (applied 9000, leader 10000, allowed gap 500)');
     });
 
     it('compares with the leader index read before the followers, not the leader\'s newer own', () => {
       // the leader reports 10 500 (read last), but the followers were compared with the 10 000 read before them
-      const obs: ObservedCluster = { now: 1, members: [member('m0', 10_500, true), member('m1', 9_950), member('m2', 9_990)], catchUp: { leaderIndex: 10_000, ratePerSecond: 0 } };
-      expect(plan(spec, obs, undefined).kind).to.equal('steady');
+      const obs: ObservedCluster = { now: 1, authEnabled: false, members: [member('m0', 10_500, true), member('m1', 9_950), member('m2', 9_990)], catchUp: { leaderIndex: 10_000, ratePerSecond: 0 } };
+      expect(plan(upgrade, obs, undefined).kind).to.equal('snapshot');
+    });
+
+    it('with nothing to change, a follower behind is no reason to wait: the cluster is steady', () => {
+      expect(plan(spec, o(9_000, { leaderIndex: 10_000, ratePerSecond: 500 }), undefined).kind).to.equal('steady');
+      expect(plan({ ...spec, replicas: 4 }, { ...o(9_000), clusterMembers: [] , clusterMembersByLeader: true }, undefined)).to.include({ kind: 'wait', code: 'CatchingUp' });
     });
   });
 
@@ -95,17 +102,17 @@ describe('operator catch-up gate', () => {
       // (the rate within one observation, over a few milliseconds, is rough: the engine measures it across passes)
       expect(o.catchUp!.ratePerSecond).to.be.within(400, 800);
       expect(o.catchUp!.leaderIndex - o.members.find((m) => m.name === 'm1')!.appliedIndex!).to.be.above(100); // a fixed 100 would not open
-      expect(plan(spec, o, undefined).kind).to.equal('steady');
+      expect(plan(upgrade, o, undefined).kind).to.equal('snapshot');
     });
 
     it('a follower that does not advance keeps the gate shut at the same rate', async () => {
       const c = cluster(600, { m1: 'stuck', m2: 100 });
       c.advance(3000); // m1 falls further behind
       const { cluster: o } = await observe(c.runtime, c.client, c.clock);
-      expect(plan(spec, o, undefined)).to.include({ kind: 'wait', code: 'CatchingUp' });
+      expect(plan(upgrade, o, undefined)).to.include({ kind: 'wait', code: 'CatchingUp' });
     });
 
-    it('the engine measures the rate across passes: 600 writes/s over a second, the pass is steady', async () => {
+    it('the engine measures the rate across passes: 600 writes/s over a second, and with that rate the gate opens', async () => {
       const c = cluster(600, { m1: 250, m2: 100 });
       const memory = newMemory();
       await runPass(c.runtime, spec, c.client, memory, { clock: c.clock });
@@ -113,6 +120,7 @@ describe('operator catch-up gate', () => {
       const r = await runPass(c.runtime, spec, c.client, memory, { clock: c.clock });
       expect(r.observed.catchUp!.ratePerSecond).to.be.within(590, 610);
       expect(r.step.kind).to.equal('steady');
+      expect(plan(upgrade, r.observed, undefined).kind).to.equal('snapshot');
     });
   });
 });
