@@ -10,7 +10,7 @@ import { API_VERSION, type SvcCluster, type SvcClusterStatus } from '../api/type
 import { specProblems, withDefaults } from '../api/validate.js';
 import type { MemberClient } from '../members/index.js';
 import { newMemory, runPass, type EngineMemory } from '../orchestrator/engine.js';
-import { KubeApi, type EventTarget } from '../runtime/kubernetes/kube-api.js';
+import { KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
 import { KubeRuntime, podImage, PROGRESS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
 import { BackupTracker } from '../backup/tracker.js';
@@ -23,7 +23,7 @@ import { UpgradeMetrics } from './metrics.js';
 import { WorkQueue, type Requeue } from './queue.js';
 import { MemberClients } from './member-clients.js';
 import { readClusterTls, TlsSecretError } from './tls.js';
-import { readPodProblems } from './pod-diagnostics.js';
+import { readPodProblems, DiagnosticReads } from './pod-diagnostics.js';
 import { canonical, computeStatus, dropUndefined, errorLine, stoppedStatus, type PodFacts } from './status.js';
 import { ScopedInformer } from './scope.js';
 
@@ -83,6 +83,10 @@ export class Controller {
   readonly registry: Registry;
   private readonly clusters: ScopedInformer<StoredCluster>;
   private readonly owned: Array<k8s.Informer<k8s.KubernetesObject>> = [];
+  /** The owned objects' informers as the API wrapper reads them (set on the wrapper once synced). */
+  private readonly readCache: ReadCache;
+  /** The claims and Warning Events pod diagnostics read, kept a few seconds. */
+  private readonly diagnostics: DiagnosticReads;
   // generous timeout: a loaded machine must not read as an unhealthy member (and a status write)
   private readonly clients = new MemberClients({ timeoutMs: 5000, attempts: 1 });
   private readonly lastStep = new Map<string, string>();
@@ -111,6 +115,7 @@ export class Controller {
 
   constructor(readonly kc: k8s.KubeConfig, private readonly opts: ControllerOptions) {
     this.api = new KubeApi(kc);
+    this.diagnostics = new DiagnosticReads(this.api.core);
     this.log = opts.log ?? defaultLog;
     this.registry = opts.registry ?? new Registry();
     this.reconciles = new Counter({ name: 'svc_operator_reconcile_total', help: 'Reconciles by result.', labelNames: ['result'], registers: [this.registry] });
@@ -129,16 +134,25 @@ export class Controller {
       const owner = o.metadata?.labels?.[CLUSTER_LABEL];
       if (owner) this.queue.add(`${o.metadata!.namespace}/${owner}`);
     };
-    const watch = <T extends k8s.KubernetesObject>(prefix: string, plural: string, list: (ns: string | undefined) => Promise<k8s.KubernetesListObject<T>>) => {
+    const byKind = new Map<string, ScopedInformer<k8s.KubernetesObject>>();
+    const watch = <T extends k8s.KubernetesObject>(kind: string, prefix: string, plural: string, list: (ns: string | undefined) => Promise<k8s.KubernetesListObject<T>>) => {
       const inf = new ScopedInformer<T>(kc, opts.namespaces, (ns) => nsPath(prefix, ns, plural), list, MANAGED_BY);
       for (const ev of ['add', 'update', 'delete'] as const) inf.on(ev, enqueueOwner);
+      // a deleted object is written again at the next pass, not taken as applied
+      inf.on('delete', (o) => this.api.forgetObject(kind, o.metadata?.namespace ?? '', o.metadata?.name ?? ''));
       this.owned.push(inf as unknown as k8s.Informer<k8s.KubernetesObject>);
+      byKind.set(kind, inf as unknown as ScopedInformer<k8s.KubernetesObject>);
     };
     const labelSelector = MANAGED_BY;
-    watch('/api/v1', 'pods', (namespace) => namespace ? this.api.core.listNamespacedPod({ namespace, labelSelector }) : this.api.core.listPodForAllNamespaces({ labelSelector }));
-    watch('/apis/apps/v1', 'statefulsets', (namespace) => namespace ? this.api.apps.listNamespacedStatefulSet({ namespace, labelSelector }) : this.api.apps.listStatefulSetForAllNamespaces({ labelSelector }));
-    watch('/api/v1', 'services', (namespace) => namespace ? this.api.core.listNamespacedService({ namespace, labelSelector }) : this.api.core.listServiceForAllNamespaces({ labelSelector }));
-    watch('/api/v1', 'configmaps', (namespace) => namespace ? this.api.core.listNamespacedConfigMap({ namespace, labelSelector }) : this.api.core.listConfigMapForAllNamespaces({ labelSelector }));
+    watch('Pod', '/api/v1', 'pods', (namespace) => namespace ? this.api.core.listNamespacedPod({ namespace, labelSelector }) : this.api.core.listPodForAllNamespaces({ labelSelector }));
+    watch('StatefulSet', '/apis/apps/v1', 'statefulsets', (namespace) => namespace ? this.api.apps.listNamespacedStatefulSet({ namespace, labelSelector }) : this.api.apps.listStatefulSetForAllNamespaces({ labelSelector }));
+    watch('Service', '/api/v1', 'services', (namespace) => namespace ? this.api.core.listNamespacedService({ namespace, labelSelector }) : this.api.core.listServiceForAllNamespaces({ labelSelector }));
+    watch('ConfigMap', '/api/v1', 'configmaps', (namespace) => namespace ? this.api.core.listNamespacedConfigMap({ namespace, labelSelector }) : this.api.core.listConfigMapForAllNamespaces({ labelSelector }));
+    this.readCache = {
+      watches: (kind) => kind !== 'Pod' && byKind.has(kind),
+      object: (kind, namespace, name) => (kind === 'Pod' ? undefined : byKind.get(kind)?.get(name, namespace)),
+      pods: (namespace, cluster) => (byKind.get('Pod')!.list(namespace) as k8s.V1Pod[]).filter((p) => p.metadata?.labels?.[CLUSTER_LABEL] === cluster),
+    };
   }
 
   /** Starts the informers and the worker. */
@@ -152,6 +166,8 @@ export class Controller {
     }
     await Promise.all(all.map((i) => i.start()));
     this.synced = true;
+    // from now on a pass reads the cluster's objects from the informers (kube-api.ts)
+    this.api.cache = this.readCache;
     this.log({ level: 'info', msg: 'informers synced', clusters: this.clusters.list().length });
     this.running = this.queue.run((key) => this.reconcileKey(key), this.opts.workers ?? 4, (key, e) => {
       this.log({ level: 'error', msg: 'reconcile failed', cluster: key, error: (e as Error).message });
@@ -197,6 +213,7 @@ export class Controller {
       this.memory.delete(key);
       this.pendingLine.delete(key);
       this.backups.forget(key);
+      this.api.forgetCluster(namespace, name);
       return undefined; // owned objects go with it (owner references); the default backup claim stays
     }
     const spec = withDefaults(stored.spec);
@@ -272,6 +289,9 @@ export class Controller {
       await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
       if (step.kind === 'steady') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, backup?.requeueMs ?? Infinity));
       if (step.kind === 'blocked') return 15_000;
+      // waiting for Kubernetes to run a member's pod: the pod's own changes enqueue the cluster (informer), so the
+      // poll only backs that up (hundreds of clusters with Pending pods would otherwise keep the workers busy)
+      if (step.kind === 'wait' && observed.members.some((m) => !m.running)) return Math.max(15_000, this.opts.pollMs ?? 2000);
       return this.opts.pollMs ?? 2000;
     }
     if (r.pending) this.pendingLine.set(key, line);
@@ -307,7 +327,7 @@ export class Controller {
     }
     const key = `${stored.metadata.namespace}/${stored.metadata.name}`;
     // pod-level failures (pod-diagnostics.ts): a Warning Event each time a new one appears
-    const podProblems = await readPodProblems(this.api.core, stored.metadata.namespace!, stored.metadata.name, [...live.values()], observed.members.length);
+    const podProblems = await readPodProblems(this.diagnostics, stored.metadata.namespace!, stored.metadata.name, [...live.values()], observed.members.length);
     const seen = this.podProblemsSeen.get(key) ?? new Set<string>();
     const current = new Set(podProblems.map((p) => `${p.reason} ${p.object}`));
     for (const p of podProblems) {

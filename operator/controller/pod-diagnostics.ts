@@ -128,26 +128,50 @@ export function describePod(p: V1Pod): string {
  * Reads what podProblems() needs beyond the pods: the claims of pods not scheduled (GET by name) and, only when a
  * pod is missing or a claim is Pending, the namespace's Warning Events (a 403 without `list events` leaves them out).
  */
-export async function readPodProblems(core: CoreV1Api, namespace: string, statefulSet: string, pods: V1Pod[], replicas: number, now = new Date()): Promise<PodProblem[]> {
+export async function readPodProblems(reads: DiagnosticReads, namespace: string, statefulSet: string, pods: V1Pod[], replicas: number, now = new Date()): Promise<PodProblem[]> {
   const claims: V1PersistentVolumeClaim[] = [];
   for (const p of pods) {
     if (p.spec?.nodeName) continue;
     const claimName = p.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName;
     if (!claimName) continue;
-    try {
-      claims.push(await core.readNamespacedPersistentVolumeClaim({ namespace, name: claimName }));
-    } catch {
-      // not there yet: the StatefulSet makes it with the pod
-    }
+    const claim = await reads.claim(namespace, claimName);
+    if (claim) claims.push(claim);
   }
   let events: CoreV1Event[] = [];
   const unscheduled = pods.some((p) => p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.status === 'False'));
   if (pods.length < replicas || unscheduled || claims.some((c) => c.status?.phase === 'Pending')) {
-    try {
-      events = (await core.listNamespacedEvent({ namespace, fieldSelector: 'type=Warning' })).items;
-    } catch {
-      events = [];
-    }
+    events = await reads.warnings(namespace);
   }
   return podProblems({ statefulSet, pods, claims, events, replicas, now });
+}
+
+/**
+ * The reads pod diagnostics need beyond the pods, each kept for `ttlMs`: a namespace's Warning Events (every
+ * cluster of a namespace with a Pending pod wants them: one list serves them all) and the claims of pods not
+ * scheduled. With hundreds of such clusters, their passes would otherwise make thousands of requests a minute.
+ */
+export class DiagnosticReads {
+  private readonly kept = new Map<string, { at: number; value: Promise<unknown> }>();
+
+  constructor(private readonly core: CoreV1Api, private readonly ttlMs = 10_000) {}
+
+  private read<T>(key: string, fetch: () => Promise<T>): Promise<T> {
+    const now = Date.now();
+    const hit = this.kept.get(key);
+    if (hit && now - hit.at < this.ttlMs) return hit.value as Promise<T>;
+    if (this.kept.size > 10_000) for (const [k, v] of this.kept) if (now - v.at >= this.ttlMs) this.kept.delete(k);
+    const value = fetch();
+    this.kept.set(key, { at: now, value });
+    return value;
+  }
+
+  /** The namespace's Warning Events (none when they cannot be listed: a 403 without `list events`). */
+  warnings(namespace: string): Promise<CoreV1Event[]> {
+    return this.read(`events ${namespace}`, () => this.core.listNamespacedEvent({ namespace, fieldSelector: 'type=Warning' }).then((l) => l.items, () => []));
+  }
+
+  /** The claim, or undefined when it is not there yet (the StatefulSet makes it with the pod). */
+  claim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+    return this.read(`claim ${namespace}/${name}`, () => this.core.readNamespacedPersistentVolumeClaim({ namespace, name }).then((c) => c, () => undefined));
+  }
 }

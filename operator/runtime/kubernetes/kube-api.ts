@@ -4,7 +4,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { API_VERSION, KIND } from '../../api/types.js';
-import { HASH_ANNOTATION, type KubeObject } from './manifests.js';
+import { CLUSTER_LABEL, HASH_ANNOTATION, type KubeObject } from './manifests.js';
 
 export const FIELD_MANAGER = 'svc-operator';
 const [GROUP, VERSION] = API_VERSION.split('/');
@@ -22,8 +22,32 @@ export function isStatus(e: unknown, code: number): boolean {
   return typeof e === 'object' && e !== null && (e as { code?: number }).code === code;
 }
 
+/**
+ * What the controller's informers hold (kept current by watches). Reads of a cluster come from here, so a pass
+ * over a quiet cluster makes no API request; a miss reads the apiserver.
+ */
+export interface ReadCache {
+  /** The object of that kind (StatefulSet, Service, ConfigMap) if the informers watch the kind; else undefined. */
+  object(kind: string, namespace: string, name: string): k8s.KubernetesObject | undefined;
+  /** True when the informers watch objects of `kind`. */
+  watches(kind: string): boolean;
+  /** The pods of a cluster. */
+  pods(namespace: string, cluster: string): V1Pod[];
+}
+
+/** After a write to a cluster's objects, its reads go to the apiserver this long (the informers catch up). */
+const FRESH_MS = 3000;
+/** An object this process applied is not read back for this long (kinds without an informer: one GET a minute). */
+const APPLIED_MS = 60_000;
+
 /** Thin typed wrapper of the API clients. */
 export class KubeApi {
+  /** Set by the controller once its informers have synced. */
+  cache: ReadCache | undefined;
+  /** Per cluster ("namespace/name"), when this process last wrote one of its objects. */
+  private readonly wroteAt = new Map<string, number>();
+  /** Per object ("Kind namespace/name"), the hash annotation this process applied and when. */
+  private readonly applied = new Map<string, { hash: string; at: number }>();
   readonly core: k8s.CoreV1Api;
   readonly apps: k8s.AppsV1Api;
   readonly custom: k8s.CustomObjectsApi;
@@ -46,8 +70,31 @@ export class KubeApi {
     this.objects = k8s.KubernetesObjectApi.makeApiClient(kc);
   }
 
+  /** The informers, unless this process wrote to the cluster a moment ago (then they may lag behind). */
+  private cached(namespace: string, cluster: string | undefined): ReadCache | undefined {
+    if (!this.cache || cluster === undefined) return undefined;
+    return Date.now() - (this.wroteAt.get(`${namespace}/${cluster}`) ?? 0) > FRESH_MS ? this.cache : undefined;
+  }
+
+  private touched(namespace: string | undefined, cluster: string | undefined): void {
+    if (namespace && cluster) this.wroteAt.set(`${namespace}/${cluster}`, Date.now());
+  }
+
+  /** Forgets a deleted cluster's bookkeeping. */
+  forgetCluster(namespace: string, cluster: string): void {
+    this.wroteAt.delete(`${namespace}/${cluster}`);
+    for (const k of this.applied.keys()) if (k.includes(` ${namespace}/${cluster}`)) this.applied.delete(k);
+  }
+
+  /** Forgets that an object was applied (it was deleted: the next pass writes it again). */
+  forgetObject(kind: string, namespace: string, name: string): void {
+    this.applied.delete(`${kind} ${namespace}/${name}`);
+  }
+
   /** The StatefulSet, or undefined when it does not exist. */
   async readStatefulSet(namespace: string, name: string): Promise<V1StatefulSet | undefined> {
+    const hit = this.cached(namespace, name)?.object('StatefulSet', namespace, name);
+    if (hit) return hit as V1StatefulSet;
     try {
       return await this.apps.readNamespacedStatefulSet({ namespace, name });
     } catch (e) {
@@ -56,12 +103,16 @@ export class KubeApi {
     }
   }
 
-  async listPods(namespace: string, labelSelector: string): Promise<V1Pod[]> {
+  /** The pods of cluster `cluster` (selected by `labelSelector` when read from the apiserver). */
+  async listPods(namespace: string, cluster: string, labelSelector: string): Promise<V1Pod[]> {
+    const c = this.cached(namespace, cluster);
+    if (c) return c.pods(namespace, cluster);
     return (await this.core.listNamespacedPod({ namespace, labelSelector })).items;
   }
 
-  async deletePod(namespace: string, name: string): Promise<void> {
+  async deletePod(namespace: string, name: string, cluster: string): Promise<void> {
     this.wrote('delete pod', namespace, name);
+    this.touched(namespace, cluster);
     try {
       await this.core.deleteNamespacedPod({ namespace, name });
     } catch (e) {
@@ -72,14 +123,30 @@ export class KubeApi {
   /** Applies `obj` unless the live object carries the same hash annotation; true when it wrote. */
   async apply(obj: KubeObject): Promise<boolean> {
     const want = obj.metadata.annotations?.[HASH_ANNOTATION];
+    const { namespace, name } = obj.metadata;
+    const cluster = obj.metadata.labels?.[CLUSTER_LABEL];
+    const key = `${obj.kind} ${namespace}/${name}`;
+    if (want !== undefined) {
+      // the informers' copy when they watch the kind; else what this process applied a moment ago; else a GET
+      const c = this.cached(namespace ?? '', cluster);
+      const cachedHash = c?.watches(obj.kind) ? c.object(obj.kind, namespace ?? '', name)?.metadata?.annotations?.[HASH_ANNOTATION] : undefined;
+      if (cachedHash === want) return false;
+      const mine = this.applied.get(key);
+      if (cachedHash === undefined && mine?.hash === want && Date.now() - mine.at < APPLIED_MS) return false;
+    }
     try {
-      const live = await this.objects.read({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace } });
-      if (want !== undefined && live.metadata?.annotations?.[HASH_ANNOTATION] === want) return false;
+      const live = await this.objects.read({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name, namespace } });
+      if (want !== undefined && live.metadata?.annotations?.[HASH_ANNOTATION] === want) {
+        this.applied.set(key, { hash: want, at: Date.now() });
+        return false;
+      }
     } catch (e) {
       if (!isStatus(e, 404)) throw e;
     }
-    this.wrote(`apply ${obj.kind}`, obj.metadata.namespace, obj.metadata.name);
+    this.wrote(`apply ${obj.kind}`, namespace, name);
+    this.touched(namespace, cluster);
     await this.objects.patch(obj as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
+    if (want !== undefined) this.applied.set(key, { hash: want, at: Date.now() });
     return true;
   }
 

@@ -75,7 +75,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
   /** The member pods, by name. */
   async pods(): Promise<Map<string, V1Pod>> {
     const sel = Object.entries(selectorLabels(this.cluster.name)).map(([k, v]) => `${k}=${v}`).join(',');
-    const pods = await this.api.listPods(this.cluster.namespace, sel);
+    const pods = await this.api.listPods(this.cluster.namespace, this.cluster.name, sel);
     return new Map(pods.map((p) => [p.metadata!.name!, p]));
   }
 
@@ -143,7 +143,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
     const want = targetRevisionOf(this.cluster);
     const a = old.metadata?.annotations ?? {};
     const current = versionOfImage(podImage(old)) === version && a[CONFIG_HASH_ANNOTATION] === want.config && (a[TLS_HASH_ANNOTATION] ?? '') === (want.tls ?? '');
-    if (!current) await this.api.deletePod(this.cluster.namespace, name);
+    if (!current) await this.api.deletePod(this.cluster.namespace, name, this.cluster.name);
   }
 
   async targetRevision(): Promise<TargetRevision | undefined> {
