@@ -15,6 +15,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, c
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import yaml from 'js-yaml';
 import { svcClusterCrdYaml } from '../operator/controller/crd.js';
 import { formatTable, markdownTable, mib } from './lib/stats.js';
 
@@ -144,7 +145,9 @@ export async function benchOperator(argv: readonly string[]): Promise<number> {
     await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/svcclusters.svc.dev']);
 
     const probePort = 18000 + (process.pid % 1000);
-    operator = spawn(process.execPath, [join(REPO, 'bin/svc-operator'), 'run', `--kubeconfig=${kubeconfig}`, `--probe-port=${probePort}`, '--probe-address=127.0.0.1'],
+    // the heap ceiling the chart gives the operator pod (values.yaml heapLimitMiB)
+    const heap = (yaml.load(readFileSync(join(REPO, 'charts/svc-operator/values.yaml'), 'utf8')) as { heapLimitMiB?: number }).heapLimitMiB ?? 0;
+    operator = spawn(process.execPath, [...(heap > 0 ? [`--max-old-space-size=${heap}`] : []), join(REPO, 'bin/svc-operator'), 'run', `--kubeconfig=${kubeconfig}`, `--probe-port=${probePort}`, '--probe-address=127.0.0.1'],
       { stdio: ['ignore', openSync(join(work, 'operator.log'), 'a'), openSync(join(work, 'operator.log'), 'a')] });
     const pid = operator.pid!;
     for (let i = 0; ; i++) {
@@ -154,7 +157,7 @@ export async function benchOperator(argv: readonly string[]): Promise<number> {
       await sleep(500);
     }
     const idle = rssKiB(pid);
-    say(`operator ready (pid ${pid}, RSS ${(idle.rss / 1024).toFixed(0)} MiB with no clusters)`);
+    say(`operator ready (pid ${pid}, RSS ${(idle.rss / 1024).toFixed(0)} MiB with no clusters, heap limit ${heap > 0 ? `${heap} MiB as the chart sets it` : 'Node\'s default'})`);
 
     // RSS sampled every second for the whole run
     let peakRss = idle.rss;
