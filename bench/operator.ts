@@ -15,7 +15,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, c
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import yaml from 'js-yaml';
+import { load as loadYaml } from 'js-yaml';
 import { svcClusterCrdYaml } from '../operator/controller/crd.js';
 import { formatTable, markdownTable, mib } from './lib/stats.js';
 
@@ -146,7 +146,7 @@ export async function benchOperator(argv: readonly string[]): Promise<number> {
 
     const probePort = 18000 + (process.pid % 1000);
     // the heap ceiling the chart gives the operator pod (values.yaml heapLimitMiB)
-    const heap = (yaml.load(readFileSync(join(REPO, 'charts/svc-operator/values.yaml'), 'utf8')) as { heapLimitMiB?: number }).heapLimitMiB ?? 0;
+    const heap = (loadYaml(readFileSync(join(REPO, 'charts/svc-operator/values.yaml'), 'utf8')) as { heapLimitMiB?: number }).heapLimitMiB ?? 0;
     operator = spawn(process.execPath, [...(heap > 0 ? [`--max-old-space-size=${heap}`] : []), join(REPO, 'bin/svc-operator'), 'run', `--kubeconfig=${kubeconfig}`, `--probe-port=${probePort}`, '--probe-address=127.0.0.1'],
       { stdio: ['ignore', openSync(join(work, 'operator.log'), 'a'), openSync(join(work, 'operator.log'), 'a')] });
     const pid = operator.pid!;

@@ -338,6 +338,7 @@ export class Controller {
     const backups = this.backups.state({ key, name: stored.metadata.name, spec, stored: stored.status?.backups, preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now });
     // a scheduled or on-demand backup's failure shows while the cluster is steady; it never blocks an upgrade
     const jobFailure = this.jobFailures.get(key) ?? (step.kind === 'steady' ? this.backups.failure(key) : undefined);
+    this.upgradeMetrics.backup(stored.metadata.namespace!, stored.metadata.name, (step.kind === 'snapshot' && this.jobFailures.has(key)) || this.backups.failure(key) !== undefined);
     return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? jobFailure?.message, now, jobFailure, rollout: await rt.loadRollout(), podProblems, backups });
   }
 

@@ -13,6 +13,7 @@ export class UpgradeMetrics {
   private readonly membersDone: Gauge<'namespace' | 'cluster'>;
   private readonly duration: Gauge<'namespace' | 'cluster' | 'from' | 'to'>;
   private readonly steps: Counter<'namespace' | 'cluster' | 'kind'>;
+  private readonly backupFailing: Gauge<'namespace' | 'cluster'>;
   /** cluster key -> "from/to" label pairs of the durations set for it (removed with the cluster). */
   private readonly durations = new Map<string, Set<string>>();
 
@@ -22,6 +23,7 @@ export class UpgradeMetrics {
     this.membersDone = new Gauge({ name: 'svc_operator_upgrade_members_done', help: 'Members running the target release of the latest upgrade (healthy, caught up).', labelNames: ['namespace', 'cluster'], registers });
     this.duration = new Gauge({ name: 'svc_operator_upgrade_duration_seconds', help: 'Duration of a completed upgrade, from its first step (the snapshot) to the verified end.', labelNames: ['namespace', 'cluster', 'from', 'to'], registers });
     this.steps = new Counter({ name: 'svc_operator_upgrade_steps_total', help: 'Steps carried out by this operator process, by kind.', labelNames: ['namespace', 'cluster', 'kind'], registers });
+    this.backupFailing = new Gauge({ name: 'svc_operator_backup_failing', help: '1 while the latest backup of the cluster (pre-upgrade, scheduled or on demand) failed and none has succeeded since, else 0.', labelNames: ['namespace', 'cluster'], registers });
   }
 
   /** Records what one reconcile of namespace/cluster planned, with the progress recorded for it. */
@@ -43,6 +45,11 @@ export class UpgradeMetrics {
     this.steps.inc({ namespace, cluster, kind: step.kind });
   }
 
+  /** Whether the cluster's latest backup failed (the status shows why: BackupReady, Warning Events). */
+  backup(namespace: string, cluster: string, failing: boolean): void {
+    this.backupFailing.set({ namespace, cluster }, failing ? 1 : 0);
+  }
+
   /** Drops the series of a deleted cluster. */
   forget(namespace: string, cluster: string): void {
     for (const kind of STEP_KINDS) {
@@ -50,6 +57,7 @@ export class UpgradeMetrics {
       this.steps.remove({ namespace, cluster, kind });
     }
     this.membersDone.remove({ namespace, cluster });
+    this.backupFailing.remove({ namespace, cluster });
     const key = `${namespace}/${cluster}`;
     for (const pair of this.durations.get(key) ?? []) {
       const [from, to] = pair.split('\n');

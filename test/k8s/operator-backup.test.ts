@@ -40,6 +40,11 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     (JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const apply = (name: string, spec: object) => tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec }));
   // no jobTimeoutSeconds: the Jobs' deadlines follow the database size
+  /** The operator's svc_operator_backup_failing of a cluster. */
+  const backupFailing = async (name: string) => {
+    const line = (await ctl.registry.metrics()).split('\n').find((l) => l.startsWith('svc_operator_backup_failing{') && l.includes(`namespace="${NS}"`) && l.includes(`cluster="${name}"`));
+    return line === undefined ? undefined : Number(line.split(' ').at(-1));
+  };
   const newController = () => testController(tb, { snapshotDir: join(tb.workDir, 'operator-snapshots-backup') });
   /** The host folder of a claim's volume (the local-path provisioner's hostPath). */
   const claimFolder = async (claim: string): Promise<string> => {
@@ -106,6 +111,8 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     expect(st.lastError).to.contain(`PersistentVolumeClaim ${NS}/${CLAIM} not found`);
     expect((await events('kv')).find((e) => e.reason === 'BackupPVCNotFound')?.type).to.equal('Warning');
     expect(await tb.kubectl(['-n', NS, 'get', 'pods', '-l', 'app.kubernetes.io/instance=kv', '-o', 'jsonpath={.items[*].spec.containers[0].image}'])).to.equal('svc:v3.4.34 svc:v3.4.34 svc:v3.4.34');
+    // the chart's SvcBackupFailing alert reads this gauge
+    expect(await backupFailing('kv')).to.equal(1);
   });
 
   it('with the claim: a Job takes the snapshot into it, an operator restart during the Job resumes it, the upgrade completes', async () => {
@@ -134,6 +141,7 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     // the finished Job is gone (its record is in status)
     expect((await batch.listNamespacedJob({ namespace: NS, labelSelector: 'svc.dev/job=backup' })).items).to.have.length(0);
     location = snap.location;
+    expect(await backupFailing('kv'), 'no backup failing once one succeeded').to.equal(0);
   });
 
   it('a corrupt snapshot: the restore Job fails, a Warning Event and lastError say so, no members are created', async () => {
@@ -149,6 +157,7 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     }, 120_000, 500);
     expect(st.conditions!.find((c) => c.type === 'BackupReady')).to.include({ status: 'False', reason: 'RestoreJobFailed' });
     expect((await events('broken')).find((e) => e.reason === 'RestoreJobFailed')?.type).to.equal('Warning');
+    expect(await backupFailing('broken'), 'a failed restore is not a failing backup').to.equal(0);
     expect(await tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name'])).to.not.contain('broken');
     await tb.kubectl(['-n', NS, 'delete', 'svcc', 'broken', '--wait=true']);
   });
