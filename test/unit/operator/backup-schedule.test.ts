@@ -4,8 +4,9 @@ import { expect } from 'chai';
 import type { BackupEntry, SvcClusterSpec } from '../../../operator/api/types.js';
 import { specProblems } from '../../../operator/api/validate.js';
 import {
-  backupClaimName, backupReadyState, backupsState, dueBackup, dueSlot, jobDeadlineSeconds, JOB_DEADLINE, quantityBytes, retain, scheduleProblem,
+  backupClaimName, backupReadyState, backupsState, dueBackup, dueSlot, jobDeadlineSeconds, JOB_DEADLINE, retain, scheduleProblem,
 } from '../../../operator/backup/schedule.js';
+import { quantityBytes } from '../../../operator/api/quantity.js';
 import { computeStatus } from '../../../operator/controller/status.js';
 
 const T = (s: string) => new Date(`2026-01-01T${s}Z`);
