@@ -147,7 +147,7 @@ export async function benchOperator(argv: readonly string[]): Promise<number> {
     const probePort = 18000 + (process.pid % 1000);
     // the heap ceiling the chart gives the operator pod (values.yaml heapLimitMiB)
     const heap = (loadYaml(readFileSync(join(REPO, 'charts/svc-operator/values.yaml'), 'utf8')) as { heapLimitMiB?: number }).heapLimitMiB ?? 0;
-    operator = spawn(process.execPath, [...(heap > 0 ? [`--max-old-space-size=${heap}`] : []), join(REPO, 'bin/svc-operator'), 'run', `--kubeconfig=${kubeconfig}`, `--probe-port=${probePort}`, '--probe-address=127.0.0.1'],
+    operator = spawn(process.execPath, [...(heap > 0 ? [`--max-old-space-size=${heap}`, '--max-semi-space-size=2'] : []), join(REPO, 'bin/svc-operator'), 'run', `--kubeconfig=${kubeconfig}`, `--probe-port=${probePort}`, '--probe-address=127.0.0.1'],
       { stdio: ['ignore', openSync(join(work, 'operator.log'), 'a'), openSync(join(work, 'operator.log'), 'a')] });
     const pid = operator.pid!;
     for (let i = 0; ; i++) {
