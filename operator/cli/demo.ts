@@ -36,7 +36,7 @@ export async function demo(opts: DemoOptions = {}): Promise<number> {
   let ok = true;
   try {
     say(`== svc-operator demo: 3 members of 3.3.27, then 3.3 -> 3.4.34 -> 3.5.21 (state in ${stateDir})`);
-    const created = await applyCluster(cluster, { stateDir, printer, svcEntry: opts.svcEntry });
+    const created = await applyCluster(cluster, { stateDir, printer, svcEntry: opts.svcEntry, crashAt: process.env.SVC_OPERATOR_CRASH_AT });
     if (created.outcome !== 'steady') throw new Error(`cluster not created: ${created.error ?? created.step.kind}`);
     const urls = async () => new Map((await runtime.members()).map((m) => [m.name, m.clientURL]));
     const endpoints = [...(await urls()).values()];
@@ -60,7 +60,7 @@ export async function demo(opts: DemoOptions = {}): Promise<number> {
       say(`== upgrade to ${to}`);
       const before = tracker.changes;
       const t0 = Date.now();
-      const r = await applyCluster({ ...cluster, spec: { ...cluster.spec, version: to } }, { stateDir, printer, svcEntry: opts.svcEntry });
+      const r = await applyCluster({ ...cluster, spec: { ...cluster.spec, version: to } }, { stateDir, printer, svcEntry: opts.svcEntry, crashAt: process.env.SVC_OPERATOR_CRASH_AT });
       if (r.outcome !== 'steady') throw new Error(`upgrade to ${to} ended ${r.outcome}: ${r.error ?? JSON.stringify(r.step)}`);
       await new Promise((res) => setTimeout(res, 500));
       changesPer[to] = tracker.changes - before;

@@ -48,6 +48,8 @@ export interface ApplyOptions {
   svcEntry?: string;
   timeoutMs?: number;
   pollMs?: number;
+  /** Fault injection (SVC_OPERATOR_CRASH_AT): see ReconcileOptions.crashAt. */
+  crashAt?: string;
 }
 
 /**
@@ -69,6 +71,7 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
   return reconcile(runtime, cluster.spec, {
     timeoutMs: opts.timeoutMs,
     pollMs: opts.pollMs,
+    crashAt: opts.crashAt,
     onStep: (e) => {
       printer?.step(e);
       void runtime.noteStep(e.line);
@@ -81,7 +84,7 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
 export async function localApply(file: string, stateDir: string, output: string | undefined): Promise<number> {
   const cluster = readManifest(file);
   const printer = output === 'json' ? undefined : new StepPrinter();
-  const r = await applyCluster(cluster, { stateDir, printer });
+  const r = await applyCluster(cluster, { stateDir, printer, crashAt: process.env.SVC_OPERATOR_CRASH_AT });
   if (output === 'json') {
     process.stdout.write(`${JSON.stringify({ outcome: r.outcome, step: r.step, progress: r.progress, snapshots: r.snapshots, actions: r.actions, error: r.error }, null, 2)}\n`);
   }
