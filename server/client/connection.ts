@@ -3,7 +3,7 @@
 // "https://host:port" (https, or any tls option, means TLS).
 import * as grpc from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
-import { loadClients } from '../api/grpc-services.js';
+import { loadClients } from '../wire/index.js';
 
 /** TLS settings: file paths or PEM contents. */
 export interface TlsOptions {

@@ -8,7 +8,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { WatchableStore } from '../../mvcc/watchable-store.js';
 import { Errors, ServerError, Code } from '../../core/errors.js';
-import type { UnaryHandler, UnaryLookup } from './service-methods.js';
+import type { ElectionService, LockService, UnaryLookup } from './service-methods.js';
 import type { RequestMeta } from './auth-gate.js';
 import type { Pb } from './convert.js';
 import { eventToPb } from './watch.js';
@@ -297,8 +297,8 @@ export class ConcurrencyApi {
     return { header: res.header };
   };
 
-  /** The unary handlers, by method name. */
-  handlers(): Record<string, UnaryHandler> {
+  /** The unary handlers of both services (checked against the service definitions). */
+  handlers(): ElectionService & LockService {
     const { Campaign, Proclaim, Resign, Leader, Lock, Unlock } = this;
     return { Campaign, Proclaim, Resign, Leader, Lock, Unlock };
   }
