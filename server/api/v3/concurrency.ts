@@ -9,6 +9,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { WatchableStore } from '../../mvcc/watchable-store.js';
 import { Errors, ServerError, Code } from '../../core/errors.js';
 import type { ElectionService, LockService, UnaryLookup } from './service-methods.js';
+import type { UnaryMethod } from '../../wire/index.js';
 import type { RequestMeta } from './auth-gate.js';
 import type { Pb } from './convert.js';
 import { eventToPb } from './watch.js';
@@ -61,7 +62,8 @@ export class ConcurrencyApi {
     private readonly api: UnaryLookup & { header(revision?: number): Pb },
   ) {}
 
-  private call(name: string, req: Pb, meta?: RequestMeta): Promise<Pb> {
+  /** The recipes call KV and Lease methods by name; the type rejects a name those services do not have. */
+  private call(name: UnaryMethod<'etcdserverpb.KV'> | UnaryMethod<'etcdserverpb.Lease'>, req: Pb, meta?: RequestMeta): Promise<Pb> {
     const h = this.api.handler(name);
     if (!h) throw new ServerError(Code.Unimplemented, `etcdserver: ${name} is not supported by this member`);
     return h(req, meta);
