@@ -9,6 +9,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import type * as grpc from '@grpc/grpc-js';
 import * as wire from '../../../server/wire/index.js';
 import { messagesSourcePath, renderMessages } from '../../../server/wire/generate.js';
+import type { ClientMethod } from '../../../server/client/connection.js';
 
 type Loader = typeof import('../../../server/wire/loader.js');
 
@@ -123,3 +124,10 @@ describe('wire contract (server/wire)', () => {
     expect(offenders).to.deep.equal(['server/wire/loader.ts']);
   });
 });
+
+// Compile-time: the client library names methods from the same table (tsc fails on an unused expect-error).
+export const clientMethod: ClientMethod = 'HashKV';
+// @ts-expect-error: no service the client calls has this method
+export const clientTypo: ClientMethod = 'Rnage';
+// @ts-expect-error: a streaming method is not called as a unary one
+export const clientStream: ClientMethod = 'LeaseKeepAlive';
