@@ -1,5 +1,5 @@
 # svc and svc-operator images. The build stage compiles the TypeScript; the runtime stages hold only the
-# production dependencies, the compiled code, the launchers and the .proto files the gRPC API loads at start.
+# production dependencies, the compiled code, the launchers and the .proto files of the wire contract (server/wire).
 #   docker build --build-arg SVC_VERSION=3.4.34 -t svc:v3.4.34 .              member image, one per release
 #   docker build --target operator -t svc-operator:v0.1.0 .                    operator image (chart appVersion)
 # Tags are always the full release: v<major>.<minor>.<patch> (latest and v<major>.<minor> are deprecated).
@@ -30,7 +30,7 @@ COPY --from=build /src/package.json ./package.json
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist/server ./dist/server
 COPY --from=build /src/dist/operator ./dist/operator
-COPY server/api/proto ./server/api/proto
+COPY server/wire/proto ./server/wire/proto
 COPY bin ./bin
 # --auto-tls / --peer-auto-tls generate their self-signed certificates with the openssl command (the local
 # base has it already; node:20-bookworm-slim does not).

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { loadClients } from '../server/api/grpc-services.js';
+import { loadClients } from '../server/wire/index.js';
 import { quantile } from './lib/stats.js';
 
 export interface PutLoadOptions {

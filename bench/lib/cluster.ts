@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import { loadClients } from '../../server/api/grpc-services.js';
+import { loadClients } from '../../server/wire/index.js';
 import { HarnessError } from '../../harness/errors.js';
 import type { LoggedProcess } from '../../harness/process.js';
 import { startReferenceCluster } from '../../harness/reference-cluster.js';

@@ -3,7 +3,7 @@
 // except by our hand, and no log shows a stack trace or an uncaught error.
 
 import * as grpc from '@grpc/grpc-js';
-import { loadClients } from '../../server/api/grpc-services.js';
+import { loadClients } from '../../server/wire/index.js';
 import { sleep } from '../process.js';
 import type { ChaosCluster } from './cluster.js';
 import { describeOp, type Operation } from './history.js';

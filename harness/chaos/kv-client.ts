@@ -4,7 +4,7 @@
 // applications but would hide from the history what the server actually did.
 
 import * as grpc from '@grpc/grpc-js';
-import { loadClients } from '../../server/api/grpc-services.js';
+import { loadClients } from '../../server/wire/index.js';
 import type { KvInput, KvOutput, Outcome } from './history.js';
 
 /**

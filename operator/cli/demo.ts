@@ -11,7 +11,7 @@ import { MemberClient } from '../members/index.js';
 import { LocalRuntime } from '../runtime/local/index.js';
 import { BackgroundWriter } from '../workload/writer.js';
 import { LeaderTracker } from '../workload/leader-tracker.js';
-import { applyCluster } from './local.js';
+import { applyCluster, envSvcEntry } from './local.js';
 import { StepPrinter } from './printer.js';
 
 export interface DemoOptions {
@@ -29,14 +29,16 @@ export async function demo(opts: DemoOptions = {}): Promise<number> {
   const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), 'svc-demo-'));
   const printer = new StepPrinter();
   const say = (s: string) => printer.line(s);
-  const runtime = new LocalRuntime({ stateDir, name: 'demo', svcEntry: opts.svcEntry });
+  const svcEntry = opts.svcEntry ?? envSvcEntry();
+  const crashAt = process.env.SVC_OPERATOR_CRASH_AT;
+  const runtime = new LocalRuntime({ stateDir, name: 'demo', svcEntry });
   const cluster: SvcCluster = { apiVersion: API_VERSION, kind: KIND, metadata: { name: 'demo' }, spec: withDefaults({ version: '3.3.27', replicas: 3 }) };
   let writer: BackgroundWriter | undefined;
   let tracker: LeaderTracker | undefined;
   let ok = true;
   try {
     say(`== svc-operator demo: 3 members of 3.3.27, then 3.3 -> 3.4.34 -> 3.5.21 (state in ${stateDir})`);
-    const created = await applyCluster(cluster, { stateDir, printer, svcEntry: opts.svcEntry });
+    const created = await applyCluster(cluster, { stateDir, printer, svcEntry, crashAt });
     if (created.outcome !== 'steady') throw new Error(`cluster not created: ${created.error ?? created.step.kind}`);
     const urls = async () => new Map((await runtime.members()).map((m) => [m.name, m.clientURL]));
     const endpoints = [...(await urls()).values()];
@@ -60,7 +62,7 @@ export async function demo(opts: DemoOptions = {}): Promise<number> {
       say(`== upgrade to ${to}`);
       const before = tracker.changes;
       const t0 = Date.now();
-      const r = await applyCluster({ ...cluster, spec: { ...cluster.spec, version: to } }, { stateDir, printer, svcEntry: opts.svcEntry });
+      const r = await applyCluster({ ...cluster, spec: { ...cluster.spec, version: to } }, { stateDir, printer, svcEntry, crashAt });
       if (r.outcome !== 'steady') throw new Error(`upgrade to ${to} ended ${r.outcome}: ${r.error ?? JSON.stringify(r.step)}`);
       await new Promise((res) => setTimeout(res, 500));
       changesPer[to] = tracker.changes - before;

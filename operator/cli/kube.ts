@@ -31,7 +31,11 @@ export async function kubeMain(argv: string[]): Promise<number> {
         probePort: port === undefined ? undefined : Number(port),
         probeAddress: flags.get('probe-address') || undefined,
         leaderElect: elect === 'true',
-        operatorImage: flags.get('operator-image'),
+        // the environment is read here only (the pod's downward API and the chart's values)
+        operatorImage: flags.get('operator-image') ?? (process.env.SVC_OPERATOR_IMAGE || undefined),
+        podNamespace: process.env.POD_NAMESPACE,
+        podName: process.env.POD_NAME,
+        crashAt: process.env.SVC_OPERATOR_CRASH_AT,
         // the scope: every namespace or listed ones, all clusters or those a label selector matches (shards)
         namespaces: parseNamespaces(flags.get('namespaces')),
         clusterSelector: parseClusterSelector(flags.get('cluster-selector')),

@@ -3,7 +3,7 @@
 //   kubectl svc backup <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--wait SECONDS]   (an on-demand backup)
 // kubectl does not hand its own flags to plugins: the kubeconfig comes from --kubeconfig, $KUBECONFIG or
 // ~/.kube/config, the namespace from -n or the current context.
-import { setProtoDir } from '../../server/api/grpc-services.js';
+import { setProtoDir } from '../../server/wire/index.js';
 import { statusMain, statusUsage } from './status-cmd.js';
 import { backupNowMain, backupNowUsage } from './backup-now.js';
 

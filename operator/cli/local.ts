@@ -42,12 +42,19 @@ export function readManifest(file: string): SvcCluster {
   }
 }
 
+/** The svc entry the local runtime runs: SVC_OPERATOR_SVC_ENTRY, else (undefined) the same build's. */
+export function envSvcEntry(): string | undefined {
+  return process.env.SVC_OPERATOR_SVC_ENTRY;
+}
+
 export interface ApplyOptions {
   stateDir: string;
   printer?: StepPrinter;
   svcEntry?: string;
   timeoutMs?: number;
   pollMs?: number;
+  /** Fault injection (SVC_OPERATOR_CRASH_AT): see ReconcileOptions.crashAt. */
+  crashAt?: string;
 }
 
 /**
@@ -69,6 +76,7 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
   return reconcile(runtime, cluster.spec, {
     timeoutMs: opts.timeoutMs,
     pollMs: opts.pollMs,
+    crashAt: opts.crashAt,
     onStep: (e) => {
       printer?.step(e);
       void runtime.noteStep(e.line);
@@ -81,7 +89,7 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
 export async function localApply(file: string, stateDir: string, output: string | undefined): Promise<number> {
   const cluster = readManifest(file);
   const printer = output === 'json' ? undefined : new StepPrinter();
-  const r = await applyCluster(cluster, { stateDir, printer });
+  const r = await applyCluster(cluster, { stateDir, printer, svcEntry: envSvcEntry(), crashAt: process.env.SVC_OPERATOR_CRASH_AT });
   if (output === 'json') {
     process.stdout.write(`${JSON.stringify({ outcome: r.outcome, step: r.step, progress: r.progress, snapshots: r.snapshots, actions: r.actions, error: r.error }, null, 2)}\n`);
   }
@@ -93,7 +101,7 @@ export async function localApply(file: string, stateDir: string, output: string 
 
 /** `local status`. */
 export async function localStatus(stateDir: string, output: string | undefined): Promise<number> {
-  const runtime = new LocalRuntime({ stateDir });
+  const runtime = new LocalRuntime({ stateDir, svcEntry: envSvcEntry() });
   const state = runtime.state();
   if (!state) throw new CommandError(`no local cluster in ${runtime.stateDir}`);
   const client = new MemberClient({ timeoutMs: 2000, attempts: 1 });
@@ -140,7 +148,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
 
 /** `local delete`. */
 export async function localDelete(stateDir: string): Promise<number> {
-  const runtime = new LocalRuntime({ stateDir });
+  const runtime = new LocalRuntime({ stateDir, svcEntry: envSvcEntry() });
   if (!runtime.state()) throw new CommandError(`no local cluster in ${runtime.stateDir}`);
   await runtime.delete();
   process.stdout.write(`deleted the local cluster in ${runtime.stateDir}\n`);

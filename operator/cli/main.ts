@@ -9,7 +9,7 @@
 //   svc-operator backup-now <cluster> [-n NS] [--wait SECONDS]   (an on-demand backup: cli/backup-now.ts)
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
-import { setProtoDir } from '../../server/api/grpc-services.js';
+import { setProtoDir } from '../../server/wire/index.js';
 import { CommandError, localApply, localDelete, localStatus } from './local.js';
 import { demo } from './demo.js';
 import { RuntimeError } from '../runtime/runtime.js';

@@ -9,7 +9,7 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import { API_VERSION, type SvcCluster, type SvcClusterStatus } from '../api/types.js';
 import { specProblems, withDefaults } from '../api/validate.js';
 import type { MemberClient } from '../members/index.js';
-import { newMemory, runPass, type EngineMemory } from '../orchestrator/engine.js';
+import { envCrash, newMemory, runPass, type EngineMemory } from '../orchestrator/engine.js';
 import { KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
 import { KubeRuntime, podImage, PROGRESS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
@@ -52,6 +52,8 @@ export interface ControllerOptions {
   namespaces?: string[];
   /** Reconcile only the SvcClusters this label selector matches; default: all. */
   clusterSelector?: string;
+  /** Fault injection: a SVC_OPERATOR_CRASH_AT value (orchestrator/engine.ts envCrash). Default: none. */
+  crashAt?: string;
 }
 
 /** A line of the JSON log. */
@@ -261,6 +263,7 @@ export class Controller {
     // The engine's pass: observe -> plan -> record -> (status, Event) -> act. Nothing in it sleeps.
     let announced = false;
     const r = await runPass(rt, spec, client, memory, {
+      crash: envCrash(this.opts.crashAt),
       beforeAct: async (step, progress, observed) => {
         const line = describeStep(step);
         await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));

@@ -15,10 +15,16 @@ export interface RunOptions {
   probePort?: number;
   /** Address the probe server binds. Default: every interface (a pod has its own network namespace). */
   probeAddress?: string;
-  /** Act only while holding the Lease "svc-operator" in $POD_NAMESPACE (default namespace "default"). */
+  /** Act only while holding the Lease "svc-operator" in `podNamespace`. */
   leaderElect?: boolean;
-  /** The operator's own image, which backup/restore Jobs run. Default $SVC_OPERATOR_IMAGE. */
+  /** The namespace of the Lease (the CLI hands in $POD_NAMESPACE). Default "default". */
+  podNamespace?: string;
+  /** This replica's identity in the election, before a random suffix (the CLI hands in $POD_NAME). Default: the host name. */
+  podName?: string;
+  /** The operator's own image, which backup/restore Jobs run (the CLI: --operator-image, else $SVC_OPERATOR_IMAGE). */
   operatorImage?: string;
+  /** Fault injection: a SVC_OPERATOR_CRASH_AT value (the CLI hands it in). */
+  crashAt?: string;
   /** Lease name of the leader election. Default "svc-operator" (shards in one namespace need one each). */
   leaseName?: string;
   /** Watch only these namespaces; default all (controller/scope.ts). */
@@ -59,7 +65,8 @@ export async function runController(opts: RunOptions = {}): Promise<void> {
   const ctl = new Controller(kc, {
     // every snapshot on Kubernetes is a Job onto a claim; the folder is only the runtime's fallback without Jobs
     snapshotDir: join(tmpdir(), 'svc-operator-snapshots'),
-    operatorImage: opts.operatorImage ?? (process.env.SVC_OPERATOR_IMAGE || undefined),
+    operatorImage: opts.operatorImage,
+    crashAt: opts.crashAt,
     namespaces: opts.namespaces,
     clusterSelector: opts.clusterSelector,
   });
@@ -72,7 +79,7 @@ export async function runController(opts: RunOptions = {}): Promise<void> {
     process.once('SIGINT', stop);
   });
   const elector = opts.leaderElect
-    ? new LeaderElector(kc, { namespace: process.env.POD_NAMESPACE ?? 'default', name: opts.leaseName, identity: `${process.env.POD_NAME ?? hostname()}-${randomBytes(4).toString('hex')}` })
+    ? new LeaderElector(kc, { namespace: opts.podNamespace ?? 'default', name: opts.leaseName, identity: `${opts.podName ?? hostname()}-${randomBytes(4).toString('hex')}` })
     : undefined;
   if (elector) {
     const lost = () => {

@@ -43,8 +43,8 @@ export interface PassHooks {
   /** After the step is recorded (progress, scaling record), before it is carried out: publish status, an Event. */
   beforeAct?(step: Step, progress: UpgradeProgress | undefined, observed: ObservedCluster): Promise<void> | void;
   /**
-   * Fault injection: called at each crash point with the step kind and its number in this engine. The default
-   * (env SVC_OPERATOR_CRASH_AT="<kind>:<n>[:acted|:after]") SIGKILLs the process.
+   * Fault injection: called at each crash point with the step kind and its number in this engine. None by
+   * default; `envCrash(spec)` makes the hook of SVC_OPERATOR_CRASH_AT (read by the CLIs in operator/cli/).
    */
   crash?(kind: string, n: number, at: CrashPoint): void;
   /** The clock (tests). Default Date.now. */
@@ -70,8 +70,11 @@ export interface PassResult {
   snapshot?: SnapshotRecord;
 }
 
-/** The crash hook of SVC_OPERATOR_CRASH_AT (or `spec`). */
-export function envCrash(spec = process.env.SVC_OPERATOR_CRASH_AT): PassHooks['crash'] {
+/**
+ * The crash hook of a SVC_OPERATOR_CRASH_AT value ("<kind>:<n>[:acted|:after]"), which SIGKILLs the process there;
+ * undefined or empty: none. The value is handed in: the environment is read in operator/cli/ only.
+ */
+export function envCrash(spec: string | undefined): PassHooks['crash'] {
   if (!spec) return undefined;
   const [k, n, w] = spec.split(':');
   return (kind, count, at) => {
@@ -153,7 +156,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
     rollout = begun;
     await saveRollout(runtime, memory, rollout);
   }
-  const crash = hooks.crash ?? envCrash();
+  const crash = hooks.crash;
   crash?.(step.kind, n, 'before');
   await hooks.beforeAct?.(step, progress, observed);
   let snapshot: SnapshotRecord | undefined;

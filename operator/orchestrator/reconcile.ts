@@ -32,7 +32,7 @@ export interface ReconcileOptions {
   /**
    * Fault injection for tests: "<kind>:<n>" kills this process (SIGKILL) right after the progress of the
    * n-th step of that kind is recorded and before it is carried out; "<kind>:<n>:after" after it is
-   * carried out. Default: env SVC_OPERATOR_CRASH_AT.
+   * carried out. The CLIs hand in SVC_OPERATOR_CRASH_AT. Default: none.
    */
   crashAt?: string;
   /** Member client to use (closed by the caller). Default: a new one, closed at the end. */
@@ -81,7 +81,7 @@ export async function reconcile(runtime: Runtime, spec: SvcClusterSpec, opts: Re
   const maxErrors = opts.maxErrors ?? 8;
   const client = opts.client ?? new MemberClient();
   const memory = newMemory();
-  const crash = envCrash(opts.crashAt ?? process.env.SVC_OPERATOR_CRASH_AT);
+  const crash = envCrash(opts.crashAt);
   const snapshots: SnapshotRecord[] = [];
   const actions: string[] = [];
   let lastLine = '';

@@ -3,28 +3,9 @@
 // turned into exactly the message shape the gRPC handlers receive, and the answer is turned back into JSON the
 // way the reference prints it (original field names, zero values left out, 64-bit integers as strings).
 import protobuf from 'protobufjs';
-import { join } from 'node:path';
-import { protoFiles, protoRoot } from './grpc-services.js';
+import { messageType } from '../wire/index.js';
 import type { Pb } from './v3/convert.js';
 import { CodedError } from '../coded-error.js';
-
-let root: protobuf.Root | undefined;
-
-function protoTypes(): protobuf.Root {
-  if (!root) {
-    const dir = protoRoot();
-    const r = new protobuf.Root();
-    r.resolvePath = (_origin, target) => (target.startsWith('/') ? target : join(dir, target));
-    r.loadSync(protoFiles.map((f) => join(dir, f)), { keepCase: true });
-    r.resolveAll();
-    root = r;
-  }
-  return root;
-}
-
-export function lookupType(name: string): protobuf.Type {
-  return protoTypes().lookupType(name);
-}
 
 /** A malformed gateway request: answered 400 with the reference's error JSON (code 3 = InvalidArgument). */
 export class GatewayInputError extends CodedError<'GATEWAY_INPUT'> {
@@ -100,7 +81,7 @@ function normalizeValue(f: protobuf.Field, v: unknown, at: string, depth: number
 
 /** JSON body -> the message object a gRPC handler receives (same options as the gRPC loader). */
 export function jsonToMessage(typeName: string, body: unknown): Pb {
-  const type = lookupType(typeName);
+  const type = messageType(typeName);
   const norm = normalize(type, body ?? {}, '');
   const msg = type.fromObject(norm);
   return type.toObject(msg, { longs: String, enums: String, bytes: Buffer, defaults: true, oneofs: true }) as Pb;
@@ -108,7 +89,7 @@ export function jsonToMessage(typeName: string, body: unknown): Pb {
 
 /** A handler's answer -> the JSON the reference's gateway prints. */
 export function messageToJson(typeName: string, obj: Pb): unknown {
-  const type = lookupType(typeName);
+  const type = messageType(typeName);
   return strip(type, type.toObject(type.fromObject(obj), { longs: String, enums: String, bytes: String, defaults: false, oneofs: false }));
 }
 

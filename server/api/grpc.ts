@@ -1,7 +1,7 @@
 // The gRPC server of a member: the reference's etcdserverpb services, backed by the same handlers as the JSON
 // gateway. Errors carry the reference's status codes and messages so its clients react as they would to it.
 import * as grpc from '@grpc/grpc-js';
-import { serviceDefinitions, type ServiceKey } from './grpc-services.js';
+import { serviceDefinitions, type ServiceKey } from '../wire/index.js';
 import { ServerError, Code } from '../core/errors.js';
 import type { UnaryLookup } from './v3/service-methods.js';
 import type { RequestMeta } from './v3/auth-gate.js';

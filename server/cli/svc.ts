@@ -3,7 +3,7 @@
 // (unknown flag, bad value, unknown SVC_VERSION), 1 when the member cannot start or must stop.
 import { readFileSync } from 'node:fs';
 import { currentRelease, UnknownReleaseError, type Release } from '../releases.js';
-import { setProtoDir } from '../api/grpc-services.js';
+import { setProtoDir } from '../wire/index.js';
 import { parseServerConfig, usage, ConfigError, type ServerConfig, type TlsConfig } from '../config/flags.js';
 import { createLogger, LogSetupError } from '../log/create-logger.js';
 import { parseLevel } from '../log/levels.js';

@@ -3,7 +3,7 @@
 // Exit status: 0 on success, otherwise the reference's codes (1 most errors, 4 unsupported output format,
 // 5 watch cancelled by the server, 128 bad arguments; v2: 1 bad arguments, 4 server errors).
 import { currentRelease, UnknownReleaseError, type Release } from '../releases.js';
-import { setProtoDir } from '../api/grpc-services.js';
+import { setProtoDir } from '../wire/index.js';
 import { Ctx, type Io } from './svcctl/context.js';
 import { CliError, Exit } from './svcctl/errors.js';
 import { applyEnv, COMMAND_FLAGS, GLOBAL_FLAGS, parseArgs, type Parsed } from './svcctl/flags.js';

@@ -17,7 +17,7 @@
 //   watch resumes after the last revision it delivered.
 import * as grpc from '@grpc/grpc-js';
 import { ClientError, Status, isConnCanceled, provablyNotApplied, retryableRead, toClientError } from './errors.js';
-import { Connection, type ServiceName, type TlsOptions } from './connection.js';
+import { Connection, type ClientMethod, type ServiceName, type TlsOptions } from './connection.js';
 import { deleteRequest, prefixEnd, putRequest, rangeEndFor, rangeRequest, toBuf, txnReadOnly, txnRequest } from './keys.js';
 import type { StreamSource } from './stream.js';
 import { Watcher } from './watch.js';
@@ -117,7 +117,7 @@ export class Client implements StreamSource {
     if (this.isClosed) throw new ClientError(Status.CANCELLED, 'grpc: the client connection is closing');
   }
 
-  private unaryOn<R>(conn: Connection, service: ServiceName, method: string, req: unknown, deadline: number): Promise<R> {
+  private unaryOn<R>(conn: Connection, service: ServiceName, method: ClientMethod, req: unknown, deadline: number): Promise<R> {
     return new Promise((resolve, reject) => {
       const stub = conn.stub(service);
       const fn = stub[method] as (req: unknown, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: R) => void) => void;
@@ -126,7 +126,7 @@ export class Client implements StreamSource {
   }
 
   /** A unary call with failover (see the policy at the top of this file). */
-  private async call<R>(service: ServiceName, method: string, req: unknown, kind: Kind): Promise<R> {
+  private async call<R>(service: ServiceName, method: ClientMethod, req: unknown, kind: Kind): Promise<R> {
     this.checkOpen();
     if (this.authing) await this.authing;
     const deadline = Date.now() + (this.opts.commandTimeoutMs ?? 5000);
@@ -166,7 +166,7 @@ export class Client implements StreamSource {
   }
 
   /** A unary call on one endpoint, no failover. */
-  private async callOn<R>(endpoint: string | undefined, service: ServiceName, method: string, req: unknown): Promise<R> {
+  private async callOn<R>(endpoint: string | undefined, service: ServiceName, method: ClientMethod, req: unknown): Promise<R> {
     if (this.authing) await this.authing;
     const conn = this.connFor(endpoint);
     try {

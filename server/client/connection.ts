@@ -3,7 +3,7 @@
 // "https://host:port" (https, or any tls option, means TLS).
 import * as grpc from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
-import { loadClients } from '../api/grpc-services.js';
+import { loadClients, type UnaryMethod } from '../wire/index.js';
 
 /** TLS settings: file paths or PEM contents. */
 export interface TlsOptions {
@@ -17,6 +17,20 @@ export interface TlsOptions {
 }
 
 export type ServiceName = 'KV' | 'Watch' | 'Lease' | 'Cluster' | 'Maintenance' | 'Auth' | 'Health';
+
+/** The wire contract's name of each service the client calls. */
+interface ServiceFq {
+  KV: 'etcdserverpb.KV';
+  Watch: 'etcdserverpb.Watch';
+  Lease: 'etcdserverpb.Lease';
+  Cluster: 'etcdserverpb.Cluster';
+  Maintenance: 'etcdserverpb.Maintenance';
+  Auth: 'etcdserverpb.Auth';
+  Health: 'grpc.health.v1.Health';
+}
+
+/** A unary method of one of those services (the compiler rejects a name the .proto files do not have). */
+export type ClientMethod = { [S in ServiceName]: UnaryMethod<ServiceFq[S]> }[ServiceName];
 
 /** Splits "http://h:p" / "h:p" into the gRPC target and whether TLS is used. */
 export function parseEndpoint(ep: string, tls: TlsOptions | undefined): { target: string; secure: boolean } {

@@ -1,4 +1,4 @@
-// The message shapes the client returns: exactly what the wire carries, decoded like server/api/grpc-services.ts
+// The message shapes the client returns: exactly what the wire carries, decoded like server/wire/loader.ts
 // does (snake_case field names as in the .proto, 64-bit integers as decimal strings, bytes as Buffer, enums
 // as names). Keeping the wire shape means `-w json` and other tools can print responses without a mapping.
 

@@ -49,7 +49,10 @@ export interface EmbedConfig {
   snapCount?: number;
   /** 3.3 only: set up logging from logOutput before starting. */
   setupLogging?: () => void;
-  /** The release to behave as; default SVC_VERSION, else the newest. */
+  /**
+   * The release to behave as; default the newest. The library reads no environment (as the reference's embed
+   * package): an embedding program that follows SVC_VERSION passes `newConfig(process.env.SVC_VERSION)`.
+   */
   version?: string;
 }
 
@@ -72,15 +75,12 @@ export interface EmbeddedMember {
 
 const loggingSetUp = new WeakSet<EmbedConfig>();
 
-/**
- * The embedding API's documented default release comes from the embedding process's SVC_VERSION: the one
- * environment read outside server/cli/ (an embedding program has no CLI to hand it in).
- */
+/** The default release: the newest (an empty environment; the environment is read in server/cli/ only). */
 function defaultRelease(): Release {
-  return currentRelease(process.env);
+  return currentRelease({});
 }
 
-/** A config with the release's defaults and field names. */
+/** A config with the release's defaults and field names; `version` undefined or empty: the newest release. */
 export function newConfig(version?: string): EmbedConfig {
   const release = version ? releaseFor(version) : defaultRelease();
   const cfg: EmbedConfig = {

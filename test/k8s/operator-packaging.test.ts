@@ -82,8 +82,8 @@ describe('k8s: packaging of the operator', function () {
     expect(users.at(-1)).to.not.match(/^(root|0)$/);
     expect(final.some((i) => i.op === 'ARG' && /^SVC_VERSION(=\d+\.\d+\.\d+)?$/.test(i.args))).to.equal(true);
     expect(final.some((i) => i.op === 'ENV' && /SVC_VERSION=\$\{?SVC_VERSION\}?/.test(i.args))).to.equal(true);
-    const protoCopy = app.find((i) => i.op === 'COPY' && /server\/api\/proto/.test(i.args));
-    expect(protoCopy, 'COPY of server/api/proto').to.not.equal(undefined);
+    const protoCopy = app.find((i) => i.op === 'COPY' && /server\/wire\/proto/.test(i.args));
+    expect(protoCopy, 'COPY of server/wire/proto').to.not.equal(undefined);
     const src = protoCopy!.args.split(/\s+/).filter((w) => !w.startsWith('--'))[0];
     const protos = (readdirSync(join(ROOT, src), { recursive: true }) as string[]).filter((f) => f.endsWith('.proto'));
     expect(protos.length, 'proto files in the copied folder').to.be.greaterThan(0);

@@ -17,7 +17,8 @@ import { freePorts } from './ports.js';
 import { readState, writeState, type LocalMemberState, type LocalState } from './state.js';
 
 /** The compiled svc server entry next to this module's build (<outDir>/server/cli/svc.js). */
-export const DEFAULT_SVC_ENTRY = process.env.SVC_OPERATOR_SVC_ENTRY ?? fileURLToPath(new URL('../../../server/cli/svc.js', import.meta.url));
+/** svc.js of the same build (the CLIs hand in SVC_OPERATOR_SVC_ENTRY as `svcEntry`: the environment is read in cli/ only). */
+export const DEFAULT_SVC_ENTRY = fileURLToPath(new URL('../../../server/cli/svc.js', import.meta.url));
 
 export interface LocalRuntimeOptions {
   /** Where state, data dirs, logs and snapshots live. Default ./.svc-local. */

@@ -8,7 +8,8 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { WatchableStore } from '../../mvcc/watchable-store.js';
 import { Errors, ServerError, Code } from '../../core/errors.js';
-import type { UnaryHandler, UnaryLookup } from './service-methods.js';
+import type { ElectionService, LockService, UnaryLookup } from './service-methods.js';
+import type { UnaryMethod } from '../../wire/index.js';
 import type { RequestMeta } from './auth-gate.js';
 import type { Pb } from './convert.js';
 import { eventToPb } from './watch.js';
@@ -61,7 +62,8 @@ export class ConcurrencyApi {
     private readonly api: UnaryLookup & { header(revision?: number): Pb },
   ) {}
 
-  private call(name: string, req: Pb, meta?: RequestMeta): Promise<Pb> {
+  /** The recipes call KV and Lease methods by name; the type rejects a name those services do not have. */
+  private call(name: UnaryMethod<'etcdserverpb.KV'> | UnaryMethod<'etcdserverpb.Lease'>, req: Pb, meta?: RequestMeta): Promise<Pb> {
     const h = this.api.handler(name);
     if (!h) throw new ServerError(Code.Unimplemented, `etcdserver: ${name} is not supported by this member`);
     return h(req, meta);
@@ -297,8 +299,8 @@ export class ConcurrencyApi {
     return { header: res.header };
   };
 
-  /** The unary handlers, by method name. */
-  handlers(): Record<string, UnaryHandler> {
+  /** The unary handlers of both services (checked against the service definitions). */
+  handlers(): ElectionService & LockService {
     const { Campaign, Proclaim, Resign, Leader, Lock, Unlock } = this;
     return { Campaign, Proclaim, Resign, Leader, Lock, Unlock };
   }

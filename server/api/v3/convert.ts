@@ -1,4 +1,4 @@
-// Conversions between the wire's message shapes (as @grpc/proto-loader decodes them: snake_case names, 64-bit
+// Conversions between the wire's message shapes (as server/wire/loader.ts decodes them: snake_case names, 64-bit
 // integers as decimal strings, bytes as Buffers, enums as names) and the server's internal requests and results.
 import type { Compare, DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest, SortOrder, SortTarget, CompareResult, CompareTarget } from '../../core/requests.js';
 import type { KeyValue } from '../../mvcc/kv.js';

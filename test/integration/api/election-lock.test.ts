@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import * as grpc from '@grpc/grpc-js';
-import { loadClients } from '../../../server/api/grpc-services.js';
+import { loadClients } from '../../../server/wire/index.js';
 import { startSvcCluster, printLogsOnFailure, b64, unb64, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { ETCDCTL_BIN, etcdctl } from '../../../harness/etcdctl.js';
 import { spawnLogged, sleep, type LoggedProcess } from '../../../harness/process.js';

@@ -2,7 +2,7 @@
 // `endpoint hashkv`), hash_revision as 3.5 has it, and the 3.4 answer shaped like the reference 3.4.23's.
 import { expect } from 'chai';
 import * as grpc from '@grpc/grpc-js';
-import { loadClients } from '../../../server/api/grpc-services.js';
+import { loadClients } from '../../../server/wire/index.js';
 import { startSvcCluster, postJson, printLogsOnFailure, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
 import { etcdctl } from '../../../harness/etcdctl.js';

@@ -10,7 +10,7 @@ import type tls from 'node:tls';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { loadClients, serviceDefinitions } from '../../../server/api/grpc-services.js';
+import { loadClients, serviceDefinitions } from '../../../server/wire/index.js';
 import { ListenError, pickAlpn, startClientListener, type ClientListener } from '../../../server/api/listener.js';
 import { etcdctl } from '../../../harness/etcdctl.js';
 import { freePort } from '../../../harness/ports.js';

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { gunzipSync, constants as zc } from 'node:zlib';
 import { expect } from 'chai';
 import protobuf from 'protobufjs';
-import { packageDefinition } from '../../../server/api/grpc-services.js';
+import { fileDescriptorProtos } from '../../../server/wire/index.js';
 import { missingPrerequisite } from '../../../harness/etcdctl.js';
 
 const ETCD_BIN = '/usr/bin/etcd';
@@ -53,11 +53,10 @@ function referenceFiles(packages: string[]): Map<string, FileD> {
   return out;
 }
 
-/** Our descriptors, from what proto-loader parsed (the same objects the server uses). */
+/** Our descriptors, from the Root the wire loader parsed (the same the server uses). */
 function ourFiles(): Map<string, FileD> {
-  const def = packageDefinition()['etcdserverpb.RangeRequest'] as unknown as { fileDescriptorProtos: Buffer[] };
   const out = new Map<string, FileD>();
-  for (const buf of def.fileDescriptorProtos) {
+  for (const buf of fileDescriptorProtos()) {
     const f = decodeFile(buf);
     out.set(f.package, f);
   }

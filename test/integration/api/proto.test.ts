@@ -1,4 +1,4 @@
-// Wire compatibility of server/api/proto: a gRPC server built from our definitions, with canned
+// Wire compatibility of server/wire/proto: a gRPC server built from our definitions, with canned
 // answers, is driven by the REAL reference client (etcdctl 3.4.23). If a field number or type were
 // wrong, etcdctl would print a wrong value, a zero, or fail to decode.
 
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { loadClients, serviceDefinitions } from '../../../server/api/grpc-services.js';
+import { loadClients, serviceDefinitions } from '../../../server/wire/index.js';
 import { etcdctl } from '../../../harness/etcdctl.js';
 
 const {
@@ -31,7 +31,7 @@ const header = { cluster_id: CLUSTER_ID, member_id: MEMBER_ID, revision: 7, raft
 
 type Any = Record<string, unknown>;
 
-describe('gRPC definitions (server/api/proto) against the real etcdctl', function () {
+describe('gRPC definitions (server/wire/proto) against the real etcdctl', function () {
   let server: grpc.Server;
   let endpoint: string;
   const seen: Record<string, Any[]> = {};

@@ -9,8 +9,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import http2 from 'node:http2';
 import net from 'node:net';
-import { loadClients } from '../../../server/api/grpc-services.js';
-import { lookupType } from '../../../server/api/gateway.js';
+import { loadClients, messageType } from '../../../server/wire/index.js';
 import { sleep } from '../../../harness/process.js';
 import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { expectMemberIntact, storeRevision } from './helpers.js';
@@ -71,7 +70,7 @@ describe('fuzz: gRPC API', function () {
       req.end(body);
     });
 
-  const putType = lookupType('etcdserverpb.PutRequest');
+  const putType = messageType('etcdserverpb.PutRequest');
   const encodePut = (key: string, value: Buffer | string) => Buffer.from(putType.encode(putType.fromObject({ key: Buffer.from(key), value: Buffer.from(value) })).finish());
 
   /** Asserts a raw call failed with a gRPC status and message and wrote nothing. */

@@ -7,7 +7,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { loadClients } from '../../../server/api/grpc-services.js';
+import { loadClients } from '../../../server/wire/index.js';
 import { freePorts } from '../../../harness/ports.js';
 import { HarnessError } from '../../../harness/errors.js';
 import { httpGet, sleep, type ExitStatus, type LoggedProcess } from '../../../harness/process.js';

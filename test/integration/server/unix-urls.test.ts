@@ -7,7 +7,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { loadClients } from '../../../server/api/grpc-services.js';
+import { loadClients } from '../../../server/wire/index.js';
 import { freePorts } from '../../../harness/ports.js';
 import type { LoggedProcess } from '../../../harness/process.js';
 import { spawnSvc } from '../../../harness/svc-cluster.js';
