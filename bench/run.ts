@@ -123,7 +123,10 @@ export function parseArgs(argv: readonly string[]): BenchRunOptions {
     else if (k === '--watchers') o.watchers = positive(k, v);
     else if (k === '--streams') o.streams = positive(k, v);
     else if (k === '--watch-writer') o.watchWriter = positive(k, v);
-    else if (k === '--loadgen') o.loadgen = list(k, v, ['node', 'reference'] as const)[0];
+    else if (k === '--loadgen') {
+      if (v !== 'node' && v !== 'reference') throw new BenchFlagError(`--loadgen: expected node or reference; got "${v}"`);
+      o.loadgen = v;
+    }
     else if (k === '--ref-puts') o.refPuts = positive(k, v);
     else if (k === '--ref-ranges') o.refRanges = positive(k, v);
     else if (k === '--ref-watch-puts') o.refWatchPuts = positive(k, v);
@@ -603,10 +606,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   console.log(`svc benchmarks, ${new Date().toISOString()}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${mib(totalmem())} MiB RAM, node ${process.version}`);
   if (o.workloads.length) {
     const runs = o.loadgen === 'reference' ? `${o.refPuts} puts / ${o.refRanges} ranges / ${o.refWatchPuts} watched puts per run` : `warm-up ${o.warmupMs} ms, measured ${o.durationMs} ms per run`;
+    const what: Record<Workload, string> = {
+      put: 'put: 256-byte values over 10000 keys',
+      range: `range: ${RANGE_KEYS} keys of 256 bytes (${o.rangeKinds.map(rangeKindLabel).join('; ')})`,
+      watch: `watch: ${o.watchers} watchers of one key over ${o.streams} streams, one writer`,
+    };
     console.log(
       `cluster benches (${o.workloads.join(', ')}): 3-member clusters, load generator ${o.loadgen}, target ${o.target}, ${runs}, ${o.rounds} rounds\n` +
-        `  put: 256-byte values over 10000 keys; range: ${RANGE_KEYS} keys of 256 bytes (${o.rangeKinds.map(rangeKindLabel).join('; ')}); ` +
-        `watch: ${o.watchers} watchers of one key over ${o.streams} streams, one writer\n`,
+        `  ${o.workloads.map((w) => what[w]).join('; ')}\n`,
     );
     let rows: Row[] = [];
     let memory: MemoryRow[] = [];

@@ -106,6 +106,8 @@ describe('bench: figures (flags, stats, the reference tool report, combining rou
     expect(() => parseArgs(['--rounds=0'])).to.throw(/--rounds: expected a positive integer/);
     expect(() => parseArgs(['--loadgen=reference', '--watchers=1000', '--streams=3'])).to.throw(/multiple of --streams/);
     expect(() => parseArgs(['--bogus'])).to.throw(/unknown bench flag --bogus/);
+    expect(() => parseArgs(['--loadgen=go'])).to.throw(/--loadgen: expected node or reference; got "go"/);
+    expect(parseArgs(['--loadgen=reference']).loadgen).to.equal('reference');
   });
 
   it('prefix ranges cover exactly 10 keys of the keyspace', () => {
