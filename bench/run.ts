@@ -15,7 +15,8 @@
 //   --systems=etcd,svc     which clusters to measure
 //   --loadgen=node|reference  the load generator: this process (default) or the reference's own benchmark tool
 //                          (etcd v3.5.21 tools/benchmark, built once by scripts/build-reference-benchmark.sh), which
-//                          runs a count, not a time: --ref-puts=20000 --ref-ranges=50000 --ref-watch-puts=200 per run
+//                          runs a count, not a time: --ref-puts=20000 --ref-ranges=50000 --ref-watch-puts=200 per run;
+//                          each of its watch runs is followed by a 2 s Node run that checks every delivery (--no-watch-check: not)
 //   --profile              run svc members under node --cpu-prof; print each member's hottest functions (measured windows only)
 //   --svc-build=<label>:<dir>  also run a 3-member svc cluster from another build output folder (repeatable), taking
 //                          turns with the others: an A/B of two builds in the same run, same machine load
@@ -64,6 +65,8 @@ export interface BenchRunOptions {
   refRanges: number;
   /** The writer's puts per watch run of the reference tool (events = puts x watchers). */
   refWatchPuts: number;
+  /** With the reference tool: follow each watch run with a 2 s Node run that checks every delivery. */
+  watchCheck: boolean;
 }
 
 /** A clear message for a bad flag (the bench exits with status 2). */
@@ -105,6 +108,7 @@ export function parseArgs(argv: readonly string[]): BenchRunOptions {
     refPuts: 20000,
     refRanges: 50000,
     refWatchPuts: 200,
+    watchCheck: true,
   };
   for (const a of argv) {
     const [k, v = ''] = a.split('=', 2);
@@ -130,6 +134,7 @@ export function parseArgs(argv: readonly string[]): BenchRunOptions {
     else if (k === '--ref-puts') o.refPuts = positive(k, v);
     else if (k === '--ref-ranges') o.refRanges = positive(k, v);
     else if (k === '--ref-watch-puts') o.refWatchPuts = positive(k, v);
+    else if (k === '--no-watch-check') o.watchCheck = false;
     else throw new BenchFlagError(`unknown bench flag ${a} (see the flags at the top of bench/run.ts or docs/benchmarks.md)`);
   }
   if (o.watchers % o.streams !== 0 && o.loadgen === 'reference') {
@@ -221,8 +226,9 @@ export function combine(system: string, spec: Spec, rounds: readonly Sample[]): 
       spec.workload === 'watch'
         ? {
             puts: sum((w) => w.puts),
-            putsPerSec: median(ok.filter((x) => x.watch).map((x) => x.watch!.putsPerSec)),
-            delivered: sum((w) => w.delivered),
+            // With the reference tool the watch results are the check run's: its writer rate is not the figure.
+            putsPerSec: median(ok.filter((x) => x.watch && !x.verdict?.includes('(checked: Node run')).map((x) => x.watch!.putsPerSec)),
+            delivered: r.reduce((s, x) => s + x.ops, 0),
             missing: sum((w) => w.check.missing),
             duplicated: sum((w) => w.check.duplicated),
             outOfOrder: sum((w) => w.check.outOfOrder),
@@ -400,6 +406,17 @@ async function measure(o: BenchRunOptions, spec: Spec, c: BenchCluster, t: Targe
   const cpuUsed = c.members.reduce((s, m, i) => s + ((cpuTimeMs(m.pid) ?? 0) - cpuBefore[i]), 0);
   const diskAfter = await scrapeDiskMetrics(t.leaderEndpoint);
   const syncs = countBetween(diskBefore.walFsync, diskAfter.walFsync);
+  if (tool && spec.workload === 'watch' && o.watchCheck) {
+    // The tool only counts events: check exactly-once and in-order delivery with the Node watchers, in a short
+    // run of their own after the tool's figures (CPU, RSS) are taken.
+    try {
+      watch = await runWatchLoad({ endpoints: t.endpoints, writerEndpoint: t.leaderEndpoint, watchers: o.watchers, streams: o.streams, writerInFlight: spec.concurrency, durationMs: 2000 });
+      verdict = `${deliveryVerdict(watch.check)}${watch.drained ? '' : ' (drain timed out)'} (checked: Node run, ${watch.puts} puts)`;
+      if (!watch.check.ok) console.log(`  watch check: ${watch.check.firstProblem}`);
+    } catch (e) {
+      verdict = `FAILED: check run: ${(e as Error).message}`;
+    }
+  }
   return {
     result,
     cpu: allOps > 0 ? (cpuUsed / allOps) * 1000 : Number.NaN,
@@ -449,8 +466,9 @@ function sampleLine(spec: Spec, s: Sample): string {
     return `${r.opsPerSec.toFixed(0).padStart(6)} puts/s, p50 ${ms(r.p50Ms)} ms, p99 ${ms(r.p99Ms)} ms, leader WAL sync ${ms(s.walMs)} ms, ${s.putsPerSync.toFixed(1)} puts/sync${errs}`;
   }
   if (spec.workload === 'range') return `${r.opsPerSec.toFixed(0).padStart(6)} ranges/s, p50 ${ms(r.p50Ms)} ms, p99 ${ms(r.p99Ms)} ms${errs}`;
-  const w = s.watch;
-  return `${r.opsPerSec.toFixed(0)} events/s${w ? ` (${w.puts} puts, ${w.delivered} events, delivery p50 ${ms(w.p50Ms)} ms, p99 ${ms(w.p99Ms)} ms)` : ''}, check ${s.verdict}${errs}`;
+  // With the reference tool, s.watch is the check run's, not the figure's.
+  const w = s.watch && !s.verdict?.includes('(checked: Node run') ? s.watch : undefined;
+  return `${r.opsPerSec.toFixed(0)} events/s${w ? ` (${w.puts} puts, ${w.delivered} events, delivery p50 ${ms(w.p50Ms)} ms, p99 ${ms(w.p99Ms)} ms)` : ` (${r.ops} events)`}, check ${s.verdict}${errs}`;
 }
 
 /** svc/ref: a svc row's figure over the reference's at the same spec. */
@@ -518,7 +536,7 @@ export function watchTable(rows: readonly Row[], o: Pick<BenchRunOptions, 'watch
       rate(r.result.opsPerSec),
       ms(r.result.p50Ms),
       ms(r.result.p99Ms),
-      String(w.delivered || r.result.ops),
+      String(w.delivered),
       ...(w.verdict.startsWith('not checked') ? ['-', '-', '-'] : [String(w.missing), String(w.duplicated), String(w.outOfOrder)]),
       w.verdict + (w.unexpected && !w.verdict.includes('unexpected') ? ` (${w.unexpected} unexpected)` : '') + (w.writerErrors ? ` (${w.writerErrors} writer errors)` : ''),
       rate(r.memberCpuMsPer1k),

@@ -120,14 +120,14 @@ describe('bench: figures (flags, stats, the reference tool report, combining rou
   });
 
   it('combines rounds: medians of figures, a failed watch check kept in the table', () => {
-    const load = (opsPerSec: number, p99Ms: number) => ({ ops: opsPerSec, errors: 0, seconds: 1, opsPerSec, p50Ms: 1, p99Ms, maxMs: p99Ms });
+    const load = (opsPerSec: number, p99Ms: number, ops: number) => ({ ops, errors: 0, seconds: 1, opsPerSec, p50Ms: 1, p99Ms, maxMs: p99Ms });
     const watch = (revs: number[][]) => {
       const check = checkDeliveries([1, 2], revs);
       return { watchers: revs.length, streams: 1, puts: 2, writerErrors: 0, putsPerSec: 2, delivered: revs.flat().length, eventsPerSec: 4, p50Ms: 1, p99Ms: 2, seconds: 1, drained: true, check };
     };
     const rounds: Sample[] = [
-      { result: load(100, 9), cpu: 10, walMs: Number.NaN, putsPerSync: Number.NaN, rss: [1], watch: watch([[1, 2], [1, 2]]), verdict: 'ok' },
-      { result: load(300, 5), cpu: 30, walMs: Number.NaN, putsPerSync: Number.NaN, rss: [1], watch: watch([[1, 2], [2]]), verdict: 'FAILED (1 watchers: 1 missing)' },
+      { result: load(100, 9, 4), cpu: 10, walMs: Number.NaN, putsPerSync: Number.NaN, rss: [1], watch: watch([[1, 2], [1, 2]]), verdict: 'ok' },
+      { result: load(300, 5, 3), cpu: 30, walMs: Number.NaN, putsPerSync: Number.NaN, rss: [1], watch: watch([[1, 2], [2]]), verdict: 'FAILED (1 watchers: 1 missing)' },
       { failure: 'connect: timeout', cpu: Number.NaN, walMs: Number.NaN, putsPerSync: Number.NaN, rss: [] },
     ];
     const row = combine('svc', { workload: 'watch', concurrency: 1 }, rounds);
@@ -139,6 +139,18 @@ describe('bench: figures (flags, stats, the reference tool report, combining rou
     expect(row.watch!.verdict).to.equal('FAILED (1 watchers: 1 missing); FAILED: connect: timeout');
     const table = watchTable([row], { watchers: 2, streams: 1 });
     expect(table[1]).to.include('FAILED (1 watchers: 1 missing); FAILED: connect: timeout');
+    expect(table[1].slice(7, 11)).to.deep.equal(['7', '1', '0', '0']);
+  });
+
+  it('with the reference tool: its event count, and the verdict and counts of the check run', () => {
+    const load = { ops: 200000, errors: 0, seconds: 2, opsPerSec: 100000, p50Ms: Number.NaN, p99Ms: Number.NaN, maxMs: Number.NaN };
+    const check = checkDeliveries([1, 2], [[1, 2]]);
+    const w = { watchers: 1, streams: 1, puts: 2, writerErrors: 0, putsPerSec: 2, delivered: 2, eventsPerSec: 4, p50Ms: 1, p99Ms: 2, seconds: 1, drained: true, check };
+    const row = combine('etcd', { workload: 'watch', concurrency: 1 }, [{ result: load, cpu: 1, walMs: Number.NaN, putsPerSync: Number.NaN, rss: [], watch: w, verdict: 'ok (checked: Node run, 2 puts)' }]);
+    const table = watchTable([row], { watchers: 1, streams: 1 });
+    expect(table[1].slice(3, 12)).to.deep.equal(['-', '100000', '-', '-', '200000', '0', '0', '0', 'ok (checked: Node run, 2 puts)']);
+    const unchecked = combine('etcd', { workload: 'watch', concurrency: 1 }, [{ result: load, cpu: 1, walMs: Number.NaN, putsPerSync: Number.NaN, rss: [], verdict: 'not checked (reference tool)' }]);
+    expect(watchTable([unchecked], { watchers: 1, streams: 1 })[1].slice(8, 12)).to.deep.equal(['-', '-', '-', 'not checked (reference tool)']);
   });
 
   it('the memory table shows each member and the largest, idle and per workload', () => {
