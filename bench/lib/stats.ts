@@ -71,3 +71,41 @@ export function cpuTimeMs(pid: number): number | undefined {
 
 // sysconf(_SC_CLK_TCK) is 100 on every Linux build Node supports.
 const CLOCK_TICKS = 100;
+
+/** Samples the current RSS (VmRSS) of some processes every `intervalMs` until stopped; keeps each one's maximum.
+ * VmHWM only ever grows, so this is what tells the peak under one load from the peak under an earlier one. */
+export class RssSampler {
+  private readonly peaks: Array<number | undefined>;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly pids: readonly number[],
+    intervalMs = 250,
+  ) {
+    this.peaks = pids.map(() => undefined);
+    this.sample();
+    this.timer = setInterval(() => this.sample(), intervalMs);
+  }
+
+  private sample(): void {
+    this.pids.forEach((pid, i) => {
+      const rss = rssBytes(pid);
+      if (rss !== undefined) this.peaks[i] = Math.max(this.peaks[i] ?? 0, rss);
+    });
+  }
+
+  /** Stops sampling (after one last sample) and returns each process's largest RSS in bytes. */
+  stop(): Array<number | undefined> {
+    clearInterval(this.timer);
+    this.sample();
+    return [...this.peaks];
+  }
+}
+
+/** Median of a non-empty list (NaN when empty). */
+export function median(xs: readonly number[]): number {
+  if (!xs.length) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
