@@ -53,6 +53,10 @@ export interface SvcClusterSpec {
     tolerations?: Array<Record<string, unknown>>;
     nodeSelector?: Record<string, string>;
     labels?: Record<string, string>;
+    /** Extra annotations of the member pods (the operator's own svc.dev/ keys win). */
+    annotations?: Record<string, string>;
+    /** Extra environment variables of the svc container (core/v1 EnvVar), after the operator's own. */
+    env?: Array<{ name: string; value?: string; valueFrom?: Record<string, unknown> }>;
   };
   /** Secret names of the client and peer certificates. */
   tls?: { clientSecret?: string; peerSecret?: string };

@@ -54,6 +54,26 @@ export function specProblems(spec: unknown): string[] {
   }
   const r = s.restore as Record<string, unknown> | undefined;
   if (r !== undefined && (typeof r.snapshot !== 'string' || r.snapshot === '')) p.push('spec.restore.snapshot must name a snapshot');
+  p.push(...podTemplateProblems(s.podTemplate as SvcClusterSpec['podTemplate']));
+  return p;
+}
+
+/** Environment variables the operator sets itself on the svc container: the member's name and its flags. */
+export const OPERATOR_ENV = ['POD_NAME', 'POD_NAMESPACE', 'INITIAL_CLUSTER', 'INITIAL_CLUSTER_STATE', 'INITIAL_CLUSTER_TOKEN', 'ENABLE_V2', 'LOGGER', 'LOG_LEVEL'];
+
+function podTemplateProblems(pt: SvcClusterSpec['podTemplate']): string[] {
+  const p: string[] = [];
+  for (const key of Object.keys(pt?.annotations ?? {})) {
+    if (key.startsWith('svc.dev/')) p.push(`spec.podTemplate.annotations: ${key} is the operator's own (svc.dev/ keys are reserved)`);
+  }
+  const seen = new Set<string>();
+  for (const e of pt?.env ?? []) {
+    if (typeof e?.name !== 'string' || !/^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(e.name)) p.push(`spec.podTemplate.env: "${String(e?.name)}" is not a variable name`);
+    else if (OPERATOR_ENV.includes(e.name)) p.push(`spec.podTemplate.env: ${e.name} is set by the operator (use the spec field that sets it)`);
+    else if (seen.has(e.name)) p.push(`spec.podTemplate.env: ${e.name} is listed twice`);
+    else seen.add(e.name);
+    if (e?.value !== undefined && e.valueFrom !== undefined) p.push(`spec.podTemplate.env: ${String(e.name)} has both value and valueFrom`);
+  }
   return p;
 }
 

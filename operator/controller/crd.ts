@@ -106,6 +106,14 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     tolerations: { type: 'array', description: 'Pod tolerations (core/v1 Toleration).', items: freeForm('A toleration.') },
     nodeSelector: stringMap('Node selector.'),
     labels: stringMap('Extra labels of the member pods.'),
+    annotations: stringMap('Extra annotations of the member pods (the operator\'s own svc.dev/ keys win).'),
+    env: {
+      type: 'array', description: 'Extra environment variables of the svc container (core/v1 EnvVar), after the operator\'s own; a change rolls the members.',
+      items: {
+        type: 'object', required: ['name'],
+        properties: { name: { type: 'string', description: 'Variable name.' }, value: { type: 'string', description: 'Its value.' }, valueFrom: freeForm('Where its value comes from (core/v1 EnvVarSource).') },
+      },
+    },
   }),
   tls: obj<Tls>('Secret names of the client and peer certificates (tls.crt, tls.key, ca.crt).', {
     clientSecret: str('Secret of the client certificate.'),

@@ -18,7 +18,10 @@ import type { Testbed } from './testbed.js';
 
 const NS = 'svcc-roll';
 
-interface Pod { metadata: { name: string; uid: string; labels?: Record<string, string>; creationTimestamp: string }; spec: { containers: Array<{ name: string; resources?: { requests?: Record<string, string> } }> } }
+interface Pod {
+  metadata: { name: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp: string };
+  spec: { containers: Array<{ name: string; resources?: { requests?: Record<string, string> }; env?: Array<{ name: string; value?: string }> }> };
+}
 interface Stored { metadata: { generation: number }; status?: SvcClusterStatus }
 
 describe('k8s: changes that reach the members are rolled out one member at a time', function () {
@@ -74,7 +77,7 @@ describe('k8s: changes that reach the members are rolled out one member at a tim
     await removeNamespace(tb, NS);
   });
 
-  it('a resources and pod-label change: each member restarted once, followers first, the leader last after MoveLeader, reason SpecChange, no failed write, every key intact', async () => {
+  it('a resources, pod-label, annotation and env change: each member restarted once, followers first, the leader last after MoveLeader, reason SpecChange, no failed write, every key intact', async () => {
     const name = 'kv';
     await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec: { version: '3.4.34', replicas: 3 } }));
     const before = await running(name);
@@ -92,7 +95,7 @@ describe('k8s: changes that reach the members are rolled out one member at a tim
 
     const writer = new BackgroundWriter({ endpoints: endpoints(name, 'http'), prefix: 'load/', intervalMs: 20 });
     await writer.start();
-    await tb.kubectl(['-n', NS, 'patch', 'svcc', name, '--type=merge', '-p', JSON.stringify({ spec: { resources: { requests: { cpu: '20m', memory: '48Mi' } }, podTemplate: { labels: { tier: 'db' } } } })]);
+    await tb.kubectl(['-n', NS, 'patch', 'svcc', name, '--type=merge', '-p', JSON.stringify({ spec: { resources: { requests: { cpu: '20m', memory: '48Mi' } }, podTemplate: { labels: { tier: 'db' }, annotations: { 'example.com/team': 'storage' }, env: [{ name: 'GODEBUG', value: 'x=1' }] } } })]);
     const st = await waitFor('the rollout finished', async () => {
       const s = (await get(name)).status;
       return s?.rollout?.finishedAt && s.phase === 'Running' && s.ready === '3/3' ? s : undefined;
@@ -106,6 +109,8 @@ describe('k8s: changes that reach the members are rolled out one member at a tim
     for (const [i, p] of newPods.entries()) {
       expect(p.metadata.uid, p.metadata.name).to.not.equal(oldPods[i].metadata.uid);
       expect(p.metadata.labels?.tier, p.metadata.name).to.equal('db');
+      expect(p.metadata.annotations?.['example.com/team'], p.metadata.name).to.equal('storage');
+      expect(p.spec.containers.find((x) => x.name === 'svc')!.env?.find((e) => e.name === 'GODEBUG')?.value, p.metadata.name).to.equal('x=1');
       expect(p.spec.containers.find((x) => x.name === 'svc')!.resources?.requests, p.metadata.name).to.deep.equal({ cpu: '20m', memory: '48Mi' });
     }
     expect(await tb.kubectl(['-n', NS, 'get', 'statefulset', name, '-o', 'jsonpath={.spec.updateStrategy.type}'])).to.equal('OnDelete');

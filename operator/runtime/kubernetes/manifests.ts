@@ -198,6 +198,7 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
         { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
         { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
         fromConfig('INITIAL_CLUSTER'), fromConfig('INITIAL_CLUSTER_STATE'), fromConfig('INITIAL_CLUSTER_TOKEN'), ...optional.map(([env]) => fromConfig(env)),
+        ...(spec.podTemplate?.env ?? []),
       ],
       volumeMounts: mounts,
       // /health answers within svc's own 1 s health timeout: the probe waits longer so the two never race.
@@ -216,10 +217,11 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
     ...(spec.image?.pullSecrets ? { imagePullSecrets: spec.image.pullSecrets.map((n) => ({ name: n })) } : {}),
   };
   // What reaches the members besides their release: the pod spec with the release's tag blanked out, the
-  // template's labels, and the ConfigMap keys the flags read (not the initial cluster: only a first start reads it).
-  const unversioned = JSON.stringify({ podSpec, labels: pt.labels ?? {}, enableV2: spec.enableV2 ?? null, logging: spec.logging ?? null })
+  // template's labels and annotations, and the ConfigMap keys the flags read (not the initial cluster: only a first
+  // start reads it).
+  const unversioned = JSON.stringify({ podSpec, labels: pt.labels ?? {}, ...(pt.annotations ? { annotations: pt.annotations } : {}), enableV2: spec.enableV2 ?? null, logging: spec.logging ?? null })
     .replaceAll(memberImage(spec, version), memberImage(spec, '*'));
-  const annotations: Record<string, string> = { [CONFIG_HASH_ANNOTATION]: createHash('sha256').update(unversioned).digest('hex').slice(0, 16) };
+  const annotations: Record<string, string> = { ...(pt.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: createHash('sha256').update(unversioned).digest('hex').slice(0, 16) };
   if (c.tlsHash) annotations[TLS_HASH_ANNOTATION] = c.tlsHash;
   return owned(c, 'apps/v1', 'StatefulSet', name, {
     spec: {

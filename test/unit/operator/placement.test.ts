@@ -2,7 +2,7 @@
 // replaced by spec.podTemplate.affinity. The k8s tier runs it on its one node (every member still schedules).
 import { expect } from 'chai';
 import { defaultAffinity, ownedObjects, selectorLabels } from '../../../operator/runtime/kubernetes/manifests.js';
-import { withDefaults } from '../../../operator/api/validate.js';
+import { specProblems, withDefaults } from '../../../operator/api/validate.js';
 import type { SvcClusterSpec } from '../../../operator/api/types.js';
 
 interface Term { labelSelector: { matchLabels: Record<string, string> }; topologyKey: string }
@@ -38,5 +38,42 @@ describe('unit: default placement of the members', () => {
     const other = podSpec({}).affinity!.podAntiAffinity!.preferredDuringSchedulingIgnoredDuringExecution![0].podAffinityTerm.labelSelector.matchLabels;
     expect(other['app.kubernetes.io/instance']).to.equal('kv');
     expect(defaultAffinity('other')).to.not.deep.equal(defaultAffinity('kv'));
+  });
+});
+
+describe('unit: spec.podTemplate annotations and env reach the members', () => {
+  interface Template { metadata: { annotations: Record<string, string> }; spec: { containers: Array<{ env: Array<{ name: string; value?: string }> }> } }
+  const template = (spec: Partial<SvcClusterSpec>): Template => {
+    const objs = ownedObjects({ name: 'kv', namespace: 'ns', uid: 'u', spec: withDefaults({ version: '3.5.21', replicas: 3, ...spec } as SvcClusterSpec) }, '3.5.21');
+    return (objs.find((o) => o.kind === 'StatefulSet') as unknown as { spec: { template: Template } }).spec.template;
+  };
+  const hash = (spec: Partial<SvcClusterSpec>) => template(spec).metadata.annotations['svc.dev/config-hash'];
+
+  it('annotations on the pods, env after the operator\'s own; each change is a new configuration (a rollout)', () => {
+    const t = template({ podTemplate: { annotations: { 'example.com/team': 'db' }, env: [{ name: 'GODEBUG', value: 'x=1' }] } });
+    expect(t.metadata.annotations['example.com/team']).to.equal('db');
+    const env = t.spec.containers[0].env.map((e) => e.name);
+    expect(env[0]).to.equal('POD_NAME');
+    expect(env.at(-1)).to.equal('GODEBUG');
+    const base = hash({});
+    expect(hash({ podTemplate: {} }), 'no template fields: the same configuration as before the fields existed').to.equal(base);
+    expect(hash({ podTemplate: { annotations: { a: '1' } } })).to.not.equal(base);
+    expect(hash({ podTemplate: { annotations: { a: '2' } } })).to.not.equal(hash({ podTemplate: { annotations: { a: '1' } } }));
+    expect(hash({ podTemplate: { env: [{ name: 'GODEBUG', value: 'x=1' }] } })).to.not.equal(base);
+  });
+
+  it('refuses the operator\'s own variables and annotation keys, duplicates and bad names, each with a message', () => {
+    const problems = specProblems({ version: '3.5.21', replicas: 3, podTemplate: {
+      annotations: { 'svc.dev/config-hash': 'x', ok: 'y' },
+      env: [{ name: 'POD_NAME', value: 'x' }, { name: 'A', value: '1' }, { name: 'A', value: '2' }, { name: '1 bad' }, { name: 'B', value: 'v', valueFrom: {} }],
+    } });
+    expect(problems).to.deep.equal([
+      'spec.podTemplate.annotations: svc.dev/config-hash is the operator\'s own (svc.dev/ keys are reserved)',
+      'spec.podTemplate.env: POD_NAME is set by the operator (use the spec field that sets it)',
+      'spec.podTemplate.env: A is listed twice',
+      'spec.podTemplate.env: "1 bad" is not a variable name',
+      'spec.podTemplate.env: B has both value and valueFrom',
+    ]);
+    expect(specProblems({ version: '3.5.21', replicas: 3, podTemplate: { annotations: { 'example.com/a': 'b' }, env: [{ name: 'GODEBUG', value: '1' }] } })).to.deep.equal([]);
   });
 });
