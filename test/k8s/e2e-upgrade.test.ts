@@ -107,7 +107,8 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.3.27', replicas: 3 } }));
     const st = await waitFor('the cluster Running on 3.3.27', async () => {
       const s = (await get()).status;
-      return s?.phase === 'Running' && s.currentVersion === '3.3.27' && s.ready === '3/3' && s.leader ? s : undefined;
+      // Ready: also the cluster version decided (Running alone may come a moment before it)
+      return s?.phase === 'Running' && s.currentVersion === '3.3.27' && s.ready === '3/3' && s.leader && s.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? s : undefined;
     }, 180_000, 500);
     expect(st.conditions!.find((c) => c.type === 'Available')).to.include({ status: 'True' });
     expect(st.clusterVersion).to.equal('3.3.0');

@@ -44,7 +44,8 @@ describe('k8s: the SvcCluster controller', function () {
     await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.4.34', replicas: 3 } }));
     const st = await waitFor('the cluster Running', async () => {
       const s = (await get()).status;
-      return s?.phase === 'Running' && s.currentVersion === '3.4.34' ? s : undefined;
+      // Ready: also the cluster version decided (Running alone may come a moment before it)
+      return s?.phase === 'Running' && s.currentVersion === '3.4.34' && s.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? s : undefined;
     }, 180_000, 1000);
     expect(st.ready).to.equal('3/3');
     expect(st.members!.map((m) => m.name)).to.deep.equal([`${NAME}-0`, `${NAME}-1`, `${NAME}-2`]);
