@@ -2,25 +2,15 @@
 // does (snake_case field names as in the .proto, 64-bit integers as decimal strings, bytes as Buffer, enums
 // as names). Keeping the wire shape means `-w json` and other tools can print responses without a mapping.
 
+import type { Messages } from '../wire/index.js';
+
 /** Bytes given by a caller: a string is taken as UTF-8. */
 export type Bytes = string | Uint8Array;
 
 /** Every response's header. */
-export interface ResponseHeader {
-  cluster_id: string;
-  member_id: string;
-  revision: string;
-  raft_term: string;
-}
+export type ResponseHeader = Messages['etcdserverpb.ResponseHeader'];
 
-export interface KeyValue {
-  key: Buffer;
-  create_revision: string;
-  mod_revision: string;
-  version: string;
-  value: Buffer;
-  lease: string;
-}
+export type KeyValue = Messages['mvccpb.KeyValue'];
 
 export interface RangeResponse {
   header: ResponseHeader;
