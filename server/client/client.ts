@@ -132,9 +132,10 @@ export class Client implements StreamSource {
     const deadline = Date.now() + (this.opts.commandTimeoutMs ?? 5000);
     let reauthed = false;
     for (let attempt = 1; ; attempt++) {
+      this.preferReady();
       const conn = this.conns[this.current];
       try {
-        return await this.unaryOn<R>(conn, service, method, req, deadline);
+        return await this.unaryOn<R>(conn, service, method, req, conn.isReady() ? deadline : this.attemptDeadline(deadline));
       } catch (e) {
         const err = toClientError(e, conn.endpoint);
         if (this.isClosed) throw new ClientError(Status.CANCELLED, 'grpc: the client connection is closing', { cause: err });
@@ -149,6 +150,22 @@ export class Client implements StreamSource {
         if (attempt % this.conns.length === 0) await sleep(Math.min(200, Math.max(0, deadline - Date.now())));
       }
     }
+  }
+
+  /**
+   * Moves off an endpoint whose channel has no transport when another one has: a restarted member's old address
+   * may take a connect timeout to fail, and a call queued there would spend the whole deadline waiting.
+   */
+  private preferReady(): void {
+    if (this.conns[this.current].isReady()) return;
+    const ready = this.conns.findIndex((c) => c.isReady());
+    if (ready >= 0) this.current = ready;
+  }
+
+  /** The deadline of one attempt on a channel still connecting: a share of what is left, so others get a turn. */
+  private attemptDeadline(deadline: number): number {
+    const left = deadline - Date.now();
+    return Math.min(deadline, Date.now() + Math.max(500, Math.floor(left / this.conns.length)));
   }
 
   /** A connection for calls addressed to one endpoint (any endpoint, listed or not). */

@@ -1,6 +1,7 @@
 // The client library against a real 3-member svc cluster: blocking and non-blocking connect to a member that
 // starts late, isConnCanceled after close, failover when the member in use is killed, watch events and
 // compaction, lease keep-alive and expiry, verified snapshots.
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { expect } from 'chai';
 import { Client, ClientError, ERR_COMPACTED, Status, isConnCanceled } from '../../../server/client/index.js';
 import { startSvcCluster, printLogsOnFailure, type SvcCluster } from '../../../harness/svc-cluster.js';
@@ -120,6 +121,30 @@ describe('client library', function () {
       await w.cancel();
     } finally {
       await cluster.start(victim);
+    }
+  });
+
+  it('a write does not wait out its deadline on an endpoint that accepts TCP and never answers (a restarted member\'s old address)', async function () {
+    await cluster.waitHealthy();
+    // a listener that takes the connection and never speaks HTTP/2: the channel stays CONNECTING
+    const sockets: Socket[] = [];
+    const silent = createServer((sock) => { sockets.push(sock); });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const dead = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const c = await connect({ endpoints: [dead, ...endpoints()], commandTimeoutMs: 4000 });
+    try {
+      // the client sits on the silent endpoint (as after a failover to a member that then went away)
+      while (c.activeEndpoint !== dead) c.failover();
+      await c.put('silent/1', 'a');
+      expect(c.activeEndpoint).to.not.equal(dead);
+      // and with no channel ready at first, a write still reaches a member within its deadline
+      const fresh = await connect({ endpoints: [dead, ...endpoints()], commandTimeoutMs: 4000, waitForConnection: false });
+      while (fresh.activeEndpoint !== dead) fresh.failover();
+      await fresh.put('silent/2', 'b');
+      expect((await c.get('silent/', { prefix: true })).kvs.map((kv) => kv.value.toString())).to.deep.equal(['a', 'b']);
+    } finally {
+      for (const s of sockets) s.destroy();
+      silent.close();
     }
   });
 
