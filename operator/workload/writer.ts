@@ -61,8 +61,9 @@ export class BackgroundWriter {
           this.stats.written.set(key, value);
           break;
         } catch (e) {
-          const msg = (e as Error).message;
-          if (this.stats.errors.length < 5) this.stats.errors.push(msg);
+          // with the channels' states: a put that fails everywhere says which members it could reach
+          const msg = `${(e as Error).message} [${this.client!.endpointStates().join(', ')}] at ${new Date().toISOString()}`;
+          if (this.stats.errors.length < 5 || Date.now() > until) this.stats.errors.push(msg);
           if (Date.now() > until) {
             this.stats.failed++;
             break;

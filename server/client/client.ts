@@ -144,6 +144,8 @@ export class Client implements StreamSource {
           await this.login();
           continue;
         }
+        // a deadline spent waiting for a transport: this channel's connection attempt is stuck, start afresh
+        if (err.code === Status.DEADLINE_EXCEEDED && /Waiting for LB pick/.test(err.message)) conn.reset();
         const again = kind === 'read' ? retryableRead(err) : provablyNotApplied(err);
         if (!again || Date.now() >= deadline) throw err;
         this.failover();
@@ -166,6 +168,11 @@ export class Client implements StreamSource {
   private attemptDeadline(deadline: number): number {
     const left = deadline - Date.now();
     return Math.min(deadline, Date.now() + Math.max(500, Math.floor(left / this.conns.length)));
+  }
+
+  /** Each endpoint's channel state ("<endpoint> READY"), for diagnostics of a call that failed everywhere. */
+  endpointStates(): string[] {
+    return this.conns.map((c) => `${c.endpoint} ${c.state()}`);
   }
 
   /** A connection for calls addressed to one endpoint (any endpoint, listed or not). */

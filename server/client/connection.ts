@@ -56,14 +56,15 @@ export function credentialsFor(secure: boolean, tls: TlsOptions | undefined): gr
 export class Connection {
   readonly endpoint: string;
   readonly target: string;
-  private readonly base: grpc.Client;
+  private base: grpc.Client;
   private readonly stubs = new Map<ServiceName, grpc.Client>();
+  private readonly makeBase: () => grpc.Client;
 
   constructor(endpoint: string, tls: TlsOptions | undefined, channelOptions: grpc.ChannelOptions = {}) {
     this.endpoint = endpoint;
     const { target, secure } = parseEndpoint(endpoint, tls);
     this.target = target;
-    this.base = new grpc.Client(target, credentialsFor(secure, tls), {
+    this.makeBase = () => new grpc.Client(target, credentialsFor(secure, tls), {
       'grpc.max_receive_message_length': 2 ** 31 - 1,
       'grpc.max_send_message_length': 2 ** 31 - 1,
       // Reconnect quickly after a member restarts: the default backoff grows to two minutes.
@@ -71,6 +72,20 @@ export class Connection {
       'grpc.max_reconnect_backoff_ms': 1000,
       ...channelOptions,
     });
+    this.base = this.makeBase();
+  }
+
+  /**
+   * A new channel in place of one that stayed connecting past a call's deadline: grpc-js gives a connection
+   * attempt no timeout of its own, so an attempt to an address that no longer answers (a restarted pod's old IP)
+   * can hold the channel for minutes. The new channel resolves the name again. Only when the channel is not READY
+   * (nothing lives on it then).
+   */
+  reset(): void {
+    if (this.isReady()) return;
+    this.base.close();
+    this.stubs.clear();
+    this.base = this.makeBase();
   }
 
   /** The stub of one service on this connection's channel. */
@@ -92,6 +107,11 @@ export class Connection {
   /** True when the channel has a live transport. */
   isReady(): boolean {
     return this.base.getChannel().getConnectivityState(false) === grpc.connectivityState.READY;
+  }
+
+  /** The channel's state by name (IDLE, CONNECTING, READY, TRANSIENT_FAILURE, SHUTDOWN), for diagnostics. */
+  state(): string {
+    return grpc.connectivityState[this.base.getChannel().getConnectivityState(false)];
   }
 
   /** Starts connecting without waiting. */

@@ -68,7 +68,7 @@ describe('k8s: changes that reach the members are rolled out one member at a tim
 
   before(async () => {
     tb = await operatorTestbed(NS);
-    ctl = testController(tb, { log: (e) => logs.push(e) });
+    ctl = testController(tb, { log: (e) => logs.push({ ...e, at: new Date().toISOString() }) });
     await ctl.start();
   });
 
@@ -128,8 +128,9 @@ describe('k8s: changes that reach the members are rolled out one member at a tim
     expect(restartEvents.map((e) => /restart (\S+) on/.exec(e.message)![1]).sort()).to.deep.equal([0, 1, 2].map((i) => `${name}-${i}`));
     expect(evs.filter((e) => e.reason === 'MoveLeader')).to.have.length.at.least(moves.length > 0 ? 1 : 0);
     expect(evs.filter((e) => e.type === 'Warning')).to.deep.equal([]);
-    // no write failed; every key intact
-    expect(stats.failed, stats.errors.join('; ')).to.equal(0);
+    // no write failed; every key intact (on failure: the client's errors with its channels' states, and the steps)
+    const timeline = logs.slice(from).filter((l) => l.msg === 'step').map((l) => `${String(l.at)} ${String(l.line)}`).join('\n');
+    expect(stats.failed, `${stats.errors.join('\n')}\nsteps:\n${timeline}`).to.equal(0);
     expect(stats.succeeded).to.be.above(0);
     const r = await Client.connect({ endpoints: endpoints(name, 'http'), dialTimeoutMs: 5000, commandTimeoutMs: 10_000 });
     try {
