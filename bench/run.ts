@@ -20,6 +20,8 @@
 //   --profile              run svc members under node --cpu-prof; print each member's hottest functions (measured windows only)
 //   --svc-build=<label>:<dir>  also run a 3-member svc cluster from another build output folder (repeatable), taking
 //                          turns with the others: an A/B of two builds in the same run, same machine load
+//   --svc-node-args=<label>:<flags>  node flags for the members of one svc cluster ("svc", or a --svc-build label),
+//                          e.g. --svc-node-args=b:--max-semi-space-size=32 (an A/B of V8 settings: the same dir twice)
 //   --no-components        skip the raft/engine/mvcc benches
 //   --components-only      only the component benches
 // `npm run bench -- operator [--clusters=500]`: svc-operator reconciling many SvcClusters on a real kube-apiserver
@@ -49,6 +51,8 @@ export interface BenchRunOptions {
   systems: Array<'etcd' | 'svc'>;
   /** Extra svc builds to compare (label and build output folder). */
   svcBuilds: Array<{ label: string; dir: string }>;
+  /** Extra node flags per svc cluster label. */
+  svcNodeArgs: Map<string, string[]>;
   /** Rounds; each round runs every system at every workload and concurrency once. Figures are medians over rounds. */
   rounds: number;
   profile: boolean;
@@ -97,6 +101,7 @@ export function parseArgs(argv: readonly string[]): BenchRunOptions {
     target: 'leader',
     systems: ['etcd', 'svc'],
     svcBuilds: [],
+    svcNodeArgs: new Map(),
     profile: false,
     components: true,
     workloads: [...WORKLOADS],
@@ -111,7 +116,8 @@ export function parseArgs(argv: readonly string[]): BenchRunOptions {
     watchCheck: true,
   };
   for (const a of argv) {
-    const [k, v = ''] = a.split('=', 2);
+    const eq = a.indexOf('=');
+    const [k, v] = eq < 0 ? [a, ''] : [a.slice(0, eq), a.slice(eq + 1)];
     if (k === '--duration') o.durationMs = positive(k, v);
     else if (k === '--warmup') o.warmupMs = Number(v);
     else if (k === '--concurrency') o.concurrency = v.split(',').map((x) => positive(k, x));
@@ -120,6 +126,7 @@ export function parseArgs(argv: readonly string[]): BenchRunOptions {
     else if (k === '--rounds') o.rounds = positive(k, v);
     else if (k === '--profile') o.profile = true;
     else if (k === '--svc-build' && v.includes(':')) o.svcBuilds.push({ label: v.slice(0, v.indexOf(':')), dir: v.slice(v.indexOf(':') + 1) });
+    else if (k === '--svc-node-args' && v.includes(':')) o.svcNodeArgs.set(v.slice(0, v.indexOf(':')), v.slice(v.indexOf(':') + 1).split(/\s+/).filter(Boolean));
     else if (k === '--no-components') o.components = false;
     else if (k === '--components-only') o.workloads = [];
     else if (k === '--workloads') o.workloads = list(k, v, WORKLOADS);
@@ -269,10 +276,10 @@ async function benchClusters(o: BenchRunOptions): Promise<{ rows: Row[]; memory:
   try {
     const starts: Array<{ system: string; start: () => Promise<BenchCluster> }> = o.systems.map((system) => ({
       system,
-      start: () => (system === 'svc' ? startSvcCluster({ cpuProfile: o.profile }) : startEtcdCluster()),
+      start: () => (system === 'svc' ? startSvcCluster({ cpuProfile: o.profile, nodeArgs: o.svcNodeArgs.get('svc') }) : startEtcdCluster()),
     }));
     for (const b of o.svcBuilds) {
-      starts.push({ system: `svc ${b.label}`, start: () => startSvcCluster({ cpuProfile: o.profile, buildDir: b.dir, system: `svc ${b.label}` }) });
+      starts.push({ system: `svc ${b.label}`, start: () => startSvcCluster({ cpuProfile: o.profile, buildDir: b.dir, system: `svc ${b.label}`, nodeArgs: o.svcNodeArgs.get(b.label) }) });
     }
     for (const { system, start } of starts) {
       const t0 = Date.now();

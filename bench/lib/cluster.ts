@@ -47,6 +47,8 @@ export interface SvcClusterOptions {
   buildDir?: string;
   /** The system name the cluster reports (default "svc"). */
   system?: string;
+  /** Extra node flags for every member (V8 settings for an A/B). */
+  nodeArgs?: string[];
 }
 
 /** Starts an N-member svc cluster from this build (through the test harness's one launcher) and waits until every member answers /health. */
@@ -63,7 +65,7 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Ben
       dataRoot: scratch,
       timeoutMs: opts.timeoutMs ?? 60000,
       entry: opts.buildDir ? join(resolve(opts.buildDir), 'server/cli/svc.js') : undefined,
-      nodeArgs: (name) => (opts.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []),
+      nodeArgs: (name) => [...(opts.nodeArgs ?? []), ...(opts.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : [])],
     });
   } catch (e) {
     rmSync(scratch, { recursive: true, force: true });

@@ -60,6 +60,12 @@ export interface ProfileSummary {
   byTotal: HotFunction[];
   /** Self time grouped by where the code lives (our server folders, a dependency, node internals). */
   byArea: Array<{ area: string; selfPct: number }>;
+  /**
+   * Self time charged to the nearest caller that is ours or a dependency: node internals and native code count
+   * for the code that called them (the HTTP/2 writes grpc-js makes count for grpc-js). What no such code called
+   * (work started by the event loop itself, e.g. reading an HTTP/2 frame) stays with its node module.
+   */
+  byCaller: Array<{ area: string; selfPct: number }>;
 }
 
 /**
@@ -129,6 +135,23 @@ export function summariseProfile(file: string, root: string, top = 20, windows?:
   };
   walk(root0, new Map());
 
+  const caller = new Map<string, number>();
+  const charge = (node: ProfileNode, owner: string | undefined) => {
+    const a = areaOf(node.callFrame, root);
+    // (root) owns nothing; (idle), (program) and (garbage collector) are leaves that keep their own name
+    const own = a === '(root)' ? undefined : a.startsWith('node ') || a === '(native)' ? owner : a;
+    const h = node.hitCount ?? 0;
+    if (h) {
+      const k = a.startsWith('(') && a !== '(native)' ? a : (own ?? a);
+      caller.set(k, (caller.get(k) ?? 0) + h);
+    }
+    for (const c of node.children ?? []) {
+      const child = byId.get(c);
+      if (child) charge(child, own);
+    }
+  };
+  charge(root0, undefined);
+
   const row = (name: string): HotFunction => ({
     name,
     selfMs: (self.get(name) ?? 0) * msPerHit,
@@ -144,10 +167,13 @@ export function summariseProfile(file: string, root: string, top = 20, windows?:
     gcPct: (gc / totalHits) * 100,
     bySelf: [...self.keys()].filter((n) => !skip(n)).map(row).sort((a, b) => b.selfMs - a.selfMs).slice(0, top),
     byTotal: [...total.keys()].filter((n) => !skip(n)).map(row).sort((a, b) => b.totalMs - a.totalMs).slice(0, top),
-    byArea: [...area.entries()]
-      .map(([a, h]) => ({ area: a, selfPct: (h / totalHits) * 100 }))
-      .sort((x, y) => y.selfPct - x.selfPct),
+    byArea: shares(area, totalHits),
+    byCaller: shares(caller, totalHits),
   };
+}
+
+function shares(hits: Map<string, number>, totalHits: number): Array<{ area: string; selfPct: number }> {
+  return [...hits.entries()].map(([a, h]) => ({ area: a, selfPct: (h / totalHits) * 100 })).sort((x, y) => y.selfPct - x.selfPct);
 }
 
 /** The summary as text lines for a report; shares are of all samples (idle included). */
@@ -157,6 +183,8 @@ export function formatProfile(s: ProfileSummary, top = 15): string {
     `profile ${(s.durationMs / 1000).toFixed(1)} s, ${s.samples} samples: idle ${s.idlePct.toFixed(1)}%, GC ${s.gcPct.toFixed(1)}%`,
     'self time by area:',
     ...s.byArea.slice(0, 12).map((a) => `  ${pct(a.selfPct)}  ${a.area}`),
+    'self time charged to the nearest caller of ours or a dependency (node internals and native code count for their caller):',
+    ...s.byCaller.slice(0, 12).map((a) => `  ${pct(a.selfPct)}  ${a.area}`),
     'hottest functions (self):',
     ...s.bySelf.slice(0, top).map((f) => `  ${pct(f.selfPct)}  ${f.name}`),
     'hottest functions (inclusive):',
@@ -210,7 +238,8 @@ function describe(cf: CallFrame, root: string): string {
 function areaOf(cf: CallFrame, root: string): string {
   const fn = cf.functionName;
   if (!cf.url) return fn.startsWith('(') ? fn : '(native)';
-  if (cf.url.startsWith('node:')) return 'node internals';
+  // node:internal/http2/core -> "node http2": which part of node (HTTP/2, streams, timers) did the work
+  if (cf.url.startsWith('node:')) return `node ${cf.url.replace(/^node:(internal\/)?/, '').split('/')[0]}`;
   const p = cf.url.startsWith('file://') ? relative(root, fileURLToPath(cf.url)) : cf.url;
   const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(p);
   if (nm) return `dependency ${nm[1]}`;

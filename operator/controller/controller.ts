@@ -151,7 +151,6 @@ export class Controller {
     watch('Service', '/api/v1', 'services', (namespace) => namespace ? this.api.core.listNamespacedService({ namespace, labelSelector }) : this.api.core.listServiceForAllNamespaces({ labelSelector }));
     watch('ConfigMap', '/api/v1', 'configmaps', (namespace) => namespace ? this.api.core.listNamespacedConfigMap({ namespace, labelSelector }) : this.api.core.listConfigMapForAllNamespaces({ labelSelector }));
     this.readCache = {
-      watches: (kind) => kind !== 'Pod' && byKind.has(kind),
       object: (kind, namespace, name) => (kind === 'Pod' ? undefined : byKind.get(kind)?.get(name, namespace)),
       pods: (namespace, cluster) => (byKind.get('Pod')!.list(namespace) as k8s.V1Pod[]).filter((p) => p.metadata?.labels?.[CLUSTER_LABEL] === cluster),
     };

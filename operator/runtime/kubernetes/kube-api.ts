@@ -27,10 +27,8 @@ export function isStatus(e: unknown, code: number): boolean {
  * over a quiet cluster makes no API request; a miss reads the apiserver.
  */
 export interface ReadCache {
-  /** The object of that kind (StatefulSet, Service, ConfigMap) if the informers watch the kind; else undefined. */
+  /** The object of that kind (StatefulSet, Service, ConfigMap); undefined when missing or its kind is not watched. */
   object(kind: string, namespace: string, name: string): k8s.KubernetesObject | undefined;
-  /** True when the informers watch objects of `kind`. */
-  watches(kind: string): boolean;
   /** The pods of a cluster. */
   pods(namespace: string, cluster: string): V1Pod[];
 }
@@ -46,8 +44,8 @@ export class KubeApi {
   cache: ReadCache | undefined;
   /** Per cluster ("namespace/name"), when this process last wrote one of its objects. */
   private readonly wroteAt = new Map<string, number>();
-  /** Per object ("Kind namespace/name"), the hash annotation this process applied and when. */
-  private readonly applied = new Map<string, { hash: string; at: number }>();
+  /** Per object ("Kind namespace/name"), the hash annotation this process applied, when, and the cluster's key. */
+  private readonly applied = new Map<string, { hash: string; at: number; cluster: string }>();
   readonly core: k8s.CoreV1Api;
   readonly apps: k8s.AppsV1Api;
   readonly custom: k8s.CustomObjectsApi;
@@ -82,8 +80,9 @@ export class KubeApi {
 
   /** Forgets a deleted cluster's bookkeeping. */
   forgetCluster(namespace: string, cluster: string): void {
-    this.wroteAt.delete(`${namespace}/${cluster}`);
-    for (const k of this.applied.keys()) if (k.includes(` ${namespace}/${cluster}`)) this.applied.delete(k);
+    const key = `${namespace}/${cluster}`;
+    this.wroteAt.delete(key);
+    for (const [k, v] of this.applied) if (v.cluster === key) this.applied.delete(k);
   }
 
   /** Forgets that an object was applied (it was deleted: the next pass writes it again). */
@@ -129,7 +128,7 @@ export class KubeApi {
     if (want !== undefined) {
       // the informers' copy when they watch the kind; else what this process applied a moment ago; else a GET
       const c = this.cached(namespace ?? '', cluster);
-      const cachedHash = c?.watches(obj.kind) ? c.object(obj.kind, namespace ?? '', name)?.metadata?.annotations?.[HASH_ANNOTATION] : undefined;
+      const cachedHash = c?.object(obj.kind, namespace ?? '', name)?.metadata?.annotations?.[HASH_ANNOTATION];
       if (cachedHash === want) return false;
       const mine = this.applied.get(key);
       if (cachedHash === undefined && mine?.hash === want && Date.now() - mine.at < APPLIED_MS) return false;
@@ -137,7 +136,7 @@ export class KubeApi {
     try {
       const live = await this.objects.read({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name, namespace } });
       if (want !== undefined && live.metadata?.annotations?.[HASH_ANNOTATION] === want) {
-        this.applied.set(key, { hash: want, at: Date.now() });
+        this.applied.set(key, { hash: want, at: Date.now(), cluster: `${namespace}/${cluster}` });
         return false;
       }
     } catch (e) {
@@ -146,7 +145,7 @@ export class KubeApi {
     this.wrote(`apply ${obj.kind}`, namespace, name);
     this.touched(namespace, cluster);
     await this.objects.patch(obj as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
-    if (want !== undefined) this.applied.set(key, { hash: want, at: Date.now() });
+    if (want !== undefined) this.applied.set(key, { hash: want, at: Date.now(), cluster: `${namespace}/${cluster}` });
     return true;
   }
 

@@ -108,6 +108,10 @@ describe('bench: figures (flags, stats, the reference tool report, combining rou
     expect(() => parseArgs(['--bogus'])).to.throw(/unknown bench flag --bogus/);
     expect(() => parseArgs(['--loadgen=go'])).to.throw(/--loadgen: expected node or reference; got "go"/);
     expect(parseArgs(['--loadgen=reference']).loadgen).to.equal('reference');
+    // a value may hold '=' itself (node flags for one cluster of an A/B)
+    const ab = parseArgs(['--svc-build=b:dist', '--svc-node-args=b:--max-semi-space-size=32 --no-opt']);
+    expect(ab.svcBuilds).to.deep.equal([{ label: 'b', dir: 'dist' }]);
+    expect(ab.svcNodeArgs.get('b')).to.deep.equal(['--max-semi-space-size=32', '--no-opt']);
   });
 
   it('prefix ranges cover exactly 10 keys of the keyspace', () => {
