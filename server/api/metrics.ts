@@ -1,6 +1,6 @@
 // GET /metrics: the member's Prometheus metrics. Names and help texts follow the reference (with svc_ for its
 // product prefix) so dashboards and alerts carry over; which mvcc names are served is the release table's call.
-import { Registry, Gauge, Counter, Histogram } from 'prom-client';
+import { Registry, Gauge, Counter, Histogram, collectDefaultMetrics } from 'prom-client';
 import type { MetricsCore } from '../core/interfaces.js';
 import { idHex } from '../cluster/ids.js';
 
@@ -17,6 +17,9 @@ export interface MemberMetrics {
 export function createMetrics(server: MetricsCore): MemberMetrics {
   const registry = new Registry();
   const release = server.opts.release;
+  // The process's own (as the reference's process_* series): memory, CPU, open files, and Node's event-loop delay
+  // and heap, which show a member whose one thread is saturated.
+  collectDefaultMetrics({ register: registry });
   const gauge = (name: string, help: string, value: () => number) =>
     new Gauge({ name, help, registers: [registry], collect() { this.set(value()); } });
   const counterFrom = (name: string, help: string, value: () => number) =>

@@ -44,6 +44,13 @@ describe('svc --listen-metrics-urls and the v2 size gauge', function () {
     const metrics = await httpGet(`${metricsURL}/metrics`);
     expect(metrics.status).to.equal(200);
     expect(metrics.body).to.match(/^svc_server_is_leader 1$/m);
+    // the process's own series: this member's resident memory (as /proc says it) and its event-loop delay
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics.body)?.[1]);
+    const rss = value('process_resident_memory_bytes');
+    const procRss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${c!.members[0].process.pid}/status`, 'utf8'))?.[1]) * 1024;
+    expect(rss, 'process_resident_memory_bytes').to.be.within(procRss / 2, procRss * 2);
+    expect(value('nodejs_eventloop_lag_p99_seconds'), 'nodejs_eventloop_lag_p99_seconds').to.be.at.least(0);
+    expect(value('nodejs_heap_size_used_bytes'), 'nodejs_heap_size_used_bytes').to.be.above(1e6);
     for (const path of ['/version', '/v2/keys/', '/v3/kv/range']) {
       expect((await httpGet(`${metricsURL}${path}`)).status, path).to.equal(404);
     }
