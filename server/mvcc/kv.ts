@@ -53,8 +53,11 @@ export function encodeKv(kv: KeyValue): Uint8Array {
   return out;
 }
 
-/** Decodes a "key" bucket value (copies key and value out of b). */
-export function decodeKv(b: Uint8Array): KeyValue {
+/**
+ * Decodes a "key" bucket value. By default key and value are copies. With `copy` false they are views of b, for a
+ * caller that owns b and never changes it (a range answered at once): two allocations less per key.
+ */
+export function decodeKv(b: Uint8Array, copy = true): KeyValue {
   if (b[0] !== FORMAT) throw new Error(`mvcc: unknown key-value record format ${b[0]}`);
   const keyLen = getU32(b, 33);
   const hi = getU32(b, 25);
@@ -64,10 +67,14 @@ export function decodeKv(b: Uint8Array): KeyValue {
     modRevision: getNum(b, 9),
     version: getNum(b, 17),
     lease: hi === 0 && lo === 0 ? 0n : BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo)),
-    // Plain Uint8Array copies whatever b is (a Buffer from lmdb or a buffered Uint8Array).
-    key: new Uint8Array(b.buffer, b.byteOffset + HEADER, keyLen).slice(),
-    value: new Uint8Array(b.buffer, b.byteOffset + HEADER + keyLen, b.byteLength - HEADER - keyLen).slice(),
+    // Plain Uint8Array views (copied when asked) of whatever b is (a Buffer from lmdb or a buffered Uint8Array).
+    key: copyIf(new Uint8Array(b.buffer, b.byteOffset + HEADER, keyLen), copy),
+    value: copyIf(new Uint8Array(b.buffer, b.byteOffset + HEADER + keyLen, b.byteLength - HEADER - keyLen), copy),
   };
+}
+
+function copyIf(view: Uint8Array, copy: boolean): Uint8Array {
+  return copy ? view.slice() : view;
 }
 
 /** Bytes as a latin-1 string: byte-order comparable with `<`, usable as a Map key. */

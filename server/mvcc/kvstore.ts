@@ -216,7 +216,8 @@ export class MvccStore {
     for (const r of revs) {
       const raw = tx.get(KEY_BUCKET, revToBytes(r.rev));
       if (!raw) throw new Error(`mvcc: revision ${r.rev.main}/${r.rev.sub} missing from the backend`);
-      const kv = decodeKv(raw);
+      // raw is this read's own copy (lmdb's getBinary) or a pending write's bytes, which nothing changes: views suffice
+      const kv = decodeKv(raw, false);
       if (ro.keysOnly) kv.value = EMPTY;
       kvs.push(kv);
     }

@@ -82,7 +82,8 @@ export function kvToPb(kv: KeyValue): Pb {
     mod_revision: kv.modRevision,
     version: kv.version,
     value: kv.value,
-    lease: kv.lease.toString(),
+    // most keys have no lease: a number 0 spares protobufjs parsing the string "0" into a Long for every key
+    lease: kv.lease === 0n ? 0 : kv.lease.toString(),
   };
 }
 
