@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import * as protoLoader from '@grpc/proto-loader';
 import type * as grpc from '@grpc/grpc-js';
 import * as wire from '../../../server/wire/index.js';
+import { messageType, serializer } from '../../../server/wire/loader.js';
 import { messagesSourcePath, renderMessages } from '../../../server/wire/generate.js';
 import type { ClientMethod } from '../../../server/client/connection.js';
 
@@ -131,3 +132,26 @@ export const clientMethod: ClientMethod = 'HashKV';
 export const clientTypo: ClientMethod = 'Rnage';
 // @ts-expect-error: a streaming method is not called as a unary one
 export const clientStream: ClientMethod = 'LeaseKeepAlive';
+
+describe('wire serializer: plain objects encoded without fromObject where no enum is reachable', () => {
+  const header = { cluster_id: '14841639068965178418', member_id: 10276657743932975437n.toString(), revision: 42, raft_term: 3 };
+  const kv = (i: number, lease: string | number) => ({ key: Buffer.from(`k${i}`), create_revision: 2 ** 40 + i, mod_revision: '9007199254740993', version: 1, value: Buffer.from('v'.repeat(i)), lease });
+  const same = (name: string, obj: object) => {
+    const t = messageType(name);
+    expect(serializer(t)(obj), name).to.deep.equal(Buffer.from(t.encode(t.fromObject(obj)).finish()));
+  };
+
+  it('a range, put and txn answer: the same bytes as encode(fromObject(...))', () => {
+    same('etcdserverpb.RangeResponse', { header, kvs: [kv(1, 0), kv(2, '-7587862072907324676'), kv(3, '7587862072907324676')], more: true, count: 3 });
+    same('etcdserverpb.PutResponse', { header, prev_kv: kv(4, 0) });
+    same('etcdserverpb.TxnResponse', { header, succeeded: true, responses: [{ response_range: { header, kvs: [kv(5, 0)], count: 1 } }, { response_put: { header } }] });
+    same('etcdserverpb.RangeResponse', { header, kvs: [] });
+  });
+
+  it('an answer with an enum (a watch event "PUT") still goes through fromObject', () => {
+    const t = messageType('etcdserverpb.WatchResponse');
+    const out = serializer(t)({ header, watch_id: 1, events: [{ type: 'DELETE', kv: kv(1, 0) }] });
+    const back = t.toObject(t.decode(out), { enums: String, longs: String }) as { events: Array<{ type: string }> };
+    expect(back.events[0].type).to.equal('DELETE');
+  });
+});
