@@ -49,3 +49,18 @@ export function peerRequest(url: string, o: { method?: string; body?: string; ti
     req.end(o.body);
   });
 }
+
+/** The server version a member reports on its peer URLs' /version (the first that answers), or undefined. */
+export async function fetchPeerVersion(urls: string[], tls: PeerTlsClient | undefined): Promise<string | undefined> {
+  for (const u of urls) {
+    try {
+      const res = await peerRequest(new URL('/version', u).toString(), { timeoutMs: 1000, tls });
+      if (res.status !== 200) continue;
+      const j = JSON.parse(res.body) as { etcdserver?: string };
+      if (typeof j.etcdserver === 'string') return j.etcdserver;
+    } catch {
+      /* try the next URL */
+    }
+  }
+  return undefined;
+}

@@ -1,6 +1,5 @@
 // The narrow interfaces the core offers the API layer. Each v3 service module depends only on the ones it needs
 // (server/api/v3/*.ts), and tests can hand it in-memory fakes.
-import type protobuf from 'protobufjs';
 import type { Member } from '../cluster/membership.js';
 import type { AlarmType, InternalRequest, RangeRequest, TxnRequest } from './requests.js';
 import type { RangeResult, TxnResult } from './state-machine.js';
@@ -16,8 +15,8 @@ import type { V3StateMachine } from './state-machine.js';
 
 /** What every response header carries. */
 export interface HeaderFacts {
-  readonly clusterIdLong: protobuf.Long;
-  readonly memberIdLong: protobuf.Long;
+  readonly clusterId: bigint;
+  readonly memberId: bigint;
   /** The current raft term. */
   readonly term: number;
   /** The store's current revision. */

@@ -3,13 +3,12 @@
 // membership, alarms, v2) over the v3 state machine, the proposer (ids, waiters, batching, read index), the
 // version monitor, lease forwarding, leadership transfer, membership changes and the quota. This file only
 // connects them, starts the timers and the peer server, and stops everything in order.
-import protobuf from 'protobufjs';
 import { StateRole } from '../raft/types.js';
 import type { RawNode } from '../raft/index.js';
 import { Transport } from '../transport/transport.js';
 import { startPeerServer } from '../transport/peer-server.js';
 import { idHex } from '../cluster/ids.js';
-import { peerRequest, type PeerTlsClient } from '../cluster/peer-http.js';
+import { fetchPeerVersion, peerRequest } from '../cluster/peer-http.js';
 import type { Member, Membership } from '../cluster/membership.js';
 import { compareMinor } from '../releases.js';
 import type { Backend } from '../storage/backend.js';
@@ -48,9 +47,6 @@ export class SvcServer {
   readonly opts: MemberOptions;
   readonly memberId: bigint;
   readonly clusterId: bigint;
-  /** The ids as protobuf 64-bit values, made once: every response header carries them. */
-  readonly memberIdLong: protobuf.Long;
-  readonly clusterIdLong: protobuf.Long;
   readonly kv: V3StateMachine;
   readonly transport: Transport;
   readonly events: ServerEvents = {};
@@ -88,8 +84,6 @@ export class SvcServer {
     const logger = (this.logger = opts.logger);
     this.memberId = b.memberId;
     this.clusterId = b.clusterId;
-    this.memberIdLong = toLong(b.memberId);
-    this.clusterIdLong = toLong(b.clusterId);
     const { memberId, lifecycle, stats, observers } = this;
     this.kv = new V3StateMachine(b.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync });
 
@@ -472,24 +466,4 @@ export class SvcServer {
   isStopped(): boolean {
     return this.lifecycle.stopped;
   }
-}
-
-async function fetchPeerVersion(urls: string[], tls: PeerTlsClient | undefined): Promise<string | undefined> {
-  for (const u of urls) {
-    try {
-      const res = await peerRequest(new URL('/version', u).toString(), { timeoutMs: 1000, tls });
-      if (res.status !== 200) continue;
-      const j = JSON.parse(res.body) as { etcdserver?: string };
-      if (typeof j.etcdserver === 'string') return j.etcdserver;
-    } catch {
-      /* try the next URL */
-    }
-  }
-  return undefined;
-}
-
-/** An unsigned 64-bit protobuf value (the Long class protobufjs uses). */
-function toLong(v: bigint): protobuf.Long {
-  const L = protobuf.util.Long as unknown as { fromString(s: string, unsigned: boolean): protobuf.Long };
-  return L.fromString(v.toString(), true);
 }

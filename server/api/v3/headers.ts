@@ -1,18 +1,31 @@
 // Response headers: every answer carries the cluster and member ids, the raft term and (mostly) a revision.
+import protobuf from 'protobufjs';
 import type { HeaderFacts } from '../../core/interfaces.js';
 import type { Pb } from './convert.js';
 
 export class Headers {
-  constructor(private readonly facts: HeaderFacts) {}
+  /** The ids as protobuf 64-bit values, made once: a decimal string would be parsed again for every answer. */
+  private readonly clusterId: protobuf.Long;
+  private readonly memberId: protobuf.Long;
+
+  constructor(private readonly facts: HeaderFacts) {
+    this.clusterId = toLong(facts.clusterId);
+    this.memberId = toLong(facts.memberId);
+  }
 
   header(revision?: number): Pb {
     const f = this.facts;
-    return { cluster_id: f.clusterIdLong, member_id: f.memberIdLong, revision: revision ?? f.revision(), raft_term: f.term };
+    return { cluster_id: this.clusterId, member_id: this.memberId, revision: revision ?? f.revision(), raft_term: f.term };
   }
 
   /** Membership answers carry no revision in the reference. */
   clusterHeader(): Pb {
-    const f = this.facts;
-    return { cluster_id: f.clusterIdLong, member_id: f.memberIdLong, raft_term: f.term };
+    return { cluster_id: this.clusterId, member_id: this.memberId, raft_term: this.facts.term };
   }
+}
+
+/** An unsigned 64-bit protobuf value (the Long class protobufjs uses). */
+function toLong(v: bigint): protobuf.Long {
+  const L = protobuf.util.Long as unknown as { fromString(s: string, unsigned: boolean): protobuf.Long };
+  return L.fromString(v.toString(), true);
 }
