@@ -92,6 +92,10 @@ function positive(flag: string, v: string): number {
 }
 
 /** Parses argv (the flags above). */
+/** "<label>:<rest>" of --svc-build and --svc-node-args. */
+const labelOf = (v: string): string => v.slice(0, v.indexOf(':'));
+const afterLabel = (v: string): string => v.slice(v.indexOf(':') + 1);
+
 export function parseArgs(argv: readonly string[]): BenchRunOptions {
   const o: BenchRunOptions = {
     durationMs: 6000,
@@ -125,8 +129,8 @@ export function parseArgs(argv: readonly string[]): BenchRunOptions {
     else if (k === '--systems') o.systems = list(k, v, ['etcd', 'svc'] as const);
     else if (k === '--rounds') o.rounds = positive(k, v);
     else if (k === '--profile') o.profile = true;
-    else if (k === '--svc-build' && v.includes(':')) o.svcBuilds.push({ label: v.slice(0, v.indexOf(':')), dir: v.slice(v.indexOf(':') + 1) });
-    else if (k === '--svc-node-args' && v.includes(':')) o.svcNodeArgs.set(v.slice(0, v.indexOf(':')), v.slice(v.indexOf(':') + 1).split(/\s+/).filter(Boolean));
+    else if (k === '--svc-build' && v.includes(':')) o.svcBuilds.push({ label: labelOf(v), dir: afterLabel(v) });
+    else if (k === '--svc-node-args' && v.includes(':')) o.svcNodeArgs.set(labelOf(v), afterLabel(v).split(/\s+/).filter(Boolean));
     else if (k === '--no-components') o.components = false;
     else if (k === '--components-only') o.workloads = [];
     else if (k === '--workloads') o.workloads = list(k, v, WORKLOADS);

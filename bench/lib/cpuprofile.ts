@@ -138,11 +138,12 @@ export function summariseProfile(file: string, root: string, top = 20, windows?:
   const caller = new Map<string, number>();
   const charge = (node: ProfileNode, owner: string | undefined) => {
     const a = areaOf(node.callFrame, root);
-    // (root) owns nothing; (idle), (program) and (garbage collector) are leaves that keep their own name
-    const own = a === '(root)' ? undefined : a.startsWith('node ') || a === '(native)' ? owner : a;
+    // node internals and native code work for their caller; (root) owns nothing; the rest keeps its own name
+    const forCaller = a.startsWith('node ') || a === '(native)';
+    const own = a === '(root)' ? undefined : forCaller ? owner : a;
     const h = node.hitCount ?? 0;
     if (h) {
-      const k = a.startsWith('(') && a !== '(native)' ? a : (own ?? a);
+      const k = forCaller ? (owner ?? a) : a;
       caller.set(k, (caller.get(k) ?? 0) + h);
     }
     for (const c of node.children ?? []) {

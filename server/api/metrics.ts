@@ -13,13 +13,26 @@ export interface MemberMetrics {
   healthFailures: Counter;
 }
 
+let processMetrics: Registry | undefined;
+
+/**
+ * The process's own series (as the reference's process_*): memory, CPU, open files, and Node's event-loop delay and
+ * heap, which show a member whose one thread is saturated. Collected once per process (one event-loop monitor and
+ * one GC observer), served by every member in it.
+ */
+function processRegistry(): Registry {
+  if (!processMetrics) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}
+
 /** A registry of its own per member, so several members can live in one process (embedding, tests). */
 export function createMetrics(server: MetricsCore): MemberMetrics {
-  const registry = new Registry();
+  // the process's series first, then the member's own
+  const registry = Registry.merge([processRegistry()]);
   const release = server.opts.release;
-  // The process's own (as the reference's process_* series): memory, CPU, open files, and Node's event-loop delay
-  // and heap, which show a member whose one thread is saturated.
-  collectDefaultMetrics({ register: registry });
   const gauge = (name: string, help: string, value: () => number) =>
     new Gauge({ name, help, registers: [registry], collect() { this.set(value()); } });
   const counterFrom = (name: string, help: string, value: () => number) =>

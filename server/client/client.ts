@@ -16,7 +16,7 @@
 // - Streams (watch, keep-alive) are reopened on the next endpoint when they break with UNAVAILABLE; a
 //   watch resumes after the last revision it delivered.
 import * as grpc from '@grpc/grpc-js';
-import { ClientError, Status, isConnCanceled, provablyNotApplied, retryableRead, toClientError } from './errors.js';
+import { ClientError, Status, isConnCanceled, provablyNotApplied, retryableRead, toClientError, waitedForTransport } from './errors.js';
 import { Connection, type ClientMethod, type ServiceName, type TlsOptions } from './connection.js';
 import { deleteRequest, prefixEnd, putRequest, rangeEndFor, rangeRequest, toBuf, txnReadOnly, txnRequest } from './keys.js';
 import type { StreamSource } from './stream.js';
@@ -145,7 +145,7 @@ export class Client implements StreamSource {
           continue;
         }
         // a deadline spent waiting for a transport: this channel's connection attempt is stuck, start afresh
-        if (err.code === Status.DEADLINE_EXCEEDED && /Waiting for LB pick/.test(err.message)) conn.reset();
+        if (waitedForTransport(err)) conn.reset();
         const again = kind === 'read' ? retryableRead(err) : provablyNotApplied(err);
         if (!again || Date.now() >= deadline) throw err;
         this.failover();

@@ -53,16 +53,19 @@ export function isConnCanceled(err: unknown): boolean {
   return /client connection is closing|Channel has been shut down/.test(msg);
 }
 
+/** True when the deadline passed while the channel had no transport to send on (a member whose address is gone). */
+export function waitedForTransport(err: ClientError): boolean {
+  return err.code === Status.DEADLINE_EXCEEDED && /Waiting for LB pick/.test(err.message);
+}
+
 /** True when the call may be retried on another endpoint even though it mutates: it was provably not applied. */
 export function provablyNotApplied(err: ClientError): boolean {
   if (NOT_APPLIED.includes(err.message)) return true;
-  if (err.code === Status.UNAVAILABLE && NEVER_SENT.test(err.message)) return true;
-  // the deadline passed while the channel had no transport to send on (a member whose address is gone)
-  return err.code === Status.DEADLINE_EXCEEDED && /Waiting for LB pick/.test(err.message);
+  return (err.code === Status.UNAVAILABLE && NEVER_SENT.test(err.message)) || waitedForTransport(err);
 }
 
 /** True when a read (or any idempotent call) should go to the next endpoint. */
 export function retryableRead(err: ClientError): boolean {
   if (err.code === Status.UNAVAILABLE || provablyNotApplied(err)) return true;
-  return NOT_APPLIED.includes(err.message) || err.message === 'etcdserver: leader changed' || err.message === 'etcdserver: request timed out';
+  return err.message === 'etcdserver: leader changed' || err.message === 'etcdserver: request timed out';
 }

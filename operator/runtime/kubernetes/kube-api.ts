@@ -38,6 +38,11 @@ const FRESH_MS = 3000;
 /** An object this process applied is not read back for this long (kinds without an informer: one GET a minute). */
 const APPLIED_MS = 60_000;
 
+/** How the bookkeeping below names a cluster. */
+function clusterKey(namespace: string | undefined, cluster: string | undefined): string {
+  return `${namespace}/${cluster}`;
+}
+
 /** Thin typed wrapper of the API clients. */
 export class KubeApi {
   /** Set by the controller once its informers have synced. */
@@ -71,16 +76,16 @@ export class KubeApi {
   /** The informers, unless this process wrote to the cluster a moment ago (then they may lag behind). */
   private cached(namespace: string, cluster: string | undefined): ReadCache | undefined {
     if (!this.cache || cluster === undefined) return undefined;
-    return Date.now() - (this.wroteAt.get(`${namespace}/${cluster}`) ?? 0) > FRESH_MS ? this.cache : undefined;
+    return Date.now() - (this.wroteAt.get(clusterKey(namespace, cluster)) ?? 0) > FRESH_MS ? this.cache : undefined;
   }
 
   private touched(namespace: string | undefined, cluster: string | undefined): void {
-    if (namespace && cluster) this.wroteAt.set(`${namespace}/${cluster}`, Date.now());
+    if (namespace && cluster) this.wroteAt.set(clusterKey(namespace, cluster), Date.now());
   }
 
   /** Forgets a deleted cluster's bookkeeping. */
   forgetCluster(namespace: string, cluster: string): void {
-    const key = `${namespace}/${cluster}`;
+    const key = clusterKey(namespace, cluster);
     this.wroteAt.delete(key);
     for (const [k, v] of this.applied) if (v.cluster === key) this.applied.delete(k);
   }
@@ -136,7 +141,7 @@ export class KubeApi {
     try {
       const live = await this.objects.read({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name, namespace } });
       if (want !== undefined && live.metadata?.annotations?.[HASH_ANNOTATION] === want) {
-        this.applied.set(key, { hash: want, at: Date.now(), cluster: `${namespace}/${cluster}` });
+        this.applied.set(key, { hash: want, at: Date.now(), cluster: clusterKey(namespace, cluster) });
         return false;
       }
     } catch (e) {
@@ -145,7 +150,7 @@ export class KubeApi {
     this.wrote(`apply ${obj.kind}`, namespace, name);
     this.touched(namespace, cluster);
     await this.objects.patch(obj as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
-    if (want !== undefined) this.applied.set(key, { hash: want, at: Date.now(), cluster: `${namespace}/${cluster}` });
+    if (want !== undefined) this.applied.set(key, { hash: want, at: Date.now(), cluster: clusterKey(namespace, cluster) });
     return true;
   }
 
