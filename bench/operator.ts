@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { load as loadYaml } from 'js-yaml';
-import { svcClusterCrdYaml } from '../operator/controller/crd.js';
+import { svcClusterCrdYaml } from '../operator/api/crd.js';
 import { formatTable, markdownTable, mib } from './lib/stats.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));

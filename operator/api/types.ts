@@ -4,6 +4,8 @@
 /** API group/version and kind of the resource. */
 export const API_VERSION = 'svc.dev/v1alpha1';
 export const KIND = 'SvcCluster';
+/** The resource's plural name (the CRD's `names.plural`, the API path). */
+export const PLURAL = 'svcclusters';
 
 /**
  * Where backups go, when they are taken and how many to keep (Kubernetes). Every backup (pre-upgrade, scheduled,

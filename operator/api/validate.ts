@@ -1,6 +1,6 @@
 // Validation and defaults of SvcCluster manifests: the same rules the CRD's schema and CEL rules state.
 import { API_VERSION, KIND, type SvcCluster, type SvcClusterSpec } from './types.js';
-import { isSupportedVersion, SUPPORTED_MINORS } from '../upgrade/versions.js';
+import { isSupportedVersion, SUPPORTED_MINORS } from './versions.js';
 import { scheduleProblem } from '../backup/schedule.js';
 import { quantityBytes } from './quantity.js';
 

@@ -4,7 +4,7 @@
 // cluster is requeued at its next scheduled time. status.backups is the record; what this process recorded is
 // also kept here, because the informer's copy of the status may lag behind a write.
 import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../api/types.js';
-import type { ObservedCluster } from '../upgrade/types.js';
+import type { ObservedCluster } from '../planner/types.js';
 import { StepPending } from '../runtime/runtime.js';
 import { JobFailure, type ClusterJobs } from '../runtime/kubernetes/backup-job.js';
 import { backupsState, describeBackup, dueBackup, msUntilNext, retain, DEFAULT_KEEP, type DueBackup } from './schedule.js';

@@ -6,7 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { API_VERSION, type SvcClusterStatus } from '../api/types.js';
 import { BACKUP_REQUEST_ANNOTATION } from '../backup/schedule.js';
-import { PLURAL } from '../controller/crd.js';
+import { PLURAL } from '../api/crd.js';
 import { isStatus } from '../runtime/kubernetes/kube-api.js';
 import { parseArgs, UsageError } from './args.js';
 

@@ -3,7 +3,7 @@
 //   svc-operator run [--kubeconfig FILE] [--probe-port N] [--probe-address IP] [--leader-elect=true]
 //                    [--operator-image IMAGE] [--namespaces NS,NS] [--cluster-selector SELECTOR] [--lease-name NAME]
 //                                          runs the controller until SIGTERM/SIGINT
-import { svcClusterCrdYaml } from '../controller/crd.js';
+import { svcClusterCrdYaml } from '../api/crd.js';
 import { runController } from '../controller/run.js';
 import { parseClusterSelector, parseNamespaces } from '../controller/scope.js';
 import { parseArgs, UsageError } from './args.js';

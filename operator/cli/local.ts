@@ -6,8 +6,8 @@ import type { SvcCluster } from '../api/types.js';
 import { MemberClient } from '../members/index.js';
 import { observe, reconcile, type ReconcileResult } from '../orchestrator/index.js';
 import { LocalRuntime } from '../runtime/local/index.js';
-import { observedClusterVersion } from '../upgrade/plan.js';
-import { describeStep } from '../upgrade/types.js';
+import { observedClusterVersion } from '../planner/plan.js';
+import { describeStep } from '../planner/types.js';
 import { StepPrinter } from './printer.js';
 import { UsageError } from './args.js';
 

@@ -14,7 +14,7 @@ import { Client } from '../../server/client/index.js';
 import { API_VERSION, type SvcCluster, type SvcClusterStatus } from '../api/types.js';
 import { MemberClient, type MemberTls } from '../members/index.js';
 import { memberClientURL, memberHost, selectorLabels } from '../runtime/kubernetes/manifests.js';
-import { PLURAL } from '../controller/crd.js';
+import { PLURAL } from '../api/crd.js';
 import { checkTlsData } from '../controller/tls.js';
 import { describePod } from '../controller/pod-diagnostics.js';
 

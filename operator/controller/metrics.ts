@@ -2,7 +2,7 @@
 // long finished upgrades took, and how many steps were carried out. The gauges are derived from the recorded
 // progress (the annotation), so a new operator pod shows the same values as the one it replaced.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Step, StepKind, UpgradeProgress } from '../upgrade/types.js';
+import type { Step, StepKind, UpgradeProgress } from '../planner/types.js';
 
 /** Every step kind: the step gauge is 1 for the current one and 0 for the others (an enum in Prometheus style). */
 export const STEP_KINDS: readonly StepKind[] = ['createCluster', 'wait', 'blocked', 'snapshot', 'moveLeader', 'restartMember', 'complete', 'steady'];

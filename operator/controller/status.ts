@@ -2,10 +2,10 @@
 // their lastTransitionTime while their status stays the same, so an unchanged cluster gives an equal status.
 import type { BackupsStatus, Condition, ConditionType, MemberStatus, Phase, RolloutStatus, SvcClusterSpec, SvcClusterStatus } from '../api/types.js';
 import { backupReadyState } from '../backup/schedule.js';
-import { observedClusterVersion } from '../upgrade/plan.js';
-import { upgradeStatus } from '../upgrade/status.js';
-import { isScalingStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../upgrade/types.js';
-import { compareVersions } from '../upgrade/versions.js';
+import { observedClusterVersion } from '../planner/plan.js';
+import { upgradeStatus } from '../planner/status.js';
+import { isScalingStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../planner/types.js';
+import { compareVersions } from '../api/versions.js';
 
 /** Pod facts status shows next to what members answer. */
 export interface PodFacts {

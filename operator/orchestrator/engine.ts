@@ -6,9 +6,9 @@
 // (a restarted operator) picks up from the observation and the record; EngineMemory only saves repeated work.
 import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
 import { StepPending, type Runtime } from '../runtime/runtime.js';
-import { plan } from '../upgrade/plan.js';
-import { beginRollout, beginStep, noteMembersDone, noteRollout, recordSnapshot, settle } from '../upgrade/progress.js';
-import { describeStep, isMutating, isScalingStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../upgrade/types.js';
+import { plan } from '../planner/plan.js';
+import { beginRollout, beginStep, noteMembersDone, noteRollout, recordSnapshot, settle } from '../planner/progress.js';
+import { describeStep, isMutating, isScalingStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../planner/types.js';
 import type { MemberApi } from './member-api.js';
 import { observe } from './observe.js';
 import { executeScaling } from './scale.js';

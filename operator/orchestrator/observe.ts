@@ -3,7 +3,7 @@
 import type { MemberApi as MemberClient } from './member-api.js';
 import type { Runtime, RuntimeMember } from '../runtime/runtime.js';
 import { canScale } from '../runtime/scaling.js';
-import type { ClusterMember, ObservedCluster, ObservedMember } from '../upgrade/types.js';
+import type { ClusterMember, ObservedCluster, ObservedMember } from '../planner/types.js';
 
 /** An observation plus the client URL of each member (the planner needs names only; executing needs URLs). */
 export interface Observation {

@@ -4,7 +4,7 @@
 import type { MemberApi as MemberClient } from './member-api.js';
 import { RuntimeError, type Runtime } from '../runtime/runtime.js';
 import { canScale } from '../runtime/scaling.js';
-import type { ObservedCluster, Step } from '../upgrade/types.js';
+import type { ObservedCluster, Step } from '../planner/types.js';
 
 type ScalingStep = Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }>;
 

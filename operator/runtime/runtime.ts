@@ -1,7 +1,7 @@
 // The one interface the orchestrator drives members through. A local runtime runs child processes; a
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
 import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
-import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../upgrade/types.js';
+import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
 
 /** A member as the runtime knows it (no network calls: those are the member client's job). */
 export interface RuntimeMember {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { dump, loadAll } from 'js-yaml';
 import { parseSvcCluster } from '../../operator/api/validate.js';
-import { svcClusterCrdYaml } from '../../operator/controller/crd.js';
+import { svcClusterCrdYaml } from '../../operator/api/crd.js';
 import { repoRoot } from './binaries.js';
 import { sharedTestbed } from './fixture.js';
 import type { Controller } from '../../operator/controller/controller.js';

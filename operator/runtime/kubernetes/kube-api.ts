@@ -3,12 +3,11 @@
 // applies and Events; an unchanged object is never written.
 import * as k8s from '@kubernetes/client-node';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { API_VERSION, KIND } from '../../api/types.js';
+import { API_VERSION, KIND, PLURAL } from '../../api/types.js';
 import { CLUSTER_LABEL, HASH_ANNOTATION, type KubeObject } from './manifests.js';
 
 export const FIELD_MANAGER = 'svc-operator';
 const [GROUP, VERSION] = API_VERSION.split('/');
-const PLURAL = 'svcclusters';
 
 /** A reference to the object an Event is about. */
 export interface EventTarget {

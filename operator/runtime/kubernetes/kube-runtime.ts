@@ -10,7 +10,7 @@ import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../upgrade/types.js';
+import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
 import { CONFIG_HASH_ANNOTATION, memberClientURL, ownedObjects, selectorLabels, targetRevisionOf, TLS_HASH_ANNOTATION, versionOfImage, type ClusterRef } from './manifests.js';
 import type { KubeApi } from './kube-api.js';
 import type { MemberClient } from '../../members/index.js';

@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { releaseFor } from '../../../server/releases.js';
 import type { SvcClusterSpec } from '../../api/types.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { RolloutProgress, TargetRevision, UpgradeProgress } from '../../upgrade/types.js';
+import type { RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
 import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { ScalingRuntime } from '../scaling.js';
 import { freePorts } from './ports.js';

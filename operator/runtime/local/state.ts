@@ -4,7 +4,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SvcClusterSpec } from '../../api/types.js';
-import type { RolloutProgress, UpgradeProgress } from '../../upgrade/types.js';
+import type { RolloutProgress, UpgradeProgress } from '../../planner/types.js';
 import { RuntimeError } from '../runtime.js';
 
 /** One member's record. */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { computeStatus, stoppedStatus, type StatusInput } from '../../../operator/controller/status.js';
 import type { SvcClusterStatus } from '../../../operator/api/types.js';
-import type { ObservedMember } from '../../../operator/upgrade/types.js';
+import type { ObservedMember } from '../../../operator/planner/types.js';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const SCRIPT = join(ROOT, 'docs', 'argocd', 'svc.dev_SvcCluster.lua');

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Controller, type ControllerOptions } from '../../../operator/controller/controller.js';
-import { svcClusterCrdYaml } from '../../../operator/controller/crd.js';
+import { svcClusterCrdYaml } from '../../../operator/api/crd.js';
 import { sharedTestbed } from '../fixture.js';
 import { createRestrictedNamespace } from '../namespaces.js';
 import { installClusterDns } from '../node/cluster-dns.js';

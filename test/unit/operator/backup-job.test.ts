@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { computeStatus, type StatusInput } from '../../../operator/controller/status.js';
 import { backupFileName, JobFailure, restoreSource } from '../../../operator/runtime/kubernetes/backup-job.js';
-import type { ObservedMember } from '../../../operator/upgrade/types.js';
+import type { ObservedMember } from '../../../operator/planner/types.js';
 
 function member(name: string, leader = false): ObservedMember {
   return { name, configuredVersion: '3.4.34', running: true, release: '3.4.34', clusterVersion: '3.4.0', healthy: true, leader, appliedIndex: 10, id: '1' };

@@ -10,8 +10,8 @@ import type { MemberApi } from '../../../operator/orchestrator/member-api.js';
 import { newMemory, runPass } from '../../../operator/orchestrator/engine.js';
 import { observe } from '../../../operator/orchestrator/observe.js';
 import type { Runtime, RuntimeMember } from '../../../operator/runtime/runtime.js';
-import { catchUpSlack, plan } from '../../../operator/upgrade/plan.js';
-import type { ObservedCluster, ObservedMember } from '../../../operator/upgrade/types.js';
+import { catchUpSlack, plan } from '../../../operator/planner/plan.js';
+import type { ObservedCluster, ObservedMember } from '../../../operator/planner/types.js';
 
 const V = '3.4.34';
 const spec: SvcClusterSpec = withDefaults({ version: V, replicas: 3 });

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { load } from 'js-yaml';
-import { svcClusterCrd, svcClusterCrdYaml, type Schema } from '../../../operator/controller/crd.js';
+import { svcClusterCrd, svcClusterCrdYaml, type Schema } from '../../../operator/api/crd.js';
 import { kubeMain } from '../../../operator/cli/kube.js';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { repoRoot } from '../../k8s/binaries.js';

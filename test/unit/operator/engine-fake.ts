@@ -10,7 +10,7 @@ import type { ClusterMemberInfo, MemberStatusInfo, VersionInfo } from '../../../
 import type { MemberApi } from '../../../operator/orchestrator/member-api.js';
 import { StepPending, type Runtime, type RuntimeMember } from '../../../operator/runtime/runtime.js';
 import type { ScalingRuntime } from '../../../operator/runtime/scaling.js';
-import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/upgrade/types.js';
+import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/planner/types.js';
 import { ScaleSim } from './scale-sim.js';
 
 export type Mode = 'local' | 'kubernetes';

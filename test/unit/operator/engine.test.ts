@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import type { SvcClusterSpec } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { newMemory, runPass, type CrashPoint, type EngineMemory, type PassResult } from '../../../operator/orchestrator/engine.js';
-import type { RolloutProgress, UpgradeProgress } from '../../../operator/upgrade/types.js';
+import type { RolloutProgress, UpgradeProgress } from '../../../operator/planner/types.js';
 import { FakeClient, FakeRuntime, World, type Mode } from './engine-fake.js';
 
 const spec = (version: string, replicas: number): SvcClusterSpec => withDefaults({ version, replicas });

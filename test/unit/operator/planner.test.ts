@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { SvcClusterSpec } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
-import { beginStep, noteMembersDone, plan, recordSnapshot, type ObservedCluster, type ObservedMember, type Step, type UpgradeProgress } from '../../../operator/upgrade/index.js';
+import { beginStep, noteMembersDone, plan, recordSnapshot, type ObservedCluster, type ObservedMember, type Step, type UpgradeProgress } from '../../../operator/planner/index.js';
 import { Sim } from './sim.js';
 
 const RELEASES = ['3.3.27', '3.4.34', '3.5.21', '3.4.33', '3.3.26'];

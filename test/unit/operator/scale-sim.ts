@@ -2,8 +2,8 @@
 // name in the list until it runs), the runtime starts the next ordinal, MemberRemove takes a member out (it
 // shuts itself down), the runtime retires the highest ordinal. A leader exists only with a quorum of the
 // registered voters up. Safety rules broken by an action are recorded in `violations`.
-import type { ObservedCluster } from '../../../operator/upgrade/types.js';
-import { CATCH_UP_SLACK } from '../../../operator/upgrade/plan.js';
+import type { ObservedCluster } from '../../../operator/planner/types.js';
+import { CATCH_UP_SLACK } from '../../../operator/planner/plan.js';
 import { Sim, type SimMember } from './sim.js';
 
 export class ScaleSim extends Sim {

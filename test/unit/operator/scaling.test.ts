@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { SvcClusterSpec } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
-import { beginStep, noteMembersDone, plan, recordSnapshot, type ObservedCluster, type ObservedMember, type Step, type UpgradeProgress } from '../../../operator/upgrade/index.js';
+import { beginStep, noteMembersDone, plan, recordSnapshot, type ObservedCluster, type ObservedMember, type Step, type UpgradeProgress } from '../../../operator/planner/index.js';
 import { ScaleSim } from './scale-sim.js';
 
 const spec = (version: string, replicas: number): SvcClusterSpec => withDefaults({ version, replicas });

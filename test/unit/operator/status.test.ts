@@ -2,7 +2,7 @@
 // observation gives an equal status, so an unchanged cluster is not written).
 import { expect } from 'chai';
 import { canonical, computeStatus, errorLine, stoppedStatus, type StatusInput } from '../../../operator/controller/status.js';
-import type { ObservedMember } from '../../../operator/upgrade/types.js';
+import type { ObservedMember } from '../../../operator/planner/types.js';
 
 function member(name: string, release: string, leader = false, healthy = true): ObservedMember {
   return { name, configuredVersion: release, running: true, release, clusterVersion: '3.4.0', healthy, leader, appliedIndex: 10, id: '1' };

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { UpgradeMetrics } from '../../../operator/controller/metrics.js';
-import type { UpgradeProgress } from '../../../operator/upgrade/index.js';
+import type { UpgradeProgress } from '../../../operator/planner/index.js';
 
 const progress = (extra: Partial<UpgradeProgress> = {}): UpgradeProgress =>
   ({ from: '3.3.27', to: '3.4.34', step: 'restartMember', startedAt: 1_000, restarts: {}, membersDone: [], ...extra });

@@ -1,5 +1,7 @@
 // Release numbers as the planner compares them. Minor lines are what the cluster version and the upgrade
-// rules speak in; patches only matter for "is this member on the target release".
+// rules speak in; patches only matter for "is this member on the target release". The release lines themselves
+// are the server's release table (server/releases.ts).
+import { minorOf as serverMinorOf, SUPPORTED_RELEASES } from '../../server/releases.js';
 
 /** A parsed "<major>.<minor>.<patch>". */
 export interface Version {
@@ -16,8 +18,8 @@ export function parseVersion(v: string | undefined): Version | undefined {
   return m ? { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]) } : undefined;
 }
 
-/** Minor lines the product ships (3.3, 3.4, 3.5). */
-export const SUPPORTED_MINORS: readonly string[] = ['3.3', '3.4', '3.5'];
+/** Minor lines the product ships (3.3, 3.4, 3.5): those of the server's release table. */
+export const SUPPORTED_MINORS: readonly string[] = SUPPORTED_RELEASES.map((v) => serverMinorOf(v));
 
 /** "3.4" of "3.4.34" (or of "3.4"); undefined when malformed. */
 export function minorOf(v: string | undefined): string | undefined {

@@ -35,7 +35,7 @@ import type { SvcClusterSpec } from '../api/types.js';
 import { resumeScaling, scaleAfterUpgrade, scaleStep } from './scaling.js';
 import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevision, UpgradeProgress } from './types.js';
 import { isMutating } from './types.js';
-import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from './versions.js';
+import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
 
 /** Smallest applied-index gap between a member and the leader that still counts as caught up. */
 export const CATCH_UP_SLACK = 100;

@@ -5,9 +5,9 @@
 import { dump } from 'js-yaml';
 import type {
   BackupEntry, BackupSpec, BackupsStatus, Condition, MemberStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus,
-} from '../api/types.js';
-import { API_VERSION, KIND } from '../api/types.js';
-import { SUPPORTED_MINORS } from '../upgrade/versions.js';
+} from './types.js';
+import { API_VERSION, KIND, PLURAL } from './types.js';
+import { SUPPORTED_MINORS } from './versions.js';
 
 /** An OpenAPI v3 schema node as a CRD's structural schema allows it. */
 export interface Schema {
@@ -38,8 +38,7 @@ type Props<T> = { [K in keyof Required<T>]: Schema };
 
 const GROUP = API_VERSION.split('/')[0];
 const VERSION = API_VERSION.split('/')[1];
-/** Plural resource name. */
-export const PLURAL = 'svcclusters';
+export { PLURAL };
 /** Name of the CRD object. */
 export const CRD_NAME = `${PLURAL}.${GROUP}`;
 

@@ -4,7 +4,7 @@
 import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
 import { MemberClient } from '../members/index.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { isMutating, type ObservedCluster, type Step, type UpgradeProgress } from '../upgrade/types.js';
+import { isMutating, type ObservedCluster, type Step, type UpgradeProgress } from '../planner/types.js';
 import { envCrash, newMemory, runPass } from './engine.js';
 
 /** One reported step. */

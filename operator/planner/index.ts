@@ -4,5 +4,5 @@ export { beginStep, recordSnapshot, noteMembersDone, settle, beginRollout, noteR
 export { describeStep, isMutating, isScalingStep } from './types.js';
 export { resumeScaling, scaleStep, ordinalOf, byOrdinal } from './scaling.js';
 export type { RestartReason, RolloutProgress, TargetRevision, ClusterMember, ObservedCluster, ObservedMember, Step, StepKind, UpgradeProgress, WaitCode, BlockedCode } from './types.js';
-export { parseVersion, minorOf, minorIndex, compareVersions, isSupportedVersion, SUPPORTED_MINORS, type Version } from './versions.js';
+export { parseVersion, minorOf, minorIndex, compareVersions, isSupportedVersion, SUPPORTED_MINORS, type Version } from '../api/versions.js';
 export { upgradeStatus } from './status.js';
