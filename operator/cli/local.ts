@@ -7,7 +7,7 @@ import { MemberClient } from '../members/index.js';
 import { observe, reconcile, type ReconcileResult } from '../orchestrator/index.js';
 import { LocalRuntime } from '../runtime/local/index.js';
 import { observedClusterVersion } from '../planner/plan.js';
-import { describeStep } from '../planner/types.js';
+import { describeStep } from '../planner/steps.js';
 import { StepPrinter } from './printer.js';
 import { UsageError } from './args.js';
 

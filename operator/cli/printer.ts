@@ -1,6 +1,7 @@
 // Step output of svc-operator: on a terminal, a step log with a progress bar and waits rewritten in place;
 // otherwise one plain timestamped line per step.
 import type { StepEvent } from '../orchestrator/index.js';
+import { isSettled } from '../planner/steps.js';
 
 /** Writes step events to a stream. */
 export class StepPrinter {
@@ -29,7 +30,7 @@ export class StepPrinter {
       return;
     }
     const clock = time.slice(11, 19);
-    const mark = e.step.kind === 'wait' ? '…' : e.step.kind === 'blocked' ? '✗' : e.step.kind === 'steady' || e.step.kind === 'complete' ? '✓' : '▶';
+    const mark = e.step.kind === 'wait' ? '…' : e.step.kind === 'blocked' ? '✗' : isSettled(e.step) ? '✓' : '▶';
     const text = `${clock} ${mark} ${e.line}${this.bar(e)}`;
     if (this.pendingWait) this.out.write('\r\x1b[K');
     if (e.step.kind === 'wait') {

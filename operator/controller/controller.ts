@@ -17,7 +17,8 @@ import { BackupTracker } from '../backup/tracker.js';
 import { BACKUP_REQUEST_ANNOTATION } from '../backup/schedule.js';
 import { parseScaling, SCALING_ANNOTATION, type ScalingRecord } from '../runtime/kubernetes/kube-scaling.js';
 import { CLUSTER_LABEL, MANAGED_BY, memberClientURL, type ClusterRef } from '../runtime/kubernetes/manifests.js';
-import { describeStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../planner/types.js';
+import { describeStep, eventReason } from '../planner/steps.js';
+import type { ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
 import { PLURAL } from '../api/crd.js';
 import { UpgradeMetrics } from './metrics.js';
 import { WorkQueue, type Requeue } from './queue.js';
@@ -62,20 +63,7 @@ function defaultLog(entry: Record<string, unknown>): void {
 }
 
 function stepReason(step: Step): string {
-  switch (step.kind) {
-    case 'createCluster': return 'CreateCluster';
-    case 'snapshot': return 'Snapshot';
-    case 'moveLeader': return 'MoveLeader';
-    case 'restartMember': return 'RestartMember';
-    case 'addMember': return 'AddMember';
-    case 'startMember': return 'StartMember';
-    case 'removeMember': return 'RemoveMember';
-    case 'retireMember': return 'RetireMember';
-    case 'complete': return 'UpgradeComplete';
-    case 'blocked': return step.code;
-    case 'wait': return step.code;
-    case 'steady': return 'Steady';
-  }
+  return eventReason(step);
 }
 
 /** The controller. start() begins watching; stop() ends it. */

@@ -2,10 +2,8 @@
 // long finished upgrades took, and how many steps were carried out. The gauges are derived from the recorded
 // progress (the annotation), so a new operator pod shows the same values as the one it replaced.
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { Step, StepKind, UpgradeProgress } from '../planner/types.js';
-
-/** Every step kind: the step gauge is 1 for the current one and 0 for the others (an enum in Prometheus style). */
-export const STEP_KINDS: readonly StepKind[] = ['createCluster', 'wait', 'blocked', 'snapshot', 'moveLeader', 'restartMember', 'complete', 'steady'];
+import { STEP_KINDS } from '../planner/steps.js';
+import type { Step, UpgradeProgress } from '../planner/types.js';
 
 /** The upgrade metrics of one registry. */
 export class UpgradeMetrics {
@@ -26,7 +24,10 @@ export class UpgradeMetrics {
     this.backupFailing = new Gauge({ name: 'svc_operator_backup_failing', help: '1 while the latest backup of the cluster (pre-upgrade, scheduled or on demand) failed and none has succeeded since, else 0.', labelNames: ['namespace', 'cluster'], registers });
   }
 
-  /** Records what one reconcile of namespace/cluster planned, with the progress recorded for it. */
+  /**
+   * Records what one reconcile of namespace/cluster planned, with the progress recorded for it. The step gauge is
+   * an enum in Prometheus style: 1 for the kind planned, 0 for every other kind of the step table.
+   */
   observe(namespace: string, cluster: string, step: Step, progress: UpgradeProgress | undefined): void {
     for (const kind of STEP_KINDS) this.step.set({ namespace, cluster, step: kind }, kind === step.kind ? 1 : 0);
     if (!progress) return;

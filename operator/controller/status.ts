@@ -4,7 +4,8 @@ import type { BackupsStatus, Condition, ConditionType, MemberStatus, Phase, Roll
 import { backupReadyState } from '../backup/schedule.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { upgradeStatus } from '../planner/status.js';
-import { isScalingStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../planner/types.js';
+import { isScalingStep, isSettled, statusLine, statusReason } from '../planner/steps.js';
+import type { ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
 import { compareVersions } from '../api/versions.js';
 
 /** Pod facts status shows next to what members answer. */
@@ -118,10 +119,11 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   else if (!everAvailable && !(healthy === spec.replicas && healthy > 0)) phase = 'Creating';
   else phase = 'Degraded';
 
-  const waitLine = step.kind === 'wait' || step.kind === 'blocked' ? step.reason : '';
+  const line = statusLine(step);
+  const reason = statusReason(step);
   const drafts = [
     cond('Available', quorum, quorum ? 'QuorumHealthy' : 'QuorumLost', `${healthy} of ${voters} members healthy`),
-    cond('Progressing', step.kind !== 'steady', step.kind === 'steady' ? 'Steady' : step.kind === 'wait' ? step.code : step.kind === 'blocked' ? step.code : step.kind, step.kind === 'steady' ? `every member runs ${spec.version}` : waitLine || step.kind),
+    cond('Progressing', step.kind !== 'steady', reason, step.kind === 'steady' ? `every member runs ${spec.version}` : line),
     cond('Upgrading', upgrading, upgrading ? 'UpgradeInProgress' : 'NoUpgrade', upgrading ? `${i.progress!.from} -> ${i.progress!.to}: ${i.progress!.step}` : 'no upgrade under way'),
     cond('Degraded', healthy < observed.members.length && phase !== 'Creating', healthy < observed.members.length ? 'MembersUnhealthy' : 'AllHealthy', `${observed.members.length - healthy} member(s) not healthy`),
     i.jobFailure ? cond('BackupReady', false, i.jobFailure.reason, i.jobFailure.message) : ((b) => cond('BackupReady', b.ok, b.reason, b.message))(backupReadyState(i.backups, i.progress?.snapshot)),
@@ -135,12 +137,11 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const stallMessage = podProblems.length > 0 ? podProblemsLine(podProblems) : backupBlocked ? i.jobFailure!.message : step.kind === 'blocked' ? step.reason : 'nothing blocks the operator';
   // Ready and Reconciling never both True (kstatus tools would read InProgress while `kubectl wait` saw Ready): a
   // healthy cluster still waiting for something (its cluster version, a leader) is Running but not yet Ready.
-  const settled = step.kind === 'steady' || step.kind === 'complete';
+  const settled = isSettled(step);
   const isReady = phase === 'Running' && !stalled && settled;
-  const stepReason = step.kind === 'wait' || step.kind === 'blocked' ? step.code : step.kind;
   drafts.unshift(
-    cond('Ready', isReady, isReady ? 'Ready' : stalled ? stallReason : phase === 'Running' ? stepReason : phase, isReady ? `${healthy} of ${spec.replicas} members healthy on ${releases[0] ?? spec.version}` : stalled ? stallMessage : `phase ${phase}: ${waitLine || step.kind}`),
-    cond('Reconciling', !stalled && !settled, stalled || settled ? (stalled ? 'Stalled' : 'Steady') : stepReason, stalled ? stallMessage : settled ? 'the cluster is as specified' : waitLine || step.kind),
+    cond('Ready', isReady, isReady ? 'Ready' : stalled ? stallReason : phase === 'Running' ? reason : phase, isReady ? `${healthy} of ${spec.replicas} members healthy on ${releases[0] ?? spec.version}` : stalled ? stallMessage : `phase ${phase}: ${line}`),
+    cond('Reconciling', !stalled && !settled, stalled || settled ? (stalled ? 'Stalled' : 'Steady') : reason, stalled ? stallMessage : settled ? 'the cluster is as specified' : line),
     cond('Stalled', stalled, stallReason, stallMessage),
   );
   const conditions = stamp(drafts, i.previous, i.generation, i.now);
@@ -164,7 +165,7 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   // the STEP column: a pod problem first (it is what stops everything else), then the upgrade's step, then any step
   // under way but steady
   const shown = podProblems[0]?.reason ?? (upgrading ? status.upgrade?.step : undefined)
-    ?? (step.kind === 'blocked' || step.kind === 'wait' ? step.code : step.kind !== 'steady' ? step.kind : status.upgrade?.step);
+    ?? (step.kind !== 'steady' ? reason : status.upgrade?.step);
   if (shown) status.step = shown;
   const lastError = i.error ?? (podProblems.length > 0 ? podProblemsLine(podProblems) : undefined);
   if (lastError) status.lastError = lastError;

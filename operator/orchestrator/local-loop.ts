@@ -4,7 +4,8 @@
 import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
 import { MemberClient } from '../members/index.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { isMutating, type ObservedCluster, type Step, type UpgradeProgress } from '../planner/types.js';
+import { actionLine, isMutating } from '../planner/steps.js';
+import type { ObservedCluster, Step, UpgradeProgress } from '../planner/types.js';
 import { envCrash, newMemory, runPass } from './engine.js';
 
 /** One reported step. */
@@ -53,26 +54,6 @@ export interface ReconcileResult {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function actionLine(step: Step): string {
-  switch (step.kind) {
-    case 'restartMember':
-      return `restartMember ${step.member} ${step.version}`;
-    case 'moveLeader':
-      return `moveLeader ${step.from} ${step.to}`;
-    case 'snapshot':
-      return `snapshot ${step.member}`;
-    case 'createCluster':
-      return `createCluster ${step.version} x${step.replicas}`;
-    case 'addMember':
-    case 'startMember':
-    case 'removeMember':
-    case 'retireMember':
-      return `${step.kind} ${step.member}`;
-    default:
-      return step.kind;
-  }
-}
 
 /** Drives the runtime's cluster to `spec` by the engine's passes, until steady, blocked, timed out or failing. */
 export async function reconcile(runtime: Runtime, spec: SvcClusterSpec, opts: ReconcileOptions = {}): Promise<ReconcileResult> {

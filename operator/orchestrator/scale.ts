@@ -4,9 +4,9 @@
 import type { MemberApi as MemberClient } from './member-api.js';
 import { RuntimeError, type Runtime } from '../runtime/runtime.js';
 import { canScale } from '../runtime/scaling.js';
-import type { ObservedCluster, Step } from '../planner/types.js';
+import type { ScalingStep } from '../planner/steps.js';
+import type { ObservedCluster } from '../planner/types.js';
 
-type ScalingStep = Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }>;
 
 function leaderURL(o: ObservedCluster, urls: Map<string, string>, what: string): string {
   const leader = o.members.find((m) => m.leader);

@@ -34,7 +34,7 @@
 import type { SvcClusterSpec } from '../api/types.js';
 import { resumeScaling, scaleAfterUpgrade, scaleStep } from './scaling.js';
 import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevision, UpgradeProgress } from './types.js';
-import { isMutating } from './types.js';
+import { isMutating } from './steps.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
 
 /** Smallest applied-index gap between a member and the leader that still counts as caught up. */

@@ -129,9 +129,9 @@ export type BlockedCode =
   | 'UnsupportedVersion';
 
 /**
- * The next thing to do. Only createCluster, snapshot, moveLeader, restartMember and the scaling steps touch the
- * cluster. Scaling: addMember = MemberAdd, then start the member joining `join` (the members before it plus
- * itself); startMember = start a member already added (resume); removeMember = MemberRemove, then stop it and
+ * The next thing to do. What each kind is (touches the cluster or not, its lines and reasons) is its row in
+ * steps.ts: a new kind needs one there. Scaling: addMember = MemberAdd, then start the member joining `join` (the
+ * members before it plus itself); startMember = start a member already added (resume); removeMember = MemberRemove, then stop it and
  * drop its data; retireMember = stop and drop a member no longer in the cluster (resume).
  */
 export type Step =
@@ -149,43 +149,3 @@ export type Step =
   | { kind: 'steady'; version: string };
 
 export type StepKind = Step['kind'];
-
-/** True for the steps that change the cluster (and therefore are recorded first). */
-export function isMutating(step: Step): boolean {
-  return step.kind === 'createCluster' || step.kind === 'snapshot' || step.kind === 'moveLeader' || step.kind === 'restartMember' || isScalingStep(step);
-}
-
-/** True for the member add/remove steps. */
-export function isScalingStep(step: Step): step is Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }> {
-  return step.kind === 'addMember' || step.kind === 'startMember' || step.kind === 'removeMember' || step.kind === 'retireMember';
-}
-
-/** One line describing a step, for logs, events and the CLI. */
-export function describeStep(step: Step): string {
-  switch (step.kind) {
-    case 'createCluster':
-      return `create ${step.replicas} member(s) of ${step.version}`;
-    case 'wait':
-      return `wait (${step.code}): ${step.reason}`;
-    case 'blocked':
-      return `blocked (${step.code}): ${step.reason}`;
-    case 'snapshot':
-      return `snapshot from leader ${step.member} before ${step.from} -> ${step.to}`;
-    case 'moveLeader':
-      return `move leadership from ${step.from} to ${step.to}`;
-    case 'restartMember':
-      return `restart ${step.member} on ${step.version}${step.reason ? ` (${step.reason})` : ''}`;
-    case 'addMember':
-      return `add member ${step.member} (joining ${step.join.join(', ')})`;
-    case 'startMember':
-      return `start member ${step.member}, already added to the cluster (joining ${step.join.join(', ')})`;
-    case 'removeMember':
-      return `remove member ${step.member} (id ${step.id})`;
-    case 'retireMember':
-      return `stop member ${step.member}, no longer in the cluster, and delete its data`;
-    case 'complete':
-      return `verified: every member reports ${step.to} (etcdserver and etcdcluster); upgrade ${step.from} -> ${step.to} complete`;
-    case 'steady':
-      return `every member runs ${step.version}; nothing to do`;
-  }
-}

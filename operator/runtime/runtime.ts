@@ -2,6 +2,7 @@
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
 import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
 import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
+import type { ScalingStep } from '../planner/steps.js';
 
 /** A member as the runtime knows it (no network calls: those are the member client's job). */
 export interface RuntimeMember {
@@ -81,5 +82,5 @@ export interface Runtime {
    */
   takeSnapshot?(step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress): Promise<SnapshotRecord>;
   /** Records a scaling step durably before it is carried out (Kubernetes: the svc.dev/scaling annotation). */
-  recordScaling?(step: Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }>, replicas: number): Promise<void>;
+  recordScaling?(step: ScalingStep, replicas: number): Promise<void>;
 }

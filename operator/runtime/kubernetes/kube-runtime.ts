@@ -11,6 +11,7 @@ import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import type { ScalingStep } from '../../planner/steps.js';
 import { CONFIG_HASH_ANNOTATION, memberClientURL, ownedObjects, selectorLabels, targetRevisionOf, TLS_HASH_ANNOTATION, versionOfImage, type ClusterRef } from './manifests.js';
 import type { KubeApi } from './kube-api.js';
 import type { MemberClient } from '../../members/index.js';
@@ -167,7 +168,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
     return this.opts.client.snapshot(memberClientURL(this.cluster, step.member), step.member, this.snapshotLocation(step.from, step.to, step.member));
   }
 
-  async recordScaling(step: Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }>, replicas: number): Promise<void> {
+  async recordScaling(step: ScalingStep, replicas: number): Promise<void> {
     const prev = this.opts.scaling;
     const rec = nextScaling(prev, replicas, step, new Date());
     const same = (r: ScalingRecord | undefined) => JSON.stringify({ ...r, startedAt: '' });

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { UpgradeMetrics } from '../../../operator/controller/metrics.js';
-import type { UpgradeProgress } from '../../../operator/planner/index.js';
+import { STEP_KINDS, type Step, type UpgradeProgress } from '../../../operator/planner/index.js';
 
 const progress = (extra: Partial<UpgradeProgress> = {}): UpgradeProgress =>
   ({ from: '3.3.27', to: '3.4.34', step: 'restartMember', startedAt: 1_000, restarts: {}, membersDone: [], ...extra });
@@ -29,6 +29,25 @@ describe('operator: upgrade metrics', () => {
     expect(text).to.not.contain('svc_operator_upgrade_duration_seconds{');
   });
 
+  it('while a cluster scales, the step gauge is 1 for the scaling kind; every kind of the step table has its series', async () => {
+    const gauge = async () => {
+      const text = await registry.metrics();
+      return Object.fromEntries([...text.matchAll(/^svc_operator_upgrade_step\{namespace="ns",cluster="kv",step="(\w+)"\} (\d)$/gm)].map((x) => [x[1], Number(x[2])]));
+    };
+    const steps: Step[] = [
+      { kind: 'addMember', member: 'kv-3', join: ['kv-0', 'kv-1', 'kv-2', 'kv-3'] },
+      { kind: 'startMember', member: 'kv-3', join: ['kv-0', 'kv-1', 'kv-2', 'kv-3'] },
+      { kind: 'removeMember', member: 'kv-3', id: '42' },
+      { kind: 'retireMember', member: 'kv-3' },
+    ];
+    for (const step of steps) {
+      m.observe('ns', 'kv', step, undefined);
+      const g = await gauge();
+      expect(Object.keys(g).sort(), step.kind).to.deep.equal([...STEP_KINDS].sort());
+      expect(Object.entries(g).filter(([, v]) => v === 1), step.kind).to.deep.equal([[step.kind, 1]]);
+    }
+  });
+
   it('a finished upgrade sets its duration; a superseded one does not', async () => {
     m.observe('ns', 'kv', { kind: 'steady', version: '3.4.34' }, progress({ finishedAt: 91_500, membersDone: ['kv-1', 'kv-2', 'kv-0'] }));
     m.observe('ns', 'other', { kind: 'steady', version: '3.3.27' }, progress({ finishedAt: 5_000, supersededBy: '3.3.27' }));
@@ -42,10 +61,12 @@ describe('operator: upgrade metrics', () => {
     m.stepDone('ns', 'kv', { kind: 'restartMember', member: 'kv-1', version: '3.4.34' });
     m.stepDone('ns', 'kv', { kind: 'restartMember', member: 'kv-2', version: '3.4.34' });
     m.stepDone('ns', 'kv', { kind: 'snapshot', member: 'kv-0', from: '3.3.27', to: '3.4.34' });
+    m.stepDone('ns', 'kv', { kind: 'addMember', member: 'kv-3', join: ['kv-0', 'kv-3'] });
     m.observe('ns', 'kv', { kind: 'steady', version: '3.4.34' }, progress({ finishedAt: 2_000 }));
     let text = await registry.metrics();
     expect(text).to.contain('svc_operator_upgrade_steps_total{namespace="ns",cluster="kv",kind="restartMember"} 2');
     expect(text).to.contain('svc_operator_upgrade_steps_total{namespace="ns",cluster="kv",kind="snapshot"} 1');
+    expect(text).to.contain('svc_operator_upgrade_steps_total{namespace="ns",cluster="kv",kind="addMember"} 1');
     m.forget('ns', 'kv');
     text = await registry.metrics();
     expect(text).to.not.contain('cluster="kv"');

@@ -1,0 +1,140 @@
+// The one table of step kinds: everything the operator says or decides about a kind of step, except how to carry
+// it out (that is the engine's act, orchestrator/engine.ts, the only switch over kinds). The table's type has a row
+// for every member of the Step union, so a new kind does not compile until its row is written here.
+import type { Step, StepKind } from './types.js';
+
+/** What the operator knows about one kind of step `S`. */
+export interface StepRow<S extends { kind: string }> {
+  /** Changes the cluster: recorded first (write-ahead), then carried out. */
+  mutating: boolean;
+  /** Adds or removes a member (the scaling record; phase Scaling). */
+  scaling: boolean;
+  /** The cluster is as specified (nothing left to do): Ready may be True, `kubectl wait` may return. */
+  settled: boolean;
+  /** One line for logs, Events and the CLI. */
+  describe: (step: S) => string;
+  /** Reason of the Event announcing the step. */
+  eventReason: (step: S) => string;
+  /** Reason of the Progressing and Reconciling conditions, and the STEP printer column. */
+  statusReason: (step: S) => string;
+  /** Message of those conditions while the step is planned. */
+  statusLine: (step: S) => string;
+  /** The short record of a step carried out, in `local apply`'s result ("restartMember kv-1 3.4.34"). */
+  actionLine: (step: S) => string;
+}
+
+/** A row for every kind of the step union `S` (the compiler checks completeness). */
+export type StepTable<S extends { kind: string }> = { [K in S['kind']]: StepRow<Extract<S, { kind: K }>> };
+
+const kindOnly = (s: { kind: string }): string => s.kind;
+const withMember = (s: { kind: string; member: string }): string => `${s.kind} ${s.member}`;
+
+export const STEPS = {
+  createCluster: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `create ${s.replicas} member(s) of ${s.version}`,
+    eventReason: () => 'CreateCluster', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: (s) => `createCluster ${s.version} x${s.replicas}`,
+  },
+  wait: {
+    mutating: false, scaling: false, settled: false,
+    describe: (s) => `wait (${s.code}): ${s.reason}`,
+    eventReason: (s) => s.code, statusReason: (s) => s.code, statusLine: (s) => s.reason,
+    actionLine: kindOnly,
+  },
+  blocked: {
+    mutating: false, scaling: false, settled: false,
+    describe: (s) => `blocked (${s.code}): ${s.reason}`,
+    eventReason: (s) => s.code, statusReason: (s) => s.code, statusLine: (s) => s.reason,
+    actionLine: kindOnly,
+  },
+  snapshot: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `snapshot from leader ${s.member} before ${s.from} -> ${s.to}`,
+    eventReason: () => 'Snapshot', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: withMember,
+  },
+  moveLeader: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `move leadership from ${s.from} to ${s.to}`,
+    eventReason: () => 'MoveLeader', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: (s) => `moveLeader ${s.from} ${s.to}`,
+  },
+  restartMember: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `restart ${s.member} on ${s.version}${s.reason ? ` (${s.reason})` : ''}`,
+    eventReason: () => 'RestartMember', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: (s) => `restartMember ${s.member} ${s.version}`,
+  },
+  addMember: {
+    mutating: true, scaling: true, settled: false,
+    describe: (s) => `add member ${s.member} (joining ${s.join.join(', ')})`,
+    eventReason: () => 'AddMember', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: withMember,
+  },
+  startMember: {
+    mutating: true, scaling: true, settled: false,
+    describe: (s) => `start member ${s.member}, already added to the cluster (joining ${s.join.join(', ')})`,
+    eventReason: () => 'StartMember', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: withMember,
+  },
+  removeMember: {
+    mutating: true, scaling: true, settled: false,
+    describe: (s) => `remove member ${s.member} (id ${s.id})`,
+    eventReason: () => 'RemoveMember', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: withMember,
+  },
+  retireMember: {
+    mutating: true, scaling: true, settled: false,
+    describe: (s) => `stop member ${s.member}, no longer in the cluster, and delete its data`,
+    eventReason: () => 'RetireMember', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: withMember,
+  },
+  complete: {
+    // not mutating (nothing in the cluster changes), but the engine records it: the upgrade's end
+    mutating: false, scaling: false, settled: true,
+    describe: (s) => `verified: every member reports ${s.to} (etcdserver and etcdcluster); upgrade ${s.from} -> ${s.to} complete`,
+    eventReason: () => 'UpgradeComplete', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: kindOnly,
+  },
+  steady: {
+    mutating: false, scaling: false, settled: true,
+    describe: (s) => `every member runs ${s.version}; nothing to do`,
+    eventReason: () => 'Steady', statusReason: () => 'Steady', statusLine: kindOnly,
+    actionLine: kindOnly,
+  },
+} satisfies StepTable<Step>;
+
+/** Every step kind, in the table's order (the step gauge's label values). */
+export const STEP_KINDS = Object.keys(STEPS) as StepKind[];
+
+/** The kinds whose row says `scaling: true` (read off the table's type, so the list is not written twice). */
+export type ScalingKind = { [K in StepKind]: (typeof STEPS)[K]['scaling'] extends true ? K : never }[StepKind];
+export type ScalingStep = Extract<Step, { kind: ScalingKind }>;
+
+/** The row of a step's kind, typed for that step. */
+function row<S extends Step>(step: S): StepRow<S> {
+  // STEPS[step.kind] is the row of exactly S's kind; TypeScript cannot follow a union's kind to its row
+  return (STEPS as StepTable<Step>)[step.kind] as unknown as StepRow<S>;
+}
+
+/** True for the steps that change the cluster (and therefore are recorded first). */
+export function isMutating(step: Step): boolean {
+  return STEPS[step.kind].mutating;
+}
+
+/** True for the member add/remove steps. */
+export function isScalingStep(step: Step): step is ScalingStep {
+  return STEPS[step.kind].scaling;
+}
+
+/** True when the cluster is as specified. */
+export function isSettled(step: Step): boolean {
+  return STEPS[step.kind].settled;
+}
+
+export const describeStep = (step: Step): string => row(step).describe(step);
+export const eventReason = (step: Step): string => row(step).eventReason(step);
+export const statusReason = (step: Step): string => row(step).statusReason(step);
+export const statusLine = (step: Step): string => row(step).statusLine(step);
+export const actionLine = (step: Step): string => row(step).actionLine(step);
