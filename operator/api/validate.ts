@@ -1,7 +1,7 @@
 // Validation and defaults of SvcCluster manifests: the same rules the CRD's schema and CEL rules state.
 import { API_VERSION, KIND, type SvcCluster, type SvcClusterSpec } from './types.js';
 import { isSupportedVersion, SUPPORTED_MINORS } from './versions.js';
-import { scheduleProblem } from '../backup/schedule.js';
+import { scheduleProblem } from './cron.js';
 import { quantityBytes } from './quantity.js';
 
 /** Raised when a manifest is not a valid SvcCluster; `problems` lists every violation. */

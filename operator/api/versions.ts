@@ -1,7 +1,7 @@
 // Release numbers as the planner compares them. Minor lines are what the cluster version and the upgrade
 // rules speak in; patches only matter for "is this member on the target release". The release lines themselves
 // are the server's release table (server/releases.ts).
-import { minorOf as serverMinorOf, SUPPORTED_RELEASES } from '../../server/releases.js';
+import { minorOf as serverMinorOf, releaseFor, SUPPORTED_RELEASES } from '../../server/releases.js';
 
 /** A parsed "<major>.<minor>.<patch>". */
 export interface Version {
@@ -40,7 +40,12 @@ export function compareVersions(a: string, b: string): number {
   return x.major - y.major || x.minor - y.minor || x.patch - y.patch;
 }
 
-/** True when the version is well formed and of a supported minor line. */
+/** True when the version is well formed and of a supported minor line: one the server's release table runs. */
 export function isSupportedVersion(v: string): boolean {
-  return parseVersion(v) !== undefined && minorIndex(v) >= 0;
+  try {
+    releaseFor(v);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,8 +1,8 @@
-// The pure rules of backups: the cron schedule (croner), what is due at an instant, the record kept in
+// The pure rules of backups: the cron schedule (api/cron.ts), what is due at an instant, the record kept in
 // status.backups (retention), the claim's name and size, and how long a backup Job may run. No clock inside:
 // every function takes `now`, so the unit tests run on fixed clocks.
-import { Cron } from 'croner';
 import type { BackupEntry, BackupKind, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../api/types.js';
+import { cron, scheduleProblem } from '../api/cron.js';
 
 /** The annotation that asks for an on-demand backup; any new token asks again. */
 export const BACKUP_REQUEST_ANNOTATION = 'svc.dev/backup-request';
@@ -13,25 +13,6 @@ export const DEFAULT_KEEP = 3;
 /** The claim every backup of cluster `name` goes to. */
 export function backupClaimName(name: string, spec: SvcClusterSpec): string {
   return spec.backup?.pvc ?? `${name}-backups`;
-}
-
-function cron(schedule: string, timeZone: string | undefined): Cron {
-  // no function given: croner schedules nothing, the object only computes run times
-  return new Cron(schedule, { timezone: timeZone ?? 'UTC', paused: true });
-}
-
-/** Why spec.backup.schedule / timeZone cannot be used, or undefined when they can. */
-export function scheduleProblem(schedule: string, timeZone?: string): string | undefined {
-  try {
-    const next = cron(schedule, timeZone).nextRun(new Date(0));
-    if (!next) return `spec.backup.schedule "${schedule}" never fires`;
-    return undefined;
-  } catch (e) {
-    const why = (e as Error).message.replace(/^(CronPattern|CronDate|TypeError): /, '');
-    return timeZone !== undefined && /timezone/i.test(why)
-      ? `spec.backup.timeZone "${timeZone}" is not an IANA time zone (e.g. Europe/Berlin)`
-      : `spec.backup.schedule "${schedule}" is not a cron expression (minute hour day-of-month month day-of-week): ${why}`;
-  }
 }
 
 /** The first scheduled time after `after`, or undefined (no schedule, or one that never fires again). */

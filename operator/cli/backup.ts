@@ -16,30 +16,8 @@ import { nopLogger } from '../../server/log/logger.js';
 import { createHash } from 'node:crypto';
 import { MemberClient } from '../members/index.js';
 import { pruneSnapshotDir } from '../runtime/snapshot-files.js';
+import type { BackupRecord, RestoreRecord } from '../api/job-records.js';
 import { parseArgs, UsageError } from './args.js';
-
-/** What `backup` reports (the operator adds where the file is, in its own terms). */
-export interface BackupRecord {
-  /** File name inside --dir. */
-  file: string;
-  member: string;
-  revision: number;
-  size: number;
-  sha256: string;
-  time: string;
-  /** Files removed by --keep. */
-  pruned: string[];
-}
-
-/** What `restore` reports. */
-export interface RestoreRecord {
-  snapshot: string;
-  /** sha256 of the database bytes of the snapshot. */
-  sha256: string;
-  clusterId: string;
-  /** Member name -> member id (hex); `skipped` members were restored by an earlier run. */
-  members: Array<{ name: string; memberId?: string; skipped?: boolean }>;
-}
 
 /** Termination messages are cut at 4096 bytes by the kubelet. */
 export const MAX_RECORD_BYTES = 4096;

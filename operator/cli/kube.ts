@@ -5,8 +5,33 @@
 //                                          runs the controller until SIGTERM/SIGINT
 import { svcClusterCrdYaml } from '../api/crd.js';
 import { runController } from '../controller/run.js';
-import { parseClusterSelector, parseNamespaces } from '../controller/scope.js';
 import { parseArgs, UsageError } from './args.js';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+// key, optional operator and values: `a=b`, `a!=b`, `a in (b,c)`, `a notin (b)`, `a`, `!a` (the apiserver has the last word)
+const REQUIREMENT = /^\s*(!?[A-Za-z0-9][-A-Za-z0-9_./]*)\s*((==?|!=)\s*[-A-Za-z0-9_.]*|\s+(in|notin)\s*\([-A-Za-z0-9_.,\s]*\))?\s*$/;
+
+/** Parses `--namespaces a,b` (DNS labels, no duplicates). */
+export function parseNamespaces(text: string | undefined): string[] | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const list = text.split(',').map((s) => s.trim());
+  for (const ns of list) {
+    if (!DNS_LABEL.test(ns) || ns.length > 63) throw new UsageError(`--namespaces: "${ns}" is not a namespace name`);
+  }
+  if (new Set(list).size !== list.length) throw new UsageError('--namespaces: a namespace is listed twice');
+  return list;
+}
+
+/** Checks the shape of `--cluster-selector` (each comma-separated requirement); the apiserver parses it for real. */
+export function parseClusterSelector(text: string | undefined): string | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  // split at commas outside parentheses
+  const parts = text.split(/,(?![^(]*\))/);
+  for (const p of parts) {
+    if (!REQUIREMENT.test(p)) throw new UsageError(`--cluster-selector: "${p.trim()}" is not a label selector requirement`);
+  }
+  return text.trim();
+}
 
 /** True when argv names a Kubernetes command (main.ts hands those to kubeMain). */
 export function isKubeCommand(argv: readonly string[]): boolean {

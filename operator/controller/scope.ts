@@ -1,42 +1,15 @@
 // What one operator watches: every namespace, or only listed ones (`--namespaces`, the chart's namespace-scoped
 // mode, where Roles in those namespaces replace the ClusterRole and cluster-wide lists are not allowed), and
-// optionally only the SvcClusters matching a label selector (`--cluster-selector`). Operators with disjoint
-// namespaces or selectors shard the clusters between them: a cluster outside the scope is never in this
-// operator's cache, so it is never reconciled (see docs/kubernetes.md, "Sharding").
+// optionally only the SvcClusters matching a label selector (`--cluster-selector`; cli/kube.ts parses both flags).
+// Operators with disjoint namespaces or selectors shard the clusters between them: a cluster outside the scope is
+// never in this operator's cache, so it is never reconciled (see docs/kubernetes.md, "Sharding").
 import * as k8s from '@kubernetes/client-node';
-import { UsageError } from '../cli/args.js';
 
 export interface WatchScope {
   /** Namespaces watched; empty or undefined: all of them. */
   namespaces?: string[];
   /** Label selector of the SvcClusters reconciled (Kubernetes syntax); undefined: all. */
   clusterSelector?: string;
-}
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-// key, optional operator and values: `a=b`, `a!=b`, `a in (b,c)`, `a notin (b)`, `a`, `!a` (the apiserver has the last word)
-const REQUIREMENT = /^\s*(!?[A-Za-z0-9][-A-Za-z0-9_./]*)\s*((==?|!=)\s*[-A-Za-z0-9_.]*|\s+(in|notin)\s*\([-A-Za-z0-9_.,\s]*\))?\s*$/;
-
-/** Parses `--namespaces a,b` (DNS labels, no duplicates). */
-export function parseNamespaces(text: string | undefined): string[] | undefined {
-  if (text === undefined || text.trim() === '') return undefined;
-  const list = text.split(',').map((s) => s.trim());
-  for (const ns of list) {
-    if (!DNS_LABEL.test(ns) || ns.length > 63) throw new UsageError(`--namespaces: "${ns}" is not a namespace name`);
-  }
-  if (new Set(list).size !== list.length) throw new UsageError('--namespaces: a namespace is listed twice');
-  return list;
-}
-
-/** Checks the shape of `--cluster-selector` (each comma-separated requirement); the apiserver parses it for real. */
-export function parseClusterSelector(text: string | undefined): string | undefined {
-  if (text === undefined || text.trim() === '') return undefined;
-  // split at commas outside parentheses
-  const parts = text.split(/,(?![^(]*\))/);
-  for (const p of parts) {
-    if (!REQUIREMENT.test(p)) throw new UsageError(`--cluster-selector: "${p.trim()}" is not a label selector requirement`);
-  }
-  return text.trim();
 }
 
 function dropManagedFields(o: k8s.KubernetesObject): void {

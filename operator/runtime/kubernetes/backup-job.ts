@@ -10,7 +10,7 @@ import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { BackupEntry, SnapshotRecord } from '../../api/types.js';
 import { quantityBytes } from '../../api/quantity.js';
 import { backupClaimName, backupFileFor, jobDeadlineSeconds } from '../../backup/schedule.js';
-import type { BackupRecord, RestoreRecord } from '../../cli/backup.js';
+import type { BackupRecord, RestoreRecord } from '../../api/job-records.js';
 import { StepPending } from '../runtime.js';
 import { isStatus, type KubeApi } from './kube-api.js';
 import { CLUSTER_LABEL, CONTAINER_SECURITY, POD_SECURITY, configMapName, memberClientURL, ownedObjects, type ClusterRef, type KubeObject } from './manifests.js';

@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { jobMain, type BackupRecord, type RestoreRecord } from '../../../operator/cli/backup.js';
+import type { BackupRecord, RestoreRecord } from '../../../operator/api/job-records.js';
+import { jobMain } from '../../../operator/cli/backup.js';
 import { freePorts } from '../../../harness/ports.js';
 import { waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { makeTestPki } from '../../../harness/tls.js';

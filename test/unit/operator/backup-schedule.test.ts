@@ -3,8 +3,9 @@
 import { expect } from 'chai';
 import type { BackupEntry, SvcClusterSpec } from '../../../operator/api/types.js';
 import { specProblems } from '../../../operator/api/validate.js';
+import { scheduleProblem } from '../../../operator/api/cron.js';
 import {
-  backupClaimName, backupReadyState, backupsState, dueBackup, dueSlot, jobDeadlineSeconds, JOB_DEADLINE, retain, scheduleProblem,
+  backupClaimName, backupReadyState, backupsState, dueBackup, dueSlot, jobDeadlineSeconds, JOB_DEADLINE, retain,
 } from '../../../operator/backup/schedule.js';
 import { quantityBytes } from '../../../operator/api/quantity.js';
 import { computeStatus } from '../../../operator/controller/status.js';

@@ -1,8 +1,7 @@
-// The operator's watch scope flags (controller/scope.ts): `--namespaces` and `--cluster-selector`, as `svc-operator run`
+// The operator's watch scope flags (cli/kube.ts, for controller/scope.ts): `--namespaces` and `--cluster-selector`, as `svc-operator run`
 // parses them; the k8s tier (operator-packaging.test.ts) runs two shards on the real apiserver.
 import { expect } from 'chai';
-import { kubeMain } from '../../../operator/cli/kube.js';
-import { parseClusterSelector, parseNamespaces } from '../../../operator/controller/scope.js';
+import { kubeMain, parseClusterSelector, parseNamespaces } from '../../../operator/cli/kube.js';
 
 describe('unit: operator watch scope', () => {
   it('--namespaces: a comma-separated list of namespace names; empty means every namespace', () => {

@@ -1,5 +1,6 @@
-// Structure guards of issue 17: no import circle in server/ (type-only imports included: a circle of types is a
-// circle of design too), and the environment read in cli/ folders only. Both read the source tree.
+// Structure guards of issues 17 and 25: no import circle in server/ or operator/ (type-only imports included: a
+// circle of types is a circle of design too), operator/'s folders importing only downward (the table below), and
+// the environment read in cli/ folders only. All read the source tree.
 import { expect } from 'chai';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -63,6 +64,47 @@ function importGraph(dir: string): Map<string, string[]> {
   return graph;
 }
 
+/**
+ * operator/'s parts and what each may import (besides itself, server/ and packages), lowest first: api is the
+ * ground; the pure parts (members, backup's rules, the planner) stand on it; the runtimes on those; the engine
+ * drives a runtime through its interface only; the controller and the CLI sit on top. A file belongs to the
+ * longest part its path starts with.
+ */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  'api': [],
+  'members': ['api'],
+  'backup': ['api'],
+  'planner': ['api', 'backup'],
+  'workload': ['members'],
+  'runtime': ['api', 'members', 'backup', 'planner'],
+  'runtime/local': ['runtime', 'api', 'members', 'backup', 'planner'],
+  'runtime/kubernetes': ['runtime', 'api', 'members', 'backup', 'planner'],
+  'orchestrator': ['runtime', 'api', 'members', 'backup', 'planner'],
+  // the scheduled and on-demand backups beside the engine's pass, a part of the controller until backups are steps
+  'backup/tracker.ts': ['runtime', 'runtime/kubernetes', 'api', 'members', 'backup', 'planner'],
+  'controller': ['orchestrator', 'runtime', 'runtime/kubernetes', 'backup/tracker.ts', 'api', 'members', 'backup', 'planner'],
+  'cli': ['controller', 'orchestrator', 'runtime', 'runtime/local', 'runtime/kubernetes', 'workload', 'api', 'members', 'backup', 'planner'],
+};
+
+/** The part of MAY_IMPORT a path relative to operator/ belongs to. */
+function partOf(path: string): string | undefined {
+  return Object.keys(MAY_IMPORT).filter((p) => path === p || path.startsWith(`${p}/`)).sort((a, b) => b.length - a.length)[0];
+}
+
+/** Imports between operator/'s parts that MAY_IMPORT does not allow ("from -> to"). */
+function layeringViolations(graph: Map<string, string[]>): string[] {
+  const out: string[] = [];
+  const inOperator = (f: string) => relative(join(ROOT, 'operator'), join(ROOT, f)).split(sep).join('/');
+  for (const [file, targets] of graph) {
+    const from = partOf(inOperator(file));
+    for (const t of targets) {
+      const to = partOf(inOperator(t));
+      if (from === undefined || to === undefined || (from !== to && !MAY_IMPORT[from].includes(to))) out.push(`${file} -> ${t}`);
+    }
+  }
+  return out.sort();
+}
+
 describe('source structure', () => {
   it('the checker sees every kind of import and finds a circle', () => {
     const text = [
@@ -86,6 +128,37 @@ describe('source structure', () => {
     expect(graph.size).to.be.greaterThan(100);
     expect([...graph.values()].flat().length, 'edges').to.be.greaterThan(300);
     expect(cycles(graph)).to.deep.equal([]);
+  });
+
+  it('no import circle in operator/', () => {
+    const graph = importGraph(join(ROOT, 'operator'));
+    expect(graph.size).to.be.greaterThan(50);
+    expect(cycles(graph)).to.deep.equal([]);
+  });
+
+  it('operator/ imports only downward, as MAY_IMPORT says; server/ imports nothing of operator/', () => {
+    // the checker itself: a file outside every part, and an upward import, are reported
+    const probe = new Map([
+      ['operator/api/validate.ts', ['operator/backup/schedule.ts', 'operator/api/types.ts']],
+      ['operator/runtime/kubernetes/backup-job.ts', ['operator/cli/backup.ts', 'operator/runtime/runtime.ts']],
+      ['operator/controller/run.ts', ['operator/orchestrator/engine.ts', 'operator/backup/tracker.ts']],
+      ['operator/orchestrator/engine.ts', ['operator/runtime/local/state.ts']],
+      ['operator/stray.ts', ['operator/api/types.ts']],
+    ]);
+    expect(layeringViolations(probe)).to.deep.equal([
+      'operator/api/validate.ts -> operator/backup/schedule.ts',
+      'operator/orchestrator/engine.ts -> operator/runtime/local/state.ts',
+      'operator/runtime/kubernetes/backup-job.ts -> operator/cli/backup.ts',
+      'operator/stray.ts -> operator/api/types.ts',
+    ]);
+    // every part of the table is a folder or file of operator/
+    for (const part of Object.keys(MAY_IMPORT)) expect(existsSync(join(ROOT, 'operator', part)), part).to.equal(true);
+
+    const graph = importGraph(join(ROOT, 'operator'));
+    expect([...graph.values()].flat().length, 'edges').to.be.greaterThan(150);
+    expect(layeringViolations(graph)).to.deep.equal([]);
+    const intoOperator = sources(join(ROOT, 'server')).filter((f) => specifiers(readFileSync(f, 'utf8')).some((s) => s.startsWith('.') && resolve(dirname(f), s).startsWith(join(ROOT, 'operator') + sep)));
+    expect(intoOperator.map((f) => relative(ROOT, f))).to.deep.equal([]);
   });
 
   it('environment variables are read in cli/ folders only (server/, operator/)', () => {
