@@ -38,7 +38,6 @@ type Props<T> = { [K in keyof Required<T>]: Schema };
 
 const GROUP = API_VERSION.split('/')[0];
 const VERSION = API_VERSION.split('/')[1];
-export { PLURAL };
 /** Name of the CRD object. */
 export const CRD_NAME = `${PLURAL}.${GROUP}`;
 

@@ -4,9 +4,8 @@
 //   token in status.backups.lastRequest. With --wait, waits that long for it and prints the backup's location.
 // Exit codes: 0 asked (or, with --wait, taken), 1 failure (no such cluster, not taken in time), 2 usage.
 import * as k8s from '@kubernetes/client-node';
-import { API_VERSION, type SvcClusterStatus } from '../api/types.js';
+import { API_VERSION, PLURAL, type SvcClusterStatus } from '../api/types.js';
 import { BACKUP_REQUEST_ANNOTATION } from '../backup/schedule.js';
-import { PLURAL } from '../api/crd.js';
 import { isStatus } from '../runtime/kubernetes/kube-api.js';
 import { parseArgs, UsageError } from './args.js';
 

@@ -11,10 +11,9 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Client } from '../../server/client/index.js';
-import { API_VERSION, type SvcCluster, type SvcClusterStatus } from '../api/types.js';
+import { API_VERSION, PLURAL, type SvcCluster, type SvcClusterStatus } from '../api/types.js';
 import { MemberClient, type MemberTls } from '../members/index.js';
 import { memberClientURL, memberHost, selectorLabels } from '../runtime/kubernetes/manifests.js';
-import { PLURAL } from '../api/crd.js';
 import { checkTlsData } from '../controller/tls.js';
 import { describePod } from '../controller/pod-diagnostics.js';
 

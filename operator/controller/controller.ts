@@ -6,7 +6,7 @@
 // looked at again on a later pass, so one slow cluster never holds up the others.
 import * as k8s from '@kubernetes/client-node';
 import { Counter, Histogram, Registry } from 'prom-client';
-import { API_VERSION, type SvcCluster, type SvcClusterStatus } from '../api/types.js';
+import { API_VERSION, PLURAL, type SvcCluster, type SvcClusterStatus } from '../api/types.js';
 import { specProblems, withDefaults } from '../api/validate.js';
 import type { MemberClient } from '../members/index.js';
 import { envCrash, newMemory, runPass, type EngineMemory } from '../orchestrator/engine.js';
@@ -19,7 +19,6 @@ import { parseScaling, SCALING_ANNOTATION, type ScalingRecord } from '../runtime
 import { CLUSTER_LABEL, MANAGED_BY, memberClientURL, type ClusterRef } from '../runtime/kubernetes/manifests.js';
 import { describeStep, eventReason } from '../planner/steps.js';
 import type { ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
-import { PLURAL } from '../api/crd.js';
 import { UpgradeMetrics } from './metrics.js';
 import { WorkQueue, type Requeue } from './queue.js';
 import { MemberClients } from './member-clients.js';
