@@ -7,7 +7,6 @@ import { canScale } from '../runtime/scaling.js';
 import type { ScalingStep } from '../planner/steps.js';
 import type { ObservedCluster } from '../planner/types.js';
 
-
 function leaderURL(o: ObservedCluster, urls: Map<string, string>, what: string): string {
   const leader = o.members.find((m) => m.leader);
   const url = leader && urls.get(leader.name);
