@@ -38,8 +38,6 @@ export const CLIENT_PORT = 2379;
 export const PEER_PORT = 2380;
 /** Plain-http /health and /metrics of TLS members (--listen-metrics-urls): probes carry no client certificate. */
 export const METRICS_PORT = 2381;
-/** Pod template label: the release the pods run (read back instead of parsing the image tag). */
-export const RELEASE_LABEL = 'svc.dev/release';
 /** Pod template annotation: hash of the members' configuration without the release (a change is rolled out). */
 export const CONFIG_HASH_ANNOTATION = 'svc.dev/config-hash';
 /** Pod template annotation: fingerprint of the TLS Secrets the pod started with (a renewal is rolled out). */
@@ -127,6 +125,9 @@ function versionOfImage(image: string | undefined): string | undefined {
   const m = image === undefined ? null : /:v(\d+\.\d+\.\d+)$/.exec(image);
   return m ? m[1] : undefined;
 }
+
+/** Pod template label: the release the pods run (read back instead of parsing the image tag). */
+export const RELEASE_LABEL = 'svc.dev/release';
 
 /**
  * The release of a pod or pod template: its svc.dev/release label; for pods made by an operator older than the
