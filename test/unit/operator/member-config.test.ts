@@ -8,6 +8,7 @@ import type { SvcClusterSpec } from '../../../operator/api/types.js';
 import { desiredState, liveStatefulSet, targetRevision } from '../../../operator/runtime/kubernetes/desired.js';
 import { CONFIG_HASH_ANNOTATION, RELEASE_LABEL, releaseOf, statefulSetBuilds, type ClusterRef } from '../../../operator/runtime/kubernetes/manifests.js';
 import { memberArgs as harnessMemberArgs } from '../../../harness/member-args.js';
+import { isAtLeast } from '../../../operator/runtime/kubernetes/kube-api.js';
 
 const spec = (s: Partial<SvcClusterSpec> = {}): SvcClusterSpec => withDefaults({ version: '3.5.21', replicas: 3, ...s } as SvcClusterSpec);
 
@@ -139,5 +140,15 @@ describe('unit: the desired state of a cluster on Kubernetes', () => {
     for (const s of [spec({ enableV2: true }), spec({ resources: { limits: { cpu: '1' } } }), spec({ image: { repository: 'reg/svc' } }), spec({ tls: { clientSecret: 'c' } })]) {
       expect(hash(s)).to.not.equal(base);
     }
+  });
+});
+
+describe('unit: read-your-writes by resourceVersion (kube-api.ts)', () => {
+  it('an informer copy counts as fresh only when its resourceVersion is known to be at least the write\'s', () => {
+    expect(isAtLeast('120', '120')).to.equal(true);
+    expect(isAtLeast('1000', '999')).to.equal(true);
+    expect(isAtLeast('999', '1000'), 'numerically, not as text').to.equal(false);
+    expect(isAtLeast(undefined, '5')).to.equal(false);
+    expect(isAtLeast('abc', 'abd'), 'not comparable: ask the apiserver').to.equal(false);
   });
 });
