@@ -34,5 +34,5 @@ export function targetRevision(cluster: ClusterRef, live: LiveShape): TargetRevi
 /** What of a live StatefulSet the desired state keeps: its release (where the upgrade left it) and its size. */
 export function liveStatefulSet(sts: V1StatefulSet | undefined): { release?: string; replicas?: number } {
   if (!sts) return {};
-  return { release: releaseOf(sts.spec?.template as Parameters<typeof releaseOf>[0]), replicas: sts.spec?.replicas };
+  return { release: releaseOf(sts.spec?.template), replicas: sts.spec?.replicas };
 }

@@ -120,7 +120,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
         name,
         clientURL: memberClientURL(this.cluster, name),
         // a pod being deleted is replaced from the template: that is the release it will next run
-        configuredVersion: (pod && !pod.metadata?.deletionTimestamp && releaseOf(pod as Parameters<typeof releaseOf>[0])) || template,
+        configuredVersion: (pod && !pod.metadata?.deletionTimestamp && releaseOf(pod)) || template,
         running,
         failure: pod ? podFailure(pod) : undefined,
       });
@@ -156,7 +156,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
     const old = (await this.pods()).get(name);
     if (!old || old.metadata?.deletionTimestamp) return;
     const a = old.metadata?.annotations ?? {};
-    const current = releaseOf(old as Parameters<typeof releaseOf>[0]) === version && a[CONFIG_HASH_ANNOTATION] === want.config && (a[TLS_HASH_ANNOTATION] ?? '') === (want.tls ?? '');
+    const current = releaseOf(old) === version && a[CONFIG_HASH_ANNOTATION] === want.config && (a[TLS_HASH_ANNOTATION] ?? '') === (want.tls ?? '');
     if (!current) await this.api.deletePod(this.cluster.namespace, name, this.cluster.name);
   }
 
