@@ -230,6 +230,23 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
   lastError: str('Last error of the operator on this cluster.'),
 });
 
+/** The schema of a whole SvcCluster (validate.ts walks it for unknown fields, as the apiserver's strict validation does). */
+export const svcClusterSchema: Schema = {
+  type: 'object',
+  description: 'A clustered svc key-value store that svc-operator runs and upgrades.',
+  required: ['spec'],
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { type: 'object' },
+    spec: specSchema,
+    status: statusSchema,
+  },
+  'x-kubernetes-validations': [
+    { rule: 'self.metadata.name.size() <= 50', message: 'metadata.name must be at most 50 characters' },
+  ],
+};
+
 /** The CRD object. */
 export function svcClusterCrd(): Record<string, unknown> {
   return {
@@ -258,21 +275,7 @@ export function svcClusterCrd(): Record<string, unknown> {
           { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
         ],
         schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            description: 'A clustered svc key-value store that svc-operator runs and upgrades.',
-            required: ['spec'],
-            properties: {
-              apiVersion: { type: 'string' },
-              kind: { type: 'string' },
-              metadata: { type: 'object' },
-              spec: specSchema,
-              status: statusSchema,
-            },
-            'x-kubernetes-validations': [
-              { rule: 'self.metadata.name.size() <= 50', message: 'metadata.name must be at most 50 characters' },
-            ],
-          },
+          openAPIV3Schema: svcClusterSchema,
         },
       }],
     },

@@ -3,6 +3,8 @@ import { API_VERSION, KIND, type SvcCluster, type SvcClusterSpec } from './types
 import { isSupportedVersion, SUPPORTED_MINORS } from './versions.js';
 import { scheduleProblem } from './cron.js';
 import { quantityBytes } from './quantity.js';
+import { memberConfigProblems } from './member-config.js';
+import { svcClusterSchema, type Schema } from './crd.js';
 
 /** Raised when a manifest is not a valid SvcCluster; `problems` lists every violation. */
 export class ValidationError extends Error {
@@ -55,11 +57,31 @@ export function specProblems(spec: unknown): string[] {
   const r = s.restore as Record<string, unknown> | undefined;
   if (r !== undefined && (typeof r.snapshot !== 'string' || r.snapshot === '')) p.push('spec.restore.snapshot must name a snapshot');
   p.push(...podTemplateProblems(s.podTemplate as SvcClusterSpec['podTemplate']));
+  // a combination the release cannot run (e.g. 3.3 and spec.logging.logger): refused before anything starts
+  if (p.length === 0) p.push(...memberConfigProblems(s as unknown as SvcClusterSpec));
   return p;
 }
 
-/** Environment variables the operator sets itself on the svc container: the member's name and its flags. */
-export const OPERATOR_ENV = ['POD_NAME', 'POD_NAMESPACE', 'INITIAL_CLUSTER', 'INITIAL_CLUSTER_STATE', 'INITIAL_CLUSTER_TOKEN', 'ENABLE_V2', 'LOGGER', 'LOG_LEVEL'];
+/**
+ * Fields the SvcCluster schema does not know, each as "<path>: unknown field" (as `kubectl apply`'s strict field
+ * validation reports them): a typo or a block of a newer operator is refused, not silently dropped. metadata is
+ * the apiserver's own (ObjectMeta) and not walked.
+ */
+export function unknownFields(doc: unknown, schema: Schema = svcClusterSchema, path = ''): string[] {
+  if (Array.isArray(doc)) return schema.items ? doc.flatMap((d, i) => unknownFields(d, schema.items!, `${path}[${i}]`)) : [];
+  if (typeof doc !== 'object' || doc === null || schema['x-kubernetes-preserve-unknown-fields']) return [];
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(doc)) {
+    const at = path ? `${path}.${k}` : k;
+    const sub = schema.properties?.[k] ?? schema.additionalProperties;
+    if (!sub) out.push(`${at}: unknown field`);
+    else if (at !== 'metadata') out.push(...unknownFields(v, sub, at));
+  }
+  return out;
+}
+
+/** Environment variables the operator sets itself on the svc container: its release, the member's name and its flags. */
+export const OPERATOR_ENV = ['SVC_VERSION', 'POD_NAME', 'POD_NAMESPACE', 'INITIAL_CLUSTER', 'INITIAL_CLUSTER_STATE', 'INITIAL_CLUSTER_TOKEN', 'ENABLE_V2', 'LOGGER', 'LOG_LEVEL'];
 
 function podTemplateProblems(pt: SvcClusterSpec['podTemplate']): string[] {
   const p: string[] = [];
@@ -105,6 +127,7 @@ export function parseSvcCluster(doc: unknown): SvcCluster {
   if (typeof md !== 'object' || md === null || typeof md.name !== 'string' || !NAME_RE.test(md.name) || md.name.length > 50) {
     p.push('metadata.name must be a DNS label (lower-case letters, digits, "-"; at most 50 characters)');
   }
+  p.push(...unknownFields(d));
   p.push(...specProblems(d.spec));
   if (p.length > 0) throw new ValidationError(p);
   const c = doc as SvcCluster;

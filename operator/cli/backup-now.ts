@@ -6,7 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { API_VERSION, PLURAL, type SvcClusterStatus } from '../api/types.js';
 import { BACKUP_REQUEST_ANNOTATION } from '../backup/schedule.js';
-import { isStatus } from '../runtime/kubernetes/kube-api.js';
+import { isStatus, KubeApi } from '../runtime/kubernetes/kube-api.js';
 import { parseArgs, UsageError } from './args.js';
 
 const [GROUP, VERSION] = API_VERSION.split('/');
@@ -36,10 +36,7 @@ export async function backupNowMain(argv: string[], out: (s: string) => void = (
     const token = flags.get('token') ?? new Date().toISOString();
     const custom = kc.makeApiClient(k8s.CustomObjectsApi);
     try {
-      await custom.patchNamespacedCustomObject(
-        { group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body: { metadata: { annotations: { [BACKUP_REQUEST_ANNOTATION]: token } } } },
-        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-      );
+      await new KubeApi(kc).patchClusterAnnotation(namespace, name, BACKUP_REQUEST_ANNOTATION, token);
     } catch (e) {
       if (isStatus(e, 404)) {
         process.stderr.write(`${me}: SvcCluster ${namespace}/${name} not found\n`);

@@ -1,27 +1,27 @@
 // The SvcCluster controller: informers on SvcClusters and the objects they own feed a rate-limited queue of
 // "namespace/name" keys, worked by several workers (never two on one cluster). Each reconcile is level-triggered
 // and runs one pass of the orchestrator's engine (orchestrator/engine.ts, the same as `local apply`) through the
-// Kubernetes runtime: observe -> plan -> record (progress annotation, status, an Event) -> act; then it publishes
-// status and requeues. Nothing waits inside a reconcile: a restarting pod, a moving leader or a running Job is
-// looked at again on a later pass, so one slow cluster never holds up the others.
+// Kubernetes runtime: observe -> plan -> record (the annotations) -> act; then the step's Event, status published
+// once, and a requeue. What the controller remembers about a cluster lives in its ClusterSession (session.ts).
+// Nothing waits inside a reconcile: a restarting pod, a moving leader or a running Job is looked at again on a
+// later pass, so one slow cluster never holds up the others.
 import * as k8s from '@kubernetes/client-node';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { API_VERSION, PLURAL, type SvcCluster, type SvcClusterStatus } from '../api/types.js';
-import { specProblems, withDefaults } from '../api/validate.js';
-import type { MemberClient } from '../members/index.js';
-import { envCrash, newMemory, runPass, type EngineMemory } from '../orchestrator/engine.js';
-import { KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
+import { specProblems, unknownFields, withDefaults } from '../api/validate.js';
+import { MemberClient, type MemberClientOptions } from '../members/index.js';
+import { envCrash, runPass } from '../orchestrator/engine.js';
+import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
 import { KubeRuntime, podImage, PROGRESS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
-import { BackupTracker } from '../backup/tracker.js';
 import { BACKUP_REQUEST_ANNOTATION } from '../backup/schedule.js';
-import { parseScaling, SCALING_ANNOTATION, type ScalingRecord } from '../runtime/kubernetes/kube-scaling.js';
+import { parseScaling, SCALING_ANNOTATION } from '../runtime/kubernetes/kube-scaling.js';
 import { CLUSTER_LABEL, MANAGED_BY, memberClientURL, type ClusterRef } from '../runtime/kubernetes/manifests.js';
-import { describeStep, eventReason } from '../planner/steps.js';
+import { eventReason } from '../planner/steps.js';
 import type { ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
 import { UpgradeMetrics } from './metrics.js';
 import { WorkQueue, type Requeue } from './queue.js';
-import { MemberClients } from './member-clients.js';
+import { ClusterSession, Sessions } from './session.js';
 import { readClusterTls, TlsSecretError } from './tls.js';
 import { readPodProblems, DiagnosticReads } from './pod-diagnostics.js';
 import { canonical, computeStatus, dropUndefined, errorLine, stoppedStatus, type PodFacts } from './status.js';
@@ -61,10 +61,6 @@ function defaultLog(entry: Record<string, unknown>): void {
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
 }
 
-function stepReason(step: Step): string {
-  return eventReason(step);
-}
-
 /** The controller. start() begins watching; stop() ends it. */
 export class Controller {
   readonly api: KubeApi;
@@ -77,22 +73,15 @@ export class Controller {
   /** The claims and Warning Events pod diagnostics read, kept a few seconds. */
   private readonly diagnostics: DiagnosticReads;
   // generous timeout: a loaded machine must not read as an unhealthy member (and a status write)
-  private readonly clients = new MemberClients({ timeoutMs: 5000, attempts: 1 });
-  private readonly lastStep = new Map<string, string>();
-  /** Consecutive failures of the step carried out last, per cluster. */
-  private readonly stepFailures = new Map<string, number>();
-  /** Scaling records written by this process (the informer's copy of the annotation may lag behind). */
-  private readonly scalingRecords = new Map<string, ScalingRecord>();
-  /** Pod problems already announced by a Warning Event, per cluster ("<reason> <object>"). */
-  private readonly podProblemsSeen = new Map<string, Set<string>>();
-  /** Last backup/restore Job failure per cluster (status shows it until a Job succeeds). */
-  private readonly jobFailures = new Map<string, JobFailure>();
-  /** The engine's memory per cluster (what it saved last, a leadership move under way). */
-  private readonly memory = new Map<string, EngineMemory>();
-  /** The step line of a step left under way (StepPending) by the last pass, per cluster. */
-  private readonly pendingLine = new Map<string, string>();
-  /** Scheduled and on-demand backups (status.backups). */
-  private readonly backups = new BackupTracker();
+  private readonly clientOptions: MemberClientOptions = { timeoutMs: 5000, attempts: 1 };
+  /** The member client of every plain-http cluster (a TLS cluster's own is in its session). */
+  private readonly plainClient = new MemberClient(this.clientOptions);
+  /** What this process remembers per cluster, dropped in one place when the cluster goes. */
+  private readonly sessions = new Sessions((key) => {
+    const [namespace, name] = key.split('/');
+    this.api.forgetCluster(namespace, name);
+    this.upgradeMetrics.forget(namespace, name);
+  });
   private readonly log: (entry: Record<string, unknown>) => void;
   private readonly reconciles: Counter;
   private readonly durations: Histogram;
@@ -168,7 +157,8 @@ export class Controller {
     this.queue.stop();
     await Promise.all([this.clusters, ...this.owned].map((i) => i.stop().catch(() => undefined)));
     await this.running;
-    this.clients.close();
+    this.sessions.close();
+    this.plainClient.close();
   }
 
   /** Reconciles one key; resolves with when to look again. */
@@ -191,25 +181,17 @@ export class Controller {
     const [namespace, name] = key.split('/');
     const stored = this.clusters.get(name, namespace);
     if (!stored || stored.metadata.deletionTimestamp) {
-      this.lastStep.delete(key);
-      this.clients.drop(key);
-      this.jobFailures.delete(key);
-      this.podProblemsSeen.delete(key);
-      this.upgradeMetrics.forget(namespace, name);
-      this.scalingRecords.delete(key);
-      this.stepFailures.delete(key);
-      this.memory.delete(key);
-      this.pendingLine.delete(key);
-      this.backups.forget(key);
-      this.api.forgetCluster(namespace, name);
+      this.sessions.drop(key);
       return undefined; // owned objects go with it (owner references); the default backup claim stays
     }
+    const session = this.sessions.get(key);
     const spec = withDefaults(stored.spec);
     const target: EventTarget = { namespace, name, uid: stored.metadata.uid! };
-    const problems = specProblems(spec);
+    // the same checks as `local apply` (the apiserver already dropped unknown fields: belt and braces)
+    const problems = [...unknownFields({ spec: stored.spec }), ...specProblems(spec)];
     if (problems.length > 0) {
       if (stored.status?.lastError !== problems.join('; ')) await this.api.event(target, 'Warning', 'InvalidSpec', problems.join('; '));
-      await this.publish(stored, stoppedStatus(stored.status, stored.metadata.generation, 'InvalidSpec', problems.join('; '), new Date()));
+      await this.publish(session, stored, stoppedStatus(stored.status, stored.metadata.generation, 'InvalidSpec', problems.join('; '), new Date()));
       return undefined;
     }
     // TLS Secrets first: a missing or unusable one blocks the cluster before anything is applied.
@@ -217,22 +199,18 @@ export class Controller {
     let tlsHash: string | undefined;
     try {
       const tls = await readClusterTls(this.api, namespace, spec);
-      client = this.clients.get(key, tls.client);
+      client = session.memberClient(tls.client, this.plainClient, this.clientOptions);
       tlsHash = tls.fingerprint;
     } catch (e) {
       if (!(e instanceof TlsSecretError)) throw e;
       if (stored.status?.lastError !== e.message) await this.api.event(target, 'Warning', e.reason, e.message);
-      await this.publish(stored, stoppedStatus(stored.status, stored.metadata.generation, e.reason, e.message, new Date()));
+      await this.publish(session, stored, stoppedStatus(stored.status, stored.metadata.generation, e.reason, e.message, new Date()));
       return 15_000;
     }
-    // The StatefulSet keeps its size here: members are added and removed one at a time by the scaling steps
-    // (the planner compares spec.replicas with the members).
-    const live = await this.api.readStatefulSet(namespace, name);
-    const liveReplicas = live?.spec?.replicas;
-    const cached = this.scalingRecords.get(key);
     const annotated = parseScaling(stored.metadata.annotations?.[SCALING_ANNOTATION]);
-    const scaling = cached && (!annotated || cached.startedAt > annotated.startedAt) ? cached : annotated;
-    const ref: ClusterRef = { name, namespace, uid: target.uid, spec: liveReplicas === undefined ? spec : { ...spec, replicas: liveReplicas }, ...(scaling?.join ? { join: scaling.join } : {}), ...(tlsHash ? { tlsHash } : {}) };
+    const scaling = session.scaling && (!annotated || session.scaling.startedAt > annotated.startedAt) ? session.scaling : annotated;
+    // the spec as stored: the StatefulSet's live size and release are the runtime's observation (desired.ts)
+    const ref: ClusterRef = { name, namespace, uid: target.uid, spec };
     const jobs = new ClusterJobs(this.api, ref, { image: this.opts.operatorImage, timeoutSeconds: this.opts.jobTimeoutSeconds });
     const rt = new KubeRuntime(this.api, ref, {
       snapshotDir: this.opts.snapshotDir,
@@ -241,41 +219,33 @@ export class Controller {
       client,
       jobs,
       scaling,
-      onScaling: (r) => this.scalingRecords.set(key, r),
+      onScaling: (r) => { session.scaling = r; },
+      ...(tlsHash ? { tlsHash } : {}),
     });
-    let memory = this.memory.get(key);
-    if (!memory) this.memory.set(key, (memory = newMemory()));
 
-    // The engine's pass: observe -> plan -> record -> (status, Event) -> act. Nothing in it sleeps.
-    let announced = false;
-    const r = await runPass(rt, spec, client, memory, {
-      crash: envCrash(this.opts.crashAt),
-      beforeAct: async (step, progress, observed) => {
-        const line = describeStep(step);
-        await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
-        // a step under way (a Job running) is announced once, not on every look at it
-        if (this.pendingLine.get(key) !== line) await this.api.event(target, 'Normal', stepReason(step), line);
-        announced = true;
-      },
-    });
+    // The engine's pass: observe -> plan -> record -> act. Nothing in it sleeps, and it does not call back here.
+    const r = await runPass(rt, spec, client, session.memory, { crash: envCrash(this.opts.crashAt) });
     const { step, line, progress, observed } = r;
-    if (step.kind !== 'snapshot' && step.kind !== 'createCluster') this.jobFailures.delete(key); // no Job is due any more
-    const changed = this.lastStep.get(key) !== line;
-    this.lastStep.set(key, line);
+    // a step that reached its act (carried out, under way or failed) is announced by an Event; one under way once
+    const began = r.acted || r.pending !== undefined || r.error !== undefined;
+    if (began && session.pendingLine !== line) await this.api.event(target, 'Normal', eventReason(step), line);
+    if (step.kind !== 'snapshot' && step.kind !== 'createCluster') session.jobFailure = undefined; // no Job is due any more
+    const changed = session.lastStep !== line;
+    session.lastStep = line;
     if (changed) this.log({ level: 'info', msg: 'step', cluster: key, step: step.kind, line });
     this.upgradeMetrics.observe(namespace, name, step, progress);
     if (changed && (step.kind === 'blocked' || (step.kind === 'wait' && step.code === 'Paused'))) {
-      await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', stepReason(step), step.reason);
+      await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', eventReason(step), step.reason);
     }
-    if (!announced) {
+    if (!began) {
       // a steady cluster takes the scheduled or requested backup that is due (a Job: a requeue while it runs)
-      const backup = step.kind === 'steady' ? await this.backups.run({
+      const backup = step.kind === 'steady' ? await session.backups.run({
         key, name, spec, jobs, observed, request: stored.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION], stored: stored.status?.backups,
         preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now: new Date(),
         dbBytes: async (m) => (await client.status(memberClientURL(ref, m))).dbSize,
       }) : undefined;
       if (backup?.event) await this.api.event(target, backup.event.type, backup.event.reason, backup.event.message);
-      await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
+      await this.publish(session, stored, await this.status(session, rt, spec, stored, observed, step, progress));
       if (step.kind === 'steady') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, backup?.requeueMs ?? Infinity));
       if (step.kind === 'blocked') return 15_000;
       // waiting for Kubernetes to run a member's pod: the pod's own changes enqueue the cluster (informer), so the
@@ -283,51 +253,47 @@ export class Controller {
       if (step.kind === 'wait' && observed.members.some((m) => !m.running)) return Math.max(15_000, this.opts.pollMs ?? 2000);
       return this.opts.pollMs ?? 2000;
     }
-    if (r.pending) this.pendingLine.set(key, line);
-    else this.pendingLine.delete(key);
+    session.pendingLine = r.pending ? line : undefined;
     let error: string | undefined;
     if (r.error) {
       const e = r.error;
       error = `${step.kind}: ${e.message}`;
-      if (e instanceof JobFailure) this.jobFailures.set(key, e);
-      await this.api.event(target, 'Warning', e instanceof JobFailure ? e.reason : `${stepReason(step)}Failed`, error);
-      this.lastStep.delete(key);
+      if (e instanceof JobFailure) session.jobFailure = e;
+      await this.api.event(target, 'Warning', e instanceof JobFailure ? e.reason : `${eventReason(step)}Failed`, error);
+      session.lastStep = undefined;
     } else if (r.acted) {
       this.upgradeMetrics.stepDone(namespace, name, step);
       if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${spec.restore.snapshot}`);
-      this.jobFailures.delete(key);
+      session.jobFailure = undefined;
     }
     const fresh = this.clusters.get(name, namespace) ?? stored;
-    await this.publish(fresh, await this.status(rt, spec, fresh, observed, step, progress, error));
+    await this.publish(session, fresh, await this.status(session, rt, spec, fresh, observed, step, progress, error));
     if (r.pending) return r.pending.retryMs;
     // a step that keeps failing is retried less and less often (each try is two Events)
-    const failures = error ? (this.stepFailures.get(key) ?? 0) + 1 : 0;
-    if (failures > 0) this.stepFailures.set(key, failures);
-    else this.stepFailures.delete(key);
+    session.stepFailures = error ? session.stepFailures + 1 : 0;
     // look again at once: the next step follows from a new observation
-    return error ? Math.min(60_000, this.queue.backoff(key) * 2 ** (failures - 1)) : 200;
+    return error ? Math.min(60_000, this.queue.backoff(key) * 2 ** (session.stepFailures - 1)) : 200;
   }
 
-  private async status(rt: KubeRuntime, spec: SvcCluster['spec'], stored: StoredCluster, observed: ObservedCluster, step: Step, progress: UpgradeProgress | undefined, error?: string): Promise<SvcClusterStatus> {
+  private async status(session: ClusterSession, rt: KubeRuntime, spec: SvcCluster['spec'], stored: StoredCluster, observed: ObservedCluster, step: Step, progress: UpgradeProgress | undefined, error?: string): Promise<SvcClusterStatus> {
     const pods = new Map<string, PodFacts>();
     const live = await rt.pods();
     for (const [n, p] of live) {
       pods.set(n, { image: podImage(p), ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false });
     }
-    const key = `${stored.metadata.namespace}/${stored.metadata.name}`;
+    const key = session.key;
     // pod-level failures (pod-diagnostics.ts): a Warning Event each time a new one appears
     const podProblems = await readPodProblems(this.diagnostics, stored.metadata.namespace!, stored.metadata.name, [...live.values()], observed.members.length);
-    const seen = this.podProblemsSeen.get(key) ?? new Set<string>();
     const current = new Set(podProblems.map((p) => `${p.reason} ${p.object}`));
     for (const p of podProblems) {
-      if (!seen.has(`${p.reason} ${p.object}`)) await this.api.event({ namespace: stored.metadata.namespace!, name: stored.metadata.name, uid: stored.metadata.uid! }, 'Warning', p.reason, `${p.object}: ${p.message}`);
+      if (!session.podProblemsSeen.has(`${p.reason} ${p.object}`)) await this.api.event({ namespace: stored.metadata.namespace!, name: stored.metadata.name, uid: stored.metadata.uid! }, 'Warning', p.reason, `${p.object}: ${p.message}`);
     }
-    this.podProblemsSeen.set(key, current);
+    session.podProblemsSeen = current;
     const now = new Date();
-    const backups = this.backups.state({ key, name: stored.metadata.name, spec, stored: stored.status?.backups, preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now });
+    const backups = session.backups.state({ key, name: stored.metadata.name, spec, stored: stored.status?.backups, preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now });
     // a scheduled or on-demand backup's failure shows while the cluster is steady; it never blocks an upgrade
-    const jobFailure = this.jobFailures.get(key) ?? (step.kind === 'steady' ? this.backups.failure(key) : undefined);
-    this.upgradeMetrics.backup(stored.metadata.namespace!, stored.metadata.name, (step.kind === 'snapshot' && this.jobFailures.has(key)) || this.backups.failure(key) !== undefined);
+    const jobFailure = session.jobFailure ?? (step.kind === 'steady' ? session.backups.failure(key) : undefined);
+    this.upgradeMetrics.backup(stored.metadata.namespace!, stored.metadata.name, (step.kind === 'snapshot' && session.jobFailure !== undefined) || session.backups.failure(key) !== undefined);
     return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? jobFailure?.message, now, jobFailure, rollout: await rt.loadRollout(), podProblems, backups });
   }
 
@@ -339,18 +305,23 @@ export class Controller {
     const message = `reconcile failed: ${errorLine(e)}`;
     try {
       if (stored.status?.lastError !== message) await this.api.event({ namespace, name, uid: stored.metadata.uid! }, 'Warning', 'ReconcileError', message);
-      await this.publish(stored, stoppedStatus(stored.status, stored.metadata.generation, 'ReconcileError', message, new Date(), false));
+      await this.publish(this.sessions.get(key), stored, stoppedStatus(stored.status, stored.metadata.generation, 'ReconcileError', message, new Date(), false));
     } catch (e2) {
       this.log({ level: 'error', msg: 'could not publish the failure', cluster: key, error: (e2 as Error).message });
     }
   }
 
-  /** Applies the status when it differs from the stored one. */
-  private async publish(stored: StoredCluster, status: SvcClusterStatus): Promise<void> {
-    const next = dropUndefined(status);
-    if (canonical(next) === canonical(stored.status ?? {})) return;
-    await this.api.applyStatus(stored.metadata.namespace!, stored.metadata.name, next);
-    stored.status = next; // the informer catches up; until then do not write the same again
+  /**
+   * Applies the status when it differs from the stored one. Read-your-writes: while the informer's copy is older
+   * than this process's last status write, that write is what is compared with.
+   */
+  private async publish(session: ClusterSession, stored: StoredCluster, status: SvcClusterStatus): Promise<void> {
+    const next = canonical(dropUndefined(status));
+    const mine = session.status;
+    const stale = mine?.rv !== undefined && !isAtLeast(stored.metadata.resourceVersion, mine.rv);
+    if (next === (stale ? mine.canonical : canonical(stored.status ?? {}))) return;
+    const rv = await this.api.applyStatus(stored.metadata.namespace!, stored.metadata.name, dropUndefined(status));
+    session.status = { canonical: next, rv };
   }
 }
 

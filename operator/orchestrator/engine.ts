@@ -41,8 +41,6 @@ export function newMemory(): EngineMemory {
 }
 
 export interface PassHooks {
-  /** After the step is recorded (progress, scaling record), before it is carried out: publish status, an Event. */
-  beforeAct?(step: Step, progress: UpgradeProgress | undefined, observed: ObservedCluster): Promise<void> | void;
   /**
    * Fault injection: called at each crash point with the step kind and its number in this engine. None by
    * default; `envCrash(spec)` makes the hook of SVC_OPERATOR_CRASH_AT (read by the CLIs in operator/cli/).
@@ -159,7 +157,6 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   }
   const crash = hooks.crash;
   crash?.(step.kind, n, 'before');
-  await hooks.beforeAct?.(step, progress, observed);
   let snapshot: SnapshotRecord | undefined;
   try {
     switch (step.kind) {

@@ -5,6 +5,8 @@ import { expect } from 'chai';
 import type { AddressInfo } from 'node:net';
 import { Controller } from '../../operator/controller/controller.js';
 import { probeServer } from '../../operator/controller/run.js';
+import { statefulSetBuilds } from '../../operator/runtime/kubernetes/manifests.js';
+import { specProblems, withDefaults } from '../../operator/api/validate.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
 import { waitFor } from './proc.js';
@@ -14,6 +16,22 @@ const NS = 'svcc-ctl';
 const NAME = 'kv';
 
 interface Stored { metadata: { uid: string; resourceVersion: string; generation: number }; status?: SvcClusterStatus }
+
+/** Counts, per reconcile of `ctl` from now on, the StatefulSet builds and the status writes (one cluster at a time here). */
+function countPasses(ctl: Controller): Array<{ builds: number; statusWrites: number }> {
+  const passes: Array<{ builds: number; statusWrites: number }> = [];
+  const reconcile = ctl.reconcileKey.bind(ctl);
+  ctl.reconcileKey = async (key) => {
+    const b = statefulSetBuilds.count;
+    const w = ctl.api.statusWrites;
+    try {
+      return await reconcile(key);
+    } finally {
+      passes.push({ builds: statefulSetBuilds.count - b, statusWrites: ctl.api.statusWrites - w });
+    }
+  };
+  return passes;
+}
 
 describe('k8s: the SvcCluster controller', function () {
   this.timeout(240_000);
@@ -122,6 +140,29 @@ describe('k8s: the SvcCluster controller', function () {
     expect(await rv()).to.equal(before);
   });
 
+  it('a pass builds the StatefulSet once and writes status at most once', async () => {
+    const passes = countPasses(ctl);
+    for (let i = 0; i < 3; i++) {
+      ctl.queue.add(`${NS}/${NAME}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    expect(passes.length).to.be.at.least(3);
+    expect(passes.every((p) => p.builds === 1 && p.statusWrites <= 1), JSON.stringify(passes)).to.equal(true);
+  });
+
+  it('refuses 3.3 with spec.logging.logger before anything is made: InvalidSpec with the message local apply prints', async () => {
+    const spec = { version: '3.3.27', replicas: 1, logging: { logger: 'capnslog' } };
+    await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: 'old-logger', namespace: NS }, spec }));
+    const st = await waitFor('the refusal', async () => {
+      const s = (JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', 'old-logger', '-o', 'json'])) as Stored).status;
+      return s?.lastError ? s : undefined;
+    }, 60_000, 500);
+    expect(st.lastError).to.equal(specProblems(withDefaults(spec as never)).join('; '));
+    expect(st.lastError).to.contain('spec.logging.logger: release 3.3.27 has no --logger flag');
+    expect(await tb.kubectl(['-n', NS, 'get', 'statefulsets,configmaps', '-l', 'svc.dev/cluster=old-logger', '-o', 'name'])).to.equal('');
+    await tb.kubectl(['-n', NS, 'delete', 'svcc', 'old-logger', '--wait=true']);
+  });
+
   it('upgrades 3.4.34 -> 3.5.21 member by member, the leader last, across an operator restart', async () => {
     const leaderBefore = (await get()).status!.leader!;
     await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
@@ -129,6 +170,7 @@ describe('k8s: the SvcCluster controller', function () {
     await waitFor('the first member restart', async () => (logs.some((l) => l.step === 'restartMember') ? true : undefined), 120_000, 200);
     await ctl.stop();
     ctl = newController();
+    const passes = countPasses(ctl);
     await ctl.start();
     const st = await waitFor('the upgrade complete', async () => {
       const s = (await get()).status;
@@ -147,6 +189,8 @@ describe('k8s: the SvcCluster controller', function () {
     expect(new Set(restarts).size).to.equal(3);
     expect(restarts.at(-1), 'the leader is restarted last').to.equal(leaderBefore);
     expect(evs.map((e) => e.reason)).to.include.members(['Snapshot', 'MoveLeader', 'UpgradeComplete']);
+    // the template was on 3.5.21 before this operator started: each pass built it once, wrote status at most once
+    expect(passes.every((p) => p.builds <= 1 && p.statusWrites <= 1), JSON.stringify(passes)).to.equal(true);
   });
 
   it('refuses a downgrade after the upgrade completed: UpgradeBlocked, a Warning Event, members untouched', async () => {

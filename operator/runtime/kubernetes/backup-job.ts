@@ -108,11 +108,7 @@ function memberLayout(c: ClusterRef, version: string): MemberLayout {
 
 /** Backup and restore Jobs of one SvcCluster. */
 export class ClusterJobs {
-  private readonly batch: k8s.BatchV1Api;
-
-  constructor(private readonly api: KubeApi, private readonly cluster: ClusterRef, private readonly opts: ClusterJobsOptions) {
-    this.batch = api.kc.makeApiClient(k8s.BatchV1Api);
-  }
+  constructor(private readonly api: KubeApi, private readonly cluster: ClusterRef, private readonly opts: ClusterJobsOptions) {}
 
   /** The cluster's spec (with defaults). */
   get spec(): ClusterRef['spec'] { return this.cluster.spec; }
@@ -171,8 +167,7 @@ export class ClusterJobs {
       await this.api.core.readNamespacedPersistentVolumeClaim({ namespace: this.cluster.namespace, name: this.claim });
     } catch (e) {
       if (!isStatus(e, 404)) throw e;
-      this.api.writes++;
-      await this.api.core.createNamespacedPersistentVolumeClaim({ namespace: this.cluster.namespace, body: this.backupClaim() as k8s.V1PersistentVolumeClaim });
+      await this.api.createClaim(this.cluster.namespace, this.backupClaim() as k8s.V1PersistentVolumeClaim);
     }
   }
 
@@ -214,7 +209,7 @@ export class ClusterJobs {
 
   private async readJob(name: string): Promise<V1Job | undefined> {
     try {
-      return await this.batch.readNamespacedJob({ namespace: this.cluster.namespace, name });
+      return await this.api.batch.readNamespacedJob({ namespace: this.cluster.namespace, name });
     } catch (e) {
       if (isStatus(e, 404)) return undefined;
       throw e;
@@ -223,12 +218,7 @@ export class ClusterJobs {
 
   /** Deletes a Job and its pod (a finished Job's record is in the SvcCluster by then). */
   async deleteJob(name: string): Promise<void> {
-    this.api.writes++;
-    try {
-      await this.batch.deleteNamespacedJob({ namespace: this.cluster.namespace, name, propagationPolicy: 'Background' });
-    } catch (e) {
-      if (!isStatus(e, 404)) throw e;
-    }
+    await this.api.deleteJob(this.cluster.namespace, name);
   }
 
   /** The termination message of the Job's pod, if it has one. */
@@ -249,8 +239,7 @@ export class ClusterJobs {
     let job = await this.readJob(name);
     if (!job) {
       const body = await build();
-      this.api.writes++;
-      job = await this.batch.createNamespacedJob({ namespace: this.cluster.namespace, body });
+      job = await this.api.createJob(this.cluster.namespace, body);
     }
     const conds = job.status?.conditions ?? [];
     const done = conds.some((c) => c.type === 'Complete' && c.status === 'True');

@@ -1,8 +1,10 @@
-// The few Kubernetes API calls the operator makes, on @kubernetes/client-node. Writes are server-side apply
-// (field manager "svc-operator") guarded by a hash annotation, merge patches of one annotation, status
-// applies and Events; an unchanged object is never written.
+// The few Kubernetes API calls the operator makes, on @kubernetes/client-node: every write of the controller goes
+// through here. Writes are server-side apply (field manager "svc-operator") guarded by a hash annotation, merge
+// patches of one annotation, status applies, Events, a pod deleted for a restart and the backup Jobs and claim; an
+// unchanged object is never written. Read-your-writes: each write's returned resourceVersion is remembered, and an
+// informer's copy older than it is not trusted (the apiserver is read instead).
 import * as k8s from '@kubernetes/client-node';
-import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1Job, V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { API_VERSION, KIND, PLURAL } from '../../api/types.js';
 import { CLUSTER_LABEL, HASH_ANNOTATION, type KubeObject } from './manifests.js';
 
@@ -32,26 +34,34 @@ export interface ReadCache {
   pods(namespace: string, cluster: string): V1Pod[];
 }
 
-/** After a write to a cluster's objects, its reads go to the apiserver this long (the informers catch up). */
-const FRESH_MS = 3000;
-/** An object this process applied is not read back for this long (kinds without an informer: one GET a minute). */
-const APPLIED_MS = 60_000;
-
 /** How the bookkeeping below names a cluster. */
 function clusterKey(namespace: string | undefined, cluster: string | undefined): string {
   return `${namespace}/${cluster}`;
+}
+
+/** True when resourceVersion `seen` is known to be at least `wrote` (they are etcd revisions; anything else: unknown, false). */
+export function isAtLeast(seen: string | undefined, wrote: string): boolean {
+  if (seen === undefined) return false;
+  if (seen === wrote) return true;
+  return /^\d+$/.test(seen) && /^\d+$/.test(wrote) && BigInt(seen) >= BigInt(wrote);
+}
+
+/** What this process wrote to one object: the resourceVersion the write returned and, for applies, the hash applied. */
+interface Written {
+  rv: string;
+  hash?: string;
+  cluster: string;
 }
 
 /** Thin typed wrapper of the API clients. */
 export class KubeApi {
   /** Set by the controller once its informers have synced. */
   cache: ReadCache | undefined;
-  /** Per cluster ("namespace/name"), when this process last wrote one of its objects. */
-  private readonly wroteAt = new Map<string, number>();
-  /** Per object ("Kind namespace/name"), the hash annotation this process applied, when, and the cluster's key. */
-  private readonly applied = new Map<string, { hash: string; at: number; cluster: string }>();
+  /** Per object ("Kind namespace/name"), what this process wrote last. */
+  private readonly written = new Map<string, Written>();
   readonly core: k8s.CoreV1Api;
   readonly apps: k8s.AppsV1Api;
+  readonly batch: k8s.BatchV1Api;
   readonly custom: k8s.CustomObjectsApi;
   readonly objects: k8s.KubernetesObjectApi;
   /** Write requests made (applies, patches, deletes, events): tests read it. */
@@ -68,36 +78,41 @@ export class KubeApi {
   constructor(readonly kc: k8s.KubeConfig) {
     this.core = kc.makeApiClient(k8s.CoreV1Api);
     this.apps = kc.makeApiClient(k8s.AppsV1Api);
+    this.batch = kc.makeApiClient(k8s.BatchV1Api);
     this.custom = kc.makeApiClient(k8s.CustomObjectsApi);
     this.objects = k8s.KubernetesObjectApi.makeApiClient(kc);
   }
 
-  /** The informers, unless this process wrote to the cluster a moment ago (then they may lag behind). */
-  private cached(namespace: string, cluster: string | undefined): ReadCache | undefined {
-    if (!this.cache || cluster === undefined) return undefined;
-    return Date.now() - (this.wroteAt.get(clusterKey(namespace, cluster)) ?? 0) > FRESH_MS ? this.cache : undefined;
+  /** Remembers the resourceVersion a write of `kind` `namespace/name` returned. */
+  private remember(kind: string, namespace: string | undefined, name: string | undefined, cluster: string | undefined, rv: string | undefined, hash?: string): void {
+    const key = `${kind} ${namespace}/${name}`;
+    if (rv === undefined) this.written.delete(key); // unknown: the next read goes to the apiserver
+    else this.written.set(key, { rv, cluster: clusterKey(namespace, cluster), ...(hash !== undefined ? { hash } : {}) });
   }
 
-  private touched(namespace: string | undefined, cluster: string | undefined): void {
-    if (namespace && cluster) this.wroteAt.set(clusterKey(namespace, cluster), Date.now());
+  /** The informers' copy of an object unless it is older than what this process wrote to it; `miss` when not cached. */
+  private cachedObject(kind: string, namespace: string, name: string): k8s.KubernetesObject | 'stale' | undefined {
+    const hit = this.cache?.object(kind, namespace, name);
+    const mine = this.written.get(`${kind} ${namespace}/${name}`);
+    if (hit && mine && !isAtLeast(hit.metadata?.resourceVersion, mine.rv)) return 'stale';
+    return hit;
   }
 
   /** Forgets a deleted cluster's bookkeeping. */
   forgetCluster(namespace: string, cluster: string): void {
     const key = clusterKey(namespace, cluster);
-    this.wroteAt.delete(key);
-    for (const [k, v] of this.applied) if (v.cluster === key) this.applied.delete(k);
+    for (const [k, v] of this.written) if (v.cluster === key) this.written.delete(k);
   }
 
   /** Forgets that an object was applied (it was deleted: the next pass writes it again). */
   forgetObject(kind: string, namespace: string, name: string): void {
-    this.applied.delete(`${kind} ${namespace}/${name}`);
+    this.written.delete(`${kind} ${namespace}/${name}`);
   }
 
   /** The StatefulSet, or undefined when it does not exist. */
   async readStatefulSet(namespace: string, name: string): Promise<V1StatefulSet | undefined> {
-    const hit = this.cached(namespace, name)?.object('StatefulSet', namespace, name);
-    if (hit) return hit as V1StatefulSet;
+    const hit = this.cachedObject('StatefulSet', namespace, name);
+    if (hit && hit !== 'stale') return hit as V1StatefulSet;
     try {
       return await this.apps.readNamespacedStatefulSet({ namespace, name });
     } catch (e) {
@@ -108,16 +123,21 @@ export class KubeApi {
 
   /** The pods of cluster `cluster` (selected by `labelSelector` when read from the apiserver). */
   async listPods(namespace: string, cluster: string, labelSelector: string): Promise<V1Pod[]> {
-    const c = this.cached(namespace, cluster);
-    if (c) return c.pods(namespace, cluster);
+    const pods = this.cache?.pods(namespace, cluster);
+    // a pod this process deleted whose cached copy does not show it yet: ask the apiserver
+    const stale = pods?.some((p) => {
+      const mine = this.written.get(`Pod ${namespace}/${p.metadata?.name}`);
+      return mine !== undefined && !isAtLeast(p.metadata?.resourceVersion, mine.rv);
+    });
+    if (pods && !stale) return pods;
     return (await this.core.listNamespacedPod({ namespace, labelSelector })).items;
   }
 
   async deletePod(namespace: string, name: string, cluster: string): Promise<void> {
     this.wrote('delete pod', namespace, name);
-    this.touched(namespace, cluster);
     try {
-      await this.core.deleteNamespacedPod({ namespace, name });
+      const gone = await this.core.deleteNamespacedPod({ namespace, name });
+      this.remember('Pod', namespace, name, cluster, gone.metadata?.resourceVersion);
     } catch (e) {
       if (!isStatus(e, 404)) throw e;
     }
@@ -129,27 +149,25 @@ export class KubeApi {
     const { namespace, name } = obj.metadata;
     const cluster = obj.metadata.labels?.[CLUSTER_LABEL];
     const key = `${obj.kind} ${namespace}/${name}`;
-    if (want !== undefined) {
-      // the informers' copy when they watch the kind; else what this process applied a moment ago; else a GET
-      const c = this.cached(namespace ?? '', cluster);
-      const cachedHash = c?.object(obj.kind, namespace ?? '', name)?.metadata?.annotations?.[HASH_ANNOTATION];
-      if (cachedHash === want) return false;
-      const mine = this.applied.get(key);
-      if (cachedHash === undefined && mine?.hash === want && Date.now() - mine.at < APPLIED_MS) return false;
-    }
-    try {
-      const live = await this.objects.read({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name, namespace } });
-      if (want !== undefined && live.metadata?.annotations?.[HASH_ANNOTATION] === want) {
-        this.applied.set(key, { hash: want, at: Date.now(), cluster: clusterKey(namespace, cluster) });
-        return false;
+    if (want !== undefined && this.cache) {
+      // the informers' copy when they watch the kind and it is not older than this process's last write of it;
+      // else what this process applied (a kind without informer, the PDB, is read again only after a restart)
+      const hit = this.cachedObject(obj.kind, namespace, name);
+      const mine = this.written.get(key);
+      if (hit !== 'stale' && hit?.metadata?.annotations?.[HASH_ANNOTATION] === want) return false;
+      if ((hit === 'stale' || hit === undefined) && mine?.hash === want) return false;
+    } else if (want !== undefined) {
+      // no informers (a runtime driven directly): the live object
+      try {
+        const live = await this.objects.read({ apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name, namespace } });
+        if (live.metadata?.annotations?.[HASH_ANNOTATION] === want) return false;
+      } catch (e) {
+        if (!isStatus(e, 404)) throw e;
       }
-    } catch (e) {
-      if (!isStatus(e, 404)) throw e;
     }
     this.wrote(`apply ${obj.kind}`, namespace, name);
-    this.touched(namespace, cluster);
-    await this.objects.patch(obj as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
-    if (want !== undefined) this.applied.set(key, { hash: want, at: Date.now(), cluster: clusterKey(namespace, cluster) });
+    const out = await this.objects.patch(obj as k8s.KubernetesObject, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
+    this.remember(obj.kind, namespace, name, cluster, out.metadata?.resourceVersion, want);
     return true;
   }
 
@@ -158,6 +176,28 @@ export class KubeApi {
     let n = 0;
     for (const o of objs) if (await this.apply(o)) n++;
     return n;
+  }
+
+  /** Creates a claim (the default backup claim). */
+  async createClaim(namespace: string, body: V1PersistentVolumeClaim): Promise<void> {
+    this.wrote('create pvc', namespace, body.metadata?.name);
+    await this.core.createNamespacedPersistentVolumeClaim({ namespace, body });
+  }
+
+  /** Creates a Job (a backup or a restore). */
+  async createJob(namespace: string, body: V1Job): Promise<V1Job> {
+    this.wrote('create job', namespace, body.metadata?.name);
+    return this.batch.createNamespacedJob({ namespace, body });
+  }
+
+  /** Deletes a Job and, in the background, its pod; a missing one is no error. */
+  async deleteJob(namespace: string, name: string): Promise<void> {
+    this.wrote('delete job', namespace, name);
+    try {
+      await this.batch.deleteNamespacedJob({ namespace, name, propagationPolicy: 'Background' });
+    } catch (e) {
+      if (!isStatus(e, 404)) throw e;
+    }
   }
 
   /** Sets (or with null removes) one annotation of an SvcCluster. */
@@ -169,16 +209,24 @@ export class KubeApi {
     );
   }
 
-  /** Applies the status of an SvcCluster (the fields this manager set before and omits now are removed). */
-  async applyStatus(namespace: string, name: string, status: object): Promise<void> {
+  /** Status writes made (tests count them: at most one per pass). */
+  statusWrites = 0;
+
+  /**
+   * Applies the status of an SvcCluster (the fields this manager set before and omits now are removed); resolves
+   * with the resourceVersion the write returned.
+   */
+  async applyStatus(namespace: string, name: string, status: object): Promise<string | undefined> {
     this.wrote('status', namespace, name, JSON.stringify(status));
-    await this.custom.patchNamespacedCustomObjectStatus(
+    this.statusWrites++;
+    const out = await this.custom.patchNamespacedCustomObjectStatus(
       {
         group: GROUP, version: VERSION, plural: PLURAL, namespace, name, fieldManager: FIELD_MANAGER, force: true,
         body: { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace }, status },
       },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply),
-    );
+    ) as k8s.KubernetesObject;
+    return out?.metadata?.resourceVersion;
   }
 
   /** Records a core/v1 Event about an SvcCluster. */

@@ -12,7 +12,8 @@ import type { SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
 import type { ScalingStep } from '../../planner/steps.js';
-import { CONFIG_HASH_ANNOTATION, memberClientURL, ownedObjects, selectorLabels, targetRevisionOf, TLS_HASH_ANNOTATION, versionOfImage, type ClusterRef } from './manifests.js';
+import { CONFIG_HASH_ANNOTATION, memberClientURL, releaseOf, selectorLabels, TLS_HASH_ANNOTATION, type ClusterRef, type LiveShape } from './manifests.js';
+import { desiredState, liveStatefulSet, targetRevision, type DesiredState } from './desired.js';
 import type { KubeApi } from './kube-api.js';
 import type { MemberClient } from '../../members/index.js';
 import { memberOfPeerURLIn, nextScaling, peerURLOf, retireHighestMember, SCALING_ANNOTATION, startJoiningMember, type ScalingHost, type ScalingRecord } from './kube-scaling.js';
@@ -41,6 +42,8 @@ export interface KubeRuntimeOptions {
   scaling?: ScalingRecord;
   /** Called after a scaling record was written. */
   onScaling?: (r: ScalingRecord) => void;
+  /** Fingerprint of the TLS Secrets (controller/tls.ts), when the cluster has any. */
+  tlsHash?: string;
 }
 
 /** Why a pod cannot keep its svc container running, if it cannot. */
@@ -64,9 +67,25 @@ export function podImage(pod: V1Pod): string | undefined {
 export class KubeRuntime implements Runtime, ScalingRuntime {
   readonly kind = 'kubernetes';
   private progress: UpgradeProgress | undefined;
+  /** The desired state applied last in this pass (built once; a step that moves the template builds the next). */
+  private desired: DesiredState | undefined;
 
   constructor(private readonly api: KubeApi, private readonly cluster: ClusterRef, private readonly opts: KubeRuntimeOptions) {
     this.progress = opts.progress;
+  }
+
+  /** The observation besides the StatefulSet: the initial cluster of the member that joined last, the TLS fingerprint. */
+  private live(replicas: number | undefined): LiveShape {
+    const join = this.opts.scaling?.join;
+    return { ...(replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}) };
+  }
+
+  /** Applies the desired state of the StatefulSet on `release` with `live` (built only when it differs from the last). */
+  private async applyDesired(release: string, live: LiveShape): Promise<DesiredState> {
+    const d = this.desired;
+    if (!d || d.release !== release || JSON.stringify(d.live) !== JSON.stringify(live)) this.desired = desiredState(this.cluster, release, live);
+    await this.api.applyAll(this.desired!.objects);
+    return this.desired!;
   }
 
   private async statefulSet(): Promise<V1StatefulSet | undefined> {
@@ -80,16 +99,10 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
     return new Map(pods.map((p) => [p.metadata!.name!, p]));
   }
 
-  /** The release the StatefulSet template runs (undefined without a StatefulSet). */
-  async templateVersion(): Promise<string | undefined> {
-    const sts = await this.statefulSet();
-    return sts ? versionOfImage(sts.spec?.template.spec?.containers.find((c) => c.name === 'svc')?.image) : undefined;
-  }
-
   async members(): Promise<RuntimeMember[]> {
     const sts = await this.statefulSet();
     if (!sts) return [];
-    const template = versionOfImage(sts.spec?.template.spec?.containers.find((c) => c.name === 'svc')?.image) ?? this.cluster.spec.version;
+    const template = liveStatefulSet(sts).release ?? this.cluster.spec.version;
     const pods = await this.pods();
     const replicas = sts.spec?.replicas ?? this.cluster.spec.replicas;
     const out: RuntimeMember[] = [];
@@ -108,7 +121,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
         name,
         clientURL: memberClientURL(this.cluster, name),
         // a pod being deleted is replaced from the template: that is the release it will next run
-        configuredVersion: (pod && !pod.metadata?.deletionTimestamp && versionOfImage(podImage(pod))) || template,
+        configuredVersion: (pod && !pod.metadata?.deletionTimestamp && releaseOf(pod)) || template,
         running,
         failure: pod ? podFailure(pod) : undefined,
       });
@@ -116,39 +129,40 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
     return out;
   }
 
-  /** Applies every owned object, the StatefulSet on `version`. */
-  async apply(version: string): Promise<number> {
-    return this.api.applyAll(ownedObjects(this.cluster, version));
+  /** The StatefulSet as it is: its release (where the upgrade left it) and its size; undefined without one. */
+  private async liveTemplate(): Promise<{ release: string; live: LiveShape } | undefined> {
+    const sts = liveStatefulSet(await this.statefulSet());
+    return sts.release === undefined ? undefined : { release: sts.release, live: this.live(sts.replicas) };
   }
 
-  /** Keeps the owned objects as the spec says, the StatefulSet's release where the upgrade left it. */
+  /** Keeps the owned objects as the spec says, the StatefulSet's release and size where the steps left them. */
   async prepare(): Promise<void> {
-    const version = await this.templateVersion();
-    if (version !== undefined) await this.apply(version);
+    const now = await this.liveTemplate();
+    if (now) await this.applyDesired(now.release, now.live);
   }
 
   async createCluster(spec: SvcClusterSpec): Promise<void> {
     // from a snapshot: the data dirs first (the StatefulSet adopts the claims), then the members
     const jobs = spec.restore ? this.opts.jobs : undefined;
     if (jobs) await jobs.restore(spec.version);
-    await this.apply(spec.version);
+    await this.applyDesired(spec.version, this.live(undefined));
     if (jobs) await jobs.restoreDone();
   }
 
   async restartMember(name: string, version: string): Promise<void> {
     // The template first: the replacement pod is created from it. After a crash between the two, the
     // pod still shows the old image (or configuration) and the planner asks for this restart again.
-    await this.apply(version);
+    const live = this.desired?.live ?? (await this.liveTemplate())?.live ?? this.live(undefined);
+    const want = (await this.applyDesired(version, live)).revision;
     const old = (await this.pods()).get(name);
     if (!old || old.metadata?.deletionTimestamp) return;
-    const want = targetRevisionOf(this.cluster);
     const a = old.metadata?.annotations ?? {};
-    const current = versionOfImage(podImage(old)) === version && a[CONFIG_HASH_ANNOTATION] === want.config && (a[TLS_HASH_ANNOTATION] ?? '') === (want.tls ?? '');
+    const current = releaseOf(old) === version && a[CONFIG_HASH_ANNOTATION] === want.config && (a[TLS_HASH_ANNOTATION] ?? '') === (want.tls ?? '');
     if (!current) await this.api.deletePod(this.cluster.namespace, name, this.cluster.name);
   }
 
   async targetRevision(): Promise<TargetRevision | undefined> {
-    return targetRevisionOf(this.cluster);
+    return targetRevision(this.cluster, this.live(undefined));
   }
 
   async loadRollout(): Promise<RolloutProgress | undefined> {
@@ -221,9 +235,10 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
     return {
       api: this.api,
       cluster: this.cluster,
-      applyWith: async (replicas) => {
-        this.cluster.spec = { ...this.cluster.spec, replicas };
-        await this.apply((await this.templateVersion()) ?? this.cluster.spec.version);
+      applyWith: async (replicas, join) => {
+        const now = await this.liveTemplate();
+        const live = { ...this.live(replicas), ...(join ? { join } : {}) };
+        await this.applyDesired(now?.release ?? this.cluster.spec.version, live);
       },
       podExists: async (name) => (await this.pods()).has(name),
     };

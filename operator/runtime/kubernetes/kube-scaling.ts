@@ -48,8 +48,8 @@ export const dataClaimName = (pod: string): string => `data-${pod}`;
 export interface ScalingHost {
   api: KubeApi;
   cluster: ClusterRef;
-  /** Applies the owned objects with the StatefulSet's release where it is and `replicas` members. */
-  applyWith(replicas: number): Promise<void>;
+  /** Applies the owned objects with the StatefulSet's release where it is and `replicas` members (new ones joining `join`). */
+  applyWith(replicas: number, join?: string[]): Promise<void>;
   /** Whether the pod object `name` exists (terminating or not). */
   podExists(name: string): Promise<boolean>;
 }
@@ -96,11 +96,10 @@ async function claimGone(h: ScalingHost, name: string, why: string): Promise<voi
 /** Starts member `name` (the next ordinal) joining `join`, on an empty data dir (the pod's start is observed later). */
 export async function startJoiningMember(h: ScalingHost, name: string, join: string[]): Promise<void> {
   const k = ordinal(name);
-  h.cluster.join = join;
   // A claim left by an earlier member of this ordinal (a crash between its pod going and its claim going)
   // holds that member's data: the new member must not start on it.
   if (!(await h.podExists(name))) await claimGone(h, dataClaimName(name), 'left by an earlier member');
-  await h.applyWith(k + 1);
+  await h.applyWith(k + 1, join);
 }
 
 /**

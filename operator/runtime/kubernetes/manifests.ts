@@ -3,13 +3,20 @@
 import { createHash } from 'node:crypto';
 import type { V1PodSecurityContext, V1SecurityContext } from '@kubernetes/client-node';
 import { API_VERSION, KIND, type SvcClusterSpec } from '../../api/types.js';
+import { memberArgs, memberConfig } from '../../api/member-config.js';
 
-/** The identity of an SvcCluster that owned objects need. */
+/** The identity of an SvcCluster and its spec as stored (with defaults; never edited with what is observed). */
 export interface ClusterRef {
   name: string;
   namespace: string;
   uid: string;
   spec: SvcClusterSpec;
+}
+
+/** What a pass observed that shapes the owned objects besides the spec (runtime/kubernetes/desired.ts gathers it). */
+export interface LiveShape {
+  /** Members the StatefulSet runs (default spec.replicas: a cluster being created). Scaling changes it one at a time. */
+  replicas?: number;
   /**
    * Set once the cluster was scaled: the initial cluster (member names, itself last) of the member that joined
    * last. New members start with it and --initial-cluster-state=existing; members with data ignore both.
@@ -114,10 +121,35 @@ export const CONTAINER_SECURITY: V1SecurityContext = {
 };
 
 /** Release of an image "repo:v<x.y.z>"; undefined for other tags. */
-export function versionOfImage(image: string | undefined): string | undefined {
+function versionOfImage(image: string | undefined): string | undefined {
   const m = image === undefined ? null : /:v(\d+\.\d+\.\d+)$/.exec(image);
   return m ? m[1] : undefined;
 }
+
+/** Pod template label: the release the pods run (read back instead of parsing the image tag). */
+export const RELEASE_LABEL = 'svc.dev/release';
+
+/**
+ * The release of a pod or pod template: its svc.dev/release label; for pods made by an operator older than the
+ * label, the image tag.
+ */
+export function releaseOf(o: { metadata?: { labels?: Record<string, string> }; spec?: { containers: Array<{ name: string; image?: string }> } } | undefined): string | undefined {
+  return o?.metadata?.labels?.[RELEASE_LABEL] ?? versionOfImage(o?.spec?.containers.find((c) => c.name === 'svc')?.image);
+}
+
+/**
+ * The revision of members of `release` (the pod template's svc.dev/config-hash): their configuration
+ * (memberConfig's revision) and what of the spec shapes their pod. Not the release: that is an upgrade.
+ */
+export function configRevision(spec: SvcClusterSpec, release: string): string {
+  // an empty block is the same as none (a field added to the spec must not roll every cluster)
+  const set = <T extends object>(o: T | undefined): T | undefined => (o && Object.values(o).some((v) => v !== undefined) ? o : undefined);
+  const pod = { image: set(spec.image), resources: set(spec.resources), podTemplate: set(spec.podTemplate), tls: set(spec.tls) };
+  return createHash('sha256').update(JSON.stringify({ member: memberConfig(spec, release).revision, pod })).digest('hex').slice(0, 16);
+}
+
+/** Builds of the StatefulSet by this process (tests count them: one per pass). */
+export const statefulSetBuilds = { count: 0 };
 
 function owned(c: ClusterRef, apiVersion: string, kind: string, name: string, rest: Record<string, unknown>): KubeObject {
   const obj: KubeObject = {
@@ -132,16 +164,17 @@ function owned(c: ClusterRef, apiVersion: string, kind: string, name: string, re
   return obj;
 }
 
-function configMap(c: ClusterRef): KubeObject {
+function configMap(c: ClusterRef, live: LiveShape): KubeObject {
   const { name, namespace, spec } = c;
   const peer = scheme(spec.tls?.peerSecret);
-  const names = c.join ?? Array.from({ length: spec.replicas }, (_, i) => `${name}-${i}`);
+  const names = live.join ?? Array.from({ length: live.replicas ?? spec.replicas }, (_, i) => `${name}-${i}`);
   const initialCluster = names.map((n) => `${n}=${peer}://${memberHost(name, namespace, n)}:${PEER_PORT}`).join(',');
   return owned(c, 'v1', 'ConfigMap', configMapName(name), {
     data: {
       INITIAL_CLUSTER: initialCluster,
-      INITIAL_CLUSTER_STATE: c.join ? 'existing' : 'new',
+      INITIAL_CLUSTER_STATE: live.join ? 'existing' : 'new',
       INITIAL_CLUSTER_TOKEN: `${namespace}-${name}`,
+      // the flags are the template's own now; pods of an older operator still read these at a container restart
       ...(spec.enableV2 !== undefined ? { ENABLE_V2: String(spec.enableV2) } : {}),
       ...(spec.logging?.logger ? { LOGGER: spec.logging.logger } : {}),
       ...(spec.logging?.level ? { LOG_LEVEL: spec.logging.level } : {}),
@@ -149,31 +182,29 @@ function configMap(c: ClusterRef): KubeObject {
   });
 }
 
-function statefulSet(c: ClusterRef, version: string): KubeObject {
+function statefulSet(c: ClusterRef, release: string, live: LiveShape): KubeObject {
+  statefulSetBuilds.count++;
   const { name, spec } = c;
   const client = scheme(spec.tls?.clientSecret);
   const peer = scheme(spec.tls?.peerSecret);
   const host = `$(POD_NAME).${peerServiceName(name)}.$(POD_NAMESPACE).svc`;
   const fromConfig = (env: string) => ({ name: env, valueFrom: { configMapKeyRef: { name: configMapName(name), key: env } } });
-  const args = [
-    '--name=$(POD_NAME)', `--data-dir=${DATA_MOUNT}/data`,
-    `--listen-client-urls=${client}://0.0.0.0:${CLIENT_PORT}`, `--advertise-client-urls=${client}://${host}:${CLIENT_PORT}`,
-    `--listen-peer-urls=${peer}://0.0.0.0:${PEER_PORT}`, `--initial-advertise-peer-urls=${peer}://${host}:${PEER_PORT}`,
-    '--initial-cluster=$(INITIAL_CLUSTER)', '--initial-cluster-token=$(INITIAL_CLUSTER_TOKEN)', '--initial-cluster-state=$(INITIAL_CLUSTER_STATE)',
-  ];
-  // only what the spec sets: each release keeps its own defaults (and 3.3 has no --logger)
-  const optional: Array<[string, string]> = [];
-  if (spec.enableV2 !== undefined) optional.push(['ENABLE_V2', '--enable-v2=$(ENABLE_V2)']);
-  if (spec.logging?.logger) optional.push(['LOGGER', '--logger=$(LOGGER)']);
-  if (spec.logging?.level) optional.push(['LOG_LEVEL', '--log-level=$(LOG_LEVEL)']);
-  args.push(...optional.map(([, flag]) => flag));
+  const member = memberConfig(spec, release);
+  const args = memberArgs({
+    name: '$(POD_NAME)', dataDir: `${DATA_MOUNT}/data`,
+    listenClientUrl: `${client}://0.0.0.0:${CLIENT_PORT}`, clientUrl: `${client}://${host}:${CLIENT_PORT}`,
+    listenPeerUrl: `${peer}://0.0.0.0:${PEER_PORT}`, peerUrl: `${peer}://${host}:${PEER_PORT}`,
+    initialCluster: '$(INITIAL_CLUSTER)', token: '$(INITIAL_CLUSTER_TOKEN)', state: '$(INITIAL_CLUSTER_STATE)',
+    tls: {
+      ...(spec.tls?.clientSecret ? { clientDir: '/etc/svc/client-tls', metricsUrl: `http://0.0.0.0:${METRICS_PORT}` } : {}),
+      ...(spec.tls?.peerSecret ? { peerDir: '/etc/svc/peer-tls' } : {}),
+    },
+  }, member);
   const volumes: object[] = [];
   const mounts: object[] = [{ name: 'data', mountPath: DATA_MOUNT }];
   if (spec.tls?.clientSecret) {
     volumes.push({ name: 'client-tls', secret: { secretName: spec.tls.clientSecret } });
     mounts.push({ name: 'client-tls', mountPath: '/etc/svc/client-tls', readOnly: true });
-    args.push('--cert-file=/etc/svc/client-tls/tls.crt', '--key-file=/etc/svc/client-tls/tls.key', '--trusted-ca-file=/etc/svc/client-tls/ca.crt', '--client-cert-auth=true');
-    args.push(`--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`);
   }
   // with --client-cert-auth the kubelet cannot GET /health on the client port (no certificate): probe the
   // plain metrics port instead, as etcd's own manifests do
@@ -181,7 +212,6 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
   if (spec.tls?.peerSecret) {
     volumes.push({ name: 'peer-tls', secret: { secretName: spec.tls.peerSecret } });
     mounts.push({ name: 'peer-tls', mountPath: '/etc/svc/peer-tls', readOnly: true });
-    args.push('--peer-cert-file=/etc/svc/peer-tls/tls.crt', '--peer-key-file=/etc/svc/peer-tls/tls.key', '--peer-trusted-ca-file=/etc/svc/peer-tls/ca.crt', '--peer-client-cert-auth=true');
   }
   const pt = spec.podTemplate ?? {};
   const podSpec: Record<string, unknown> = {
@@ -189,7 +219,7 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
     securityContext: POD_SECURITY,
     containers: [{
       name: 'svc',
-      image: memberImage(spec, version),
+      image: memberImage(spec, release),
       imagePullPolicy: spec.image?.pullPolicy ?? 'IfNotPresent',
       args,
       ports: [{ name: 'client', containerPort: CLIENT_PORT }, { name: 'peer', containerPort: PEER_PORT },
@@ -197,7 +227,8 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
       env: [
         { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
         { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-        fromConfig('INITIAL_CLUSTER'), fromConfig('INITIAL_CLUSTER_STATE'), fromConfig('INITIAL_CLUSTER_TOKEN'), ...optional.map(([env]) => fromConfig(env)),
+        fromConfig('INITIAL_CLUSTER'), fromConfig('INITIAL_CLUSTER_STATE'), fromConfig('INITIAL_CLUSTER_TOKEN'),
+        ...Object.entries(member.env).map(([k, value]) => ({ name: k, value })),
         ...(spec.podTemplate?.env ?? []),
       ],
       volumeMounts: mounts,
@@ -216,16 +247,11 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
     ...(pt.nodeSelector ? { nodeSelector: pt.nodeSelector } : {}),
     ...(spec.image?.pullSecrets ? { imagePullSecrets: spec.image.pullSecrets.map((n) => ({ name: n })) } : {}),
   };
-  // What reaches the members besides their release: the pod spec with the release's tag blanked out, the
-  // template's labels and annotations, and the ConfigMap keys the flags read (not the initial cluster: only a first
-  // start reads it).
-  const unversioned = JSON.stringify({ podSpec, labels: pt.labels ?? {}, ...(pt.annotations ? { annotations: pt.annotations } : {}), enableV2: spec.enableV2 ?? null, logging: spec.logging ?? null })
-    .replaceAll(memberImage(spec, version), memberImage(spec, '*'));
-  const annotations: Record<string, string> = { ...(pt.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: createHash('sha256').update(unversioned).digest('hex').slice(0, 16) };
-  if (c.tlsHash) annotations[TLS_HASH_ANNOTATION] = c.tlsHash;
+  const annotations: Record<string, string> = { ...(pt.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: configRevision(spec, release) };
+  if (live.tlsHash) annotations[TLS_HASH_ANNOTATION] = live.tlsHash;
   return owned(c, 'apps/v1', 'StatefulSet', name, {
     spec: {
-      replicas: spec.replicas,
+      replicas: live.replicas ?? spec.replicas,
       serviceName: peerServiceName(name),
       // members must all start to reach quorum; OnDelete: the operator decides when a pod takes a new template
       podManagementPolicy: 'Parallel',
@@ -234,7 +260,7 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
       // the SvcCluster keeps the data
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
       selector: { matchLabels: selectorLabels(name) },
-      template: { metadata: { labels: { ...(pt.labels ?? {}), ...labels(name) }, annotations }, spec: podSpec },
+      template: { metadata: { labels: { ...(pt.labels ?? {}), ...labels(name), [RELEASE_LABEL]: release }, annotations }, spec: podSpec },
       volumeClaimTemplates: [{
         metadata: { name: 'data' },
         spec: {
@@ -247,12 +273,12 @@ function statefulSet(c: ClusterRef, version: string): KubeObject {
   });
 }
 
-/** Every owned object of the cluster; the StatefulSet runs `version`. Order: what others refer to first. */
-export function ownedObjects(c: ClusterRef, version: string): KubeObject[] {
+/** Every owned object of the cluster; the StatefulSet runs `release`. Order: what others refer to first. */
+export function ownedObjects(c: ClusterRef, release: string, live: LiveShape = {}): KubeObject[] {
   const { name } = c;
   const ports = [{ name: 'client', port: CLIENT_PORT, targetPort: 'client' }, { name: 'peer', port: PEER_PORT, targetPort: 'peer' }];
   return [
-    configMap(c),
+    configMap(c, live),
     // peers must find each other before they are ready (quorum comes first), hence publishNotReadyAddresses
     owned(c, 'v1', 'Service', peerServiceName(name), {
       spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector: selectorLabels(name), ports },
@@ -263,13 +289,11 @@ export function ownedObjects(c: ClusterRef, version: string): KubeObject[] {
     owned(c, 'policy/v1', 'PodDisruptionBudget', name, {
       spec: { maxUnavailable: 1, selector: { matchLabels: selectorLabels(name) } },
     }),
-    statefulSet(c, version),
+    statefulSet(c, release, live),
   ];
 }
 
-/** The revision a member pod started now would run with (the StatefulSet template's annotations). */
-export function targetRevisionOf(c: ClusterRef): { config: string; tls?: string } {
-  const sts = statefulSet(c, c.spec.version) as unknown as { spec: { template: { metadata: { annotations: Record<string, string> } } } };
-  const a = sts.spec.template.metadata.annotations;
-  return { config: a[CONFIG_HASH_ANNOTATION], ...(a[TLS_HASH_ANNOTATION] ? { tls: a[TLS_HASH_ANNOTATION] } : {}) };
+/** The revision members of `release` start with now (what the StatefulSet template at that release carries). */
+export function revisionOf(spec: SvcClusterSpec, release: string, live: LiveShape): { config: string; tls?: string } {
+  return { config: configRevision(spec, release), ...(live.tlsHash ? { tls: live.tlsHash } : {}) };
 }

@@ -3,12 +3,12 @@
 // `local apply` can exit and `local status` can look later); everything needed to find them again is in
 // the state file, which is written before every change.
 import { spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { releaseFor } from '../../../server/releases.js';
 import type { SvcClusterSpec } from '../../api/types.js';
+import { memberArgs, memberConfig } from '../../api/member-config.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
 import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
@@ -42,11 +42,6 @@ function alive(pid: number | undefined): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
-}
-
-/** Hash of what of the spec reaches a member's command line besides its release (enableV2, logging). */
-export function localRevision(spec: SvcClusterSpec): string {
-  return createHash('sha256').update(JSON.stringify({ enableV2: spec.enableV2 ?? null, logging: spec.logging ?? null })).digest('hex').slice(0, 16);
 }
 
 /** Members run by this process that exited, with how (the state file only has pids). */
@@ -144,38 +139,17 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
     writeState(this.stateDir, state);
   }
 
+  /** The member's command line: its placement here, its configuration as memberConfig decides it for its release. */
   private args(state: LocalState, m: LocalMemberState): string[] {
     const url = (p: number) => `http://127.0.0.1:${p}`;
     const peerOf = (n: string) => state.members.find((x) => x.name === n)?.peerPort ?? state.reserved?.[n]?.peerPort;
     const cluster = m.join
       ? m.join.map((n) => `${n}=${url(peerOf(n) ?? 0)}`).join(',')
       : state.members.map((x) => `${x.name}=${url(x.peerPort)}`).join(',');
-    const a = [
-      '--name', m.name,
-      '--data-dir', m.dataDir,
-      '--listen-client-urls', url(m.clientPort),
-      '--advertise-client-urls', url(m.clientPort),
-      '--listen-peer-urls', url(m.peerPort),
-      '--initial-advertise-peer-urls', url(m.peerPort),
-      '--initial-cluster', cluster,
-      '--initial-cluster-token', state.token,
-      '--initial-cluster-state', m.join ? 'existing' : 'new',
-    ];
-    const spec = state.spec;
-    if (spec.enableV2 !== undefined) a.push(`--enable-v2=${spec.enableV2}`);
-    // Logger flags only where this member's release knows them (3.3 has no --logger).
-    let rel;
-    try {
-      rel = releaseFor(m.version);
-    } catch {
-      rel = undefined;
-    }
-    if (spec.logging?.logger && rel?.loggers.includes(spec.logging.logger)) {
-      a.push('--logger', spec.logging.logger);
-      if (spec.logging.logger === 'zap') a.push('--log-outputs', 'stderr');
-      if (spec.logging.level) a.push('--log-level', spec.logging.level);
-    }
-    return a;
+    return memberArgs({
+      name: m.name, dataDir: m.dataDir, clientUrl: url(m.clientPort), peerUrl: url(m.peerPort),
+      initialCluster: cluster, token: state.token, state: m.join ? 'existing' : 'new',
+    }, memberConfig(state.spec, m.version));
   }
 
   /** Starts member m's process (state is saved by the caller). */
@@ -189,7 +163,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
       const child = spawn(process.execPath, ['--enable-source-maps', '-e', script, '--', ...this.args(state, m)], {
         detached: true,
         stdio: ['ignore', fd, fd],
-        env: { ...process.env, SVC_VERSION: m.version },
+        env: { ...process.env, ...memberConfig(state.spec, m.version).env },
       });
       if (child.pid === undefined) throw new RuntimeError('START_FAILED', `cannot start ${m.name}`);
       const pid = child.pid;
@@ -197,7 +171,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
       child.unref();
       m.pid = pid;
       m.startedAt = new Date().toISOString();
-      m.revision = localRevision(state.spec);
+      m.revision = memberConfig(state.spec, m.version).revision;
     } finally {
       closeSync(fd);
     }
@@ -322,7 +296,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
 
   async targetRevision(): Promise<TargetRevision | undefined> {
     const s = this.state();
-    return s ? { config: localRevision(s.spec) } : undefined;
+    return s ? { config: memberConfig(s.spec, s.spec.version).revision } : undefined;
   }
 
   async loadRollout(): Promise<RolloutProgress | undefined> {

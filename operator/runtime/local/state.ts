@@ -22,7 +22,7 @@ export interface LocalMemberState {
   startedAt?: string;
   /** Set for a member added to a running cluster: its initial cluster (member names), started as "existing". */
   join?: string[];
-  /** Hash of the configuration its current process was started with (localRevision). */
+  /** memberConfig(spec, version).revision its current process was started with. */
   revision?: string;
 }
 

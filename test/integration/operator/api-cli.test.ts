@@ -1,6 +1,6 @@
 // SvcCluster validation and the svc-operator command line's usage errors and exit codes.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -54,6 +54,23 @@ describe('operator/cli: exit codes', function () {
     expect(none.status).to.equal(1);
     expect(none.out).to.match(/no local cluster in/);
     expect(cli(['--help'], dir)).to.include({ status: 0 });
+  });
+
+  it('local apply refuses a spec its release cannot run, and unknown fields by path, before anything is made', () => {
+    const st = join(dir, 'refused');
+    writeFileSync(join(dir, 'old-logger.yaml'), 'apiVersion: svc.dev/v1alpha1\nkind: SvcCluster\nmetadata: {name: x}\nspec: {version: "3.3.27", replicas: 1, logging: {logger: capnslog}}\n');
+    const logger = cli(['local', 'apply', '-f', join(dir, 'old-logger.yaml'), '--state-dir', st], dir);
+    expect(logger.status).to.equal(1);
+    // the same text the controller sets as InvalidSpec (specProblems)
+    const why = specProblems({ version: '3.3.27', replicas: 1, logging: { logger: 'capnslog' } });
+    expect(why).to.deep.equal(['spec.logging.logger: release 3.3.27 has no --logger flag; remove spec.logging.logger, or set spec.version to a release that has it (3.4, 3.5)']);
+    expect(logger.out).to.contain(why[0]);
+    expect(existsSync(st), 'nothing created').to.equal(false);
+    writeFileSync(join(dir, 'typo.yaml'), 'apiVersion: svc.dev/v1alpha1\nkind: SvcCluster\nmetadata: {name: x}\nspec: {version: "3.5.21", replicas: 1, maintenence: {window: sun}, logging: {levl: info}}\n');
+    const typo = cli(['local', 'apply', '-f', join(dir, 'typo.yaml'), '--state-dir', st], dir);
+    expect(typo.status).to.equal(1);
+    expect(typo.out).to.contain('spec.maintenence: unknown field').and.to.contain('spec.logging.levl: unknown field');
+    expect(existsSync(st), 'nothing created').to.equal(false);
   });
 
   it('--help lists every command; status explains a missing kubeconfig with exit status 1', () => {
