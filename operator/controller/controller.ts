@@ -13,10 +13,9 @@ import { envCrash, newMemory, runPass, type EngineMemory } from '../orchestrator
 import { KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
 import { KubeRuntime, podImage, PROGRESS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
-import { BackupTracker } from '../backup/tracker.js';
-import { BACKUP_REQUEST_ANNOTATION } from '../backup/schedule.js';
+import { BACKUP_REQUEST_ANNOTATION, backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
 import { parseScaling, SCALING_ANNOTATION, type ScalingRecord } from '../runtime/kubernetes/kube-scaling.js';
-import { CLUSTER_LABEL, MANAGED_BY, memberClientURL, type ClusterRef } from '../runtime/kubernetes/manifests.js';
+import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
 import { describeStep, type ObservedCluster, type RolloutProgress, type Step, type UpgradeProgress } from '../planner/types.js';
 import { PLURAL } from '../api/crd.js';
 import { UpgradeMetrics } from './metrics.js';
@@ -65,6 +64,7 @@ function stepReason(step: Step): string {
   switch (step.kind) {
     case 'createCluster': return 'CreateCluster';
     case 'snapshot': return 'Snapshot';
+    case 'backup': return 'Backup';
     case 'moveLeader': return 'MoveLeader';
     case 'restartMember': return 'RestartMember';
     case 'addMember': return 'AddMember';
@@ -104,8 +104,6 @@ export class Controller {
   private readonly memory = new Map<string, EngineMemory>();
   /** The step line of a step left under way (StepPending) by the last pass, per cluster. */
   private readonly pendingLine = new Map<string, string>();
-  /** Scheduled and on-demand backups (status.backups). */
-  private readonly backups = new BackupTracker();
   private readonly log: (entry: Record<string, unknown>) => void;
   private readonly reconciles: Counter;
   private readonly durations: Histogram;
@@ -213,7 +211,6 @@ export class Controller {
       this.stepFailures.delete(key);
       this.memory.delete(key);
       this.pendingLine.delete(key);
-      this.backups.forget(key);
       this.api.forgetCluster(namespace, name);
       return undefined; // owned objects go with it (owner references); the default backup claim stays
     }
@@ -255,6 +252,8 @@ export class Controller {
       jobs,
       scaling,
       onScaling: (r) => this.scalingRecords.set(key, r),
+      // what the planner needs for scheduled and on-demand backups (the engine prefers the record it saved last)
+      backups: { record: stored.status?.backups, request: stored.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION], created: new Date(stored.metadata.creationTimestamp ?? 0).getTime() },
     });
     let memory = this.memory.get(key);
     if (!memory) this.memory.set(key, (memory = newMemory()));
@@ -272,7 +271,7 @@ export class Controller {
       },
     });
     const { step, line, progress, observed } = r;
-    if (step.kind !== 'snapshot' && step.kind !== 'createCluster') this.jobFailures.delete(key); // no Job is due any more
+    if (step.kind !== 'snapshot' && step.kind !== 'backup' && step.kind !== 'createCluster') this.jobFailures.delete(key); // no Job is due any more
     const changed = this.lastStep.get(key) !== line;
     this.lastStep.set(key, line);
     if (changed) this.log({ level: 'info', msg: 'step', cluster: key, step: step.kind, line });
@@ -281,15 +280,10 @@ export class Controller {
       await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', stepReason(step), step.reason);
     }
     if (!announced) {
-      // a steady cluster takes the scheduled or requested backup that is due (a Job: a requeue while it runs)
-      const backup = step.kind === 'steady' ? await this.backups.run({
-        key, name, spec, jobs, observed, request: stored.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION], stored: stored.status?.backups,
-        preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now: new Date(),
-        dbBytes: async (m) => (await client.status(memberClientURL(ref, m))).dbSize,
-      }) : undefined;
-      if (backup?.event) await this.api.event(target, backup.event.type, backup.event.reason, backup.event.message);
-      await this.publish(stored, await this.status(rt, spec, stored, observed, step, progress));
-      if (step.kind === 'steady') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, backup?.requeueMs ?? Infinity));
+      const status = await this.status(rt, spec, stored, observed, step, progress);
+      await this.publish(stored, status);
+      // a steady cluster is looked at again by its next scheduled backup at the latest
+      if (step.kind === 'steady') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity));
       if (step.kind === 'blocked') return 15_000;
       // waiting for Kubernetes to run a member's pod: the pod's own changes enqueue the cluster (informer), so the
       // poll only backs that up (hundreds of clusters with Pending pods would otherwise keep the workers busy)
@@ -308,6 +302,7 @@ export class Controller {
     } else if (r.acted) {
       this.upgradeMetrics.stepDone(namespace, name, step);
       if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${spec.restore.snapshot}`);
+      if (r.backup) await this.api.event(target, 'Normal', 'BackupTaken', describeBackup(r.backup));
       this.jobFailures.delete(key);
     }
     const fresh = this.clusters.get(name, namespace) ?? stored;
@@ -318,7 +313,7 @@ export class Controller {
     if (failures > 0) this.stepFailures.set(key, failures);
     else this.stepFailures.delete(key);
     // look again at once: the next step follows from a new observation
-    return error ? Math.min(60_000, this.queue.backoff(key) * 2 ** (failures - 1)) : 200;
+    return error ? this.queue.policy.delay(failures) : 200;
   }
 
   private async status(rt: KubeRuntime, spec: SvcCluster['spec'], stored: StoredCluster, observed: ObservedCluster, step: Step, progress: UpgradeProgress | undefined, error?: string): Promise<SvcClusterStatus> {
@@ -337,10 +332,11 @@ export class Controller {
     }
     this.podProblemsSeen.set(key, current);
     const now = new Date();
-    const backups = this.backups.state({ key, name: stored.metadata.name, spec, stored: stored.status?.backups, preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now });
-    // a scheduled or on-demand backup's failure shows while the cluster is steady; it never blocks an upgrade
-    const jobFailure = this.jobFailures.get(key) ?? (step.kind === 'steady' ? this.backups.failure(key) : undefined);
-    this.upgradeMetrics.backup(stored.metadata.namespace!, stored.metadata.name, (step.kind === 'snapshot' && this.jobFailures.has(key)) || this.backups.failure(key) !== undefined);
+    const backups = backupsState({ name: stored.metadata.name, spec, previous: this.memory.get(key)?.backups ?? stored.status?.backups, preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now });
+    // a failed backup Job shows until a Job succeeds or no Job is due any more (a scheduled or on-demand backup
+    // is only planned on a steady cluster: its failure never blocks an upgrade)
+    const jobFailure = this.jobFailures.get(key);
+    this.upgradeMetrics.backup(stored.metadata.namespace!, stored.metadata.name, (step.kind === 'snapshot' || step.kind === 'backup') && this.jobFailures.has(key));
     return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? jobFailure?.message, now, jobFailure, rollout: await rt.loadRollout(), podProblems, backups });
   }
 

@@ -5,7 +5,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Step, StepKind, UpgradeProgress } from '../planner/types.js';
 
 /** Every step kind: the step gauge is 1 for the current one and 0 for the others (an enum in Prometheus style). */
-export const STEP_KINDS: readonly StepKind[] = ['createCluster', 'wait', 'blocked', 'snapshot', 'moveLeader', 'restartMember', 'complete', 'steady'];
+export const STEP_KINDS: readonly StepKind[] = ['createCluster', 'wait', 'blocked', 'snapshot', 'backup', 'moveLeader', 'restartMember', 'complete', 'steady'];
 
 /** The upgrade metrics of one registry. */
 export class UpgradeMetrics {

@@ -135,7 +135,8 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const stallMessage = podProblems.length > 0 ? podProblemsLine(podProblems) : backupBlocked ? i.jobFailure!.message : step.kind === 'blocked' ? step.reason : 'nothing blocks the operator';
   // Ready and Reconciling never both True (kstatus tools would read InProgress while `kubectl wait` saw Ready): a
   // healthy cluster still waiting for something (its cluster version, a leader) is Running but not yet Ready.
-  const settled = step.kind === 'steady' || step.kind === 'complete';
+  // (a scheduled or on-demand backup only reads the cluster: it stays Ready, as before the backup became a step)
+  const settled = step.kind === 'steady' || step.kind === 'complete' || step.kind === 'backup';
   const isReady = phase === 'Running' && !stalled && settled;
   const stepReason = step.kind === 'wait' || step.kind === 'blocked' ? step.code : step.kind;
   drafts.unshift(

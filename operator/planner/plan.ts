@@ -26,7 +26,10 @@
 //     (members whose revisions differ from the runtime's target revision are restarted exactly like an upgrade's:
 //     followers first in name order, the leader last after `moveLeader`, each only once every member is healthy
 //     and caught up, `paused` honoured; restartMember carries the reason SpecChange or CertificateRenewed; a
-//     version upgrade's restarts take the new configuration along), then scaling steps (scaling.ts), else `steady`.
+//     version upgrade's restarts take the new configuration along), then scaling steps (scaling.ts), then a due
+//     `backup` (an on-demand request not yet answered, else the latest spec.backup.schedule slot after the last one
+//     taken: backup/schedule.ts dueBackup), else `steady`. So a scheduled or on-demand backup never starts while an
+//     upgrade, a rollout or a scaling is under way; the pre-upgrade backup is the `snapshot` step of rule 4.
 //
 // Resume after a crash is by observation: a restart counts as done when the member reports the target
 // release (so it is never repeated); a restart recorded but not carried out (member still on the old
@@ -36,6 +39,7 @@ import { resumeScaling, scaleAfterUpgrade, scaleStep } from './scaling.js';
 import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevision, UpgradeProgress } from './types.js';
 import { isMutating } from './types.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
+import { dueBackup } from '../backup/schedule.js';
 
 /** Smallest applied-index gap between a member and the leader that still counts as caught up. */
 export const CATCH_UP_SLACK = 100;
@@ -165,7 +169,7 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     // A follower behind under writes gates the next change; with nothing to change the cluster is as specified
     // (so Ready and Reconciling do not flap with the write load).
     const next = rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader);
-    if (!next) return { kind: 'steady', version: target };
+    if (!next) return backupStep(spec, o, leader) ?? { kind: 'steady', version: target };
     return catchingUp && isMutating(next) ? catchingUp : next;
   }
   if (catchingUp) return catchingUp;
@@ -196,6 +200,17 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
   const candidates = members.filter((m) => m !== leader && onTarget(m)).sort((a, b) => (b.appliedIndex ?? 0) - (a.appliedIndex ?? 0) || byName(a, b));
   if (candidates.length === 0) return gate({ kind: 'restartMember', member: leader.name, version: target, reason: 'VersionChange' });
   return gate({ kind: 'moveLeader', from: leader.name, to: candidates[0].name, toId: candidates[0].id });
+}
+
+/** The scheduled or on-demand backup due now, from the leader (it only reads: a follower catching up does not matter). */
+function backupStep(spec: SvcClusterSpec, o: ObservedCluster, leader: ObservedMember): Step | undefined {
+  const b = o.backups;
+  if (!b) return undefined;
+  const due = dueBackup({ spec, request: b.request, backups: b.record, created: new Date(b.created), now: new Date(o.now) });
+  if (!due) return undefined;
+  return due.kind === 'on-demand'
+    ? { kind: 'backup', reason: 'OnDemand', member: leader.name, id: due.token }
+    : { kind: 'backup', reason: 'Scheduled', member: leader.name, id: due.slot.toISOString() };
 }
 
 /** Why member `m` must be restarted to run with `want`, or undefined when it runs with it (or cannot tell). */

@@ -1,6 +1,6 @@
 // Inputs and output of the upgrade planner. Everything here is plain data: the planner reads an observation
 // and the recorded progress and returns one Step; it never learns whether members are child processes or pods.
-import type { SnapshotRecord } from '../api/types.js';
+import type { BackupsStatus, SnapshotRecord } from '../api/types.js';
 
 /** One member as observed right now. */
 export interface ObservedMember {
@@ -72,6 +72,18 @@ export interface ObservedCluster {
    * across the observation (entries per second).
    */
   catchUp?: { leaderIndex: number; ratePerSecond: number };
+  /** Scheduled and on-demand backups, when the runtime takes them (runtime.loadBackups). */
+  backups?: BackupObservation;
+}
+
+/** What the planner needs to tell whether a backup is due: the record, a request token, the schedule's anchor. */
+export interface BackupObservation {
+  /** status.backups (Kubernetes) or the state file's record (local): what was taken, the slot and token answered. */
+  record?: BackupsStatus;
+  /** The on-demand request token (annotation svc.dev/backup-request, or `local backup`'s); a new one asks again. */
+  request?: string;
+  /** When the cluster was created (ms): the schedule's first slot comes after it. */
+  created: number;
 }
 
 /** One entry of the cluster's member list. */
@@ -102,6 +114,9 @@ export interface UpgradeProgress {
   membersDone: string[];
 }
 
+/** Why a backup step is taken (the pre-upgrade backup is the `snapshot` step). */
+export type BackupReason = 'Scheduled' | 'OnDemand';
+
 /** Typed reasons of wait and blocked steps (they become condition reasons and event reasons). */
 export type WaitCode =
   | 'Paused'
@@ -129,8 +144,9 @@ export type BlockedCode =
   | 'UnsupportedVersion';
 
 /**
- * The next thing to do. Only createCluster, snapshot, moveLeader, restartMember and the scaling steps touch the
- * cluster. Scaling: addMember = MemberAdd, then start the member joining `join` (the members before it plus
+ * The next thing to do. Only createCluster, snapshot, backup, moveLeader, restartMember and the scaling steps are
+ * recorded and carried out (snapshot and backup only read the cluster: a snapshot of the leader; `id` of a backup is
+ * the schedule slot (ISO time) or the request token it answers). Scaling: addMember = MemberAdd, then start the member joining `join` (the members before it plus
  * itself); startMember = start a member already added (resume); removeMember = MemberRemove, then stop it and
  * drop its data; retireMember = stop and drop a member no longer in the cluster (resume).
  */
@@ -140,6 +156,7 @@ export type Step =
   | { kind: 'blocked'; code: BlockedCode; reason: string; condition: 'UpgradeBlocked' }
   | { kind: 'snapshot'; member: string; from: string; to: string }
   | { kind: 'moveLeader'; from: string; to: string; toId?: string }
+  | { kind: 'backup'; reason: BackupReason; member: string; id: string }
   | { kind: 'restartMember'; member: string; version: string; reason?: RestartReason }
   | { kind: 'addMember'; member: string; join: string[] }
   | { kind: 'startMember'; member: string; join: string[] }
@@ -152,7 +169,7 @@ export type StepKind = Step['kind'];
 
 /** True for the steps that change the cluster (and therefore are recorded first). */
 export function isMutating(step: Step): boolean {
-  return step.kind === 'createCluster' || step.kind === 'snapshot' || step.kind === 'moveLeader' || step.kind === 'restartMember' || isScalingStep(step);
+  return step.kind === 'createCluster' || step.kind === 'snapshot' || step.kind === 'backup' || step.kind === 'moveLeader' || step.kind === 'restartMember' || isScalingStep(step);
 }
 
 /** True for the member add/remove steps. */
@@ -173,6 +190,8 @@ export function describeStep(step: Step): string {
       return `snapshot from leader ${step.member} before ${step.from} -> ${step.to}`;
     case 'moveLeader':
       return `move leadership from ${step.from} to ${step.to}`;
+    case 'backup':
+      return `${step.reason === 'Scheduled' ? `scheduled backup (slot ${step.id})` : `on-demand backup (request ${step.id})`} from leader ${step.member}`;
     case 'restartMember':
       return `restart ${step.member} on ${step.version}${step.reason ? ` (${step.reason})` : ''}`;
     case 'addMember':
