@@ -369,7 +369,10 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
 
   backupLocation(step: BackupStep): string {
     mkdirSync(this.backupDir(), { recursive: true });
-    return join(this.backupDir(), backupFileFor(dueOfStep(step).kind, step.member, new Date()));
+    // named by the slot or the request (an ISO time, `local backup`'s token): a backup taken again after a crash
+    // before it was recorded replaces its file instead of leaving one the record does not know
+    const at = new Date(step.id);
+    return join(this.backupDir(), backupFileFor(dueOfStep(step).kind, step.member, Number.isNaN(at.getTime()) ? new Date() : at));
   }
 
   /** The record with `taken`; files of backups/ the record no longer keeps (spec.backup.keep) are removed. */
