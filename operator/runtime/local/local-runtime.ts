@@ -362,9 +362,9 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
     return join(this.stateDir, 'backups');
   }
 
-  async loadBackups(): Promise<BackupObservation> {
-    const s = this.mustState();
-    return { record: s.backups, request: s.backupRequest, created: Date.parse(s.createdAt) };
+  async loadBackups(): Promise<BackupObservation | undefined> {
+    const s = this.state();
+    return s && { record: s.backups, request: s.backupRequest, created: Date.parse(s.createdAt) };
   }
 
   backupLocation(step: BackupStep): string {
