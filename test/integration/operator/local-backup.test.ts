@@ -2,7 +2,7 @@
 // `local apply` with a schedule every 4 seconds (croner's 6 fields) takes the due slot at each run, `local backup
 // --wait` takes an on-demand one, `local status` lists them, spec.backup.keep prunes the record and the files, and a
 // new 3-member cluster created from a backup (spec.restore.snapshot) serves every key written before it.
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -96,6 +96,31 @@ describe('operator local runtime: scheduled and on-demand backups, and a cluster
     expect(text.out).to.match(/backups in .*\/backups: 2; schedule "\*\/4 \* \* \* \* \*", next /);
     expect(text.out).to.match(/KIND\s+TIME\s+REVISION\s+BYTES\s+FILE/);
     expect(text.out).to.match(/on-demand\s+\S+\s+\d+\s+\d+\s+\S+bk-0-on-demand-/);
+  });
+
+  it('a backup that fails says why and what to do, in the loop\'s output, the exit status and local status', async function () {
+    this.timeout(180_000);
+    // backups/ cannot be written (a file in its place): the loop retries by its backoff, then gives up
+    const held = join(dir, 'held-backups');
+    renameSync(join(stateDir, 'backups'), held);
+    writeFileSync(join(stateDir, 'backups'), 'not a folder');
+    try {
+      const r = await operatorCli(['local', 'backup', '--wait', '--state-dir', stateDir]);
+      expect(r.code, r.out).to.equal(1);
+      expect(r.out).to.match(/step backup failed \(will retry\): EEXIST/);
+      expect(r.out).to.match(/on-demand backup \S+ of bk not taken: .*EEXIST/);
+      const text = await operatorCli(['local', 'status', '--state-dir', stateDir]);
+      expect(text.out).to.match(/last backup failed: EEXIST.*; it is tried again by the next `svc-operator local apply` or `svc-operator local backup --wait/);
+    } finally {
+      rmSync(join(stateDir, 'backups'), { force: true });
+      renameSync(held, join(stateDir, 'backups'));
+    }
+    // once it works again the request is answered and the failure cleared
+    const ok = await operatorCli(['local', 'backup', '--wait', '--state-dir', stateDir]);
+    expect(ok.code, ok.out).to.equal(0);
+    const s = await status(stateDir);
+    expect(s.backupFailure).to.equal(null);
+    expect(backupFiles()).to.deep.equal(s.backups.items!.map((i) => i.location).sort());
   });
 
   it('a new 3-member cluster created from a local backup has every key written before it; local delete keeps the backups', async () => {
