@@ -6,7 +6,7 @@ import { API_VERSION, KIND, type SvcCluster } from '../api/types.js';
 import { backupsState } from '../backup/schedule.js';
 import { MemberClient } from '../members/index.js';
 import { observe, reconcile, type ReconcileResult } from '../orchestrator/index.js';
-import { LocalRuntime } from '../runtime/local/index.js';
+import { LocalRuntime, restoreProblem } from '../runtime/local/index.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { describeStep } from '../planner/types.js';
 import { StepPrinter } from './printer.js';
@@ -73,6 +73,10 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
     const started = await runtime.startStopped();
     if (started.length > 0) printer?.line(`started stopped member(s): ${started.join(', ')}`);
     await runtime.saveSpec(cluster.spec);
+  } else if (cluster.spec.restore) {
+    // refused before anything is created (the loop would retry a missing or corrupt file in vain)
+    const problem = restoreProblem(cluster.spec.restore.snapshot);
+    if (problem) throw new CommandError(`cannot create ${cluster.metadata.name}: ${problem}`);
   }
   return reconcile(runtime, cluster.spec, {
     timeoutMs: opts.timeoutMs,

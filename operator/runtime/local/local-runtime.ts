@@ -52,6 +52,16 @@ export function localRevision(spec: SvcClusterSpec): string {
   return createHash('sha256').update(JSON.stringify({ enableV2: spec.enableV2 ?? null, logging: spec.logging ?? null })).digest('hex').slice(0, 16);
 }
 
+/** Why spec.restore.snapshot cannot create a local cluster (a missing, unreadable or corrupt file), or undefined. */
+export function restoreProblem(snapshot: string): string | undefined {
+  try {
+    verifySnapshotFile(resolve(snapshot));
+    return undefined;
+  } catch (e) {
+    return `spec.restore.snapshot: ${(e as Error).message}; name a backup file \`svc-operator local status\` lists (or any verified snapshot)`;
+  }
+}
+
 /** Members run by this process that exited, with how (the state file only has pids). */
 const exits = new Map<number, string>();
 
@@ -154,12 +164,9 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
    * an older svc one), with the names, peer URLs and token the members start with. The sha256 is checked first.
    */
   private async restoreMembers(snapshot: string, state: LocalState): Promise<void> {
+    const problem = restoreProblem(snapshot);
+    if (problem) throw new RuntimeError('START_FAILED', `cannot create ${state.name}: ${problem}`);
     const file = resolve(snapshot);
-    try {
-      verifySnapshotFile(file);
-    } catch (e) {
-      throw new RuntimeError('START_FAILED', `cannot create ${state.name} from spec.restore.snapshot: ${(e as Error).message}; name a backup file \`svc-operator local status\` lists (or any verified snapshot)`, { cause: e });
-    }
     const initialCluster = state.members.map((m) => ({ name: m.name, peerURLs: [`http://127.0.0.1:${m.peerPort}`] }));
     for (const m of state.members) {
       rmSync(m.dataDir, { recursive: true, force: true });

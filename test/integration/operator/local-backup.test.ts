@@ -2,7 +2,7 @@
 // `local apply` with a schedule every 4 seconds (croner's 6 fields) takes the due slot at each run, `local backup
 // --wait` takes an on-demand one, `local status` lists them, spec.backup.keep prunes the record and the files, and a
 // new 3-member cluster created from a backup (spec.restore.snapshot) serves every key written before it.
-import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -125,7 +125,19 @@ describe('operator local runtime: scheduled and on-demand backups, and a cluster
 
   it('a new 3-member cluster created from a local backup has every key written before it; local delete keeps the backups', async () => {
     const snap = runtimes[0].state()!.backups!.items!.find((i) => i.kind === 'on-demand')!.location;
-    writeFileSync(restoredFile, ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', 'metadata: {name: bk2}', 'spec:', '  version: 3.4.34', '  replicas: 3', `  restore: {snapshot: "${snap}"}`, ''].join('\n'));
+    const manifest = (name: string, from: string) => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', `metadata: {name: ${name}}`, 'spec:', '  version: 3.4.34', '  replicas: 3', `  restore: {snapshot: "${from}"}`, ''].join('\n');
+    // a corrupt copy is refused before anything is created
+    const corrupt = join(dir, 'corrupt.db');
+    const bytes = readFileSync(snap);
+    bytes[100] ^= 0xff;
+    writeFileSync(corrupt, bytes);
+    writeFileSync(restoredFile, manifest('bk3', corrupt));
+    const refused = await operatorCli(['local', 'apply', '-f', restoredFile, '--state-dir', join(dir, 'refused')]);
+    expect(refused.code, refused.out).to.equal(1);
+    expect(refused.out).to.match(/cannot create bk3: spec.restore.snapshot: snapshot file .*corrupt.db is corrupt: its sha256 does not match its content; name a backup file `svc-operator local status` lists/);
+    expect(existsSync(join(dir, 'refused', 'state.json'))).to.equal(false);
+
+    writeFileSync(restoredFile, manifest('bk2', snap));
     const r = await operatorCli(['local', 'apply', '-f', restoredFile, '--state-dir', restoredDir]);
     expect(r.code, r.out).to.equal(0);
     const st = runtimes[1].state()!;
