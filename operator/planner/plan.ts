@@ -13,7 +13,8 @@
 //     every follower's applied index within catchUpSlack() of the leader's as read BEFORE the followers' (one
 //     observation, so the comparison is never against a leader index read later than a follower's); the slack
 //     follows the write rate (a second of writes, at least CATCH_UP_SLACK entries). A member that cannot start on the target
-//     gives `blocked` MemberFailedToStart (the others keep serving); any other unhealthy member a `wait`.
+//     gives `blocked` MemberFailedToStart (the others keep serving); any other unhealthy member a `wait` (but a due
+//     `backup` is still taken from a healthy leader when nothing is under way: a degraded cluster needs one most).
 //     Since every member must be healthy before a restart, at most one member is ever down, and a restart
 //     only happens when the cluster keeps its quorum without that member (3+ members; a 1-member cluster
 //     has no headroom and no other way to upgrade).
@@ -150,6 +151,9 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     return gate({ kind: 'restartMember', member: down.name, version: target, reason: 'VersionChange' });
   }
   if (down) {
+    // a backup reads the leader only: a member down does not hold it back (a degraded cluster needs one most)
+    const backup = degradedBackup(spec, o, members, cur);
+    if (backup) return backup;
     if (down.configuredVersion === target && down.running && (cur !== undefined || down.release !== target)) return wait('MemberStarting', `member ${down.name} is starting on ${target}; waiting for it to report healthy`);
     return wait('MemberUnhealthy', `member ${down.name} is ${down.running ? 'not healthy' : 'not running'}${down.failure ? ` (${down.failure})` : ''}; waiting for it to recover before the next step`);
   }
@@ -200,6 +204,18 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
   const candidates = members.filter((m) => m !== leader && onTarget(m)).sort((a, b) => (b.appliedIndex ?? 0) - (a.appliedIndex ?? 0) || byName(a, b));
   if (candidates.length === 0) return gate({ kind: 'restartMember', member: leader.name, version: target, reason: 'VersionChange' });
   return gate({ kind: 'moveLeader', from: leader.name, to: candidates[0].name, toId: candidates[0].id });
+}
+
+/**
+ * A due backup on a cluster with a member down, when nothing is under way: one healthy leader, every member
+ * configured on the target (an unanswering one counts), no upgrade unfinished, no rollout or scaling to go on.
+ */
+function degradedBackup(spec: SvcClusterSpec, o: ObservedCluster, members: ObservedMember[], cur: UpgradeProgress | undefined): Step | undefined {
+  const leaders = members.filter((m) => m.leader && m.healthy);
+  if (leaders.length !== 1 || cur !== undefined) return undefined;
+  if (!members.every((m) => m.configuredVersion === spec.version && (m.release === undefined || m.release === spec.version))) return undefined;
+  if (members.length !== spec.replicas || members.some((m) => restartReason(m, o.revision) !== undefined)) return undefined;
+  return backupStep(spec, o, leaders[0]);
 }
 
 /** The scheduled or on-demand backup due now, from the leader (it only reads: a follower catching up does not matter). */

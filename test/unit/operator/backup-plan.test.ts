@@ -50,9 +50,16 @@ describe('operator/planner backup step', () => {
     expect(plan(spec(), observed({ request: 'tok-2', record: answered }), undefined)).to.include({ kind: 'backup', reason: 'OnDemand', id: 'tok-2' });
   });
 
-  it('waits for an unhealthy member or a missing leader instead', () => {
-    expect(plan(hourly(), observed({ members: [member(0), member(1), member(2, { healthy: false })] }), undefined).kind).to.equal('wait');
+  it('a follower down does not hold a backup back (a degraded cluster needs one most); no leader, or nothing due, is a wait', () => {
+    const down = member(2, { healthy: false, running: false, release: undefined, clusterVersion: undefined, appliedIndex: undefined });
+    expect(plan(hourly(), observed({ members: [member(0), member(1), down] }), undefined)).to.deep.equal({ kind: 'backup', reason: 'Scheduled', member: 'm1', id: '2026-03-01T10:00:00.000Z' });
+    expect(plan(spec(), observed({ members: [member(0), member(1), down] }), undefined)).to.include({ kind: 'wait', code: 'MemberUnhealthy' });
     expect(plan(hourly(), observed({ request: 't', members: [member(0), member(1, { leader: false }), member(2)] }), undefined)).to.include({ kind: 'wait', code: 'NoLeader' });
+    // a member down in the middle of something is that thing's wait: a restart for an upgrade, a member being added
+    const upgrading: UpgradeProgress = { from: '3.3.27', to: '3.4.34', step: 'restartMember', startedAt: 1, restarts: { m2: 1 }, membersDone: ['m0'], snapshot: { location: '/s', member: 'm1', revision: 1, size: 1, sha256: 'x', time: 't' } };
+    expect(plan(hourly(), observed({ request: 't', members: [member(0), member(1), down] }), upgrading).kind).to.equal('wait');
+    const adding = observed({ request: 't', members: [member(0), member(1), member(2), member(3, { healthy: false, release: undefined, appliedIndex: undefined })] });
+    expect(plan(hourly({ replicas: 5 }), adding, undefined).kind).to.equal('wait');
   });
 
   it('a follower catching up does not hold a backup back (it reads the leader only)', () => {
