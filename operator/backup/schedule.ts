@@ -1,6 +1,6 @@
-// The pure rules of backups: the cron schedule (api/cron.ts), what is due at an instant, the record kept in
-// status.backups (retention), the claim's name and size, and how long a backup Job may run. No clock inside:
-// every function takes `now`, so the unit tests run on fixed clocks.
+// The pure rules of backups: the cron schedule (api/cron.ts), what is due at an instant (the planner's `backup` step),
+// the record kept in status.backups or the local state file (retention), the claim's name and size, and how long a
+// backup Job may run. No clock inside: every function takes `now`, so the unit tests run on fixed clocks.
 import type { BackupEntry, BackupKind, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../api/types.js';
 import { cron, scheduleProblem } from '../api/cron.js';
 
@@ -57,6 +57,11 @@ export function dueBackup(i: DueInput): DueBackup | undefined {
   return slot ? { kind: 'scheduled', slot } : undefined;
 }
 
+/** What a backup step answers (a slot or a token), as the record keeps it; its kind as status.backups.items says. */
+export function dueOfStep(step: { reason: 'Scheduled' | 'OnDemand'; id: string }): { due: DueBackup; kind: Exclude<BackupKind, 'pre-upgrade'> } {
+  return step.reason === 'Scheduled' ? { due: { kind: 'scheduled', slot: new Date(step.id) }, kind: 'scheduled' } : { due: { kind: 'on-demand', token: step.id }, kind: 'on-demand' };
+}
+
 /** Milliseconds until the next scheduled backup (at least 0), or undefined without a schedule. */
 export function msUntilNext(backups: BackupsStatus | undefined, now: Date): number | undefined {
   if (!backups?.nextScheduleTime) return undefined;
@@ -72,6 +77,8 @@ export function retain(items: BackupEntry[], keep: number): BackupEntry[] {
 
 export interface BackupsStateInput {
   name: string;
+  /** Where the backups go, as the record names it; default the claim (backupClaimName). The local runtime: its folder. */
+  where?: string;
   spec: SvcClusterSpec;
   /** status.backups as stored (and what this process recorded since, merged in by the caller). */
   previous?: BackupsStatus;
@@ -97,7 +104,7 @@ export function backupsState(i: BackupsStateInput): BackupsStatus {
     if (oldest === undefined || i.preUpgrade.time >= oldest) items.push({ ...i.preUpgrade, kind: 'pre-upgrade' });
   }
   if (i.taken) items.push(i.taken);
-  const out: BackupsStatus = { claim: backupClaimName(i.name, i.spec) };
+  const out: BackupsStatus = { claim: i.where ?? backupClaimName(i.name, i.spec) };
   const kept = retain(items, keep);
   if (kept.length > 0) out.items = kept;
   let lastScheduleTime = prev?.lastScheduleTime;

@@ -1,11 +1,12 @@
-// `svc-operator local apply|status|delete`: an SvcCluster on this machine, driven by the orchestrator.
+// `svc-operator local apply|status|backup|delete`: an SvcCluster on this machine, driven by the orchestrator.
 import { readFileSync } from 'node:fs';
 import { loadAll } from 'js-yaml';
 import { parseSvcCluster, updateProblems, ValidationError } from '../api/validate.js';
-import type { SvcCluster } from '../api/types.js';
+import { API_VERSION, KIND, type SvcCluster } from '../api/types.js';
+import { backupsState } from '../backup/schedule.js';
 import { MemberClient } from '../members/index.js';
 import { observe, reconcile, type ReconcileResult } from '../orchestrator/index.js';
-import { LocalRuntime } from '../runtime/local/index.js';
+import { LocalRuntime, restoreProblem } from '../runtime/local/index.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { describeStep } from '../planner/steps.js';
 import { StepPrinter } from './printer.js';
@@ -72,6 +73,10 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
     const started = await runtime.startStopped();
     if (started.length > 0) printer?.line(`started stopped member(s): ${started.join(', ')}`);
     await runtime.saveSpec(cluster.spec);
+  } else if (cluster.spec.restore) {
+    // refused before anything is created (the loop would retry a missing or corrupt file in vain)
+    const problem = restoreProblem(cluster.spec.restore.snapshot);
+    if (problem) throw new CommandError(`cannot create ${cluster.metadata.name}: ${problem}`);
   }
   return reconcile(runtime, cluster.spec, {
     timeoutMs: opts.timeoutMs,
@@ -81,8 +86,16 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
       printer?.step(e);
       void runtime.noteStep(e.line);
     },
-    onError: (step, err) => printer?.line(`step ${step.kind} failed (will retry): ${err.message}`),
+    onError: (step, err) => {
+      printer?.line(`step ${step.kind} failed (will retry): ${err.message}`);
+      if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));
+    },
   });
+}
+
+/** A failed scheduled or on-demand backup: the cause and the way out. */
+function backupFailureLine(cause: string, stateDir: string): string {
+  return `${cause}; it is tried again by the next \`svc-operator local apply\` or \`svc-operator local backup --wait --state-dir ${stateDir}\` (the leader must be healthy; its log is under ${stateDir}/logs)`;
 }
 
 /** `local apply -f FILE`. Returns the exit code. */
@@ -124,6 +137,10 @@ export async function localStatus(stateDir: string, output: string | undefined):
       members,
       upgrade: state.progress ?? null,
       lastStep: state.lastStep ?? null,
+      // the record as stored, with the next scheduled time as of now
+      backups: backupsState({ name: state.name, where: runtime.backupDir(), spec: state.spec, previous: state.backups, created: new Date(state.createdAt), now: new Date() }),
+      backupRequested: state.backupRequest !== undefined && state.backupRequest !== state.backups?.lastRequest ? state.backupRequest : null,
+      backupFailure: state.backupFailure ?? null,
     };
     if (output === 'json') {
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
@@ -140,17 +157,52 @@ export async function localStatus(stateDir: string, output: string | undefined):
       if (p.snapshot) process.stdout.write(`snapshot: ${p.snapshot.location} (${p.snapshot.size} bytes, revision ${p.snapshot.revision}, sha256 ${p.snapshot.sha256.slice(0, 16)}…)\n`);
     }
     if (state.lastStep) process.stdout.write(`last step: ${state.lastStep}\n`);
+    const b = out.backups;
+    const items = b.items ?? [];
+    process.stdout.write(`backups in ${b.claim}: ${items.length === 0 ? 'none' : items.length}${state.spec.backup?.schedule ? `; schedule "${state.spec.backup.schedule}", next ${b.nextScheduleTime ?? 'never'}` : ''}\n`);
+    if (items.length > 0) {
+      const brows = [['KIND', 'TIME', 'REVISION', 'BYTES', 'FILE'], ...[...items].reverse().map((i) => [i.kind, i.time, String(i.revision), String(i.size), i.location])];
+      const bw = brows[0].map((_, i) => Math.max(...brows.map((r) => r[i].length)));
+      for (const r of brows) process.stdout.write(`${r.map((c, i) => c.padEnd(bw[i])).join('  ').trimEnd()}\n`);
+    }
+    if (out.backupRequested) process.stdout.write(`on-demand backup requested (${out.backupRequested}): the next \`svc-operator local apply\` (or \`local backup --wait\`) takes it\n`);
+    if (out.backupFailure) process.stdout.write(`last backup failed: ${out.backupFailure}\n`);
     return 0;
   } finally {
     client.close();
   }
 }
 
-/** `local delete`. */
+/**
+ * `local backup [--wait]`: asks for an on-demand backup (a request token in the state file). With --wait, runs the
+ * loop until the cluster is steady, the backup taken and recorded; without it, says how it gets taken and seen.
+ */
+export async function localBackup(stateDir: string, wait: boolean, output: string | undefined): Promise<number> {
+  const runtime = new LocalRuntime({ stateDir, svcEntry: envSvcEntry() });
+  const state = runtime.state();
+  if (!state) throw new CommandError(`no local cluster in ${runtime.stateDir}; create one with \`svc-operator local apply -f <cluster.yaml> --state-dir ${stateDir}\``);
+  const token = runtime.requestBackup();
+  if (!wait) {
+    process.stdout.write(`on-demand backup requested (${token}); the next \`svc-operator local apply\` takes it, or now: \`svc-operator local backup --wait --state-dir ${stateDir}\`; \`svc-operator local status --state-dir ${stateDir}\` lists the backups\n`);
+    return 0;
+  }
+  const cluster: SvcCluster = { apiVersion: API_VERSION, kind: KIND, metadata: { name: state.name }, spec: state.spec };
+  const r = await applyCluster(cluster, { stateDir, printer: output === 'json' ? undefined : new StepPrinter(), svcEntry: envSvcEntry(), crashAt: process.env.SVC_OPERATOR_CRASH_AT });
+  const after = runtime.state();
+  const taken = after?.backups?.lastRequest === token ? after.backups.items?.filter((i) => i.kind === 'on-demand').at(-1) : undefined;
+  if (output === 'json') process.stdout.write(`${JSON.stringify({ request: token, backup: taken ?? null, outcome: r.outcome, error: r.error ?? null }, null, 2)}\n`);
+  else if (taken) process.stdout.write(`on-demand backup of ${taken.member} at ${taken.location}: revision ${taken.revision}, ${taken.size} bytes, sha256 ${taken.sha256}\n`);
+  if (taken) return 0;
+  const why = r.step.kind === 'blocked' ? `UpgradeBlocked (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
+  process.stderr.write(`svc-operator: on-demand backup ${token} of ${state.name} not taken: ${why}${after?.backupFailure ? `\n${after.backupFailure}` : ''}\n`);
+  return 1;
+}
+
+/** `local delete`: the members and the state go; backups stay (a new cluster may be created from one). */
 export async function localDelete(stateDir: string): Promise<number> {
   const runtime = new LocalRuntime({ stateDir, svcEntry: envSvcEntry() });
   if (!runtime.state()) throw new CommandError(`no local cluster in ${runtime.stateDir}`);
-  await runtime.delete();
-  process.stdout.write(`deleted the local cluster in ${runtime.stateDir}\n`);
+  const kept = await runtime.delete(true);
+  process.stdout.write(`deleted the local cluster in ${runtime.stateDir}${kept.length > 0 ? `; kept its backups in ${kept.join(', ')} (spec.restore.snapshot may name one; remove them with rm -r)` : ''}\n`);
   return 0;
 }

@@ -1,6 +1,7 @@
 // Entry point of svc-operator (bin/svc-operator).
 //   svc-operator local apply -f cluster.yaml [--state-dir DIR] [--output json]
 //   svc-operator local status [--state-dir DIR] [--output json]
+//   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
 //   svc-operator local delete [--state-dir DIR]
 //   svc-operator demo [--state-dir DIR] [--keep]
 //   svc-operator backup ... | restore ...   (what the operator's Jobs run: cli/backup.ts)
@@ -10,7 +11,7 @@
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
 import { setProtoDir } from '../../server/wire/index.js';
-import { CommandError, localApply, localDelete, localStatus } from './local.js';
+import { CommandError, localApply, localBackup, localDelete, localStatus } from './local.js';
 import { demo } from './demo.js';
 import { RuntimeError } from '../runtime/runtime.js';
 import { isKubeCommand, kubeMain } from './kube.js';
@@ -37,9 +38,15 @@ Kubernetes:
 Local (members as child processes):
   svc-operator local apply -f <cluster.yaml> [--state-dir DIR] [--output json]
   svc-operator local status [--state-dir DIR] [--output json]
+      the members, the upgrade, the backups (KIND, TIME, FILE) and a failed backup's cause
+  svc-operator local backup [--state-dir DIR] [--wait] [--output json]
+      asks for an on-demand backup (a verified snapshot under DIR/backups/); --wait takes it now
   svc-operator local delete [--state-dir DIR]
+      stops the members and removes the state; backups/ and snapshots/ stay
   svc-operator demo [--state-dir DIR] [--keep]
-The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster.
+The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster,
+and takes a scheduled backup that is due (spec.backup.schedule, spec.backup.keep). spec.restore.snapshot naming a
+backup file creates a new cluster from it.
 
 svc-operator --help prints this; exit status 0 done, 1 failure (including a refused upgrade), 2 usage.
 `;
@@ -52,7 +59,10 @@ export async function main(argv: string[]): Promise<number> {
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
   if (isBackupNowCommand(argv)) return backupNowMain(argv); // svc-operator backup-now <cluster> (cli/backup-now.ts)
   try {
-    const { words, flags } = parseArgs(argv, ['file', 'state-dir', 'output']);
+    // `local backup --wait` is a bare flag (backup-now's --wait takes seconds)
+    const wait = argv.includes('--wait');
+    const { words, flags } = parseArgs(argv.filter((a) => a !== '--wait'), ['file', 'state-dir', 'output']);
+    if (wait && !(words[0] === 'local' && words[1] === 'backup')) throw new UsageError('--wait belongs to local backup');
     if (flags.has('help') || words.length === 0) {
       (flags.has('help') ? process.stdout : process.stderr).write(USAGE);
       return flags.has('help') ? 0 : 2;
@@ -70,6 +80,8 @@ export async function main(argv: string[]): Promise<number> {
         }
         case 'status':
           return await localStatus(stateDir, output);
+        case 'backup':
+          return await localBackup(stateDir, wait, output);
         case 'delete':
           return await localDelete(stateDir);
       }

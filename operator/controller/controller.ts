@@ -14,9 +14,9 @@ import { envCrash, runPass } from '../orchestrator/engine.js';
 import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
 import { KubeRuntime, podImage, PROGRESS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
-import { BACKUP_REQUEST_ANNOTATION } from '../backup/schedule.js';
+import { BACKUP_REQUEST_ANNOTATION, backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
 import { parseScaling, SCALING_ANNOTATION } from '../runtime/kubernetes/kube-scaling.js';
-import { CLUSTER_LABEL, MANAGED_BY, memberClientURL, type ClusterRef } from '../runtime/kubernetes/manifests.js';
+import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
 import { eventReason } from '../planner/steps.js';
 import type { ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
 import { UpgradeMetrics } from './metrics.js';
@@ -221,6 +221,8 @@ export class Controller {
       scaling,
       onScaling: (r) => { session.scaling = r; },
       ...(tlsHash ? { tlsHash } : {}),
+      // what the planner needs for scheduled and on-demand backups (the engine prefers the record it saved last)
+      backups: { record: stored.status?.backups, request: stored.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION], created: new Date(stored.metadata.creationTimestamp ?? 0).getTime() },
     });
 
     // The engine's pass: observe -> plan -> record -> act. Nothing in it sleeps, and it does not call back here.
@@ -229,7 +231,7 @@ export class Controller {
     // a step that reached its act (carried out, under way or failed) is announced by an Event; one under way once
     const began = r.acted || r.pending !== undefined || r.error !== undefined;
     if (began && session.pendingLine !== line) await this.api.event(target, 'Normal', eventReason(step), line);
-    if (step.kind !== 'snapshot' && step.kind !== 'createCluster') session.jobFailure = undefined; // no Job is due any more
+    if (step.kind !== 'snapshot' && step.kind !== 'backup' && step.kind !== 'createCluster') session.jobFailure = undefined; // no Job is due any more
     const changed = session.lastStep !== line;
     session.lastStep = line;
     if (changed) this.log({ level: 'info', msg: 'step', cluster: key, step: step.kind, line });
@@ -238,15 +240,10 @@ export class Controller {
       await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', eventReason(step), step.reason);
     }
     if (!began) {
-      // a steady cluster takes the scheduled or requested backup that is due (a Job: a requeue while it runs)
-      const backup = step.kind === 'steady' ? await session.backups.run({
-        key, name, spec, jobs, observed, request: stored.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION], stored: stored.status?.backups,
-        preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now: new Date(),
-        dbBytes: async (m) => (await client.status(memberClientURL(ref, m))).dbSize,
-      }) : undefined;
-      if (backup?.event) await this.api.event(target, backup.event.type, backup.event.reason, backup.event.message);
-      await this.publish(session, stored, await this.status(session, rt, spec, stored, observed, step, progress));
-      if (step.kind === 'steady') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, backup?.requeueMs ?? Infinity));
+      const status = await this.status(session, rt, spec, stored, observed, step, progress);
+      await this.publish(session, stored, status);
+      // a steady cluster is looked at again by its next scheduled backup at the latest
+      if (step.kind === 'steady') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity));
       if (step.kind === 'blocked') return 15_000;
       // waiting for Kubernetes to run a member's pod: the pod's own changes enqueue the cluster (informer), so the
       // poll only backs that up (hundreds of clusters with Pending pods would otherwise keep the workers busy)
@@ -264,6 +261,7 @@ export class Controller {
     } else if (r.acted) {
       this.upgradeMetrics.stepDone(namespace, name, step);
       if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${spec.restore.snapshot}`);
+      if (r.backup) await this.api.event(target, 'Normal', 'BackupTaken', describeBackup(r.backup));
       session.jobFailure = undefined;
     }
     const fresh = this.clusters.get(name, namespace) ?? stored;
@@ -272,7 +270,7 @@ export class Controller {
     // a step that keeps failing is retried less and less often (each try is two Events)
     session.stepFailures = error ? session.stepFailures + 1 : 0;
     // look again at once: the next step follows from a new observation
-    return error ? Math.min(60_000, this.queue.backoff(key) * 2 ** (session.stepFailures - 1)) : 200;
+    return error ? this.queue.policy.delay(session.stepFailures) : 200;
   }
 
   private async status(session: ClusterSession, rt: KubeRuntime, spec: SvcCluster['spec'], stored: StoredCluster, observed: ObservedCluster, step: Step, progress: UpgradeProgress | undefined, error?: string): Promise<SvcClusterStatus> {
@@ -281,7 +279,6 @@ export class Controller {
     for (const [n, p] of live) {
       pods.set(n, { image: podImage(p), ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false });
     }
-    const key = session.key;
     // pod-level failures (pod-diagnostics.ts): a Warning Event each time a new one appears
     const podProblems = await readPodProblems(this.diagnostics, stored.metadata.namespace!, stored.metadata.name, [...live.values()], observed.members.length);
     const current = new Set(podProblems.map((p) => `${p.reason} ${p.object}`));
@@ -290,10 +287,11 @@ export class Controller {
     }
     session.podProblemsSeen = current;
     const now = new Date();
-    const backups = session.backups.state({ key, name: stored.metadata.name, spec, stored: stored.status?.backups, preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now });
-    // a scheduled or on-demand backup's failure shows while the cluster is steady; it never blocks an upgrade
-    const jobFailure = session.jobFailure ?? (step.kind === 'steady' ? session.backups.failure(key) : undefined);
-    this.upgradeMetrics.backup(stored.metadata.namespace!, stored.metadata.name, (step.kind === 'snapshot' && session.jobFailure !== undefined) || session.backups.failure(key) !== undefined);
+    const backups = backupsState({ name: stored.metadata.name, spec, previous: session.memory.backups ?? stored.status?.backups, preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now });
+    // a failed backup Job shows until a Job succeeds or no Job is due any more (a scheduled or on-demand backup
+    // is only planned on a steady cluster: its failure never blocks an upgrade)
+    const jobFailure = session.jobFailure;
+    this.upgradeMetrics.backup(stored.metadata.namespace!, stored.metadata.name, (step.kind === 'snapshot' || step.kind === 'backup') && jobFailure !== undefined);
     return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? jobFailure?.message, now, jobFailure, rollout: await rt.loadRollout(), podProblems, backups });
   }
 

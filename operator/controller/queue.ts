@@ -1,6 +1,8 @@
 // A rate-limited work queue of keys ("namespace/name"), as client-go's: a key is queued at most once, never
 // handled by two workers at once (a key added while it is handled is handled again afterwards), retried
-// with exponential backoff after failures, and re-queued after a delay on request.
+// with exponential backoff after failures, and re-queued after a delay on request. Its backoff policy (`policy`) is
+// the operator's one: the controller retries a failing step by it too.
+import { Backoff } from '../orchestrator/backoff.js';
 
 /** What a handler returns: re-queue after this many ms, or undefined for "done until something changes". */
 export type Requeue = number | undefined;
@@ -22,12 +24,11 @@ export class WorkQueue {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private waiters: Array<() => void> = [];
   private stopped = false;
-  private readonly base: number;
-  private readonly max: number;
+  /** Retry delays: of a key whose handler threw, and of a step that keeps failing. */
+  readonly policy: Backoff;
 
   constructor(opts: WorkQueueOptions = {}) {
-    this.base = opts.baseDelayMs ?? 500;
-    this.max = opts.maxDelayMs ?? 60_000;
+    this.policy = new Backoff(opts.baseDelayMs, opts.maxDelayMs);
   }
 
   /** Queues `key` now. */
@@ -61,8 +62,7 @@ export class WorkQueue {
 
   /** Delay of the next retry of `key` (grows with its consecutive failures). */
   backoff(key: string): number {
-    const n = this.failures.get(key) ?? 0;
-    return Math.min(this.max, this.base * 2 ** n);
+    return this.policy.delay((this.failures.get(key) ?? 0) + 1);
   }
 
   private async next(): Promise<string | undefined> {

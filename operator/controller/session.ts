@@ -1,7 +1,6 @@
 // Everything the controller remembers about one SvcCluster between reconciles, in one object: created on the
 // cluster's first reconcile and dropped, whole, when the cluster is gone (Sessions.drop). None of it is needed to
 // resume (the records are on the SvcCluster); it saves repeated work and keeps a write from being read back stale.
-import { BackupTracker } from '../backup/tracker.js';
 import { MemberClient, type MemberClientOptions, type MemberTls } from '../members/index.js';
 import { newMemory, type EngineMemory } from '../orchestrator/engine.js';
 import type { JobFailure } from '../runtime/kubernetes/backup-job.js';
@@ -24,8 +23,6 @@ export class ClusterSession {
   podProblemsSeen = new Set<string>();
   /** The last backup/restore Job failure of a step (status shows it until a Job succeeds). */
   jobFailure?: JobFailure;
-  /** Scheduled and on-demand backups (status.backups). */
-  readonly backups = new BackupTracker();
   /** The status this process published last and the resourceVersion the write returned (read-your-writes). */
   status?: { canonical: string; rv: string | undefined };
   /** The member client of a TLS cluster (its CA and client certificate) and the key of that material. */

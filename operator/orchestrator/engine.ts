@@ -4,7 +4,8 @@
 // wait in the next pass's observation, or as a StepPending from the runtime, and the caller decides when to look
 // again. Everything needed to resume is recorded through the runtime before it is acted on, so a new engine
 // (a restarted operator) picks up from the observation and the record; EngineMemory only saves repeated work.
-import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
+import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../api/types.js';
+import { dueOfStep } from '../backup/schedule.js';
 import { StepPending, type Runtime } from '../runtime/runtime.js';
 import { plan } from '../planner/plan.js';
 import { beginRollout, beginStep, noteMembersDone, noteRollout, recordSnapshot, settle } from '../planner/progress.js';
@@ -26,6 +27,8 @@ export interface EngineMemory {
   progress?: UpgradeProgress;
   /** The rollout record this engine saved last. */
   rollout?: RolloutProgress;
+  /** The backups record this engine saved last (status.backups in an informer's cache may lag behind it). */
+  backups?: BackupsStatus;
   /** Steps carried out per kind (numbers the crash points). */
   counts: Map<string, number>;
   /** The step left under way by the last pass (StepPending) and its number: looking again is not a new step. */
@@ -67,6 +70,8 @@ export interface PassResult {
   error?: Error;
   /** A snapshot taken and recorded in this pass. */
   snapshot?: SnapshotRecord;
+  /** A scheduled or on-demand backup taken and recorded in this pass. */
+  backup?: BackupEntry;
 }
 
 /**
@@ -102,6 +107,8 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   let progress = memory.progress ?? (await runtime.loadProgress());
   let rollout = memory.rollout ?? (await runtime.loadRollout?.());
   const { cluster: observed, urls } = await observe(runtime, client, hooks.clock);
+  const backups = await runtime.loadBackups?.();
+  if (backups) observed.backups = { ...backups, record: memory.backups ?? backups.record };
   // The write rate over the time since the last pass (the reading inside one observation spans milliseconds).
   const c = observed.catchUp;
   const last = memory.leaderIndex;
@@ -158,6 +165,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   const crash = hooks.crash;
   crash?.(step.kind, n, 'before');
   let snapshot: SnapshotRecord | undefined;
+  let backup: BackupEntry | undefined;
   try {
     switch (step.kind) {
       case 'createCluster':
@@ -167,6 +175,13 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
         snapshot = runtime.takeSnapshot
           ? await runtime.takeSnapshot(step, progress!)
           : await client.snapshot(urls.get(step.member)!, step.member, runtime.snapshotLocation(step.from, step.to, step.member));
+        break;
+      case 'backup':
+        // named by the slot or token it answers: looked at again (StepPending), or taken again after a crash
+        // before it was recorded (the planner still finds it due)
+        backup = runtime.takeBackup
+          ? await runtime.takeBackup(step)
+          : { ...(await client.snapshot(urls.get(step.member)!, step.member, runtime.backupLocation!(step))), kind: dueOfStep(step).kind };
         break;
       case 'moveLeader': {
         const toId = step.toId ?? observed.members.find((m) => m.name === step.to)?.id;
@@ -196,6 +211,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
     await save(runtime, memory, progress);
     await runtime.pruneSnapshots(spec.backup?.keep ?? 3);
   }
+  if (backup && step.kind === 'backup') memory.backups = await runtime.recordBackup!(step, backup);
   crash?.(step.kind, n, 'after');
-  return result({ acted: true, snapshot });
+  return result({ acted: true, snapshot, backup });
 }

@@ -6,6 +6,7 @@ import { MemberClient } from '../members/index.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { actionLine, isMutating } from '../planner/steps.js';
 import type { ObservedCluster, Step, UpgradeProgress } from '../planner/types.js';
+import { Backoff } from './backoff.js';
 import { envCrash, newMemory, runPass } from './engine.js';
 
 /** One reported step. */
@@ -30,6 +31,8 @@ export interface ReconcileOptions {
   onError?: (step: Step, err: Error) => void;
   /** Consecutive failures of steps before giving up (outcome "failed"). Default 8. */
   maxErrors?: number;
+  /** The wait before retrying a failed step (the controller's policy, controller/queue.ts). Default: base 500 ms, at most 60 s. */
+  backoff?: Backoff;
   /**
    * Fault injection for tests: "<kind>:<n>" kills this process (SIGKILL) right after the progress of the
    * n-th step of that kind is recorded and before it is carried out; "<kind>:<n>:after" after it is
@@ -60,6 +63,7 @@ export async function reconcile(runtime: Runtime, spec: SvcClusterSpec, opts: Re
   const pollMs = opts.pollMs ?? 300;
   const deadline = Date.now() + (opts.timeoutMs ?? 600_000);
   const maxErrors = opts.maxErrors ?? 8;
+  const backoff = opts.backoff ?? new Backoff();
   const client = opts.client ?? new MemberClient();
   const memory = newMemory();
   const crash = envCrash(opts.crashAt);
@@ -89,7 +93,7 @@ export async function reconcile(runtime: Runtime, spec: SvcClusterSpec, opts: Re
         continue; // the next step follows from a new observation, at once
       }
       if (Date.now() > deadline) return { outcome: 'timeout', step, progress, snapshots, actions, error: `gave up after ${opts.timeoutMs ?? 600_000} ms: ${line}` };
-      await sleep(r.error ? pollMs * 2 : r.pending ? Math.min(r.pending.retryMs, pollMs) : pollMs);
+      await sleep(r.error ? backoff.delay(errors) : r.pending ? Math.min(r.pending.retryMs, pollMs) : pollMs);
     }
   } finally {
     if (!opts.client) client.close();

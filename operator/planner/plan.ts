@@ -13,7 +13,8 @@
 //     every follower's applied index within catchUpSlack() of the leader's as read BEFORE the followers' (one
 //     observation, so the comparison is never against a leader index read later than a follower's); the slack
 //     follows the write rate (a second of writes, at least CATCH_UP_SLACK entries). A member that cannot start on the target
-//     gives `blocked` MemberFailedToStart (the others keep serving); any other unhealthy member a `wait`.
+//     gives `blocked` MemberFailedToStart (the others keep serving); any other unhealthy member a `wait` (but a due
+//     `backup` is still taken from a healthy leader when nothing is under way: a degraded cluster needs one most).
 //     Since every member must be healthy before a restart, at most one member is ever down, and a restart
 //     only happens when the cluster keeps its quorum without that member (3+ members; a 1-member cluster
 //     has no headroom and no other way to upgrade).
@@ -26,7 +27,10 @@
 //     (members whose revisions differ from the runtime's target revision are restarted exactly like an upgrade's:
 //     followers first in name order, the leader last after `moveLeader`, each only once every member is healthy
 //     and caught up, `paused` honoured; restartMember carries the reason SpecChange or CertificateRenewed; a
-//     version upgrade's restarts take the new configuration along), then scaling steps (scaling.ts), else `steady`.
+//     version upgrade's restarts take the new configuration along), then scaling steps (scaling.ts), then a due
+//     `backup` (an on-demand request not yet answered, else the latest spec.backup.schedule slot after the last one
+//     taken: backup/schedule.ts dueBackup), else `steady`. So a scheduled or on-demand backup never starts while an
+//     upgrade, a rollout or a scaling is under way; the pre-upgrade backup is the `snapshot` step of rule 4.
 //
 // Resume after a crash is by observation: a restart counts as done when the member reports the target
 // release (so it is never repeated); a restart recorded but not carried out (member still on the old
@@ -36,6 +40,7 @@ import { resumeScaling, scaleAfterUpgrade, scaleStep } from './scaling.js';
 import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevision, UpgradeProgress } from './types.js';
 import { isMutating } from './steps.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
+import { dueBackup } from '../backup/schedule.js';
 
 /** Smallest applied-index gap between a member and the leader that still counts as caught up. */
 export const CATCH_UP_SLACK = 100;
@@ -146,6 +151,9 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     return gate({ kind: 'restartMember', member: down.name, version: target, reason: 'VersionChange' });
   }
   if (down) {
+    // a backup reads the leader only: a member down does not hold it back (a degraded cluster needs one most)
+    const backup = degradedBackup(spec, o, members, cur);
+    if (backup) return backup;
     if (down.configuredVersion === target && down.running && (cur !== undefined || down.release !== target)) return wait('MemberStarting', `member ${down.name} is starting on ${target}; waiting for it to report healthy`);
     return wait('MemberUnhealthy', `member ${down.name} is ${down.running ? 'not healthy' : 'not running'}${down.failure ? ` (${down.failure})` : ''}; waiting for it to recover before the next step`);
   }
@@ -165,7 +173,7 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     // A follower behind under writes gates the next change; with nothing to change the cluster is as specified
     // (so Ready and Reconciling do not flap with the write load).
     const next = rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader);
-    if (!next) return { kind: 'steady', version: target };
+    if (!next) return backupStep(spec, o, leader) ?? { kind: 'steady', version: target };
     return catchingUp && isMutating(next) ? catchingUp : next;
   }
   if (catchingUp) return catchingUp;
@@ -196,6 +204,29 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
   const candidates = members.filter((m) => m !== leader && onTarget(m)).sort((a, b) => (b.appliedIndex ?? 0) - (a.appliedIndex ?? 0) || byName(a, b));
   if (candidates.length === 0) return gate({ kind: 'restartMember', member: leader.name, version: target, reason: 'VersionChange' });
   return gate({ kind: 'moveLeader', from: leader.name, to: candidates[0].name, toId: candidates[0].id });
+}
+
+/**
+ * A due backup on a cluster with a member down, when nothing is under way: one healthy leader, every member
+ * configured on the target (an unanswering one counts), no upgrade unfinished, no rollout or scaling to go on.
+ */
+function degradedBackup(spec: SvcClusterSpec, o: ObservedCluster, members: ObservedMember[], cur: UpgradeProgress | undefined): Step | undefined {
+  const leaders = members.filter((m) => m.leader && m.healthy);
+  if (leaders.length !== 1 || cur !== undefined) return undefined;
+  if (!members.every((m) => m.configuredVersion === spec.version && (m.release === undefined || m.release === spec.version))) return undefined;
+  if (members.length !== spec.replicas || members.some((m) => restartReason(m, o.revision) !== undefined)) return undefined;
+  return backupStep(spec, o, leaders[0]);
+}
+
+/** The scheduled or on-demand backup due now, from the leader (it only reads: a follower catching up does not matter). */
+function backupStep(spec: SvcClusterSpec, o: ObservedCluster, leader: ObservedMember): Step | undefined {
+  const b = o.backups;
+  if (!b) return undefined;
+  const due = dueBackup({ spec, request: b.request, backups: b.record, created: new Date(b.created), now: new Date(o.now) });
+  if (!due) return undefined;
+  return due.kind === 'on-demand'
+    ? { kind: 'backup', reason: 'OnDemand', member: leader.name, id: due.token }
+    : { kind: 'backup', reason: 'Scheduled', member: leader.name, id: due.slot.toISOString() };
 }
 
 /** Why member `m` must be restarted to run with `want`, or undefined when it runs with it (or cannot tell). */

@@ -54,6 +54,13 @@ export const STEPS = {
     eventReason: () => 'Snapshot', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: withMember,
   },
+  backup: {
+    // a scheduled or on-demand backup only reads the cluster: it stays Ready, as before backups became steps
+    mutating: true, scaling: false, settled: true,
+    describe: (s) => `${s.reason === 'Scheduled' ? `scheduled backup (slot ${s.id})` : `on-demand backup (request ${s.id})`} from leader ${s.member}`,
+    eventReason: () => 'Backup', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: (s) => `backup ${s.reason} ${s.member}`,
+  },
   moveLeader: {
     mutating: true, scaling: false, settled: false,
     describe: (s) => `move leadership from ${s.from} to ${s.to}`,

@@ -1,6 +1,6 @@
 // Inputs and output of the upgrade planner. Everything here is plain data: the planner reads an observation
 // and the recorded progress and returns one Step; it never learns whether members are child processes or pods.
-import type { SnapshotRecord } from '../api/types.js';
+import type { BackupsStatus, SnapshotRecord } from '../api/types.js';
 
 /** One member as observed right now. */
 export interface ObservedMember {
@@ -72,6 +72,18 @@ export interface ObservedCluster {
    * across the observation (entries per second).
    */
   catchUp?: { leaderIndex: number; ratePerSecond: number };
+  /** Scheduled and on-demand backups, when the runtime takes them (runtime.loadBackups). */
+  backups?: BackupObservation;
+}
+
+/** What the planner needs to tell whether a backup is due: the record, a request token, the schedule's anchor. */
+export interface BackupObservation {
+  /** status.backups (Kubernetes) or the state file's record (local): what was taken, the slot and token answered. */
+  record?: BackupsStatus;
+  /** The on-demand request token (annotation svc.dev/backup-request, or `local backup`'s); a new one asks again. */
+  request?: string;
+  /** When the cluster was created (ms): the schedule's first slot comes after it. */
+  created: number;
 }
 
 /** One entry of the cluster's member list. */
@@ -102,6 +114,9 @@ export interface UpgradeProgress {
   membersDone: string[];
 }
 
+/** Why a backup step is taken (the pre-upgrade backup is the `snapshot` step). */
+export type BackupReason = 'Scheduled' | 'OnDemand';
+
 /** Typed reasons of wait and blocked steps (they become condition reasons and event reasons). */
 export type WaitCode =
   | 'Paused'
@@ -130,8 +145,10 @@ export type BlockedCode =
 
 /**
  * The next thing to do. What each kind is (touches the cluster or not, its lines and reasons) is its row in
- * steps.ts: a new kind needs one there. Scaling: addMember = MemberAdd, then start the member joining `join` (the
- * members before it plus itself); startMember = start a member already added (resume); removeMember = MemberRemove, then stop it and
+ * steps.ts: a new kind needs one there. snapshot and backup only read the cluster (a snapshot of the leader; `id` of
+ * a backup is the schedule slot (ISO time) or the request token it answers). Scaling: addMember = MemberAdd, then
+ * start the member joining `join` (the members before it plus itself); startMember = start a member already added
+ * (resume); removeMember = MemberRemove, then stop it and
  * drop its data; retireMember = stop and drop a member no longer in the cluster (resume).
  */
 export type Step =
@@ -140,6 +157,7 @@ export type Step =
   | { kind: 'blocked'; code: BlockedCode; reason: string; condition: 'UpgradeBlocked' }
   | { kind: 'snapshot'; member: string; from: string; to: string }
   | { kind: 'moveLeader'; from: string; to: string; toId?: string }
+  | { kind: 'backup'; reason: BackupReason; member: string; id: string }
   | { kind: 'restartMember'; member: string; version: string; reason?: RestartReason }
   | { kind: 'addMember'; member: string; join: string[] }
   | { kind: 'startMember'; member: string; join: string[] }

@@ -1,7 +1,7 @@
 // The one interface the orchestrator drives members through. A local runtime runs child processes; a
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
-import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
-import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
+import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../api/types.js';
+import type { BackupObservation, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
 import type { ScalingStep } from '../planner/steps.js';
 
 /** A member as the runtime knows it (no network calls: those are the member client's job). */
@@ -43,6 +43,9 @@ export class StepPending extends Error {
   }
 }
 
+/** The planner's backup step. */
+export type BackupStep = Extract<Step, { kind: 'backup' }>;
+
 /** Where members run. Every mutating call records what it is about to do before doing it. */
 export interface Runtime {
   /** "local" or "kubernetes", for messages only. */
@@ -81,6 +84,21 @@ export interface Runtime {
    * streams the leader's snapshot to snapshotLocation(). May throw StepPending while it is under way.
    */
   takeSnapshot?(step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress): Promise<SnapshotRecord>;
+  /**
+   * Scheduled and on-demand backups (the planner's `backup` step): the record, the request token and the
+   * cluster's creation as stored. Without it (or undefined) no such backup is planned.
+   */
+  loadBackups?(): Promise<BackupObservation | undefined>;
+  /**
+   * Records a backup taken (`taken`, answering `step`) and applies retention (spec.backup.keep); returns the
+   * record now (backup/schedule.ts backupsState). Local: the state file, and older files removed; Kubernetes: the
+   * record the controller publishes as status.backups at the end of the pass (the Job pruned the claim).
+   */
+  recordBackup?(step: BackupStep, taken: BackupEntry): Promise<BackupsStatus>;
+  /** Takes a backup itself (Kubernetes: a Job; StepPending while it runs); without it the engine streams the leader's snapshot to backupLocation(). */
+  takeBackup?(step: BackupStep): Promise<BackupEntry>;
+  /** Where the engine writes a backup it streams (with loadBackups and without takeBackup). */
+  backupLocation?(step: BackupStep): string;
   /** Records a scaling step durably before it is carried out (Kubernetes: the svc.dev/scaling annotation). */
   recordScaling?(step: ScalingStep, replicas: number): Promise<void>;
 }

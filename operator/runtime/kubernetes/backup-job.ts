@@ -279,7 +279,9 @@ export class ClusterJobs {
    */
   async takeBackup(kind: 'scheduled' | 'on-demand', member: string, id: string, now: Date, dbBytes?: () => Promise<number | undefined>): Promise<BackupEntry> {
     const suffix = `${kind === 'scheduled' ? 'sched' : 'req'}-${createHash('sha256').update(id).digest('hex').slice(0, 10)}`;
-    const rec = await this.runBackup(member, backupFileFor(kind, member, now), suffix, dbBytes);
+    // a scheduled backup's file is named by its slot: taken again after a crash before it was recorded, it replaces
+    // the same file instead of leaving one the record does not know
+    const rec = await this.runBackup(member, backupFileFor(kind, member, kind === 'scheduled' ? new Date(id) : now), suffix, dbBytes);
     return { ...rec, kind };
   }
 

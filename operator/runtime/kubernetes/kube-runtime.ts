@@ -7,10 +7,11 @@
 // fallback of a runtime built without Jobs (tests that drive the runtime directly).
 import { join } from 'node:path';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
-import type { SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
+import { RuntimeError, type BackupStep, type Runtime, type RuntimeMember } from '../runtime.js';
+import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
+import { backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import type { BackupObservation, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
 import type { ScalingStep } from '../../planner/steps.js';
 import { CONFIG_HASH_ANNOTATION, memberClientURL, releaseOf, selectorLabels, TLS_HASH_ANNOTATION, type ClusterRef, type LiveShape } from './manifests.js';
 import { desiredState, liveStatefulSet, targetRevision, type DesiredState } from './desired.js';
@@ -44,6 +45,8 @@ export interface KubeRuntimeOptions {
   onScaling?: (r: ScalingRecord) => void;
   /** Fingerprint of the TLS Secrets (controller/tls.ts), when the cluster has any. */
   tlsHash?: string;
+  /** status.backups as known, the svc.dev/backup-request token, the creation time: scheduled and on-demand backups. */
+  backups?: BackupObservation;
 }
 
 /** Why a pod cannot keep its svc container running, if it cannot. */
@@ -180,6 +183,25 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
     if (this.opts.jobs) return this.opts.jobs.backup(step.member, step.from, step.to, progress.startedAt, dbBytes);
     if (!this.opts.client) throw new RuntimeError('UNSUPPORTED', 'no member client to take the snapshot with');
     return this.opts.client.snapshot(memberClientURL(this.cluster, step.member), step.member, this.snapshotLocation(step.from, step.to, step.member));
+  }
+
+  async loadBackups(): Promise<BackupObservation | undefined> {
+    return this.opts.backups;
+  }
+
+  /** A scheduled or on-demand backup Job, named by the slot or token it answers (a restarted operator finds it). */
+  async takeBackup(step: BackupStep): Promise<BackupEntry> {
+    if (!this.opts.jobs) throw new RuntimeError('UNSUPPORTED', 'backups run as Jobs: this runtime has none');
+    const dbBytes = async () => (await this.opts.client?.status(memberClientURL(this.cluster, step.member)))?.dbSize;
+    return this.opts.jobs.takeBackup(dueOfStep(step).kind, step.member, step.id, new Date(), dbBytes);
+  }
+
+  /** The record with the backup taken; the controller publishes it as status.backups (the Job pruned the claim). */
+  async recordBackup(step: BackupStep, taken: BackupEntry): Promise<BackupsStatus> {
+    const b = this.opts.backups;
+    const record = backupsState({ name: this.cluster.name, spec: this.cluster.spec, previous: b?.record, taken, done: dueOfStep(step).due, created: new Date(b?.created ?? 0), now: new Date() });
+    if (b) b.record = record;
+    return record;
   }
 
   async recordScaling(step: ScalingStep, replicas: number): Promise<void> {

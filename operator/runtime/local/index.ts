@@ -1,3 +1,3 @@
 // The local runtime (members as child processes).
-export { LocalRuntime, DEFAULT_SVC_ENTRY, type LocalRuntimeOptions } from './local-runtime.js';
+export { LocalRuntime, DEFAULT_SVC_ENTRY, restoreProblem, type LocalRuntimeOptions } from './local-runtime.js';
 export { readState, writeState, stateFile, type LocalState, type LocalMemberState } from './state.js';

@@ -9,9 +9,13 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { SvcClusterSpec } from '../../api/types.js';
 import { memberArgs, memberConfig } from '../../api/member-config.js';
+import { restoreSnapshot, verifySnapshotFile } from '../../../server/cluster/restore.js';
+import { nopLogger } from '../../../server/log/logger.js';
+import type { BackupEntry, BackupsStatus } from '../../api/types.js';
+import { backupFileFor, backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
-import { RuntimeError, type Runtime, type RuntimeMember } from '../runtime.js';
+import type { BackupObservation, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import { RuntimeError, type BackupStep, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { ScalingRuntime } from '../scaling.js';
 import { freePorts } from './ports.js';
 import { readState, writeState, type LocalMemberState, type LocalState } from './state.js';
@@ -41,6 +45,16 @@ function alive(pid: number | undefined): boolean {
     return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Why spec.restore.snapshot cannot create a local cluster (a missing, unreadable or corrupt file), or undefined. */
+export function restoreProblem(snapshot: string): string | undefined {
+  try {
+    verifySnapshotFile(resolve(snapshot));
+    return undefined;
+  } catch (e) {
+    return `spec.restore.snapshot: ${(e as Error).message}; name a backup file \`svc-operator local status\` lists (or any verified snapshot)`;
   }
 }
 
@@ -134,9 +148,26 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
     const state: LocalState = { name: this.name, spec, token: `${this.name}-${randomBytes(6).toString('hex')}`, createdAt: new Date().toISOString(), members };
     mkdirSync(join(this.stateDir, 'logs'), { recursive: true });
     mkdirSync(join(this.stateDir, 'data'), { recursive: true });
+    // before the state names the members: a crash half-way leaves no cluster, and the next try restores again
+    if (spec.restore) await this.restoreMembers(spec.restore.snapshot, state);
     writeState(this.stateDir, state);
     for (const m of members) this.spawnMember(state, m);
     writeState(this.stateDir, state);
+  }
+
+  /**
+   * Fills every member's data dir from a snapshot file (a local backup, or any snapshot in the reference's format or
+   * an older svc one), with the names, peer URLs and token the members start with. The sha256 is checked first.
+   */
+  private async restoreMembers(snapshot: string, state: LocalState): Promise<void> {
+    const problem = restoreProblem(snapshot);
+    if (problem) throw new RuntimeError('START_FAILED', `cannot create ${state.name}: ${problem}`);
+    const file = resolve(snapshot);
+    const initialCluster = state.members.map((m) => ({ name: m.name, peerURLs: [`http://127.0.0.1:${m.peerPort}`] }));
+    for (const m of state.members) {
+      rmSync(m.dataDir, { recursive: true, force: true });
+      await restoreSnapshot(nopLogger, { snapshotFile: file, dataDir: m.dataDir, name: m.name, initialCluster, initialClusterToken: state.token, advertisePeerURLs: [`http://127.0.0.1:${m.peerPort}`] });
+    }
   }
 
   /** The member's command line: its placement here, its configuration as memberConfig decides it for its release. */
@@ -308,6 +339,49 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
     writeState(this.stateDir, { ...s, rollout });
   }
 
+  /** Where scheduled and on-demand backups go. */
+  backupDir(): string {
+    return join(this.stateDir, 'backups');
+  }
+
+  async loadBackups(): Promise<BackupObservation | undefined> {
+    const s = this.state();
+    return s && { record: s.backups, request: s.backupRequest, created: Date.parse(s.createdAt) };
+  }
+
+  backupLocation(step: BackupStep): string {
+    mkdirSync(this.backupDir(), { recursive: true });
+    // named by the slot or the request (an ISO time, `local backup`'s token): a backup taken again after a crash
+    // before it was recorded replaces its file instead of leaving one the record does not know
+    const at = new Date(step.id);
+    return join(this.backupDir(), backupFileFor(dueOfStep(step).kind, step.member, Number.isNaN(at.getTime()) ? new Date() : at));
+  }
+
+  /** The record with `taken`; files of backups/ the record no longer keeps (spec.backup.keep) are removed. */
+  async recordBackup(step: BackupStep, taken: BackupEntry): Promise<BackupsStatus> {
+    const s = this.mustState();
+    const record = backupsState({ name: s.name, where: this.backupDir(), spec: s.spec, previous: s.backups, taken, done: dueOfStep(step).due, created: new Date(s.createdAt), now: new Date() });
+    writeState(this.stateDir, { ...s, backups: record, backupFailure: undefined });
+    // only files this record listed go (a backup of an earlier cluster in this state dir stays)
+    const kept = new Set((record.items ?? []).map((i) => i.location));
+    for (const it of [...(s.backups?.items ?? []), taken]) if (!kept.has(it.location)) rmSync(it.location, { force: true });
+    return record;
+  }
+
+  /** Asks for an on-demand backup (taken by the next pass of the loop); returns the request token. */
+  requestBackup(): string {
+    const s = this.mustState();
+    const token = new Date().toISOString();
+    writeState(this.stateDir, { ...s, backupRequest: token });
+    return token;
+  }
+
+  /** Notes why a scheduled or on-demand backup failed (`local status` shows it until one succeeds). */
+  noteBackupFailure(why: string): void {
+    const s = this.state();
+    if (s) writeState(this.stateDir, { ...s, backupFailure: why });
+  }
+
   async v2DataBytes(member: string): Promise<number | undefined> {
     const m = this.state()?.members.find((x) => x.name === member);
     if (!m) return undefined;
@@ -319,10 +393,19 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
     return snaps[0].size;
   }
 
-  /** Stops every member and removes the state dir. */
-  async delete(): Promise<void> {
+  /**
+   * Stops every member and removes the state dir; with `keepBackups` (`local delete`) all but its backups
+   * (backups/, snapshots/), which a new cluster may be created from. Returns the folders kept.
+   */
+  async delete(keepBackups = false): Promise<string[]> {
     const s = this.state();
     if (s) await Promise.all(s.members.map((m) => this.stopPid(m.pid)));
-    rmSync(this.stateDir, { recursive: true, force: true });
+    const keep = ['backups', 'snapshots'].filter((d) => keepBackups && existsSync(join(this.stateDir, d)) && readdirSync(join(this.stateDir, d)).length > 0);
+    if (keep.length === 0) {
+      rmSync(this.stateDir, { recursive: true, force: true });
+      return [];
+    }
+    for (const e of readdirSync(this.stateDir)) if (!keep.includes(e)) rmSync(join(this.stateDir, e), { recursive: true, force: true });
+    return keep.map((d) => join(this.stateDir, d));
   }
 }

@@ -1,9 +1,9 @@
-// The local runtime's state file: the cluster's spec, its members (ports, dirs, release, pid) and the
-// upgrade progress, written atomically (temp file, fsync, rename) so a crash leaves the old or the new
+// The local runtime's state file: the cluster's spec, its members (ports, dirs, release, pid), the
+// upgrade progress and the backups record, written atomically (temp file, fsync, rename) so a crash leaves the old or the new
 // state, never half of one.
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { SvcClusterSpec } from '../../api/types.js';
+import type { BackupsStatus, SvcClusterSpec } from '../../api/types.js';
 import type { RolloutProgress, UpgradeProgress } from '../../planner/types.js';
 import { RuntimeError } from '../runtime.js';
 
@@ -40,6 +40,12 @@ export interface LocalState {
   reserved?: Record<string, { clientPort: number; peerPort: number }>;
   /** The last step line the orchestrator reported, for `local status`. */
   lastStep?: string;
+  /** Scheduled and on-demand backups taken (files under backups/, newest spec.backup.keep), the slot and request answered. */
+  backups?: BackupsStatus;
+  /** The on-demand request `local backup` made last (a backup is due while backups.lastRequest differs). */
+  backupRequest?: string;
+  /** Why the last scheduled or on-demand backup failed (cleared by the next one recorded). */
+  backupFailure?: string;
 }
 
 /** Path of the state file in a state dir. */

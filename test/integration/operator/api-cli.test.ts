@@ -53,6 +53,10 @@ describe('operator/cli: exit codes', function () {
     const none = cli(['local', 'status', '--state-dir', join(dir, 'st')], dir);
     expect(none.status).to.equal(1);
     expect(none.out).to.match(/no local cluster in/);
+    const noBackup = cli(['local', 'backup', '--wait', '--state-dir', join(dir, 'st')], dir);
+    expect(noBackup.status).to.equal(1);
+    expect(noBackup.out).to.match(/no local cluster in .*; create one with `svc-operator local apply -f <cluster.yaml>/);
+    expect(cli(['local', 'status', '--wait'], dir)).to.include({ status: 2 });
     expect(cli(['--help'], dir)).to.include({ status: 0 });
   });
 
@@ -76,7 +80,7 @@ describe('operator/cli: exit codes', function () {
   it('--help lists every command; status explains a missing kubeconfig with exit status 1', () => {
     const help = cli(['--help'], dir).out;
     for (const c of ['svc-operator status <cluster>', 'svc-operator run', 'svc-operator crd', 'svc-operator backup', 'svc-operator restore',
-      'svc-operator local apply', 'svc-operator local status', 'svc-operator local delete', 'svc-operator demo', 'svc-operator backup-now <cluster>']) expect(help, c).to.contain(c);
+      'svc-operator local apply', 'svc-operator local status', 'svc-operator local backup', 'svc-operator local delete', 'svc-operator demo', 'svc-operator backup-now <cluster>']) expect(help, c).to.contain(c);
     const script = `import(${JSON.stringify(MAIN)}).then((m) => m.main(process.argv.slice(1))).then((c) => { process.exitCode = c; })`;
     const env = { ...process.env, HOME: dir, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '' };
     const r = spawnSync(process.execPath, ['-e', script, '--', 'status', 'kv'], { cwd: dir, encoding: 'utf8', env });

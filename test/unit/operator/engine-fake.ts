@@ -1,16 +1,18 @@
 // A fake runtime and member client over the simulated cluster of scale-sim.ts, for driving the one engine
 // (operator/orchestrator/engine.ts) without processes. Two shapes, as the real runtimes differ:
-// - "local": no optional capabilities; the engine streams snapshots itself.
-// - "kubernetes": prepare(), recordScaling() (a durable scaling record), takeSnapshot() through a Job that runs
-//   for a few looks (StepPending meanwhile), as the Kubernetes runtime has them.
+// - "local": the engine streams snapshots and backups itself (backupLocation(): a file named by the slot or token).
+// - "kubernetes": prepare(), recordScaling() (a durable scaling record), takeSnapshot() and takeBackup() through a
+//   Job that runs for a few looks (StepPending meanwhile), as the Kubernetes runtime has them.
+// Both keep the backups record (loadBackups/recordBackup) in the world.
 // Durable state (progress, scaling record, Jobs) lives in the world and survives an engine crash; the engine's
 // memory does not.
-import type { SnapshotRecord, SvcClusterSpec } from '../../../operator/api/types.js';
+import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../../../operator/api/types.js';
+import { backupsState, dueOfStep } from '../../../operator/backup/schedule.js';
 import type { ClusterMemberInfo, MemberStatusInfo, VersionInfo } from '../../../operator/members/index.js';
 import type { MemberApi } from '../../../operator/orchestrator/member-api.js';
-import { StepPending, type Runtime, type RuntimeMember } from '../../../operator/runtime/runtime.js';
+import { StepPending, type BackupStep, type Runtime, type RuntimeMember } from '../../../operator/runtime/runtime.js';
 import type { ScalingRuntime } from '../../../operator/runtime/scaling.js';
-import type { RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/planner/types.js';
+import type { BackupObservation, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/planner/types.js';
 import { ScaleSim } from './scale-sim.js';
 
 export type Mode = 'local' | 'kubernetes';
@@ -38,6 +40,16 @@ export class World {
   revisions = new Map<string, { config: string; tls?: string }>();
   rollout?: string;
   rolloutWrites = 0;
+  /** The spec the record's retention and schedule follow (set by the driver). */
+  spec?: SvcClusterSpec;
+  /** The backups record (JSON, as stored), the request token, the cluster's creation (ms). */
+  backupRecord?: string;
+  backupRequest?: string;
+  createdAt = 0;
+  /** Every scheduled or on-demand backup taken (a retake counts again). */
+  backupsTaken: BackupEntry[] = [];
+  /** Backup Jobs by slot or token: looks left until done. */
+  backupJobs = new Map<string, number>();
 
   constructor(n: number, version: string, leader = 0, created = true) {
     this.sim = new ScaleSim(n, version, leader);
@@ -65,6 +77,18 @@ export class World {
       if (this.stale.to === nameOf(url)) return false;
     }
     return this.observed(url).leader;
+  }
+
+  /** A backup of the leader at `location` (the world's record of it). */
+  takeBackupOf(step: BackupStep, location: string): BackupEntry {
+    if (!this.sim.members.find((m) => m.name === step.member)?.leader) throw new Error(`${step.member} is not the leader`);
+    const e: BackupEntry = { location, member: step.member, revision: this.backupsTaken.length + 1, size: 100, sha256: 'c'.repeat(64), time: new Date(1000 + this.backupsTaken.length).toISOString(), kind: dueOfStep(step).kind };
+    this.backupsTaken.push(e);
+    return e;
+  }
+
+  get backups(): BackupsStatus | undefined {
+    return this.backupRecord === undefined ? undefined : (JSON.parse(this.backupRecord) as BackupsStatus);
   }
 
   moveLeader(url: string, toId: string): void {
@@ -128,6 +152,11 @@ export class FakeClient implements MemberApi {
 
   async snapshot(url: string, name: string, file: string): Promise<SnapshotRecord> {
     this.w.observed(url);
+    if (file.startsWith('/backups/')) {
+      // a scheduled or on-demand backup streamed by the engine (the local shape's backupLocation)
+      const e = this.w.takeBackupOf({ kind: 'backup', reason: file.includes('-20') ? 'Scheduled' : 'OnDemand', member: name, id: '' }, file);
+      return { location: e.location, member: e.member, revision: e.revision, size: e.size, sha256: e.sha256, time: e.time };
+    }
     const rec = { location: file, member: name, revision: this.w.snapshots.length + 1, size: 100, sha256: 'a'.repeat(64), time: new Date(0).toISOString() };
     this.w.snapshots.push(rec);
     return rec;
@@ -137,6 +166,7 @@ export class FakeClient implements MemberApi {
 /** The runtime over the world. */
 export class FakeRuntime implements Runtime, ScalingRuntime {
   prepare?: () => Promise<void>;
+  takeBackup?: (step: BackupStep) => Promise<BackupEntry>;
   takeSnapshot?: (step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress) => Promise<SnapshotRecord>;
   recordScaling?: (step: Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }>, replicas: number) => Promise<void>;
 
@@ -155,6 +185,15 @@ export class FakeRuntime implements Runtime, ScalingRuntime {
       const rec = { location: `pvc://backups/${step.member}-${progress.startedAt}.db`, member: step.member, revision: this.w.snapshots.length + 1, size: 100, sha256: 'b'.repeat(64), time: new Date(0).toISOString() };
       this.w.snapshots.push(rec);
       return rec;
+    };
+    this.takeBackup = async (step) => {
+      const left = this.w.backupJobs.get(step.id) ?? 3;
+      if (left > 0) {
+        this.w.backupJobs.set(step.id, left - 1);
+        throw new StepPending('BackupRunning', `backup Job of ${step.id} is running`, 10);
+      }
+      this.w.backupJobs.delete(step.id);
+      return this.w.takeBackupOf(step, `pvc://backups/${step.member}-${step.id}.db`);
     };
     this.recordScaling = async (step, replicas) => {
       this.w.scalingRecord = { replicas, step: step.kind, member: step.member };
@@ -201,6 +240,20 @@ export class FakeRuntime implements Runtime, ScalingRuntime {
 
   async pruneSnapshots(): Promise<string[]> {
     return [];
+  }
+
+  async loadBackups(): Promise<BackupObservation | undefined> {
+    return { record: this.w.backups, request: this.w.backupRequest, created: this.w.createdAt };
+  }
+
+  backupLocation(step: BackupStep): string {
+    return `/backups/${step.member}-${step.id}.db`;
+  }
+
+  async recordBackup(step: BackupStep, taken: BackupEntry): Promise<BackupsStatus> {
+    const record = backupsState({ name: 'c', spec: this.w.spec!, previous: this.w.backups, taken, done: dueOfStep(step).due, created: new Date(this.w.createdAt), now: new Date() });
+    this.w.backupRecord = JSON.stringify(record);
+    return record;
   }
 
   async loadProgress(): Promise<UpgradeProgress | undefined> {

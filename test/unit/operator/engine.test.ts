@@ -24,6 +24,7 @@ interface Run {
 
 /** Passes until steady (or blocked); the world ticks between passes. `crashAt` = "kind:n:point" of the first engine. */
 async function drive(w: World, mode: Mode, s: SvcClusterSpec, crashAt?: string, maxPasses = 400): Promise<Run> {
+  w.spec = s;
   const rt = new FakeRuntime(w, mode);
   const client = new FakeClient(w);
   let memory: EngineMemory = newMemory();
@@ -85,6 +86,66 @@ function crashPoints(acted: string[]): string[] {
 
 for (const mode of ['local', 'kubernetes'] as const) {
   describe(`operator/orchestrator engine with the ${mode} runtime's shape`, () => {
+    /** 3 members on 3.4.34, created at 0 with a daily schedule (one slot due now), and request token "r1" open. */
+    const backupWorld = (): World => {
+      const w = new World(3, '3.4.34', 1);
+      w.backupRequest = 'r1';
+      return w;
+    };
+    const daily = (version = '3.4.34') => withDefaults({ version, replicas: 3, backup: { schedule: '0 3 * * *', keep: 3 } });
+    const latestSlot = () => {
+      const d = new Date();
+      const slot = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), 3);
+      return new Date(slot > d.getTime() ? slot - 86_400_000 : slot).toISOString();
+    };
+
+    it('takes the requested backup, then the due scheduled one, from the leader, each recorded once', async () => {
+      const w = backupWorld();
+      const r = await drive(w, mode, daily());
+      expect(r.acted).to.deep.equal(['backup m1', 'backup m1']);
+      expect(r.results.filter((x) => x.acted).map((x) => x.step)).to.deep.equal([
+        { kind: 'backup', reason: 'OnDemand', member: 'm1', id: 'r1' },
+        { kind: 'backup', reason: 'Scheduled', member: 'm1', id: latestSlot() },
+      ]);
+      expect(w.backupsTaken.map((b) => b.kind)).to.deep.equal(['on-demand', 'scheduled']);
+      const rec = w.backups!;
+      expect(rec.lastRequest).to.equal('r1');
+      expect(rec.lastScheduleTime).to.equal(latestSlot());
+      expect(rec.items!.map((i) => i.kind)).to.deep.equal(['on-demand', 'scheduled']);
+      expect(r.results.filter((x) => x.backup).map((x) => x.backup!.location)).to.deep.equal(rec.items!.map((i) => i.location));
+      if (mode === 'kubernetes') {
+        const pending = r.results.filter((x) => x.pending);
+        expect(pending.length).to.equal(6); // a Job looked at three times each
+        expect(pending.every((x) => x.step.kind === 'backup' && x.pending!.code === 'BackupRunning')).to.equal(true);
+      }
+    });
+
+    it('takes a due backup only after an upgrade is complete', async () => {
+      const w = backupWorld();
+      const r = await drive(w, mode, daily('3.5.21'));
+      expect(w.sim.violations).to.deep.equal([]);
+      expect(r.acted).to.deep.equal(['snapshot m1', 'restartMember m0', 'restartMember m2', 'moveLeader m1->m2', 'restartMember m1', 'complete 3.4.34->3.5.21', 'backup m2', 'backup m2']);
+    });
+
+    it('a crash at every point of every backup step resumes: each slot and token answered once, nothing recorded twice', async () => {
+      const clean = await drive(backupWorld(), mode, daily());
+      const points = crashPoints(clean.acted);
+      expect(points).to.have.length(6);
+      for (const at of points) {
+        const w = backupWorld();
+        const r = await drive(w, mode, daily(), at);
+        expect(r.crashes, at).to.equal(1);
+        expect(r.final.step, at).to.deep.equal({ kind: 'steady', version: '3.4.34' });
+        const rec = w.backups!;
+        expect(rec.lastRequest, at).to.equal('r1');
+        expect(rec.lastScheduleTime, at).to.equal(latestSlot());
+        expect(rec.items!.map((i) => i.kind), at).to.deep.equal(['on-demand', 'scheduled']);
+        // taken again only when the crash came between taking it and recording it (same file or Job name)
+        expect(w.backupsTaken.length, at).to.equal(at.endsWith(':acted') ? 3 : 2);
+        expect(new Set(w.backupsTaken.map((b) => b.location)).size, at).to.equal(2);
+      }
+    });
+
     it('creates a cluster from nothing, then is steady', async () => {
       const w = new World(0, '3.4.34', 0, false);
       const r = await drive(w, mode, spec('3.4.34', 3));

@@ -81,8 +81,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   'runtime/kubernetes': ['runtime', 'api', 'members', 'backup', 'planner'],
   'orchestrator': ['runtime', 'api', 'members', 'backup', 'planner'],
   // the scheduled and on-demand backups beside the engine's pass, a part of the controller until backups are steps
-  'backup/tracker.ts': ['runtime', 'runtime/kubernetes', 'api', 'members', 'backup', 'planner'],
-  'controller': ['orchestrator', 'runtime', 'runtime/kubernetes', 'backup/tracker.ts', 'api', 'members', 'backup', 'planner'],
+  'controller': ['orchestrator', 'runtime', 'runtime/kubernetes', 'api', 'members', 'backup', 'planner'],
   'cli': ['controller', 'orchestrator', 'runtime', 'runtime/local', 'runtime/kubernetes', 'workload', 'api', 'members', 'backup', 'planner'],
 };
 
@@ -141,7 +140,7 @@ describe('source structure', () => {
     const probe = new Map([
       ['operator/api/validate.ts', ['operator/backup/schedule.ts', 'operator/api/types.ts']],
       ['operator/runtime/kubernetes/backup-job.ts', ['operator/cli/backup.ts', 'operator/runtime/runtime.ts']],
-      ['operator/controller/run.ts', ['operator/orchestrator/engine.ts', 'operator/backup/tracker.ts']],
+      ['operator/controller/run.ts', ['operator/orchestrator/engine.ts', 'operator/backup/schedule.ts']],
       ['operator/orchestrator/engine.ts', ['operator/runtime/local/state.ts']],
       ['operator/stray.ts', ['operator/api/types.ts']],
     ]);
