@@ -13,7 +13,7 @@ import { binary, repoRoot } from './binaries.js';
 import { sharedTestbed } from './fixture.js';
 import { installClusterDns } from './node/cluster-dns.js';
 import { createNamespace, installCrd, removeNamespace } from './operator/helpers.js';
-import { waitFor } from './proc.js';
+import { waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 const OPNS = 'svc-operator-e2e';

@@ -7,7 +7,7 @@ import { sharedTestbed } from './fixture.js';
 import { RESTRICTED_CONTAINER, RESTRICTED_POD } from './namespaces.js';
 import { POD_NET } from './node/network.js';
 import { createNamespace } from './operator/helpers.js';
-import { waitFor } from './proc.js';
+import { waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 const NS = 'in-cluster';

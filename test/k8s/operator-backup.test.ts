@@ -16,7 +16,7 @@ import { backupNowMain } from '../../operator/cli/backup-now.js';
 import { jobDeadlineSeconds } from '../../operator/backup/schedule.js';
 import { b64, postJson, unb64 } from '../../harness/svc-cluster.js';
 import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
-import { waitFor } from './proc.js';
+import { waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 const NS = 'svcc-backup';

@@ -7,7 +7,7 @@ import { Controller } from '../../operator/controller/controller.js';
 import { probeServer } from '../../operator/controller/run.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
-import { waitFor } from './proc.js';
+import { waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 const NS = 'svcc-ctl';

@@ -13,7 +13,7 @@ import { sharedTestbed } from './fixture.js';
 import type { Controller } from '../../operator/controller/controller.js';
 import { installClusterDns } from './node/cluster-dns.js';
 import { createNamespace, installCrd, removeNamespace, testController } from './operator/helpers.js';
-import { waitFor } from './proc.js';
+import { waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 const ROOT = repoRoot();

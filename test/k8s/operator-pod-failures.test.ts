@@ -9,7 +9,7 @@ import type { Controller } from '../../operator/controller/controller.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
 import { createNamespace, operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
-import { run, waitFor } from './proc.js';
+import { runCommand, waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 const NS = 'svcc-podfail';
@@ -73,7 +73,7 @@ describe('k8s: pod-level failures are shown (Stalled, lastError, STEP, a Warning
 
   it('`kubectl svc status` shows the pod problem of a stalled cluster', async () => {
     const env = { ...process.env, KUBECONFIG: tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
-    const { stdout } = await run([binary('kubectl'), 'svc', 'status', 'pull', '-n', NS], { env });
+    const { stdout } = await runCommand([binary('kubectl'), 'svc', 'status', 'pull', '-n', NS], { env });
     expect(stdout).to.match(/^Stalled:\s+ImagePullBackOff: pull-0: ImagePullBackOff: /m);
     expect(stdout).to.match(/^pull-0\s+unknown\s+-\s+UNREACHABLE\s.*\s(ImagePullBackOff|ErrImagePull)\s+localhost\/svc-missing:v3\.5\.21$/m);
   });

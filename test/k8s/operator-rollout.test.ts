@@ -13,7 +13,7 @@ import { BackgroundWriter } from '../../operator/workload/writer.js';
 import { Client } from '../../server/client/index.js';
 import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
 import { makeClusterCerts, renewMemberCert, type ClusterCerts } from './operator/tls-certs.js';
-import { waitFor } from './proc.js';
+import { waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 const NS = 'svcc-roll';

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { sharedTestbed } from './fixture.js';
 import { installCrd } from './operator/helpers.js';
-import { freePort, waitFor } from './proc.js';
+import { waitFor } from '../../harness/process.js';
+import { freePort } from '../../harness/ports.js';
 import type { Testbed } from './testbed.js';
 
 const MAIN = fileURLToPath(new URL('../../operator/cli/main.js', import.meta.url));

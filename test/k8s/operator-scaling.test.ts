@@ -8,7 +8,7 @@ import { MemberClient } from '../../operator/members/index.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { Client } from '../../server/client/index.js';
 import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
-import { waitFor } from './proc.js';
+import { waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 const NS = 'svcc-scale';

@@ -13,7 +13,7 @@ import { KubeRuntime } from '../../operator/runtime/kubernetes/kube-runtime.js';
 import { Client } from '../../server/client/index.js';
 import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
 import { makeClusterCerts, type ClusterCerts } from './operator/tls-certs.js';
-import { run, waitFor } from './proc.js';
+import { runCommand, waitFor } from '../../harness/process.js';
 import { binary, repoRoot } from './binaries.js';
 import type { Testbed } from './testbed.js';
 
@@ -133,7 +133,7 @@ describe('k8s: a TLS SvcCluster', function () {
 
   it('`kubectl svc status` reads the TLS members live with the client Secret and shows certificate expiry and the last backup', async () => {
     const env = { ...process.env, KUBECONFIG: tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
-    const { stdout } = await run([binary('kubectl'), 'svc', 'status', NAME, '-n', NS], { env });
+    const { stdout } = await runCommand([binary('kubectl'), 'svc', 'status', NAME, '-n', NS], { env });
     const notAfter = new Date(new X509Certificate(certs.cert).validTo).toISOString();
     expect(stdout).to.contain(`Certificate:    client Secret ${NAME}-client-tls: expires ${notAfter} (in `);
     expect(stdout).to.contain(`Certificate:    peer Secret ${NAME}-peer-tls: expires ${notAfter} (in `);

@@ -11,7 +11,7 @@ import type { Controller } from '../../operator/controller/controller.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
 import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
-import { run, waitFor } from './proc.js';
+import { runCommand, waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 const NS = 'svcc-vis';
@@ -26,7 +26,7 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
   let env: NodeJS.ProcessEnv;
 
   const get = async (): Promise<Stored> => JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
-  const kubectl = (args: string[], timeoutMs = 60_000) => run([binary('kubectl'), ...args], { env, timeoutMs });
+  const kubectl = (args: string[], timeoutMs = 60_000) => runCommand([binary('kubectl'), ...args], { env, timeoutMs });
   const cond = (s: SvcClusterStatus | undefined, type: string) => s?.conditions?.find((c) => c.type === type);
 
   before(async () => {
@@ -137,7 +137,7 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     expect(stdout).to.match(/^\s+\S+\s+Normal\s+CreateCluster\s+SvcCluster\/vis\s/m);
 
     // the same view from svc-operator, as JSON: live raft indexes, the lag against the leader
-    const json = JSON.parse((await run([process.execPath, join(repoRoot(), 'bin', 'svc-operator'), 'status', NAME, '-n', NS, '-o', 'json'], { env })).stdout) as { members: Array<{ role: string; raftIndex: number; lag: number; dbSize: number; healthy: boolean }> };
+    const json = JSON.parse((await runCommand([process.execPath, join(repoRoot(), 'bin', 'svc-operator'), 'status', NAME, '-n', NS, '-o', 'json'], { env })).stdout) as { members: Array<{ role: string; raftIndex: number; lag: number; dbSize: number; healthy: boolean }> };
     expect(json.members).to.have.length(3);
     for (const m of json.members) {
       expect(m.healthy).to.equal(true);
@@ -159,7 +159,7 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
 
     const fails = async (args: string[], e: NodeJS.ProcessEnv = env): Promise<string> => {
       try {
-        await run([binary('kubectl'), ...args], { env: e });
+        await runCommand([binary('kubectl'), ...args], { env: e });
       } catch (err) {
         return (err as Error).message;
       }
@@ -175,11 +175,11 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
 
   // the Argo CD health check of docs/ run by gopher-lua (as Argo CD runs it) on the object the apiserver returns
   const argoHealth = async (): Promise<{ status: string; message: string }> => {
-    const built = await run(['bash', join(repoRoot(), 'scripts', 'build-argocd-lua.sh')], { timeoutMs: 240_000 })
+    const built = await runCommand(['bash', join(repoRoot(), 'scripts', 'build-argocd-lua.sh')], { timeoutMs: 240_000 })
       .catch((e: Error) => { throw new Error(`cannot build the gopher-lua runner (scripts/build-argocd-lua.sh): ${e.message}`); });
     const file = join(tb.workDir, 'out', 'svcc.json');
     writeFileSync(file, await tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json']));
-    const out = await run([join(built.stdout.trim().split('\n').at(-1)!, 'lua-health'), join(repoRoot(), 'docs', 'argocd', 'svc.dev_SvcCluster.lua'), file]);
+    const out = await runCommand([join(built.stdout.trim().split('\n').at(-1)!, 'lua-health'), join(repoRoot(), 'docs', 'argocd', 'svc.dev_SvcCluster.lua'), file]);
     return JSON.parse(out.stdout) as { status: string; message: string };
   };
 
