@@ -19,6 +19,13 @@ export const POD_NET = {
   apiServiceIp: '10.0.0.1',
 } as const;
 
+/**
+ * Where the node's containerd sends every image pull, for every registry (a `_default` hosts.toml): a loopback port
+ * with nothing listening. A pod naming an image that was not imported fails at once with ErrImagePull, and no pull
+ * ever leaves the machine.
+ */
+export const REFUSING_REGISTRY = 'https://127.0.0.1:1';
+
 /** What the node must leave exactly as it found. */
 export interface HostNetState {
   ipForward: string;

@@ -14,7 +14,7 @@ import { writeKubeconfig } from '../control-plane.js';
 import { HarnessError } from '../../../harness/errors.js';
 import { type LoggedProcess, runCommand, spawnLogged, waitFor } from '../../../harness/process.js';
 import { freePort } from '../../../harness/ports.js';
-import { POD_NET, assertHostNetUnchanged, assertPodRoutes, createBridge, deleteBridge, podNetnsNames, readHostNet, type HostNetState } from './network.js';
+import { POD_NET, REFUSING_REGISTRY, assertHostNetUnchanged, assertPodRoutes, createBridge, deleteBridge, podNetnsNames, readHostNet, type HostNetState } from './network.js';
 import type { NodeImages } from './images.js';
 
 /** Name of the one node. */
@@ -48,7 +48,7 @@ export interface Node {
   stop(): Promise<void>;
 }
 
-function containerdConfig(dir: string, sandboxImage: string, cniConfDir: string): string {
+function containerdConfig(dir: string, sandboxImage: string, cniConfDir: string, registryHostsDir: string): string {
   return `version = 2
 root = "${join(dir, 'root')}"
 state = "${STATE_DIR}/state"
@@ -75,6 +75,20 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
     bin_dir = "/usr/lib/cni"
     conf_dir = "${cniConfDir}"
     max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "${registryHostsDir}"
+`;
+}
+
+/**
+ * hosts.toml of the `_default` folder (the one containerd uses for a registry without a folder of its own): the
+ * refusing endpoint as the only host and as the server, so no registry's own address is ever tried (an empty
+ * `server` would fall back to it).
+ */
+function refusingRegistryHosts(): string {
+  return `server = "${REFUSING_REGISTRY}"
+[host."${REFUSING_REGISTRY}"]
+  capabilities = ["pull", "resolve"]
 `;
 }
 
@@ -314,7 +328,10 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
     writeFileSync(join(cniConfDir, '10-svc-test-pods.conflist'), cniConfig(join(dir, 'cni', 'ipam')));
     const cdDir = join(dir, 'containerd');
     mkdirSync(cdDir, { recursive: true });
-    writeFileSync(join(cdDir, 'config.toml'), containerdConfig(cdDir, opts.images.pause, cniConfDir));
+    const registryHostsDir = join(cdDir, 'certs.d');
+    mkdirSync(join(registryHostsDir, '_default'), { recursive: true });
+    writeFileSync(join(registryHostsDir, '_default', 'hosts.toml'), refusingRegistryHosts());
+    writeFileSync(join(cdDir, 'config.toml'), containerdConfig(cdDir, opts.images.pause, cniConfDir, registryHostsDir));
     const socket = `${STATE_DIR}/containerd.sock`;
     const containerd = spawnLogged('containerd', ['--config', join(cdDir, 'config.toml')], { logFile: join(logDir, 'containerd.log') });
     started.push(containerd);
