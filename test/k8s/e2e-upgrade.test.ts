@@ -4,14 +4,13 @@
 // the new operator pod resumes from the recorded progress without restarting a member twice. At the end every key
 // written before is intact, every member runs 3.5.21 in a 3.5.0 cluster, and the operator's /metrics has the
 // per-cluster upgrade metrics.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import * as k8s from '@kubernetes/client-node';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
 import { useOperator } from './operator/fixture.js';
-import { waitFor } from '../../harness/process.js';
+import { type LoggedProcess, spawnLogged, waitFor } from '../../harness/process.js';
 
 const OPNS = 'svc-operator-e2e';
 const NS = 'svc-e2e';
@@ -41,10 +40,10 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
   const op = useOperator(NS, { controller: false, chartNamespace: OPNS });
   let kc: k8s.KubeConfig;
   const aborts: AbortController[] = [];
-  let follow: ChildProcess | undefined;
-  let followed = '';
-  let followPods: ChildProcess | undefined;
-  let followedPods = '';
+  let follow: LoggedProcess | undefined;
+  let followPods: LoggedProcess | undefined;
+  /** What `kubectl get svcc -w` printed so far. */
+  const followed = (): string => follow?.log() ?? '';
   const deletions: Deletion[] = [];
   const statuses: SvcClusterStatus[] = [];
   let leaderBefore = '';
@@ -71,11 +70,11 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
 
   after(async () => {
     for (const a of aborts) a.abort();
-    follow?.kill('SIGTERM');
-    followPods?.kill('SIGTERM');
+    await follow?.stop();
+    await followPods?.stop();
     // what a person following the upgrade saw
-    console.log(`\n--- kubectl get svcc -w (${NS}/${NAME}) ---\n${followed}--- end ---`);
-    console.log(`\n--- kubectl get pods -w (${NS}) ---\n${followedPods}--- end ---`);
+    console.log(`\n--- kubectl get svcc -w (${NS}/${NAME}) ---\n${followed()}--- end ---`);
+    console.log(`\n--- kubectl get pods -w (${NS}) ---\n${followPods?.log() ?? ''}--- end ---`);
   });
 
   it('helm installs the operator with the chart\'s default image; its pod becomes Ready and takes the Lease', async () => {
@@ -113,11 +112,10 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
   it('upgrades to 3.4.34 followers first, the leader last, and survives the operator pod being killed mid-upgrade', async () => {
     leaderBefore = (await get()).status!.leader!;
     // a person following the upgrade
-    follow = spawn(binary('kubectl', op.tb.controlPlane.binDir), ['-n', NS, 'get', 'svcc', '-w'], { env: { ...process.env, KUBECONFIG: op.tb.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] });
-    followPods = spawn(binary('kubectl', op.tb.controlPlane.binDir), ['-n', NS, 'get', 'pods', '-w'], { env: { ...process.env, KUBECONFIG: op.tb.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] });
-    followPods.stdout!.on('data', (d: Buffer) => { followedPods += d.toString(); });
-    follow.stdout!.on('data', (d: Buffer) => { followed += d.toString(); });
-    follow.stderr!.on('data', (d: Buffer) => { followed += d.toString(); });
+    const kubectlWatch = (what: string): LoggedProcess => spawnLogged(binary('kubectl', op.tb.controlPlane.binDir), ['-n', NS, 'get', what, '-w'],
+      { logFile: join(op.tb.controlPlane.logDir, `e2e-watch-${what}.log`), env: { KUBECONFIG: op.tb.kubeconfigPath } });
+    follow = kubectlWatch('svcc');
+    followPods = kubectlWatch('pods');
     // every member pod deletion, and every status, in the order they happen
     const watch = new k8s.Watch(kc);
     const seenDeleting = new Set<string>();
@@ -132,7 +130,7 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     aborts.push(await watch.watch(`/apis/svc.dev/v1alpha1/namespaces/${NS}/svcclusters`, {}, (_type: string, o: Stored) => {
       if (o.status) statuses.push(o.status);
     }, () => undefined));
-    await waitFor('the table header', async () => (followed.includes('STEP') ? true : undefined), 30_000, 100);
+    await waitFor('the table header', async () => (followed().includes('STEP') ? true : undefined), 30_000, 100);
 
     await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.4.34"}}']);
     // kill the operator once a member is done (a crash: SIGKILL, then the pod is force-deleted; its Deployment makes a new one)
@@ -177,16 +175,16 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
   });
 
   it('what `kubectl get svcc -w` showed moved through the upgrade (STEP, RUNNING, PHASE)', async () => {
-    await waitFor('the final line', async () => (new RegExp(`^${NAME}\\s+3\\.4\\.34\\s+3\\.4\\.34\\s+3\\.4\\.0\\s+3/3\\s+Running`, 'm').test(followed) ? true : undefined), 30_000, 100);
-    const lines = followed.split('\n').filter((l) => l.startsWith(`${NAME} `));
-    expect(lines.some((l) => /^kv\s+3\.4\.34\s+3\.3\.27\s/.test(l)), followed).to.equal(true);
+    await waitFor('the final line', async () => (new RegExp(`^${NAME}\\s+3\\.4\\.34\\s+3\\.4\\.34\\s+3\\.4\\.0\\s+3/3\\s+Running`, 'm').test(followed()) ? true : undefined), 30_000, 100);
+    const lines = followed().split('\n').filter((l) => l.startsWith(`${NAME} `));
+    expect(lines.some((l) => /^kv\s+3\.4\.34\s+3\.3\.27\s/.test(l)), followed()).to.equal(true);
     const stepsShown = new Set(lines.flatMap((l) => l.split(/\s+/)).filter((w) => ['snapshot', 'moveLeader', 'restartMember', 'complete'].includes(w)));
-    expect(stepsShown.size, followed).to.be.at.least(3);
-    expect(lines.some((l) => /\sUpgrading\s/.test(l)), followed).to.equal(true);
+    expect(stepsShown.size, followed()).to.be.at.least(3);
+    expect(lines.some((l) => /\sUpgrading\s/.test(l)), followed()).to.equal(true);
     // a member restart shows as Upgrading with READY 2/3, never as Degraded (lines from the request on: before it,
     // a health check that timed out on this loaded machine may show for a moment while the cluster forms)
     const during = lines.filter((l) => /^kv\s+3\.4\.34\s/.test(l));
-    expect(during.filter((l) => /\sDegraded\s/.test(l)), followed).to.deep.equal([]);
+    expect(during.filter((l) => /\sDegraded\s/.test(l)), followed()).to.deep.equal([]);
   });
 
   it('upgrades to 3.5.21; every key intact, every member reports 3.5.21 in a 3.5.0 cluster', async () => {

@@ -3,14 +3,13 @@
 // client writes, the on-call view through the real kubectl with the plugin on PATH, and a reconcile that throws
 // (a storage size the StatefulSet cannot take) still telling why in status and an Event.
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '../../server/client/index.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
 import { useOperator } from './operator/fixture.js';
-import { runCommand, waitFor } from '../../harness/process.js';
+import { runCommand, spawnLogged, waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-vis';
 const NAME = 'vis';
@@ -137,14 +136,11 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
   });
 
   it('`kubectl svc status --watch` redraws until interrupted; errors are one line with exit status 1 or 2', async () => {
-    const child = spawn(binary('kubectl'), ['svc', 'status', NAME, '-n', NS, '--watch', '--interval', '1'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    const code = new Promise<number | null>((r) => child.once('close', (c) => r(c)));
-    await waitFor('two redraws', async () => ((out.match(/^Every 1s: kubectl svc status vis/gm) ?? []).length >= 2 ? true : undefined), 60_000, 200);
-    child.kill('SIGINT');
-    expect(await code).to.equal(0);
-    expect((out.match(/^MEMBER\s+ROLE/gm) ?? []).length).to.be.at.least(2);
+    const watch = spawnLogged(binary('kubectl'), ['svc', 'status', NAME, '-n', NS, '--watch', '--interval', '1'],
+      { logFile: join(op.tb.controlPlane.logDir, 'kubectl-svc-status-watch.log'), env });
+    await waitFor('two redraws', async () => ((watch.log().match(/^Every 1s: kubectl svc status vis/gm) ?? []).length >= 2 ? true : undefined), 60_000, 200);
+    expect(await watch.stop('SIGINT'), watch.log()).to.deep.equal({ code: 0, signal: null });
+    expect((watch.log().match(/^MEMBER\s+ROLE/gm) ?? []).length).to.be.at.least(2);
 
     const fails = async (args: string[], e: NodeJS.ProcessEnv = env): Promise<string> => {
       try {
