@@ -108,7 +108,7 @@ export function useOperator(namespace: string, opts: UseOperatorOptions = {}): O
  * Writes what explains a failed test into dir and prints where, with the tail of every previous container log of an
  * operator pod (the one a CI run would otherwise lose when a probe restarted the container).
  */
-async function saveDiagnostics(tb: Testbed, dir: string, namespaces: string[], chartNamespace: string | undefined,
+export async function saveDiagnostics(tb: Testbed, dir: string, namespaces: string[], chartNamespace: string | undefined,
   logs: Array<Record<string, unknown>>): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const kubectl = (args: string[]): Promise<string> => tb.kubectl(args).catch((e: Error) => `(kubectl ${args.join(' ')} failed: ${e.message})\n`);
