@@ -272,7 +272,8 @@ export function runCommand(argv: readonly string[], opts: RunCommandOptions = {}
       clearTimeout(timer);
       if (code === 0) return resolve({ stdout, stderr });
       const why = timedOut ? `was killed after ${timeoutMs} ms` : `exited ${code ?? signal}`;
-      reject(new HarnessError('COMMAND_FAILED', `${argv.join(' ')} ${why}: ${stderr.trim() || stdout.trim()}`));
+      const said = stderr.trim() || stdout.trim();
+      reject(new HarnessError('COMMAND_FAILED', `${argv.join(' ')} ${why}${said ? `: ${said}` : ''}`));
     });
     if (child.stdin) {
       child.stdin.on('error', () => undefined); // the exit code tells what went wrong
