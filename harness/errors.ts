@@ -13,7 +13,10 @@ export type HarnessErrorCode =
   | 'PROCESS_EXITED'
   | 'NO_FREE_PORT'
   | 'PROXY_LISTEN'
-  | 'MISSING_PREREQUISITE';
+  | 'MISSING_PREREQUISITE'
+  | 'COMMAND_FAILED'
+  | 'BAD_INPUT'
+  | 'NETWORK_RULE';
 
 /** A harness failure: a cluster that does not reach a state, a process that dies while waited for, ... */
 export class HarnessError extends CodedError<HarnessErrorCode> {}

@@ -241,6 +241,68 @@ export function httpGet(
   });
 }
 
+export interface RunCommandOptions {
+  /** Added to (not replacing) process.env. */
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Written to stdin (closed after); without it stdin is closed at once. */
+  input?: string;
+  /** SIGKILL after this long (default 120 s). */
+  timeoutMs?: number;
+}
+
+/** Runs `argv` to completion and resolves its output; rejects (COMMAND_FAILED, with stderr) on a non-zero exit. */
+export function runCommand(argv: readonly string[], opts: RunCommandOptions = {}): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), {
+      env: { ...process.env, ...opts.env },
+      cwd: opts.cwd,
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    killOnExit(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => { stdout += d.toString(); });
+    child.stderr?.on('data', (d: Buffer) => { stderr += d.toString(); });
+    const timeoutMs = opts.timeoutMs ?? 120_000;
+    let timedOut = false;
+    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, timeoutMs);
+    child.once('error', (e) => { clearTimeout(timer); reject(e); });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) return resolve({ stdout, stderr });
+      const why = timedOut ? `was killed after ${timeoutMs} ms` : `exited ${code ?? signal}`;
+      const said = stderr.trim() || stdout.trim();
+      reject(new HarnessError('COMMAND_FAILED', `${argv.join(' ')} ${why}${said ? `: ${said}` : ''}`));
+    });
+    if (child.stdin) {
+      child.stdin.on('error', () => undefined); // the exit code tells what went wrong
+      child.stdin.end(opts.input);
+    }
+  });
+}
+
+/**
+ * Polls check() every everyMs until it returns something other than undefined, and resolves that; after timeoutMs
+ * rejects (WAIT_TIMEOUT) naming `what` and the last error check() threw.
+ */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) {
+      throw new HarnessError('WAIT_TIMEOUT', `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    }
+    await sleep(everyMs);
+  }
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }

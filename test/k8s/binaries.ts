@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { TestbedError } from './proc.js';
+import { HarnessError } from '../../harness/errors.js';
 
 /** Pinned versions, read from test/k8s/build/versions.env. */
 export interface Versions { k8s: string; etcd: string; helm: string }
@@ -13,7 +13,7 @@ export function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'package.json')) || !existsSync(join(dir, 'test', 'k8s'))) {
     const up = dirname(dir);
-    if (up === dir) throw new TestbedError('NO_REPO', 'cannot find the repository root');
+    if (up === dir) throw new HarnessError('MISSING_PREREQUISITE', 'cannot find the repository root');
     dir = up;
   }
   return dir;
@@ -24,7 +24,7 @@ export function versions(): Versions {
   const text = readFileSync(join(repoRoot(), 'test', 'k8s', 'build', 'versions.env'), 'utf8');
   const get = (k: string): string => {
     const m = new RegExp(`^${k}=(\\S+)`, 'm').exec(text);
-    if (!m) throw new TestbedError('NO_VERSION', `versions.env has no ${k}`);
+    if (!m) throw new HarnessError('MISSING_PREREQUISITE', `versions.env has no ${k}`);
     return m[1];
   };
   return { k8s: get('K8S_VERSION'), etcd: get('ETCD_VERSION'), helm: get('HELM_VERSION') };
@@ -40,6 +40,6 @@ export function binDir(): string {
 /** Path of one binary; throws a clear error when build.sh has not been run. */
 export function binary(name: 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubelet' | 'kubectl' | 'etcd' | 'helm' | 'coredns' | 'local-path-provisioner', dir = binDir()): string {
   const p = join(dir, name);
-  if (!existsSync(p)) throw new TestbedError('NO_BINARY', `${p} is missing: run test/k8s/build/build.sh first`);
+  if (!existsSync(p)) throw new HarnessError('MISSING_PREREQUISITE', `${p} is missing: run test/k8s/build/build.sh first`);
   return p;
 }

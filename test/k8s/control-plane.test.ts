@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pinnedVersion, startControlPlane } from './control-plane.js';
 import { sharedTestbed } from './fixture.js';
-import { waitFor } from './proc.js';
+import { waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 describe('k8s testbed: control plane', function () {

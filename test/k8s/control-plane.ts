@@ -9,7 +9,9 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { binary, binDir as defaultBinDir, repoRoot, versions } from './binaries.js';
 import { makePki, type Pki } from './pki.js';
-import { ManagedProcess, TestbedError, freePort, run, waitFor } from './proc.js';
+import { HarnessError } from '../../harness/errors.js';
+import { type LoggedProcess, runCommand, spawnLogged, waitFor } from '../../harness/process.js';
+import { freePort } from '../../harness/ports.js';
 
 /** Options of startControlPlane. */
 export interface ControlPlaneOptions {
@@ -31,7 +33,7 @@ export function storageFromEnv(env: NodeJS.ProcessEnv = process.env): StorageKin
   const v = env.SVC_K8S_STORAGE ?? '';
   if (v === '' || v === 'svc') return 'svc';
   if (v === 'etcd') return 'etcd';
-  throw new TestbedError('CONFIG', `SVC_K8S_STORAGE=${v}: expected "svc" (the default) or "etcd"`);
+  throw new HarnessError('BAD_INPUT', `SVC_K8S_STORAGE=${v}: expected "svc" (the default) or "etcd"`);
 }
 
 /** A running control plane. */
@@ -110,7 +112,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   const work = opts.workDir;
   const logDir = join(work, 'logs');
   mkdirSync(logDir, { recursive: true });
-  const started: ManagedProcess[] = [];
+  const started: LoggedProcess[] = [];
   const stopAll = async (): Promise<void> => {
     for (const p of [...started].reverse()) await p.stop();
   };
@@ -127,12 +129,12 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       `--listen-peer-urls=${peerUrl}`, `--initial-advertise-peer-urls=${peerUrl}`,
       `--initial-cluster=testbed=${peerUrl}`, '--unsafe-no-fsync=true', '--log-level=warn'];
     const etcd = storage === 'etcd'
-      ? new ManagedProcess('etcd', [binary('etcd', bins), ...memberFlags], join(logDir, 'etcd.log'))
-      : new ManagedProcess('svc', [process.execPath, join(repoRoot(), 'bin', 'svc'), ...memberFlags], join(logDir, 'svc.log'),
-        { env: { ...process.env, SVC_VERSION: '' } });
+      ? spawnLogged(binary('etcd', bins), memberFlags, { logFile: join(logDir, 'etcd.log') })
+      : spawnLogged(process.execPath, [join(repoRoot(), 'bin', 'svc'), ...memberFlags],
+        { logFile: join(logDir, 'svc.log'), name: 'svc', env: { SVC_VERSION: '' } });
     started.push(etcd);
     await waitFor(`${storage} /health`, async () => {
-      if (!etcd.running) throw new TestbedError('EXITED', `${storage} exited: see ${join(logDir, `${storage}.log`)}`);
+      if (etcd.exitStatus()) throw new HarnessError('PROCESS_EXITED', `${storage} exited: see ${join(logDir, `${storage}.log`)}`);
       return httpOk(`${etcdUrl}/health`).catch(() => undefined);
     }, 60_000);
 
@@ -140,7 +142,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     // controller manager runs here and creates the default service accounts)
     const port = await freePort();
     const server = `https://127.0.0.1:${port}`;
-    const apiserver = new ManagedProcess('kube-apiserver', [binary('kube-apiserver', bins),
+    const apiserver = spawnLogged(binary('kube-apiserver', bins), [
       `--etcd-servers=${etcdUrl}`, '--advertise-address=127.0.0.1', '--bind-address=127.0.0.1', `--secure-port=${port}`,
       `--cert-dir=${join(work, 'apiserver-certs')}`,
       `--tls-cert-file=${pki.serverCert}`, `--tls-private-key-file=${pki.serverKey}`, `--client-ca-file=${pki.caCert}`,
@@ -156,14 +158,14 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       // the apiserver would keep trying to publish 127.0.0.1 as the "kubernetes" endpoint, which validation refuses
       '--endpoint-reconciler-type=none',
       ...(opts.apiServerFlags ?? []),
-    ], join(logDir, 'kube-apiserver.log'));
+    ], { logFile: join(logDir, 'kube-apiserver.log') });
     started.push(apiserver);
     const ca = readFileSync(pki.caCert);
     const admin = { cert: readFileSync(pki.adminCert), key: readFileSync(pki.adminKey) };
     const get = (path: string, token?: string): Promise<{ status: number; body: string }> =>
       httpsGet(server + path, ca, token ? undefined : admin, token);
     await waitFor('kube-apiserver /readyz', async () => {
-      if (!apiserver.running) throw new TestbedError('EXITED', `kube-apiserver exited: see ${join(logDir, 'kube-apiserver.log')}`);
+      if (apiserver.exitStatus()) throw new HarnessError('PROCESS_EXITED', `kube-apiserver exited: see ${join(logDir, 'kube-apiserver.log')}`);
       return (await get('/readyz')).status === 200 ? true : undefined;
     }, 120_000);
 
@@ -174,17 +176,17 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
 
     // kube-controller-manager: all default controllers, each with its own service account's credentials
     const kcmPort = await freePort();
-    const kcm = new ManagedProcess('kube-controller-manager', [binary('kube-controller-manager', bins),
+    const kcm = spawnLogged(binary('kube-controller-manager', bins), [
       `--kubeconfig=${kcmConfig}`, `--authentication-kubeconfig=${kcmConfig}`, `--authorization-kubeconfig=${kcmConfig}`,
       '--bind-address=127.0.0.1', `--secure-port=${kcmPort}`, `--cert-dir=${join(work, 'kcm-certs')}`,
       '--controllers=*', '--use-service-account-credentials=true', '--leader-elect=false',
       `--service-account-private-key-file=${pki.saKey}`, `--root-ca-file=${pki.caCert}`,
       `--cluster-signing-cert-file=${pki.caCert}`, `--cluster-signing-key-file=${pki.caKey}`,
       '--cluster-name=svc-test', '--concurrent-statefulset-syncs=5',
-    ], join(logDir, 'kube-controller-manager.log'));
+    ], { logFile: join(logDir, 'kube-controller-manager.log') });
     started.push(kcm);
     await waitFor('kube-controller-manager /healthz', async () => {
-      if (!kcm.running) throw new TestbedError('EXITED', `kube-controller-manager exited: see ${join(logDir, 'kube-controller-manager.log')}`);
+      if (kcm.exitStatus()) throw new HarnessError('PROCESS_EXITED', `kube-controller-manager exited: see ${join(logDir, 'kube-controller-manager.log')}`);
       return (await httpsGet(`https://127.0.0.1:${kcmPort}/healthz`, ca, undefined, undefined, true)).status === 200 ? true : undefined;
     }, 120_000);
     // the service-account controller makes "default" in each namespace; pods need it (ServiceAccount admission)
@@ -195,9 +197,9 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       HELM_CONFIG_HOME: join(work, 'helm', 'config'), HELM_DATA_HOME: join(work, 'helm', 'data') };
     return {
       server, kubeconfigPath, pki, etcdUrl, storage, binDir: bins, logDir, get,
-      pids: started.map((p) => p.pid ?? 0),
-      kubectl: async (args, input) => (await run([binary('kubectl', bins), ...args], { env, input })).stdout,
-      helm: async (args) => (await run([binary('helm', bins), ...args], { env })).stdout,
+      pids: started.map((p) => p.pid),
+      kubectl: async (args, input) => (await runCommand([binary('kubectl', bins), ...args], { env, input })).stdout,
+      helm: async (args) => (await runCommand([binary('helm', bins), ...args], { env })).stdout,
       stop: stopAll,
     };
   } catch (e) {

@@ -4,17 +4,13 @@
 // the new operator pod resumes from the recorded progress without restarting a member twice. At the end every key
 // written before is intact, every member runs 3.5.21 in a 3.5.0 cluster, and the operator's /metrics has the
 // per-cluster upgrade metrics.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import * as k8s from '@kubernetes/client-node';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
-import { sharedTestbed } from './fixture.js';
-import { installClusterDns } from './node/cluster-dns.js';
-import { createNamespace, installCrd, removeNamespace } from './operator/helpers.js';
-import { waitFor } from './proc.js';
-import type { Testbed } from './testbed.js';
+import { useOperator } from './operator/fixture.js';
+import { type LoggedProcess, spawnLogged, waitFor } from '../../harness/process.js';
 
 const OPNS = 'svc-operator-e2e';
 const NS = 'svc-e2e';
@@ -41,25 +37,25 @@ async function post(url: string, body: object): Promise<Record<string, unknown>>
 
 describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3.5.21', function () {
   this.timeout(300_000);
-  let tb: Testbed;
+  const op = useOperator(NS, { controller: false, chartNamespace: OPNS });
   let kc: k8s.KubeConfig;
   const aborts: AbortController[] = [];
-  let follow: ChildProcess | undefined;
-  let followed = '';
-  let followPods: ChildProcess | undefined;
-  let followedPods = '';
+  let follow: LoggedProcess | undefined;
+  let followPods: LoggedProcess | undefined;
+  /** What `kubectl get svcc -w` printed so far. */
+  const followed = (): string => follow?.log() ?? '';
   const deletions: Deletion[] = [];
   const statuses: SvcClusterStatus[] = [];
   let leaderBefore = '';
 
-  const get = async (): Promise<Stored> => JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
+  const get = async (): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
   const operatorPods = async (): Promise<k8s.V1Pod[]> =>
-    (JSON.parse(await tb.kubectl(['-n', OPNS, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE}`, '-o', 'json'])) as { items: k8s.V1Pod[] }).items;
+    (JSON.parse(await op.tb.kubectl(['-n', OPNS, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE}`, '-o', 'json'])) as { items: k8s.V1Pod[] }).items;
   const readyOperator = async (not?: string): Promise<k8s.V1Pod | undefined> =>
     (await operatorPods()).find((p) => p.metadata?.name !== not && !p.metadata?.deletionTimestamp &&
       p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
   const events = async (): Promise<Array<{ reason: string; message: string }>> =>
-    (JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string }> }).items;
+    (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string }> }).items;
 
   /** Waits for the upgrade to `to` verified complete; returns the status. */
   const upgraded = (to: string, cluster: string): Promise<SvcClusterStatus> => waitFor(`the upgrade to ${to} complete`, async () => {
@@ -67,44 +63,35 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     return s?.phase === 'Running' && s.currentVersion === to && s.clusterVersion === cluster && s.upgrade?.to === to && s.upgrade.finishedAt ? s : undefined;
   }, 240_000, 500);
 
-  before(async () => {
-    tb = await sharedTestbed();
-    installClusterDns(tb.node.dnsIp);
-    await installCrd(tb);
-    await createNamespace(tb, OPNS);
-    await createNamespace(tb, NS);
+  before(() => {
     kc = new k8s.KubeConfig();
-    kc.loadFromFile(tb.kubeconfigPath);
+    kc.loadFromFile(op.tb.kubeconfigPath);
   });
 
   after(async () => {
     for (const a of aborts) a.abort();
-    follow?.kill('SIGTERM');
-    followPods?.kill('SIGTERM');
+    await follow?.stop();
+    await followPods?.stop();
     // what a person following the upgrade saw
-    console.log(`\n--- kubectl get svcc -w (${NS}/${NAME}) ---\n${followed}--- end ---`);
-    console.log(`\n--- kubectl get pods -w (${NS}) ---\n${followedPods}--- end ---`);
-    await tb?.helm(['uninstall', RELEASE, '-n', OPNS, '--wait']).catch(() => undefined);
-    // the members are containers on the one node: let them go for the tests that follow
-    await removeNamespace(tb, NS);
-    await tb?.kubectl(['delete', 'namespace', OPNS, '--wait=false']).catch(() => undefined);
+    console.log(`\n--- kubectl get svcc -w (${NS}/${NAME}) ---\n${followed()}--- end ---`);
+    console.log(`\n--- kubectl get pods -w (${NS}) ---\n${followPods?.log() ?? ''}--- end ---`);
   });
 
   it('helm installs the operator with the chart\'s default image; its pod becomes Ready and takes the Lease', async () => {
     // crds.install=false: installCrd applied the CRD (the chart's template would refuse to take over an unowned one)
-    await tb.helm(['install', RELEASE, CHART, '--namespace', OPNS, '--set', 'crds.install=false', '--set', 'leaderElection.enabled=true',
+    await op.tb.helm(['install', RELEASE, CHART, '--namespace', OPNS, '--set', 'crds.install=false', '--set', 'leaderElection.enabled=true',
       '--set', 'probeAddress=0.0.0.0', '--set', `probePort=${PROBE_PORT}`, '--wait=false']);
     const pod = await waitFor('the operator pod Ready', () => readyOperator(), 120_000, 250);
     const ip = pod.status!.podIP!;
     expect(ip).to.match(/^10\.244\.0\.\d+$/);
-    expect(pod.spec!.containers[0].image).to.equal(tb.images.operator);
+    expect(pod.spec!.containers[0].image).to.equal(op.tb.images.operator);
     expect((await fetch(`http://${ip}:${PROBE_PORT}/readyz`)).status).to.equal(200);
-    const holder = await tb.kubectl(['-n', OPNS, 'get', 'lease', 'svc-operator', '-o', 'jsonpath={.spec.holderIdentity}']);
+    const holder = await op.tb.kubectl(['-n', OPNS, 'get', 'lease', 'svc-operator', '-o', 'jsonpath={.spec.holderIdentity}']);
     expect(holder.startsWith(`${pod.metadata!.name!}-`), holder).to.equal(true);
   });
 
   it(`creates an SvcCluster of 3.3.27 that becomes Available; ${KEYS} keys are written through the members`, async () => {
-    await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.3.27', replicas: 3 } }));
+    await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.3.27', replicas: 3 } }));
     const st = await waitFor('the cluster Running on 3.3.27', async () => {
       const s = (await get()).status;
       // Ready: also the cluster version decided (Running alone may come a moment before it)
@@ -125,11 +112,10 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
   it('upgrades to 3.4.34 followers first, the leader last, and survives the operator pod being killed mid-upgrade', async () => {
     leaderBefore = (await get()).status!.leader!;
     // a person following the upgrade
-    follow = spawn(binary('kubectl', tb.controlPlane.binDir), ['-n', NS, 'get', 'svcc', '-w'], { env: { ...process.env, KUBECONFIG: tb.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] });
-    followPods = spawn(binary('kubectl', tb.controlPlane.binDir), ['-n', NS, 'get', 'pods', '-w'], { env: { ...process.env, KUBECONFIG: tb.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] });
-    followPods.stdout!.on('data', (d: Buffer) => { followedPods += d.toString(); });
-    follow.stdout!.on('data', (d: Buffer) => { followed += d.toString(); });
-    follow.stderr!.on('data', (d: Buffer) => { followed += d.toString(); });
+    const kubectlWatch = (what: string): LoggedProcess => spawnLogged(binary('kubectl', op.tb.controlPlane.binDir), ['-n', NS, 'get', what, '-w'],
+      { logFile: join(op.tb.controlPlane.logDir, `e2e-watch-${what}.log`), env: { KUBECONFIG: op.tb.kubeconfigPath } });
+    follow = kubectlWatch('svcc');
+    followPods = kubectlWatch('pods');
     // every member pod deletion, and every status, in the order they happen
     const watch = new k8s.Watch(kc);
     const seenDeleting = new Set<string>();
@@ -144,14 +130,14 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
     aborts.push(await watch.watch(`/apis/svc.dev/v1alpha1/namespaces/${NS}/svcclusters`, {}, (_type: string, o: Stored) => {
       if (o.status) statuses.push(o.status);
     }, () => undefined));
-    await waitFor('the table header', async () => (followed.includes('STEP') ? true : undefined), 30_000, 100);
+    await waitFor('the table header', async () => (followed().includes('STEP') ? true : undefined), 30_000, 100);
 
-    await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.4.34"}}']);
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.4.34"}}']);
     // kill the operator once a member is done (a crash: SIGKILL, then the pod is force-deleted; its Deployment makes a new one)
     await waitFor('a member done on 3.4.34', async () => (statuses.some((s) => s.upgrade?.to === '3.4.34' && s.upgrade.membersDone.length >= 1) ? true : undefined), 180_000, 50);
     const old = (await readyOperator())!;
-    await tb.node.killContainer(old.status?.containerStatuses?.[0].containerID ?? '');
-    await tb.kubectl(['-n', OPNS, 'delete', 'pod', old.metadata!.name!, '--grace-period=0', '--force', '--wait=false']);
+    await op.tb.node.killContainer(old.status?.containerStatuses?.[0].containerID ?? '');
+    await op.tb.kubectl(['-n', OPNS, 'delete', 'pod', old.metadata!.name!, '--grace-period=0', '--force', '--wait=false']);
     const doneAtKill = (await get()).status?.upgrade?.membersDone ?? [];
     expect(doneAtKill.length, 'members done when the operator was killed').to.be.within(1, 2);
     const fresh = await waitFor('a new operator pod Ready (it waits for the dead one\'s Lease to expire)', () => readyOperator(old.metadata!.name), 120_000, 250);
@@ -189,21 +175,21 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
   });
 
   it('what `kubectl get svcc -w` showed moved through the upgrade (STEP, RUNNING, PHASE)', async () => {
-    await waitFor('the final line', async () => (new RegExp(`^${NAME}\\s+3\\.4\\.34\\s+3\\.4\\.34\\s+3\\.4\\.0\\s+3/3\\s+Running`, 'm').test(followed) ? true : undefined), 30_000, 100);
-    const lines = followed.split('\n').filter((l) => l.startsWith(`${NAME} `));
-    expect(lines.some((l) => /^kv\s+3\.4\.34\s+3\.3\.27\s/.test(l)), followed).to.equal(true);
+    await waitFor('the final line', async () => (new RegExp(`^${NAME}\\s+3\\.4\\.34\\s+3\\.4\\.34\\s+3\\.4\\.0\\s+3/3\\s+Running`, 'm').test(followed()) ? true : undefined), 30_000, 100);
+    const lines = followed().split('\n').filter((l) => l.startsWith(`${NAME} `));
+    expect(lines.some((l) => /^kv\s+3\.4\.34\s+3\.3\.27\s/.test(l)), followed()).to.equal(true);
     const stepsShown = new Set(lines.flatMap((l) => l.split(/\s+/)).filter((w) => ['snapshot', 'moveLeader', 'restartMember', 'complete'].includes(w)));
-    expect(stepsShown.size, followed).to.be.at.least(3);
-    expect(lines.some((l) => /\sUpgrading\s/.test(l)), followed).to.equal(true);
+    expect(stepsShown.size, followed()).to.be.at.least(3);
+    expect(lines.some((l) => /\sUpgrading\s/.test(l)), followed()).to.equal(true);
     // a member restart shows as Upgrading with READY 2/3, never as Degraded (lines from the request on: before it,
     // a health check that timed out on this loaded machine may show for a moment while the cluster forms)
     const during = lines.filter((l) => /^kv\s+3\.4\.34\s/.test(l));
-    expect(during.filter((l) => /\sDegraded\s/.test(l)), followed).to.deep.equal([]);
+    expect(during.filter((l) => /\sDegraded\s/.test(l)), followed()).to.deep.equal([]);
   });
 
   it('upgrades to 3.5.21; every key intact, every member reports 3.5.21 in a 3.5.0 cluster', async () => {
     const before = deletions.length;
-    await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
     const st = await upgraded('3.5.21', '3.5.0');
     expect(st.upgrade).to.include({ from: '3.4.34', to: '3.5.21' });
     const restarted = deletions.slice(before);

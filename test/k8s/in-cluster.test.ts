@@ -4,10 +4,9 @@
 import { expect } from 'chai';
 import type { V1Pod } from '@kubernetes/client-node';
 import { sharedTestbed } from './fixture.js';
-import { RESTRICTED_CONTAINER, RESTRICTED_POD } from './namespaces.js';
+import { RESTRICTED_CONTAINER, RESTRICTED_POD, createRestrictedNamespace } from './namespaces.js';
 import { POD_NET } from './node/network.js';
-import { createNamespace } from './operator/helpers.js';
-import { waitFor } from './proc.js';
+import { waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 const NS = 'in-cluster';
@@ -19,7 +18,7 @@ describe('k8s testbed: in-cluster configuration of a pod', function () {
   let tb: Testbed;
   before(async () => {
     tb = await sharedTestbed();
-    await createNamespace(tb, NS);
+    await createRestrictedNamespace(tb, NS);
   });
 
   it('a pod reads its service-account token at the fixed path and lists pods with it', async () => {

@@ -1,6 +1,6 @@
 // Namespaces of the k8s tests: every one enforces Pod Security `restricted`, as a production cluster may, so every
 // pod the tests, the chart or the operator make must meet it.
-import { waitFor } from './proc.js';
+import { waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 /** The pod half of `restricted` for the tests' own pods (the image's non-root user). */

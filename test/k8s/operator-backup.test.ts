@@ -10,14 +10,12 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { expect } from 'chai';
 import * as k8s from '@kubernetes/client-node';
-import { Controller } from '../../operator/controller/controller.js';
 import type { BackupEntry, SvcClusterStatus } from '../../operator/api/types.js';
 import { backupNowMain } from '../../operator/cli/backup-now.js';
 import { jobDeadlineSeconds } from '../../operator/backup/schedule.js';
 import { b64, postJson, unb64 } from '../../harness/svc-cluster.js';
-import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
-import { waitFor } from './proc.js';
-import type { Testbed } from './testbed.js';
+import { useOperator } from './operator/fixture.js';
+import { waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-backup';
 const CLAIM = 'snapshots';
@@ -30,26 +28,24 @@ const AFTER = Array.from({ length: 10 }, (_, i) => `key-c${String(i).padStart(2,
 
 describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand) and restores', function () {
   this.timeout(240_000);
-  let tb: Testbed;
-  let ctl: Controller;
+  const op = useOperator(NS);
   let location = '';
   let scheduled: BackupEntry | undefined;
 
-  const get = async (name: string): Promise<Stored> => JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
+  const get = async (name: string): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
   const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
-    (JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
-  const apply = (name: string, spec: object) => tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec }));
+    (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
+  const apply = (name: string, spec: object) => op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec }));
   // no jobTimeoutSeconds: the Jobs' deadlines follow the database size
   /** The operator's svc_operator_backup_failing of a cluster. */
   const backupFailing = async (name: string) => {
-    const line = (await ctl.registry.metrics()).split('\n').find((l) => l.startsWith('svc_operator_backup_failing{') && l.includes(`namespace="${NS}"`) && l.includes(`cluster="${name}"`));
+    const line = (await op.ctl.registry.metrics()).split('\n').find((l) => l.startsWith('svc_operator_backup_failing{') && l.includes(`namespace="${NS}"`) && l.includes(`cluster="${name}"`));
     return line === undefined ? undefined : Number(line.split(' ').at(-1));
   };
-  const newController = () => testController(tb, { snapshotDir: join(tb.workDir, 'operator-snapshots-backup') });
   /** The host folder of a claim's volume (the local-path provisioner's hostPath). */
   const claimFolder = async (claim: string): Promise<string> => {
-    const pv = (await tb.kubectl(['-n', NS, 'get', 'pvc', claim, '-o', 'jsonpath={.spec.volumeName}'])).trim();
-    return (await tb.kubectl(['get', 'pv', pv, '-o', 'jsonpath={.spec.hostPath.path}{.spec.local.path}'])).trim();
+    const pv = (await op.tb.kubectl(['-n', NS, 'get', 'pvc', claim, '-o', 'jsonpath={.spec.volumeName}'])).trim();
+    return (await op.tb.kubectl(['get', 'pv', pv, '-o', 'jsonpath={.spec.hostPath.path}{.spec.local.path}'])).trim();
   };
   /** A member's client URL (Service ClusterIPs are not routed on the test node). */
   const member = (cluster: string, i = 0): string => `http://${cluster}-${i}.${cluster}.${NS}.svc:2379`;
@@ -66,23 +62,18 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
   let jobWatch: { abort(): void } | undefined;
 
   before(async () => {
-    tb = await operatorTestbed(NS);
-    ctl = newController();
-    podWatch = await new k8s.Watch(ctl.kc).watch(`/api/v1/namespaces/${NS}/pods`, { labelSelector: 'svc.dev/job' }, (_type, pod: k8s.V1Pod) => {
+    podWatch = await new k8s.Watch(op.ctl.kc).watch(`/api/v1/namespaces/${NS}/pods`, { labelSelector: 'svc.dev/job' }, (_type, pod: k8s.V1Pod) => {
       const labels = pod.metadata?.labels ?? {};
       jobPods.get(labels['svc.dev/job'])?.add(`${labels['svc.dev/cluster']}/${pod.metadata?.name}`);
     }, () => undefined);
-    jobWatch = await new k8s.Watch(ctl.kc).watch(`/apis/batch/v1/namespaces/${NS}/jobs`, { labelSelector: 'svc.dev/job' }, (_type, job: k8s.V1Job) => {
+    jobWatch = await new k8s.Watch(op.ctl.kc).watch(`/apis/batch/v1/namespaces/${NS}/jobs`, { labelSelector: 'svc.dev/job' }, (_type, job: k8s.V1Job) => {
       deadlines.set(job.metadata!.name!, job.spec?.activeDeadlineSeconds);
     }, () => undefined);
-    await ctl.start();
   });
 
   after(async () => {
     podWatch?.abort();
     jobWatch?.abort();
-    await ctl?.stop();
-    await removeNamespace(tb, NS);
   });
 
   it('a schedule that is not cron syntax is refused: Blocked with the reason in lastError and a Warning Event, no members', async () => {
@@ -93,15 +84,15 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     }, 60_000, 500);
     expect(st.lastError).to.match(/spec\.backup\.schedule "61 \* \* \* \*" is not a cron expression/);
     expect((await events('badcron')).find((e) => e.reason === 'InvalidSpec')).to.include({ type: 'Warning' });
-    expect(await tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name'])).to.not.contain('badcron');
-    await tb.kubectl(['-n', NS, 'delete', 'svcc', 'badcron', '--wait=true']);
+    expect(await op.tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name'])).to.not.contain('badcron');
+    await op.tb.kubectl(['-n', NS, 'delete', 'svcc', 'badcron', '--wait=true']);
   });
 
   it('a missing backup claim blocks the upgrade: BackupReady False, UpgradeBlocked, a Warning Event, members untouched', async () => {
     await apply('kv', { version: '3.4.34', replicas: 3, backup: { pvc: CLAIM, keep: 2 } });
     await waitFor('kv Running', async () => ((await get('kv')).status?.phase === 'Running' ? true : undefined), 180_000, 1000);
     for (const k of KEYS) expect((await postJson(`${member('kv')}/v3/kv/put`, { key: b64(k), value: b64(`v-${k}`) })).status).to.equal(200);
-    await tb.kubectl(['-n', NS, 'patch', 'svcc', 'kv', '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', 'kv', '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
     const st = await waitFor('the refusal', async () => {
       const s = (await get('kv')).status;
       return s?.conditions?.find((c) => c.type === 'BackupReady' && c.reason === 'BackupPVCNotFound') ? s : undefined;
@@ -110,21 +101,20 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     expect(st.conditions!.find((c) => c.type === 'UpgradeBlocked')).to.include({ status: 'True', reason: 'BackupPVCNotFound' });
     expect(st.lastError).to.contain(`PersistentVolumeClaim ${NS}/${CLAIM} not found`);
     expect((await events('kv')).find((e) => e.reason === 'BackupPVCNotFound')?.type).to.equal('Warning');
-    expect(await tb.kubectl(['-n', NS, 'get', 'pods', '-l', 'app.kubernetes.io/instance=kv', '-o', 'jsonpath={.items[*].spec.containers[0].image}'])).to.equal('svc:v3.4.34 svc:v3.4.34 svc:v3.4.34');
+    expect(await op.tb.kubectl(['-n', NS, 'get', 'pods', '-l', 'app.kubernetes.io/instance=kv', '-o', 'jsonpath={.items[*].spec.containers[0].image}'])).to.equal('svc:v3.4.34 svc:v3.4.34 svc:v3.4.34');
     // the chart's SvcBackupFailing alert reads this gauge
     expect(await backupFailing('kv')).to.equal(1);
   });
 
   it('with the claim: a Job takes the snapshot into it, an operator restart during the Job resumes it, the upgrade completes', async () => {
-    const batch = ctl.kc.makeApiClient(k8s.BatchV1Api);
-    await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: CLAIM, namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }));
+    const batch = op.ctl.kc.makeApiClient(k8s.BatchV1Api);
+    await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: CLAIM, namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }));
     // the operator stops as soon as its backup Job exists; the next one must find that Job, not start another
     await waitFor('the backup Job', async () => ((await batch.listNamespacedJob({ namespace: NS, labelSelector: 'svc.dev/job=backup' })).items.length > 0 ? true : undefined), 120_000, 50);
-    await ctl.stop();
+    await op.stopController();
     const recorded = JSON.parse((await get('kv')).metadata.annotations?.['svc.dev/upgrade-progress'] ?? '{}') as { snapshot?: unknown };
     expect(recorded.snapshot, 'the snapshot was not recorded before the stop').to.equal(undefined);
-    ctl = newController();
-    await ctl.start();
+    await op.startController();
     const st = await waitFor('the upgrade complete', async () => {
       const s = (await get('kv')).status;
       return s?.phase === 'Running' && s.currentVersion === '3.5.21' && s.upgrade?.finishedAt ? s : undefined;
@@ -158,19 +148,18 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     expect(st.conditions!.find((c) => c.type === 'BackupReady')).to.include({ status: 'False', reason: 'RestoreJobFailed' });
     expect((await events('broken')).find((e) => e.reason === 'RestoreJobFailed')?.type).to.equal('Warning');
     expect(await backupFailing('broken'), 'a failed restore is not a failing backup').to.equal(0);
-    expect(await tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name'])).to.not.contain('broken');
-    await tb.kubectl(['-n', NS, 'delete', 'svcc', 'broken', '--wait=true']);
+    expect(await op.tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name'])).to.not.contain('broken');
+    await op.tb.kubectl(['-n', NS, 'delete', 'svcc', 'broken', '--wait=true']);
   });
 
   it('a new SvcCluster with spec.restore.snapshot starts from the snapshot (across an operator restart): Available, every key intact', async () => {
-    const batch = ctl.kc.makeApiClient(k8s.BatchV1Api);
+    const batch = op.ctl.kc.makeApiClient(k8s.BatchV1Api);
     await apply('kv2', { version: '3.5.21', replicas: 3, backup: { pvc: CLAIM }, restore: { snapshot: location } });
     // the operator stops while the restore Job runs; the next one waits for that Job, then creates the members
     await waitFor('the restore Job', async () => ((await batch.listNamespacedJob({ namespace: NS, labelSelector: 'svc.dev/cluster=kv2,svc.dev/job=restore' })).items.length > 0 ? true : undefined), 120_000, 50);
-    await ctl.stop();
-    expect(await tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name']), 'no members before the restore finished').to.not.contain('kv2');
-    ctl = newController();
-    await ctl.start();
+    await op.stopController();
+    expect(await op.tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name']), 'no members before the restore finished').to.not.contain('kv2');
+    await op.startController();
     const st = await waitFor('kv2 Running', async () => {
       const s = (await get('kv2')).status;
       return s?.phase === 'Running' ? s : undefined;
@@ -188,7 +177,7 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     }
     expect((await events('kv2')).map((e) => e.reason)).to.include.members(['CreateCluster', 'Restored']);
     expect([...jobPods.get('restore')!].filter((p) => p.startsWith('kv2/')), 'restore pods run').to.have.length(1);
-    expect(await tb.kubectl(['-n', NS, 'get', 'jobs', '-l', 'svc.dev/cluster=kv2', '-o', 'name']), 'the restore Job is removed').to.equal('');
+    expect(await op.tb.kubectl(['-n', NS, 'get', 'jobs', '-l', 'svc.dev/cluster=kv2', '-o', 'name']), 'the restore Job is removed').to.equal('');
     const put = await postJson(`${member('kv2', 1)}/v3/kv/put`, { key: b64('key-new'), value: b64('after') });
     expect(put.status).to.equal(200);
   });
@@ -216,7 +205,7 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     expect(entry.location).to.match(new RegExp(`^pvc://sched-backups/${NS}/sched/sched-0-scheduled-.*\\.db$`));
     expect(Date.parse(st.backups!.nextScheduleTime!)).to.be.greaterThan(Date.parse(st.backups!.lastScheduleTime!));
     expect(st.conditions!.find((c) => c.type === 'BackupReady')).to.include({ status: 'True', reason: 'SnapshotTaken' });
-    const claim = JSON.parse(await tb.kubectl(['-n', NS, 'get', 'pvc', 'sched-backups', '-o', 'json'])) as { metadata: { ownerReferences?: unknown[]; labels: Record<string, string> }; spec: { resources: { requests: { storage: string } } } };
+    const claim = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'pvc', 'sched-backups', '-o', 'json'])) as { metadata: { ownerReferences?: unknown[]; labels: Record<string, string> }; spec: { resources: { requests: { storage: string } } } };
     expect(claim.metadata.ownerReferences ?? [], 'the default claim outlives the cluster').to.deep.equal([]);
     expect(claim.metadata.labels['svc.dev/cluster']).to.equal('sched');
     expect(claim.spec.resources.requests.storage).to.equal('1Gi');
@@ -235,7 +224,7 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
 
   it('svc-operator backup-now: an on-demand backup, recorded with its token', async () => {
     const out: string[] = [];
-    const code = await backupNowMain(['backup-now', 'sched', '-n', NS, `--kubeconfig=${tb.kubeconfigPath}`, '--token=req-1', '--wait=120'], (s) => out.push(s));
+    const code = await backupNowMain(['backup-now', 'sched', '-n', NS, `--kubeconfig=${op.tb.kubeconfigPath}`, '--token=req-1', '--wait=120'], (s) => out.push(s));
     expect(code, out.join('')).to.equal(0);
     const st = (await get('sched')).status!;
     expect(st.backups!.lastRequest).to.equal('req-1');
@@ -244,7 +233,7 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     expect(out.join('')).to.contain(`taken: ${od[0].location}`);
     expect(od[0].revision).to.be.at.least(scheduled!.revision + AFTER.length + 1);
     expect((await get('sched')).metadata.annotations?.['svc.dev/backup-request']).to.equal('req-1');
-    expect(await backupNowMain(['backup-now', 'nosuch', '-n', NS, `--kubeconfig=${tb.kubeconfigPath}`], () => undefined)).to.equal(1);
+    expect(await backupNowMain(['backup-now', 'nosuch', '-n', NS, `--kubeconfig=${op.tb.kubeconfigPath}`], () => undefined)).to.equal(1);
   });
 
   it('restore of the scheduled backup into a new SvcCluster: every key of the backup with its value, none written later', async () => {
@@ -260,7 +249,7 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     expect(await readKeys('sched', 'key-c')).to.have.length(AFTER.length);
     expect((await events('sched-r')).find((e) => e.reason === 'Restored')?.message).to.equal(`members restored from ${scheduled!.location}`);
     // deleting the source cluster keeps its backups (the claim is not owned by it)
-    await tb.kubectl(['-n', NS, 'delete', 'svcc', 'sched', '--wait=true']);
-    expect((await tb.kubectl(['-n', NS, 'get', 'pvc', 'sched-backups', '-o', 'name'])).trim()).to.equal('persistentvolumeclaim/sched-backups');
+    await op.tb.kubectl(['-n', NS, 'delete', 'svcc', 'sched', '--wait=true']);
+    expect((await op.tb.kubectl(['-n', NS, 'get', 'pvc', 'sched-backups', '-o', 'name'])).trim()).to.equal('persistentvolumeclaim/sched-backups');
   });
 });

@@ -3,14 +3,12 @@
 // planner's rolling upgrade (followers first, the leader last, after leadership moved).
 import { expect } from 'chai';
 import type { AddressInfo } from 'node:net';
-import { Controller } from '../../operator/controller/controller.js';
 import { probeServer } from '../../operator/controller/run.js';
 import { statefulSetBuilds } from '../../operator/runtime/kubernetes/manifests.js';
 import { specProblems, withDefaults } from '../../operator/api/validate.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
-import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
-import { waitFor } from './proc.js';
-import type { Testbed } from './testbed.js';
+import { useOperator } from './operator/fixture.js';
+import { waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-ctl';
 const NAME = 'kv';
@@ -35,31 +33,17 @@ function countPasses(ctl: Controller): Array<{ builds: number; statusWrites: num
 
 describe('k8s: the SvcCluster controller', function () {
   this.timeout(240_000);
-  let tb: Testbed;
-  let ctl: Controller;
-  const logs: Array<Record<string, unknown>> = [];
+  const op = useOperator(NS);
 
-  const get = async (): Promise<Stored> => JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
+  const get = async (): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
   const events = async (): Promise<Array<{ reason: string; message: string; type: string }>> => {
-    const list = JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string; metadata: { creationTimestamp: string; name: string } }> };
+    const list = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string; metadata: { creationTimestamp: string; name: string } }> };
     return list.items;
   };
 
-  before(async () => {
-    tb = await operatorTestbed(NS);
-    ctl = newController();
-    await ctl.start();
-  });
-
-  const newController = (): Controller => testController(tb, { log: (e) => logs.push(e) });
-
-  after(async () => {
-    await ctl?.stop();
-    await removeNamespace(tb, NS);
-  });
 
   it('creates a 3-member cluster of 3.4.34 that becomes Available, with its owned objects', async () => {
-    await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.4.34', replicas: 3 } }));
+    await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.4.34', replicas: 3 } }));
     const st = await waitFor('the cluster Running', async () => {
       const s = (await get()).status;
       // Ready: also the cluster version decided (Running alone may come a moment before it)
@@ -75,7 +59,7 @@ describe('k8s: the SvcCluster controller', function () {
     expect(st.observedGeneration).to.equal((await get()).metadata.generation);
 
     const uid = (await get()).metadata.uid;
-    const obj = async (kind: string, name: string) => JSON.parse(await tb.kubectl(['-n', NS, 'get', kind, name, '-o', 'json'])) as { metadata: { ownerReferences: Array<{ uid: string; controller: boolean }> }; spec: Record<string, unknown>; data?: Record<string, string> };
+    const obj = async (kind: string, name: string) => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', kind, name, '-o', 'json'])) as { metadata: { ownerReferences: Array<{ uid: string; controller: boolean }> }; spec: Record<string, unknown>; data?: Record<string, string> };
     for (const [kind, name] of [['service', NAME], ['service', `${NAME}-client`], ['statefulset', NAME], ['pdb', NAME], ['configmap', `${NAME}-config`]]) {
       expect((await obj(kind, name)).metadata.ownerReferences, `${kind}/${name}`).to.deep.include({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', name: NAME, uid, controller: true, blockOwnerDeletion: true });
     }
@@ -89,12 +73,12 @@ describe('k8s: the SvcCluster controller', function () {
     expect(sts.volumeClaimTemplates).to.have.length(1);
     expect((await obj('configmap', `${NAME}-config`)).data!.INITIAL_CLUSTER).to.equal([0, 1, 2].map((i) => `${NAME}-${i}=http://${NAME}-${i}.${NAME}.${NS}.svc:2380`).join(','));
     expect((await events()).map((e) => e.reason)).to.include('CreateCluster');
-    const table = await tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '--no-headers']);
+    const table = await op.tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '--no-headers']);
     expect(table).to.match(new RegExp(`^${NAME}\\s+3\\.4\\.34\\s+3\\.4\\.34\\s+3\\.4\\.0\\s+3/3\\s+Running\\s+${NAME}-\\d`));
   });
 
   it('serves /healthz, /readyz and /metrics', async () => {
-    const srv = probeServer(ctl, 0);
+    const srv = probeServer(op.ctl, 0);
     try {
       await new Promise<void>((r) => srv.once('listening', () => r()));
       const port = (srv.address() as AddressInfo).port;
@@ -110,7 +94,7 @@ describe('k8s: the SvcCluster controller', function () {
 
   it('writes nothing while the cluster is unchanged', async () => {
     const rv = async () => {
-      const out = await tb.kubectl(['-n', NS, 'get', 'svcc,statefulset,service,configmap,pdb', '-l', 'svc.dev/cluster', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion} {end}']);
+      const out = await op.tb.kubectl(['-n', NS, 'get', 'svcc,statefulset,service,configmap,pdb', '-l', 'svc.dev/cluster', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion} {end}']);
       const svcc = (await get()).metadata.resourceVersion;
       return `${out} svcc=${svcc}`;
     };
@@ -122,12 +106,12 @@ describe('k8s: the SvcCluster controller', function () {
     // records a real observation (a member's health check timed out on this loaded machine, say): the next window,
     // after it settled, must then be silent.
     const window = async (): Promise<string[]> => {
-      const writes = ctl.api.writes;
+      const writes = op.ctl.api.writes;
       for (let i = 0; i < 3; i++) {
-        ctl.queue.add(`${NS}/${NAME}`);
+        op.ctl.queue.add(`${NS}/${NAME}`);
         await new Promise((r) => setTimeout(r, 2000));
       }
-      return ctl.api.recentWrites.slice(ctl.api.recentWrites.length - (ctl.api.writes - writes));
+      return op.ctl.api.recentWrites.slice(op.ctl.api.recentWrites.length - (op.ctl.api.writes - writes));
     };
     let written = await window();
     if (written.length > 0) {
@@ -141,9 +125,9 @@ describe('k8s: the SvcCluster controller', function () {
   });
 
   it('a pass builds the StatefulSet once and writes status at most once', async () => {
-    const passes = countPasses(ctl);
+    const passes = countPasses(op.ctl);
     for (let i = 0; i < 3; i++) {
-      ctl.queue.add(`${NS}/${NAME}`);
+      op.ctl.queue.add(`${NS}/${NAME}`);
       await new Promise((r) => setTimeout(r, 1000));
     }
     expect(passes.length).to.be.at.least(3);
@@ -152,26 +136,24 @@ describe('k8s: the SvcCluster controller', function () {
 
   it('refuses 3.3 with spec.logging.logger before anything is made: InvalidSpec with the message local apply prints', async () => {
     const spec = { version: '3.3.27', replicas: 1, logging: { logger: 'capnslog' } };
-    await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: 'old-logger', namespace: NS }, spec }));
+    await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: 'old-logger', namespace: NS }, spec }));
     const st = await waitFor('the refusal', async () => {
-      const s = (JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', 'old-logger', '-o', 'json'])) as Stored).status;
+      const s = (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', 'old-logger', '-o', 'json'])) as Stored).status;
       return s?.lastError ? s : undefined;
     }, 60_000, 500);
     expect(st.lastError).to.equal(specProblems(withDefaults(spec as never)).join('; '));
     expect(st.lastError).to.contain('spec.logging.logger: release 3.3.27 has no --logger flag');
-    expect(await tb.kubectl(['-n', NS, 'get', 'statefulsets,configmaps', '-l', 'svc.dev/cluster=old-logger', '-o', 'name'])).to.equal('');
-    await tb.kubectl(['-n', NS, 'delete', 'svcc', 'old-logger', '--wait=true']);
+    expect(await op.tb.kubectl(['-n', NS, 'get', 'statefulsets,configmaps', '-l', 'svc.dev/cluster=old-logger', '-o', 'name'])).to.equal('');
+    await op.tb.kubectl(['-n', NS, 'delete', 'svcc', 'old-logger', '--wait=true']);
   });
 
   it('upgrades 3.4.34 -> 3.5.21 member by member, the leader last, across an operator restart', async () => {
     const leaderBefore = (await get()).status!.leader!;
-    await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
     // the operator stops after the first member restart and a new one takes over from the recorded progress
-    await waitFor('the first member restart', async () => (logs.some((l) => l.step === 'restartMember') ? true : undefined), 120_000, 200);
-    await ctl.stop();
-    ctl = newController();
-    const passes = countPasses(ctl);
-    await ctl.start();
+    await waitFor('the first member restart', async () => (op.logs.some((l) => l.step === 'restartMember') ? true : undefined), 120_000, 200);
+    await op.stopController();
+    const passes = countPasses(await op.startController());
     const st = await waitFor('the upgrade complete', async () => {
       const s = (await get()).status;
       return s?.phase === 'Running' && s.currentVersion === '3.5.21' && s.clusterVersion === '3.5.0' && s.upgrade?.finishedAt ? s : undefined;
@@ -183,7 +165,7 @@ describe('k8s: the SvcCluster controller', function () {
     expect(evs.filter((e) => e.reason === 'RestartMember')).to.have.length(3);
     // the order, from the controller's step log (Events carry second-resolution times only)
     // (a new operator logs the step it finds under way again: consecutive repeats are one restart)
-    const restarts = logs.filter((l) => l.msg === 'step' && l.step === 'restartMember').map((l) => /restart (\S+) on/.exec(String(l.line))![1])
+    const restarts = op.logs.filter((l) => l.msg === 'step' && l.step === 'restartMember').map((l) => /restart (\S+) on/.exec(String(l.line))![1])
       .filter((m, i, all) => i === 0 || all[i - 1] !== m);
     expect(restarts).to.have.length(3);
     expect(new Set(restarts).size).to.equal(3);
@@ -194,7 +176,7 @@ describe('k8s: the SvcCluster controller', function () {
   });
 
   it('refuses a downgrade after the upgrade completed: UpgradeBlocked, a Warning Event, members untouched', async () => {
-    await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.4.34"}}']);
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.4.34"}}']);
     const st = await waitFor('the refusal', async () => {
       const s = (await get()).status;
       return s?.phase === 'Blocked' ? s : undefined;
@@ -203,17 +185,17 @@ describe('k8s: the SvcCluster controller', function () {
     expect(st.lastError).to.equal(undefined);
     const warn = (await events()).find((e) => e.reason === 'DowngradeAfterCompletion');
     expect(warn?.type).to.equal('Warning');
-    const images = await tb.kubectl(['-n', NS, 'get', 'pods', '-l', `app.kubernetes.io/instance=${NAME}`, '-o', 'jsonpath={.items[*].spec.containers[0].image}']);
+    const images = await op.tb.kubectl(['-n', NS, 'get', 'pods', '-l', `app.kubernetes.io/instance=${NAME}`, '-o', 'jsonpath={.items[*].spec.containers[0].image}']);
     expect(images.split(' ')).to.deep.equal(['svc:v3.5.21', 'svc:v3.5.21', 'svc:v3.5.21']);
-    expect(await tb.kubectl(['-n', NS, 'get', 'statefulset', NAME, '-o', 'jsonpath={.spec.template.spec.containers[0].image}'])).to.equal('svc:v3.5.21');
+    expect(await op.tb.kubectl(['-n', NS, 'get', 'statefulset', NAME, '-o', 'jsonpath={.spec.template.spec.containers[0].image}'])).to.equal('svc:v3.5.21');
   });
 
   it('deleting the SvcCluster removes what it owns (owner references)', async () => {
     const owned = 'statefulset,service,configmap,pdb';
-    expect((await tb.kubectl(['-n', NS, 'get', owned, '-l', 'svc.dev/cluster', '-o', 'name'])).trim().split('\n')).to.have.length(5);
-    await tb.kubectl(['-n', NS, 'delete', 'svcc', NAME, '--wait=true']);
+    expect((await op.tb.kubectl(['-n', NS, 'get', owned, '-l', 'svc.dev/cluster', '-o', 'name'])).trim().split('\n')).to.have.length(5);
+    await op.tb.kubectl(['-n', NS, 'delete', 'svcc', NAME, '--wait=true']);
     await waitFor('the owned objects gone', async () => {
-      const left = await tb.kubectl(['-n', NS, 'get', owned, '-l', 'svc.dev/cluster', '-o', 'name']);
+      const left = await op.tb.kubectl(['-n', NS, 'get', owned, '-l', 'svc.dev/cluster', '-o', 'name']);
       return left.trim() === '' ? true : undefined;
     }, 60_000, 500);
   });

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import * as k8s from '@kubernetes/client-node';
 import { LeaderElector } from '../../operator/controller/leader.js';
 import { sharedTestbed } from './fixture.js';
-import { waitFor } from './proc.js';
+import { waitFor } from '../../harness/process.js';
 
 describe('k8s: operator leader election', function () {
   this.timeout(60_000);

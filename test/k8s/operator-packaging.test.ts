@@ -11,9 +11,10 @@ import { svcClusterCrdYaml } from '../../operator/api/crd.js';
 import { repoRoot } from './binaries.js';
 import { sharedTestbed } from './fixture.js';
 import type { Controller } from '../../operator/controller/controller.js';
-import { installClusterDns } from './node/cluster-dns.js';
-import { createNamespace, installCrd, removeNamespace, testController } from './operator/helpers.js';
-import { waitFor } from './proc.js';
+import { createRestrictedNamespace } from './namespaces.js';
+import { installCrd, removeNamespace, testController } from './operator/helpers.js';
+import { useOperator } from './operator/fixture.js';
+import { waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 const ROOT = repoRoot();
@@ -110,12 +111,13 @@ describe('k8s: packaging of the operator', function () {
 
     it('renders a non-root, read-only-root-filesystem operator; values.schema.json refuses bad values', async () => {
       const docs = loadAll(await tb.helm(['template', 'ops', CHART, '--namespace', 'svc-operator', '--kube-version', KUBE])) as Array<{ kind: string; spec: Record<string, unknown> }>;
-      const dep = docs.find((d) => d?.kind === 'Deployment') as unknown as { spec: { template: { spec: { securityContext: Record<string, unknown>; containers: Array<{ securityContext: Record<string, unknown>; args: string[]; livenessProbe: unknown; readinessProbe: unknown }> } } } };
+      const dep = docs.find((d) => d?.kind === 'Deployment') as unknown as { spec: { template: { spec: { securityContext: Record<string, unknown>; containers: Array<{ securityContext: Record<string, unknown>; args: string[]; livenessProbe: { timeoutSeconds?: number }; readinessProbe: unknown }> } } } };
       expect(dep.spec.template.spec.securityContext).to.include({ runAsNonRoot: true, runAsUser: 65532 });
       const c = dep.spec.template.spec.containers[0];
       expect(c.securityContext).to.include({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
       expect(c.args[0]).to.equal('run');
-      expect(c.livenessProbe).to.not.equal(undefined);
+      // a liveness answer slower than 1 s (the default timeout) on a loaded node must not restart the operator
+      expect(c.livenessProbe.timeoutSeconds, 'the liveness probe\'s timeout').to.be.above(1);
       expect(c.readinessProbe).to.not.equal(undefined);
       expect(c.args).to.include('--leader-elect=true');
       // the chart's default image is the operator image our Dockerfile's convention produces (and the node runs)
@@ -172,7 +174,7 @@ describe('k8s: packaging of the operator', function () {
 
     it('installs; its RBAC grants what the controller uses and nothing more', async () => {
       await installCrd(tb);
-      await createNamespace(tb, OPNS);
+      await createRestrictedNamespace(tb, OPNS);
       await adoptCrd(tb, 'ops', OPNS);
       // replicaCount 0: the RBAC is what is checked here (e2e-upgrade.test.ts runs the operator's pod)
       await tb.helm(['upgrade', '--install', 'ops', CHART, '--namespace', OPNS, '--set', 'replicaCount=0', '--wait=false']);
@@ -199,7 +201,7 @@ describe('k8s: packaging of the operator', function () {
 
     it('helm upgrade applies the chart\'s new CRD (a new field is kept); helm uninstall keeps the CRD and the clusters', async () => {
       await installCrd(tb);
-      await createNamespace(tb, OPNS);
+      await createRestrictedNamespace(tb, OPNS);
       await adoptCrd(tb, 'ops', OPNS);
       await tb.helm(['upgrade', '--install', 'ops', CHART, '--namespace', OPNS, '--set', 'replicaCount=0', '--wait=false']);
       const meta = JSON.parse(await tb.kubectl(['get', CRD, '-o', 'json'])) as { metadata: { annotations: Record<string, string>; labels: Record<string, string> } };
@@ -253,7 +255,7 @@ describe('k8s: packaging of the operator', function () {
     before(async () => {
       tb = await sharedTestbed();
       await installCrd(tb);
-      await createNamespace(tb, NS);
+      await createRestrictedNamespace(tb, NS);
     });
     after(async () => {
       await removeNamespace(tb, NS);
@@ -282,27 +284,18 @@ describe('k8s: packaging of the operator', function () {
   describe('namespace-scoped install and shards', () => {
     const OPS = 'svc-shard-ops';
     const NS = 'svc-shards';
-    let tb: Testbed;
     const controllers: Controller[] = [];
-    before(async () => {
-      tb = await sharedTestbed();
-      installClusterDns(tb.node.dnsIp);
-      await installCrd(tb);
-      await createNamespace(tb, OPS);
-      await createNamespace(tb, NS);
-    });
+    // registered first, so it runs before the fixture's after removes the namespaces
     after(async () => {
       await Promise.all(controllers.map((c) => c.stop()));
-      await tb?.helm(['uninstall', 'shard-a', '-n', OPS, '--wait']).catch(() => undefined);
-      await removeNamespace(tb, NS);
-      await tb?.kubectl(['delete', 'namespace', OPS, '--wait=false']).catch(() => undefined);
     });
+    const op = useOperator(NS, { controller: false, chartNamespace: OPS });
 
     it('two operators with disjoint cluster selectors each reconcile their own cluster and never write to the other\'s', async function () {
       this.timeout(300_000);
       // in this process, each with its own record of every write it makes (kube-api.ts names the object written)
       const shard = (label: string) => {
-        const ctl = testController(tb, { namespaces: [NS], clusterSelector: `svc.dev/shard=${label}` });
+        const ctl = testController(op.tb, { namespaces: [NS], clusterSelector: `svc.dev/shard=${label}` });
         const writes: string[] = [];
         const api = ctl.api as unknown as { wrote: (what: string, ns?: string, name?: string, detail?: string) => void };
         const wrote = api.wrote.bind(ctl.api);
@@ -315,12 +308,12 @@ describe('k8s: packaging of the operator', function () {
       await Promise.all([a.ctl.start(), b.ctl.start()]);
       const make = (name: string, label: string) => JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster',
         metadata: { name, namespace: NS, labels: { 'svc.dev/shard': label } }, spec: { version: '3.5.21', replicas: 1 } });
-      await tb.kubectl(['apply', '-f', '-'], make('sa', 'a'));
-      await tb.kubectl(['apply', '-f', '-'], make('sb', 'b'));
+      await op.tb.kubectl(['apply', '-f', '-'], make('sa', 'a'));
+      await op.tb.kubectl(['apply', '-f', '-'], make('sb', 'b'));
       // a third cluster no selector matches: nobody acts on it
-      await tb.kubectl(['apply', '-f', '-'], make('sc', 'c'));
+      await op.tb.kubectl(['apply', '-f', '-'], make('sc', 'c'));
       const running = (name: string) => async () => {
-        const st = JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as { status?: { phase?: string; ready?: string } };
+        const st = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as { status?: { phase?: string; ready?: string } };
         return st.status?.phase === 'Running' && st.status.ready === '1/1' ? true : undefined;
       };
       await waitFor('sa Running', running('sa'), 180_000, 1000);
@@ -331,34 +324,34 @@ describe('k8s: packaging of the operator', function () {
       for (const w of a.writes) expect(objects(w), `shard a wrote: ${w}`).to.match(/^sa(-|$)/);
       for (const w of b.writes) expect(objects(w), `shard b wrote: ${w}`).to.match(/^sb(-|$)/);
       // the unmatched cluster has no status and no StatefulSet
-      expect(await tb.kubectl(['-n', NS, 'get', 'svcc', 'sc', '-o', 'jsonpath={.status}'])).to.equal('');
-      expect(await tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name'])).to.not.contain('/sc');
+      expect(await op.tb.kubectl(['-n', NS, 'get', 'svcc', 'sc', '-o', 'jsonpath={.status}'])).to.equal('');
+      expect(await op.tb.kubectl(['-n', NS, 'get', 'statefulsets', '-o', 'name'])).to.not.contain('/sc');
       // relabelled to shard b, it becomes b's (a never saw it)
-      await tb.kubectl(['-n', NS, 'label', '--overwrite', 'svcc', 'sc', 'svc.dev/shard=b']);
+      await op.tb.kubectl(['-n', NS, 'label', '--overwrite', 'svcc', 'sc', 'svc.dev/shard=b']);
       await waitFor('sc Running by shard b', running('sc'), 180_000, 1000);
       for (const w of a.writes) expect(objects(w), `shard a wrote: ${w}`).to.match(/^sa(-|$)/);
       expect(b.writes.some((w) => objects(w).startsWith('sc'))).to.equal(true);
       await Promise.all(controllers.splice(0).map((c) => c.stop()));
-      await tb.kubectl(['-n', NS, 'delete', 'svcc', '--all', '--wait=true', '--timeout=60s']);
+      await op.tb.kubectl(['-n', NS, 'delete', 'svcc', '--all', '--wait=true', '--timeout=60s']);
     });
 
     it('the namespace-scoped chart: Roles only in the watched namespace; helm test creates an SvcCluster and waits for Ready', async function () {
       this.timeout(400_000);
-      await tb.helm(['install', 'shard-a', CHART, '--namespace', OPS, '--set', 'crds.install=false', '--set', `watchNamespaces={${NS}}`,
+      await op.tb.helm(['install', 'shard-a', CHART, '--namespace', OPS, '--set', 'crds.install=false', '--set', `watchNamespaces={${NS}}`,
         '--set', 'clusterSelector=svc.dev/shard=a', '--set', 'leaderElection.leaseName=svc-operator-a', '--set', 'tests.clusterLabels.svc\\.dev/shard=a', '--wait', '--timeout', '180s']);
       const sa = `system:serviceaccount:${OPS}:shard-a-svc-operator`;
-      const can = async (...args: string[]) => /^yes/m.test(await tb.kubectl(['auth', 'can-i', ...args, '--as', sa]).catch((e: Error) => e.message));
+      const can = async (...args: string[]) => /^yes/m.test(await op.tb.kubectl(['auth', 'can-i', ...args, '--as', sa]).catch((e: Error) => e.message));
       expect(await can('watch', 'svcclusters.svc.dev', '-n', NS)).to.equal(true);
       expect(await can('patch', 'statefulsets.apps', '-n', NS)).to.equal(true);
       expect(await can('watch', 'svcclusters.svc.dev', '--all-namespaces'), 'cluster-wide').to.equal(false);
       expect(await can('patch', 'statefulsets.apps', '-n', 'default'), 'an unwatched namespace').to.equal(false);
-      expect(await tb.kubectl(['get', 'clusterroles,clusterrolebindings', '-l', 'app.kubernetes.io/instance=shard-a', '-o', 'name'])).to.equal('');
+      expect(await op.tb.kubectl(['get', 'clusterroles,clusterrolebindings', '-l', 'app.kubernetes.io/instance=shard-a', '-o', 'name'])).to.equal('');
       // the real `helm test`: its Pod creates a cluster labelled for this shard in the watched namespace
-      const out = await tb.helm(['test', 'shard-a', '--namespace', OPS, '--logs', '--timeout', '360s']);
+      const out = await op.tb.helm(['test', 'shard-a', '--namespace', OPS, '--logs', '--timeout', '360s']);
       expect(out).to.match(/Phase:\s+Succeeded/);
       expect(out).to.contain('is ready');
-      expect(await tb.kubectl(['-n', OPS, 'get', 'lease', 'svc-operator-a', '-o', 'jsonpath={.spec.holderIdentity}'])).to.match(/^shard-a-svc-operator-/);
-      expect(await tb.kubectl(['-n', NS, 'get', 'svcc', '-o', 'name']), 'the test cluster is deleted').to.equal('');
+      expect(await op.tb.kubectl(['-n', OPS, 'get', 'lease', 'svc-operator-a', '-o', 'jsonpath={.spec.holderIdentity}'])).to.match(/^shard-a-svc-operator-/);
+      expect(await op.tb.kubectl(['-n', NS, 'get', 'svcc', '-o', 'name']), 'the test cluster is deleted').to.equal('');
     });
   });
 });

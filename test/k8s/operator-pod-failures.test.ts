@@ -5,12 +5,10 @@
 // apiserver refuses to create (a quota of zero pods: FailedCreate, as a Pod Security refusal is).
 import { expect } from 'chai';
 import { join } from 'node:path';
-import type { Controller } from '../../operator/controller/controller.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
-import { createNamespace, operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
-import { run, waitFor } from './proc.js';
-import type { Testbed } from './testbed.js';
+import { useOperator } from './operator/fixture.js';
+import { runCommand, waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-podfail';
 const NS_QUOTA = 'svcc-podfail-q';
@@ -28,34 +26,23 @@ const CASES: Case[] = [
 
 describe('k8s: pod-level failures are shown (Stalled, lastError, STEP, a Warning Event)', function () {
   this.timeout(300_000);
-  let tb: Testbed;
-  let ctl: Controller;
+  const op = useOperator(NS, { namespaces: [NS_QUOTA] });
 
   before(async () => {
-    tb = await operatorTestbed(NS);
-    await createNamespace(tb, NS_QUOTA);
-    await tb.kubectl(['-n', NS_QUOTA, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'no-pods' }, spec: { hard: { pods: '0' } } }));
-    ctl = testController(tb);
-    await ctl.start();
+    await op.tb.kubectl(['-n', NS_QUOTA, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'no-pods' }, spec: { hard: { pods: '0' } } }));
     for (const c of CASES) {
-      await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: c.name, namespace: c.ns }, spec: c.spec }));
+      await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: c.name, namespace: c.ns }, spec: c.spec }));
     }
-  });
-
-  after(async () => {
-    await ctl?.stop();
-    await removeNamespace(tb, NS);
-    await removeNamespace(tb, NS_QUOTA);
   });
 
   for (const c of CASES) {
     it(`${c.reason}: ${c.name}`, async () => {
-      const get = async () => (JSON.parse(await tb.kubectl(['-n', c.ns, 'get', 'svcc', c.name, '-o', 'json'])) as { status?: SvcClusterStatus }).status;
+      const get = async () => (JSON.parse(await op.tb.kubectl(['-n', c.ns, 'get', 'svcc', c.name, '-o', 'json'])) as { status?: SvcClusterStatus }).status;
       const st = await waitFor(`${c.reason} shown for ${c.name}`, async () => {
         const s = await get();
         return s?.conditions?.some((x) => x.type === 'Stalled' && x.status === 'True' && x.reason === c.reason) ? s : undefined;
       }, 240_000, 1000).catch(async (e: Error) => {
-        const pods = await tb.kubectl(['-n', c.ns, 'get', 'pods,pvc,events', '-o', 'wide']).catch(() => '');
+        const pods = await op.tb.kubectl(['-n', c.ns, 'get', 'pods,pvc,events', '-o', 'wide']).catch(() => '');
         throw new Error(`${e.message}\nstatus: ${JSON.stringify(await get())}\n${pods}`);
       });
       const stalled = st.conditions!.find((x) => x.type === 'Stalled')!;
@@ -63,17 +50,17 @@ describe('k8s: pod-level failures are shown (Stalled, lastError, STEP, a Warning
       expect(st.conditions!.find((x) => x.type === 'Ready')!.status).to.equal('False');
       expect(st.lastError).to.contain(`${c.reason}: `);
       expect(st.step).to.equal(c.reason);
-      const row = await tb.kubectl(['-n', c.ns, 'get', 'svcc', c.name, '--no-headers']);
+      const row = await op.tb.kubectl(['-n', c.ns, 'get', 'svcc', c.name, '--no-headers']);
       expect(row.split(/\s+/)).to.include(c.reason); // the STEP column
-      const evs = JSON.parse(await tb.kubectl(['-n', c.ns, 'get', 'events', '--field-selector', `involvedObject.name=${c.name},reason=${c.reason}`, '-o', 'json'])) as { items: Array<{ type: string; message: string }> };
+      const evs = JSON.parse(await op.tb.kubectl(['-n', c.ns, 'get', 'events', '--field-selector', `involvedObject.name=${c.name},reason=${c.reason}`, '-o', 'json'])) as { items: Array<{ type: string; message: string }> };
       expect(evs.items.length, `a ${c.reason} Event`).to.be.at.least(1);
       expect(evs.items[0].type).to.equal('Warning');
     });
   }
 
   it('`kubectl svc status` shows the pod problem of a stalled cluster', async () => {
-    const env = { ...process.env, KUBECONFIG: tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
-    const { stdout } = await run([binary('kubectl'), 'svc', 'status', 'pull', '-n', NS], { env });
+    const env = { ...process.env, KUBECONFIG: op.tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
+    const { stdout } = await runCommand([binary('kubectl'), 'svc', 'status', 'pull', '-n', NS], { env });
     expect(stdout).to.match(/^Stalled:\s+ImagePullBackOff: pull-0: ImagePullBackOff: /m);
     expect(stdout).to.match(/^pull-0\s+unknown\s+-\s+UNREACHABLE\s.*\s(ImagePullBackOff|ErrImagePull)\s+localhost\/svc-missing:v3\.5\.21$/m);
   });

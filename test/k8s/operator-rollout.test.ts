@@ -7,14 +7,12 @@ import { X509Certificate } from 'node:crypto';
 import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { Controller } from '../../operator/controller/controller.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { BackgroundWriter } from '../../operator/workload/writer.js';
 import { Client } from '../../server/client/index.js';
-import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
+import { useOperator } from './operator/fixture.js';
 import { makeClusterCerts, renewMemberCert, type ClusterCerts } from './operator/tls-certs.js';
-import { waitFor } from './proc.js';
-import type { Testbed } from './testbed.js';
+import { waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-roll';
 
@@ -26,22 +24,20 @@ interface Stored { metadata: { generation: number }; status?: SvcClusterStatus }
 
 describe('k8s: changes that reach the members are rolled out one member at a time', function () {
   this.timeout(300_000);
-  let tb: Testbed;
-  let ctl: Controller;
-  const logs: Array<Record<string, unknown>> = [];
+  const op = useOperator(NS);
 
-  const get = async (name: string): Promise<Stored> => JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
+  const get = async (name: string): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
   const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
-    (JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
+    (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const pods = async (name: string): Promise<Pod[]> =>
-    (JSON.parse(await tb.kubectl(['-n', NS, 'get', 'pods', '-l', `app.kubernetes.io/instance=${name}`, '-o', 'json'])) as { items: Pod[] }).items
+    (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'pods', '-l', `app.kubernetes.io/instance=${name}`, '-o', 'json'])) as { items: Pod[] }).items
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   const secret = (name: string, c: ClusterCerts) =>
-    tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, type: 'kubernetes.io/tls',
+    op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, type: 'kubernetes.io/tls',
       data: { 'tls.crt': c.cert.toString('base64'), 'tls.key': c.key.toString('base64'), 'ca.crt': c.ca.toString('base64') } }));
   const endpoints = (name: string, scheme: string) => [0, 1, 2].map((i) => `${scheme}://${name}-${i}.${name}.${NS}.svc:2379`);
   /** The step lines of cluster `name` logged since log line `from`, in order. */
-  const stepsSince = (name: string, from: number) => logs.slice(from)
+  const stepsSince = (name: string, from: number) => op.logs.slice(from)
     .filter((l) => l.msg === 'step' && l.cluster === `${NS}/${name}`).map((l) => String(l.line));
   /** The MoveLeader steps since log line `from`: whom they moved leadership from, and how many restarts came before. */
   const movesSince = (name: string, from: number) => stepsSince(name, from).flatMap((l, i, all) => l.startsWith('move leadership from ')
@@ -66,20 +62,10 @@ describe('k8s: changes that reach the members are rolled out one member at a tim
     return s?.phase === 'Running' && s.ready === '3/3' && s.members?.every((m) => m.healthy) ? s : undefined;
   }, 200_000, 1000);
 
-  before(async () => {
-    tb = await operatorTestbed(NS);
-    ctl = testController(tb, { log: (e) => logs.push({ ...e, at: new Date().toISOString() }) });
-    await ctl.start();
-  });
-
-  after(async () => {
-    await ctl?.stop();
-    await removeNamespace(tb, NS);
-  });
 
   it('a resources, pod-label, annotation and env change: each member restarted once, followers first, the leader last after MoveLeader, reason SpecChange, no failed write, every key intact', async () => {
     const name = 'kv';
-    await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec: { version: '3.4.34', replicas: 3 } }));
+    await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec: { version: '3.4.34', replicas: 3 } }));
     const before = await running(name);
     const c = await Client.connect({ endpoints: endpoints(name, 'http'), dialTimeoutMs: 5000, commandTimeoutMs: 10_000 });
     const keys = Array.from({ length: 30 }, (_, i) => `k${String(i).padStart(2, '0')}`);
@@ -91,11 +77,11 @@ describe('k8s: changes that reach the members are rolled out one member at a tim
     const oldPods = await pods(name);
     expect(oldPods.map((p) => p.metadata.labels?.tier)).to.deep.equal([undefined, undefined, undefined]);
     const leaderBefore = before.leader!;
-    const from = logs.length;
+    const from = op.logs.length;
 
     const writer = new BackgroundWriter({ endpoints: endpoints(name, 'http'), prefix: 'load/', intervalMs: 20 });
     await writer.start();
-    await tb.kubectl(['-n', NS, 'patch', 'svcc', name, '--type=merge', '-p', JSON.stringify({ spec: { resources: { requests: { cpu: '20m', memory: '48Mi' } }, podTemplate: { labels: { tier: 'db' }, annotations: { 'example.com/team': 'storage' }, env: [{ name: 'GODEBUG', value: 'x=1' }] } } })]);
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', name, '--type=merge', '-p', JSON.stringify({ spec: { resources: { requests: { cpu: '20m', memory: '48Mi' } }, podTemplate: { labels: { tier: 'db' }, annotations: { 'example.com/team': 'storage' }, env: [{ name: 'GODEBUG', value: 'x=1' }] } } })]);
     const st = await waitFor('the rollout finished', async () => {
       const s = (await get(name)).status;
       return s?.rollout?.finishedAt && s.phase === 'Running' && s.ready === '3/3' ? s : undefined;
@@ -113,7 +99,7 @@ describe('k8s: changes that reach the members are rolled out one member at a tim
       expect(p.spec.containers.find((x) => x.name === 'svc')!.env?.find((e) => e.name === 'GODEBUG')?.value, p.metadata.name).to.equal('x=1');
       expect(p.spec.containers.find((x) => x.name === 'svc')!.resources?.requests, p.metadata.name).to.deep.equal({ cpu: '20m', memory: '48Mi' });
     }
-    expect(await tb.kubectl(['-n', NS, 'get', 'statefulset', name, '-o', 'jsonpath={.spec.updateStrategy.type}'])).to.equal('OnDelete');
+    expect(await op.tb.kubectl(['-n', NS, 'get', 'statefulset', name, '-o', 'jsonpath={.spec.updateStrategy.type}'])).to.equal('OnDelete');
     // one at a time, in order: followers first, the leader last; a replacement pod per restart, in that order
     const order = restartsSince(name, from);
     expect(order).to.have.length(3);
@@ -129,7 +115,7 @@ describe('k8s: changes that reach the members are rolled out one member at a tim
     expect(evs.filter((e) => e.reason === 'MoveLeader')).to.have.length.at.least(moves.length > 0 ? 1 : 0);
     expect(evs.filter((e) => e.type === 'Warning')).to.deep.equal([]);
     // no write failed; every key intact (on failure: the client's errors with its channels' states, and the steps)
-    const timeline = logs.slice(from).filter((l) => l.msg === 'step').map((l) => `${String(l.at)} ${String(l.line)}`).join('\n');
+    const timeline = op.logs.slice(from).filter((l) => l.msg === 'step').map((l) => `${String(l.at)} ${String(l.line)}`).join('\n');
     expect(stats.failed, `${stats.errors.join('\n')}\nsteps:\n${timeline}`).to.equal(0);
     expect(stats.succeeded).to.be.above(0);
     const r = await Client.connect({ endpoints: endpoints(name, 'http'), dialTimeoutMs: 5000, commandTimeoutMs: 10_000 });
@@ -141,20 +127,20 @@ describe('k8s: changes that reach the members are rolled out one member at a tim
     } finally {
       r.close();
     }
-    await tb.kubectl(['-n', NS, 'delete', 'svcc', name, '--wait=true', '--timeout=60s']);
+    await op.tb.kubectl(['-n', NS, 'delete', 'svcc', name, '--wait=true', '--timeout=60s']);
   });
 
   it('a TLS Secret renewed in place (a new certificate from the same CA) rolls the members with reason CertificateRenewed and no failed client request', async () => {
     const name = 'sec';
-    const dir = join(tb.workDir, 'tls-certs', `${NS}-${name}`);
+    const dir = join(op.tb.workDir, 'tls-certs', `${NS}-${name}`);
     const first = await makeClusterCerts(dir, name, NS);
     await secret(`${name}-tls`, first);
-    await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS },
+    await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS },
       spec: { version: '3.5.21', replicas: 3, tls: { clientSecret: `${name}-tls`, peerSecret: `${name}-tls` } } }));
     const before = await running(name);
     const leaderBefore = before.leader!;
     const oldPods = await pods(name);
-    const from = logs.length;
+    const from = op.logs.length;
 
     const writer = new BackgroundWriter({ endpoints: endpoints(name, 'https'), prefix: 'load/', intervalMs: 20, tls: { ca: first.ca, cert: first.cert, key: first.key } });
     await writer.start();

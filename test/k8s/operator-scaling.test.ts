@@ -3,13 +3,11 @@
 // highest ordinals removed, their PVCs deleted), every key intact; a 1-member cluster grows to 3 across an
 // operator restart between MemberAdd and the StatefulSet change.
 import { expect } from 'chai';
-import { Controller } from '../../operator/controller/controller.js';
 import { MemberClient } from '../../operator/members/index.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { Client } from '../../server/client/index.js';
-import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
-import { waitFor } from './proc.js';
-import type { Testbed } from './testbed.js';
+import { useOperator } from './operator/fixture.js';
+import { waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-scale';
 
@@ -17,13 +15,11 @@ interface Stored { metadata: { annotations?: Record<string, string> }; status?: 
 
 describe('k8s: scaling an SvcCluster (member add/remove one at a time)', function () {
   this.timeout(420_000);
-  let tb: Testbed;
-  let ctl: Controller;
-  const logs: Array<Record<string, unknown>> = [];
+  const op = useOperator(NS);
 
-  const get = async (name: string): Promise<Stored> => JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
+  const get = async (name: string): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
   const reasons = async (name: string): Promise<string[]> => {
-    const list = JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string }> };
+    const list = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string }> };
     return list.items.map((e) => e.reason);
   };
   const clientURL = (name: string, i: number) => `http://${name}-${i}.${name}.${NS}.svc:2379`;
@@ -33,7 +29,7 @@ describe('k8s: scaling an SvcCluster (member add/remove one at a time)', functio
       const s = (await get(name)).status;
       return s?.phase === 'Running' && s.ready === `${n}/${n}` && s.members?.length === n && s.members.every((m) => m.healthy) ? s : undefined;
     }, 300_000, 1000);
-  const scale = (name: string, replicas: number) => tb.kubectl(['-n', NS, 'patch', 'svcc', name, '--type=merge', '-p', JSON.stringify({ spec: { replicas } })]);
+  const scale = (name: string, replicas: number) => op.tb.kubectl(['-n', NS, 'patch', 'svcc', name, '--type=merge', '-p', JSON.stringify({ spec: { replicas } })]);
   const memberNames = async (name: string, n: number): Promise<string[]> => {
     const c = await connect(name, n);
     try {
@@ -43,26 +39,14 @@ describe('k8s: scaling an SvcCluster (member add/remove one at a time)', functio
     }
   };
   const claims = async (name: string): Promise<string[]> =>
-    (await tb.kubectl(['-n', NS, 'get', 'pvc', '-o', 'jsonpath={.items[*].metadata.name}'])).split(' ').filter((c) => c.startsWith(`data-${name}-`)).sort();
+    (await op.tb.kubectl(['-n', NS, 'get', 'pvc', '-o', 'jsonpath={.items[*].metadata.name}'])).split(' ').filter((c) => c.startsWith(`data-${name}-`)).sort();
   const steps = (name: string, kind: string): string[] =>
-    logs.filter((l) => l.msg === 'step' && l.step === kind && l.cluster === `${NS}/${name}`).map((l) => String(l.line));
+    op.logs.filter((l) => l.msg === 'step' && l.step === kind && l.cluster === `${NS}/${name}`).map((l) => String(l.line));
 
-  before(async () => {
-    tb = await operatorTestbed(NS);
-    ctl = newController();
-    await ctl.start();
-  });
-
-  const newController = (): Controller => testController(tb, { log: (e) => logs.push(e) });
-
-  after(async () => {
-    await ctl?.stop();
-    await removeNamespace(tb, NS);
-  });
 
   it('3 -> 5 -> 3: members added and removed one at a time, their PVCs gone, every key intact', async () => {
     const name = 'kv';
-    await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec: { version: '3.4.34', replicas: 3 } }));
+    await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec: { version: '3.4.34', replicas: 3 } }));
     await running(name, 3);
     const c = await connect(name, 3);
     const keys = Array.from({ length: 40 }, (_, i) => `k${String(i).padStart(2, '0')}`);
@@ -81,7 +65,7 @@ describe('k8s: scaling an SvcCluster (member add/remove one at a time)', functio
     expect(steps(name, 'addMember').map((l) => /add member (\S+)/.exec(l)![1])).to.deep.equal([`${name}-3`, `${name}-4`]);
     expect((await reasons(name)).filter((r) => r === 'AddMember')).to.have.length(2);
     // the last joiner started on --initial-cluster-state=existing with the members before it plus itself
-    const cm = JSON.parse(await tb.kubectl(['-n', NS, 'get', 'configmap', `${name}-config`, '-o', 'json'])) as { data: Record<string, string> };
+    const cm = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'configmap', `${name}-config`, '-o', 'json'])) as { data: Record<string, string> };
     expect(cm.data.INITIAL_CLUSTER_STATE).to.equal('existing');
     expect(cm.data.INITIAL_CLUSTER.split(',').map((e) => e.split('=')[0])).to.deep.equal([0, 1, 2, 3, 4].map((i) => `${name}-${i}`));
     expect(JSON.parse((await get(name)).metadata.annotations!['svc.dev/scaling'])).to.include({ replicas: 5, step: 'addMember', member: `${name}-4` });
@@ -92,7 +76,7 @@ describe('k8s: scaling an SvcCluster (member add/remove one at a time)', functio
     expect(await memberNames(name, 3)).to.deep.equal([0, 1, 2].map((i) => `${name}-${i}`));
     expect(steps(name, 'removeMember').map((l) => /remove member (\S+)/.exec(l)![1])).to.deep.equal([`${name}-4`, `${name}-3`]);
     expect((await reasons(name)).filter((r) => r === 'RemoveMember')).to.have.length(2);
-    expect(await tb.kubectl(['-n', NS, 'get', 'statefulset', name, '-o', 'jsonpath={.spec.replicas}'])).to.equal('3');
+    expect(await op.tb.kubectl(['-n', NS, 'get', 'statefulset', name, '-o', 'jsonpath={.spec.replicas}'])).to.equal('3');
     await waitFor('the PVCs of kv-3 and kv-4 gone', async () => {
       const left = await claims(name);
       return left.length === 3 ? left : undefined;
@@ -113,7 +97,7 @@ describe('k8s: scaling an SvcCluster (member add/remove one at a time)', functio
 
   it('1 -> 3 with the operator stopped between "member added" and "pod started": the member is started, not added twice', async () => {
     const name = 'one';
-    await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec: { version: '3.4.34', replicas: 1 } }));
+    await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec: { version: '3.4.34', replicas: 1 } }));
     await running(name, 1);
     const c = await connect(name, 1);
     try {
@@ -122,7 +106,7 @@ describe('k8s: scaling an SvcCluster (member add/remove one at a time)', functio
       c.close();
     }
     // What an operator that dies right after MemberAdd leaves: one-1 in the member list, no pod for it.
-    await ctl.stop();
+    await op.stopController();
     const mc = new MemberClient();
     try {
       await mc.memberAdd(clientURL(name, 0), `http://${name}-1.${name}.${NS}.svc:2380`);
@@ -130,8 +114,7 @@ describe('k8s: scaling an SvcCluster (member add/remove one at a time)', functio
       mc.close();
     }
     await scale(name, 3);
-    ctl = newController();
-    await ctl.start();
+    await op.startController();
     await running(name, 3);
     expect(await memberNames(name, 3)).to.deep.equal([0, 1, 2].map((i) => `${name}-${i}`));
     expect(steps(name, 'startMember').map((l) => /start member ([^\s,]+)/.exec(l)![1])).to.deep.equal([`${name}-1`]);

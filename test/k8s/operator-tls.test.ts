@@ -6,16 +6,14 @@ import https from 'node:https';
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { Controller } from '../../operator/controller/controller.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { httpGet, MemberClient } from '../../operator/members/index.js';
 import { KubeRuntime } from '../../operator/runtime/kubernetes/kube-runtime.js';
 import { Client } from '../../server/client/index.js';
-import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
+import { useOperator } from './operator/fixture.js';
 import { makeClusterCerts, type ClusterCerts } from './operator/tls-certs.js';
-import { run, waitFor } from './proc.js';
+import { runCommand, waitFor } from '../../harness/process.js';
 import { binary, repoRoot } from './binaries.js';
-import type { Testbed } from './testbed.js';
 
 const NS = 'svcc-tls';
 const NAME = 'secure';
@@ -24,30 +22,21 @@ interface Stored { metadata: { generation: number }; status?: SvcClusterStatus }
 
 describe('k8s: a TLS SvcCluster', function () {
   this.timeout(240_000);
-  let tb: Testbed;
-  let ctl: Controller;
+  const op = useOperator(NS);
   let certs: ClusterCerts;
 
-  const get = async (name: string): Promise<Stored> => JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
+  const get = async (name: string): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
   const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
-    (JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
+    (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const secret = (name: string, data: Record<string, Buffer | string>) =>
-    tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, type: 'Opaque',
+    op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, type: 'Opaque',
       data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) }));
   const cluster = (name: string, tls: Record<string, string>, extra: Record<string, unknown> = {}) =>
-    tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec: { version: '3.5.21', replicas: 3, tls, ...extra } }));
+    op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec: { version: '3.5.21', replicas: 3, tls, ...extra } }));
   const member = (i: number) => `${NAME}-${i}.${NAME}.${NS}.svc:2379`;
 
   before(async () => {
-    tb = await operatorTestbed(NS);
-    certs = await makeClusterCerts(join(tb.workDir, 'tls-certs', NAME), NAME, NS);
-    ctl = testController(tb);
-    await ctl.start();
-  });
-
-  after(async () => {
-    await ctl?.stop();
-    await removeNamespace(tb, NS);
+    certs = await makeClusterCerts(join(op.tb.workDir, 'tls-certs', NAME), NAME, NS);
   });
 
   it('with client and peer TLS becomes Available, every member healthy, pods Ready through the plain metrics port', async () => {
@@ -64,7 +53,7 @@ describe('k8s: a TLS SvcCluster', function () {
     expect(st.members!.filter((m) => m.leader)).to.have.length(1);
     expect(st.conditions!.find((c) => c.type === 'Available')).to.include({ status: 'True' });
     expect(st.lastError).to.equal(undefined);
-    const sts = JSON.parse(await tb.kubectl(['-n', NS, 'get', 'statefulset', NAME, '-o', 'json'])) as { spec: { template: { spec: { containers: Array<{ args: string[]; readinessProbe: { httpGet: { port: string; scheme: string } } }> } } } };
+    const sts = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'statefulset', NAME, '-o', 'json'])) as { spec: { template: { spec: { containers: Array<{ args: string[]; readinessProbe: { httpGet: { port: string; scheme: string } } }> } } } };
     const c = sts.spec.template.spec.containers[0];
     expect(c.args).to.include('--client-cert-auth=true').and.include('--listen-metrics-urls=http://0.0.0.0:2381');
     expect(c.readinessProbe.httpGet).to.include({ port: 'metrics', scheme: 'HTTP' });
@@ -94,7 +83,7 @@ describe('k8s: a TLS SvcCluster', function () {
     const client = new MemberClient({ tls: { ca: certs.ca, cert: certs.cert, key: certs.key } });
     try {
       const spec = { version: '3.4.34', replicas: 3, enableV2: true, tls: { clientSecret: `${NAME}-client-tls`, peerSecret: `${NAME}-peer-tls` } };
-      const rt = new KubeRuntime(ctl.api, { name: NAME, namespace: NS, uid: '', spec }, { snapshotDir: join(tb.workDir, 'operator-snapshots'), client });
+      const rt = new KubeRuntime(op.ctl.api, { name: NAME, namespace: NS, uid: '', spec }, { snapshotDir: join(op.tb.workDir, 'operator-snapshots'), client });
       // "big", "one" and the value, once member 2 applied the write
       await waitFor('the v2 estimate of member 2', async () => ((await rt.v2DataBytes(`${NAME}-2`)) === 3 + 3 + 4096 ? true : undefined), 10_000, 200);
     } finally {
@@ -118,7 +107,7 @@ describe('k8s: a TLS SvcCluster', function () {
   });
 
   it('upgrades 3.4.34 -> 3.5.21 over TLS: snapshot, move-leader and status through the client certificate', async () => {
-    await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
     const st = await waitFor('the TLS upgrade complete', async () => {
       const s = (await get(NAME)).status;
       return s?.phase === 'Running' && s.currentVersion === '3.5.21' && s.clusterVersion === '3.5.0' && s.upgrade?.finishedAt ? s : undefined;
@@ -132,8 +121,8 @@ describe('k8s: a TLS SvcCluster', function () {
   });
 
   it('`kubectl svc status` reads the TLS members live with the client Secret and shows certificate expiry and the last backup', async () => {
-    const env = { ...process.env, KUBECONFIG: tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
-    const { stdout } = await run([binary('kubectl'), 'svc', 'status', NAME, '-n', NS], { env });
+    const env = { ...process.env, KUBECONFIG: op.tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
+    const { stdout } = await runCommand([binary('kubectl'), 'svc', 'status', NAME, '-n', NS], { env });
     const notAfter = new Date(new X509Certificate(certs.cert).validTo).toISOString();
     expect(stdout).to.contain(`Certificate:    client Secret ${NAME}-client-tls: expires ${notAfter} (in `);
     expect(stdout).to.contain(`Certificate:    peer Secret ${NAME}-peer-tls: expires ${notAfter} (in `);
@@ -156,11 +145,11 @@ describe('k8s: a TLS SvcCluster', function () {
     expect(st.lastError).to.equal(`spec.tls.clientSecret Secret "${other}-client-tls" does not exist in namespace ${NS}`);
     const ev = await waitFor('a TLSSecretMissing Event', async () => (await events(other)).find((e) => e.reason === 'TLSSecretMissing'), 30_000, 500);
     expect(ev).to.include({ type: 'Warning', message: st.lastError });
-    const owned = (await tb.kubectl(['-n', NS, 'get', 'statefulsets,services,configmaps', '-l', `svc.dev/cluster=${other}`, '-o', 'name'])).trim();
+    const owned = (await op.tb.kubectl(['-n', NS, 'get', 'statefulsets,services,configmaps', '-l', `svc.dev/cluster=${other}`, '-o', 'name'])).trim();
     expect(owned, 'objects of the blocked cluster').to.equal('');
 
     // a Secret whose key is not the certificate's: the next look (within 15 s) says so
-    const wrongKey = await makeClusterCerts(join(tb.workDir, 'tls-certs', other), other, NS);
+    const wrongKey = await makeClusterCerts(join(op.tb.workDir, 'tls-certs', other), other, NS);
     await secret(`${other}-client-tls`, { 'tls.crt': certs.cert, 'tls.key': wrongKey.key, 'ca.crt': certs.ca });
     const bad = await waitFor('lastError about the malformed Secret', async () => {
       const s = (await get(other)).status;
@@ -169,7 +158,7 @@ describe('k8s: a TLS SvcCluster', function () {
     expect(bad.phase).to.equal('Blocked');
     const inv = await waitFor('a TLSSecretInvalid Event', async () => (await events(other)).find((e) => e.reason === 'TLSSecretInvalid'), 30_000, 500);
     expect(inv).to.include({ type: 'Warning', message: bad.lastError });
-    expect((await tb.kubectl(['-n', NS, 'get', 'statefulsets', '-l', `svc.dev/cluster=${other}`, '-o', 'name'])).trim()).to.equal('');
+    expect((await op.tb.kubectl(['-n', NS, 'get', 'statefulsets', '-l', `svc.dev/cluster=${other}`, '-o', 'name'])).trim()).to.equal('');
 
     // the right pair: the cluster is created and the error goes away
     await secret(`${other}-client-tls`, { 'tls.crt': wrongKey.cert, 'tls.key': wrongKey.key, 'ca.crt': wrongKey.ca });

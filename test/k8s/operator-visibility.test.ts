@@ -3,16 +3,13 @@
 // client writes, the on-call view through the real kubectl with the plugin on PATH, and a reconcile that throws
 // (a storage size the StatefulSet cannot take) still telling why in status and an Event.
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '../../server/client/index.js';
-import type { Controller } from '../../operator/controller/controller.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
-import { operatorTestbed, removeNamespace, testController } from './operator/helpers.js';
-import { run, waitFor } from './proc.js';
-import type { Testbed } from './testbed.js';
+import { useOperator } from './operator/fixture.js';
+import { runCommand, spawnLogged, waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-vis';
 const NAME = 'vis';
@@ -21,29 +18,20 @@ interface Stored { metadata: { generation: number }; status?: SvcClusterStatus }
 
 describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)', function () {
   this.timeout(300_000);
-  let tb: Testbed;
-  let ctl: Controller;
+  const op = useOperator(NS);
   let env: NodeJS.ProcessEnv;
 
-  const get = async (): Promise<Stored> => JSON.parse(await tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
-  const kubectl = (args: string[], timeoutMs = 60_000) => run([binary('kubectl'), ...args], { env, timeoutMs });
+  const get = async (): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
+  const kubectl = (args: string[], timeoutMs = 60_000) => runCommand([binary('kubectl'), ...args], { env, timeoutMs });
   const cond = (s: SvcClusterStatus | undefined, type: string) => s?.conditions?.find((c) => c.type === type);
 
-  before(async () => {
-    tb = await operatorTestbed(NS);
-    ctl = testController(tb);
-    await ctl.start();
+  before(() => {
     // kubectl finds plugins on PATH: the package's bin/ holds kubectl-svc
-    env = { ...process.env, KUBECONFIG: tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
-  });
-
-  after(async () => {
-    await ctl?.stop();
-    await removeNamespace(tb, NS);
+    env = { ...process.env, KUBECONFIG: op.tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
   });
 
   it('the real `kubectl wait --for=condition=Ready` returns once the new cluster is Ready; conditions carry observedGeneration', async () => {
-    await tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.5.21', replicas: 3 } }));
+    await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.5.21', replicas: 3 } }));
     const seen: SvcClusterStatus[] = [];
     let watching = true;
     const poll = (async () => {
@@ -87,15 +75,15 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     const indexOf = async () => Number((await client.status(pods[0])).raftIndex);
     // one window: a minute of client writes with the controller reconciling the cluster every 2 s
     const window = async (): Promise<{ written: string[]; moved: number }> => {
-      const writes = ctl.api.writes;
+      const writes = op.ctl.api.writes;
       const from = await indexOf();
       const end = Date.now() + 60_000;
       while (Date.now() < end) {
-        ctl.queue.add(`${NS}/${NAME}`);
+        op.ctl.queue.add(`${NS}/${NAME}`);
         await new Promise((r) => setTimeout(r, 2000));
       }
-      const n = ctl.api.writes - writes;
-      return { written: n === 0 ? [] : ctl.api.recentWrites.slice(-Math.min(n, ctl.api.recentWrites.length)), moved: (await indexOf()) - from };
+      const n = op.ctl.api.writes - writes;
+      return { written: n === 0 ? [] : op.ctl.api.recentWrites.slice(-Math.min(n, op.ctl.api.recentWrites.length)), moved: (await indexOf()) - from };
     };
     try {
       await new Promise((r) => setTimeout(r, 3000));
@@ -120,8 +108,8 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     const plugins = await kubectl(['plugin', 'list']).catch((e: Error) => ({ stdout: e.message }));
     expect(plugins.stdout).to.contain('kubectl-svc');
     const { stdout } = await kubectl(['svc', 'status', NAME, '-n', NS]);
-    mkdirSync(join(tb.workDir, 'out'), { recursive: true });
-    writeFileSync(join(tb.workDir, 'out', 'kubectl-svc-status.txt'), stdout);
+    mkdirSync(join(op.tb.workDir, 'out'), { recursive: true });
+    writeFileSync(join(op.tb.workDir, 'out', 'kubectl-svc-status.txt'), stdout);
     console.log(stdout.split('\n').map((l) => `      ${l}`).join('\n'));
     expect(stdout).to.match(new RegExp(`^Cluster:\\s+${NS}/${NAME}$`, 'm'));
     expect(stdout).to.match(/^Phase:\s+Running\s+\(Ready True: 3 of 3 members healthy on 3\.5\.21\)$/m);
@@ -137,7 +125,7 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     expect(stdout).to.match(/^\s+\S+\s+Normal\s+CreateCluster\s+SvcCluster\/vis\s/m);
 
     // the same view from svc-operator, as JSON: live raft indexes, the lag against the leader
-    const json = JSON.parse((await run([process.execPath, join(repoRoot(), 'bin', 'svc-operator'), 'status', NAME, '-n', NS, '-o', 'json'], { env })).stdout) as { members: Array<{ role: string; raftIndex: number; lag: number; dbSize: number; healthy: boolean }> };
+    const json = JSON.parse((await runCommand([process.execPath, join(repoRoot(), 'bin', 'svc-operator'), 'status', NAME, '-n', NS, '-o', 'json'], { env })).stdout) as { members: Array<{ role: string; raftIndex: number; lag: number; dbSize: number; healthy: boolean }> };
     expect(json.members).to.have.length(3);
     for (const m of json.members) {
       expect(m.healthy).to.equal(true);
@@ -148,18 +136,15 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
   });
 
   it('`kubectl svc status --watch` redraws until interrupted; errors are one line with exit status 1 or 2', async () => {
-    const child = spawn(binary('kubectl'), ['svc', 'status', NAME, '-n', NS, '--watch', '--interval', '1'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    const code = new Promise<number | null>((r) => child.once('close', (c) => r(c)));
-    await waitFor('two redraws', async () => ((out.match(/^Every 1s: kubectl svc status vis/gm) ?? []).length >= 2 ? true : undefined), 60_000, 200);
-    child.kill('SIGINT');
-    expect(await code).to.equal(0);
-    expect((out.match(/^MEMBER\s+ROLE/gm) ?? []).length).to.be.at.least(2);
+    const watch = spawnLogged(binary('kubectl'), ['svc', 'status', NAME, '-n', NS, '--watch', '--interval', '1'],
+      { logFile: join(op.tb.controlPlane.logDir, 'kubectl-svc-status-watch.log'), env });
+    await waitFor('two redraws', async () => ((watch.log().match(/^Every 1s: kubectl svc status vis/gm) ?? []).length >= 2 ? true : undefined), 60_000, 200);
+    expect(await watch.stop('SIGINT'), watch.log()).to.deep.equal({ code: 0, signal: null });
+    expect((watch.log().match(/^MEMBER\s+ROLE/gm) ?? []).length).to.be.at.least(2);
 
     const fails = async (args: string[], e: NodeJS.ProcessEnv = env): Promise<string> => {
       try {
-        await run([binary('kubectl'), ...args], { env: e });
+        await runCommand([binary('kubectl'), ...args], { env: e });
       } catch (err) {
         return (err as Error).message;
       }
@@ -167,19 +152,19 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     };
     expect(await fails(['svc', 'status', 'nope', '-n', NS])).to.match(/exited 1: kubectl svc: no SvcCluster "nope" in namespace "svcc-vis"/);
     expect(await fails(['svc', 'status'])).to.match(/exited 2: kubectl svc: status needs the name of an SvcCluster/);
-    const bad = join(tb.workDir, 'out', 'unreachable.kubeconfig');
-    writeFileSync(bad, (await tb.kubectl(['config', 'view', '--raw'])).replace(/server: https:\/\/127\.0\.0\.1:\d+/, 'server: https://127.0.0.1:1'));
+    const bad = join(op.tb.workDir, 'out', 'unreachable.kubeconfig');
+    writeFileSync(bad, (await op.tb.kubectl(['config', 'view', '--raw'])).replace(/server: https:\/\/127\.0\.0\.1:\d+/, 'server: https://127.0.0.1:1'));
     expect(await fails(['svc', 'status', NAME, '-n', NS, '--kubeconfig', bad])).to.match(/exited 1: kubectl svc: cannot reach the apiserver at https:\/\/127\.0\.0\.1:1 .*ECONNREFUSED/);
-    expect(await fails(['svc', 'status', NAME, '-n', NS], { ...env, KUBECONFIG: join(tb.workDir, 'out', 'missing') })).to.match(/exited 1: kubectl svc: no kubeconfig/);
+    expect(await fails(['svc', 'status', NAME, '-n', NS], { ...env, KUBECONFIG: join(op.tb.workDir, 'out', 'missing') })).to.match(/exited 1: kubectl svc: no kubeconfig/);
   });
 
   // the Argo CD health check of docs/ run by gopher-lua (as Argo CD runs it) on the object the apiserver returns
   const argoHealth = async (): Promise<{ status: string; message: string }> => {
-    const built = await run(['bash', join(repoRoot(), 'scripts', 'build-argocd-lua.sh')], { timeoutMs: 240_000 })
+    const built = await runCommand(['bash', join(repoRoot(), 'scripts', 'build-argocd-lua.sh')], { timeoutMs: 240_000 })
       .catch((e: Error) => { throw new Error(`cannot build the gopher-lua runner (scripts/build-argocd-lua.sh): ${e.message}`); });
-    const file = join(tb.workDir, 'out', 'svcc.json');
-    writeFileSync(file, await tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json']));
-    const out = await run([join(built.stdout.trim().split('\n').at(-1)!, 'lua-health'), join(repoRoot(), 'docs', 'argocd', 'svc.dev_SvcCluster.lua'), file]);
+    const file = join(op.tb.workDir, 'out', 'svcc.json');
+    writeFileSync(file, await op.tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json']));
+    const out = await runCommand([join(built.stdout.trim().split('\n').at(-1)!, 'lua-health'), join(repoRoot(), 'docs', 'argocd', 'svc.dev_SvcCluster.lua'), file]);
     return JSON.parse(out.stdout) as { status: string; message: string };
   };
 
@@ -188,7 +173,7 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
   });
 
   it('a reconcile that throws (a storage size the StatefulSet cannot take) still publishes status and a Warning Event', async () => {
-    await tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"storage":{"size":"2Gi"}}}']);
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"storage":{"size":"2Gi"}}}']);
     const st = await waitFor('the failure in status', async () => {
       const s = (await get()).status;
       return s?.lastError?.startsWith('reconcile failed') ? s : undefined;
@@ -196,7 +181,7 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     expect(cond(st, 'Reconciling')).to.include({ status: 'True', reason: 'ReconcileError' });
     expect(cond(st, 'Ready')?.status).to.equal('False');
     expect(st.lastError).to.match(/StatefulSet|Forbidden|volumeClaimTemplates|spec/i);
-    const evs = JSON.parse(await tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME},reason=ReconcileError`, '-o', 'json'])) as { items: Array<{ type: string; message: string }> };
+    const evs = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME},reason=ReconcileError`, '-o', 'json'])) as { items: Array<{ type: string; message: string }> };
     expect(evs.items.length).to.be.at.least(1);
     expect(evs.items[0].type).to.equal('Warning');
     const health = await argoHealth();

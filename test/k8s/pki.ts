@@ -3,7 +3,7 @@
 // client certificates (admin in system:masters, the controller manager's, the kubelet's and the scheduler's identities), and the service-account signing key pair.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { run } from './proc.js';
+import { runCommand } from '../../harness/process.js';
 
 /** Paths of the files makePki() writes. */
 export interface Pki {
@@ -30,15 +30,15 @@ const CURVE = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'];
 async function issue(dir: string, name: string, subj: string, ext: string): Promise<void> {
   const extFile = join(dir, `${name}.ext`);
   writeFileSync(extFile, ext);
-  await run(['openssl', 'req', '-new', ...CURVE, '-nodes', '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.csr`), '-subj', subj]);
-  await run(['openssl', 'x509', '-req', '-in', join(dir, `${name}.csr`), '-CA', join(dir, 'ca.crt'), '-CAkey', join(dir, 'ca.key'),
+  await runCommand(['openssl', 'req', '-new', ...CURVE, '-nodes', '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.csr`), '-subj', subj]);
+  await runCommand(['openssl', 'x509', '-req', '-in', join(dir, `${name}.csr`), '-CA', join(dir, 'ca.crt'), '-CAkey', join(dir, 'ca.key'),
     '-CAcreateserial', '-days', '30', '-sha256', '-extfile', extFile, '-out', join(dir, `${name}.crt`)]);
 }
 
 /** Creates a fresh PKI in dir. */
 export async function makePki(dir: string): Promise<Pki> {
   mkdirSync(dir, { recursive: true });
-  await run(['openssl', 'req', '-x509', ...CURVE, '-nodes', '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.crt'),
+  await runCommand(['openssl', 'req', '-x509', ...CURVE, '-nodes', '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.crt'),
     '-days', '30', '-subj', '/CN=svc-test-ca', '-addext', 'basicConstraints=critical,CA:TRUE',
     '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature']);
   await issue(dir, 'apiserver', '/CN=kube-apiserver',
@@ -49,8 +49,8 @@ export async function makePki(dir: string): Promise<Pki> {
   await issue(dir, 'kcm', '/CN=system:kube-controller-manager', client);
   await issue(dir, 'kubelet', '/O=system:nodes/CN=system:node:svc-test-node', client);
   await issue(dir, 'scheduler', '/CN=system:kube-scheduler', client);
-  await run(['openssl', 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-out', join(dir, 'sa.key')]);
-  await run(['openssl', 'pkey', '-in', join(dir, 'sa.key'), '-pubout', '-out', join(dir, 'sa.pub')]);
+  await runCommand(['openssl', 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-out', join(dir, 'sa.key')]);
+  await runCommand(['openssl', 'pkey', '-in', join(dir, 'sa.key'), '-pubout', '-out', join(dir, 'sa.pub')]);
   return {
     dir,
     caCert: join(dir, 'ca.crt'), caKey: join(dir, 'ca.key'),

@@ -9,7 +9,7 @@ import { sharedTestbed } from './fixture.js';
 import { RESTRICTED_CONTAINER, RESTRICTED_POD, createRestrictedNamespace } from './namespaces.js';
 import { installClusterDns } from './node/cluster-dns.js';
 import { POD_NET } from './node/network.js';
-import { waitFor } from './proc.js';
+import { waitFor } from '../../harness/process.js';
 import type { Testbed } from './testbed.js';
 
 const NS = 'svc-check';

@@ -3,7 +3,8 @@
 // imagePullPolicy IfNotPresent or Never.
 import { join } from 'node:path';
 import { repoRoot } from '../binaries.js';
-import { TestbedError, run } from '../proc.js';
+import { HarnessError } from '../../../harness/errors.js';
+import { runCommand } from '../../../harness/process.js';
 
 /** Image references by role. */
 export interface NodeImages {
@@ -27,10 +28,10 @@ function parse(stdout: string): NodeImages {
   try {
     j = JSON.parse(last) as typeof j;
   } catch {
-    throw new TestbedError('IMAGES', `build-images.sh printed no image list on its last line: ${last.slice(0, 200)}`);
+    throw new HarnessError('BAD_ANSWER', `build-images.sh printed no image list on its last line: ${last.slice(0, 200)}`);
   }
   if (!j.svc || !j.operator || !j.pause || Object.keys(j.svc).length === 0) {
-    throw new TestbedError('IMAGES', `build-images.sh printed an incomplete image list: ${last}`);
+    throw new HarnessError('BAD_ANSWER', `build-images.sh printed an incomplete image list: ${last}`);
   }
   const newest = Object.keys(j.svc).sort((a, b) => a.localeCompare(b, undefined, { numeric: true })).pop()!;
   return { svc: j.svc, newest, operator: j.operator, pause: j.pause };
@@ -39,7 +40,7 @@ function parse(stdout: string): NodeImages {
 /** Builds the images (or finds them cached) and, with a containerd socket, imports them into its k8s.io namespace. */
 export async function buildImages(containerdSocket?: string): Promise<NodeImages> {
   const args = containerdSocket ? ['--containerd-address', containerdSocket] : [];
-  // progress goes to stderr, which run() keeps for the error message; a cold build takes minutes
-  const { stdout } = await run(['bash', script(), ...args], { timeoutMs: 40 * 60_000 });
+  // progress goes to stderr, which runCommand() keeps for the error message; a cold build takes minutes
+  const { stdout } = await runCommand(['bash', script(), ...args], { timeoutMs: 40 * 60_000 });
   return parse(stdout);
 }

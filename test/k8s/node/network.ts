@@ -4,7 +4,8 @@
 // there). Nothing routes: pods get no default route, nothing is masqueraded, and net.ipv4.ip_forward stays as found.
 // The harness reads the host's network state before the node starts and checks it while pods run and after.
 import { readFileSync } from 'node:fs';
-import { TestbedError, run } from '../proc.js';
+import { HarnessError } from '../../../harness/errors.js';
+import { runCommand } from '../../../harness/process.js';
 
 /** Addresses of the test node's network. */
 export const POD_NET = {
@@ -18,6 +19,13 @@ export const POD_NET = {
   apiServiceIp: '10.0.0.1',
 } as const;
 
+/**
+ * Where the node's containerd sends every image pull, for every registry (a `_default` hosts.toml): a loopback port
+ * with nothing listening. A pod naming an image that was not imported fails at once with ErrImagePull, and no pull
+ * ever leaves the machine.
+ */
+export const REFUSING_REGISTRY = 'https://127.0.0.1:1';
+
 /** What the node must leave exactly as it found. */
 export interface HostNetState {
   ipForward: string;
@@ -30,7 +38,7 @@ export interface HostNetState {
 }
 
 async function out(argv: string[]): Promise<string> {
-  return (await run(argv, { timeoutMs: 30_000 })).stdout;
+  return (await runCommand(argv, { timeoutMs: 30_000 })).stdout;
 }
 
 async function tryOut(argv: string[]): Promise<string> {
@@ -62,7 +70,7 @@ export function assertHostNetUnchanged(before: HostNetState, now: HostNetState, 
   if (now.rules !== before.rules) broken.push(`packet-filter rules changed:\n--- before\n${before.rules}\n--- now\n${now.rules}`);
   if (now.routes !== before.routes) broken.push(`host routes changed:\n--- before\n${before.routes}\n--- now\n${now.routes}`);
   if (now.links !== before.links) broken.push(`network interfaces changed: before [${before.links}], now [${now.links}]`);
-  if (broken.length) throw new TestbedError('NETWORK_RULE', `${when}: ${broken.join('; ')}`);
+  if (broken.length) throw new HarnessError('NETWORK_RULE', `${when}: ${broken.join('; ')}`);
 }
 
 /** Network namespaces of pods (containerd names them cni-<uuid>). */
@@ -77,9 +85,9 @@ export async function assertPodRoutes(netns: string): Promise<void> {
     r.startsWith(`${POD_NET.subnet} dev eth0`) || r.startsWith(`${POD_NET.apiServiceIp} via ${POD_NET.hostIp} dev eth0`) ||
     r.startsWith('local ') || r.startsWith('broadcast ') || r.includes(' dev lo ');
   const bad = routes.filter((r) => !allowed(r));
-  if (bad.length) throw new TestbedError('NETWORK_RULE', `pod namespace ${netns} has routes it must not have: ${bad.join('; ')}`);
+  if (bad.length) throw new HarnessError('NETWORK_RULE', `pod namespace ${netns} has routes it must not have: ${bad.join('; ')}`);
   const v6 = (await out(['ip', '-n', netns, '-6', 'route', 'show', 'default'])).trim();
-  if (v6) throw new TestbedError('NETWORK_RULE', `pod namespace ${netns} has an IPv6 default route: ${v6}`);
+  if (v6) throw new HarnessError('NETWORK_RULE', `pod namespace ${netns} has an IPv6 default route: ${v6}`);
 }
 
 /** Creates the bridge with the host's two addresses (removing one an aborted run left). */
@@ -88,7 +96,7 @@ export async function createBridge(): Promise<void> {
   const ip = (...a: string[]): Promise<string> => out(['ip', ...a]);
   await ip('link', 'add', POD_NET.bridge, 'type', 'bridge');
   // no IPv6 on the bridge: pods must not get router advertisements or link-local routes from the host
-  await run(['sysctl', '-q', '-w', `net.ipv6.conf.${POD_NET.bridge}.disable_ipv6=1`]).catch(() => undefined);
+  await runCommand(['sysctl', '-q', '-w', `net.ipv6.conf.${POD_NET.bridge}.disable_ipv6=1`]).catch(() => undefined);
   await ip('addr', 'add', `${POD_NET.hostIp}/${POD_NET.prefixLength}`, 'dev', POD_NET.bridge);
   await ip('addr', 'add', `${POD_NET.apiServiceIp}/32`, 'dev', POD_NET.bridge);
   await ip('link', 'set', POD_NET.bridge, 'up');
@@ -99,7 +107,7 @@ export async function createBridge(): Promise<void> {
 
 /** Deletes the bridge (its veths go with their namespaces) and any pod namespace left behind. */
 export async function deleteBridge(): Promise<void> {
-  for (const ns of await podNetnsNames()) await run(['ip', 'netns', 'delete', ns]).catch(() => undefined);
+  for (const ns of await podNetnsNames()) await runCommand(['ip', 'netns', 'delete', ns]).catch(() => undefined);
   const links = await out(['ip', '-o', 'link', 'show']);
   if (links.includes(`: ${POD_NET.bridge}:`)) await out(['ip', 'link', 'delete', POD_NET.bridge]);
 }

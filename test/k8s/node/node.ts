@@ -11,8 +11,10 @@ import { join } from 'node:path';
 import { binary } from '../binaries.js';
 import type { ControlPlane } from '../control-plane.js';
 import { writeKubeconfig } from '../control-plane.js';
-import { ManagedProcess, TestbedError, freePort, run, waitFor } from '../proc.js';
-import { POD_NET, assertHostNetUnchanged, assertPodRoutes, createBridge, deleteBridge, podNetnsNames, readHostNet, type HostNetState } from './network.js';
+import { HarnessError } from '../../../harness/errors.js';
+import { type LoggedProcess, runCommand, spawnLogged, waitFor } from '../../../harness/process.js';
+import { freePort } from '../../../harness/ports.js';
+import { POD_NET, REFUSING_REGISTRY, assertHostNetUnchanged, assertPodRoutes, createBridge, deleteBridge, podNetnsNames, readHostNet, type HostNetState } from './network.js';
 import type { NodeImages } from './images.js';
 
 /** Name of the one node. */
@@ -46,7 +48,7 @@ export interface Node {
   stop(): Promise<void>;
 }
 
-function containerdConfig(dir: string, sandboxImage: string, cniConfDir: string): string {
+function containerdConfig(dir: string, sandboxImage: string, cniConfDir: string, registryHostsDir: string): string {
   return `version = 2
 root = "${join(dir, 'root')}"
 state = "${STATE_DIR}/state"
@@ -73,6 +75,20 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
     bin_dir = "/usr/lib/cni"
     conf_dir = "${cniConfDir}"
     max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "${registryHostsDir}"
+`;
+}
+
+/**
+ * hosts.toml of the `_default` folder (the one containerd uses for a registry without a folder of its own): the
+ * refusing endpoint as the only host and as the server, so no registry's own address is ever tried (an empty
+ * `server` would fall back to it).
+ */
+function refusingRegistryHosts(): string {
+  return `server = "${REFUSING_REGISTRY}"
+[host."${REFUSING_REGISTRY}"]
+  capabilities = ["pull", "resolve"]
 `;
 }
 
@@ -215,7 +231,7 @@ function insecureStatus(url: string): Promise<number> {
 async function unmountUnder(dir: string): Promise<void> {
   const mounts = readFileSync('/proc/self/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1]?.replace(/\\040/g, ' '))
     .filter((m): m is string => !!m && (m === dir || m.startsWith(dir + '/'))).sort((a, b) => b.length - a.length);
-  for (const m of mounts) await run(['umount', '-l', m]).catch(() => undefined);
+  for (const m of mounts) await runCommand(['umount', '-l', m]).catch(() => undefined);
 }
 
 /** SIGKILLs containerd shims (and so containers) whose command line names our containerd socket. */
@@ -272,7 +288,7 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
   const hostNetBefore = await readHostNet();
   mkdirSync(dir, { recursive: true });
   mkdirSync(STATE_DIR, { recursive: true });
-  const started: ManagedProcess[] = [];
+  const started: LoggedProcess[] = [];
   let relay: { close(): Promise<void> } | undefined;
   const t0 = Date.now();
   // what the node does, with the time, in <logs>/node.log (start and stop are where a run gets stuck)
@@ -282,13 +298,13 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
     // everything but containerd, then the containers it still runs, then containerd
     for (const p of [...started].reverse()) {
       if (p.name === 'containerd') continue;
-      await p.stop(5000);
+      await p.stop('SIGTERM', 5000);
       step(`stopped ${p.name}`);
     }
     const containerd = started.find((p) => p.name === 'containerd');
-    if (containerd?.running) await killTasks(`${STATE_DIR}/containerd.sock`);
+    if (containerd?.exitStatus() === null) await killTasks(`${STATE_DIR}/containerd.sock`);
     step('killed the remaining container tasks');
-    await containerd?.stop(5000);
+    await containerd?.stop('SIGTERM', 5000);
     step('stopped containerd');
     started.length = 0;
   };
@@ -312,13 +328,16 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
     writeFileSync(join(cniConfDir, '10-svc-test-pods.conflist'), cniConfig(join(dir, 'cni', 'ipam')));
     const cdDir = join(dir, 'containerd');
     mkdirSync(cdDir, { recursive: true });
-    writeFileSync(join(cdDir, 'config.toml'), containerdConfig(cdDir, opts.images.pause, cniConfDir));
+    const registryHostsDir = join(cdDir, 'certs.d');
+    mkdirSync(join(registryHostsDir, '_default'), { recursive: true });
+    writeFileSync(join(registryHostsDir, '_default', 'hosts.toml'), refusingRegistryHosts());
+    writeFileSync(join(cdDir, 'config.toml'), containerdConfig(cdDir, opts.images.pause, cniConfDir, registryHostsDir));
     const socket = `${STATE_DIR}/containerd.sock`;
-    const containerd = new ManagedProcess('containerd', ['containerd', '--config', join(cdDir, 'config.toml')], join(logDir, 'containerd.log'));
+    const containerd = spawnLogged('containerd', ['--config', join(cdDir, 'config.toml')], { logFile: join(logDir, 'containerd.log') });
     started.push(containerd);
     await waitFor('containerd', async () => {
-      if (!containerd.running) throw new TestbedError('EXITED', `containerd exited: see ${join(logDir, 'containerd.log')}`);
-      return (await run(['ctr', '--address', socket, 'version'], { timeoutMs: 5000 }).then(() => true).catch(() => undefined));
+      if (containerd.exitStatus()) throw new HarnessError('PROCESS_EXITED', `containerd exited: see ${join(logDir, 'containerd.log')}`);
+      return (await runCommand(['ctr', '--address', socket, 'version'], { timeoutMs: 5000 }).then(() => true).catch(() => undefined));
     }, 60_000);
     step('containerd up');
     await opts.importImages(socket);
@@ -342,27 +361,27 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
     mkdirSync(kubeletDir, { recursive: true });
     const healthzPort = await freePort();
     writeFileSync(join(dir, 'kubelet.yaml'), kubeletConfig({ caFile: pki.caCert, resolvConf, socket, healthzPort, port: await freePort(POD_NET.hostIp) }));
-    const kubelet = new ManagedProcess('kubelet', [bin('kubelet'), `--config=${join(dir, 'kubelet.yaml')}`, `--kubeconfig=${kubeletKc}`,
+    const kubelet = spawnLogged(bin('kubelet'), [`--config=${join(dir, 'kubelet.yaml')}`, `--kubeconfig=${kubeletKc}`,
       `--hostname-override=${NODE_NAME}`, `--node-ip=${POD_NET.hostIp}`, `--root-dir=${kubeletDir}`,
-      `--cert-dir=${join(dir, 'kubelet-pki')}`, '--v=1'], join(logDir, 'kubelet.log'));
+      `--cert-dir=${join(dir, 'kubelet-pki')}`, '--v=1'], { logFile: join(logDir, 'kubelet.log') });
     started.push(kubelet);
 
     // kube-scheduler
     const schedPort = await freePort();
-    const scheduler = new ManagedProcess('kube-scheduler', [bin('kube-scheduler'), `--kubeconfig=${schedulerKc}`,
+    const scheduler = spawnLogged(bin('kube-scheduler'), [`--kubeconfig=${schedulerKc}`,
       `--authentication-kubeconfig=${schedulerKc}`, `--authorization-kubeconfig=${schedulerKc}`,
       '--bind-address=127.0.0.1', `--secure-port=${schedPort}`, '--leader-elect=false', `--cert-dir=${join(dir, 'scheduler-certs')}`],
-    join(logDir, 'kube-scheduler.log'));
+    { logFile: join(logDir, 'kube-scheduler.log') });
     started.push(scheduler);
 
     // CoreDNS on the bridge address
     const [healthPort, readyPort] = [await freePort(), await freePort()];
     writeFileSync(join(dir, 'Corefile'), corefile(adminKc, healthPort, readyPort));
-    const coredns = new ManagedProcess('coredns', [bin('coredns'), '-conf', join(dir, 'Corefile')], join(logDir, 'coredns.log'));
+    const coredns = spawnLogged(bin('coredns'), ['-conf', join(dir, 'Corefile')], { logFile: join(logDir, 'coredns.log') });
     started.push(coredns);
 
     await waitFor(`node ${NODE_NAME} Ready`, async () => {
-      if (!kubelet.running) throw new TestbedError('EXITED', `kubelet exited: see ${join(logDir, 'kubelet.log')}`);
+      if (kubelet.exitStatus()) throw new HarnessError('PROCESS_EXITED', `kubelet exited: see ${join(logDir, 'kubelet.log')}`);
       const r = await cp.get(`/api/v1/nodes/${NODE_NAME}`);
       if (r.status !== 200) return undefined;
       const node = JSON.parse(r.body) as { status?: { conditions?: Array<{ type: string; status: string }> } };
@@ -370,7 +389,7 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
     }, 120_000);
     step(`node ${NODE_NAME} Ready`);
     await waitFor('CoreDNS ready', async () => {
-      if (!coredns.running) throw new TestbedError('EXITED', `coredns exited: see ${join(logDir, 'coredns.log')}`);
+      if (coredns.exitStatus()) throw new HarnessError('PROCESS_EXITED', `coredns exited: see ${join(logDir, 'coredns.log')}`);
       return (await fetch(`http://127.0.0.1:${readyPort}/ready`, { signal: AbortSignal.timeout(2000) })).ok ? true : undefined;
     }, 60_000);
 
@@ -379,14 +398,14 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
     mkdirSync(pvDir, { recursive: true });
     chmodSync(pvDir, 0o777);
     await cp.kubectl(['apply', '-f', '-'], provisionerManifests(pvDir, opts.images.svc[opts.images.newest]));
-    const provisioner = new ManagedProcess('local-path-provisioner', [bin('local-path-provisioner'), 'start',
+    const provisioner = spawnLogged(bin('local-path-provisioner'), ['start',
       `--kubeconfig=${adminKc}`, `--namespace=${PROVISIONER_NS}`, '--configmap-name=local-path-config',
       `--helper-image=${opts.images.svc[opts.images.newest]}`, '--service-account-name=local-path-provisioner'],
-    join(logDir, 'local-path-provisioner.log'));
+    { logFile: join(logDir, 'local-path-provisioner.log') });
     started.push(provisioner);
     await waitFor('kube-scheduler /healthz', async () => {
       for (const p of [scheduler, provisioner]) {
-        if (!p.running) throw new TestbedError('EXITED', `${p.name} exited: see ${p.logFile}`);
+        if (p.exitStatus()) throw new HarnessError('PROCESS_EXITED', `${p.name} exited: see ${p.logFile}`);
       }
       return (await insecureStatus(`https://127.0.0.1:${schedPort}/healthz`)) === 200 ? true : undefined;
     }, 60_000);
@@ -402,8 +421,8 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
       name: NODE_NAME, containerdSocket: socket, dnsIp: POD_NET.hostIp, logDir, hostNetBefore, checkNetwork,
       killContainer: async (containerID) => {
         const id = /^containerd:\/\/([0-9a-f]+)$/.exec(containerID)?.[1];
-        if (!id) throw new TestbedError('NO_CONTAINER', `not a containerd container id: "${containerID}"`);
-        await run(['ctr', '--address', socket, '-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', id], { timeoutMs: 20_000 });
+        if (!id) throw new HarnessError('BAD_INPUT', `not a containerd container id: "${containerID}"`);
+        await runCommand(['ctr', '--address', socket, '-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', id], { timeoutMs: 20_000 });
       },
       stop: async () => {
         try {
@@ -437,7 +456,7 @@ async function deleteAllPods(cp: ControlPlane): Promise<void> {
 
 /** Kills and deletes every container task containerd still runs (pods the kubelet did not stop). */
 async function killTasks(socket: string): Promise<void> {
-  const ctr = (...a: string[]): Promise<string> => run(['ctr', '--address', socket, '-n', 'k8s.io', ...a], { timeoutMs: 20_000 }).then((r) => r.stdout);
+  const ctr = (...a: string[]): Promise<string> => runCommand(['ctr', '--address', socket, '-n', 'k8s.io', ...a], { timeoutMs: 20_000 }).then((r) => r.stdout);
   const ids = (await ctr('tasks', 'ls', '-q').catch(() => '')).split('\n').filter(Boolean);
   for (const id of ids) await ctr('tasks', 'kill', '-s', 'SIGKILL', '--all', id).catch(() => undefined);
   for (const id of ids) await ctr('tasks', 'delete', '-f', id).catch(() => undefined);

@@ -1,21 +1,9 @@
-// Helpers of the operator's tests against the testbed.
+// Helpers of the operator's tests against the testbed (fixture.ts has the before/after of a test file).
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Controller, type ControllerOptions } from '../../../operator/controller/controller.js';
 import { svcClusterCrdYaml } from '../../../operator/api/crd.js';
-import { sharedTestbed } from '../fixture.js';
-import { createRestrictedNamespace } from '../namespaces.js';
-import { installClusterDns } from '../node/cluster-dns.js';
 import type { Testbed } from '../testbed.js';
-
-/** The shared testbed, names of its pods resolvable here (through its CoreDNS), the CRD installed and namespace `ns` created. */
-export async function operatorTestbed(ns: string): Promise<Testbed> {
-  const tb = await sharedTestbed();
-  installClusterDns(tb.node.dnsIp);
-  await installCrd(tb);
-  await createNamespace(tb, ns);
-  return tb;
-}
 
 /** A controller in this process, as the admin of the testbed, polling fast; `opts` override the test defaults. */
 export function testController(tb: Testbed, opts: Partial<ControllerOptions> = {}): Controller {
@@ -29,11 +17,6 @@ export function testController(tb: Testbed, opts: Partial<ControllerOptions> = {
 export async function installCrd(tb: Testbed): Promise<void> {
   await tb.kubectl(['apply', '--server-side', '-f', '-'], svcClusterCrdYaml());
   await tb.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/svcclusters.svc.dev']);
-}
-
-/** Creates a namespace that enforces Pod Security `restricted` and waits for its default service account. */
-export async function createNamespace(tb: Testbed, ns: string): Promise<void> {
-  await createRestrictedNamespace(tb, ns);
 }
 
 /**
