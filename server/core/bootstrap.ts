@@ -144,6 +144,8 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
       }
       await wal.save(forced.hardState, forced.appended, true);
       ({ hardState, entries } = forced);
+      // Left on, the flag removes again at the next restart every member added in between.
+      logger.warn('--force-new-cluster made this member the only one of its cluster; remove the flag from its command line before its next restart, or the members added meanwhile are removed again', { 'local-member-id': idHex(memberId) });
     }
     if (snap) {
       storage.applySnapshot(snap);
