@@ -144,8 +144,6 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
       }
       await wal.save(forced.hardState, forced.appended, true);
       ({ hardState, entries } = forced);
-      // Left on, the flag removes again at the next restart every member added in between.
-      logger.warn('--force-new-cluster made this member the only one of its cluster; remove the flag from its command line before its next restart, or the members added meanwhile are removed again', { 'local-member-id': idHex(memberId) });
     }
     if (snap) {
       storage.applySnapshot(snap);
@@ -169,6 +167,10 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
     }
     logger.info('enabled capabilities for version', { 'cluster-version': membership.version });
     logger.info(opts.forceNewCluster ? 'forcing restart member' : 'restarting local member', { 'local-member-id': idHex(memberId), 'cluster-id': idHex(clusterId), 'commit-index': hardState.commit });
+    if (opts.forceNewCluster) {
+      // Left on, the flag removes again at the next restart every member added in between.
+      logger.warn('--force-new-cluster made this member the only one of its cluster; remove the flag from its command line before its next restart, or the members added meanwhile are removed again', { 'local-member-id': idHex(memberId) });
+    }
     const check = checkServerAgainstCluster(opts.release.version, clusterVersionInDb(backend) ?? membership.version);
     if (!check.ok) {
       backend.close();

@@ -2,7 +2,8 @@
 // (a) a member wiped and restarted with its old flags (--initial-cluster-state new) stops with the reference's
 //     "has already been bootstrapped" and never votes: term, leader and member list stay as they were;
 // (b) --force-new-cluster: the one member left of three restarts from its data as the only member, serves every
-//     key, and the cluster grows again through a learner that is then promoted.
+//     key, and the cluster grows again through a learner that is then promoted; restarted without the flag, the
+//     member keeps the new membership.
 import { expect } from 'chai';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { useSvcClusters, type SvcCluster } from '../../../harness/svc-cluster.js';
@@ -58,7 +59,8 @@ describe('svc: members that lost their data, clusters that lost their quorum', f
   });
 
   it('--force-new-cluster: the last member of three serves every key alone, then grows through a learner', async () => {
-    const c = await clusters.start({ size: 3 });
+    // Small snapshots: the forced restart starts from a consensus snapshot, and the learner catches up from one.
+    const c = await clusters.start({ size: 3, extraArgs: ['--snapshot-count=10'] });
     const keys = 40;
     for (let i = 0; i < keys; i++) await c.put(i % 3, `forced/${String(i).padStart(2, '0')}`, `value-${i}`);
     const id = await c.memberId(0);
@@ -72,6 +74,7 @@ describe('svc: members that lost their data, clusters that lost their quorum', f
     await c.start(0, { extraArgs: ['--force-new-cluster'] });
     const log = c.currentLog(0);
     expect(log).to.match(/forcing restart member/);
+    expect(log).to.include('remove the flag from its command line before its next restart');
     const list = await memberList(c, 0);
     expect(list.map((m) => m.ID)).to.deep.equal([id]);
     const kvs = await c.range(0, 'forced/');
@@ -97,5 +100,12 @@ describe('svc: members that lost their data, clusters that lost their quorum', f
     await c.put(n, 'forced/two', 'voters');
     expect(await c.get(0, 'forced/two')).to.equal('voters');
     expect(c.members[0].crashes).to.deep.equal([]);
+
+    // Restarted without the flag, it keeps the new membership.
+    await c.stop(0);
+    await c.start(0);
+    await c.waitHealthy();
+    expect((await memberList(c, 0)).map((m) => m.ID).sort()).to.deep.equal([id, newId].sort());
+    expect(await c.get(0, 'forced/two')).to.equal('voters');
   });
 });
