@@ -1,13 +1,19 @@
 // Members that lost their data, and clusters that lost their quorum, on real svc clusters:
 // (a) a member wiped and restarted with its old flags (--initial-cluster-state new) stops with the reference's
-//     "has already been bootstrapped" and never votes: term, leader and member list stay as they were;
+//     "has already been bootstrapped" and never votes: term, leader and member list stay as they were (the
+//     reference 3.5 refuses the same member with the same words);
 // (b) --force-new-cluster: the one member left of three restarts from its data as the only member, serves every
 //     key, and the cluster grows again through a learner that is then promoted; restarted without the flag, the
 //     member keeps the new membership.
 import { expect } from 'chai';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { useSvcClusters, type SvcCluster } from '../../../harness/svc-cluster.js';
-import { sleep } from '../../../harness/process.js';
+import { sleep, spawnLogged } from '../../../harness/process.js';
+import { etcdctl } from '../../../harness/etcdctl.js';
+import { memberArgs } from '../../../harness/member-args.js';
+import { ref35, startReferenceCluster } from '../../../harness/reference-cluster.js';
+import { useCleanup } from '../../../harness/cleanup.js';
 
 interface MemberJson {
   ID: string;
@@ -26,6 +32,25 @@ const hex = (decimal: string) => BigInt(decimal).toString(16);
 describe('svc: members that lost their data, clusters that lost their quorum', function () {
   this.timeout(180000);
   const clusters = useSvcClusters();
+  const stopLater = useCleanup({ closeAfter: 'each' });
+
+  it('the reference 3.5 refuses a wiped member with the words svc uses', async () => {
+    const token = `wiped-${process.pid}`;
+    const ref = stopLater(await startReferenceCluster({ size: 3, token, binary: ref35('etcd') }));
+    const status = await etcdctl(['endpoint', 'status', '-w', 'json'], { bin: ref35('etcdctl'), endpoints: [ref.endpoints[2]] });
+    const id = BigInt(/"member_id":(\d+)/.exec(status.stdout)![1]).toString(16);
+    const m = ref.members[2];
+    await m.process.stop('SIGKILL', 5000);
+    rmSync(m.dataDir, { recursive: true, force: true });
+    mkdirSync(m.dataDir, { mode: 0o700 });
+    const initialCluster = ref.members.map((x) => `${x.name}=${x.peerUrl}`).join(',');
+    const args = memberArgs({ name: m.name, dataDir: m.dataDir, clientUrl: m.clientUrl, peerUrl: m.peerUrl, initialCluster, token, state: 'new' });
+    const again = stopLater(spawnLogged(ref35('etcd'), args, { logFile: join(ref.dir, 'wiped.log'), name: 'wiped' }));
+    const st = await Promise.race([again.exited, sleep(20000).then(() => null)]);
+    expect(st, 'the reference\'s wiped member still runs').to.not.equal(null);
+    expect(st!.code).to.not.equal(0);
+    expect(again.log()).to.include(`member ${id} has already been bootstrapped`);
+  });
 
   it('a wiped member restarted with its old flags stops ("has already been bootstrapped") and never votes', async () => {
     const c = await clusters.start({ size: 3 });
