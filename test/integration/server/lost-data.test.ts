@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { useSvcClusters, type SvcCluster } from '../../../harness/svc-cluster.js';
-import { sleep, spawnLogged } from '../../../harness/process.js';
+import { sleep, spawnLogged, waitForHttp } from '../../../harness/process.js';
 import { etcdctl } from '../../../harness/etcdctl.js';
 import { memberArgs } from '../../../harness/member-args.js';
 import { ref35, startReferenceCluster } from '../../../harness/reference-cluster.js';
@@ -83,12 +83,41 @@ describe('svc: members that lost their data, clusters that lost their quorum', f
     expect(await c.get([0, 1, 2].find((i) => i !== leader && i !== victim)!, 'wiped/after')).to.equal('ok');
   });
 
+  it('the reference 3.5 under --force-new-cluster logs the lines svc logs and keeps its keys as the only member', async () => {
+    const token = `forced-${process.pid}`;
+    const ref = stopLater(await startReferenceCluster({ size: 3, token, binary: ref35('etcd') }));
+    const ctl = (args: string[]) => etcdctl(args, { bin: ref35('etcdctl'), endpoints: [ref.endpoints[0]] });
+    expect((await ctl(['put', 'forced/k', 'v'])).code).to.equal(0);
+    // The survivor keeps only what it knows committed: wait until it applied the write.
+    for (let i = 0; (await ctl(['get', 'forced/k', '--consistency=s', '--print-value-only'])).stdout.trim() !== 'v'; i++) {
+      if (i > 50) expect.fail('ref0 never applied forced/k');
+      await sleep(100);
+    }
+    await sleep(500);
+    for (const x of ref.members) await x.process.stop('SIGKILL', 5000);
+    const m = ref.members[0];
+    const initialCluster = ref.members.map((x) => `${x.name}=${x.peerUrl}`).join(',');
+    const args = [...memberArgs({ name: m.name, dataDir: m.dataDir, clientUrl: m.clientUrl, peerUrl: m.peerUrl, initialCluster, token, state: 'new' }), '--force-new-cluster'];
+    const forced = stopLater(spawnLogged(ref35('etcd'), args, { logFile: join(ref.dir, 'forced.log'), name: 'forced' }));
+    await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: forced });
+    expect(forced.log()).to.include('"msg":"forcing restart member"');
+    const got = await ctl(['get', 'forced/k', '--print-value-only']);
+    expect(got.stdout.trim(), got.stderr).to.equal('v');
+    expect((await ctl(['member', 'list'])).stdout.trim().split('\n')).to.have.length(1);
+  });
+
   it('--force-new-cluster: the last member of three serves every key alone, then grows through a learner', async () => {
     // Small snapshots: the forced restart starts from a consensus snapshot, and the learner catches up from one.
     const c = await clusters.start({ size: 3, extraArgs: ['--snapshot-count=10'] });
     const keys = 40;
     for (let i = 0; i < keys; i++) await c.put(i % 3, `forced/${String(i).padStart(2, '0')}`, `value-${i}`);
     const id = await c.memberId(0);
+    // The survivor keeps only what it knows committed: wait until it applied the last write.
+    for (let i = 0; (await c.get(0, `forced/${keys - 1}`, { serializable: true })) !== `value-${keys - 1}`; i++) {
+      if (i > 50) expect.fail('m1 never applied the last write');
+      await sleep(100);
+    }
+    await sleep(500);
     // Two members gone for good: quorum lost.
     await c.kill(1);
     await c.kill(2);
@@ -98,7 +127,7 @@ describe('svc: members that lost their data, clusters that lost their quorum', f
 
     await c.start(0, { extraArgs: ['--force-new-cluster'] });
     const log = c.currentLog(0);
-    expect(log).to.match(/forcing restart member/);
+    expect(log).to.include('"msg":"forcing restart member"');
     expect(log).to.include('remove the flag from its command line before its next restart');
     const list = await memberList(c, 0);
     expect(list.map((m) => m.ID)).to.deep.equal([id]);
