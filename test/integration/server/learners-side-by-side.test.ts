@@ -44,7 +44,8 @@ async function scenario(side: Side, stopLater: (p: LoggedProcess) => LoggedProce
     answers.push(a);
     return { ...a, stdout: r.stdout };
   };
-  const idOf = (out: string) => /Member ([0-9a-f]+) added/.exec(out)?.[1] ?? '';
+  // etcdctl writes the ID padded to 16 columns ("Member  849a0bd865ef652 added").
+  const idOf = (out: string) => /Member +([0-9a-f]+) added/.exec(out)?.[1] ?? '';
   const leaderEndpoint = async () => {
     for (const e of side.endpoints) {
       const r = await ctl(['endpoint', 'status', '-w', 'json'], e);
@@ -58,7 +59,7 @@ async function scenario(side: Side, stopLater: (p: LoggedProcess) => LoggedProce
   // Strict reconfiguration refuses a member add until the member has been connected to every voter for 5 s.
   for (const deadline = Date.now() + 15000; Date.now() < deadline; await sleep(500)) {
     const r = await ctl(['member', 'add', 'probe', `--peer-urls=http://127.0.0.1:${p4}`, '--learner'], ep0);
-    const id = /Member ([0-9a-f]+) added/.exec(r.stdout)?.[1];
+    const id = /Member +([0-9a-f]+) added/.exec(r.stdout)?.[1];
     if (id) {
       expect((await ctl(['member', 'remove', id], ep0)).code).to.equal(0);
       break;
@@ -75,7 +76,7 @@ async function scenario(side: Side, stopLater: (p: LoggedProcess) => LoggedProce
   const learnerUrl = `http://127.0.0.1:${p3}`;
   const added = await step('add a learner', ['member', 'add', 'l', `--peer-urls=${learnerUrl}`, '--learner'], ep0);
   const learner = `127.0.0.1:${c3}`;
-  stopLater(
+  const proc = stopLater(
     side.spawn(
       'l',
       memberArgs({ name: 'l', dataDir: join(side.dir, 'l.data'), clientUrl: `http://${learner}`, peerUrl: learnerUrl, initialCluster: `${side.initialCluster},l=${learnerUrl}`, token: 'side-by-side', state: 'existing' }),
@@ -84,7 +85,7 @@ async function scenario(side: Side, stopLater: (p: LoggedProcess) => LoggedProce
   for (const deadline = Date.now() + 30000; ; await sleep(300)) {
     const r = await ctl(['get', 'k', '--consistency=s', '--print-value-only'], learner);
     if (r.code === 0 && r.stdout.trim() === 'v1') break;
-    if (Date.now() > deadline) throw new Error(`${side.label}: the learner never served k: ${r.stderr}`);
+    if (Date.now() > deadline) throw new Error(`${side.label}: the learner never served k: ${r.stderr}\n${proc.log().split('\n').slice(-30).join('\n')}`);
   }
   await step('serializable get on the learner', ['get', 'k', '--consistency=s', '--print-value-only'], learner, (o) => o.trim());
   await step('linearizable get on the learner', ['get', 'k'], learner);
