@@ -2,7 +2,8 @@
 // step by step (exit code, and the error text of a refusal): a learner with a unix:// peer URL, a second learner
 // (the reference allows one), promotion before the learner caught up, a running learner refusing what the
 // reference refuses (linearizable reads, writes, member list) and serving serializable reads and status, leadership
-// refused to it, promotion once caught up, and a learner added while a voting member is down.
+// refused to it, promotion once caught up, and a learner added while a voting member is down (refused by the
+// strict reconfiguration check, on by default; allowed without it, and writes still commit).
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { etcdctl } from '../../../harness/etcdctl.js';
@@ -34,6 +35,15 @@ interface Answer {
 const ctl = (args: string[], endpoint: string) => etcdctl(args, { bin: ref35('etcdctl'), endpoints: [endpoint], timeoutMs: 20000 });
 const errorLine = (stderr: string) => stderr.split('\n').find((l) => l.startsWith('Error:')) ?? '';
 
+/** Index of the endpoint whose member leads. */
+async function leaderIndex(endpoints: string[]): Promise<number> {
+  for (const [i, e] of endpoints.entries()) {
+    const r = await ctl(['endpoint', 'status', '-w', 'json'], e);
+    if (r.code === 0 && /"leader":(\d+)/.exec(r.stdout)?.[1] === /"member_id":(\d+)/.exec(r.stdout)?.[1]) return i;
+  }
+  throw new Error(`no leader among ${endpoints.join(',')}`);
+}
+
 /** Runs the scenario on one side; returns every answer, in order. */
 async function scenario(side: Side, stopLater: (p: LoggedProcess) => LoggedProcess): Promise<Answer[]> {
   const answers: Answer[] = [];
@@ -46,13 +56,7 @@ async function scenario(side: Side, stopLater: (p: LoggedProcess) => LoggedProce
   };
   // etcdctl writes the ID padded to 16 columns ("Member  849a0bd865ef652 added").
   const idOf = (out: string) => /Member +([0-9a-f]+) added/.exec(out)?.[1] ?? '';
-  const leaderEndpoint = async () => {
-    for (const e of side.endpoints) {
-      const r = await ctl(['endpoint', 'status', '-w', 'json'], e);
-      if (r.code === 0 && /"leader":(\d+)/.exec(r.stdout)?.[1] === /"member_id":(\d+)/.exec(r.stdout)?.[1]) return e;
-    }
-    throw new Error(`${side.label}: no leader among ${side.endpoints.join(',')}`);
-  };
+  const leaderEndpoint = async () => side.endpoints[await leaderIndex(side.endpoints)];
 
   await step('put', ['put', 'k', 'v1'], ep0);
   const [p1, p2, c3, p3, p4] = await freePorts(5);
@@ -138,5 +142,25 @@ describe('learners, side by side with the reference 3.5', function () {
     const got = await scenario(svcSide, stopLater);
     for (let i = 0; i < want.length; i++) expect(got[i], `step ${i}: ${want[i].step}`).to.deep.equal(want[i]);
     expect(got).to.have.length(want.length);
+  });
+
+  it('without --strict-reconfig-check both add a learner while a voting member is down, and the learner changes no quorum', async () => {
+    const flags = ['--strict-reconfig-check=false'];
+    const ref = stopLater(await startReferenceCluster({ size: 3, binary: ref35('etcd'), extraArgs: flags }));
+    const svc = await clusters.start({ size: 3, version: '3.5.21', extraArgs: flags });
+    const run = async (endpoints: string[], kill: (i: number) => Promise<unknown>) => {
+      const [p] = await freePorts(1);
+      const leader = await leaderIndex(endpoints);
+      await kill(endpoints.findIndex((_, i) => i !== leader));
+      const add = await ctl(['member', 'add', 'l', `--peer-urls=http://127.0.0.1:${p}`, '--learner'], endpoints[leader]);
+      // Two voters of three up, the learner never started: writes still commit.
+      const put = await ctl(['put', 'k', 'v'], endpoints[leader]);
+      const list = await ctl(['member', 'list'], endpoints[leader]);
+      return { add: [add.code, errorLine(add.stderr)], put: [put.code, errorLine(put.stderr)], learners: list.stdout.split('\n').filter((l) => l.endsWith(', true')).length };
+    };
+    const want = await run(ref.endpoints, (i) => ref.members[i].process.stop('SIGKILL', 5000));
+    const got = await run(svc.members.map((m) => m.endpoint), (i) => svc.kill(i));
+    expect(want).to.deep.equal({ add: [0, ''], put: [0, ''], learners: 1 });
+    expect(got).to.deep.equal(want);
   });
 });
