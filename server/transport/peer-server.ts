@@ -1,6 +1,7 @@
 // The HTTP(S) listener on each --listen-peer-urls address: raft traffic via the Transport, plus the
-// small read-only endpoints other members poll (GET /version for cluster version negotiation,
-// GET /members for bootstrapping and member checks).
+// small endpoints other members call (GET /version for cluster version negotiation, GET /members for
+// bootstrapping and member checks, POST /leases/<op> and POST /members/promote/<id>: calls a follower hands
+// to the leader).
 
 import * as http from 'node:http';
 import * as https from 'node:https';
