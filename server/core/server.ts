@@ -30,7 +30,7 @@ import { Quota } from './quota.js';
 import { Publisher } from './publisher.js';
 import { MemberLifecycle } from './lifecycle.js';
 import { startCompactor } from './compactor.js';
-import { Errors, ServerError, errorWithMessage } from './errors.js';
+import { Code, Errors, ServerError, errorWithMessage } from './errors.js';
 import type { AlarmEntry, LeaseTtl, Observers, ServerStatus } from './interfaces.js';
 import type { MemberOptions } from './options.js';
 
@@ -430,7 +430,7 @@ export class SvcServer {
   private async promoteOnLeader(id: bigint): Promise<Member[]> {
     const leader = this.membership.member(this.lead);
     if (!leader) throw Errors.noLeader();
-    let lastErr: Error = Errors.noLeader();
+    const failures: string[] = [];
     for (const u of leader.peerURLs) {
       try {
         const res = await peerRequest(new URL(`/members/promote/${idHex(id)}`, u).toString(), { method: 'POST', timeoutMs: this.requestTimeoutMs(), tls: this.opts.peerTls });
@@ -439,10 +439,10 @@ export class SvcServer {
         return (body.members ?? []).map((m) => ({ ...m, id: BigInt('0x' + m.id) }));
       } catch (e) {
         if (e instanceof ServerError) throw e;
-        lastErr = e as Error;
+        failures.push(`${u}: ${(e as Error).message}`);
       }
     }
-    throw lastErr;
+    throw new ServerError(Code.Unavailable, `etcdserver: cannot reach the leader ${idHex(leader.id)} to promote the learner (${failures.join('; ')}); retry`);
   }
 
   /** The leader's side of promoteOnLeader. */
