@@ -169,8 +169,8 @@ export interface SvcCluster {
   memberId(i: number): Promise<string>;
   /** Maintenance status of member i, as the gateway answers it. */
   status(i: number): Promise<Record<string, unknown>>;
-  /** MemberAdd through a running member, then start a new process with --initial-cluster-state existing. */
-  addMember(opts?: StartMemberOptions): Promise<number>;
+  /** MemberAdd (as a learner with opts.isLearner) through a running member, then start a new process with --initial-cluster-state existing. */
+  addMember(opts?: StartMemberOptions & { isLearner?: boolean }): Promise<number>;
   /** MemberRemove of member i, sent through another running member. */
   removeMember(i: number): Promise<void>;
   /** The log of member i's current process. */
@@ -356,10 +356,11 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
       const s = await spec(members.length + 1);
       // Strict reconfiguration refuses an add until the member has been connected to every voter for 5 s (as the
       // reference does): right after a start, wait that out.
-      let a = await post(via, '/v3/cluster/member/add', { peerURLs: [s.advertisedPeerURL] });
+      const req = { peerURLs: [s.advertisedPeerURL], isLearner: !!o.isLearner };
+      let a = await post(via, '/v3/cluster/member/add', req);
       for (const deadline = Date.now() + 15000; a.status === 503 && a.text.includes('unhealthy cluster') && Date.now() < deadline;) {
         await sleep(500);
-        a = await post(via, '/v3/cluster/member/add', { peerURLs: [s.advertisedPeerURL] });
+        a = await post(via, '/v3/cluster/member/add', req);
       }
       if (a.status !== 200) throw new HarnessError('HTTP', `member add via ${members[via].name}: HTTP ${a.status} ${a.text}`);
       const ic = [...members.filter((m) => !m.removed), s].map((m) => `${m.name}=${m.advertisedPeerURL}`).join(',');

@@ -6,6 +6,7 @@ import type { StreamCore } from '../core/interfaces.js';
 import type { V3Api } from './v3/handlers.js';
 import type { Pb } from './v3/convert.js';
 import { eventToPb } from './v3/watch.js';
+import { Errors } from '../core/errors.js';
 import { GATEWAY_STREAMS, jsonToMessage, messageToJson } from './gateway.js';
 import { streamSnapshot } from './v3/streams.js';
 import type { WatchResponse } from '../mvcc/watchable-store.js';
@@ -20,6 +21,11 @@ function writeResult(res: Response, type: string, msg: Pb): boolean {
 export function serveGatewayStream(path: string, body: unknown, token: string | undefined, req: Request, res: Response, server: StreamCore, api: V3Api, fail: StreamErrorSender): boolean {
   const route = GATEWAY_STREAMS[path];
   if (!route) return false;
+  // A learner serves no stream but the snapshot (as the gRPC streams, streams.ts).
+  if (server.isLearner() && path !== '/v3/maintenance/snapshot') {
+    fail(res, Errors.notSupportedForLearner());
+    return true;
+  }
   let msg: Pb;
   try {
     msg = jsonToMessage(route.request, body);

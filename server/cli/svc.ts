@@ -184,6 +184,7 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     preVote: cfg.preVote,
     enableV2: cfg.enableV2,
     strictReconfigCheck: cfg.strictReconfigCheck,
+    forceNewCluster: cfg.forceNewCluster,
     versionMonitorMs: 4000,
     peerTls: peerTls ? { ...peerTls, allowedCNs: cfg.peerTls.allowedCn === '' ? undefined : cfg.peerTls.allowedCn.split(',').map((s) => s.trim()).filter(Boolean) } : undefined,
     clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, crl: clientTls.crl, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth } : undefined,

@@ -93,7 +93,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'metrics', kind: 'enum', group: 'profiling', def: 'basic', values: ['basic', 'extensive'], help: "Level of detail of exported metrics ('extensive' adds histograms)." , defaultOnly: true },
   { name: 'enable-grpc-gateway', kind: 'bool', group: 'profiling', def: 'true', help: 'Serve the JSON gateway of the gRPC API under /v3/.'  },
 
-  { name: 'force-new-cluster', kind: 'bool', group: 'unsafe', def: 'false', help: 'Force the creation of a new one-member cluster.' , defaultOnly: true },
+  { name: 'force-new-cluster', kind: 'bool', group: 'unsafe', def: 'false', help: 'Force the creation of a new one-member cluster.' },
   { name: 'unsafe-no-fsync', kind: 'bool', group: 'unsafe', def: 'false', help: 'Disables fsync, unsafe, will cause data loss.' },
 
   { name: 'experimental-initial-corrupt-check', kind: 'bool', group: 'experimental', def: 'false', help: 'Check data corruption before serving client or peer traffic.' , defaultOnly: true },

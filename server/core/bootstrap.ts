@@ -1,7 +1,8 @@
 // Bootstrap: what a member starts from. A new member computes its ids (or learns them from the running cluster),
 // creates its WAL and db and, for a new cluster, the initial configuration entries; a restarting member reads its
-// newest snapshot, the db and the WAL. Also the start-up checks that refuse unsafe starts (missing db, an
-// unsupported upgrade or downgrade).
+// newest snapshot, the db and the WAL (under --force-new-cluster, rewritten so it is the only member). Also the
+// start-up checks that refuse unsafe starts (missing db, a member that lost its data rejoining under its old ID,
+// an unsupported upgrade or downgrade).
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { RawNode, MemoryStorage } from '../raft/index.js';
@@ -17,6 +18,7 @@ import { compareMinor } from '../releases.js';
 import { V2Store } from './v2store.js';
 import { decodeTagged, encodeTagged } from './requests.js';
 import { FatalStartError } from './fatal.js';
+import { standaloneLog } from './force-new-cluster.js';
 import { CLUSTER_VERSION_KEY, clusterVersionInDb, decodeInternalState } from './applier.js';
 import type { AlarmEntry } from './interfaces.js';
 import type { MemberOptions } from './options.js';
@@ -67,6 +69,9 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
   const { logger } = opts;
   const { snapDir, walDir } = memberDirs(opts);
   const dbPath = join(snapDir, 'db');
+  // Before anything is written: a member with no data that its cluster already knows stops.
+  const newSelf = walExists(walDir) || opts.initialClusterState !== 'new' ? undefined : initialMembers(opts).find((m) => m.name === opts.name);
+  if (newSelf) await refuseIfAlreadyBootstrapped(opts, newSelf.id);
   const storage = new MemoryStorage();
   const snapshotter = new Snapshotter(logger, snapDir);
   let memberId: bigint;
@@ -126,10 +131,20 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
     backend = openBackend(logger, dbPath, { unsafeNoFsync: opts.unsafeNoFsync });
     refuseAuthUpgrade(opts, backend);
     wal = await openWal(logger, walDir, snap ? { index: snap.metadata.index, term: snap.metadata.term } : { index: 0, term: 0 }, { unsafeNoFsync: opts.unsafeNoFsync });
-    const { metadata, hardState, entries } = await wal.readAll();
-    const meta = decodeTagged<WalMetadata>(metadata);
+    const read = await wal.readAll();
+    let { hardState, entries } = read;
+    const meta = decodeTagged<WalMetadata>(read.metadata);
     memberId = meta.memberId;
     clusterId = meta.clusterId;
+    if (opts.forceNewCluster) {
+      const self: Member = { id: memberId, name: opts.name, peerURLs: opts.advertisePeerURLs, clientURLs: [], isLearner: false };
+      const forced = standaloneLog(memberId, encodeTagged(self), snap?.metadata.confState ?? { voters: [], learners: [] }, hardState, entries);
+      if (forced.discardedFrom !== undefined) {
+        logger.info('discarding uncommitted WAL entries', { 'entry-index': forced.discardedFrom, 'commit-index-from-wal': hardState.commit, 'number-of-discarded-entries': forced.discarded });
+      }
+      await wal.save(forced.hardState, forced.appended, true);
+      ({ hardState, entries } = forced);
+    }
     if (snap) {
       storage.applySnapshot(snap);
       ({ membership, v2, alarms } = decodeInternalState(snap.data));
@@ -151,7 +166,11 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
       logger.info('set cluster version from store', { ...fields, 'cluster-version': membership.version });
     }
     logger.info('enabled capabilities for version', { 'cluster-version': membership.version });
-    logger.info('restarting local member', { 'local-member-id': idHex(memberId), 'cluster-id': idHex(clusterId), 'commit-index': hardState.commit });
+    logger.info(opts.forceNewCluster ? 'forcing restart member' : 'restarting local member', { 'local-member-id': idHex(memberId), 'cluster-id': idHex(clusterId), 'commit-index': hardState.commit });
+    if (opts.forceNewCluster) {
+      // Left on, the flag removes again at the next restart every member added in between.
+      logger.warn('--force-new-cluster made this member the only one of its cluster; remove the flag from its command line before its next restart, or the members added meanwhile are removed again', { 'local-member-id': idHex(memberId) });
+    }
     const check = checkServerAgainstCluster(opts.release.version, clusterVersionInDb(backend) ?? membership.version);
     if (!check.ok) {
       backend.close();
@@ -202,23 +221,45 @@ function refuseAuthUpgrade(opts: MemberOptions, backend: Backend): void {
   }
 }
 
-/** A joining member learns the cluster from the members' peer URLs. */
-async function fetchExistingCluster(opts: MemberOptions): Promise<{ clusterId: bigint; members: Member[] }> {
+/**
+ * A member about to bootstrap a new cluster with no data of its own asks its peers first, as the reference does:
+ * if they already have a member with its ID that has started (published its client URLs), this member lost its
+ * data. Rejoining under the old ID would let a member that forgot its votes and its log vote again, so it stops.
+ * Peers that do not answer (a cluster starting for the first time) let it go on.
+ */
+async function refuseIfAlreadyBootstrapped(opts: MemberOptions, id: bigint): Promise<void> {
+  const running = await askPeersForCluster(opts, 1000);
+  if (!running.cluster?.members.find((m) => m.id === id && m.clientURLs.length > 0)) return;
+  throw new FatalStartError(
+    `member ${idHex(id)} has already been bootstrapped: the running cluster has a member with this ID, but its data dir ` +
+      `${opts.dataDir} holds no data, so it lost its data (and the votes and log entries it acknowledged). It must not ` +
+      `rejoin under its old ID: remove it from the cluster (member remove ${idHex(id)}), add it again (member add, ` +
+      `best as a learner), and start it with --initial-cluster-state existing and an empty data dir. Nothing was written`,
+  );
+}
+
+/** The cluster as the first peer of --initial-cluster that answers describes it, or why none did. */
+async function askPeersForCluster(opts: MemberOptions, timeoutMs: number): Promise<{ cluster?: { clusterId: bigint; members: Member[] }; errors: string[] }> {
   const urls = opts.initialCluster.filter((m) => m.name !== opts.name).flatMap((m) => m.peerURLs);
   const errors: string[] = [];
   for (const u of urls) {
     try {
-      const res = await peerRequest(new URL('/members', u).toString(), { timeoutMs: 2000, tls: opts.peerTls });
+      const res = await peerRequest(new URL('/members', u).toString(), { timeoutMs, tls: opts.peerTls });
       const cid = res.headers['x-etcd-cluster-id'] as string | undefined;
       const list = JSON.parse(res.body) as Array<{ id: string; name: string; peerURLs: string[]; clientURLs: string[]; isLearner?: boolean }>;
       if (!cid) throw new Error('no cluster id in the answer');
-      return {
-        clusterId: BigInt('0x' + cid),
-        members: list.map((m) => ({ id: BigInt('0x' + m.id), name: m.name, peerURLs: m.peerURLs, clientURLs: m.clientURLs ?? [], isLearner: !!m.isLearner })),
-      };
+      const members = list.map((m) => ({ id: BigInt('0x' + m.id), name: m.name, peerURLs: m.peerURLs, clientURLs: m.clientURLs ?? [], isLearner: !!m.isLearner }));
+      return { cluster: { clusterId: BigInt('0x' + cid), members }, errors };
     } catch (e) {
       errors.push(`${u}: ${(e as Error).message}`);
     }
   }
+  return { errors };
+}
+
+/** A joining member learns the cluster from the members' peer URLs. */
+async function fetchExistingCluster(opts: MemberOptions): Promise<{ clusterId: bigint; members: Member[] }> {
+  const { cluster, errors } = await askPeersForCluster(opts, 2000);
+  if (cluster) return cluster;
   throw new FatalStartError(`cannot fetch cluster info from peer urls (${errors.join('; ') || 'none given in --initial-cluster'})`);
 }

@@ -86,3 +86,13 @@ export const Errors = {
   unavailableUntil: (feature: string, version: string) =>
     new ServerError(Code.Unavailable, `etcdserver: ${feature} is unavailable until the cluster version is ${version}`),
 };
+
+/** The catalogue's error with this message (an answer relayed from another member), or an Unavailable one. */
+export function errorWithMessage(message: string): ServerError {
+  for (const make of Object.values(Errors)) {
+    if (make.length > 0) continue;
+    const err = (make as () => ServerError)();
+    if (err.message === message) return err;
+  }
+  return new ServerError(Code.Unavailable, message);
+}

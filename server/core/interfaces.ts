@@ -23,6 +23,11 @@ export interface HeaderFacts {
   revision(): number;
 }
 
+/** Whether this member is a learner (it serves only its status, serializable reads and snapshots). */
+export interface LearnerState {
+  isLearner(): boolean;
+}
+
 /** Proposals through the log, resolving with their apply result. */
 export interface Proposals {
   propose<T>(req: InternalRequest, timeoutMs?: number): Promise<T>;
@@ -125,7 +130,7 @@ export interface ApiLimits {
 }
 
 /** What the streaming calls (Watch, LeaseKeepAlive, Snapshot; over gRPC and the gateway) need of the member. */
-export interface StreamCore {
+export interface StreamCore extends LearnerState {
   readonly logger: Logger;
   readonly kv: { readonly watchable: WatchableStore; forceCommit(): void };
   readonly backend: Backend;

@@ -44,6 +44,11 @@ export interface MemberOptions {
   preVote: boolean;
   enableV2: boolean;
   strictReconfigCheck: boolean;
+  /**
+   * --force-new-cluster: restart from this member's data as the only member of its cluster (the others are
+   * removed through the log), for a cluster that lost its quorum for good. Ignored for a member without data.
+   */
+  forceNewCluster?: boolean;
   /** How often members compare versions (the reference: about 4 s). */
   versionMonitorMs: number;
   peerTls?: TlsFiles;

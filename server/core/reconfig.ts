@@ -23,6 +23,8 @@ export interface ReconfigDeps {
   /** Since when the transport has been connected to a peer (undefined: not connected). */
   activeSince(id: bigint): number | undefined;
   proposeConfChange(type: ConfChangeType, nodeId: bigint, member: Partial<Member>): Promise<Member[]>;
+  /** Asks the leader to promote a learner (only the leader knows whether it caught up). */
+  promoteOnLeader(id: bigint): Promise<Member[]>;
   now?(): number;
 }
 
@@ -39,7 +41,7 @@ export class Reconfig implements MembershipChanges {
 
   async addMember(peerURLs: string[], isLearner: boolean): Promise<{ member: Member; members: Member[] }> {
     const id = computeMemberId(peerURLs, this.d.initialClusterToken, this.now());
-    this.d.membership().validateAdd(id, peerURLs);
+    this.d.membership().validateAdd(id, peerURLs, isLearner);
     if (this.d.strictReconfigCheck) this.mayAddMember(isLearner, peerURLs);
     const member: Member = { id, name: '', peerURLs, clientURLs: [], isLearner };
     const members = await this.d.proposeConfChange(isLearner ? ConfChangeType.AddLearnerNode : ConfChangeType.AddNode, id, member);
@@ -82,10 +84,13 @@ export class Reconfig implements MembershipChanges {
     return this.d.proposeConfChange(ConfChangeType.UpdateNode, id, { peerURLs });
   }
 
-  /** A learner is promoted only by the leader, once its log is within 90% of the leader's. */
+  /**
+   * A learner is promoted only by the leader, once its log is within 90% of the leader's; a follower hands the
+   * request to the leader, as the reference does.
+   */
   async promoteMember(id: bigint): Promise<Member[]> {
     this.d.membership().validatePromote(id);
-    if (!this.d.isLeader()) throw Errors.notLeader();
+    if (!this.d.isLeader()) return this.d.promoteOnLeader(id);
     const progress = this.d.progress();
     const learner = progress?.get(id);
     const leaderMatch = progress?.get(this.d.memberId)?.match ?? 0;

@@ -30,6 +30,7 @@ import { Quota } from './quota.js';
 import { Publisher } from './publisher.js';
 import { MemberLifecycle } from './lifecycle.js';
 import { startCompactor } from './compactor.js';
+import { Code, Errors, ServerError, errorWithMessage } from './errors.js';
 import type { AlarmEntry, LeaseTtl, Observers, ServerStatus } from './interfaces.js';
 import type { MemberOptions } from './options.js';
 
@@ -198,6 +199,7 @@ export class SvcServer {
       progress: () => node.progress(),
       activeSince: (id) => this.transport.activeSince(id),
       proposeConfChange: (type, id, m) => proposals.proposeConfChange(type, id, m),
+      promoteOnLeader: (id) => this.promoteOnLeader(id),
     });
     this.quota = new Quota({
       memberId, quotaBytes: opts.quotaBackendBytes, logger, proposals,
@@ -226,6 +228,7 @@ export class SvcServer {
         members: () => this.membersJSON(),
         clusterId: () => idHex(this.clusterId),
         leases: (op, body) => this.leases.callForPeer(op, body),
+        promote: (id) => this.promoteForPeer(id),
       },
     });
     this.timers.push(setInterval(() => this.node.tick(), opts.tickMs));
@@ -333,6 +336,10 @@ export class SvcServer {
     };
   }
 
+  isLearner(): boolean {
+    return !!this.membership.member(this.memberId)?.isLearner;
+  }
+
   /** Is a feature of release `minor` on? Only when this member and the cluster version both reach it. */
   capable(minor: string): boolean {
     const cv = this.membership.version;
@@ -417,6 +424,35 @@ export class SvcServer {
 
   promoteMember(id: bigint): Promise<Member[]> {
     return this.reconfig.promoteMember(id);
+  }
+
+  /** A follower's promotion request, sent to the leader's peer URLs; the leader's refusal comes back as it is. */
+  private async promoteOnLeader(id: bigint): Promise<Member[]> {
+    const leader = this.membership.member(this.lead);
+    if (!leader) throw Errors.noLeader();
+    const failures: string[] = [];
+    for (const u of leader.peerURLs) {
+      try {
+        const res = await peerRequest(new URL(`/members/promote/${idHex(id)}`, u).toString(), { method: 'POST', timeoutMs: this.requestTimeoutMs(), tls: this.opts.peerTls });
+        const body = JSON.parse(res.body) as { error?: string; members?: Array<Omit<Member, 'id'> & { id: string }> };
+        if (body.error !== undefined) throw errorWithMessage(body.error);
+        return (body.members ?? []).map((m) => ({ ...m, id: BigInt('0x' + m.id) }));
+      } catch (e) {
+        if (e instanceof ServerError) throw e;
+        failures.push(`${u}: ${(e as Error).message}`);
+      }
+    }
+    throw new ServerError(Code.Unavailable, `etcdserver: cannot reach the leader ${idHex(leader.id)} to promote the learner (${failures.join('; ')}); retry`);
+  }
+
+  /** The leader's side of promoteOnLeader. */
+  private async promoteForPeer(idText: string): Promise<{ status: number; json: object }> {
+    try {
+      const members = await this.reconfig.promoteMember(BigInt('0x' + idText));
+      return { status: 200, json: { members: members.map((m) => ({ ...m, id: idHex(m.id) })) } };
+    } catch (e) {
+      return { status: e instanceof ServerError ? e.httpStatus : 500, json: { error: (e as Error).message } };
+    }
   }
 
   // ---------------------------------------------------------------------------------------------- leadership

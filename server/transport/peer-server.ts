@@ -1,6 +1,7 @@
 // The HTTP(S) listener on each --listen-peer-urls address: raft traffic via the Transport, plus the
-// small read-only endpoints other members poll (GET /version for cluster version negotiation,
-// GET /members for bootstrapping and member checks).
+// small endpoints other members call (GET /version for cluster version negotiation, GET /members for
+// bootstrapping and member checks, POST /leases/<op> and POST /members/promote/<id>: calls a follower hands
+// to the leader).
 
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -38,6 +39,8 @@ export interface PeerServerOptions {
     clusterId?(): string;
     /** POST /leases/<op>: a follower forwarding a lease call (keep-alive, time-to-live) to the leader. */
     leases?(op: string, body: string): { status: number; json: object };
+    /** POST /members/promote/<id in hex>: a follower handing a learner promotion to the leader. */
+    promote?(id: string): Promise<{ status: number; json: object }>;
   };
 }
 
@@ -74,6 +77,17 @@ export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServ
       });
       req.on('end', () => {
         const r = leases(op, body);
+        const text = JSON.stringify(r.json);
+        res.writeHead(r.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+      });
+      return;
+    }
+    if (path.startsWith('/members/promote/') && opts.routes.promote) {
+      if (req.method !== 'POST') {
+        res.writeHead(405, { Allow: 'POST', 'Content-Type': 'text/plain' }).end('Method Not Allowed\n');
+        return;
+      }
+      void opts.routes.promote(path.slice('/members/promote/'.length)).then((r) => {
         const text = JSON.stringify(r.json);
         res.writeHead(r.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
       });

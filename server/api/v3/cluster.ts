@@ -24,7 +24,7 @@ export function clusterService(d: ClusterDeps): ClusterService {
     MemberAdd: async (req, meta) => {
       gate.requireAdmin(meta);
       const peerURLs: string[] = req.peerURLs ?? [];
-      if (peerURLs.length === 0 || peerURLs.some((u) => !isUrl(u))) throw Errors.memberBadURLs();
+      if (peerURLs.length === 0 || peerURLs.some((u) => !isMemberUrl(u))) throw Errors.memberBadURLs();
       const { member, members } = await membership.addMember(peerURLs, !!req.isLearner);
       return { header: headers.clusterHeader(), member: memberToPb(member), members: membersPb(members) };
     },
@@ -39,7 +39,7 @@ export function clusterService(d: ClusterDeps): ClusterService {
       gate.requireAdmin(meta);
       const id = BigInt(req.ID ?? 0);
       const peerURLs: string[] = req.peerURLs ?? [];
-      if (peerURLs.length === 0 || peerURLs.some((u) => !isUrl(u))) throw Errors.memberBadURLs();
+      if (peerURLs.length === 0 || peerURLs.some((u) => !isMemberUrl(u))) throw Errors.memberBadURLs();
       const list = await membership.updateMember(id, peerURLs);
       return { header: headers.clusterHeader(), members: membersPb(list) };
     },
@@ -57,11 +57,15 @@ export function clusterService(d: ClusterDeps): ClusterService {
   };
 }
 
-function isUrl(u: string): boolean {
-  try {
-    const p = new URL(u);
-    return (p.protocol === 'http:' || p.protocol === 'https:') && p.port !== '';
-  } catch {
-    return false;
-  }
+/**
+ * The reference's rule for member URLs: http or https with host:port and no path, or a unix socket (unix,
+ * unixs) of any form.
+ */
+export function isMemberUrl(text: string): boolean {
+  const m = /^([a-z]+):\/\/([^/?#]*)([^?#]*)/.exec(text.trim());
+  if (!m) return false;
+  const [, scheme, authority, path] = m;
+  if (scheme === 'unix' || scheme === 'unixs') return true;
+  if (scheme !== 'http' && scheme !== 'https') return false;
+  return path === '' && /^(?:[^@]*@)?(?:\[[^\]]*\]|[^:[\]]*):\d*$/.test(authority);
 }

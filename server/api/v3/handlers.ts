@@ -1,8 +1,9 @@
 // The v3 API's unary calls, independent of how they arrive: the gRPC services and the JSON gateway both look a
 // method up here by name and call it with a decoded request message. Each service is its own typed module
 // (kv.ts, lease.ts, cluster.ts, maintenance.ts, auth.ts) depending only on the core interfaces it needs.
-import type { ApiLimits, AuthCore, HeaderFacts, KvMaintenance, KvReads, LeaseReads, MaintenanceCore, MembershipChanges, Observers, Proposals, QuotaGuard, ReadBarrier } from '../../core/interfaces.js';
+import type { ApiLimits, AuthCore, HeaderFacts, LearnerState, KvMaintenance, KvReads, LeaseReads, MaintenanceCore, MembershipChanges, Observers, Proposals, QuotaGuard, ReadBarrier } from '../../core/interfaces.js';
 import type { WatchableStore } from '../../mvcc/watchable-store.js';
+import { Errors } from '../../core/errors.js';
 import { AuthGate } from './auth-gate.js';
 import { authService } from './auth.js';
 import { clusterService } from './cluster.js';
@@ -16,9 +17,14 @@ import type { Pb } from './convert.js';
 
 export type { UnaryHandler } from './service-methods.js';
 
+/** What a learner serves, as the reference: its status and serializable reads (it is not in sync with the leader). */
+function servedByLearner(method: string, req: Pb): boolean {
+  return method === 'Status' || (method === 'Range' && !!req.serializable);
+}
+
 /** What the API needs of the member. */
 export interface V3ApiDeps {
-  core: HeaderFacts & Proposals & ReadBarrier & QuotaGuard & LeaseReads & MembershipChanges & MaintenanceCore & AuthCore;
+  core: HeaderFacts & LearnerState & Proposals & ReadBarrier & QuotaGuard & LeaseReads & MembershipChanges & MaintenanceCore & AuthCore;
   kv: KvReads & KvMaintenance & { readonly watchable: WatchableStore };
   limits: ApiLimits;
   observers: Observers;
@@ -68,7 +74,10 @@ export class V3Api {
     const release = this.deps.limits.release;
     if (name === 'AuthStatus' && !release.authStatusRpc) return undefined;
     if (name === 'Downgrade' && !release.downgradeRpc) return undefined;
-    return this.byName.get(name);
+    const fn = this.byName.get(name);
+    if (!fn) return undefined;
+    const { core } = this.deps;
+    return (req, meta) => (core.isLearner() && !servedByLearner(name, req) ? Promise.reject(Errors.notSupportedForLearner()) : fn(req, meta));
   }
 
   header(revision?: number): Pb {

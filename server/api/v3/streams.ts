@@ -79,10 +79,17 @@ export function streamHandlers(server: StreamCore, api: V3Api): Record<string, S
     call.on('error', () => undefined);
   };
 
+  // A learner serves no stream but the snapshot, as the reference.
+  const notForLearner = (h: grpc.UntypedHandleCall): grpc.UntypedHandleCall =>
+    ((call: grpc.ServerWritableStream<Pb, Pb>) => {
+      if (server.isLearner()) call.emit('error', toGrpcError(Errors.notSupportedForLearner()));
+      else (h as (c: typeof call) => void)(call);
+    }) as grpc.UntypedHandleCall;
+  const observe = api.concurrency.observeStream();
   return {
     maintenance: { Snapshot: snapshot as grpc.UntypedHandleCall },
-    lease: { LeaseKeepAlive: keepAlive as grpc.UntypedHandleCall },
-    watch: { Watch: watchHandler(server, api) as grpc.UntypedHandleCall },
-    election: api.concurrency.observeStream(),
+    lease: { LeaseKeepAlive: notForLearner(keepAlive as grpc.UntypedHandleCall) },
+    watch: { Watch: notForLearner(watchHandler(server, api) as grpc.UntypedHandleCall) },
+    election: Object.fromEntries(Object.entries(observe).map(([k, h]) => [k, h && notForLearner(h)])),
   };
 }

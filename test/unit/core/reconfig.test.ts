@@ -14,6 +14,7 @@ function setup(members: Member[], o: { leader?: boolean; connectedSince?: Record
   const membership = new Membership(9n);
   for (const x of members) membership.add(x);
   const proposed: Array<{ type: ConfChangeType; id: bigint; member: Partial<Member> }> = [];
+  const forwarded: bigint[] = [];
   const r = new Reconfig({
     memberId: 1n,
     logger: nopLogger,
@@ -27,9 +28,13 @@ function setup(members: Member[], o: { leader?: boolean; connectedSince?: Record
       proposed.push({ type, id, member });
       return membership.list();
     },
+    promoteOnLeader: async (id) => {
+      forwarded.push(id);
+      return membership.list();
+    },
     now: () => NOW,
   });
-  return { r, proposed };
+  return { r, proposed, forwarded };
 }
 
 const rejects = async (p: Promise<unknown>, e: Error) => {
@@ -69,9 +74,12 @@ describe('core/reconfig', () => {
     await rejects(r.addMember(['http://127.0.0.1:2'], false), Errors.peerURLExist());
   });
 
-  it('promotes a learner only on the leader and once it has 90% of the leader\'s log', async () => {
+  it('promotes a learner only on the leader (a follower forwards it) and once it has 90% of the leader\'s log', async () => {
     const members = [m(1n), m(2n), m(3n, 'm3', true)];
-    await rejects(setup(members, { leader: false }).r.promoteMember(3n), Errors.notLeader());
+    const follower = setup(members, { leader: false });
+    await follower.r.promoteMember(3n);
+    expect(follower.forwarded, 'a follower hands the promotion to the leader').to.deep.equal([3n]);
+    expect(follower.proposed).to.deep.equal([]);
     const behind = new Map([[1n, { match: 100 }], [3n, { match: 80 }]]);
     await rejects(setup(members, { progress: behind }).r.promoteMember(3n), Errors.learnerNotReady());
     const close = new Map([[1n, { match: 100 }], [3n, { match: 95 }]]);
@@ -87,5 +95,15 @@ describe('core/reconfig', () => {
     await r.removeMember(2n);
     await r.updateMember(1n, ['http://127.0.0.1:11']);
     expect(proposed.map((p) => [p.type, p.id])).to.deep.equal([[ConfChangeType.RemoveNode, 2n], [ConfChangeType.UpdateNode, 1n]]);
+  });
+
+  it('refuses a second learner, and an ID removed before, with the reference\'s errors', async () => {
+    const { r, proposed } = setup([m(1n), m(2n), m(3n, 'm3', true)], { connectedSince: { '2': NOW - HEALTH_INTERVAL_MS - 1 } });
+    await rejects(r.addMember(['http://127.0.0.1:9'], true), Errors.tooManyLearners());
+    await r.addMember(['http://127.0.0.1:9'], false);
+    expect(proposed.map((p) => p.type)).to.deep.equal([ConfChangeType.AddNode]);
+    const ms = new Membership(9n);
+    ms.remove(5n);
+    expect(() => ms.validateAdd(5n, ['http://127.0.0.1:5'], false)).to.throw(Errors.memberNotFound().message);
   });
 });
