@@ -3,6 +3,7 @@
 // planner's rolling upgrade (followers first, the leader last, after leadership moved).
 import { expect } from 'chai';
 import type { AddressInfo } from 'node:net';
+import type { Controller } from '../../operator/controller/controller.js';
 import { probeServer } from '../../operator/controller/run.js';
 import { statefulSetBuilds } from '../../operator/runtime/kubernetes/manifests.js';
 import { specProblems, withDefaults } from '../../operator/api/validate.js';
