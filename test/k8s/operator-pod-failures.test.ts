@@ -1,7 +1,7 @@
 // Pod-level failures provoked on the real node, each shown by the operator: condition Stalled with the reason,
 // status.lastError, the STEP column, a Warning Event. A missing image (pulled from nowhere: a registry on loopback
 // that does not exist), a node selector no node matches, a storage class that does not exist, a memory limit svc
-// cannot start in, a flag the member's release refuses (3.3 has no --logger: the member exits at once), and pods the
+// cannot start in, a value the member refuses (an environment variable that is no integer: the member exits at once), and pods the
 // apiserver refuses to create (a quota of zero pods: FailedCreate, as a Pod Security refusal is).
 import { expect } from 'chai';
 import { join } from 'node:path';
@@ -20,7 +20,7 @@ const CASES: Case[] = [
   { name: 'nosched', ns: NS, reason: 'Unschedulable', spec: { version: '3.5.21', replicas: 1, podTemplate: { nodeSelector: { 'svc.dev/no-such-node': 'true' } } }, message: /node/ },
   { name: 'noclass', ns: NS, reason: 'ClaimPending', spec: { version: '3.5.21', replicas: 1, storage: { storageClassName: 'svc-no-such-class' } }, message: /claim data-noclass-0 is Pending \(storage class svc-no-such-class\)/ },
   { name: 'oom', ns: NS, reason: 'OOMKilled', spec: { version: '3.5.21', replicas: 1, resources: { limits: { memory: '24Mi' } } }, message: /more memory than its limit \(24Mi\)/ },
-  { name: 'crash', ns: NS, reason: 'CrashLoopBackOff', spec: { version: '3.3.27', replicas: 1, logging: { logger: 'zap' } }, message: /keeps exiting/ },
+  { name: 'crash', ns: NS, reason: 'CrashLoopBackOff', spec: { version: '3.5.21', replicas: 1, podTemplate: { env: [{ name: 'SVC_QUOTA_BACKEND_BYTES', value: 'not-a-number' }] } }, message: /keeps exiting/ },
   { name: 'quota', ns: NS_QUOTA, reason: 'FailedCreate', spec: { version: '3.5.21', replicas: 1 }, message: /forbidden: exceeded quota|quota/ },
 ];
 
