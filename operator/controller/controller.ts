@@ -220,6 +220,7 @@ export class Controller {
       jobs,
       scaling,
       onScaling: (r) => { session.scaling = r; },
+      desired: session.desired,
       ...(tlsHash ? { tlsHash } : {}),
       // what the planner needs for scheduled and on-demand backups (the engine prefers the record it saved last)
       backups: { record: stored.status?.backups, request: stored.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION], created: new Date(stored.metadata.creationTimestamp ?? 0).getTime() },

@@ -4,6 +4,7 @@
 import { MemberClient, type MemberClientOptions, type MemberTls } from '../members/index.js';
 import { newMemory, type EngineMemory } from '../orchestrator/engine.js';
 import type { JobFailure } from '../runtime/kubernetes/backup-job.js';
+import type { DesiredBuild } from '../runtime/kubernetes/kube-runtime.js';
 import type { ScalingRecord } from '../runtime/kubernetes/kube-scaling.js';
 import { tlsKey } from './tls.js';
 
@@ -11,6 +12,8 @@ import { tlsKey } from './tls.js';
 export class ClusterSession {
   /** The engine's memory (what it saved last, a leadership move under way, the crash points' numbers). */
   readonly memory: EngineMemory = newMemory();
+  /** The desired state built last and its inputs (a pass whose inputs are unchanged does not build it again). */
+  readonly desired: DesiredBuild = {};
   /** The scaling record this process wrote last (the informer's copy of the annotation may lag behind). */
   scaling?: ScalingRecord;
   /** The step line of a step left under way (StepPending) by the last pass: announced once, not on every look. */

@@ -26,7 +26,15 @@ export const PROGRESS_ANNOTATION = 'svc.dev/upgrade-progress';
 /** Annotation on the SvcCluster holding the exact RolloutProgress (status.rollout is its readable form). */
 export const ROLLOUT_ANNOTATION = 'svc.dev/rollout';
 
+/** A desired state and the inputs it was built from (JSON of the cluster, release and observation). */
+export interface DesiredBuild {
+  key?: string;
+  state?: DesiredState;
+}
+
 export interface KubeRuntimeOptions {
+  /** The last build, kept by the caller across passes (the controller's session): unchanged inputs are not built again. */
+  desired?: DesiredBuild;
   /** Where snapshots are written (a mounted backup PVC in a pod). */
   snapshotDir: string;
   /** Recorded progress as read from the SvcCluster (annotation), if any. */
@@ -72,9 +80,12 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
   private progress: UpgradeProgress | undefined;
   /** The desired state applied last in this pass (built once; a step that moves the template builds the next). */
   private desired: DesiredState | undefined;
+  /** The desired state built last and its inputs (the caller's, kept across passes; else this pass's own). */
+  private readonly built: DesiredBuild;
 
   constructor(private readonly api: KubeApi, private readonly cluster: ClusterRef, private readonly opts: KubeRuntimeOptions) {
     this.progress = opts.progress;
+    this.built = opts.desired ?? {};
   }
 
   /** The observation besides the StatefulSet: the initial cluster of the member that joined last, the TLS fingerprint. */
@@ -85,10 +96,17 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
 
   /** Applies the desired state of the StatefulSet on `release` with `live` (built only when it differs from the last). */
   private async applyDesired(release: string, live: LiveShape): Promise<DesiredState> {
-    const d = this.desired;
-    if (!d || d.release !== release || JSON.stringify(d.live) !== JSON.stringify(live)) this.desired = desiredState(this.cluster, release, live);
-    await this.api.applyAll(this.desired!.objects);
-    return this.desired!;
+    // the same inputs give the same objects: a build is reused across passes (the session keeps it), so a pass
+    // builds at most once, and only when its inputs changed or its step moves the template
+    const key = JSON.stringify({ cluster: this.cluster, release, live });
+    const built = this.built;
+    if (built.key !== key || !built.state) {
+      built.key = key;
+      built.state = desiredState(this.cluster, release, live);
+    }
+    this.desired = built.state;
+    await this.api.applyAll(this.desired.objects);
+    return this.desired;
   }
 
   private async statefulSet(): Promise<V1StatefulSet | undefined> {
