@@ -193,10 +193,21 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
       case 'restartMember':
         await runtime.restartMember(step.member, step.version);
         break;
-      case 'complete':
+      case 'addMember':
+      case 'startMember':
+      case 'removeMember':
+      case 'retireMember':
+        await executeScaling(runtime, client, step, urls, observed);
         break;
-      default:
-        if (isScalingStep(step)) await executeScaling(runtime, client, step, urls, observed);
+      case 'complete':
+      case 'wait':
+      case 'blocked':
+        break; // nothing to carry out (wait and blocked return before the act, steady earlier still)
+      default: {
+        // a kind of the step table with no act here does not compile
+        const unhandled: never = step;
+        throw new Error(`no act for step ${(unhandled as Step).kind}`);
+      }
     }
   } catch (e) {
     if (e instanceof StepPending) {
