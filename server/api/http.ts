@@ -6,7 +6,7 @@ import { ServerError, Code } from '../core/errors.js';
 import { V2Error } from '../core/v2store.js';
 import type { V3Api } from './v3/handlers.js';
 import type { MemberMetrics } from './metrics.js';
-import { GATEWAY_ROUTES, GATEWAY_STREAMS, GatewayInputError, jsonToMessage, messageToJson } from './gateway.js';
+import { GATEWAY_ROUTES, GATEWAY_STREAMS, GatewayInputError, jsonToMessage, messageToJson, parseGatewayJson } from './gateway.js';
 import { serveGatewayStream } from './gateway-streams.js';
 
 export interface HttpAppOptions {
@@ -82,7 +82,7 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
       if (Buffer.byteLength(body) > server.opts.maxRequestBytes) throw new ServerError(Code.InvalidArgument, 'etcdserver: request is too large');
       let json: unknown;
       try {
-        json = body.trim() === '' ? {} : JSON.parse(body);
+        json = body.trim() === '' ? {} : parseGatewayJson(body);
       } catch (e) {
         throw new GatewayInputError((e as Error).message);
       }

@@ -275,7 +275,7 @@ export class V3StateMachine {
   hashKV(rev: number): { hash: number; revision: number; compactRevision: number; hashRevision: number } {
     try {
       const h = this.store.hashByRev(rev);
-      return { hash: h.hash, revision: h.currentRev, compactRevision: Math.max(0, h.compactRev), hashRevision: h.hashRev };
+      return { hash: h.hash, revision: h.currentRev, compactRevision: h.compactRev, hashRevision: h.hashRev };
     } catch (e) {
       throw clientError(e);
     }
