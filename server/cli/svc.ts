@@ -115,7 +115,7 @@ function currentReleaseSafe(): string {
   }
 }
 
-function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: Buffer; crl?: Buffer; clientCertAuth: boolean } | undefined {
+function readTls(t: TlsConfig & { selfSigned?: boolean }, what: string): { cert: Buffer; key: Buffer; ca?: Buffer; crl?: Buffer; clientCertAuth: boolean; selfSigned?: boolean } | undefined {
   if (!t.certFile && !t.keyFile) return undefined;
   if (!t.certFile || !t.keyFile) throw new ConfigError(`${what}: both a certificate and a key file are needed`, '');
   const read = (f: string, which: string) => {
@@ -131,6 +131,7 @@ function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: 
     ca: t.trustedCaFile ? read(t.trustedCaFile, 'trusted CA') : undefined,
     crl: t.crlFile ? read(t.crlFile, 'certificate revocation list') : undefined,
     clientCertAuth: t.clientCertAuth,
+    ...(t.selfSigned ? { selfSigned: true } : {}),
   };
 }
 
@@ -138,10 +139,10 @@ function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: 
 export function memberOptions(cfg: ServerConfig, release: Release, logger: ControllableLogger & { withPackage(pkg: string): import("../log/logger.js").Logger }): MemberStartOptions {
   const embedLog = logger.withPackage('embed');
   // --auto-tls / --peer-auto-tls: only when no certificate is given (the reference ignores them then).
-  const auto = (t: TlsConfig, kind: 'client' | 'peer', urls: URL[]): TlsConfig => {
+  const auto = (t: TlsConfig, kind: 'client' | 'peer', urls: URL[]): TlsConfig & { selfSigned?: boolean } => {
     if (!t.autoTls || t.certFile !== '') return t;
     const c = selfCert(embedLog, join(cfg.dataDir, 'fixtures', kind), urls.map((u) => u.hostname), cfg.selfSignedCertValidity, kind);
-    return { ...t, certFile: c.certFile, keyFile: c.keyFile };
+    return { ...t, certFile: c.certFile, keyFile: c.keyFile, selfSigned: true };
   };
   const clientTls = readTls(auto(cfg.clientTls, 'client', [...cfg.listenClientUrls, ...cfg.listenClientHttpUrls]), 'client TLS');
   const peerTls = readTls(auto(cfg.peerTls, 'peer', cfg.listenPeerUrls), 'peer TLS');

@@ -13,6 +13,8 @@ export interface TlsFiles {
   crl?: Buffer;
   /** Peer only (--peer-cert-allowed-cn): the common names a peer certificate may have. */
   allowedCNs?: string[];
+  /** Made by --peer-auto-tls / --auto-tls: the other side's certificate is not verified (it is self-signed too). */
+  selfSigned?: boolean;
 }
 
 export interface MemberOptions {

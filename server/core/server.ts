@@ -138,7 +138,7 @@ export class SvcServer {
         this.stopRemoved();
       },
       onSnapshotStatus: (id, ok) => node.reportSnapshot(id, ok),
-      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, rejectUnauthorized: !!opts.peerTls.ca } : undefined,
+      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, rejectUnauthorized: !!opts.peerTls.ca && !opts.peerTls.selfSigned } : undefined,
     });
     node.attach(this.transport, { forceCommit: () => this.kv.forceCommit(), snapshotTo: async (path) => void (await this.kv.currentBackend().snapshotTo(path)) });
 

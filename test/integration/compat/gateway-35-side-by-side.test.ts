@@ -1,7 +1,8 @@
 // The JSON gateway of svc 3.5 next to the reference 3.5.21, one member each, asked the same questions with the
 // same raw bodies: 64-bit integers sent as JSON numbers arrive exactly (a lease granted with a 19-digit ID and a
 // campaign on it), numbers an integer field cannot hold are refused with the reference's error, and HashKV
-// answers compact_revision on a store never compacted.
+// answers compact_revision on a store never compacted; MemberAdd takes the peer URL schemes the reference takes
+// (unix:// and unixs:// sockets included) and refuses the others with its error.
 import { expect } from 'chai';
 import { ref35, startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
 import { b64, postJson, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
@@ -65,5 +66,26 @@ describe('JSON gateway side by side: svc 3.5 and the reference 3.5.21', function
     const [s, r] = await Promise.all(both().map(({ url }) => postJson(`${url}/v3/kv/range`, `{"key": "${b64('k')}", "limit": -9223372036854775808, "revision": 9223372036854775807}`)));
     expect(s.status).to.equal(r.status).and.to.equal(400);
     expect(s.body).to.deep.equal(r.body);
+  });
+
+  it('MemberAdd: the same peer URLs accepted (unix sockets included) and refused, with the same error', async () => {
+    const urls = ['unix://localhost:23999', 'unixs://localhost:23998', 'unix:///tmp/svc-peer.sock', 'https://127.0.0.1:23997', 'ftp://127.0.0.1:23996', 'http://127.0.0.1', 'http://127.0.0.1:23995/path'];
+    const accepted: string[] = [];
+    for (const u of urls) {
+      const answers = [];
+      for (const { url } of both()) {
+        const a = await postJson(`${url}/v3/cluster/member/add`, { peerURLs: [u], isLearner: true });
+        if (a.status === 200) {
+          const m = a.body.member as Record<string, unknown>;
+          expect(m.peerURLs, u).to.deep.equal([u]);
+          const rm = await postJson(`${url}/v3/cluster/member/remove`, `{"ID": ${String(m.ID)}}`);
+          expect(rm.status, rm.text).to.equal(200);
+        }
+        answers.push(a.status === 200 ? 200 : a.body);
+      }
+      expect(answers[0], u).to.deep.equal(answers[1]);
+      if (answers[0] === 200) accepted.push(u);
+    }
+    expect(accepted).to.deep.equal(['unix://localhost:23999', 'unixs://localhost:23998', 'unix:///tmp/svc-peer.sock', 'https://127.0.0.1:23997']);
   });
 });
