@@ -183,6 +183,7 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     maxTxnOps: cfg.maxTxnOps,
     bcryptCost: cfg.bcryptCost,
     preVote: cfg.preVote,
+    initialElectionTickAdvance: cfg.initialElectionTickAdvance,
     enableV2: cfg.enableV2,
     strictReconfigCheck: cfg.strictReconfigCheck,
     forceNewCluster: cfg.forceNewCluster,

@@ -34,7 +34,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'snapshot-count', kind: 'uint', group: 'member', def: '100000', help: 'Number of committed transactions that triggers a snapshot to disk.' },
   { name: 'heartbeat-interval', kind: 'uint', group: 'member', def: '100', help: 'Time (in milliseconds) of a heartbeat interval.' },
   { name: 'election-timeout', kind: 'uint', group: 'member', def: '1000', help: 'Time (in milliseconds) for an election to time out.' },
-  { name: 'initial-election-tick-advance', kind: 'bool', group: 'member', def: 'true', help: 'Fast-forward the initial election ticks on boot for a faster election.' , defaultOnly: true },
+  { name: 'initial-election-tick-advance', kind: 'bool', group: 'member', def: 'true', help: 'Fast-forward the initial election ticks on boot for a faster election.' },
   { name: 'listen-peer-urls', kind: 'urls', group: 'member', def: URL_PEER, help: 'List of URLs to listen on for peer traffic.' },
   { name: 'listen-client-urls', kind: 'urls', group: 'member', def: URL_CLIENT, help: 'List of URLs to listen on for client traffic.' },
   { name: 'listen-client-http-urls', kind: 'urls', group: 'member', def: '', help: 'List of URLs to listen on for HTTP-only client traffic (gateway, /health, /metrics, /version); --listen-client-urls then serves gRPC only.' },

@@ -44,6 +44,8 @@ export interface MemberOptions {
   /** bcrypt cost of stored passwords (--bcrypt-cost). */
   bcryptCost: number;
   preVote: boolean;
+  /** --initial-election-tick-advance (default true): see tick-advance.ts. */
+  initialElectionTickAdvance?: boolean;
   enableV2: boolean;
   strictReconfigCheck: boolean;
   /**
