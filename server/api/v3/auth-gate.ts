@@ -38,6 +38,19 @@ export class AuthGate {
     if (u !== undefined && !this.store.isAdmin(u)) throw Errors.permissionDenied();
   }
 
+  /** Admin, or `allowed(user)` for the calling user (the reference: a user reads itself and the roles it holds). */
+  requireAdminOr(meta: RequestMeta | undefined, allowed: (user: string) => boolean): void {
+    const u = this.user(meta);
+    if (u !== undefined && !this.store.isAdmin(u) && !allowed(u)) throw Errors.permissionDenied();
+  }
+
+  /** May the caller read every one of these keys? (LeaseTimeToLive with keys, as the reference.) */
+  requireEachKey(meta: RequestMeta | undefined, keys: readonly Uint8Array[]): void {
+    const u = this.user(meta);
+    if (u === undefined) return;
+    for (const k of keys) if (!this.store.isPermitted(u, Buffer.from(k), EMPTY, false)) throw Errors.permissionDenied();
+  }
+
   requireKeys(meta: RequestMeta | undefined, key: Buffer, end: Buffer, write: boolean): void {
     const u = this.user(meta);
     if (u !== undefined && !this.store.isPermitted(u, key, end, write)) throw Errors.permissionDenied();

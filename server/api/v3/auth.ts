@@ -39,12 +39,12 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
     },
     UserAdd: async (req, meta) => {
       admin(meta);
+      // An empty password is a password (the reference hashes it too); only no_password makes a user without one.
       const noPassword = !!req.options?.no_password;
-      if (!noPassword && String(req.password ?? '') === '' && !req.hashedPassword) throw Errors.authFailed();
       return apply({ op: 'userAdd', name: String(req.name ?? ''), password: noPassword ? '' : await hashPassword(String(req.password ?? ''), limits.bcryptCost), noPassword });
     },
     UserGet: async (req, meta) => {
-      admin(meta);
+      gate.requireAdminOr(meta, (user) => user === String(req.name ?? ''));
       const u = store().user(String(req.name ?? ''));
       if (!u) throw Errors.userNotFound();
       return { header: header(), roles: u.roles };
@@ -74,7 +74,7 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
       return apply({ op: 'roleAdd', name: String(req.name ?? '') });
     },
     RoleGet: async (req, meta) => {
-      admin(meta);
+      gate.requireAdminOr(meta, (user) => store().user(user)?.roles.includes(String(req.role ?? '')) ?? false);
       const r = store().role(String(req.role ?? ''));
       if (!r) throw Errors.roleNotFound();
       return { header: header(), perm: r.perms.map((p) => ({ permType: p.permType, key: p.key, range_end: p.rangeEnd })) };
