@@ -13,6 +13,7 @@ import { DEFAULT_QUOTA_BYTES } from '../core/options.js';
 import { FatalStartError } from '../core/server.js';
 import { ListenError } from '../api/listener.js';
 import { selfCert, SelfCertError } from '../config/self-cert.js';
+import { crlAsPem } from '../config/crl.js';
 import { retentionOf } from '../core/compactor.js';
 import { parseDurationMs } from '../config/values.js';
 import { join } from 'node:path';
@@ -125,11 +126,18 @@ function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: 
       throw new ConfigError(`${what}: cannot read the ${which} file ${f}: ${(e as Error).message}`, '');
     }
   };
+  const crl = (data: Buffer, f: string) => {
+    try {
+      return crlAsPem(data);
+    } catch (e) {
+      throw new ConfigError(`${what}: the certificate revocation list file ${f} is ${(e as Error).message}`, '');
+    }
+  };
   return {
     cert: read(t.certFile, 'certificate'),
     key: read(t.keyFile, 'key'),
     ca: t.trustedCaFile ? read(t.trustedCaFile, 'trusted CA') : undefined,
-    crl: t.crlFile ? read(t.crlFile, 'certificate revocation list') : undefined,
+    crl: t.crlFile ? crl(read(t.crlFile, 'certificate revocation list'), t.crlFile) : undefined,
     clientCertAuth: t.clientCertAuth,
   };
 }
