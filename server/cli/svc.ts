@@ -14,6 +14,7 @@ import { FatalStartError } from '../core/server.js';
 import { ListenError } from '../api/listener.js';
 import { selfCert, SelfCertError } from '../config/self-cert.js';
 import { crlAsPem } from '../config/crl.js';
+import { AuthTokenOptionsError, newTokenProvider } from '../auth/tokens.js';
 import { retentionOf } from '../core/compactor.js';
 import { parseDurationMs } from '../config/values.js';
 import { join } from 'node:path';
@@ -63,9 +64,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     opts = memberOptions(cfg, release, logger);
   } catch (e) {
-    logger.error((e as Error).message);
+    // A bad --auth-token stops the member as the reference's does (status 1, its log lines).
+    if (e instanceof AuthTokenOptionsError) logger.warn('failed to create token provider', { error: e.message });
+    logger.error(e instanceof AuthTokenOptionsError ? 'failed to start the member' : (e as Error).message, e instanceof AuthTokenOptionsError ? { error: e.message } : {});
     await logger.close();
-    return e instanceof SelfCertError ? 1 : 2;
+    return e instanceof SelfCertError || e instanceof AuthTokenOptionsError ? 1 : 2;
   }
   let member;
   try {
@@ -189,6 +192,7 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     maxRequestBytes: cfg.maxRequestBytes,
     maxTxnOps: cfg.maxTxnOps,
     bcryptCost: cfg.bcryptCost,
+    authTokens: newTokenProvider(cfg.authToken, logger.withPackage('auth')),
     preVote: cfg.preVote,
     enableV2: cfg.enableV2,
     strictReconfigCheck: cfg.strictReconfigCheck,

@@ -32,9 +32,15 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
       return { header: header(), enabled: store().enabled, authRevision: store().revision };
     },
     Authenticate: async (req) => {
-      await store().checkPassword(String(req.name ?? ''), String(req.password ?? ''));
+      const name = String(req.name ?? '');
+      await store().checkPassword(name, String(req.password ?? ''));
+      if (store().jwt) {
+        // A JWT is signed once the Authenticate is applied, at the auth revision of that moment.
+        await apply({ op: 'authenticate', name, token: '' });
+        return { header: header(), token: store().signToken(name) };
+      }
       const token = AuthStore.newToken(core.appliedIndex + 1);
-      await apply({ op: 'authenticate', name: String(req.name), token });
+      await apply({ op: 'authenticate', name, token });
       return { header: header(), token };
     },
     UserAdd: async (req, meta) => {
