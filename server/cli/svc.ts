@@ -13,6 +13,8 @@ import { DEFAULT_QUOTA_BYTES } from '../core/options.js';
 import { FatalStartError } from '../core/server.js';
 import { ListenError } from '../api/listener.js';
 import { selfCert, SelfCertError } from '../config/self-cert.js';
+import { crlAsPem } from '../config/crl.js';
+import { AuthTokenOptionsError, newTokenProvider } from '../auth/tokens.js';
 import { retentionOf } from '../core/compactor.js';
 import { parseDurationMs } from '../config/values.js';
 import { join } from 'node:path';
@@ -62,9 +64,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     opts = memberOptions(cfg, release, logger);
   } catch (e) {
-    logger.error((e as Error).message);
+    // A bad --auth-token stops the member as the reference's does (status 1, its log lines).
+    if (e instanceof AuthTokenOptionsError) logger.warn('failed to create token provider', { error: e.message });
+    logger.error(e instanceof AuthTokenOptionsError ? 'failed to start the member' : (e as Error).message, e instanceof AuthTokenOptionsError ? { error: e.message } : {});
     await logger.close();
-    return e instanceof SelfCertError ? 1 : 2;
+    return e instanceof SelfCertError || e instanceof AuthTokenOptionsError ? 1 : 2;
   }
   let member;
   try {
@@ -125,11 +129,18 @@ function readTls(t: TlsConfig & { selfSigned?: boolean }, what: string): { cert:
       throw new ConfigError(`${what}: cannot read the ${which} file ${f}: ${(e as Error).message}`, '');
     }
   };
+  const crl = (data: Buffer, f: string) => {
+    try {
+      return crlAsPem(data);
+    } catch (e) {
+      throw new ConfigError(`${what}: the certificate revocation list file ${f} is ${(e as Error).message}`, '');
+    }
+  };
   return {
     cert: read(t.certFile, 'certificate'),
     key: read(t.keyFile, 'key'),
     ca: t.trustedCaFile ? read(t.trustedCaFile, 'trusted CA') : undefined,
-    crl: t.crlFile ? read(t.crlFile, 'certificate revocation list') : undefined,
+    crl: t.crlFile ? crl(read(t.crlFile, 'certificate revocation list'), t.crlFile) : undefined,
     clientCertAuth: t.clientCertAuth,
     ...(t.selfSigned ? { selfSigned: true } : {}),
   };
@@ -182,6 +193,7 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     maxRequestBytes: cfg.maxRequestBytes,
     maxTxnOps: cfg.maxTxnOps,
     bcryptCost: cfg.bcryptCost,
+    authTokens: newTokenProvider(cfg.authToken, logger.withPackage('auth')),
     preVote: cfg.preVote,
     initialElectionTickAdvance: cfg.initialElectionTickAdvance,
     enableV2: cfg.enableV2,

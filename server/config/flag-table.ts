@@ -79,7 +79,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'cipher-suites', kind: 'list', group: 'security', def: '', help: 'Comma-separated list of supported TLS cipher suites (empty: the runtime default).' , defaultOnly: true },
   { name: 'cors', kind: 'list', group: 'security', def: '*', help: 'Comma-separated list of origins allowed for CORS (* allows all).' , defaultOnly: true },
   { name: 'host-whitelist', kind: 'list', group: 'security', def: '*', help: 'Comma-separated acceptable hostnames of HTTP client requests when the server is not secure (* allows all).' , defaultOnly: true },
-  { name: 'auth-token', kind: 'string', group: 'security', def: 'simple', help: 'Auth token kind and options.' , defaultOnly: true },
+  { name: 'auth-token', kind: 'string', group: 'security', def: 'simple', help: 'Specify auth token type and options (simple, or jwt,sign-method=...,priv-key=...,pub-key=...,ttl=...).' },
   { name: 'bcrypt-cost', kind: 'uint', group: 'security', def: '10', help: 'bcrypt cost factor for password hashing.' },
 
   { name: 'logger', kind: 'enum', group: 'logging', def: (r) => r.loggerDefault, values: (r) => r.loggers, help: "Logger: 'zap' for structured JSON logging, or 'capnslog'." },

@@ -2,6 +2,7 @@
 // embedding program's config object).
 import type { Logger } from '../log/logger.js';
 import type { Release } from '../releases.js';
+import type { JwtTokens } from '../auth/tokens.js';
 
 export interface TlsFiles {
   cert: Buffer;
@@ -43,6 +44,8 @@ export interface MemberOptions {
   maxTxnOps: number;
   /** bcrypt cost of stored passwords (--bcrypt-cost). */
   bcryptCost: number;
+  /** --auth-token jwt,...: the JWT provider (absent: simple tokens). */
+  authTokens?: JwtTokens;
   preVote: boolean;
   /** --initial-election-tick-advance (default true): see tick-advance.ts. */
   initialElectionTickAdvance?: boolean;

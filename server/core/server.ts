@@ -89,7 +89,7 @@ export class SvcServer {
     this.memberId = b.memberId;
     this.clusterId = b.clusterId;
     const { memberId, lifecycle, stats, observers } = this;
-    this.kv = new V3StateMachine(b.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync });
+    this.kv = new V3StateMachine(b.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync, authTokens: opts.authTokens });
 
     this.node = new RaftNode(
       { storage: b.storage, wal: b.wal, snapshotter: b.snapshotter, confState: b.confState, appliedIndex: b.appliedIndex, snapshotIndex: b.snapshotIndex },
