@@ -40,11 +40,6 @@ export interface Release {
   /** RPCs that exist only from this release's cluster version on. */
   downgradeRpc: boolean;
   authStatusRpc: boolean;
-  /**
-   * HashKV answers carry hash_revision (the revision hashed) besides compact_revision. No release svc speaks sets
-   * it: the field is in 3.5's proto, but the reference fills it only from 3.6 on (3.5.21 answers without it).
-   */
-  hashKvHashRevision: boolean;
   /** The db's meta bucket has a "term" key (the reference writes it from 3.5 on); snapshots carry it only then. */
   metaTermKey: boolean;
   /** The zap logger prints "ready to serve client requests" when a client listener starts serving (3.5;
@@ -98,7 +93,6 @@ const r33: Release = {
   refusesAuthUpgradeFromBelow: false,
   downgradeRpc: false,
   authStatusRpc: false,
-  hashKvHashRevision: false,
   metaTermKey: false,
   zapReadyLine: false,
 };

@@ -30,6 +30,8 @@ export interface HttpAppOptions {
  * to the longest waiter first), or false when the caller went away while waiting.
  */
 export function callSlots(limit: number): (res: Response) => Promise<boolean> {
+  // No limit (the default): nothing to count or to wait for on every call.
+  if (limit === Infinity) return (res) => Promise.resolve(!res.closed);
   let used = 0;
   const waiting: Array<() => void> = [];
   const release = () => {

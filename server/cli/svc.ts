@@ -64,9 +64,13 @@ export async function main(argv: string[]): Promise<number> {
   try {
     opts = memberOptions(cfg, release, logger);
   } catch (e) {
-    // A bad --auth-token stops the member as the reference's does (status 1, its log lines).
-    if (e instanceof AuthTokenOptionsError) logger.warn('failed to create token provider', { error: e.message });
-    logger.error(e instanceof AuthTokenOptionsError ? 'failed to start the member' : (e as Error).message, e instanceof AuthTokenOptionsError ? { error: e.message } : {});
+    if (e instanceof AuthTokenOptionsError) {
+      // A bad --auth-token stops the member as the reference's does (status 1, its log lines).
+      logger.warn('failed to create token provider', { error: e.message });
+      logger.error('failed to start the member', { error: e.message });
+    } else {
+      logger.error((e as Error).message);
+    }
     await logger.close();
     return e instanceof SelfCertError || e instanceof AuthTokenOptionsError ? 1 : 2;
   }

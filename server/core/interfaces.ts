@@ -103,7 +103,7 @@ export interface MaintenanceCore {
 /** Maintenance calls on the v3 store. */
 export interface KvMaintenance {
   hash(): number;
-  hashKV(rev: number): { hash: number; revision: number; compactRevision: number; hashRevision: number };
+  hashKV(rev: number): { hash: number; revision: number; compactRevision: number };
   defrag(): Promise<void>;
 }
 

@@ -102,7 +102,7 @@ export class RaftNode {
     this.snapshotIndex = st.snapshotIndex;
     this.raft = new RawNode({
       id: opts.memberId,
-      electionTick: Math.max(2, Math.round(opts.electionMs / opts.tickMs)), // = electionTicks
+      electionTick: this.electionTicks,
       heartbeatTick: 1,
       storage: this.storage,
       applied: st.appliedIndex,

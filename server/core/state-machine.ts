@@ -275,10 +275,10 @@ export class V3StateMachine {
     return this.store.hash().hash;
   }
 
-  hashKV(rev: number): { hash: number; revision: number; compactRevision: number; hashRevision: number } {
+  hashKV(rev: number): { hash: number; revision: number; compactRevision: number } {
     try {
       const h = this.store.hashByRev(rev);
-      return { hash: h.hash, revision: h.currentRev, compactRevision: h.compactRev, hashRevision: h.hashRev };
+      return { hash: h.hash, revision: h.currentRev, compactRevision: h.compactRev };
     } catch (e) {
       throw clientError(e);
     }

@@ -77,9 +77,8 @@ export function maintenanceService(d: MaintenanceDeps): MaintenanceService {
       const t0 = process.hrtime.bigint();
       const r = d.kv.hashKV(Number(req.revision ?? 0));
       d.observers.hashRev?.(Number(process.hrtime.bigint() - t0) / 1e9);
-      const out: { header: unknown; hash: number; compact_revision: number; hash_revision?: number } = { header: headers.header(r.revision), hash: r.hash, compact_revision: r.compactRevision };
-      if (d.limits.release.hashKvHashRevision) out.hash_revision = r.hashRevision;
-      return out;
+      // No hash_revision: the reference fills it only from 3.6 on (3.5.21 answers without it).
+      return { header: headers.header(r.revision), hash: r.hash, compact_revision: r.compactRevision };
     },
 
     MoveLeader: async (req, meta) => {

@@ -5,18 +5,16 @@
 // only the public key verifies tokens but cannot sign one, and bad options stop both members.
 import { expect } from 'chai';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSigner } from 'fast-jwt';
 import { etcdctl } from '../../../harness/etcdctl.js';
 import { ref35 } from '../../../harness/reference-cluster.js';
-import { spawnSvc } from '../../../harness/svc-cluster.js';
-import { sleep, spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
+import { spawnSingleMember, TARGETS, type Target } from '../../../harness/side-by-side.js';
+import { sleep, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { freePorts } from '../../../harness/ports.js';
 
-type Target = 'svc' | 'reference';
-const TARGETS = ['svc', 'reference'] as const;
 
 /** A POST to the JSON gateway with a token: `<status> <grpc code> <error>` or `<status> ok`, and the body. */
 async function gateway(url: string, path: string, body: unknown, token?: string): Promise<{ said: string; body: Record<string, unknown> }> {
@@ -74,15 +72,9 @@ describe('auth: JWT tokens (--auth-token jwt, side by side with the reference 3.
   }
 
   function spawnOne(name: string, target: Target, flags: string[], clientPort: number, peerPort: number): { proc: LoggedProcess; client: string } {
-    const client = `http://127.0.0.1:${clientPort}`;
-    const peer = `http://127.0.0.1:${peerPort}`;
-    const dataDir = join(dir, `${name}.data`);
-    mkdirSync(dataDir, { mode: 0o700 });
-    const all = ['--name=m', `--data-dir=${dataDir}`, `--listen-client-urls=${client}`, `--advertise-client-urls=${client}`, `--listen-peer-urls=${peer}`, `--initial-advertise-peer-urls=${peer}`, `--initial-cluster=m=${peer}`, ...flags];
-    const logFile = join(dir, `${name}.log`);
-    const proc = target === 'svc' ? spawnSvc(all, { logFile, name }) : spawnLogged(ref35('etcd'), all, { logFile, name });
+    const { proc, clientUrl } = spawnSingleMember(target, { dir, name, clientPort, peerPort, flags });
     procs.push(proc);
-    return { proc, client };
+    return { proc, client: clientUrl };
   }
 
   /** Users root (rootpw) and u (upw, may read "k" only), and authentication on. */

@@ -6,17 +6,16 @@
 //  - a user named by the certificate's CommonName, added with `user add <CN> --interactive=false` (an empty
 //    password read from standard input) or with a password, acts by its certificate.
 import { expect } from 'chai';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeClientCert, makeTestPki, type TestPki } from '../../../harness/tls.js';
 import { etcdctl, type EtcdctlResult } from '../../../harness/etcdctl.js';
 import { ref35 } from '../../../harness/reference-cluster.js';
-import { spawnSvc } from '../../../harness/svc-cluster.js';
-import { spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
+import { spawnSingleMember, TARGETS, type Target } from '../../../harness/side-by-side.js';
+import { waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { freePorts } from '../../../harness/ports.js';
 
-type Target = 'svc' | 'reference';
 type Raw = (cn: string, args: string[], input?: string) => Promise<EtcdctlResult>;
 type Ctl = (cn: string, args: string[], input?: string) => Promise<string>;
 
@@ -52,13 +51,9 @@ describe('auth: lease keys, own user and roles, certificate users (side by side 
     };
     const ports = await freePorts(4);
     await Promise.all(
-      (['svc', 'reference'] as const).map(async (target, i) => {
-        const client = `https://127.0.0.1:${ports[2 * i]}`;
-        const peer = `http://127.0.0.1:${ports[2 * i + 1]}`;
-        const dataDir = join(dir, `${target}.data`);
-        mkdirSync(dataDir, { mode: 0o700 });
-        const flags = [`--name=m`, `--data-dir=${dataDir}`, `--listen-client-urls=${client}`, `--advertise-client-urls=${client}`, `--listen-peer-urls=${peer}`, `--initial-advertise-peer-urls=${peer}`, `--initial-cluster=m=${peer}`, `--cert-file=${pki.serverCertFile}`, `--key-file=${pki.serverKeyFile}`, `--trusted-ca-file=${pki.caFile}`, '--client-cert-auth'];
-        const proc = target === 'svc' ? spawnSvc(flags, { logFile: join(dir, 'svc.log'), name: target }) : spawnLogged(ref35('etcd'), flags, { logFile: join(dir, 'reference.log'), name: target });
+      TARGETS.map(async (target, i) => {
+        const { proc, clientUrl: client } = spawnSingleMember(target, { dir, name: target, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], scheme: 'https',
+          flags: [`--cert-file=${pki.serverCertFile}`, `--key-file=${pki.serverKeyFile}`, `--trusted-ca-file=${pki.caFile}`, '--client-cert-auth'] });
         procs.push(proc);
         await waitForHttp(`${client}/health`, { timeoutMs: 30000, ca: pki.ca, cert: pki.clientCert, key: pki.clientKey, process: proc });
         raw[target] = (cn, args, input) =>

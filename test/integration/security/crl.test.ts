@@ -3,7 +3,7 @@
 // DER form (which the reference reads as well as PEM) is tried side by side with the reference 3.5.
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,10 +11,11 @@ import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
 import { makeTestPki, type TestPki } from '../../../harness/tls.js';
 import { freePorts } from '../../../harness/ports.js';
-import { httpGet, spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
+import { httpGet, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { etcdctl } from '../../../harness/etcdctl.js';
 import { ref35 } from '../../../harness/reference-cluster.js';
 import { spawnSvc } from '../../../harness/svc-cluster.js';
+import { spawnSingleMember, TARGETS } from '../../../harness/side-by-side.js';
 
 function openssl(args: string[], cwd: string): void {
   execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -140,13 +141,9 @@ describe('certificate revocation lists in DER form (side by side with the refere
     openssl(['crl', '-in', 'crl.pem', '-outform', 'DER', '-out', 'crl.der'], dir);
     const ports = await freePorts(4);
     await Promise.all(
-      (['svc', 'reference'] as const).map(async (target, i) => {
-        const client = `https://127.0.0.1:${ports[2 * i]}`;
-        const peer = `http://127.0.0.1:${ports[2 * i + 1]}`;
-        const dataDir = join(dir, `${target}.data`);
-        mkdirSync(dataDir, { mode: 0o700 });
-        const flags = ['--name=m', `--data-dir=${dataDir}`, `--listen-client-urls=${client}`, `--advertise-client-urls=${client}`, `--listen-peer-urls=${peer}`, `--initial-advertise-peer-urls=${peer}`, `--initial-cluster=m=${peer}`, `--cert-file=${pki.serverCertFile}`, `--key-file=${pki.serverKeyFile}`, `--trusted-ca-file=${pki.caFile}`, '--client-cert-auth', `--client-crl-file=${join(dir, 'crl.der')}`];
-        const proc = target === 'svc' ? spawnSvc(flags, { logFile: join(dir, 'svc.log'), name: target }) : spawnLogged(ref35('etcd'), flags, { logFile: join(dir, 'reference.log'), name: target });
+      TARGETS.map(async (target, i) => {
+        const { proc, clientUrl: client } = spawnSingleMember(target, { dir, name: target, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], scheme: 'https',
+          flags: [`--cert-file=${pki.serverCertFile}`, `--key-file=${pki.serverKeyFile}`, `--trusted-ca-file=${pki.caFile}`, '--client-cert-auth', `--client-crl-file=${join(dir, 'crl.der')}`] });
         procs.push(proc);
         await waitForHttp(`${client}/health`, { timeoutMs: 30000, ca: pki.ca, cert: pki.clientCert, key: pki.clientKey, process: proc });
         urls[target] = client;
