@@ -18,7 +18,7 @@ import { compareMinor } from '../releases.js';
 import { V2Store } from './v2store.js';
 import { decodeTagged, encodeTagged } from './requests.js';
 import { FatalStartError } from './fatal.js';
-import { standaloneLog } from './force-new-cluster.js';
+import { membersInLog, standaloneLog } from './force-new-cluster.js';
 import { CLUSTER_VERSION_KEY, clusterVersionInDb, decodeInternalState } from './applier.js';
 import type { AlarmEntry } from './interfaces.js';
 import type { MemberOptions } from './options.js';
@@ -44,6 +44,11 @@ export interface Bootstrapped {
   snapshotIndex: number;
   /** The peers to reach before their conf-change entries apply (a new or joining member). */
   configuredPeers: Member[];
+  /**
+   * The members the log names (the snapshot's, then the committed conf changes), known before any of it is
+   * applied: a restarted member's membership fills in only as it replays its log.
+   */
+  logMembers: bigint[];
   snapDir: string;
   walDir: string;
 }
@@ -183,7 +188,10 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
   }
   // Peers named in the configuration are reachable before their conf-change entries apply.
   const configuredPeers = opts.initialClusterState === 'existing' || bootstrapPeers ? (joinPeers ?? initialMembers(opts)) : [];
-  return { memberId, clusterId, membership, v2, alarms, backend, wal, storage, snapshotter, confState, appliedIndex, snapshotIndex, configuredPeers, snapDir, walDir };
+  const { hardState: hs, confState: cs } = storage.initialState();
+  const lastCommitted = Math.min(hs.commit, storage.lastIndex());
+  const logMembers = membersInLog(cs, lastCommitted >= storage.firstIndex() ? storage.entries(storage.firstIndex(), lastCommitted + 1) : []);
+  return { memberId, clusterId, membership, v2, alarms, backend, wal, storage, snapshotter, confState, appliedIndex, snapshotIndex, configuredPeers, logMembers, snapDir, walDir };
 }
 
 /** A joining member compares its release with the cluster version the running members report. */

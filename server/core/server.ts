@@ -216,7 +216,7 @@ export class SvcServer {
 
     for (const m of b.membership.list()) if (m.id !== memberId) this.transport.addPeer(m.id, m.peerURLs);
     for (const m of b.configuredPeers) if (m.id !== memberId && !b.membership.member(m.id)) this.transport.addPeer(m.id, m.peerURLs);
-    this.startClusterSize = new Set([memberId, ...b.membership.list().map((m) => m.id), ...b.configuredPeers.map((m) => m.id)]).size;
+    this.startClusterSize = new Set([memberId, ...b.logMembers, ...b.configuredPeers.map((m) => m.id)]).size;
   }
 
   /** Serve peers, start the timers and the loop. */
@@ -240,6 +240,7 @@ export class SvcServer {
       memberId: this.memberId, clusterSize: this.startClusterSize, electionTicks: this.node.electionTicks, tickMs: opts.tickMs,
       enabled: opts.initialElectionTickAdvance ?? true, logger,
       activePeers: () => this.transport.activePeers(),
+      leaderKnown: () => this.node.lead !== 0n,
       advance: (n) => this.node.advanceTicks(n),
       stopping: () => this.lifecycle.ending,
     });

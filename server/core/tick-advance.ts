@@ -6,6 +6,10 @@
 //    timeout), looking every 50 ms, until it has more than one active peer, then fast-forwards electionTicks - 2,
 //    leaving two ticks for a leader's message to arrive; if that never happens (peers down, a 2-member cluster)
 //    nothing is advanced.
+// One difference: svc then waits one more heartbeat interval and advances nothing when it has heard from a leader
+// by then (a member restarted into a running cluster). The reference's advance changes nothing there either, as
+// the leader's heartbeats reset the count, but on svc's one thread a busy restart can leave two ticks without a
+// heartbeat handled, and the advanced member (no pre-vote before 3.5) would depose a healthy leader.
 import type { Logger } from '../log/logger.js';
 import { idHex } from '../cluster/ids.js';
 import { formatDuration as duration } from './lifecycle.js';
@@ -25,6 +29,8 @@ export interface TickAdvanceDeps {
   enabled: boolean;
   /** Peers whose connection is active now. */
   activePeers(): number;
+  /** Has this member heard from a leader? */
+  leaderKnown(): boolean;
   /** Tick the consensus core `n` times at once. */
   advance(n: number): void;
   /** True once the member is stopping: give up. */
@@ -60,6 +66,12 @@ export async function adjustTicks(d: TickAdvanceDeps): Promise<number> {
     if (d.stopping()) return 0;
     const peers = d.activePeers();
     if (peers > 1) {
+      await sleep(d.tickMs);
+      if (d.stopping()) return 0;
+      if (d.leaderKnown()) {
+        d.logger.info('skipped initial election tick advance; a leader is already known', { 'local-member-id': idHex(d.memberId), 'active-remote-members': peers });
+        return 0;
+      }
       const ticks = d.electionTicks - 2;
       d.logger.info('initialized peer connections; fast-forwarding election ticks', { ...fields(ticks), 'active-remote-members': peers });
       d.advance(ticks);

@@ -212,10 +212,14 @@ export class Transport {
     if (!this.stopped) this.opts.onUnreachable?.(id);
   }
 
-  /** How many peers have an active stream now. */
+  /**
+   * Peers connected both ways now: our stream to them is up and theirs to us is attached. (A reference member's
+   * peer is active once its stream dial succeeds, and the remote writes to it over that stream; svc's streams carry
+   * one direction each, so a peer that can already reach us is the one with its inbound stream here.)
+   */
   activePeers(): number {
     let n = 0;
-    for (const p of this.peers.values()) if (p.activeSince !== undefined) n++;
+    for (const [id, p] of this.peers) if (p.activeSince !== undefined && this.inbound.has(id)) n++;
     return n;
   }
 

@@ -67,5 +67,16 @@ describe('--initial-election-tick-advance side by side: svc 3.5 and the referenc
     expect(s.length).to.be.at.least(1);
     for (const x of s) expect(x).to.deep.equal(r[0]);
     for (const m of svc.members) expect(logLines(m.logFile).some((l) => l.msg === 'starting initial election tick advance'), m.name).to.equal(true);
+
+    // A follower restarted into the running cluster counts its cluster from its log (not as a single node), hears
+    // the leader and advances nothing: the leader stays.
+    const leader = await svc.leader();
+    const f = (leader + 1) % 3;
+    await svc.put(leader, 'k', 'v');
+    await svc.stop(f);
+    await svc.start(f);
+    await svc.waitForLog(f, /skipped initial election tick advance; a leader is already known/, 10000);
+    expect(logLines(svc.members[f].logFile).some((l) => /single-node/.test(l.msg)), 'single-node').to.equal(false);
+    expect(await svc.leader()).to.equal(leader);
   });
 });

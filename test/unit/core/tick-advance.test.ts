@@ -9,7 +9,7 @@ function run(o: Partial<TickAdvanceDeps> & { peersAfterMs?: number; peers?: numb
   const lines: Array<{ msg: string; fields: Record<string, unknown> }> = [];
   const logger: Logger = { ...nopLogger, info: (msg: string, fields?: Record<string, unknown>) => lines.push({ msg, fields: fields ?? {} }) } as Logger;
   const done = adjustTicks({
-    memberId: 0x1234n, clusterSize: 3, electionTicks: 10, tickMs: 100, enabled: true, logger, stopping: () => false,
+    memberId: 0x1234n, clusterSize: 3, electionTicks: 10, tickMs: 100, enabled: true, logger, stopping: () => false, leaderKnown: () => false,
     activePeers: () => (o.peersAfterMs !== undefined && now >= o.peersAfterMs ? (o.peers ?? 2) : 0),
     advance: (n) => advanced.push(n),
     sleep: async (ms) => {
@@ -33,7 +33,7 @@ describe('core/tick-advance: --initial-election-tick-advance', () => {
   it('with peers: electionTicks - 2 once more than one peer is active', async () => {
     const r = await run({ peersAfterMs: 1000 });
     expect(r.advanced).to.deep.equal([8]);
-    expect(r.now).to.equal(1000);
+    expect(r.now).to.equal(1000 + 100); // one heartbeat interval after the peers connected
     expect(r.lines.map((l) => l.msg)).to.deep.equal(['starting initial election tick advance', 'initialized peer connections; fast-forwarding election ticks']);
     expect(r.lines[1].fields['active-remote-members']).to.equal(2);
   });
@@ -47,6 +47,12 @@ describe('core/tick-advance: --initial-election-tick-advance', () => {
     expect(one.now).to.equal(PEER_WAIT_MS);
     const late = await run({ peersAfterMs: PEER_WAIT_MS + PEER_POLL_MS });
     expect(late.advanced).to.deep.equal([]);
+  });
+
+  it('a member that has heard from a leader one heartbeat after its peers connected advances nothing', async () => {
+    const r = await run({ peersAfterMs: 1000, leaderKnown: () => true });
+    expect(r.advanced).to.deep.equal([]);
+    expect(r.lines.map((l) => l.msg)).to.deep.equal(['starting initial election tick advance', 'skipped initial election tick advance; a leader is already known']);
   });
 
   it('a member stopping while it waits advances nothing', async () => {
