@@ -196,6 +196,8 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     authTokens: newTokenProvider(cfg.authToken, logger.withPackage('auth')),
     preVote: cfg.preVote,
     initialElectionTickAdvance: cfg.initialElectionTickAdvance,
+    initialCorruptCheck: cfg.experimentalInitialCorruptCheck,
+    corruptCheckTimeMs: cfg.experimentalCorruptCheckTimeMs,
     enableV2: cfg.enableV2,
     strictReconfigCheck: cfg.strictReconfigCheck,
     forceNewCluster: cfg.forceNewCluster,

@@ -46,6 +46,8 @@ export interface Bootstrapped {
   configuredPeers: Member[];
   snapDir: string;
   walDir: string;
+  /** The member had data (a WAL) before this start (the reference's "member initialized"). */
+  restarted: boolean;
 }
 
 export function memberDirs(opts: Pick<MemberOptions, 'dataDir' | 'walDir'>): { snapDir: string; walDir: string } {
@@ -86,8 +88,9 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
   let snapshotIndex = 0;
   let bootstrapPeers: Array<{ id: bigint; context: Uint8Array }> | undefined;
   let joinPeers: Member[] | undefined;
+  const restarted = walExists(walDir);
 
-  if (!walExists(walDir)) {
+  if (!restarted) {
     mkdirSync(snapDir, { recursive: true });
     if (opts.initialClusterState === 'new') {
       const members = initialMembers(opts);
@@ -183,7 +186,7 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
   }
   // Peers named in the configuration are reachable before their conf-change entries apply.
   const configuredPeers = opts.initialClusterState === 'existing' || bootstrapPeers ? (joinPeers ?? initialMembers(opts)) : [];
-  return { memberId, clusterId, membership, v2, alarms, backend, wal, storage, snapshotter, confState, appliedIndex, snapshotIndex, configuredPeers, snapDir, walDir };
+  return { memberId, clusterId, membership, v2, alarms, backend, wal, storage, snapshotter, confState, appliedIndex, snapshotIndex, configuredPeers, snapDir, walDir, restarted };
 }
 
 /** A joining member compares its release with the cluster version the running members report. */
