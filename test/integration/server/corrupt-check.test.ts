@@ -12,6 +12,14 @@ import { nopLogger } from '../../../server/log/logger.js';
 import { etcdctl, ref35, startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
 import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { httpGet, sleep, spawnLogged } from '../../../harness/process.js';
+import { peerRequest } from '../../../server/cluster/peer-http.js';
+
+/** GET <peer URL>/members/hashkv with a HashKVRequest body, as a peer's corruption check sends it. */
+async function peerHashKV(peerURL: string, revision: number, clusterId?: string): Promise<{ status: number; body: string }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(clusterId ? { 'X-Etcd-Cluster-ID': clusterId } : {}) };
+  const r = await peerRequest(`${peerURL}/members/hashkv`, { method: 'GET', body: JSON.stringify({ revision }), timeoutMs: 5000, headers });
+  return { status: r.status, body: r.body };
+}
 
 const FLAGS = ['--experimental-initial-corrupt-check=true', '--experimental-corrupt-check-time=1s'];
 type Line = Record<string, unknown> & { msg: string };
@@ -77,11 +85,27 @@ describe('corruption checks with an altered member (svc 3.5, side by side with t
       expect(keys(s), msg).to.deep.equal(keys(r));
       for (const k of ['timeout', 'interval']) expect(s[k], `${msg}: ${k}`).to.equal(r[k]);
     }
-    const refPeers = lines(ref.members.map((m) => m.process.log()).join('\n'), 'finished peer corruption check');
-    expect(refPeers.length, 'reference periodic check').to.be.greaterThan(0);
-    const svcPeers = lines(c.currentLog(leader), 'finished peer corruption check');
-    expect(svcPeers.at(-1)!['number-of-peers-checked']).to.equal(refPeers.at(-1)!['number-of-peers-checked']);
+    // the leaders' passes: once every member is back, both check their two peers
+    const checked = (text: string) => lines(text, 'finished peer corruption check').map((l) => l['number-of-peers-checked']);
+    let both: unknown[][] = [];
+    for (const deadline = Date.now() + 8000; Date.now() < deadline; await sleep(250)) {
+      both = [checked(c.currentLog(leader)), checked(ref.members.map((m) => m.process.log()).join('\n'))];
+      if (both.every((xs) => xs.includes(2))) break;
+    }
+    for (const xs of both) expect(xs).to.include(2);
     expect((await etcdctl(['alarm', 'list'], { bin: ref35('etcdctl'), endpoints: [c.members[0].endpoint] })).stdout).to.equal('');
+
+    // the peer endpoint answers as the reference's: the hash at a revision, the mvcc error, another cluster refused
+    for (const [url, rev] of [[c.members[0].peerURL, Number((await c.status(0)).header && ((await c.status(0)).header as { revision: string }).revision)], [ref.members[1].peerUrl, 1]] as const) {
+      const ok = await peerHashKV(url, rev);
+      expect(ok.status, url).to.equal(200);
+      const j = JSON.parse(ok.body) as Record<string, unknown>;
+      expect(Object.keys(j).sort(), url).to.deep.equal(['compact_revision', 'hash', 'header']);
+      expect(Object.keys(j.header as object), url).to.deep.equal(['revision']);
+      expect(j.compact_revision, url).to.equal(-1);
+      expect(await peerHashKV(url, 1000), url).to.deep.equal({ status: 400, body: 'mvcc: required revision is a future revision\n' });
+      expect(await peerHashKV(url, 1, 'ffff'), url).to.deep.equal({ status: 412, body: 'cluster ID mismatch\n' });
+    }
 
     // the altered member refuses to start: status 1, the reference's lines
     await c.stop(2);
