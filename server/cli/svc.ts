@@ -75,7 +75,8 @@ export async function main(argv: string[]): Promise<number> {
     member = await startMember(opts);
   } catch (e) {
     const known = e instanceof FatalStartError || e instanceof ListenError || (e as { code?: string }).code !== undefined;
-    logger.error(known ? (e as Error).message : 'failed to start the member', known ? {} : { error: (e as Error).stack ?? String(e) });
+    if (e instanceof FatalStartError && e.logAs) logger.fatal(e.logAs, { error: e.message });
+    else logger.error(known ? (e as Error).message : 'failed to start the member', known ? {} : { error: (e as Error).stack ?? String(e) });
     await logger.close();
     return 1;
   }

@@ -94,7 +94,8 @@ export class SvcServer {
         await s.transport.stop();
         await s.node.wal.close();
         s.kv.close();
-        throw new FatalStartError((e as Error).message);
+        // the reference's etcdmain ends with its fatal "discovery failed" line for any start error
+        throw new FatalStartError((e as Error).message, 'discovery failed');
       }
     }
     await s.run();

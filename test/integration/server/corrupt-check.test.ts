@@ -3,8 +3,10 @@
 // file opens but the KV hash differs): a healthy restart passes the initial check and serves; the altered member
 // refuses to start (exit status 1, the reference's lines); started without the initial check, the leader's periodic
 // check raises CORRUPT (member 0), which the reference 3.5 etcdctl's `alarm list`, /metrics and writes show. Side by
-// side, the reference 3.5.21 logs the same lines for the same flags.
+// side, the reference 3.5.21 logs the same lines for the same flags, answers /members/hashkv the same way, and
+// refuses a member whose db holds other values at the same revision with the same lines and exit status.
 import { expect } from 'chai';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openBackend } from '../../../server/storage/backend.js';
 import { decodeKv, encodeKv } from '../../../server/mvcc/kv.js';
@@ -49,15 +51,25 @@ describe('corruption checks with an altered member (svc 3.5, side by side with t
   this.timeout(120000);
   let svc: SvcCluster | undefined;
   let ref: ReferenceCluster | undefined;
+  let other: ReferenceCluster | undefined;
   printLogsOnFailure(() => [svc]);
   after(async () => {
-    await Promise.all([svc?.close(), ref?.stop()]);
+    await Promise.all([svc?.close(), ref?.stop(), other?.stop()]);
   });
 
   it('a healthy restart passes and serves; the altered member refuses to start; the periodic check raises CORRUPT', async () => {
-    [svc, ref] = await Promise.all([startSvcCluster({ size: 3, version: '3.5.21', extraArgs: FLAGS }), startReferenceCluster({ size: 3, binary: ref35('etcd'), extraArgs: FLAGS })]);
+    [svc, ref, other] = await Promise.all([
+      startSvcCluster({ size: 3, version: '3.5.21', extraArgs: FLAGS }),
+      startReferenceCluster({ size: 3, binary: ref35('etcd'), extraArgs: FLAGS }),
+      startReferenceCluster({ size: 1, binary: ref35('etcd') }),
+    ]);
     const c = svc;
-    for (const k of ['k1', 'k2', 'k3']) await c.put(0, k, `v-${k}`);
+    const refctl = { bin: ref35('etcdctl') };
+    for (const k of ['k1', 'k2', 'k3']) {
+      await c.put(0, k, `v-${k}`);
+      await ref.etcdctl(['put', k, `v-${k}`], refctl);
+      await other.etcdctl(['put', k, 'elsewhere'], refctl); // the same revisions, other values
+    }
 
     // the reference: restart one member with the same flags; it logs the initial check's lines
     const r0 = ref.members[0];
@@ -120,6 +132,25 @@ describe('corruption checks with an altered member (svc 3.5, side by side with t
     expect(failed[0].error).to.match(/^[0-9a-f]+ found data inconsistency with peers$/);
     expect(log).to.not.contain('initial corruption checking passed');
     c.members[2].crashes.length = 0; // the exit was the point
+
+    // the reference refuses the same way: its member 2 gets a db of the same revision with other values (restored
+    // from the other cluster's snapshot under its own name and token, so its ids stay)
+    const snap = join(other.dir, 'other.db');
+    expect((await other.etcdctl(['snapshot', 'save', snap], refctl)).code).to.equal(0);
+    const r2 = ref.members[2];
+    const r2Args = r2.process.child.spawnargs.slice(1);
+    const flag = (n: string) => r2Args.find((x) => x.startsWith(`--${n}=`))!.slice(n.length + 3);
+    await r2.process.stop();
+    rmSync(r2.dataDir, { recursive: true, force: true });
+    const restore = ['snapshot', 'restore', snap, `--name=${r2.name}`, `--initial-cluster=${flag('initial-cluster')}`, `--initial-cluster-token=${flag('initial-cluster-token')}`, `--initial-advertise-peer-urls=${r2.peerUrl}`, `--data-dir=${r2.dataDir}`];
+    expect((await etcdctl(restore, { bin: ref35('etcdutl') })).code).to.equal(0);
+    r2.process = spawnLogged(ref35('etcd'), r2Args, { logFile: `${r2.logFile}.altered`, name: r2.name });
+    expect((await r2.process.exited).code).to.equal(1);
+    const refusal = (text: string) =>
+      text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line)
+        .filter((l) => /corrupt|hash|inconsisten|discovery/i.test(`${l.msg} ${String(l.error ?? '')}`))
+        .map((l) => [l.level, l.msg, String(l.error ?? '').replace(/^[0-9a-f]+ /, '<id> ')]);
+    expect(refusal(log)).to.deep.equal(refusal(r2.process.log()));
 
     // started without the initial check, it joins; the leader's next pass raises CORRUPT for member 0
     await c.start(2, { waitHealthy: false, extraArgs: ['--experimental-initial-corrupt-check=false'] });
