@@ -166,5 +166,7 @@ describe('corruption checks with an altered member (svc 3.5, side by side with t
     const put = await etcdctl(['put', 'k4', 'v'], { bin: ref35('etcdctl'), endpoints: [c.members[0].endpoint] });
     expect(put.code).to.not.equal(0);
     expect(put.stderr).to.contain('etcdserver: corrupt cluster');
+    // reads are still served, as the reference serves them beside its refusing applier
+    expect((await etcdctl(['get', 'k2', '--print-value-only'], { bin: ref35('etcdctl'), endpoints: [c.members[0].endpoint] })).stdout).to.equal('v-k2\n');
   });
 });
