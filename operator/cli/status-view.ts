@@ -241,7 +241,7 @@ export async function gatherView(kc: k8s.KubeConfig, namespace: string, name: st
       try {
         for (const a of (await c.alarmList()).alarms) {
           const id = BigInt(a.memberID).toString(16);
-          alarms.push({ member: byId.get(id) ?? id, alarm: a.alarm });
+          alarms.push({ member: alarmMember(id, byId), alarm: a.alarm });
         }
       } catch (e) {
         alarmsError = (e as Error).message;
@@ -302,6 +302,11 @@ function table(rows: string[][]): string[] {
 }
 
 /** The view as text (pure). */
+/** Who an alarm is raised for: a member's name, or the cluster for member 0 (CORRUPT: which member is not known). */
+export function alarmMember(idHex: string, names: Map<string, string>): string {
+  return idHex === '0' ? 'the cluster (member 0)' : (names.get(idHex) ?? idHex);
+}
+
 export function renderView(v: ClusterView): string {
   const st = v.status;
   const out: string[] = [];

@@ -83,6 +83,14 @@ export function createMetrics(server: MetricsCore): MemberMetrics {
     labelNames: ['server_id'], registers: [registry],
     collect() { this.set({ server_id: idHex(server.memberId) }, 1); },
   });
+  // svc extension: the alarms raised in the cluster, by type (what `alarm list` shows); 0 when none is raised.
+  new Gauge({
+    name: 'svc_server_alarms', help: "Alarms raised in the cluster, by type ('NOSPACE', 'CORRUPT'); 0 when none is.",
+    labelNames: ['alarm_type'], registers: [registry],
+    collect() {
+      for (const t of ['NOSPACE', 'CORRUPT'] as const) this.set({ alarm_type: t }, server.alarms.filter((a) => a.alarm === t).length);
+    },
+  });
   const healthSuccess = new Counter({ name: 'svc_server_health_success', help: 'The total number of successful health checks', registers: [registry] });
   const healthFailures = new Counter({ name: 'svc_server_health_failures', help: 'The total number of failed health checks', registers: [registry] });
 

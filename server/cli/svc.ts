@@ -79,7 +79,8 @@ export async function main(argv: string[]): Promise<number> {
     member = await startMember(opts);
   } catch (e) {
     const known = e instanceof FatalStartError || e instanceof ListenError || (e as { code?: string }).code !== undefined;
-    logger.error(known ? (e as Error).message : 'failed to start the member', known ? {} : { error: (e as Error).stack ?? String(e) });
+    if (e instanceof FatalStartError && e.logAs) logger.fatal(e.logAs, { error: e.message });
+    else logger.error(known ? (e as Error).message : 'failed to start the member', known ? {} : { error: (e as Error).stack ?? String(e) });
     await logger.close();
     return 1;
   }
@@ -200,6 +201,8 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     authTokens: newTokenProvider(cfg.authToken, logger.withPackage('auth')),
     preVote: cfg.preVote,
     initialElectionTickAdvance: cfg.initialElectionTickAdvance,
+    initialCorruptCheck: cfg.experimentalInitialCorruptCheck,
+    corruptCheckTimeMs: cfg.experimentalCorruptCheckTimeMs,
     enableV2: cfg.enableV2,
     strictReconfigCheck: cfg.strictReconfigCheck,
     forceNewCluster: cfg.forceNewCluster,

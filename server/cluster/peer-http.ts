@@ -22,7 +22,7 @@ export interface PeerResponse {
 }
 
 /** One request with a deadline; rejects on network errors and timeouts. */
-export function peerRequest(url: string, o: { method?: string; body?: string; timeoutMs: number; tls?: PeerTlsClient }): Promise<PeerResponse> {
+export function peerRequest(url: string, o: { method?: string; body?: string; timeoutMs: number; tls?: PeerTlsClient; headers?: Record<string, string> }): Promise<PeerResponse> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const secure = isSecureUrl(u);
@@ -37,7 +37,7 @@ export function peerRequest(url: string, o: { method?: string; body?: string; ti
         timeout: o.timeoutMs,
         ...(unix ? { socketPath: u.host !== '' ? u.host : unixSocketPath(u) } : {}),
         ...(secure && o.tls ? { cert: o.tls.cert, key: o.tls.key, ca: o.tls.ca, ...(o.tls.selfSigned ? { rejectUnauthorized: false } : {}) } : {}),
-        headers: o.body !== undefined ? { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(o.body) } : {},
+        headers: { ...(o.body !== undefined ? { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(o.body) } : {}), ...o.headers },
       },
       (res) => {
         let body = '';

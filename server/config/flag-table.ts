@@ -96,9 +96,9 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'force-new-cluster', kind: 'bool', group: 'unsafe', def: 'false', help: 'Force the creation of a new one-member cluster.' },
   { name: 'unsafe-no-fsync', kind: 'bool', group: 'unsafe', def: 'false', help: 'Disables fsync, unsafe, will cause data loss.' },
 
-  { name: 'experimental-initial-corrupt-check', kind: 'bool', group: 'experimental', def: 'false', help: 'Check data corruption before serving client or peer traffic.' , defaultOnly: true },
+  { name: 'experimental-initial-corrupt-check', kind: 'bool', group: 'experimental', def: 'false', help: 'Enable to check data corruption before serving any client/peer traffic.' },
   { name: 'experimental-watch-progress-notify-interval', kind: 'duration', group: 'experimental', def: '10m', help: 'Duration of periodic watch progress notifications (to watchers that asked for them).' },
-  { name: 'experimental-corrupt-check-time', kind: 'duration', group: 'experimental', def: '0s', help: 'Time between cluster corruption check passes (0 disables).' , defaultOnly: true },
+  { name: 'experimental-corrupt-check-time', kind: 'duration', group: 'experimental', def: '0s', help: 'Duration of time between cluster corruption check passes.' },
 ];
 
 const BY_NAME: ReadonlyMap<string, FlagSpec> = new Map(FLAGS.map((f) => [f.name, f]));

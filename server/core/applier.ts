@@ -11,7 +11,7 @@ import type { Backend } from '../storage/backend.js';
 import type { Logger } from '../log/logger.js';
 import { V2Store } from './v2store.js';
 import { decodeRequest, decodeTagged, type AlarmType, type InternalRequest } from './requests.js';
-import { ServerError } from './errors.js';
+import { Errors, ServerError } from './errors.js';
 import { IndexWaiters } from './wait.js';
 import { FatalStartError } from './fatal.js';
 import type { ProposalWaiters } from './proposer.js';
@@ -60,6 +60,8 @@ export function decodeInternalState(data: Uint8Array): InternalState {
 export interface V3Apply {
   consistentIndex(): number;
   apply(req: InternalRequest, index: number, term: number): unknown;
+  /** Record an entry as applied without applying it (a refused one). */
+  markApplied?(index: number, term: number): void;
   /** The db (replaced when a snapshot arrives): the cluster version is kept in it too. */
   currentBackend(): Pick<Backend, 'readTx' | 'batchTx'>;
 }
@@ -97,6 +99,9 @@ export interface ApplierOptions {
   localVersion: string;
   logger: Logger;
 }
+
+/** The requests refused while the CORRUPT alarm is raised. */
+const CORRUPT_REFUSED = new Set<InternalRequest['kind']>(['put', 'deleteRange', 'txn', 'compaction', 'leaseGrant', 'leaseRevoke']);
 
 export class Applier {
   private _membership: Membership;
@@ -209,6 +214,12 @@ export class Applier {
       default:
         // v3 data: skip what the db already holds (the consistent index makes replay idempotent).
         if (index <= this.kv.consistentIndex()) return undefined;
+        // While CORRUPT is raised the reference's applier refuses every write of the key space and of leases (the
+        // entry still counts as applied).
+        if (CORRUPT_REFUSED.has(req.kind) && this._alarms.some((a) => a.alarm === 'CORRUPT')) {
+          this.kv.markApplied?.(index, term);
+          throw Errors.corrupt();
+        }
         return this.kv.apply(req, index, term);
     }
   }

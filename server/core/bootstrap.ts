@@ -51,6 +51,8 @@ export interface Bootstrapped {
   logMembers: bigint[];
   snapDir: string;
   walDir: string;
+  /** The member had data (a WAL) before this start (the reference's "member initialized"). */
+  restarted: boolean;
 }
 
 export function memberDirs(opts: Pick<MemberOptions, 'dataDir' | 'walDir'>): { snapDir: string; walDir: string } {
@@ -91,8 +93,9 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
   let snapshotIndex = 0;
   let bootstrapPeers: Array<{ id: bigint; context: Uint8Array }> | undefined;
   let joinPeers: Member[] | undefined;
+  const restarted = walExists(walDir);
 
-  if (!walExists(walDir)) {
+  if (!restarted) {
     mkdirSync(snapDir, { recursive: true });
     if (opts.initialClusterState === 'new') {
       const members = initialMembers(opts);
@@ -191,7 +194,7 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
   const { hardState: hs, confState: cs } = storage.initialState();
   const lastCommitted = Math.min(hs.commit, storage.lastIndex());
   const logMembers = membersInLog(cs, lastCommitted >= storage.firstIndex() ? storage.entries(storage.firstIndex(), lastCommitted + 1) : []);
-  return { memberId, clusterId, membership, v2, alarms, backend, wal, storage, snapshotter, confState, appliedIndex, snapshotIndex, configuredPeers, logMembers, snapDir, walDir };
+  return { memberId, clusterId, membership, v2, alarms, backend, wal, storage, snapshotter, confState, appliedIndex, snapshotIndex, configuredPeers, logMembers, snapDir, walDir, restarted };
 }
 
 /** A joining member compares its release with the cluster version the running members report. */

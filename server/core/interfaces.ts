@@ -176,6 +176,7 @@ export interface MetricsCore {
   readonly membership: Pick<Membership, 'member' | 'version'>;
   readonly backend: Pick<Backend, 'size' | 'sizeInUse'>;
   readonly kv: Pick<V3StateMachine, 'stats' | 'keyCount' | 'rev' | 'compactRev'>;
+  readonly alarms: readonly AlarmEntry[];
   readonly v2: V2Store;
   isLeader(): boolean;
 }

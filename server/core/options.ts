@@ -67,6 +67,10 @@ export interface MemberOptions {
   watchProgressNotifyMs?: number;
   /** --unsafe-no-fsync (3.5): skip fsync of the WAL and the db. */
   unsafeNoFsync?: boolean;
+  /** --experimental-initial-corrupt-check: a restarting member compares its KV hash with its peers' before serving. */
+  initialCorruptCheck?: boolean;
+  /** --experimental-corrupt-check-time (ms; 0 or absent: off): how often the leader compares the members' KV hashes. */
+  corruptCheckTimeMs?: number;
   release: Release;
   logger: Logger;
 }

@@ -19,7 +19,6 @@ import type { V2Store } from './v2store.js';
 import type { InternalRequest } from './requests.js';
 import { V3StateMachine } from './state-machine.js';
 import { Applier } from './applier.js';
-import { bootstrap } from './bootstrap.js';
 import { Proposer } from './proposer.js';
 import { RaftNode } from './raft-node.js';
 import { VersionMonitor } from './version-monitor.js';
@@ -31,11 +30,15 @@ import { Publisher } from './publisher.js';
 import { MemberLifecycle } from './lifecycle.js';
 import { startCompactor } from './compactor.js';
 import { adjustTicks } from './tick-advance.js';
+import { CorruptionChecker, serveHashKV, type KvHash } from './corrupt.js';
+import { bootstrap, initialMembers } from './bootstrap.js';
+import { formatDuration } from './lifecycle.js';
 import { Code, Errors, ServerError, errorWithMessage } from './errors.js';
 import type { AlarmEntry, LeaseTtl, Observers, ServerStatus } from './interfaces.js';
 import type { MemberOptions } from './options.js';
 
-export { FatalStartError } from './fatal.js';
+import { FatalStartError } from './fatal.js';
+export { FatalStartError };
 export { sleep, formatDuration } from './lifecycle.js';
 export type { ServerStatus } from './interfaces.js';
 
@@ -71,6 +74,8 @@ export class SvcServer {
   private readonly reconfig: Reconfig;
   private readonly quota: Quota;
   private readonly publisher: Publisher;
+  private readonly corruption: CorruptionChecker;
+  private corruptTimer?: NodeJS.Timeout;
   private peerServer?: { close(): Promise<void> };
   private timers: NodeJS.Timeout[] = [];
   private stopCompactor: (() => void) | undefined;
@@ -78,7 +83,21 @@ export class SvcServer {
 
   /** Open or create the member's data and join its cluster. Resolves once the member runs (not yet published). */
   static async start(opts: MemberOptions): Promise<SvcServer> {
-    const s = new SvcServer(opts, await bootstrap(opts));
+    const b = await bootstrap(opts);
+    const s = new SvcServer(opts, b);
+    // A member that had data compares it with its peers' before it serves anything (a new member has nothing to compare).
+    if (b.restarted && opts.initialCorruptCheck) {
+      try {
+        await s.corruption.initialCheck();
+      } catch (e) {
+        s.logger.error('checkInitialHashKV failed', { error: (e as Error).message });
+        await s.transport.stop();
+        await s.node.wal.close();
+        s.kv.close();
+        // the reference's etcdmain ends with its fatal "discovery failed" line for any start error
+        throw new FatalStartError((e as Error).message, 'discovery failed');
+      }
+    }
     await s.run();
     return s;
   }
@@ -214,6 +233,24 @@ export class SvcServer {
       lead: () => node.lead,
     });
 
+    this.corruption = new CorruptionChecker({
+      memberId, clusterId: b.clusterId, logger, tls: opts.peerTls,
+      requestTimeoutMs: () => proposals.requestTimeoutMs(),
+      hashByRev: (rev) => this.hashByRev(rev),
+      // the members this member knows: from its data, else (no snapshot yet) from its --initial-cluster
+      peers: () => {
+        const known = membership().list();
+        if (known.length > 0) return known;
+        return [...b.configuredPeers, ...(opts.initialCluster.length > 0 ? initialMembers(opts) : [])];
+      },
+      linearizableReadNotify: () => proposals.linearizableReadNotify(),
+      triggerCorruptAlarm: (id) => {
+        void proposals.propose({ id: proposals.nextRequestId(), kind: 'alarm', alarm: { action: 'ACTIVATE', memberId: id, alarm: 'CORRUPT' } }).catch((e: unknown) => {
+          logger.warn('failed to raise the CORRUPT alarm', { error: (e as Error).message });
+        });
+      },
+    });
+
     for (const m of b.membership.list()) if (m.id !== memberId) this.transport.addPeer(m.id, m.peerURLs);
     for (const m of b.configuredPeers) if (m.id !== memberId && !b.membership.member(m.id)) this.transport.addPeer(m.id, m.peerURLs);
     this.startClusterSize = new Set([memberId, ...b.logMembers, ...b.configuredPeers.map((m) => m.id)]).size;
@@ -233,8 +270,10 @@ export class SvcServer {
         clusterId: () => idHex(this.clusterId),
         leases: (op, body) => this.leases.callForPeer(op, body),
         promote: (id) => this.promoteForPeer(id),
+        hashKV: (method, path, cid, body) => serveHashKV({ clusterId: this.clusterId, logger, hashByRev: (rev) => this.hashByRev(rev) }, method, path, cid, body),
       },
     });
+    this.startCorruptionMonitor();
     this.timers.push(setInterval(() => this.node.tick(), opts.tickMs));
     void adjustTicks({
       memberId: this.memberId, clusterSize: this.startClusterSize, electionTicks: this.node.electionTicks, tickMs: opts.tickMs,
@@ -260,6 +299,32 @@ export class SvcServer {
     }
     this.node.kick();
     void this.publisher.run();
+  }
+
+  /** The leader's periodic corruption check (--experimental-corrupt-check-time). */
+  private startCorruptionMonitor(): void {
+    const interval = this.opts.corruptCheckTimeMs ?? 0;
+    if (interval <= 0) return;
+    const { logger } = this;
+    logger.info('enabled corruption checking', { 'local-member-id': idHex(this.memberId), interval: formatDuration(interval) });
+    const pass = async (): Promise<void> => {
+      if (this.lifecycle.ending) return;
+      if (this.isLeader()) {
+        try {
+          await this.corruption.periodicCheck();
+        } catch (e) {
+          logger.warn('failed to check hash KV', { error: (e as Error).message });
+        }
+      }
+      if (!this.lifecycle.ending) this.corruptTimer = setTimeout(() => void pass(), interval);
+    };
+    this.corruptTimer = setTimeout(() => void pass(), interval);
+  }
+
+  /** The KV hash at `rev` (0: now) with this member's current revision, as HashKV computes it. */
+  private hashByRev(rev: number): KvHash {
+    const h = this.kv.store.hashByRev(rev);
+    return { hash: h.hash, revision: h.currentRev, compactRevision: h.compactRev };
   }
 
   // ---------------------------------------------------------------------------------------------- state
@@ -502,6 +567,7 @@ export class SvcServer {
     if (o.transferLeadership !== false) await this.leadership.transferOnStop();
     lc.stopped = true;
     for (const t of this.timers) clearInterval(t);
+    clearTimeout(this.corruptTimer);
     this.stopCompactor?.();
     await this.node.drained();
     this.proposer.stop();

@@ -49,6 +49,10 @@ export interface EmbedConfig {
   snapCount?: number;
   /** 3.3 only: set up logging from logOutput before starting. */
   setupLogging?: () => void;
+  /** The reference's ExperimentalInitialCorruptCheck: a restarting member compares its KV hash with its peers'. */
+  experimentalInitialCorruptCheck?: boolean;
+  /** The reference's ExperimentalCorruptCheckTime, in ms (0: off): the leader's periodic corruption check. */
+  experimentalCorruptCheckTimeMs?: number;
   /**
    * The release to behave as; default the newest. The library reads no environment (as the reference's embed
    * package): an embedding program that follows SVC_VERSION passes `newConfig(process.env.SVC_VERSION)`.
@@ -172,6 +176,8 @@ export async function startEmbedded(cfg: EmbedConfig): Promise<EmbeddedMember> {
     maxRequestBytes: cfg.maxRequestBytes ?? base.maxRequestBytes,
     maxTxnOps: cfg.maxTxnOps ?? base.maxTxnOps,
     enableV2: cfg.enableV2 ?? base.enableV2,
+    initialCorruptCheck: cfg.experimentalInitialCorruptCheck ?? false,
+    corruptCheckTimeMs: cfg.experimentalCorruptCheckTimeMs ?? 0,
     peerTls,
     clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth } : undefined,
     setLogLevel: logger ? (level: string) => logger.setLevel(parseLevel(level)) : undefined,

@@ -1,7 +1,7 @@
 // The HTTP(S) listener on each --listen-peer-urls address: raft traffic via the Transport, plus the
 // small endpoints other members call (GET /version for cluster version negotiation, GET /members for
 // bootstrapping and member checks, POST /leases/<op> and POST /members/promote/<id>: calls a follower hands
-// to the leader).
+// to the leader; GET /members/hashkv: a peer's corruption check).
 
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -41,6 +41,8 @@ export interface PeerServerOptions {
     leases?(op: string, body: string): { status: number; json: object };
     /** POST /members/promote/<id in hex>: a follower handing a learner promotion to the leader. */
     promote?(id: string): Promise<{ status: number; json: object }>;
+    /** /members/hashkv: a peer's corruption check asks for this member's KV hash at a revision. */
+    hashKV?(method: string, path: string, clusterId: string | undefined, body: string): { status: number; body: string; json?: boolean };
   };
 }
 
@@ -90,6 +92,21 @@ export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServ
       void opts.routes.promote(path.slice('/members/promote/'.length)).then((r) => {
         const text = JSON.stringify(r.json);
         res.writeHead(r.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+      });
+      return;
+    }
+    if (path.startsWith('/members/hashkv') && opts.routes.hashKV) {
+      const hashKV = opts.routes.hashKV;
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => {
+        if (body.length < 4096) body += c;
+      });
+      req.on('end', () => {
+        const header = req.headers['x-etcd-cluster-id'];
+        const r = hashKV(req.method ?? 'GET', path, Array.isArray(header) ? header[0] : header, body);
+        const type = r.json ? 'application/json' : 'text/plain; charset=utf-8';
+        res.writeHead(r.status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(r.body), ...(r.status === 405 ? { Allow: 'GET' } : {}) }).end(r.body);
       });
       return;
     }

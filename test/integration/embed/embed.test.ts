@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newConfig, startEmbedded, EmbedConfigError, type EmbedConfig, type EmbeddedMember } from '../../../server/embed/index.js';
@@ -93,5 +93,18 @@ describe('svc/embed', function () {
     const newLeaders = await Promise.all(members.map((m) => metric(m.clientURLs[0], 'svc_server_is_leader')));
     expect(newLeaders.filter((x) => x === 1)).to.have.length(1);
     expect(Math.max(...members.map((m) => m.member.server.term))).to.be.greaterThan(termBefore);
+  });
+
+  it('takes the corruption-check fields: a restarted member checks its peers before serving, the leader checks periodically', async () => {
+    const configs = (await clusterConfigs(2, '3.5.21', dir)).map((c) => ({ ...c, experimentalInitialCorruptCheck: true, experimentalCorruptCheckTimeMs: 200 }));
+    members = await Promise.all(configs.map((c) => startEmbedded(c)));
+    await Promise.all(members.map((m) => m.ready));
+    await members[1].close();
+    members[1] = await startEmbedded(configs[1]);
+    await members[1].ready;
+    const log = () => members.map((_, i) => readFileSync(join(dir, `e${i + 1}.log`), 'utf8')).join('\n');
+    expect(log()).to.contain('"msg":"initial corruption checking passed; no corruption"');
+    for (let t = Date.now(); !log().includes('"number-of-peers-checked":1') && Date.now() - t < 5000;) await new Promise((r) => setTimeout(r, 100));
+    expect(log()).to.contain('"msg":"finished peer corruption check","number-of-peers-checked":1');
   });
 });

@@ -25,6 +25,9 @@ class FakeKv implements V3Apply {
     this.applied.push({ kind: req.kind, index, term });
     return { revision: index };
   }
+  markApplied(index: number): void {
+    this.ci = index;
+  }
   currentBackend() {
     const db = this.db;
     return {
@@ -177,6 +180,23 @@ describe('core/applier', () => {
     applier.applyEntries([entry(alarm(3n, 'DEACTIVATE'))]);
     expect(applier.alarms).to.deep.equal([]);
     expect(waiters.results.get(3n)?.result).to.deep.equal([{ memberId: SELF, alarm: 'NOSPACE' }]);
+  });
+
+  it('while CORRUPT is raised, refuses writes and lease changes with the reference error (the entry counts as applied)', () => {
+    const { applier, kv, waiters } = setup();
+    waiters.waiting.add(11n).add(12n).add(13n).add(14n);
+    const corrupt = (id: bigint, action: 'ACTIVATE' | 'DEACTIVATE'): InternalRequest => ({ id, kind: 'alarm', alarm: { action, memberId: 0n, alarm: 'CORRUPT' } });
+    const put = (id: bigint): InternalRequest => ({ id, kind: 'put', put: { key: new Uint8Array([1]), value: new Uint8Array([2]), lease: 0n, prevKv: false, ignoreValue: false, ignoreLease: false } });
+    applier.applyEntries([entry(corrupt(10n, 'ACTIVATE'))]);
+    const refused = entry(put(11n));
+    applier.applyEntries([refused, entry({ id: 12n, kind: 'leaseGrant', leaseGrant: { id: 5n, ttl: 10 } })]);
+    expect(waiters.results.get(11n)?.error?.message).to.equal('etcdserver: corrupt cluster');
+    expect(waiters.results.get(12n)?.error?.message).to.equal('etcdserver: corrupt cluster');
+    expect(kv.applied).to.deep.equal([]);
+    expect(kv.ci).to.be.greaterThan(refused.index);
+    applier.applyEntries([entry(corrupt(13n, 'DEACTIVATE')), entry(put(14n))]);
+    expect(waiters.results.get(14n)?.error).to.equal(undefined);
+    expect(kv.applied.map((a) => a.kind)).to.deep.equal(['put']);
   });
 
   it('keeps the cluster version in the membership and the db, and a version above this release is fatal', () => {

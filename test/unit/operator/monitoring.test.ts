@@ -94,6 +94,7 @@ describe('unit: the chart\'s alerts and dashboard', () => {
     expect(reads('SvcClusterNoLeader')).to.include('svc_server_has_leader');
     expect(reads('SvcMemberDown')).to.include('up');
     expect(reads('SvcDatabaseNearQuota')).to.include.members(['svc_mvcc_db_total_size_in_bytes', 'svc_debugging_mvcc_db_total_size_in_bytes', 'svc_server_quota_backend_bytes']);
+    expect(reads('SvcAlarmRaised')).to.include('svc_server_alarms');
     expect(reads('SvcUpgradeStuck')).to.include('svc_operator_upgrade_step');
     expect(reads('SvcBackupFailing')).to.include('svc_operator_backup_failing');
   });

@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import type { CoreV1Event, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { describePod, podProblems, PENDING_GRACE_MS } from '../../../operator/controller/pod-diagnostics.js';
-import { renderView, type ClusterView } from '../../../operator/cli/status-view.js';
+import { alarmMember, renderView, type ClusterView } from '../../../operator/cli/status-view.js';
 
 const now = new Date('2026-01-01T00:10:00Z');
 const long = new Date(now.getTime() - PENDING_GRACE_MS - 1000);
@@ -82,6 +82,9 @@ describe('operator: the on-call view (text)', () => {
     expect(text).to.match(/^kv-2\s+unknown\s+-\s+UNREACHABLE\s+-\s+-\s+-\s+-\s+CrashLoopBackOff\s+svc:v3\.4\.34$/m);
     expect(text).to.contain('kv-2 10.244.0.9: connect ECONNREFUSED');
     expect(text).to.match(/^Alarms:\s+NOSPACE on kv-0$/m);
+    const names = new Map([['8e9e05c52164694d', 'kv-0']]);
+    const alarms = [{ member: alarmMember('8e9e05c52164694d', names), alarm: 'NOSPACE' }, { member: alarmMember('0', names), alarm: 'CORRUPT' }];
+    expect(renderView({ ...base, alarms })).to.match(/^Alarms:\s+NOSPACE on kv-0, CORRUPT on the cluster \(member 0\)$/m);
     expect(text).to.match(/^\s+60s\s+Normal\s+RestartMember\s+SvcCluster\/kv\s+restart kv-0 on 3\.5\.21$/m);
   });
 });
