@@ -32,11 +32,8 @@ COPY --from=build /src/dist/server ./dist/server
 COPY --from=build /src/dist/operator ./dist/operator
 COPY server/wire/proto ./server/wire/proto
 COPY bin ./bin
-# --auto-tls / --peer-auto-tls generate their self-signed certificates with the openssl command (the local
-# base has it already; node:20-bookworm-slim does not).
-RUN (command -v openssl >/dev/null \
-      || (apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*)) \
- && ln -s /opt/svc/bin/svc /usr/local/bin/svc \
+# (--auto-tls / --peer-auto-tls make their certificates in-process: the image needs no openssl command.)
+RUN ln -s /opt/svc/bin/svc /usr/local/bin/svc \
  && ln -s /opt/svc/bin/svcctl /usr/local/bin/svcctl \
  && ln -s /opt/svc/bin/svc-operator /usr/local/bin/svc-operator \
  && mkdir -p /var/lib/svc && chown 65532:65532 /var/lib/svc

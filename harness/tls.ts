@@ -1,9 +1,11 @@
-// Throwaway PKI for TLS tests, made with the openssl command line: a CA, a server certificate for
-// 127.0.0.1/localhost and a client certificate (CN chosen by the caller), all in one directory.
+// Throwaway PKI for TLS tests, made in-process (server/config/x509.ts, the library --auto-tls uses; no openssl
+// command): a CA, a server certificate for 127.0.0.1/::1/localhost and a client certificate (CN chosen by the
+// caller), all in one directory, RSA 2048 keys as PKCS#8 PEM.
 
-import { execFileSync } from 'node:child_process';
+import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { issueCertificate, issueCrl } from '../server/config/x509.js';
 
 export interface TestPki {
   dir: string;
@@ -21,24 +23,48 @@ export interface TestPki {
   clientKey: Buffer;
 }
 
-function openssl(args: string[], cwd: string): void {
-  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+const DAY_MS = 24 * 3600 * 1000;
+const LEAF = ['digitalSignature', 'keyEncipherment'] as const;
+
+export interface LeafOptions {
+  extKeyUsage: Array<'serverAuth' | 'clientAuth'>;
+  /** Subject alternative names (IPs and DNS names). */
+  hosts?: string[];
+}
+
+/** A certificate of the PKI's CA for `cn`: `<name>.pem` and `<name>-key.pem` in the PKI's dir (paths returned). */
+export function makeLeafCert(pki: Pick<TestPki, 'dir'>, name: string, cn: string, opts: LeafOptions): { cert: string; key: string } {
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const caKey = createPrivateKey(readFileSync(join(pki.dir, 'ca-key.pem')));
+  const cert = issueCertificate({
+    subject: [['CN', cn]], publicKey, signingKey: caKey, issuerCert: readFileSync(join(pki.dir, 'ca.pem')),
+    notAfter: new Date(Date.now() + 2 * DAY_MS), ca: false, keyUsage: [...LEAF], extKeyUsage: opts.extKeyUsage, hosts: opts.hosts, keyIds: true,
+  });
+  const files = { cert: join(pki.dir, `${name}.pem`), key: join(pki.dir, `${name}-key.pem`) };
+  writeFileSync(files.cert, cert);
+  writeFileSync(files.key, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  return files;
+}
+
+/** A CRL of the PKI's CA revoking the given certificate files: `<name>.pem` (PEM) and `<name>.der` in its dir. */
+export function makeCrl(pki: Pick<TestPki, 'dir'>, name: string, revokedCertFiles: string[]): { pem: string; der: string } {
+  const crl = issueCrl(readFileSync(join(pki.dir, 'ca.pem')), createPrivateKey(readFileSync(join(pki.dir, 'ca-key.pem'))), revokedCertFiles.map((f) => readFileSync(f)), 30 * DAY_MS);
+  const files = { pem: join(pki.dir, `${name}.pem`), der: join(pki.dir, `${name}.der`) };
+  writeFileSync(files.pem, crl.pem);
+  writeFileSync(files.der, crl.der);
+  return files;
 }
 
 /** Creates ca.pem, server.pem/server-key.pem (SAN 127.0.0.1, ::1, localhost) and client.pem/client-key.pem in dir. */
 export function makeTestPki(dir: string, opts: { clientCommonName?: string } = {}): TestPki {
-  const days = '2';
-  openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca-key.pem', '-out', 'ca.pem', '-days', days, '-subj', '/CN=svc test CA'], dir);
-  const leaf = (name: string, cn: string, ext: string) => {
-    writeFileSync(join(dir, `${name}.ext`), ext);
-    openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}-key.pem`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`], dir);
-    openssl(
-      ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', `${name}.pem`, '-days', days, '-extfile', `${name}.ext`],
-      dir,
-    );
-  };
-  leaf('server', 'svc test server', 'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n');
-  leaf('client', opts.clientCommonName ?? 'root', 'extendedKeyUsage=clientAuth\n');
+  const ca = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  writeFileSync(join(dir, 'ca-key.pem'), ca.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  writeFileSync(join(dir, 'ca.pem'), issueCertificate({
+    subject: [['CN', 'svc test CA']], publicKey: ca.publicKey, signingKey: ca.privateKey, notAfter: new Date(Date.now() + 2 * DAY_MS),
+    ca: true, keyUsage: ['keyCertSign', 'cRLSign', 'digitalSignature'], keyIds: true,
+  }));
+  makeLeafCert({ dir }, 'server', 'svc test server', { extKeyUsage: ['serverAuth', 'clientAuth'], hosts: ['127.0.0.1', '::1', 'localhost'] });
+  makeLeafCert({ dir }, 'client', opts.clientCommonName ?? 'root', { extKeyUsage: ['clientAuth'] });
   const f = (n: string) => join(dir, n);
   return {
     dir,
@@ -57,8 +83,5 @@ export function makeTestPki(dir: string, opts: { clientCommonName?: string } = {
 
 /** Another client certificate of the test CA, with CommonName `cn`: `<cn>.pem` and `<cn>-key.pem` in the PKI's dir. */
 export function makeClientCert(pki: TestPki, cn: string): { cert: string; key: string } {
-  writeFileSync(join(pki.dir, `${cn}.ext`), 'extendedKeyUsage=clientAuth\n');
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${cn}-key.pem`, '-out', `${cn}.csr`, '-subj', `/CN=${cn}`], pki.dir);
-  openssl(['x509', '-req', '-in', `${cn}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', `${cn}.pem`, '-days', '2', '-extfile', `${cn}.ext`], pki.dir);
-  return { cert: join(pki.dir, `${cn}.pem`), key: join(pki.dir, `${cn}-key.pem`) };
+  return makeLeafCert(pki, cn, cn, { extKeyUsage: ['clientAuth'] });
 }

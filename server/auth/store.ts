@@ -6,6 +6,7 @@ import bcrypt from 'bcryptjs';
 import type { Backend } from '../storage/backend.js';
 import { Errors } from '../core/errors.js';
 import type { JwtTokens, TokenInfo } from './tokens.js';
+import type { RequestOp, TxnRequest } from '../core/requests.js';
 
 export type PermType = 'READ' | 'WRITE' | 'READWRITE';
 
@@ -33,6 +34,7 @@ export const ROOT_ROLE = 'root';
 export const SIMPLE_TOKEN_TTL_MS = 5 * 60 * 1000;
 
 const enc = (s: string) => new TextEncoder().encode(s);
+const EMPTY = Buffer.alloc(0);
 const AUTH = 'auth';
 const USERS = 'authUsers';
 const ROLES = 'authRoles';
@@ -174,6 +176,46 @@ export class AuthStore {
 
   isAdmin(user: string): boolean {
     return this.users.get(user)?.roles.includes(ROOT_ROLE) ?? false;
+  }
+
+  /**
+   * The reference's permission check of keys for a user at an auth revision (a token's, or a proposal's header
+   * at apply): nothing when authentication is off; revision 0 (no user was known when the request was taken)
+   * -> user name is empty; a revision older than the store's -> "revision of auth store is old" (the client
+   * authenticates again and retries); an unknown user or a missing permission -> permission denied.
+   */
+  checkKeys(info: TokenInfo, key: Buffer, end: Buffer, write: boolean): void {
+    if (!this.enabled) return;
+    if (info.revision === 0) throw Errors.userEmpty();
+    if (info.revision < this.revision) throw Errors.authOldRevision();
+    if (!this.isPermitted(info.username, key, end, write)) throw Errors.permissionDenied();
+  }
+
+  /**
+   * Every key a txn reads or writes (its compares, both branches, nested txns), as checkKeys; a delete that
+   * returns the deleted pairs (prev_kv) reads them too, as the reference.
+   */
+  checkTxn(info: TokenInfo, t: TxnRequest): void {
+    const check = (key: Uint8Array, end: Uint8Array, write: boolean) => this.checkKeys(info, Buffer.from(key), Buffer.from(end), write);
+    for (const c of t.compare) check(c.key, c.rangeEnd, false);
+    const op = (o: RequestOp) => {
+      if ('range' in o) check(o.range.key, o.range.rangeEnd, false);
+      else if ('put' in o) check(o.put.key, EMPTY, true);
+      else if ('deleteRange' in o) {
+        if (o.deleteRange.prevKv) check(o.deleteRange.key, o.deleteRange.rangeEnd, false);
+        check(o.deleteRange.key, o.deleteRange.rangeEnd, true);
+      } else this.checkTxn(info, o.txn);
+    };
+    t.success.forEach(op);
+    t.failure.forEach(op);
+  }
+
+  /** The reference's admin check at apply: nothing when off; no user -> empty; unknown -> not found; else root. */
+  checkAdmin(username: string): void {
+    if (!this.enabled) return;
+    if (username === '') throw Errors.userEmpty();
+    if (!this.users.has(username)) throw Errors.userNotFound();
+    if (!this.isAdmin(username)) throw Errors.permissionDenied();
   }
 
   /** May `user` read (write) every key of [key, end)? */

@@ -75,8 +75,20 @@ export interface AlarmRequest {
   alarm: AlarmType;
 }
 
+/**
+ * Who proposed a request on a client's behalf, as the reference's RequestHeader in InternalRaftRequest: the user
+ * and the auth revision its token speaks for (both empty, "" and 0, when authentication was off at the gate). The
+ * permissions are checked again when the entry is applied (AuthStore.checkHeader*): a revision older than the
+ * store's fails with "revision of auth store is old". Requests the server makes itself (expired leases, cluster
+ * version, member attributes) and entries written before svc carried it have none and are not checked again.
+ */
+export interface RequestHeader {
+  username: string;
+  authRevision: number;
+}
+
 /** One entry's worth of work. `id` matches the proposer's waiter to the apply result. */
-export type InternalRequest = { id: bigint } & (
+export type InternalRequest = { id: bigint; header?: RequestHeader } & (
   | { kind: 'put'; put: PutRequest }
   | { kind: 'deleteRange'; deleteRange: DeleteRangeRequest }
   | { kind: 'txn'; txn: TxnRequest }
@@ -118,12 +130,15 @@ function reviver(_k: string, v: unknown): unknown {
 // put cost more CPU than the rest of its path. A binary entry starts with BINARY_MARKER, which no JSON text
 // starts with ('{' is 0x7b), so entries written in the tagged JSON form earlier still decode.
 //   marker u8 | kind u8 | id u64 | flags u8 | lease i64 (put) | key u32+bytes | value or rangeEnd u32+bytes
+//   [FLAG_HEADER: auth revision u64 | user name u32+bytes]
+// The header comes last, so a decoder that does not know the flag reads the rest as before.
 const BINARY_MARKER = 0x01;
 const KIND_PUT = 1;
 const KIND_DELETE_RANGE = 2;
 const FLAG_PREV_KV = 1;
 const FLAG_IGNORE_VALUE = 2;
 const FLAG_IGNORE_LEASE = 4;
+const FLAG_HEADER = 8;
 const U64_MAX = (1n << 64n) - 1n;
 const I64_MIN = -(1n << 63n);
 const I64_MAX = (1n << 63n) - 1n;
@@ -133,27 +148,47 @@ function encodeBinary(r: InternalRequest): Uint8Array | undefined {
   if (r.kind === 'put') {
     const p = r.put;
     if (p.lease < I64_MIN || p.lease > I64_MAX) return undefined;
-    const buf = Buffer.allocUnsafe(27 + p.key.length + p.value.length);
+    const user = headerUser(r);
+    const buf = Buffer.allocUnsafe(27 + p.key.length + p.value.length + (user ? 12 + user.length : 0));
     buf[0] = BINARY_MARKER;
     buf[1] = KIND_PUT;
     buf.writeBigUInt64BE(r.id, 2);
-    buf[10] = (p.prevKv ? FLAG_PREV_KV : 0) | (p.ignoreValue ? FLAG_IGNORE_VALUE : 0) | (p.ignoreLease ? FLAG_IGNORE_LEASE : 0);
+    buf[10] = (p.prevKv ? FLAG_PREV_KV : 0) | (p.ignoreValue ? FLAG_IGNORE_VALUE : 0) | (p.ignoreLease ? FLAG_IGNORE_LEASE : 0) | (user ? FLAG_HEADER : 0);
     buf.writeBigInt64BE(p.lease, 11);
-    writeBytes(buf, writeBytes(buf, 19, p.key), p.value);
+    const o = writeBytes(buf, writeBytes(buf, 19, p.key), p.value);
+    if (user) writeHeader(buf, o, r.header!.authRevision, user);
     return buf;
   }
   if (r.kind === 'deleteRange') {
     const d = r.deleteRange;
-    const buf = Buffer.allocUnsafe(19 + d.key.length + d.rangeEnd.length);
+    const user = headerUser(r);
+    const buf = Buffer.allocUnsafe(19 + d.key.length + d.rangeEnd.length + (user ? 12 + user.length : 0));
     buf[0] = BINARY_MARKER;
     buf[1] = KIND_DELETE_RANGE;
     buf.writeBigUInt64BE(r.id, 2);
-    buf[10] = d.prevKv ? FLAG_PREV_KV : 0;
-    const o = writeBytes(buf, 11, d.key);
-    writeBytes(buf, o, d.rangeEnd);
+    buf[10] = (d.prevKv ? FLAG_PREV_KV : 0) | (user ? FLAG_HEADER : 0);
+    const o = writeBytes(buf, writeBytes(buf, 11, d.key), d.rangeEnd);
+    if (user) writeHeader(buf, o, r.header!.authRevision, user);
     return buf;
   }
   return undefined;
+}
+
+/** The header's user name as bytes, or undefined when the request has no header. */
+function headerUser(r: InternalRequest): Buffer | undefined {
+  return r.header ? Buffer.from(r.header.username, 'utf8') : undefined;
+}
+
+function writeHeader(buf: Buffer, at: number, authRevision: number, user: Buffer): void {
+  buf.writeBigUInt64BE(BigInt(authRevision), at);
+  writeBytes(buf, at + 8, user);
+}
+
+function readHeader(buf: Buffer, at: number, flags: number): RequestHeader | undefined {
+  if ((flags & FLAG_HEADER) === 0) return undefined;
+  const authRevision = Number(buf.readBigUInt64BE(at));
+  const [user] = readBytes(buf, at + 8);
+  return { username: user.toString('utf8'), authRevision };
 }
 
 function writeBytes(buf: Buffer, at: number, b: Uint8Array): number {
@@ -177,14 +212,17 @@ function decodeBinary(buf: Buffer): InternalRequest {
     case KIND_PUT: {
       const lease = buf.readBigInt64BE(11);
       const [key, o] = readBytes(buf, 19);
-      const [value] = readBytes(buf, o);
+      const [value, end] = readBytes(buf, o);
       const put: PutRequest = { key, value, lease, prevKv: (flags & FLAG_PREV_KV) !== 0, ignoreValue: (flags & FLAG_IGNORE_VALUE) !== 0, ignoreLease: (flags & FLAG_IGNORE_LEASE) !== 0 };
-      return { id, kind: 'put', put };
+      const header = readHeader(buf, end, flags);
+      return header ? { id, header, kind: 'put', put } : { id, kind: 'put', put };
     }
     case KIND_DELETE_RANGE: {
       const [key, o] = readBytes(buf, 11);
-      const [rangeEnd] = readBytes(buf, o);
-      return { id, kind: 'deleteRange', deleteRange: { key, rangeEnd, prevKv: (flags & FLAG_PREV_KV) !== 0 } };
+      const [rangeEnd, end] = readBytes(buf, o);
+      const deleteRange = { key, rangeEnd, prevKv: (flags & FLAG_PREV_KV) !== 0 };
+      const header = readHeader(buf, end, flags);
+      return header ? { id, header, kind: 'deleteRange', deleteRange } : { id, kind: 'deleteRange', deleteRange };
     }
     default:
       throw new RangeError(`binary request: unknown kind ${buf[1]}`);

@@ -11,10 +11,12 @@ import { evaluateCompareOn } from '../mvcc/compare.js';
 import type { KeyValue } from '../mvcc/kv.js';
 import { Errors, ServerError } from './errors.js';
 import { AuthStore } from '../auth/store.js';
-import type { JwtTokens } from '../auth/tokens.js';
+import type { JwtTokens, TokenInfo } from '../auth/tokens.js';
 import type { DeleteRangeRequest, InternalRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from './requests.js';
 import type { Logger } from '../log/logger.js';
 import { packageLogger } from '../log/create-logger.js';
+
+const EMPTY = Buffer.alloc(0);
 
 export interface RangeResult {
   revision: number;
@@ -129,6 +131,7 @@ export class V3StateMachine {
   apply(req: InternalRequest, index: number, term: number): unknown {
     this.backend.setConsistentIndex(index, term);
     try {
+      this.checkAuth(req);
       switch (req.kind) {
         case 'put': return this.applyTxnLike({ compare: [], success: [{ put: req.put }], failure: [] }, (r) => (r.responses[0] as { put: PutResult }).put);
         case 'deleteRange': return this.applyTxnLike({ compare: [], success: [{ deleteRange: req.deleteRange }], failure: [] }, (r) => (r.responses[0] as { deleteRange: DeleteResult }).deleteRange);
@@ -157,6 +160,54 @@ export class V3StateMachine {
     } finally {
       this.backend.batchTx().end();
     }
+  }
+
+  /**
+   * The permissions again, at apply, for a request proposed on a client's behalf (it carries a header), as the
+   * reference's auth applier: users, roles or permissions changed since the request passed the gate make it fail
+   * ("revision of auth store is old", or permission denied for admin calls) and nothing is written.
+   */
+  private checkAuth(req: InternalRequest): void {
+    const h = req.header;
+    if (!h || !this.auth.enabled) return;
+    const info = { username: h.username, revision: h.authRevision };
+    switch (req.kind) {
+      case 'put': {
+        const key = Buffer.from(req.put.key);
+        this.auth.checkKeys(info, key, EMPTY, true);
+        this.checkLeaseKeys(info, req.put.lease);
+        if (req.put.prevKv) this.auth.checkKeys(info, key, EMPTY, false);
+        return;
+      }
+      case 'deleteRange': {
+        const d = req.deleteRange;
+        this.auth.checkKeys(info, Buffer.from(d.key), Buffer.from(d.rangeEnd), true);
+        if (d.prevKv) this.auth.checkKeys(info, Buffer.from(d.key), Buffer.from(d.rangeEnd), false);
+        return;
+      }
+      case 'txn':
+        this.auth.checkTxn(info, req.txn);
+        return;
+      case 'leaseRevoke':
+        this.checkLeaseKeys(info, req.leaseRevoke.id);
+        return;
+      case 'auth':
+        if (req.auth.op !== 'authenticate') this.auth.checkAdmin(h.username);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /**
+   * A user revokes a lease, or attaches a key to it, only if it may write every key already attached (as the
+   * reference: else revoking would delete keys it may not write). Admins may; an unknown lease is not checked.
+   */
+  private checkLeaseKeys(info: TokenInfo, id: bigint): void {
+    if (id === 0n) return;
+    const lease = this.lessor.lookup(id);
+    if (!lease || this.auth.isAdmin(info.username)) return;
+    for (const k of lease.keys) this.auth.checkKeys(info, Buffer.from(k), EMPTY, true);
   }
 
   private applyTxnLike<T>(t: TxnRequest, shape: (r: TxnResult) => T): T {

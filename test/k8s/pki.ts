@@ -1,9 +1,11 @@
-// A throwaway PKI for the test control plane, made with the openssl CLI (Node's crypto cannot issue X.509
-// certificates): a CA, the apiserver's serving certificate for 127.0.0.1 and the `kubernetes` Service's ClusterIP,
-// client certificates (admin in system:masters, the controller manager's, the kubelet's and the scheduler's identities), and the service-account signing key pair.
+// A throwaway PKI for the test control plane, made in-process (server/config/x509.ts; no openssl command): a CA,
+// the apiserver's serving certificate for 127.0.0.1 and the `kubernetes` Service's ClusterIP, client certificates
+// (admin in system:masters, the controller manager's, the kubelet's and the scheduler's identities), and the
+// service-account signing key pair. ECDSA P-256 keys (PKCS#8 PEM).
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCommand } from '../../harness/process.js';
+import { issueCertificate, type DistinguishedName } from '../../server/config/x509.js';
 
 /** Paths of the files makePki() writes. */
 export interface Pki {
@@ -25,40 +27,45 @@ export interface Pki {
   saPub: string;
 }
 
-const CURVE = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'];
-
-async function issue(dir: string, name: string, subj: string, ext: string): Promise<void> {
-  const extFile = join(dir, `${name}.ext`);
-  writeFileSync(extFile, ext);
-  await runCommand(['openssl', 'req', '-new', ...CURVE, '-nodes', '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.csr`), '-subj', subj]);
-  await runCommand(['openssl', 'x509', '-req', '-in', join(dir, `${name}.csr`), '-CA', join(dir, 'ca.crt'), '-CAkey', join(dir, 'ca.key'),
-    '-CAcreateserial', '-days', '30', '-sha256', '-extfile', extFile, '-out', join(dir, `${name}.crt`)]);
-}
+const VALIDITY_MS = 30 * 24 * 3600 * 1000;
+const ecKey = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const keyPem = (k: KeyObject) => k.export({ type: 'pkcs8', format: 'pem' });
 
 /** Creates a fresh PKI in dir. */
 export async function makePki(dir: string): Promise<Pki> {
   mkdirSync(dir, { recursive: true });
-  await runCommand(['openssl', 'req', '-x509', ...CURVE, '-nodes', '-keyout', join(dir, 'ca.key'), '-out', join(dir, 'ca.crt'),
-    '-days', '30', '-subj', '/CN=svc-test-ca', '-addext', 'basicConstraints=critical,CA:TRUE',
-    '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature']);
-  await issue(dir, 'apiserver', '/CN=kube-apiserver',
-    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n' +
-    'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\n');
-  const client = 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n';
-  await issue(dir, 'admin', '/O=system:masters/CN=svc-test-admin', client);
-  await issue(dir, 'kcm', '/CN=system:kube-controller-manager', client);
-  await issue(dir, 'kubelet', '/O=system:nodes/CN=system:node:svc-test-node', client);
-  await issue(dir, 'scheduler', '/CN=system:kube-scheduler', client);
-  await runCommand(['openssl', 'genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-out', join(dir, 'sa.key')]);
-  await runCommand(['openssl', 'pkey', '-in', join(dir, 'sa.key'), '-pubout', '-out', join(dir, 'sa.pub')]);
+  const f = (n: string) => join(dir, n);
+  const ca = ecKey();
+  const caCert = issueCertificate({
+    subject: [['CN', 'svc-test-ca']], publicKey: ca.publicKey, signingKey: ca.privateKey, notAfter: new Date(Date.now() + VALIDITY_MS),
+    ca: true, keyUsage: ['keyCertSign', 'cRLSign', 'digitalSignature'], keyIds: true,
+  });
+  writeFileSync(f('ca.crt'), caCert);
+  writeFileSync(f('ca.key'), keyPem(ca.privateKey), { mode: 0o600 });
+  const issue = (name: string, subject: DistinguishedName, usage: 'serverAuth' | 'clientAuth', hosts?: string[]) => {
+    const k = ecKey();
+    writeFileSync(f(`${name}.key`), keyPem(k.privateKey), { mode: 0o600 });
+    writeFileSync(f(`${name}.crt`), issueCertificate({
+      subject, publicKey: k.publicKey, signingKey: ca.privateKey, issuerCert: caCert, notAfter: new Date(Date.now() + VALIDITY_MS),
+      ca: false, keyUsage: ['digitalSignature', 'keyEncipherment'], extKeyUsage: [usage], hosts, keyIds: true,
+    }));
+  };
+  issue('apiserver', [['CN', 'kube-apiserver']], 'serverAuth', ['127.0.0.1', '10.0.0.1', 'localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc']);
+  issue('admin', [['O', 'system:masters'], ['CN', 'svc-test-admin']], 'clientAuth');
+  issue('kcm', [['CN', 'system:kube-controller-manager']], 'clientAuth');
+  issue('kubelet', [['O', 'system:nodes'], ['CN', 'system:node:svc-test-node']], 'clientAuth');
+  issue('scheduler', [['CN', 'system:kube-scheduler']], 'clientAuth');
+  const sa = ecKey();
+  writeFileSync(f('sa.key'), keyPem(sa.privateKey), { mode: 0o600 });
+  writeFileSync(f('sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }));
   return {
     dir,
-    caCert: join(dir, 'ca.crt'), caKey: join(dir, 'ca.key'),
-    serverCert: join(dir, 'apiserver.crt'), serverKey: join(dir, 'apiserver.key'),
-    adminCert: join(dir, 'admin.crt'), adminKey: join(dir, 'admin.key'),
-    kcmCert: join(dir, 'kcm.crt'), kcmKey: join(dir, 'kcm.key'),
-    kubeletCert: join(dir, 'kubelet.crt'), kubeletKey: join(dir, 'kubelet.key'),
-    schedulerCert: join(dir, 'scheduler.crt'), schedulerKey: join(dir, 'scheduler.key'),
-    saKey: join(dir, 'sa.key'), saPub: join(dir, 'sa.pub'),
+    caCert: f('ca.crt'), caKey: f('ca.key'),
+    serverCert: f('apiserver.crt'), serverKey: f('apiserver.key'),
+    adminCert: f('admin.crt'), adminKey: f('admin.key'),
+    kcmCert: f('kcm.crt'), kcmKey: f('kcm.key'),
+    kubeletCert: f('kubelet.crt'), kubeletKey: f('kubelet.key'),
+    schedulerCert: f('scheduler.crt'), schedulerKey: f('scheduler.key'),
+    saKey: f('sa.key'), saPub: f('sa.pub'),
   };
 }

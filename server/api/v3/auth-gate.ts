@@ -2,7 +2,7 @@
 import { Errors } from '../../core/errors.js';
 import type { AuthStore } from '../../auth/store.js';
 import type { TokenInfo } from '../../auth/tokens.js';
-import type { RequestOp, TxnRequest } from '../../core/requests.js';
+import type { RequestHeader, TxnRequest } from '../../core/requests.js';
 
 /** What a call carries besides its message: the token of an authenticated client. */
 export interface RequestMeta {
@@ -40,14 +40,14 @@ export class AuthGate {
   }
 
   /**
-   * The user for a check of keys. A token issued before the last change of users, roles or permissions (a JWT
-   * carries its revision) is refused with the reference's "revision of auth store is old": its client
-   * authenticates again and retries.
+   * What a proposal made for this caller carries (the reference's RequestHeader): the user and the auth revision
+   * its token speaks for, checked again when the entry is applied. Empty ("", 0) when authentication is off or
+   * the call names no user (the apply refuses it then, as the reference); a bad token is refused here.
    */
-  private keysUser(meta: RequestMeta | undefined): string | undefined {
-    const info = this.info(meta);
-    if (info && info.revision < this.store.revision) throw Errors.authOldRevision();
-    return info?.username;
+  header(meta: RequestMeta | undefined): RequestHeader {
+    if (!this.store.enabled || (!meta?.token && !meta?.certUser)) return { username: '', authRevision: 0 };
+    const info = this.info(meta)!;
+    return { username: info.username, authRevision: info.revision };
   }
 
   requireAdmin(meta: RequestMeta | undefined): void {
@@ -61,35 +61,23 @@ export class AuthGate {
     if (u !== undefined && !this.store.isAdmin(u) && !allowed(u)) throw Errors.permissionDenied();
   }
 
-  /** May the caller read every one of these keys? (LeaseTimeToLive with keys, as the reference.) */
+  /**
+   * May the caller read every one of these keys? (LeaseTimeToLive with keys, as the reference.) Every check of
+   * keys is AuthStore.checkKeys: a token issued before the last change of users, roles or permissions (a JWT
+   * carries its revision) is refused with the reference's "revision of auth store is old".
+   */
   requireEachKey(meta: RequestMeta | undefined, keys: readonly Uint8Array[]): void {
-    const u = this.keysUser(meta);
-    if (u === undefined) return;
-    for (const k of keys) if (!this.store.isPermitted(u, Buffer.from(k), EMPTY, false)) throw Errors.permissionDenied();
+    const info = this.info(meta);
+    if (info) for (const k of keys) this.store.checkKeys(info, Buffer.from(k), EMPTY, false);
   }
 
   requireKeys(meta: RequestMeta | undefined, key: Buffer, end: Buffer, write: boolean): void {
-    const u = this.keysUser(meta);
-    if (u !== undefined && !this.store.isPermitted(u, key, end, write)) throw Errors.permissionDenied();
+    const info = this.info(meta);
+    if (info) this.store.checkKeys(info, key, end, write);
   }
 
   requireTxn(meta: RequestMeta | undefined, t: TxnRequest): void {
-    const u = this.keysUser(meta);
-    if (u === undefined) return;
-    const check = (key: Uint8Array, end: Uint8Array, write: boolean) => {
-      if (!this.store.isPermitted(u, Buffer.from(key), Buffer.from(end), write)) throw Errors.permissionDenied();
-    };
-    const walk = (txn: TxnRequest) => {
-      for (const c of txn.compare) check(c.key, c.rangeEnd, false);
-      const op = (o: RequestOp) => {
-        if ('range' in o) check(o.range.key, o.range.rangeEnd, false);
-        else if ('put' in o) check(o.put.key, EMPTY, true);
-        else if ('deleteRange' in o) check(o.deleteRange.key, o.deleteRange.rangeEnd, true);
-        else walk(o.txn);
-      };
-      txn.success.forEach(op);
-      txn.failure.forEach(op);
-    };
-    walk(t);
+    const info = this.info(meta);
+    if (info) this.store.checkTxn(info, t);
   }
 }

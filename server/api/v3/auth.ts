@@ -13,19 +13,21 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
   const server = proposals;
   const header = () => headers.header();
   const store = () => core.auth;
-  const apply = async (op: AuthOp) => {
-    await server.propose({ id: server.nextRequestId(), kind: 'auth', auth: op });
+  // Changes carry the caller (checked again when applied: an admin whose root role went meanwhile is refused).
+  const apply = async (op: AuthOp, meta?: RequestMeta) => {
+    const caller = op.op === 'authenticate' ? undefined : gate.header(meta);
+    await server.propose({ id: server.nextRequestId(), header: caller, kind: 'auth', auth: op });
     return { header: header() };
   };
   const admin = (meta?: RequestMeta) => gate.requireAdmin(meta);
   const methods: AuthService = {
     AuthEnable: async (_req, meta) => {
       if (store().enabled) admin(meta);
-      return apply({ op: 'enable' });
+      return apply({ op: 'enable' }, meta);
     },
     AuthDisable: async (_req, meta) => {
       admin(meta);
-      return apply({ op: 'disable' });
+      return apply({ op: 'disable' }, meta);
     },
     AuthStatus: async () => {
       if (!core.capable('3.5')) throw Errors.unavailableUntil('AuthStatus', '3.5');
@@ -47,7 +49,7 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
       admin(meta);
       // An empty password is a password (the reference hashes it too); only no_password makes a user without one.
       const noPassword = !!req.options?.no_password;
-      return apply({ op: 'userAdd', name: String(req.name ?? ''), password: noPassword ? '' : await hashPassword(String(req.password ?? ''), limits.bcryptCost), noPassword });
+      return apply({ op: 'userAdd', name: String(req.name ?? ''), password: noPassword ? '' : await hashPassword(String(req.password ?? ''), limits.bcryptCost), noPassword }, meta);
     },
     UserGet: async (req, meta) => {
       gate.requireAdminOr(meta, (user) => user === String(req.name ?? ''));
@@ -61,23 +63,23 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
     },
     UserDelete: async (req, meta) => {
       admin(meta);
-      return apply({ op: 'userDelete', name: String(req.name ?? '') });
+      return apply({ op: 'userDelete', name: String(req.name ?? '') }, meta);
     },
     UserChangePassword: async (req, meta) => {
       admin(meta);
-      return apply({ op: 'userChangePassword', name: String(req.name ?? ''), password: await hashPassword(String(req.password ?? ''), limits.bcryptCost) });
+      return apply({ op: 'userChangePassword', name: String(req.name ?? ''), password: await hashPassword(String(req.password ?? ''), limits.bcryptCost) }, meta);
     },
     UserGrantRole: async (req, meta) => {
       admin(meta);
-      return apply({ op: 'userGrantRole', user: String(req.user ?? ''), role: String(req.role ?? '') });
+      return apply({ op: 'userGrantRole', user: String(req.user ?? ''), role: String(req.role ?? '') }, meta);
     },
     UserRevokeRole: async (req, meta) => {
       admin(meta);
-      return apply({ op: 'userRevokeRole', name: String(req.name ?? ''), role: String(req.role ?? '') });
+      return apply({ op: 'userRevokeRole', name: String(req.name ?? ''), role: String(req.role ?? '') }, meta);
     },
     RoleAdd: async (req, meta) => {
       admin(meta);
-      return apply({ op: 'roleAdd', name: String(req.name ?? '') });
+      return apply({ op: 'roleAdd', name: String(req.name ?? '') }, meta);
     },
     RoleGet: async (req, meta) => {
       gate.requireAdminOr(meta, (user) => store().user(user)?.roles.includes(String(req.role ?? '')) ?? false);
@@ -91,16 +93,16 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
     },
     RoleDelete: async (req, meta) => {
       admin(meta);
-      return apply({ op: 'roleDelete', name: String(req.role ?? '') });
+      return apply({ op: 'roleDelete', name: String(req.role ?? '') }, meta);
     },
     RoleGrantPermission: async (req, meta) => {
       admin(meta);
       const p = req.perm ?? {};
-      return apply({ op: 'roleGrantPermission', name: String(req.name ?? ''), perm: { permType: (p.permType || 'READ') as PermType, key: p.key ?? EMPTY, rangeEnd: p.range_end ?? EMPTY } });
+      return apply({ op: 'roleGrantPermission', name: String(req.name ?? ''), perm: { permType: (p.permType || 'READ') as PermType, key: p.key ?? EMPTY, rangeEnd: p.range_end ?? EMPTY } }, meta);
     },
     RoleRevokePermission: async (req, meta) => {
       admin(meta);
-      return apply({ op: 'roleRevokePermission', role: String(req.role ?? ''), key: req.key ?? EMPTY, rangeEnd: req.range_end ?? EMPTY });
+      return apply({ op: 'roleRevokePermission', role: String(req.role ?? ''), key: req.key ?? EMPTY, rangeEnd: req.range_end ?? EMPTY }, meta);
     },
   };
   return methods;

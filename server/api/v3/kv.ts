@@ -1,5 +1,5 @@
 // The KV service (etcdserverpb.KV): reads served locally (after a read barrier unless serializable), writes
-// proposed through the log.
+// proposed through the log with the caller's user and auth revision (checked again when applied).
 import { Errors, ServerError, Code } from '../../core/errors.js';
 import type { TxnRequest, RequestOp } from '../../core/requests.js';
 import type { RangeResult, PutResult, DeleteResult, TxnResult, OpResult } from '../../core/state-machine.js';
@@ -59,7 +59,7 @@ export function kvService(d: KvDeps): KvService {
       if (p.ignoreValue && p.value.length > 0) throw Errors.valueProvided();
       if (p.ignoreLease && p.lease !== 0n) throw Errors.leaseProvided();
       await d.quota.checkQuota(p.key.length + p.value.length);
-      const res = await proposals.propose<PutResult>({ id: proposals.nextRequestId(), kind: 'put', put: p });
+      const res = await proposals.propose<PutResult>({ id: proposals.nextRequestId(), header: gate.header(meta), kind: 'put', put: p });
       return putToPb(res);
     },
 
@@ -67,7 +67,7 @@ export function kvService(d: KvDeps): KvService {
       const del = deleteFromPb(req);
       gate.requireKeys(meta, Buffer.from(del.key), Buffer.from(del.rangeEnd), true);
       if (del.key.length === 0) throw Errors.emptyKey();
-      const res = await proposals.propose<DeleteResult>({ id: proposals.nextRequestId(), kind: 'deleteRange', deleteRange: del });
+      const res = await proposals.propose<DeleteResult>({ id: proposals.nextRequestId(), header: gate.header(meta), kind: 'deleteRange', deleteRange: del });
       return deleteToPb(res);
     },
 
@@ -82,7 +82,7 @@ export function kvService(d: KvDeps): KvService {
         res = d.reads.readOnlyTxn(t);
       } else {
         await d.quota.checkQuota(0);
-        res = await proposals.propose<TxnResult>({ id: proposals.nextRequestId(), kind: 'txn', txn: t });
+        res = await proposals.propose<TxnResult>({ id: proposals.nextRequestId(), header: gate.header(meta), kind: 'txn', txn: t });
       }
       return txnToPb(res);
     },

@@ -25,9 +25,10 @@ export function leaseService(d: LeaseDeps): LeaseService {
       return { header: headers.header(), ID: res.id.toString(), TTL: res.ttl, error: '' };
     },
 
-    LeaseRevoke: async (req) => {
+    LeaseRevoke: async (req, meta) => {
       const id = BigInt(req.ID ?? 0);
-      await proposals.propose({ id: proposals.nextRequestId(), kind: 'leaseRevoke', leaseRevoke: { id } });
+      // Checked when applied, as the reference: the caller must be allowed to write every attached key.
+      await proposals.propose({ id: proposals.nextRequestId(), header: d.gate.header(meta), kind: 'leaseRevoke', leaseRevoke: { id } });
       return { header: headers.header() };
     },
 

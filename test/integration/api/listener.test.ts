@@ -1,5 +1,5 @@
 // One client port for gRPC and HTTP/1.1: real gRPC clients (ours and the reference etcdctl) and
-// real HTTP clients against the same port, in plain TCP and TLS (certificates made by openssl).
+// real HTTP clients against the same port, in plain TCP and TLS (certificates from harness/tls.ts).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';

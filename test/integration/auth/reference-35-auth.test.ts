@@ -2,6 +2,8 @@
 // reference's etcdctl 3.5 against svc and against the reference etcd 3.5, over TLS with --client-cert-auth, and
 // the same answers (exit status, output, error texts) from both.
 //  - LeaseTimeToLive with keys: permission denied unless the user may read every attached key;
+//  - LeaseRevoke, and a put attaching a key to a lease: permission denied unless the user may write every key
+//    already attached (checked when the request is applied);
 //  - a user may `user get` itself and `role get` a role it holds (and nothing else);
 //  - a user named by the certificate's CommonName, added with `user add <CN> --interactive=false` (an empty
 //    password read from standard input) or with a password, acts by its certificate.
@@ -115,6 +117,28 @@ describe('auth: lease keys, own user and roles, certificate users (side by side 
     });
     expect(answers[3]).to.match(/^[1-9]: Error: etcdserver: permission denied$/);
     expect(answers[5]).to.equal('0: lease <lease> granted with TTL(100s), remaining(<n>s), attached keys([app/l2])');
+  });
+
+  it('LeaseRevoke (and a put onto a lease): refused unless the user may write every attached key', async () => {
+    const answers = await sideBySide(async (run, target) => {
+      const grant = async () => /lease ([0-9a-f]{16}) granted/.exec((await raw[target]('root', ['lease', 'grant', '100'])).stdout)?.[1] ?? 'none';
+      const [mixed, own, empty] = [await grant(), await grant(), await grant()];
+      return [
+        await run('root', ['put', 'rv/secret', 's', `--lease=${mixed}`]),
+        await run('bob', ['put', 'app/r1', 'v', `--lease=${mixed}`]),
+        await run('bob', ['put', 'app/r2', 'v', `--lease=${own}`]),
+        await run('bob', ['lease', 'revoke', mixed]),
+        await run('root', ['get', 'rv/secret', '--print-value-only']),
+        await run('bob', ['lease', 'revoke', own]),
+        await run('bob', ['get', 'app/r2']),
+        await run('bob', ['lease', 'revoke', empty]),
+        await run('root', ['lease', 'revoke', mixed]),
+        await run('root', ['get', 'rv/secret']),
+      ];
+    });
+    expect(answers[1]).to.match(/^[1-9]: Error: etcdserver: permission denied$/);
+    expect(answers[3]).to.equal('1: Error: failed to revoke lease (etcdserver: permission denied)');
+    expect(answers.slice(4, 9)).to.deep.equal(['0: s', '0: lease <lease> revoked', '0: ', '0: lease <lease> revoked', '0: lease <lease> revoked']);
   });
 
   it('a user reads itself and the roles it holds, and no other user or role', async () => {

@@ -2,16 +2,20 @@
 // certificates at start into <data-dir>/fixtures/client and <data-dir>/fixtures/peer, serves clients and
 // peers over TLS with them, and a client that skips verification (etcdctl --insecure-skip-tls-verify)
 // works against the cluster; a member added later with --peer-auto-tls joins (it fetches the cluster's members
-// from the peers without verifying their self-signed certificates, as the reference).
+// from the peers without verifying their self-signed certificates, as the reference). The certificates are made
+// in-process and have the reference 3.5's properties (compared with the ones its etcd makes).
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
 import { freePorts } from '../../../harness/ports.js';
-import { httpGet, type LoggedProcess } from '../../../harness/process.js';
+import { AsnConvert } from '@peculiar/asn1-schema';
+import { Certificate } from '@peculiar/asn1-x509';
+import { httpGet, spawnLogged, waitFor, type LoggedProcess } from '../../../harness/process.js';
+import { ref35 } from '../../../harness/reference-cluster.js';
 import { spawnSvc } from '../../../harness/svc-cluster.js';
 import { useTempDir } from '../../../harness/temp-dir.js';
 
@@ -34,6 +38,33 @@ function presentedCert(port: number): Promise<Buffer> {
     });
     s.on('error', reject);
   });
+}
+
+/**
+ * What a self-signed certificate and its key file are made of, without the random parts: signature algorithm,
+ * subject, issuer, key curve, extensions (id, critical), usages, CA, alternative names, validity in years, the
+ * key's PEM label and file mode.
+ */
+function properties(dir: string): Record<string, unknown> {
+  const pem = readFileSync(join(dir, 'cert.pem'));
+  const c = new X509Certificate(pem);
+  const asn = AsnConvert.parse(c.raw, Certificate);
+  const keyPem = readFileSync(join(dir, 'key.pem'), 'utf8');
+  return {
+    signature: asn.signatureAlgorithm.algorithm,
+    subject: c.subject,
+    issuer: c.issuer,
+    selfSigned: c.verify(c.publicKey),
+    curve: c.publicKey.asymmetricKeyDetails?.namedCurve,
+    extensions: (asn.tbsCertificate.extensions ?? []).map((e) => `${e.extnID}${e.critical ? ' critical' : ''}`).sort(),
+    extKeyUsage: c.keyUsage,
+    ca: c.ca,
+    san: c.subjectAltName,
+    serialBits: Math.ceil(c.serialNumber.replace(/^0+/, '').length / 2) * 8 >= 120,
+    years: Math.round(((Date.parse(c.validTo) - Date.parse(c.validFrom)) / (365 * 24 * 3600 * 1000)) * 100) / 100,
+    key: /^-----BEGIN ([A-Z ]+)-----/.exec(keyPem)?.[1],
+    keyMode: (statSync(join(dir, 'key.pem')).mode & 0o777).toString(8),
+  };
 }
 
 function derOf(pemFile: string): Buffer {
@@ -78,17 +109,32 @@ describe('--auto-tls and --peer-auto-tls (integration)', function () {
     await Promise.all(procs.map((p) => p.waitForLog(/serving client traffic securely/, 60000)));
   });
 
-  it('generates the certificates under <data-dir>/fixtures with the requested validity', () => {
+  it('generates the certificates under <data-dir>/fixtures with the requested validity, as the reference 3.5 makes them', async () => {
     for (let i = 0; i < 3; i++) {
       for (const kind of ['client', 'peer']) {
         const cert = join(tmp.path, `a${i}`, 'fixtures', kind, 'cert.pem');
         assert.ok(existsSync(cert) && existsSync(join(tmp.path, `a${i}`, 'fixtures', kind, 'key.pem')), `${cert} missing`);
-        const text = execFileSync('openssl', ['x509', '-in', cert, '-noout', '-enddate', '-text'], { encoding: 'utf8' });
-        const end = new Date(/notAfter=(.*)/.exec(text)![1]).getTime();
-        const years = (end - Date.now()) / (365 * 24 * 3600 * 1000);
-        assert.ok(years > 1.9 && years < 2.1, `validity of ${cert}: ${years} years`);
-        assert.match(text, /IP Address:127\.0\.0\.1/);
+        const p = properties(join(tmp.path, `a${i}`, 'fixtures', kind));
+        assert.equal(p.years, 2, `validity of ${cert}`);
+        assert.equal(p.san, 'IP Address:127.0.0.1');
       }
+    }
+    // The reference makes its own with the same flags (it writes them before it serves; then it is stopped).
+    const [client, peer] = await freePorts(2);
+    const dataDir = join(tmp.path, 'reference');
+    const ref = spawnLogged(ref35('etcd'), [
+      '--name=r', `--data-dir=${dataDir}`, `--listen-client-urls=https://127.0.0.1:${client}`, `--advertise-client-urls=https://127.0.0.1:${client}`,
+      `--listen-peer-urls=https://127.0.0.1:${peer}`, `--initial-advertise-peer-urls=https://127.0.0.1:${peer}`, `--initial-cluster=r=https://127.0.0.1:${peer}`,
+      '--auto-tls', '--peer-auto-tls', '--self-signed-cert-validity=2',
+    ], { logFile: join(tmp.path, 'reference.log'), name: 'reference' });
+    procs.push(ref);
+    await ref.waitForLog(/serving client traffic securely|serving client requests/, 60000);
+    await waitFor('the reference\'s certificates', async () => (['client', 'peer'].every((k) => existsSync(join(dataDir, 'fixtures', k, 'key.pem'))) ? true : undefined), 10000);
+    for (const kind of ['client', 'peer']) {
+      const ours = properties(join(tmp.path, 'a0', 'fixtures', kind));
+      assert.deepEqual(ours, properties(join(dataDir, 'fixtures', kind)), `${kind} certificate`);
+      assert.equal(ours.curve, 'secp521r1');
+      assert.equal(ours.key, 'EC PRIVATE KEY');
     }
   });
 

@@ -1,15 +1,14 @@
 // --client-crl-file and --peer-crl-file refuse certificates the list revokes (they used to be parsed and
-// ignored: a revoked client certificate still connected). The PKI and the CRL are made with openssl here. A CRL in
+// ignored: a revoked client certificate still connected). The PKI and the CRL are made in-process (harness/tls.ts). A CRL in
 // DER form (which the reference reads as well as PEM) is tried side by side with the reference 3.5.
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import { Connection } from '../../../server/client/connection.js';
-import { makeTestPki, type TestPki } from '../../../harness/tls.js';
+import { makeCrl, makeLeafCert, makeTestPki, type TestPki } from '../../../harness/tls.js';
 import { freePorts } from '../../../harness/ports.js';
 import { httpGet, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { etcdctl } from '../../../harness/etcdctl.js';
@@ -17,22 +16,11 @@ import { ref35 } from '../../../harness/reference-cluster.js';
 import { spawnSvc } from '../../../harness/svc-cluster.js';
 import { spawnSingleMember, TARGETS } from '../../../harness/side-by-side.js';
 
-function openssl(args: string[], cwd: string): void {
-  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
-/** A second client certificate of the test CA ("revoked.pem"), revoked in crl.pem. */
+/** A second client certificate of the test CA ("revoked.pem"), revoked in crl.pem (and crl.der). */
 function revokeOne(pki: TestPki): { certFile: string; keyFile: string; crlFile: string } {
-  const d = pki.dir;
-  writeFileSync(join(d, 'revoked.ext'), 'extendedKeyUsage=clientAuth,serverAuth\nsubjectAltName=IP:127.0.0.1\n');
-  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'revoked-key.pem', '-out', 'revoked.csr', '-subj', '/CN=revoked'], d);
-  openssl(['x509', '-req', '-in', 'revoked.csr', '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', 'revoked.pem', '-days', '2', '-extfile', 'revoked.ext'], d);
-  writeFileSync(join(d, 'index.txt'), '');
-  writeFileSync(join(d, 'crlnumber'), '01\n');
-  writeFileSync(join(d, 'ca.cnf'), '[ca]\ndefault_ca=d\n[d]\ndatabase=index.txt\ncrlnumber=crlnumber\ndefault_md=sha256\ndefault_crl_days=30\n');
-  openssl(['ca', '-config', 'ca.cnf', '-keyfile', 'ca-key.pem', '-cert', 'ca.pem', '-revoke', 'revoked.pem'], d);
-  openssl(['ca', '-config', 'ca.cnf', '-keyfile', 'ca-key.pem', '-cert', 'ca.pem', '-gencrl', '-out', 'crl.pem'], d);
-  return { certFile: join(d, 'revoked.pem'), keyFile: join(d, 'revoked-key.pem'), crlFile: join(d, 'crl.pem') };
+  const { cert, key } = makeLeafCert(pki, 'revoked', 'revoked', { extKeyUsage: ['clientAuth', 'serverAuth'], hosts: ['127.0.0.1'] });
+  const crl = makeCrl(pki, 'crl', [cert]);
+  return { certFile: cert, keyFile: key, crlFile: crl.pem };
 }
 
 type KvStub = { Put(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void): void };
@@ -138,7 +126,6 @@ describe('certificate revocation lists in DER form (side by side with the refere
     dir = mkdtempSync(join(tmpdir(), 'svc-crl-der-'));
     pki = makeTestPki(dir);
     revoked = revokeOne(pki);
-    openssl(['crl', '-in', 'crl.pem', '-outform', 'DER', '-out', 'crl.der'], dir);
     const ports = await freePorts(4);
     await Promise.all(
       TARGETS.map(async (target, i) => {

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { MessageType } from '../../../server/raft/types.js';
+import { issueCertificate } from '../../../server/config/x509.js';
 import { Member, app, mesh, waitFor } from './harness.js';
 
 const A = 0xa1n;
@@ -97,16 +98,21 @@ describe('peer transport over TLS', () => {
   let rogue: { cert: Buffer; key: Buffer };
   before(function () {
     dir = mkdtempSync(join(tmpdir(), 'transport-tls-'));
-    const run = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-    run('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=transport-test-ca');
-    run('req', ...ec, '-keyout', 'peer.key', '-out', 'peer.csr', '-subj', '/CN=peer');
-    writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n');
-    run('x509', '-req', '-in', 'peer.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'peer.crt', '-days', '1', '-extfile', 'ext.cnf');
-    tls = { cert: readFileSync(join(dir, 'peer.crt')), key: readFileSync(join(dir, 'peer.key')), ca: readFileSync(join(dir, 'ca.crt')) };
+    const ec = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const pem = (k: KeyObject) => Buffer.from(k.export({ type: 'pkcs8', format: 'pem' }));
+    const notAfter = new Date(Date.now() + 24 * 3600 * 1000);
+    const ca = ec();
+    const caCert = issueCertificate({ subject: [['CN', 'transport-test-ca']], publicKey: ca.publicKey, signingKey: ca.privateKey, notAfter, ca: true, keyUsage: ['keyCertSign', 'digitalSignature'], keyIds: true });
+    const peer = ec();
+    const peerCert = issueCertificate({
+      subject: [['CN', 'peer']], publicKey: peer.publicKey, signingKey: ca.privateKey, issuerCert: caCert, notAfter, ca: false,
+      keyUsage: ['digitalSignature', 'keyEncipherment'], extKeyUsage: ['serverAuth', 'clientAuth'], hosts: ['127.0.0.1'], keyIds: true,
+    });
+    tls = { cert: Buffer.from(peerCert), key: pem(peer.privateKey), ca: Buffer.from(caCert) };
     // A self-signed certificate the members' CA did not issue.
-    run('req', '-x509', ...ec, '-keyout', 'rogue.key', '-out', 'rogue.crt', '-days', '1', '-subj', '/CN=rogue', '-addext', 'subjectAltName=IP:127.0.0.1');
-    rogue = { cert: readFileSync(join(dir, 'rogue.crt')), key: readFileSync(join(dir, 'rogue.key')) };
+    const r = ec();
+    const rogueCert = issueCertificate({ subject: [['CN', 'rogue']], publicKey: r.publicKey, signingKey: r.privateKey, notAfter, ca: false, keyUsage: ['digitalSignature', 'keyEncipherment'], extKeyUsage: ['serverAuth', 'clientAuth'], hosts: ['127.0.0.1'] });
+    rogue = { cert: Buffer.from(rogueCert), key: pem(r.privateKey) };
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 

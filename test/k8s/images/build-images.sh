@@ -27,7 +27,8 @@ MIRRORS=(
   "deb http://deb.debian.org/debian $SUITE-updates main"
   "deb http://deb.debian.org/debian-security $SUITE-security main"
 )
-# openssl: svc --auto-tls runs the openssl command; libstdc++6: the node binary links it
+# openssl: ca-certificates needs it (svc no longer runs it: --auto-tls certificates are made in-process);
+# libstdc++6: the node binary links it
 BASE_PACKAGES=ca-certificates,openssl,libstdc++6
 PAUSE_IMAGE=localhost/pause:svc-1
 KEY_LABEL=dev.svc.images.key

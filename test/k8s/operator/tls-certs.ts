@@ -1,9 +1,10 @@
-// Certificates for a TLS SvcCluster, made with the openssl CLI: a CA and one certificate for the members
-// (server and client use: members present it to each other and the operator presents it to them) naming
-// every pod (*.<cluster>.<ns>.svc), the client Service and 127.0.0.1.
+// Certificates for a TLS SvcCluster, made in-process (server/config/x509.ts; no openssl command): a CA and one
+// certificate for the members (server and client use: members present it to each other and the operator presents
+// it to them) naming every pod (*.<cluster>.<ns>.svc), the client Service and 127.0.0.1. ECDSA P-256 keys.
+import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCommand } from '../../../harness/process.js';
+import { issueCertificate } from '../../../server/config/x509.js';
 
 export interface ClusterCerts {
   ca: Buffer;
@@ -13,21 +14,37 @@ export interface ClusterCerts {
   files: { ca: string; cert: string; key: string };
 }
 
-const CURVE = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1'];
+const VALIDITY_MS = 30 * 24 * 3600 * 1000;
+type Usage = 'serverAuth' | 'clientAuth';
+
+const keyPem = (k: KeyObject) => k.export({ type: 'pkcs8', format: 'pem' });
+
+/** Issues tls.crt/tls.key for cluster `name` with the CA in dir (ca.crt, ca.key); the usages are kept in member.ext. */
+function issueMember(dir: string, name: string, ns: string, usages: Usage[]): ClusterCerts {
+  const f = (n: string) => join(dir, n);
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const cert = issueCertificate({
+    subject: [['CN', name]], publicKey, signingKey: createPrivateKey(readFileSync(f('ca.key'))), issuerCert: readFileSync(f('ca.crt')),
+    notAfter: new Date(Date.now() + VALIDITY_MS), ca: false, keyUsage: ['digitalSignature', 'keyEncipherment'], extKeyUsage: usages, keyIds: true,
+    hosts: [`*.${name}.${ns}.svc`, `*.${name}.${ns}.svc.cluster.local`, `${name}-client.${ns}.svc`, 'localhost', '127.0.0.1'],
+  });
+  writeFileSync(f('member.ext'), JSON.stringify({ ns, usages }));
+  writeFileSync(f('tls.key'), keyPem(privateKey), { mode: 0o600 });
+  writeFileSync(f('tls.crt'), cert);
+  const files = { ca: f('ca.crt'), cert: f('tls.crt'), key: f('tls.key') };
+  return { ca: readFileSync(files.ca), cert: readFileSync(files.cert), key: readFileSync(files.key), files };
+}
 
 /** A CA and a member certificate for cluster `name` in namespace `ns`, written to dir. */
 export async function makeClusterCerts(dir: string, name: string, ns: string, extendedKeyUsage = 'serverAuth,clientAuth'): Promise<ClusterCerts> {
   mkdirSync(dir, { recursive: true });
-  const f = (n: string) => join(dir, n);
-  await runCommand(['openssl', 'req', '-x509', ...CURVE, '-nodes', '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '30', '-subj', `/CN=${name}-ca`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature']);
-  writeFileSync(f('member.ext'), `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=${extendedKeyUsage}\n` +
-    `subjectAltName=DNS:*.${name}.${ns}.svc,DNS:*.${name}.${ns}.svc.cluster.local,DNS:${name}-client.${ns}.svc,DNS:localhost,IP:127.0.0.1\n`);
-  await runCommand(['openssl', 'req', '-new', ...CURVE, '-nodes', '-keyout', f('tls.key'), '-out', f('member.csr'), '-subj', `/CN=${name}`]);
-  await runCommand(['openssl', 'x509', '-req', '-in', f('member.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '30', '-sha256',
-    '-extfile', f('member.ext'), '-out', f('tls.crt')]);
-  const files = { ca: f('ca.crt'), cert: f('tls.crt'), key: f('tls.key') };
-  return { ca: readFileSync(files.ca), cert: readFileSync(files.cert), key: readFileSync(files.key), files };
+  const ca = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  writeFileSync(join(dir, 'ca.key'), keyPem(ca.privateKey), { mode: 0o600 });
+  writeFileSync(join(dir, 'ca.crt'), issueCertificate({
+    subject: [['CN', `${name}-ca`]], publicKey: ca.publicKey, signingKey: ca.privateKey, notAfter: new Date(Date.now() + VALIDITY_MS),
+    ca: true, keyUsage: ['keyCertSign', 'cRLSign', 'digitalSignature'], keyIds: true,
+  }));
+  return issueMember(dir, name, ns, extendedKeyUsage.split(',').map((u) => u.trim() as Usage));
 }
 
 /**
@@ -35,10 +52,6 @@ export async function makeClusterCerts(dir: string, name: string, ns: string, ex
  * new certificate signed by the same CA (whose files stay); resolves with the new set.
  */
 export async function renewMemberCert(dir: string, name: string): Promise<ClusterCerts> {
-  const f = (n: string) => join(dir, n);
-  await runCommand(['openssl', 'req', '-new', ...CURVE, '-nodes', '-keyout', f('tls.key'), '-out', f('member.csr'), '-subj', `/CN=${name}`]);
-  await runCommand(['openssl', 'x509', '-req', '-in', f('member.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-days', '30', '-sha256',
-    '-extfile', f('member.ext'), '-out', f('tls.crt')]);
-  const files = { ca: f('ca.crt'), cert: f('tls.crt'), key: f('tls.key') };
-  return { ca: readFileSync(files.ca), cert: readFileSync(files.cert), key: readFileSync(files.key), files };
+  const { ns, usages } = JSON.parse(readFileSync(join(dir, 'member.ext'), 'utf8')) as { ns: string; usages: Usage[] };
+  return issueMember(dir, name, ns, usages);
 }
