@@ -6,7 +6,6 @@ import bcrypt from 'bcryptjs';
 import type { Backend } from '../storage/backend.js';
 import { Errors } from '../core/errors.js';
 import type { JwtTokens, TokenInfo } from './tokens.js';
-import type { RequestOp, TxnRequest } from '../core/requests.js';
 
 export type PermType = 'READ' | 'WRITE' | 'READWRITE';
 
@@ -34,7 +33,6 @@ export const ROOT_ROLE = 'root';
 export const SIMPLE_TOKEN_TTL_MS = 5 * 60 * 1000;
 
 const enc = (s: string) => new TextEncoder().encode(s);
-const EMPTY = Buffer.alloc(0);
 const AUTH = 'auth';
 const USERS = 'authUsers';
 const ROLES = 'authRoles';
@@ -189,25 +187,6 @@ export class AuthStore {
     if (info.revision === 0) throw Errors.userEmpty();
     if (info.revision < this.revision) throw Errors.authOldRevision();
     if (!this.isPermitted(info.username, key, end, write)) throw Errors.permissionDenied();
-  }
-
-  /**
-   * Every key a txn reads or writes (its compares, both branches, nested txns), as checkKeys; a delete that
-   * returns the deleted pairs (prev_kv) reads them too, as the reference.
-   */
-  checkTxn(info: TokenInfo, t: TxnRequest): void {
-    const check = (key: Uint8Array, end: Uint8Array, write: boolean) => this.checkKeys(info, Buffer.from(key), Buffer.from(end), write);
-    for (const c of t.compare) check(c.key, c.rangeEnd, false);
-    const op = (o: RequestOp) => {
-      if ('range' in o) check(o.range.key, o.range.rangeEnd, false);
-      else if ('put' in o) check(o.put.key, EMPTY, true);
-      else if ('deleteRange' in o) {
-        if (o.deleteRange.prevKv) check(o.deleteRange.key, o.deleteRange.rangeEnd, false);
-        check(o.deleteRange.key, o.deleteRange.rangeEnd, true);
-      } else this.checkTxn(info, o.txn);
-    };
-    t.success.forEach(op);
-    t.failure.forEach(op);
   }
 
   /** The reference's admin check at apply: nothing when off; no user -> empty; unknown -> not found; else root. */

@@ -11,6 +11,7 @@ import { evaluateCompareOn } from '../mvcc/compare.js';
 import type { KeyValue } from '../mvcc/kv.js';
 import { Errors, ServerError } from './errors.js';
 import { AuthStore } from '../auth/store.js';
+import { checkTxnKeys } from '../auth/txn-keys.js';
 import type { JwtTokens, TokenInfo } from '../auth/tokens.js';
 import type { DeleteRangeRequest, InternalRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from './requests.js';
 import type { Logger } from '../log/logger.js';
@@ -186,7 +187,7 @@ export class V3StateMachine {
         return;
       }
       case 'txn':
-        this.auth.checkTxn(info, req.txn);
+        checkTxnKeys(this.auth, info, req.txn);
         return;
       case 'leaseRevoke':
         this.checkLeaseKeys(info, req.leaseRevoke.id);

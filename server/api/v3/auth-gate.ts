@@ -2,6 +2,7 @@
 import { Errors } from '../../core/errors.js';
 import type { AuthStore } from '../../auth/store.js';
 import type { TokenInfo } from '../../auth/tokens.js';
+import { checkTxnKeys } from '../../auth/txn-keys.js';
 import type { RequestHeader, TxnRequest } from '../../core/requests.js';
 
 /** What a call carries besides its message: the token of an authenticated client. */
@@ -78,6 +79,6 @@ export class AuthGate {
 
   requireTxn(meta: RequestMeta | undefined, t: TxnRequest): void {
     const info = this.info(meta);
-    if (info) this.store.checkTxn(info, t);
+    if (info) checkTxnKeys(this.store, info, t);
   }
 }
