@@ -106,6 +106,8 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
       const advertised = [...opts.advertisePeerURLs].sort().join(',');
       const self = existing.members.find((m) => [...m.peerURLs].sort().join(',') === advertised);
       if (!self) throw new FatalStartError(`error validating peerURLs: member with peer URLs ${advertised} is not in the existing cluster; add it with "member add" first`);
+      // a member that published its client URLs has started before: with an empty data dir it lost its data
+      if (self.clientURLs.length > 0) throw alreadyBootstrapped(opts, self.id);
       memberId = self.id;
       clusterId = existing.clusterId;
       membership = new Membership(clusterId);
@@ -230,7 +232,12 @@ function refuseAuthUpgrade(opts: MemberOptions, backend: Backend): void {
 async function refuseIfAlreadyBootstrapped(opts: MemberOptions, id: bigint): Promise<void> {
   const running = await askPeersForCluster(opts, 1000);
   if (!running.cluster?.members.find((m) => m.id === id && m.clientURLs.length > 0)) return;
-  throw new FatalStartError(
+  throw alreadyBootstrapped(opts, id);
+}
+
+/** The refusal of a member whose ID the running cluster has as started while its own data dir is empty. */
+function alreadyBootstrapped(opts: MemberOptions, id: bigint): FatalStartError {
+  return new FatalStartError(
     `member ${idHex(id)} has already been bootstrapped: the running cluster has a member with this ID, but its data dir ` +
       `${opts.dataDir} holds no data, so it lost its data (and the votes and log entries it acknowledged). It must not ` +
       `rejoin under its old ID: remove it from the cluster (member remove ${idHex(id)}), add it again (member add, ` +
