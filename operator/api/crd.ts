@@ -4,7 +4,7 @@
 // crds/svc.dev_svcclusters.yaml is its checked-in output (a test keeps them equal).
 import { dump } from 'js-yaml';
 import type {
-  BackupEntry, BackupSpec, BackupsStatus, Condition, MemberStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus,
+  BackupEntry, BackupSpec, BackupsStatus, Condition, MemberStatus, MemberReplacementStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus,
 } from './types.js';
 import { API_VERSION, KIND, PLURAL } from './types.js';
 import { SUPPORTED_MINORS } from './versions.js';
@@ -201,6 +201,14 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
       ready: bool('Pod ready.'),
       healthy: bool('/health answered.'),
       leader: bool('The member is the leader.'),
+      learner: bool('A learner (being added, or replacing a lost member), not yet voting.'),
+      replaced: obj<MemberReplacementStatus>('The last replacement of this member (it could not come back).', {
+        cause: str('DataLost, AlreadyBootstrapped, DataCorrupt or MemberIdChanged.'),
+        detail: str('What showed it.'),
+        time: str('When the replacement began.', { format: 'date-time' }),
+        previousId: str('The member ID removed.'),
+        finishedAt: str('When the successor became a voting member.', { format: 'date-time' }),
+      }, { required: ['cause', 'time'] }),
     }, { required: ['name'] }),
   },
   leader: str('Name of the leader.'),

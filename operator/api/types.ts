@@ -103,6 +103,24 @@ export interface MemberStatus {
   ready: boolean;
   healthy: boolean;
   leader: boolean;
+  /** A learner (being added or replacing a lost member), not yet a voting member. */
+  learner?: boolean;
+  /** The last time this member was replaced because it could not come back. */
+  replaced?: MemberReplacementStatus;
+}
+
+/** Why and when a member was replaced (status.members[].replaced). */
+export interface MemberReplacementStatus {
+  /** DataLost, AlreadyBootstrapped, DataCorrupt or MemberIdChanged. */
+  cause: string;
+  /** What showed it. */
+  detail: string;
+  /** When the replacement began (RFC 3339). */
+  time: string;
+  /** The member ID removed. */
+  previousId: string;
+  /** When the successor became a voting member; absent while the replacement is under way. */
+  finishedAt?: string;
 }
 
 /** The pre-upgrade snapshot. */

@@ -107,7 +107,7 @@ export async function localApply(file: string, stateDir: string, output: string 
     process.stdout.write(`${JSON.stringify({ outcome: r.outcome, step: r.step, progress: r.progress, snapshots: r.snapshots, actions: r.actions, error: r.error }, null, 2)}\n`);
   }
   if (r.outcome === 'steady') return 0;
-  const why = r.step.kind === 'blocked' ? `UpgradeBlocked (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
+  const why = r.step.kind === 'blocked' ? `${r.step.condition} (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
   process.stderr.write(`svc-operator: ${cluster.metadata.name} not reconciled: ${why}\n`);
   return 1;
 }
@@ -193,7 +193,7 @@ export async function localBackup(stateDir: string, wait: boolean, output: strin
   if (output === 'json') process.stdout.write(`${JSON.stringify({ request: token, backup: taken ?? null, outcome: r.outcome, error: r.error ?? null }, null, 2)}\n`);
   else if (taken) process.stdout.write(`on-demand backup of ${taken.member} at ${taken.location}: revision ${taken.revision}, ${taken.size} bytes, sha256 ${taken.sha256}\n`);
   if (taken) return 0;
-  const why = r.step.kind === 'blocked' ? `UpgradeBlocked (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
+  const why = r.step.kind === 'blocked' ? `${r.step.condition} (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
   process.stderr.write(`svc-operator: on-demand backup ${token} of ${state.name} not taken: ${why}${after?.backupFailure ? `\n${after.backupFailure}` : ''}\n`);
   return 1;
 }

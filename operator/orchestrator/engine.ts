@@ -10,7 +10,10 @@ import { StepPending, type Runtime } from '../runtime/runtime.js';
 import { plan } from '../planner/plan.js';
 import { beginRollout, beginStep, noteMembersDone, noteRollout, recordSnapshot, settle } from '../planner/progress.js';
 import { describeStep, isMutating, isScalingStep } from '../planner/steps.js';
-import type { ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
+import { beginReplacement, noteReplacements } from '../planner/healing.js';
+import type { ObservedCluster, ReplacementRecord, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
+import { canHeal } from '../runtime/healing.js';
+import { executeHealing } from './heal.js';
 import type { MemberApi } from './member-api.js';
 import { observe } from './observe.js';
 import { executeScaling } from './scale.js';
@@ -29,6 +32,8 @@ export interface EngineMemory {
   rollout?: RolloutProgress;
   /** The backups record this engine saved last (status.backups in an informer's cache may lag behind it). */
   backups?: BackupsStatus;
+  /** The replacements record this engine saved last. */
+  replacements?: ReplacementRecord;
   /** Steps carried out per kind (numbers the crash points). */
   counts: Map<string, number>;
   /** The step left under way by the last pass (StepPending) and its number: looking again is not a new step. */
@@ -116,6 +121,15 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
     c.ratePerSecond = Math.round(((c.leaderIndex - last.index) * 1000) / (observed.now - last.at));
   }
   memory.leaderIndex = c ? { index: c.leaderIndex, at: observed.now } : undefined;
+  if (canHeal(runtime)) {
+    const stored = memory.replacements ?? (await runtime.loadReplacements());
+    const noted = noteReplacements(stored, observed);
+    if (noted !== stored && noted) {
+      await runtime.saveReplacements(noted);
+      memory.replacements = noted;
+    }
+    if (noted) observed.replacements = noted;
+  }
   const noted = noteMembersDone(progress, observed);
   if (noted !== progress) {
     progress = noted;
@@ -152,6 +166,14 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   memory.counts.set(step.kind, n);
   memory.pending = undefined;
   if (isScalingStep(step)) await runtime.recordScaling?.(step, spec.replicas);
+  if (step.kind === 'replaceMember' && canHeal(runtime)) {
+    const begun = beginReplacement(observed.replacements, step, observed.now);
+    if (begun !== observed.replacements) {
+      await runtime.saveReplacements(begun);
+      memory.replacements = begun;
+      observed.replacements = begun;
+    }
+  }
   const before = beginStep(progress, step, observed.now);
   if (before !== progress) {
     progress = before;
@@ -198,6 +220,10 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
       case 'removeMember':
       case 'retireMember':
         await executeScaling(runtime, client, step, urls, observed);
+        break;
+      case 'replaceMember':
+      case 'promoteMember':
+        await executeHealing(runtime, client, step, urls, observed);
         break;
       case 'complete':
       case 'wait':

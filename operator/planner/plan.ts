@@ -2,6 +2,8 @@
 // clock, no I/O; the same inputs always give the same step.
 //
 // Order of decisions (each one returns):
+// Before these: a replacement under way or a learner to promote, scaling's resume, a lost member to replace
+// (healing.ts, scaling.ts).
 //  0. no members: createCluster.
 //  1. validate the target against the cluster version and the members' releases (refusals are `blocked`
 //     with condition UpgradeBlocked, taken before anything is touched).
@@ -36,21 +38,15 @@
 // release (so it is never repeated); a restart recorded but not carried out (member still on the old
 // release) is planned again; a snapshot begun but not recorded as verified is taken again.
 import type { SvcClusterSpec } from '../api/types.js';
+import { catchUpSlack } from './catch-up.js';
+import { continueHealing, replacementStep } from './healing.js';
 import { resumeScaling, scaleAfterUpgrade, scaleStep } from './scaling.js';
 import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevision, UpgradeProgress } from './types.js';
 import { isMutating } from './steps.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
 import { dueBackup } from '../backup/schedule.js';
 
-/** Smallest applied-index gap between a member and the leader that still counts as caught up. */
-export const CATCH_UP_SLACK = 100;
-/** At a higher write rate, a follower within this many seconds of writes of the leader counts as caught up. */
-export const CATCH_UP_SECONDS = 1;
-
-/** The applied-index gap a follower may have in observation `o`: CATCH_UP_SLACK, or a second of writes at its rate. */
-export function catchUpSlack(o: ObservedCluster): number {
-  return Math.max(CATCH_UP_SLACK, Math.ceil((o.catchUp?.ratePerSecond ?? 0) * CATCH_UP_SECONDS));
-}
+export { CATCH_UP_SECONDS, CATCH_UP_SLACK, catchUpSlack } from './catch-up.js';
 /** v2 data above this needs the 2-minute wait between members (the seed's limit). */
 export const V2_SLOW_BYTES = 50 * 1024 * 1024;
 /** v2 data at or above this needs spec.upgrade.acknowledgeLargeV2Data before an upgrade starts. */
@@ -115,8 +111,14 @@ export function validateTarget(spec: SvcClusterSpec, o: ObservedCluster): Step |
  * step begun before is finished first; new scaling steps only once no upgrade is under way.
  */
 export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
+  // a replacement under way and learners first: scaling's resume would take a member removed for its replacement
+  // for one to retire
+  const healing = continueHealing(o);
+  if (healing) return healing;
   const resumed = resumeScaling(o);
   if (resumed) return resumed;
+  const replace = replacementStep(o);
+  if (replace) return replace;
   const step = planSteps(spec, o, progress);
   const onTarget = (m: ObservedMember) => m.configuredVersion === spec.version && (m.release === undefined || m.release === spec.version);
   const upgrading = !o.members.every(onTarget) || (progress !== undefined && progress.to === spec.version && progress.finishedAt === undefined);
@@ -141,7 +143,14 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
   // Members must be healthy before any step (and in the steady state this is what we report).
   const failed = members.find((m) => m.configuredVersion === target && m.release !== target && m.failure !== undefined);
   if (failed) {
-    return blocked('MemberFailedToStart', `member ${failed.name} cannot run ${target}: ${failed.failure}; the other members keep serving; fix the cause (or set spec.version back) and the upgrade resumes`);
+    // upgrade wording only while an upgrade is under way; else the member failed, and its data is intact (a lost
+    // member is replaced before this: healing.ts)
+    const upgrading = cur !== undefined || members.some((m) => m !== failed && releaseOf(m) !== target);
+    if (upgrading) return blocked('MemberFailedToStart', `member ${failed.name} cannot run ${target}: ${failed.failure}; the other members keep serving; fix the cause (or set spec.version back) and the upgrade resumes`);
+    return {
+      kind: 'blocked', code: 'MemberFailedToStart', condition: 'MemberFailed',
+      reason: `member ${failed.name} is not running (no upgrade under way): ${failed.failure}; the other members keep serving; its data is intact, so it is restarted, never replaced: fix the cause and start it again`,
+    };
   }
   const down = members.find((m) => !m.running || !m.healthy);
   const others = members.filter((m) => m !== down);

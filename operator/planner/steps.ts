@@ -97,6 +97,19 @@ export const STEPS = {
     eventReason: () => 'RetireMember', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: withMember,
   },
+  replaceMember: {
+    // a lost member is no scaling: the size stays, one member is swapped for a fresh one
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `replace member ${s.member} (id ${s.id}; ${s.cause}: ${s.detail}): remove it, a fresh data dir, add it back as a learner joining ${s.join.join(', ')}`,
+    eventReason: () => 'ReplaceMember', statusReason: kindOnly, statusLine: (s) => `replacing ${s.member} (${s.cause}: ${s.detail})`,
+    actionLine: (s) => `replaceMember ${s.member} ${s.cause}`,
+  },
+  promoteMember: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `promote learner ${s.member} (id ${s.id}) to a voting member${s.replaced ? `; the replacement of ${s.member} (${s.replaced}) is complete` : ''}`,
+    eventReason: (s) => (s.replaced ? 'MemberReplaced' : 'PromoteMember'), statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: withMember,
+  },
   complete: {
     // not mutating (nothing in the cluster changes), but the engine records it: the upgrade's end
     mutating: false, scaling: false, settled: true,

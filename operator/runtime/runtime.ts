@@ -1,7 +1,7 @@
 // The one interface the orchestrator drives members through. A local runtime runs child processes; a
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
 import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../api/types.js';
-import type { BackupObservation, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
+import type { BackupObservation, MemberLoss, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
 import type { ScalingStep } from '../planner/steps.js';
 
 /** A member as the runtime knows it (no network calls: those are the member client's job). */
@@ -19,6 +19,12 @@ export interface RuntimeMember {
   configRevision?: string;
   /** Hash of the certificates it runs with; undefined: unknown or no TLS. */
   tlsRevision?: string;
+  /**
+   * Evidence that the member's data is gone, so it cannot come back and is replaced: its data dir (claim) empty
+   * after it had data, a start refused as "already bootstrapped", a corrupt database. Never set for a member that
+   * is merely down.
+   */
+  lost?: MemberLoss;
 }
 
 /** Raised by runtimes; `code` says what went wrong. */

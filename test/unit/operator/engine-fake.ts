@@ -12,7 +12,8 @@ import type { ClusterMemberInfo, MemberStatusInfo, VersionInfo } from '../../../
 import type { MemberApi } from '../../../operator/orchestrator/member-api.js';
 import { StepPending, type BackupStep, type Runtime, type RuntimeMember } from '../../../operator/runtime/runtime.js';
 import type { ScalingRuntime } from '../../../operator/runtime/scaling.js';
-import type { BackupObservation, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/planner/types.js';
+import type { BackupObservation, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/planner/types.js';
+import type { HealingRuntime } from '../../../operator/runtime/healing.js';
 import { ScaleSim } from './scale-sim.js';
 
 export type Mode = 'local' | 'kubernetes';
@@ -50,6 +51,8 @@ export class World {
   backupsTaken: BackupEntry[] = [];
   /** Backup Jobs by slot or token: looks left until done. */
   backupJobs = new Map<string, number>();
+  /** The replacements record (JSON, as stored). */
+  replacements?: string;
 
   constructor(n: number, version: string, leader = 0, created = true) {
     this.sim = new ScaleSim(n, version, leader);
@@ -132,13 +135,18 @@ export class FakeClient implements MemberApi {
     this.w.observed(url);
     const cm = this.w.sim.observe().clusterMembers;
     if (!cm) throw new Error('no member list');
-    return cm.map((c) => ({ id: c.id, name: c.started ? c.member! : '', peerURLs: [`peer://${c.member}`], isLearner: false }));
+    return cm.map((c) => ({ id: c.id, name: c.started ? c.member! : '', peerURLs: [`peer://${c.member}`], isLearner: c.isLearner === true }));
   }
 
-  async memberAdd(url: string, peerURL: string): Promise<string> {
+  async memberAdd(url: string, peerURL: string, opts: { isLearner?: boolean } = {}): Promise<string> {
     this.w.observed(url);
-    this.w.sim.memberAdd(nameOf(peerURL));
+    this.w.sim.memberAdd(nameOf(peerURL), opts.isLearner === true);
     return this.w.sim.cluster.at(-1)!.id;
+  }
+
+  async memberPromote(url: string, id: string): Promise<void> {
+    this.w.observed(url);
+    this.w.sim.promote(id);
   }
 
   async memberRemove(url: string, id: string): Promise<void> {
@@ -164,7 +172,7 @@ export class FakeClient implements MemberApi {
 }
 
 /** The runtime over the world. */
-export class FakeRuntime implements Runtime, ScalingRuntime {
+export class FakeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   prepare?: () => Promise<void>;
   takeBackup?: (step: BackupStep) => Promise<BackupEntry>;
   takeSnapshot?: (step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress) => Promise<SnapshotRecord>;
@@ -205,7 +213,10 @@ export class FakeRuntime implements Runtime, ScalingRuntime {
     if (!this.w.created) return [];
     return this.w.sim.members.map((m) => {
       const rev = this.w.revisions.get(m.name) ?? this.w.target;
-      return { name: m.name, clientURL: `sim://${m.name}`, configuredVersion: m.configured, running: m.running, configRevision: rev.config, ...(rev.tls ? { tlsRevision: rev.tls } : {}) };
+      return {
+        name: m.name, clientURL: `sim://${m.name}`, configuredVersion: m.configured, running: m.running, configRevision: rev.config, ...(rev.tls ? { tlsRevision: rev.tls } : {}),
+        ...(m.lost ? { lost: { cause: m.lost, detail: 'simulated' } } : {}),
+      };
     });
   }
 
@@ -284,5 +295,17 @@ export class FakeRuntime implements Runtime, ScalingRuntime {
 
   async retireMember(name: string): Promise<void> {
     this.w.sim.retire(name);
+  }
+
+  async loadReplacements(): Promise<ReplacementRecord | undefined> {
+    return this.w.replacements === undefined ? undefined : (JSON.parse(this.w.replacements) as ReplacementRecord);
+  }
+
+  async saveReplacements(record: ReplacementRecord): Promise<void> {
+    this.w.replacements = JSON.stringify(record);
+  }
+
+  async resetMember(name: string): Promise<void> {
+    this.w.sim.reset(name);
   }
 }

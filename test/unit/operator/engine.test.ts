@@ -181,7 +181,9 @@ for (const mode of ['local', 'kubernetes'] as const) {
     it('scales 3 -> 5 -> 3 one member at a time, each added and removed once', async () => {
       const w = new World(3, '3.4.34', 2);
       const up = await drive(w, mode, spec('3.4.34', 5));
-      expect(up.acted).to.deep.equal(['addMember m3', 'addMember m4']);
+      // each added as a learner and promoted once caught up
+      expect(up.acted).to.deep.equal(['addMember m3', 'promoteMember m3', 'addMember m4', 'promoteMember m4']);
+      expect(w.sim.promotes).to.deep.equal({ m3: 1, m4: 1 });
       const down = await drive(w, mode, spec('3.4.34', 3));
       expect(w.sim.violations).to.deep.equal([]);
       expect(down.acted).to.deep.equal(['removeMember m4', 'removeMember m3']);
