@@ -101,6 +101,7 @@ export class ScaleSim extends Sim {
   reset(name: string): void {
     const m = this.member(name);
     if (this.cluster.some((c) => c.name === name && c.id === m.id)) this.violations.push(`${name} reset while its old ID is in the member list`);
+    else if (this.cluster.some((c) => c.name === name)) this.violations.push(`${name} reset while its successor is in the member list`);
     this.resets[name] = (this.resets[name] ?? 0) + 1;
     m.lost = undefined;
     m.running = false;
