@@ -12,7 +12,7 @@ import { specProblems, unknownFields, withDefaults } from '../api/validate.js';
 import { MemberClient, type MemberClientOptions } from '../members/index.js';
 import { envCrash, runPass } from '../orchestrator/engine.js';
 import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
-import { KubeRuntime, podImage, PROGRESS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
+import { KubeRuntime, parseReplacements, podImage, PROGRESS_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
 import { BACKUP_REQUEST_ANNOTATION, backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
 import { parseScaling, SCALING_ANNOTATION } from '../runtime/kubernetes/kube-scaling.js';
@@ -215,6 +215,7 @@ export class Controller {
     const rt = new KubeRuntime(this.api, ref, {
       snapshotDir: this.opts.snapshotDir,
       progress: parseProgress(stored.metadata.annotations?.[PROGRESS_ANNOTATION]),
+      replacements: parseReplacements(stored.metadata.annotations?.[REPLACEMENTS_ANNOTATION]),
       rollout: parseRollout(stored.metadata.annotations?.[ROLLOUT_ANNOTATION]),
       client,
       jobs,

@@ -29,5 +29,5 @@ export async function executeHealing(rt: Runtime, client: MemberClient, step: He
     await rt.resetMember(step.member, step.join);
     await client.memberAdd(url, peer, { isLearner: true });
   }
-  await rt.startMember(step.member, step.join);
+  await rt.startReplacement(step.member, step.join);
 }

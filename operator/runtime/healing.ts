@@ -1,6 +1,6 @@
 // What a runtime offers for replacing a member that cannot come back (the planner's replaceMember). Optional, on top
-// of scaling (runtime/scaling.ts): the successor is started with ScalingRuntime.startMember. Without it, members found
-// lost are reported (wait ReplacementNotSafe never turns into a step) and left to a person.
+// of scaling (runtime/scaling.ts: the peer URL the successor is added with). A runtime without it cannot carry out
+// replaceMember (the step fails, saying so).
 import type { ReplacementRecord } from '../planner/types.js';
 
 /** The healing side of a runtime. */
@@ -16,10 +16,15 @@ export interface HealingRuntime {
    * Idempotent; called only while no successor is in the member list.
    */
   resetMember(name: string, join: string[]): Promise<void>;
+  /**
+   * Starts member `name`, reset and added back as a learner, joining `join` (idempotent). Local: its process;
+   * Kubernetes: the StatefulSet recreates its pod, so only the join list is kept applied.
+   */
+  startReplacement(name: string, join: string[]): Promise<void>;
 }
 
 /** True when the runtime can replace members. */
 export function canHeal<T extends object>(rt: T): rt is T & HealingRuntime {
   const r = rt as Partial<HealingRuntime>;
-  return typeof r.loadReplacements === 'function' && typeof r.saveReplacements === 'function' && typeof r.resetMember === 'function';
+  return typeof r.loadReplacements === 'function' && typeof r.saveReplacements === 'function' && typeof r.resetMember === 'function' && typeof r.startReplacement === 'function';
 }

@@ -11,15 +11,16 @@ import { RuntimeError, type BackupStep, type Runtime, type RuntimeMember } from 
 import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
 import { backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { BackupObservation, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import type { BackupObservation, MemberLoss, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
 import type { ScalingStep } from '../../planner/steps.js';
 import { CONFIG_HASH_ANNOTATION, memberClientURL, releaseOf, selectorLabels, TLS_HASH_ANNOTATION, type ClusterRef, type LiveShape } from './manifests.js';
 import { desiredState, liveStatefulSet, targetRevision, type DesiredState } from './desired.js';
 import type { KubeApi } from './kube-api.js';
 import type { MemberClient } from '../../members/index.js';
-import { memberOfPeerURLIn, nextScaling, peerURLOf, retireHighestMember, SCALING_ANNOTATION, startJoiningMember, type ScalingHost, type ScalingRecord } from './kube-scaling.js';
+import { dataClaimName, memberOfPeerURLIn, nextScaling, peerURLOf, retireHighestMember, SCALING_ANNOTATION, startJoiningMember, type ScalingHost, type ScalingRecord } from './kube-scaling.js';
 import type { ClusterJobs } from './backup-job.js';
 import type { ScalingRuntime } from '../scaling.js';
+import type { HealingRuntime } from '../healing.js';
 
 /** Annotation on the SvcCluster holding the exact UpgradeProgress (status.upgrade is its readable form). */
 export const PROGRESS_ANNOTATION = 'svc.dev/upgrade-progress';
@@ -55,18 +56,67 @@ export interface KubeRuntimeOptions {
   tlsHash?: string;
   /** status.backups as known, the svc.dev/backup-request token, the creation time: scheduled and on-demand backups. */
   backups?: BackupObservation;
+  /** The replacements record as read from the SvcCluster (annotation svc.dev/replacements), if any. */
+  replacements?: ReplacementRecord;
 }
 
-/** Why a pod cannot keep its svc container running, if it cannot. */
+/** The message of a member's log line (a JSON line's msg and error), else the line. */
+function readable(line: string): string {
+  try {
+    const j = JSON.parse(line) as { level?: string; msg?: string; error?: string };
+    if (typeof j.msg === 'string') return `${j.level === 'error' || j.level === 'fatal' ? `${j.level}: ` : ''}${j.msg}${j.error ? ` (${j.error})` : ''}`;
+  } catch {
+    // not JSON
+  }
+  return line;
+}
+
+/**
+ * The last telling line the svc container of `pod` wrote before it last exited on an error (its termination message:
+ * FallbackToLogsOnError), while it is not running again; undefined otherwise.
+ */
+function lastExitLine(pod: V1Pod): string | undefined {
+  const cs = pod.status?.containerStatuses?.find((c) => c.name === 'svc');
+  const last = cs?.state?.running ? undefined : cs?.state?.terminated ?? cs?.lastState?.terminated;
+  if (!last?.message || last.exitCode === 0) return undefined;
+  const lines = last.message.split('\n').map((l) => l.trim()).filter((l) => l !== '').map(readable);
+  return ([...lines].reverse().find((l) => /^(error|fatal): /.test(l)) ?? lines.at(-1))?.slice(0, 400);
+}
+
+/** Why a pod cannot keep its svc container running, if it cannot (with its own last log line, when it left one). */
 function podFailure(pod: V1Pod): string | undefined {
   const cs = pod.status?.containerStatuses?.find((c) => c.name === 'svc');
   if (!cs) return undefined;
   const waiting = cs.state?.waiting;
   if (waiting?.reason === 'CrashLoopBackOff' || (cs.restartCount ?? 0) >= 3) {
     const last = cs.lastState?.terminated;
-    return `container restarted ${cs.restartCount ?? 0} times${last ? ` (last exit ${last.exitCode}${last.reason ? ` ${last.reason}` : ''})` : ''}`;
+    const line = lastExitLine(pod);
+    return `container restarted ${cs.restartCount ?? 0} times${last ? ` (last exit ${last.exitCode}${last.reason ? ` ${last.reason}` : ''})` : ''}${line ? `; its last log line: ${line}` : ''}`;
   }
   return undefined;
+}
+
+/** Evidence in the pod that its member lost its data (a refused start, a corrupt database), if any. */
+export function podLoss(pod: V1Pod): MemberLoss | undefined {
+  const line = lastExitLine(pod);
+  if (!line) return undefined;
+  if (/has already been bootstrapped/.test(line)) return { cause: 'AlreadyBootstrapped', detail: `its start was refused: ${line}` };
+  if (/corrupt/i.test(line)) return { cause: 'DataCorrupt', detail: `its start failed: ${line}` };
+  return undefined;
+}
+
+/** Annotation on the SvcCluster holding the exact ReplacementRecord (status.members[].replaced is its readable form). */
+export const REPLACEMENTS_ANNOTATION = 'svc.dev/replacements';
+
+/** The record in the annotation, if any (a malformed one is ignored). */
+export function parseReplacements(text: string | undefined): ReplacementRecord | undefined {
+  if (!text) return undefined;
+  try {
+    const r = JSON.parse(text) as ReplacementRecord;
+    return r !== null && typeof r === 'object' && Object.values(r).every((x) => typeof x?.member === 'string' && typeof x.oldId === 'string') ? r : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The pod's image (of the svc container). */
@@ -75,7 +125,7 @@ export function podImage(pod: V1Pod): string | undefined {
 }
 
 /** Runtime of one SvcCluster on Kubernetes. */
-export class KubeRuntime implements Runtime, ScalingRuntime {
+export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   readonly kind = 'kubernetes';
   private progress: UpgradeProgress | undefined;
   /** The desired state applied last in this pass (built once; a step that moves the template builds the next). */
@@ -145,6 +195,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
         configuredVersion: (pod && !pod.metadata?.deletionTimestamp && releaseOf(pod)) || template,
         running,
         failure: pod ? podFailure(pod) : undefined,
+        ...((l) => (l ? { lost: l } : {}))(pod && !pod.metadata?.deletionTimestamp ? podLoss(pod) : undefined),
       });
     }
     return out;
@@ -269,6 +320,41 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
 
   async retireMember(name: string): Promise<void> {
     await retireHighestMember(this.scalingHost(), name);
+  }
+
+  async loadReplacements(): Promise<ReplacementRecord | undefined> {
+    return this.opts.replacements;
+  }
+
+  async saveReplacements(record: ReplacementRecord): Promise<void> {
+    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, REPLACEMENTS_ANNOTATION, JSON.stringify(record));
+    this.opts.replacements = record;
+  }
+
+  /**
+   * A fresh volume for member `name`: the ConfigMap first names the running cluster it joins (`join`,
+   * INITIAL_CLUSTER_STATE existing; kept in the scaling record, so later passes keep it), then its claim and its pod
+   * are deleted. The StatefulSet makes a new claim (it waits while the old one is being deleted) and a new pod, which
+   * starts on the empty volume once the engine added it as a learner (before that it exits: not yet a member).
+   */
+  async resetMember(name: string, join: string[]): Promise<void> {
+    const replicas = liveStatefulSet(await this.statefulSet()).replicas ?? this.cluster.spec.replicas;
+    const prev = this.opts.scaling;
+    if (JSON.stringify(prev?.join) !== JSON.stringify(join)) {
+      const rec = nextScaling(prev, prev?.replicas ?? replicas, { kind: 'replaceMember', member: name, join }, new Date());
+      await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, SCALING_ANNOTATION, JSON.stringify(rec));
+      this.opts.scaling = rec;
+      this.opts.onScaling?.(rec);
+    }
+    await this.scalingHost().applyWith(replicas, join);
+    await this.api.deleteClaim(this.cluster.namespace, dataClaimName(name));
+    await this.api.deletePod(this.cluster.namespace, name, this.cluster.name);
+  }
+
+  /** The StatefulSet recreates the pod of a member reset for its replacement: only its join list is kept applied. */
+  async startReplacement(_name: string, join: string[]): Promise<void> {
+    const replicas = liveStatefulSet(await this.statefulSet()).replicas ?? this.cluster.spec.replicas;
+    await this.scalingHost().applyWith(replicas, join);
   }
 
   private scalingHost(): ScalingHost {

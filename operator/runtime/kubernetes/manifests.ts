@@ -240,6 +240,9 @@ function statefulSet(c: ClusterRef, release: string, live: LiveShape): KubeObjec
       livenessProbe: { tcpSocket: { port: 'client' }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
       ...(spec.resources ? { resources: spec.resources } : {}),
       securityContext: CONTAINER_SECURITY,
+      // a member that exits on error leaves its last log lines in its status: the operator quotes them and finds a
+      // member that lost its data ("has already been bootstrapped") or whose database is corrupt (healing)
+      terminationMessagePolicy: 'FallbackToLogsOnError',
     }],
     ...(volumes.length > 0 ? { volumes } : {}),
     affinity: pt.affinity ?? defaultAffinity(name),

@@ -402,6 +402,10 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     writeState(this.stateDir, state);
   }
 
+  async startReplacement(name: string, initial: string[]): Promise<void> {
+    await this.startMember(name, initial);
+  }
+
   snapshotLocation(from: string, to: string, member: string): string {
     return snapshotPath(join(this.stateDir, 'snapshots'), member, from, to);
   }

@@ -308,4 +308,8 @@ export class FakeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   async resetMember(name: string): Promise<void> {
     this.w.sim.reset(name);
   }
+
+  async startReplacement(name: string): Promise<void> {
+    this.w.sim.startMember(name);
+  }
 }
