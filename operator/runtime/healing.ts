@@ -1,7 +1,18 @@
 // What a runtime offers for replacing a member that cannot come back (the planner's replaceMember). Optional, on top
 // of scaling (runtime/scaling.ts: the peer URL the successor is added with). A runtime without it cannot carry out
 // replaceMember (the step fails, saying so).
-import type { ReplacementRecord } from '../planner/types.js';
+import type { MemberLoss, ReplacementRecord } from '../planner/types.js';
+
+/**
+ * What a member's refusal to start says about its data, from the line it stopped with (svc's own words): its ID
+ * already bootstrapped while its data dir is empty (it lost its data), a corrupt database or write-ahead log, a
+ * database missing beside its consensus snapshot. Any other failure is not a loss (the member is left to a person).
+ */
+export function lossInLine(line: string): MemberLoss | undefined {
+  if (/member [0-9a-f]+ has already been bootstrapped/.test(line)) return { cause: 'AlreadyBootstrapped', detail: `its start was refused: ${line}` };
+  if (/database file \S+ is corrupt|wal: corrupt record|failed to find database snapshot file/.test(line)) return { cause: 'DataCorrupt', detail: `its start failed: ${line}` };
+  return undefined;
+}
 
 /** The healing side of a runtime. */
 export interface HealingRuntime {

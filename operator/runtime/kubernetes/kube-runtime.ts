@@ -20,7 +20,7 @@ import type { MemberClient } from '../../members/index.js';
 import { dataClaimName, memberOfPeerURLIn, nextScaling, peerURLOf, retireHighestMember, SCALING_ANNOTATION, startJoiningMember, type ScalingHost, type ScalingRecord } from './kube-scaling.js';
 import type { ClusterJobs } from './backup-job.js';
 import type { ScalingRuntime } from '../scaling.js';
-import type { HealingRuntime } from '../healing.js';
+import { lossInLine, type HealingRuntime } from '../healing.js';
 
 /** Annotation on the SvcCluster holding the exact UpgradeProgress (status.upgrade is its readable form). */
 export const PROGRESS_ANNOTATION = 'svc.dev/upgrade-progress';
@@ -99,10 +99,7 @@ function podFailure(pod: V1Pod): string | undefined {
 /** Evidence in the pod that its member lost its data (a refused start, a corrupt database), if any. */
 export function podLoss(pod: V1Pod): MemberLoss | undefined {
   const line = lastExitLine(pod);
-  if (!line) return undefined;
-  if (/has already been bootstrapped/.test(line)) return { cause: 'AlreadyBootstrapped', detail: `its start was refused: ${line}` };
-  if (/corrupt/i.test(line)) return { cause: 'DataCorrupt', detail: `its start failed: ${line}` };
-  return undefined;
+  return line === undefined ? undefined : lossInLine(line);
 }
 
 /** Annotation on the SvcCluster holding the exact ReplacementRecord (status.members[].replaced is its readable form). */

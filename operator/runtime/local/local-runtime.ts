@@ -17,7 +17,7 @@ import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { BackupObservation, MemberLoss, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
 import { RuntimeError, type BackupStep, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { ScalingRuntime } from '../scaling.js';
-import type { HealingRuntime } from '../healing.js';
+import { lossInLine, type HealingRuntime } from '../healing.js';
 import { freePorts } from './ports.js';
 import { readState, writeState, type LocalMemberState, type LocalState } from './state.js';
 
@@ -151,7 +151,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     return s.members.map((m) => {
       const running = alive(m.pid);
       const failure = running ? undefined : this.failureOf(m);
-      const lost = this.lossOf(m, failure);
+      const lost = this.lossOf(m, running);
       return {
         name: m.name,
         clientURL: `http://127.0.0.1:${m.clientPort}`,
@@ -166,16 +166,17 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
 
   /**
    * Why member m cannot come back, or undefined: its data dir lost its write-ahead log after it had one, or its last
-   * start ended refused as already bootstrapped (it lost its data) or on a corrupt database.
+   * start (one that never served) stopped refused as already bootstrapped (it lost its data) or on corrupt data.
    */
-  private lossOf(m: LocalMemberState, failure: string | undefined): MemberLoss | undefined {
+  private lossOf(m: LocalMemberState, running: boolean): MemberLoss | undefined {
     if (m.hasData && !hasWal(m.dataDir)) {
       return { cause: 'DataLost', detail: `its data dir ${m.dataDir} ${existsSync(m.dataDir) ? 'holds no write-ahead log' : 'is missing'}` };
     }
-    if (failure === undefined) return undefined;
-    if (/has already been bootstrapped/.test(failure)) return { cause: 'AlreadyBootstrapped', detail: `its start was refused: ${failure}` };
-    if (/corrupt/i.test(failure)) return { cause: 'DataCorrupt', detail: `its start failed: ${failure}` };
-    return undefined;
+    if (running) return undefined;
+    const { header, lines } = lastRun(m.logFile);
+    if (!header.startsWith('=== svc start') || lines.some((l) => l.includes('ready to serve client requests'))) return undefined;
+    const said = lines.map(readable).filter((l) => /^(error|fatal|panic): /.test(l));
+    return said.length > 0 ? lossInLine(said[said.length - 1]) : undefined;
   }
 
   /**
@@ -310,7 +311,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     const started: string[] = [];
     for (const m of state.members) {
       if (alive(m.pid)) continue;
-      if (this.lossOf(m, this.failureOf(m))) continue;
+      if (this.lossOf(m, false)) continue;
       this.spawnMember(state, m);
       started.push(m.name);
     }
