@@ -72,6 +72,12 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
   // Before anything is written: a member with no data that its cluster already knows stops.
   const newSelf = walExists(walDir) || opts.initialClusterState !== 'new' ? undefined : initialMembers(opts).find((m) => m.name === opts.name);
   if (newSelf) await refuseIfAlreadyBootstrapped(opts, newSelf.id);
+  // joining a running cluster: its member list first, so a member that lost its data stops before writing too
+  const existing = walExists(walDir) || opts.initialClusterState === 'new' ? undefined : await fetchExistingCluster(opts);
+  const advertisedPeers = [...opts.advertisePeerURLs].sort().join(',');
+  const joining = existing?.members.find((m) => [...m.peerURLs].sort().join(',') === advertisedPeers);
+  // a member that published its client URLs has started before: with an empty data dir it lost its data
+  if (joining && joining.clientURLs.length > 0) throw alreadyBootstrapped(opts, joining.id);
   const storage = new MemoryStorage();
   const snapshotter = new Snapshotter(logger, snapDir);
   let memberId: bigint;
@@ -88,7 +94,6 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
   let joinPeers: Member[] | undefined;
 
   if (!walExists(walDir)) {
-    mkdirSync(snapDir, { recursive: true });
     if (opts.initialClusterState === 'new') {
       const members = initialMembers(opts);
       const self = members.find((m) => m.name === opts.name);
@@ -102,18 +107,16 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
       membership = new Membership(clusterId);
       bootstrapPeers = members.map((m) => ({ id: m.id, context: encodeTagged(m) }));
     } else {
-      const existing = await fetchExistingCluster(opts);
-      const advertised = [...opts.advertisePeerURLs].sort().join(',');
-      const self = existing.members.find((m) => [...m.peerURLs].sort().join(',') === advertised);
-      if (!self) throw new FatalStartError(`error validating peerURLs: member with peer URLs ${advertised} is not in the existing cluster; add it with "member add" first`);
-      // a member that published its client URLs has started before: with an empty data dir it lost its data
-      if (self.clientURLs.length > 0) throw alreadyBootstrapped(opts, self.id);
+      const self = joining;
+      if (!existing || !self) throw new FatalStartError(`error validating peerURLs: member with peer URLs ${advertisedPeers} is not in the existing cluster; add it with "member add" first`);
       memberId = self.id;
       clusterId = existing.clusterId;
       membership = new Membership(clusterId);
       // the ids come from the running members: ours may not be what our --initial-cluster-token would give
       joinPeers = existing.members;
     }
+    // (only now: a refused member leaves its data dir as it found it)
+    mkdirSync(snapDir, { recursive: true });
     v2 = new V2Store();
     backend = openBackend(logger, dbPath, { unsafeNoFsync: opts.unsafeNoFsync });
     wal = await createWal(logger, walDir, encodeTagged({ memberId, clusterId }), { unsafeNoFsync: opts.unsafeNoFsync });
