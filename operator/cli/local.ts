@@ -129,6 +129,10 @@ export async function localStatus(stateDir: string, output: string | undefined):
       endpoint: urls.get(m.name),
       appliedIndex: m.appliedIndex ?? null,
       failure: m.failure ?? null,
+      learner: cluster.clusterMembers?.some((c) => c.member === m.name && c.isLearner) ?? false,
+      // why it cannot come back (the next `local apply` replaces it), and its last replacement
+      lost: m.lost ?? null,
+      replaced: state.replacements?.[m.name] ?? null,
     }));
     const out = {
       name: state.name,
@@ -157,6 +161,13 @@ export async function localStatus(stateDir: string, output: string | undefined):
       if (p.snapshot) process.stdout.write(`snapshot: ${p.snapshot.location} (${p.snapshot.size} bytes, revision ${p.snapshot.revision}, sha256 ${p.snapshot.sha256.slice(0, 16)}…)\n`);
     }
     if (state.lastStep) process.stdout.write(`last step: ${state.lastStep}\n`);
+    for (const m of members) {
+      if (m.learner) process.stdout.write(`${m.name}: a learner, promoted once caught up\n`);
+      if (m.lost) process.stdout.write(`${m.name} cannot come back (${m.lost.cause}: ${m.lost.detail}): the next \`svc-operator local apply\` replaces it\n`);
+      else if (m.failure) process.stdout.write(`${m.name} not running: ${m.failure}\n`);
+      const r = m.replaced;
+      if (r) process.stdout.write(`${m.name} replaced (${r.cause}) at ${new Date(r.startedAt).toISOString()}: id ${r.oldId} -> ${r.newId ?? '(being added)'}${r.finishedAt === undefined ? ', under way' : ''}\n`);
+    }
     const b = out.backups;
     const items = b.items ?? [];
     process.stdout.write(`backups in ${b.claim}: ${items.length === 0 ? 'none' : items.length}${state.spec.backup?.schedule ? `; schedule "${state.spec.backup.schedule}", next ${b.nextScheduleTime ?? 'never'}` : ''}\n`);
