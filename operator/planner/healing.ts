@@ -84,8 +84,7 @@ export function continueHealing(o: ObservedCluster): Step | undefined {
       if (why) return wait('ReplacementNotSafe', `replacing ${rec.member} (${rec.cause}) is not safe yet: ${why}`);
       return replaceStep(o, rec.member, rec.oldId, { cause: rec.cause, detail: rec.detail });
     }
-    // a successor listed whose process is not running (a crash before its start): the step again, to start it
-    if (entry.isLearner && !o.members.find((m) => m.name === rec.member)!.running) return replaceStep(o, rec.member, rec.oldId, { cause: rec.cause, detail: rec.detail });
+    // (a successor listed but not running yet is started by the runtime: its pod, or `local apply`; learnerStep waits)
     if (entry.isLearner) return learnerStep(o, entry, rec.cause);
     return undefined; // a voter under its new ID: the record is finished by the engine (noteReplacements)
   }
@@ -97,7 +96,8 @@ export function continueHealing(o: ObservedCluster): Step | undefined {
 function learnerStep(o: ObservedCluster, entry: ClusterMember, replaced: LossCause | undefined): Step {
   const m = o.members.find((x) => x.name === entry.member)!;
   const what = replaced ? `${m.name} (replacing a member lost: ${replaced})` : m.name;
-  if (!m.running || !entry.started || m.appliedIndex === undefined) return wait('MemberStarting', `learner ${what} is starting`);
+  if (!m.running) return wait('MemberStarting', `learner ${what} (id ${entry.id}) is added and not running yet; waiting for its start (Kubernetes: its pod; local: \`svc-operator local apply\` starts it)`);
+  if (!entry.started || m.appliedIndex === undefined) return wait('MemberStarting', `learner ${what} is starting`);
   if (!caughtUp(o, m)) {
     const leader = o.members.find((x) => x.leader);
     return wait('CatchingUp', `learner ${what} is catching up (applied ${m.appliedIndex}, leader ${o.catchUp?.leaderIndex ?? leader?.appliedIndex ?? '?'}, allowed gap ${catchUpSlack(o)}); promoted once caught up`);
