@@ -25,9 +25,12 @@ function wait(code: Extract<Step, { kind: 'wait' }>['code'], reason: string): St
   return { kind: 'wait', code, reason };
 }
 
-/** The replacement under way (begun, its successor not yet a voter), if any. */
-export function replacementUnderWay(record: ReplacementRecord | undefined): Replacement | undefined {
-  return Object.values(record ?? {}).find((r) => r.finishedAt === undefined);
+/**
+ * The replacement under way (begun, its successor not yet a voter), if any; with `o`, only one of a member the runtime
+ * still has (a member scaled away meanwhile leaves its record unfinished, and it holds nothing up).
+ */
+export function replacementUnderWay(record: ReplacementRecord | undefined, o?: ObservedCluster): Replacement | undefined {
+  return Object.values(record ?? {}).find((r) => r.finishedAt === undefined && (!o || o.members.some((m) => m.name === r.member)));
 }
 
 /** Why member `m` cannot come back (the runtime's evidence, or an ID other than the listed one), or undefined. */
@@ -74,8 +77,8 @@ function replaceStep(o: ObservedCluster, member: string, id: string, loss: Membe
  */
 export function continueHealing(o: ObservedCluster): Step | undefined {
   const cm = o.clusterMembers;
-  const rec = replacementUnderWay(o.replacements);
-  if (rec && o.members.some((m) => m.name === rec.member)) {
+  const rec = replacementUnderWay(o.replacements, o);
+  if (rec) {
     if (!cm || o.clusterMembersByLeader !== true) return wait('MemberListUnknown', `replacing ${rec.member} (${rec.cause}) needs the leader's member list; the leader did not give it`);
     const entry = cm.find((c) => c.member === rec.member);
     if (!entry || entry.id === rec.oldId) {
@@ -135,7 +138,7 @@ export function beginReplacement(record: ReplacementRecord | undefined, step: Ex
 
 /** The record with what the observation shows: the successor's ID once listed, finished once it is a voter. */
 export function noteReplacements(record: ReplacementRecord | undefined, o: ObservedCluster): ReplacementRecord | undefined {
-  const rec = replacementUnderWay(record);
+  const rec = replacementUnderWay(record, o);
   if (!rec || !o.clusterMembers || o.clusterMembersByLeader !== true) return record;
   const entry = o.clusterMembers.find((c) => c.member === rec.member);
   if (!entry || entry.id === rec.oldId) return record;

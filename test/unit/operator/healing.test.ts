@@ -74,6 +74,18 @@ describe('operator planner: healing (replacing lost members, learners)', () => {
     expect(plan(spec(), cluster([member(0), member(1), stopped], list), undefined).kind).to.equal('retireMember');
   });
 
+  it('a replacement record of a member scaled away holds nothing up: the next lost member is replaced and resumed', () => {
+    const stale: ReplacementRecord = { 'kv-4': { member: 'kv-4', oldId: '104', cause: 'DataLost', detail: 'gone', startedAt: 1 } };
+    const step = plan(spec(), cluster([member(0), member(1), lostAt(2)], undefined, { replacements: stale }), undefined);
+    expect(step).to.include({ kind: 'replaceMember', member: 'kv-2' });
+    const both: ReplacementRecord = { ...stale, 'kv-2': { member: 'kv-2', oldId: '102', cause: 'DataLost', detail: 'gone', startedAt: 2 } };
+    const list = [{ id: '100', member: 'kv-0', started: true }, { id: '101', member: 'kv-1', started: true }, { id: '555', member: 'kv-2', started: true, isLearner: true }];
+    const o = cluster([member(0), member(1), member(2, { id: '555', healthy: false })], list, { replacements: both });
+    expect(plan(spec(), o, undefined)).to.include({ kind: 'promoteMember', member: 'kv-2', replaced: 'DataLost' });
+    expect(replacementUnderWay(both, o)!.member).to.equal('kv-2');
+    expect(noteReplacements(both, o)!['kv-2'].newId).to.equal('555');
+  });
+
   it('promotes a learner once caught up (a replacement: with its cause), waits while it catches up or starts', () => {
     const rec: ReplacementRecord = { 'kv-1': { member: 'kv-1', oldId: '101', cause: 'AlreadyBootstrapped', detail: 'refused', startedAt: 1 } };
     const list = (started = true) => [{ id: '100', member: 'kv-0', started: true }, { id: '555', member: 'kv-1', started, isLearner: true }, { id: '102', member: 'kv-2', started: true }];
