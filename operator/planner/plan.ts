@@ -149,7 +149,7 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     if (upgrading) return blocked('MemberFailedToStart', `member ${failed.name} cannot run ${target}: ${failed.failure}; the other members keep serving; fix the cause (or set spec.version back) and the upgrade resumes`);
     return {
       kind: 'blocked', code: 'MemberFailedToStart', condition: 'MemberFailed',
-      reason: `member ${failed.name} is not running (no upgrade under way): ${failed.failure}; the other members keep serving; its data is intact, so it is restarted, never replaced: fix the cause and start it again`,
+      reason: `member ${failed.name} is not running (no upgrade under way): ${failed.failure}; the other members keep serving; its data is intact, so it is restarted, never replaced: fix the cause, then it is started again (local: \`svc-operator local apply\`; Kubernetes: the kubelet restarts its pod)`,
     };
   }
   const down = members.find((m) => !m.running || !m.healthy);
