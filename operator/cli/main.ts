@@ -3,6 +3,7 @@
 //   svc-operator local status [--state-dir DIR] [--output json]
 //   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
 //   svc-operator local delete [--state-dir DIR]
+//   svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]   (quorum-loss recovery: cli/recover.ts)
 //   svc-operator demo [--state-dir DIR] [--keep]
 //   svc-operator backup ... | restore ...   (what the operator's Jobs run: cli/backup.ts)
 //   svc-operator crd | run ...              (Kubernetes: cli/kube.ts)
@@ -18,6 +19,7 @@ import { isKubeCommand, kubeMain } from './kube.js';
 import { isJobCommand, jobMain } from './backup.js';
 import { statusMain } from './status-cmd.js';
 import { backupNowMain, isBackupNowCommand } from './backup-now.js';
+import { localRecover } from './recover.js';
 
 const USAGE = `usage: svc-operator <command>
 
@@ -42,7 +44,13 @@ Local (members as child processes):
   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
       asks for an on-demand backup (a verified snapshot under DIR/backups/); --wait takes it now
   svc-operator local delete [--state-dir DIR]
-      stops the members and removes the state; backups/ and snapshots/ stay
+      stops the members and removes the state; backups/, snapshots/ and recovery/ stay
+  svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]
+      after a lost quorum only (never automatic; refused while the cluster has quorum): lists every member with its
+      applied index, revision and reachability, names the survivor (the highest applied index) and what each other
+      member loses; then snapshots the survivor (DIR/recovery/), restarts it in place with --force-new-cluster (same
+      name and client URL), and grows back to spec.replicas, the lost members joining again empty under their names.
+      --dry-run prints the plan and touches nothing; run it again to resume a recovery that did not finish
   svc-operator demo [--state-dir DIR] [--keep]
 The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster,
 and takes a scheduled backup that is due (spec.backup.schedule, spec.backup.keep). spec.restore.snapshot naming a
@@ -63,6 +71,7 @@ export async function main(argv: string[]): Promise<number> {
     const wait = argv.includes('--wait');
     const { words, flags } = parseArgs(argv.filter((a) => a !== '--wait'), ['file', 'state-dir', 'output']);
     if (wait && !(words[0] === 'local' && words[1] === 'backup')) throw new UsageError('--wait belongs to local backup');
+    if (flags.has('dry-run') && !(words[0] === 'local' && words[1] === 'recover')) throw new UsageError('--dry-run belongs to local recover');
     if (flags.has('help') || words.length === 0) {
       (flags.has('help') ? process.stdout : process.stderr).write(USAGE);
       return flags.has('help') ? 0 : 2;
@@ -84,6 +93,8 @@ export async function main(argv: string[]): Promise<number> {
           return await localBackup(stateDir, wait, output);
         case 'delete':
           return await localDelete(stateDir);
+        case 'recover':
+          return await localRecover({ stateDir, dryRun: flags.has('dry-run'), output, crashAt: process.env.SVC_OPERATOR_CRASH_AT });
       }
     }
     throw new UsageError(`unknown command: ${words.join(' ')}`);

@@ -2,7 +2,8 @@
 // clock, no I/O; the same inputs always give the same step.
 //
 // Order of decisions (each one returns):
-//  0. no members: createCluster.
+//  0. no members: createCluster. A quorum-loss recovery asked for or under way: its steps (recovery.ts); it ends
+//     with recoverComplete where the cluster would be steady.
 //  1. validate the target against the cluster version and the members' releases (refusals are `blocked`
 //     with condition UpgradeBlocked, taken before anything is touched).
 //  2. every member on the target: wait for the cluster version, then `complete` (this is the verification:
@@ -41,6 +42,7 @@ import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevisi
 import { isMutating } from './steps.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
 import { dueBackup } from '../backup/schedule.js';
+import { recoveryCompletion, recoveryStep } from './recovery.js';
 
 /** Smallest applied-index gap between a member and the leader that still counts as caught up. */
 export const CATCH_UP_SLACK = 100;
@@ -127,6 +129,9 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
   const target = spec.version;
   const members = [...o.members].sort(byName);
   if (members.length === 0) return { kind: 'createCluster', version: target, replicas: spec.replicas };
+  // a quorum-loss recovery asked for (never automatic) comes before every other rule (recovery.ts)
+  const recovering = recoveryStep(o);
+  if (recovering) return recovering;
   // Progress toward another target, or finished, is history: this target starts over (with its own snapshot).
   const cur = progress && progress.to === target && progress.finishedAt === undefined ? progress : undefined;
   const paused = spec.upgrade?.paused === true;
@@ -173,7 +178,7 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     // A follower behind under writes gates the next change; with nothing to change the cluster is as specified
     // (so Ready and Reconciling do not flap with the write load).
     const next = rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader);
-    if (!next) return backupStep(spec, o, leader) ?? { kind: 'steady', version: target };
+    if (!next) return recoveryCompletion(o) ?? backupStep(spec, o, leader) ?? { kind: 'steady', version: target };
     return catchingUp && isMutating(next) ? catchingUp : next;
   }
   if (catchingUp) return catchingUp;
