@@ -13,7 +13,7 @@
 //   recoverSnapshot (a verified snapshot of the survivor, before anything is touched) ->
 //   forceNewCluster (the others stopped and their data dropped; the survivor restarted in place with
 //   --force-new-cluster: same name, URLs) -> done when the member list has none of the old members' ids but the
-//   survivor's -> endForceNewCluster (the survivor restarted without the flag: left on, a restart would remove the
+//   survivor's (never forced again once the next step is recorded) -> endForceNewCluster (the survivor restarted without the flag: left on, a restart would remove the
 //   members added after it) -> the planner's scale-up back to spec.replicas (addMember, lowest free ordinal first,
 //   so the lost members come back under their names) -> recoverComplete.
 import type { ObservedCluster, ObservedMember, RecoveryMemberReport, RecoveryProgress, Step } from './types.js';
@@ -108,9 +108,12 @@ export function recoveryStep(o: ObservedCluster): Step | undefined {
     if (!survivor || !answers(survivor)) return wait('RecoverySurvivorDown', `recovery ${rec.token}: the survivor ${rec.survivor} does not answer; start it (its data is what the cluster is recovered from)`);
     return { kind: 'recoverSnapshot', member: rec.survivor, token: rec.token };
   }
-  if (!forceDone(o, rec)) {
-    if (survivor && survivor.running && survivor.forcedNewCluster === true) {
-      return wait('MemberStarting', `recovery ${rec.token}: ${rec.survivor} is starting with --force-new-cluster`);
+  // once the restart without the flag is begun, the forced start is history: a survivor restarting (no member list
+  // for a moment) must never be forced again (that would remove the members added since)
+  const pastForce = rec.step !== 'recoverSnapshot' && rec.step !== 'forceNewCluster';
+  if (!pastForce && !forceDone(o, rec)) {
+    if (survivor && survivor.running && (survivor.forcedNewCluster === true || !o.clusterMembers)) {
+      return wait('MemberStarting', `recovery ${rec.token}: ${rec.survivor} is starting${survivor.forcedNewCluster === true ? ' with --force-new-cluster' : ''}`);
     }
     return { kind: 'forceNewCluster', member: rec.survivor, lost: rec.lost.map((l) => l.name), token: rec.token };
   }

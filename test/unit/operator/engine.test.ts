@@ -295,5 +295,69 @@ for (const mode of ['local', 'kubernetes'] as const) {
         expect(rolloutOf(w).membersDone, at).to.have.members(['m0', 'm1', 'm2']);
       }
     });
+
+    /** 3 members on 3.5.21, m0 and m2 lost (killed, data gone: no quorum), m1 ahead; recovery request "t1" open. */
+    const lostWorld = (): World => {
+      const w = new World(3, '3.5.21', 0);
+      w.sim.members[1].applied = 150;
+      w.lose(['m0', 'm2']);
+      w.recoverRequest = 't1';
+      return w;
+    };
+    const idsOf = (w: World) => Object.fromEntries(w.sim.cluster.map((c) => [c.name, c.id]));
+
+    it('recovers a cluster that lost quorum from the member with the highest applied index, in place, back to 3', async () => {
+      const w = lostWorld();
+      const r = await drive(w, mode, spec('3.5.21', 3));
+      expect(w.sim.violations).to.deep.equal([]);
+      expect(r.acted).to.deep.equal(['recoverSnapshot m1', 'forceNewCluster m1', 'endForceNewCluster m1', 'addMember m0', 'addMember m2', 'recoverComplete m1']);
+      expect(w.forcedStarts).to.deep.equal(['m1']);
+      expect(w.forced.size).to.equal(0);
+      expect(w.sim.members.map((m) => m.name)).to.deep.equal(['m0', 'm1', 'm2']);
+      // the survivor keeps its id, the lost members join again under new ones
+      expect(idsOf(w).m1).to.equal('1001');
+      expect(idsOf(w).m0).to.not.equal('1000');
+      const rec = w.recovery!;
+      expect(rec).to.include({ token: 't1', survivor: 'm1', survivorId: '1001', step: 'recoverComplete' });
+      expect(rec.lost).to.deep.equal([{ name: 'm0', id: '1000' }, { name: 'm2', id: '1002' }]);
+      expect(rec.snapshot!.location).to.equal(mode === 'local' ? '/recovery/m1-recover-t1.db' : 'pvc://backups/m1-recover-t1.db');
+      expect(rec.finishedAt).to.be.a('number');
+      expect(w.snapshots).to.have.length(1);
+      // answered: the next pass does nothing, and writes nothing
+      const writes = w.recoveryWrites;
+      const again = await runPass(new FakeRuntime(w, mode), spec('3.5.21', 3), new FakeClient(w), newMemory());
+      expect(again.step.kind).to.equal('steady');
+      expect(w.recoveryWrites).to.equal(writes);
+    });
+
+    it('a recovery request on a cluster with quorum is not acted on (the CLIs refuse it first)', async () => {
+      const w = new World(3, '3.5.21', 0);
+      w.lose(['m2']);
+      w.recoverRequest = 't1';
+      const r = await runPass(new FakeRuntime(w, mode), spec('3.5.21', 3), new FakeClient(w), newMemory());
+      expect(r.step.kind).to.equal('wait');
+      expect(w.recoveryWrites).to.equal(0);
+      expect(w.forcedStarts).to.deep.equal([]);
+    });
+
+    it('a crash at every point of every recovery step resumes: one forced start, each lost member added once', async () => {
+      const clean = await drive(lostWorld(), mode, spec('3.5.21', 3));
+      const points = crashPoints(clean.acted);
+      expect(points).to.have.length(18);
+      for (const at of points) {
+        const w = lostWorld();
+        const r = await drive(w, mode, spec('3.5.21', 3), at);
+        expect(r.crashes, at).to.equal(1);
+        expect(w.sim.violations, at).to.deep.equal([]);
+        expect(w.forcedStarts, at).to.deep.equal(['m1']);
+        expect(w.sim.members.map((m) => m.name), at).to.deep.equal(['m0', 'm1', 'm2']);
+        expect(w.sim.adds, at).to.deep.equal({ m0: 1, m2: 1 });
+        expect(w.sim.member('m1').starts['3.5.21'], `${at}: restarts of the survivor without the flag`).to.equal(1);
+        expect(w.recovery!.finishedAt, at).to.be.a('number');
+        expect(w.recovery!.snapshot, at).to.not.equal(undefined);
+        // a snapshot begun and not recorded is taken again (into the same file), never more than once more
+        expect(w.snapshots.length, at).to.equal(at.startsWith('recoverSnapshot:1:before') || at.startsWith('recoverSnapshot:1:acted') ? (at.endsWith('acted') ? 2 : 1) : 1);
+      }
+    });
   });
 }
