@@ -117,6 +117,10 @@ export function validateTarget(spec: SvcClusterSpec, o: ObservedCluster): Step |
  * step begun before is finished first; new scaling steps only once no upgrade is under way.
  */
 export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
+  // a quorum-loss recovery asked for (never automatic) comes before every other rule (recovery.ts); the member
+  // list and the runtime disagree on purpose while it runs
+  const recovering = o.members.length > 0 ? recoveryStep(o) : undefined;
+  if (recovering) return recovering;
   const resumed = resumeScaling(o);
   if (resumed) return resumed;
   const step = planSteps(spec, o, progress);
@@ -129,9 +133,6 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
   const target = spec.version;
   const members = [...o.members].sort(byName);
   if (members.length === 0) return { kind: 'createCluster', version: target, replicas: spec.replicas };
-  // a quorum-loss recovery asked for (never automatic) comes before every other rule (recovery.ts)
-  const recovering = recoveryStep(o);
-  if (recovering) return recovering;
   // Progress toward another target, or finished, is history: this target starts over (with its own snapshot).
   const cur = progress && progress.to === target && progress.finishedAt === undefined ? progress : undefined;
   const paused = spec.upgrade?.paused === true;

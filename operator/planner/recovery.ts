@@ -12,11 +12,16 @@
 // - Steps (each recorded first in RecoveryProgress, resumed by observation):
 //   recoverSnapshot (a verified snapshot of the survivor, before anything is touched) ->
 //   forceNewCluster (the others stopped and their data dropped; the survivor restarted in place with
-//   --force-new-cluster: same name, URLs) -> done when the member list has none of the old members' ids but the
-//   survivor's (never forced again once the next step is recorded) -> endForceNewCluster (the survivor restarted without the flag: left on, a restart would remove the
-//   members added after it) -> the planner's scale-up back to spec.replicas (addMember, lowest free ordinal first,
-//   so the lost members come back under their names) -> recoverComplete.
+//   --force-new-cluster: same name, URLs); done when the member list has the survivor and none of the old
+//   members' ids (never forced again once a later step is recorded) ->
+//   retireMember for lost members the runtime still runs (Kubernetes: the StatefulSet's pods), from the top
+//   ordinal down (on Kubernetes a lost member below the survivor's ordinal cannot be dropped alone: the recovery
+//   waits, MemberNotInCluster, the cluster serving without it) ->
+//   endForceNewCluster (the survivor restarted without the flag: left on, a restart would remove the members added
+//   after it) -> the planner's scale-up back to spec.replicas (addMember, lowest free ordinal first, so the lost
+//   members come back under their names and URLs) -> recoverComplete.
 import type { ObservedCluster, ObservedMember, RecoveryMemberReport, RecoveryProgress, Step } from './types.js';
+import { byOrdinal } from './scaling.js';
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
@@ -116,6 +121,16 @@ export function recoveryStep(o: ObservedCluster): Step | undefined {
       return wait('MemberStarting', `recovery ${rec.token}: ${rec.survivor} is starting${survivor.forcedNewCluster === true ? ' with --force-new-cluster' : ''}`);
     }
     return { kind: 'forceNewCluster', member: rec.survivor, lost: rec.lost.map((l) => l.name), token: rec.token };
+  }
+  // lost members the runtime still runs (Kubernetes: pods of the StatefulSet) and the list does not name: they go
+  // from the top ordinal down (stopped, their data dropped), then the scale-up adds them again, empty
+  const listed = new Set((o.clusterMembers ?? []).map((c) => c.member));
+  const lingering = o.members.filter((m) => rec.lost.some((l) => l.name === m.name) && !listed.has(m.name));
+  if (lingering.length > 0) {
+    const top = byOrdinal(o.members).at(-1)!;
+    if (lingering.includes(top) && o.clusterMembersByLeader === true) return { kind: 'retireMember', member: top.name };
+    return wait('MemberNotInCluster', `recovery ${rec.token}: member(s) ${lingering.map((m) => m.name).join(', ')} lost their data and are below a member that kept its place; ` +
+      'a StatefulSet drops and adds again only its highest member, so they stay out of the cluster (which serves without them) until member replacement brings them back');
   }
   if (survivor?.forcedNewCluster === true) {
     if (!survivor.healthy || !survivor.leader) return wait('MemberStarting', `recovery ${rec.token}: waiting for ${rec.survivor} to lead its cluster alone`);

@@ -342,7 +342,7 @@ export class FakeRuntime implements Runtime, ScalingRuntime {
   }
 
   async forceNewCluster(survivor: string, lost: string[]): Promise<void> {
-    this.w.sim.forceNewCluster(survivor, lost);
+    this.w.sim.forceNewCluster(survivor, lost, this.kind === 'kubernetes');
     this.w.forced.add(survivor);
     this.w.forcedStarts.push(survivor);
   }

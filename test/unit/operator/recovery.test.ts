@@ -89,4 +89,16 @@ describe('operator/planner: quorum-loss recovery', () => {
     expect(closed).to.include({ step: 'recoverComplete', finishedAt: 9 });
     expect(plan(spec, { ...three, recovery: { request: 't1', record: closed } }, undefined)).to.deep.equal({ kind: 'steady', version: V });
   });
+
+  it('drops lost members the runtime still runs from the top ordinal down, before the survivor restarts without the flag; one below the survivor waits', () => {
+    const forcing: RecoveryProgress = { token: 't1', survivor: 'kv-1', survivorId: '101', lost: [{ name: 'kv-0', id: '100' }, { name: 'kv-2', id: '102' }], report: [], step: 'forceNewCluster', startedAt: 1, snapshot: { location: 'pvc://b/kv-1.db', member: 'kv-1', revision: 1, size: 1, sha256: 'a', time: 't' } };
+    const pods: ObservedCluster = {
+      now: 5, members: [down('kv-0', { dataLost: undefined }), member('kv-1', { leader: true, forcedNewCluster: true }), down('kv-2', { dataLost: undefined })],
+      clusterMembers: list('kv-1'), clusterMembersByLeader: true, recovery: { request: 't1', record: forcing },
+    };
+    expect(plan(spec, pods, undefined)).to.deep.equal({ kind: 'retireMember', member: 'kv-2' });
+    const below = plan(spec, { ...pods, members: pods.members.slice(0, 2) }, undefined);
+    expect(below).to.include({ kind: 'wait', code: 'MemberNotInCluster' });
+    expect((below as { reason: string }).reason).to.match(/^recovery t1: member\(s\) kv-0 lost their data and are below a member that kept its place; a StatefulSet drops and adds again only its highest member/);
+  });
 });

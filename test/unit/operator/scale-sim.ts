@@ -72,12 +72,14 @@ export class ScaleSim extends Sim {
 
   /**
    * A recovery's restart of `survivor` with --force-new-cluster: the runtime stops the members `lost` and drops them
-   * (they join again later under new ids); the survivor restarts as the only member of the list, its data kept.
+   * (they join again later under new ids), or keeps them down (`keepLost`); the survivor restarts as the only member
+   * of the list, its data kept.
    */
-  forceNewCluster(survivor: string, lost: string[]): void {
+  forceNewCluster(survivor: string, lost: string[], keepLost = false): void {
     const s = this.member(survivor);
     if (this.members.some((m) => m !== s && m.running && this.cluster.some((c) => c.name === m.name) && m.leader)) this.violations.push(`force-new-cluster of ${survivor} while another member leads`);
-    this.members = this.members.filter((m) => !lost.includes(m.name));
+    // (keepLost: a StatefulSet keeps their pods, which the survivor refuses)
+    if (!keepLost) this.members = this.members.filter((m) => !lost.includes(m.name));
     for (const n of lost) this.started.delete(n);
     this.cluster = this.cluster.filter((c) => c.name === survivor);
     s.leader = false;
