@@ -9,6 +9,7 @@
 //   svc-operator crd | run ...              (Kubernetes: cli/kube.ts)
 //   svc-operator status <cluster> ...       (the on-call view of an SvcCluster: cli/status-cmd.ts)
 //   svc-operator backup-now <cluster> [-n NS] [--wait SECONDS]   (an on-demand backup: cli/backup-now.ts)
+//   svc-operator recover <cluster> [-n NS] [--dry-run] [--wait SECONDS]   (quorum-loss recovery: cli/recover-kube.ts)
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
 import { setProtoDir } from '../../server/wire/index.js';
@@ -20,6 +21,7 @@ import { isJobCommand, jobMain } from './backup.js';
 import { statusMain } from './status-cmd.js';
 import { backupNowMain, isBackupNowCommand } from './backup-now.js';
 import { localRecover } from './recover.js';
+import { isRecoverCommand, recoverMain } from './recover-kube.js';
 
 const USAGE = `usage: svc-operator <command>
 
@@ -28,6 +30,12 @@ Kubernetes:
       the on-call view of an SvcCluster (also the kubectl plugin: kubectl svc status <cluster>)
   svc-operator backup-now <cluster> [--namespace NS] [--kubeconfig FILE] [--wait SECONDS]
       an on-demand backup (annotation svc.dev/backup-request; recorded in status.backups)
+  svc-operator recover <cluster> [--namespace NS] [--kubeconfig FILE] [--dry-run] [--token T] [--wait SECONDS]
+      after a lost quorum only (refused while the cluster has quorum; never automatic): lists every member with its
+      applied index, revision and reachability, names the survivor and what each other member loses; then sets the
+      annotation svc.dev/recover (a manifest may carry the same): the operator snapshots the survivor onto the backup
+      claim, restarts it in place with --force-new-cluster and grows back to spec.replicas (status.recovery).
+      Also the kubectl plugin: kubectl svc recover <cluster>
   svc-operator run [--kubeconfig FILE] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--lease-name NAME]
                    [--operator-image IMAGE] [--namespaces NS,...] [--cluster-selector SELECTOR]
       runs the controller until SIGTERM/SIGINT (what the chart's Deployment runs)
@@ -66,6 +74,7 @@ export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'status') return statusMain(argv, 'svc-operator'); // the on-call view (cli/status-cmd.ts)
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
   if (isBackupNowCommand(argv)) return backupNowMain(argv); // svc-operator backup-now <cluster> (cli/backup-now.ts)
+  if (isRecoverCommand(argv)) return recoverMain(argv); // svc-operator recover <cluster> (cli/recover-kube.ts)
   try {
     // `local backup --wait` is a bare flag (backup-now's --wait takes seconds)
     const wait = argv.includes('--wait');

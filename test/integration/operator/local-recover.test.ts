@@ -3,9 +3,11 @@
 // dirs deleted, --dry-run prints the plan and touches nothing; then the recovery brings the cluster back from the
 // survivor: the same names and client URLs, every key the survivor had, 3 voting members, the survivor's member id
 // kept and the others joining under new ids, the survivor's snapshot kept where the command said.
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { Client } from '../../../server/client/index.js';
 import { API_VERSION, KIND, type SvcCluster } from '../../../operator/api/types.js';
@@ -99,5 +101,26 @@ describe('operator local runtime: quorum-loss recovery against real processes', 
     } finally {
       w.close();
     }
+  });
+
+  it('usage and refusals name the cause: no cluster in the state dir (1), --dry-run elsewhere (2), recover without a cluster name (2)', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'svc-op-recover-empty-'));
+    try {
+      const none = await operatorCli(['local', 'recover', '--dry-run', '--state-dir', empty]);
+      expect(none.code, none.out).to.equal(1);
+      expect(none.out).to.contain(`no local cluster in ${empty}; name the state dir of the cluster to recover with --state-dir`);
+      const misplaced = await operatorCli(['local', 'status', '--dry-run', '--state-dir', empty]);
+      expect(misplaced.code, misplaced.out).to.equal(2);
+      expect(misplaced.out).to.contain('--dry-run belongs to local recover');
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+    const plugin = fileURLToPath(new URL('../../../../bin/kubectl-svc', import.meta.url));
+    const help = spawnSync(process.execPath, [plugin, '--help'], { encoding: 'utf8' });
+    expect(help.status).to.equal(0);
+    expect(help.stdout).to.contain('kubectl svc recover <cluster> [--namespace NS] [--kubeconfig FILE] [--dry-run]');
+    const bad = spawnSync(process.execPath, [plugin, 'recover'], { encoding: 'utf8' });
+    expect(bad.status).to.equal(2);
+    expect(bad.stderr).to.match(/^kubectl svc: kubectl svc recover needs exactly one SvcCluster name\nusage: kubectl svc recover <cluster>/);
   });
 });
