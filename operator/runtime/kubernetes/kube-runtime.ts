@@ -185,7 +185,12 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
   async restartMember(name: string, version: string): Promise<void> {
     // The template first: the replacement pod is created from it. After a crash between the two, the
     // pod still shows the old image (or configuration) and the planner asks for this restart again.
-    const live = this.desired?.live ?? (await this.liveTemplate())?.live ?? this.live(undefined);
+    const shape = this.desired?.live ?? (await this.liveTemplate())?.live ?? this.live(undefined);
+    // the forced start as the record says now (it was written after this pass's prepare): a restart that ends
+    // a recovery's forced start must not carry the flag
+    const { force: _was, ...rest } = shape;
+    const force = forcedMember(this.opts.recovery?.record);
+    const live: LiveShape = { ...rest, ...(force ? { force } : {}) };
     const want = (await this.applyDesired(version, live)).revision;
     const old = (await this.pods()).get(name);
     if (!old || old.metadata?.deletionTimestamp) return;

@@ -6,6 +6,9 @@ import { withDefaults } from '../../../operator/api/validate.js';
 import { plan } from '../../../operator/planner/plan.js';
 import { beginRecovery, recoveryLines, recoveryPlan, recoveryRefusal, recoveryStep } from '../../../operator/planner/recovery.js';
 import type { ObservedCluster, ObservedMember, RecoveryProgress } from '../../../operator/planner/types.js';
+import { desiredState } from '../../../operator/runtime/kubernetes/desired.js';
+import { FORCE_ANNOTATION, forcedMember, parseRecovery, recoveryJoin } from '../../../operator/runtime/kubernetes/kube-recovery.js';
+import { recoveryStatus } from '../../../operator/controller/controller.js';
 
 const V = '3.5.21';
 const member = (name: string, over: Partial<ObservedMember> = {}): ObservedMember => ({
@@ -100,5 +103,42 @@ describe('operator/planner: quorum-loss recovery', () => {
     const below = plan(spec, { ...pods, members: pods.members.slice(0, 2) }, undefined);
     expect(below).to.include({ kind: 'wait', code: 'MemberNotInCluster' });
     expect((below as { reason: string }).reason).to.match(/^recovery t1: member\(s\) kv-0 lost their data and are below a member that kept its place; a StatefulSet drops and adds again only its highest member/);
+  });
+
+  it('Kubernetes: the template carries --force-new-cluster only during the forced start, empty members join the survivor alone, status.recovery', () => {
+    const rec: RecoveryProgress = { token: 't1', survivor: 'kv-0', survivorId: '100', lost: [{ name: 'kv-1', id: '101' }, { name: 'kv-2', id: '102' }], report: [], step: 'recoverSnapshot', startedAt: Date.UTC(2026, 0, 1) };
+    expect(parseRecovery(JSON.stringify(rec))).to.deep.equal(rec);
+    expect(parseRecovery('{"token": 1}')).to.equal(undefined);
+    expect(parseRecovery('not json')).to.equal(undefined);
+    // before anything is touched: the template and the ConfigMap as they were
+    expect(recoveryJoin(rec)).to.equal(undefined);
+    expect(forcedMember(rec)).to.equal(undefined);
+    const forcing = { ...rec, step: 'forceNewCluster' as const };
+    expect(recoveryJoin(forcing)).to.deep.equal(['kv-0']);
+    expect(forcedMember(forcing)).to.equal('kv-0');
+    expect(forcedMember({ ...forcing, step: 'endForceNewCluster' })).to.equal(undefined);
+    expect(recoveryJoin({ ...forcing, step: 'endForceNewCluster' })).to.deep.equal(['kv-0']);
+
+    type Obj = { kind: string; data?: Record<string, string>; spec?: { template: { metadata: { annotations: Record<string, string> }; spec: { containers: Array<{ args: string[] }> } } } };
+    const ref = { name: 'kv', namespace: 'ns', uid: 'u', spec };
+    const objs = (live: object) => desiredState(ref, V, { replicas: 3, ...live }).objects as unknown as Obj[];
+    const forced = objs({ join: recoveryJoin(forcing), force: forcedMember(forcing) });
+    const sts = forced.find((o) => o.kind === 'StatefulSet')!.spec!.template;
+    expect(sts.spec.containers[0].args).to.include('--force-new-cluster');
+    expect(sts.metadata.annotations[FORCE_ANNOTATION]).to.equal('kv-0');
+    const cm = forced.find((o) => o.kind === 'ConfigMap')!.data!;
+    expect(cm.INITIAL_CLUSTER).to.equal('kv-0=http://kv-0.kv.ns.svc:2380');
+    expect(cm.INITIAL_CLUSTER_STATE).to.equal('existing');
+    const plain = objs({ join: recoveryJoin(forcing) }).find((o) => o.kind === 'StatefulSet')!.spec!.template;
+    expect(plain.spec.containers[0].args).to.not.include('--force-new-cluster');
+    expect(plain.metadata.annotations[FORCE_ANNOTATION]).to.equal(undefined);
+    // the forced start changes no revision (no rollout follows it)
+    expect(desiredState(ref, V, { replicas: 3, force: 'kv-0' }).revision).to.deep.equal(desiredState(ref, V, { replicas: 3 }).revision);
+
+    expect(recoveryStatus('t2', rec, 'cluster ns/kv has quorum')).to.deep.equal({ request: 't2', refused: 'cluster ns/kv has quorum' });
+    expect(recoveryStatus('t1', { ...forcing, snapshot: { location: 'pvc://kv-backups/ns/kv/kv-0-recover.db', member: 'kv-0', revision: 1, size: 1, sha256: 'a', time: 't' }, finishedAt: Date.UTC(2026, 0, 1, 0, 5) }, undefined)).to.deep.equal({
+      request: 't1', survivor: 'kv-0', step: 'forceNewCluster', snapshot: 'pvc://kv-backups/ns/kv/kv-0-recover.db', startedAt: '2026-01-01T00:00:00.000Z', finishedAt: '2026-01-01T00:05:00.000Z',
+    });
+    expect(recoveryStatus(undefined, undefined, undefined)).to.equal(undefined);
   });
 });
