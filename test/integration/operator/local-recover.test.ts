@@ -1,7 +1,7 @@
 // Quorum-loss recovery with the local runtime against real svc processes (`svc-operator local recover`, its own
 // process): refused on a healthy cluster (exit 1, nothing touched); with two of three members killed and their data
-// dirs deleted, --dry-run prints the plan and touches nothing; then the recovery brings the cluster back from the
-// survivor: the same names and client URLs, every key the survivor had, 3 voting members, the survivor's member id
+// dirs deleted, --dry-run prints the plan and touches nothing; then the recovery (its operator killed once right
+// after the survivor's forced start, and run again) brings the cluster back from the survivor: the same names and client URLs, every key the survivor had, 3 voting members, the survivor's member id
 // kept and the others joining under new ids, the survivor's snapshot kept where the command said.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -69,13 +69,23 @@ describe('operator local runtime: quorum-loss recovery against real processes', 
     expect(readFileSync(stateFile(stateDir), 'utf8')).to.equal(stateText);
     expect(existsSync(join(stateDir, 'recovery'))).to.equal(false);
 
+    // the operator killed right after the survivor's forced start: the next run resumes, never forcing it again
+    const killed = await operatorCli(['local', 'recover', '--state-dir', stateDir], { SVC_OPERATOR_CRASH_AT: 'forceNewCluster:1:acted' });
+    expect(killed.signal, killed.out).to.equal('SIGKILL');
+    expect(killed.out).to.contain('survivor: rc-1');
     const run = await operatorCli(['local', 'recover', '--state-dir', stateDir]);
     expect(run.code, run.out).to.equal(0);
+    expect(run.out).to.match(/^recovery \S+ from rc-1 is under way \(step forceNewCluster\); resuming it$/m);
+    const survivorLog = readFileSync(join(stateDir, 'logs', 'rc-1.log'), 'utf8');
+    expect(survivorLog.match(/made this member the only one of its cluster/g), 'forced starts of rc-1').to.have.length(1);
     const snap = /snapshot of rc-1 before the recovery: (\S+) /.exec(run.out)?.[1];
     expect(snap, run.out).to.be.a('string');
     expect(existsSync(snap!)).to.equal(true);
     expect(run.out).to.contain('recovered rc from rc-1\'s data: 3 member(s)');
 
+    const status = await operatorCli(['local', 'status', '--state-dir', stateDir]);
+    expect(status.code, status.out).to.equal(0);
+    expect(status.out).to.match(new RegExp(`^recovery \\S+ from rc-1: finished \\S+; snapshot ${snap!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
     const after = rt.state()!;
     expect(after.recovery?.snapshot?.location).to.equal(snap);
     expect(after.recovery?.finishedAt).to.be.a('number');
