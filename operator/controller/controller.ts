@@ -242,7 +242,7 @@ export class Controller {
     // a step that reached its act (carried out, under way or failed) is announced by an Event; one under way once
     const began = r.acted || r.pending !== undefined || r.error !== undefined;
     if (began && session.pendingLine !== line) await this.api.event(target, 'Normal', eventReason(step), line);
-    if (step.kind !== 'snapshot' && step.kind !== 'backup' && step.kind !== 'createCluster') session.jobFailure = undefined; // no Job is due any more
+    if (step.kind !== 'snapshot' && step.kind !== 'backup' && step.kind !== 'createCluster' && step.kind !== 'recoverSnapshot') session.jobFailure = undefined; // no Job is due any more
     const changed = session.lastStep !== line;
     session.lastStep = line;
     if (changed) this.log({ level: 'info', msg: 'step', cluster: key, step: step.kind, line });
