@@ -15,6 +15,8 @@ async function observeMember(client: MemberClient, rm: RuntimeMember): Promise<O
   const base: ObservedMember = { name: rm.name, configuredVersion: rm.configuredVersion, running: rm.running, failure: rm.failure, healthy: false, leader: false };
   if (rm.configRevision !== undefined) base.configRevision = rm.configRevision;
   if (rm.tlsRevision !== undefined) base.tlsRevision = rm.tlsRevision;
+  if (rm.dataLost !== undefined) base.dataLost = rm.dataLost;
+  if (rm.forcedNewCluster !== undefined) base.forcedNewCluster = rm.forcedNewCluster;
   if (!rm.running) return base;
   const [version, healthy, leader, status] = await Promise.all([
     client.version(rm.clientURL).catch(() => undefined),
@@ -30,6 +32,7 @@ async function observeMember(client: MemberClient, rm: RuntimeMember): Promise<O
     healthy,
     leader,
     appliedIndex: status?.appliedIndex,
+    ...(status ? { revision: status.revision } : {}),
   };
 }
 

@@ -2,7 +2,8 @@
 // clock, no I/O; the same inputs always give the same step.
 //
 // Order of decisions (each one returns):
-//  0. no members: createCluster.
+//  0. no members: createCluster. A quorum-loss recovery asked for or under way: its steps (recovery.ts); it ends
+//     with recoverComplete where the cluster would be steady.
 //  1. validate the target against the cluster version and the members' releases (refusals are `blocked`
 //     with condition UpgradeBlocked, taken before anything is touched).
 //  2. every member on the target: wait for the cluster version, then `complete` (this is the verification:
@@ -41,6 +42,7 @@ import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevisi
 import { isMutating } from './steps.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
 import { dueBackup } from '../backup/schedule.js';
+import { recoveryCompletion, recoveryStep } from './recovery.js';
 
 /** Smallest applied-index gap between a member and the leader that still counts as caught up. */
 export const CATCH_UP_SLACK = 100;
@@ -115,6 +117,10 @@ export function validateTarget(spec: SvcClusterSpec, o: ObservedCluster): Step |
  * step begun before is finished first; new scaling steps only once no upgrade is under way.
  */
 export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
+  // a quorum-loss recovery asked for (never automatic) comes before every other rule (recovery.ts); the member
+  // list and the runtime disagree on purpose while it runs
+  const recovering = o.members.length > 0 ? recoveryStep(o) : undefined;
+  if (recovering) return recovering;
   const resumed = resumeScaling(o);
   if (resumed) return resumed;
   const step = planSteps(spec, o, progress);
@@ -173,7 +179,7 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     // A follower behind under writes gates the next change; with nothing to change the cluster is as specified
     // (so Ready and Reconciling do not flap with the write load).
     const next = rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader);
-    if (!next) return backupStep(spec, o, leader) ?? { kind: 'steady', version: target };
+    if (!next) return recoveryCompletion(o) ?? backupStep(spec, o, leader) ?? { kind: 'steady', version: target };
     return catchingUp && isMutating(next) ? catchingUp : next;
   }
   if (catchingUp) return catchingUp;

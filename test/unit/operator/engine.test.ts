@@ -295,5 +295,80 @@ for (const mode of ['local', 'kubernetes'] as const) {
         expect(rolloutOf(w).membersDone, at).to.have.members(['m0', 'm1', 'm2']);
       }
     });
+
+    /**
+     * 3 members on 3.5.21, two lost (killed, data gone: no quorum), the third ahead; recovery request "t1" open. Local:
+     * m1 survives (a lower ordinal comes back first); Kubernetes: m0 (a StatefulSet drops only its highest member).
+     */
+    const survivor = mode === 'local' ? 'm1' : 'm0';
+    const lostWorld = (): World => {
+      const w = new World(3, '3.5.21', 0);
+      w.sim.member(survivor).applied = 150;
+      w.lose(['m0', 'm1', 'm2'].filter((n) => n !== survivor));
+      w.recoverRequest = 't1';
+      return w;
+    };
+    // local: the lost members are gone from the runtime with forceNewCluster; Kubernetes: their pods are retired first
+    const retired = mode === 'local' ? [] : ['retireMember m2', 'retireMember m1'];
+    const added = mode === 'local' ? ['addMember m0', 'addMember m2'] : ['addMember m1', 'addMember m2'];
+    const grow = [...retired, ...added];
+    const idsOf = (w: World) => Object.fromEntries(w.sim.cluster.map((c) => [c.name, c.id]));
+
+    it('recovers a cluster that lost quorum from the member with the highest applied index, in place, back to 3', async () => {
+      const w = lostWorld();
+      const r = await drive(w, mode, spec('3.5.21', 3));
+      const s = survivor;
+      expect(w.sim.violations).to.deep.equal([]);
+      expect(r.acted).to.deep.equal([`recoverSnapshot ${s}`, `forceNewCluster ${s}`, ...retired, `endForceNewCluster ${s}`, ...added, `recoverComplete ${s}`]);
+      expect(w.forcedStarts).to.deep.equal([s]);
+      expect(w.forced.size).to.equal(0);
+      expect(w.sim.members.map((m) => m.name)).to.deep.equal(['m0', 'm1', 'm2']);
+      // the survivor keeps its id, the lost members join again under new ones
+      const ids = idsOf(w);
+      expect(ids[s]).to.equal(String(1000 + Number(s.slice(1))));
+      for (const n of ['m0', 'm1', 'm2'].filter((x) => x !== s)) expect(Number(ids[n]), n).to.be.at.least(2000);
+      const rec = w.recovery!;
+      expect(rec).to.include({ token: 't1', survivor: s, survivorId: ids[s], step: 'recoverComplete' });
+      expect(rec.lost.map((l) => l.name)).to.deep.equal(['m0', 'm1', 'm2'].filter((x) => x !== s));
+      expect(rec.lost.every((l) => Number(l.id) < 2000)).to.equal(true);
+      expect(rec.snapshot!.location).to.equal(mode === 'local' ? `/recovery/${s}-recover-t1.db` : `pvc://backups/${s}-recover-t1.db`);
+      expect(rec.finishedAt).to.be.a('number');
+      expect(w.snapshots).to.have.length(1);
+      // answered: the next pass does nothing, and writes nothing
+      const writes = w.recoveryWrites;
+      const again = await runPass(new FakeRuntime(w, mode), spec('3.5.21', 3), new FakeClient(w), newMemory());
+      expect(again.step.kind).to.equal('steady');
+      expect(w.recoveryWrites).to.equal(writes);
+    });
+
+    it('a recovery request on a cluster with quorum is not acted on (the CLIs refuse it first)', async () => {
+      const w = new World(3, '3.5.21', 0);
+      w.lose(['m2']);
+      w.recoverRequest = 't1';
+      const r = await runPass(new FakeRuntime(w, mode), spec('3.5.21', 3), new FakeClient(w), newMemory());
+      expect(r.step.kind).to.equal('wait');
+      expect(w.recoveryWrites).to.equal(0);
+      expect(w.forcedStarts).to.deep.equal([]);
+    });
+
+    it('a crash at every point of every recovery step resumes: one forced start, each lost member added once', async () => {
+      const clean = await drive(lostWorld(), mode, spec('3.5.21', 3));
+      const points = crashPoints(clean.acted);
+      expect(points).to.have.length(3 * (4 + grow.length));
+      for (const at of points) {
+        const w = lostWorld();
+        const r = await drive(w, mode, spec('3.5.21', 3), at);
+        expect(r.crashes, at).to.equal(1);
+        expect(w.sim.violations, at).to.deep.equal([]);
+        expect(w.forcedStarts, at).to.deep.equal([survivor]);
+        expect(w.sim.members.map((m) => m.name), at).to.deep.equal(['m0', 'm1', 'm2']);
+        expect(w.sim.adds, at).to.deep.equal(Object.fromEntries(['m0', 'm1', 'm2'].filter((n) => n !== survivor).map((n) => [n, 1])));
+        expect(w.sim.member(survivor).starts['3.5.21'], `${at}: restarts of the survivor without the flag`).to.equal(1);
+        expect(w.recovery!.finishedAt, at).to.be.a('number');
+        expect(w.recovery!.snapshot, at).to.not.equal(undefined);
+        // a snapshot begun and not recorded is taken again (into the same file), never more than once more
+        expect(w.snapshots.length, at).to.equal(at.startsWith('recoverSnapshot:1:before') || at.startsWith('recoverSnapshot:1:acted') ? (at.endsWith('acted') ? 2 : 1) : 1);
+      }
+    });
   });
 }
