@@ -54,3 +54,11 @@ export function makeTestPki(dir: string, opts: { clientCommonName?: string } = {
     clientKey: readFileSync(f('client-key.pem')),
   };
 }
+
+/** Another client certificate of the test CA, with CommonName `cn`: `<cn>.pem` and `<cn>-key.pem` in the PKI's dir. */
+export function makeClientCert(pki: TestPki, cn: string): { cert: string; key: string } {
+  writeFileSync(join(pki.dir, `${cn}.ext`), 'extendedKeyUsage=clientAuth\n');
+  openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${cn}-key.pem`, '-out', `${cn}.csr`, '-subj', `/CN=${cn}`], pki.dir);
+  openssl(['x509', '-req', '-in', `${cn}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', `${cn}.pem`, '-days', '2', '-extfile', `${cn}.ext`], pki.dir);
+  return { cert: join(pki.dir, `${cn}.pem`), key: join(pki.dir, `${cn}-key.pem`) };
+}

@@ -56,6 +56,7 @@ export async function startMember(o: MemberStartOptions): Promise<RunningMember>
     api,
     metrics,
     enableGateway: o.enableGrpcGateway,
+    maxConcurrentStreams: o.maxConcurrentStreams,
     setLogLevel: o.setLogLevel ?? (() => {
       throw new Error('the log level cannot be changed for this member');
     }),

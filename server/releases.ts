@@ -40,7 +40,10 @@ export interface Release {
   /** RPCs that exist only from this release's cluster version on. */
   downgradeRpc: boolean;
   authStatusRpc: boolean;
-  /** HashKV answers carry hash_revision (the revision hashed) besides compact_revision (3.5's later patches). */
+  /**
+   * HashKV answers carry hash_revision (the revision hashed) besides compact_revision. No release svc speaks sets
+   * it: the field is in 3.5's proto, but the reference fills it only from 3.6 on (3.5.21 answers without it).
+   */
   hashKvHashRevision: boolean;
   /** The db's meta bucket has a "term" key (the reference writes it from 3.5 on); snapshots carry it only then. */
   metaTermKey: boolean;
@@ -142,7 +145,6 @@ const r35: Release = {
   },
   downgradeRpc: true,
   authStatusRpc: true,
-  hashKvHashRevision: true,
   metaTermKey: true,
   zapReadyLine: true,
   unknownFlags: [],

@@ -145,6 +145,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
       backups: backupsState({ name: state.name, where: runtime.backupDir(), spec: state.spec, previous: state.backups, created: new Date(state.createdAt), now: new Date() }),
       backupRequested: state.backupRequest !== undefined && state.backupRequest !== state.backups?.lastRequest ? state.backupRequest : null,
       backupFailure: state.backupFailure ?? null,
+      recovery: state.recovery ?? null,
     };
     if (output === 'json') {
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
@@ -178,6 +179,11 @@ export async function localStatus(stateDir: string, output: string | undefined):
     }
     if (out.backupRequested) process.stdout.write(`on-demand backup requested (${out.backupRequested}): the next \`svc-operator local apply\` (or \`local backup --wait\`) takes it\n`);
     if (out.backupFailure) process.stdout.write(`last backup failed: ${out.backupFailure}\n`);
+    const rec = state.recovery;
+    if (rec) {
+      const where = rec.finishedAt !== undefined ? `finished ${new Date(rec.finishedAt).toISOString()}` : `under way, step ${rec.step} (\`svc-operator local recover --state-dir ${stateDir}\` resumes it)`;
+      process.stdout.write(`recovery ${rec.token} from ${rec.survivor}: ${where}${rec.snapshot ? `; snapshot ${rec.snapshot.location}` : ''}\n`);
+    }
     return 0;
   } finally {
     client.close();

@@ -11,7 +11,8 @@ import { plan } from '../planner/plan.js';
 import { beginRollout, beginStep, noteMembersDone, noteRollout, recordSnapshot, settle } from '../planner/progress.js';
 import { describeStep, isMutating, isScalingStep } from '../planner/steps.js';
 import { beginReplacement, noteReplacements } from '../planner/healing.js';
-import type { ObservedCluster, ReplacementRecord, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
+import type { ObservedCluster, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
+import { beginRecovery } from '../planner/recovery.js';
 import { canHeal } from '../runtime/healing.js';
 import { executeHealing } from './heal.js';
 import type { MemberApi } from './member-api.js';
@@ -34,6 +35,8 @@ export interface EngineMemory {
   backups?: BackupsStatus;
   /** The replacements record this engine saved last. */
   replacements?: ReplacementRecord;
+  /** The recovery record this engine saved last (the annotation in an informer's cache may lag behind it). */
+  recovery?: RecoveryProgress;
   /** Steps carried out per kind (numbers the crash points). */
   counts: Map<string, number>;
   /** The step left under way by the last pass (StepPending) and its number: looking again is not a new step. */
@@ -77,6 +80,8 @@ export interface PassResult {
   snapshot?: SnapshotRecord;
   /** A scheduled or on-demand backup taken and recorded in this pass. */
   backup?: BackupEntry;
+  /** The recovery record as saved in this pass (begun, its snapshot, finished). */
+  recovery?: RecoveryProgress;
 }
 
 /**
@@ -114,6 +119,11 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   const { cluster: observed, urls } = await observe(runtime, client, hooks.clock);
   const backups = await runtime.loadBackups?.();
   if (backups) observed.backups = { ...backups, record: memory.backups ?? backups.record };
+  const recovery = await runtime.loadRecovery?.();
+  if (recovery) {
+    const record = memory.recovery && (!recovery.record || memory.recovery.startedAt >= recovery.record.startedAt) ? memory.recovery : recovery.record;
+    observed.recovery = { ...recovery, ...(record ? { record } : {}) };
+  }
   // The write rate over the time since the last pass (the reading inside one observation spans milliseconds).
   const c = observed.catchUp;
   const last = memory.leaderIndex;
@@ -158,7 +168,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
     }
     return result();
   }
-  if (!isMutating(step) && step.kind !== 'complete') return result();
+  if (!isMutating(step) && step.kind !== 'complete' && step.kind !== 'recoverComplete') return result();
 
   // Write-ahead: the records first, then the act.
   const line = describeStep(step);
@@ -183,6 +193,12 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   if (begun !== rollout) {
     rollout = begun;
     await saveRollout(runtime, memory, rollout);
+  }
+  let recovered = observed.recovery?.record;
+  const started = beginRecovery(recovered, step, observed, observed.now);
+  if (started !== recovered && started) {
+    await runtime.saveRecovery!(started);
+    memory.recovery = recovered = started;
   }
   const crash = hooks.crash;
   crash?.(step.kind, n, 'before');
@@ -225,7 +241,21 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
       case 'promoteMember':
         await executeHealing(runtime, client, step, urls, observed);
         break;
+      case 'recoverSnapshot':
+        // named by the request: taken again after a crash before it was recorded (the planner asks again)
+        snapshot = runtime.takeRecoverySnapshot
+          ? await runtime.takeRecoverySnapshot(step)
+          : await client.snapshot(urls.get(step.member)!, step.member, runtime.recoverySnapshotLocation!(step));
+        break;
+      case 'forceNewCluster':
+        await runtime.forceNewCluster!(step.member, step.lost);
+        break;
+      case 'endForceNewCluster':
+        // a plain restart: the runtime starts a member with --force-new-cluster only from forceNewCluster
+        await runtime.restartMember(step.member, step.version);
+        break;
       case 'complete':
+      case 'recoverComplete':
       case 'wait':
       case 'blocked':
         break; // nothing to carry out (wait and blocked return before the act, steady earlier still)
@@ -243,12 +273,15 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
     return result({ error: e as Error });
   }
   crash?.(step.kind, n, 'acted');
-  if (snapshot) {
+  if (snapshot && step.kind === 'recoverSnapshot' && recovered) {
+    memory.recovery = recovered = { ...recovered, snapshot };
+    await runtime.saveRecovery!(recovered);
+  } else if (snapshot) {
     progress = recordSnapshot(progress!, snapshot);
     await save(runtime, memory, progress);
     await runtime.pruneSnapshots(spec.backup?.keep ?? 3);
   }
   if (backup && step.kind === 'backup') memory.backups = await runtime.recordBackup!(step, backup);
   crash?.(step.kind, n, 'after');
-  return result({ acted: true, snapshot, backup });
+  return result({ acted: true, snapshot, backup, ...(recovered ? { recovery: recovered } : {}) });
 }

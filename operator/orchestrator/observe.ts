@@ -16,6 +16,8 @@ async function observeMember(client: MemberClient, rm: RuntimeMember): Promise<O
   if (rm.configRevision !== undefined) base.configRevision = rm.configRevision;
   if (rm.tlsRevision !== undefined) base.tlsRevision = rm.tlsRevision;
   if (rm.lost !== undefined) base.lost = rm.lost;
+  if (rm.dataLost !== undefined) base.dataLost = rm.dataLost;
+  if (rm.forcedNewCluster !== undefined) base.forcedNewCluster = rm.forcedNewCluster;
   if (!rm.running) return base;
   const [version, healthy, leader, status] = await Promise.all([
     client.version(rm.clientURL).catch(() => undefined),
@@ -31,6 +33,7 @@ async function observeMember(client: MemberClient, rm: RuntimeMember): Promise<O
     healthy,
     leader,
     appliedIndex: status?.appliedIndex,
+    ...(status ? { revision: status.revision } : {}),
   };
 }
 

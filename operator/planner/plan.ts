@@ -2,9 +2,9 @@
 // clock, no I/O; the same inputs always give the same step.
 //
 // Order of decisions (each one returns):
-// Before these: a replacement under way or a learner to promote, scaling's resume, a lost member to replace
-// (healing.ts, scaling.ts).
-//  0. no members: createCluster.
+//  0. no members: createCluster. A quorum-loss recovery asked for or under way: its steps (recovery.ts); it ends
+//     with recoverComplete where the cluster would be steady. Then (healing.ts, scaling.ts): a replacement under
+//     way or a learner to promote, scaling's resume, a lost member to replace.
 //  1. validate the target against the cluster version and the members' releases (refusals are `blocked`
 //     with condition UpgradeBlocked, taken before anything is touched).
 //  2. every member on the target: wait for the cluster version, then `complete` (this is the verification:
@@ -45,6 +45,7 @@ import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevisi
 import { isMutating } from './steps.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
 import { dueBackup } from '../backup/schedule.js';
+import { recoveryCompletion, recoveryStep } from './recovery.js';
 
 export { CATCH_UP_SECONDS, CATCH_UP_SLACK, catchUpSlack } from './catch-up.js';
 /** v2 data above this needs the 2-minute wait between members (the seed's limit). */
@@ -111,6 +112,10 @@ export function validateTarget(spec: SvcClusterSpec, o: ObservedCluster): Step |
  * step begun before is finished first; new scaling steps only once no upgrade is under way.
  */
 export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
+  // a quorum-loss recovery asked for (never automatic) comes before every other rule (recovery.ts); the member
+  // list and the runtime disagree on purpose while it runs
+  const recovering = o.members.length > 0 ? recoveryStep(o) : undefined;
+  if (recovering) return recovering;
   // a replacement under way and learners first: scaling's resume would take a member removed for its replacement
   // for one to retire
   const healing = continueHealing(o);
@@ -182,7 +187,7 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     // A follower behind under writes gates the next change; with nothing to change the cluster is as specified
     // (so Ready and Reconciling do not flap with the write load).
     const next = rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader);
-    if (!next) return backupStep(spec, o, leader) ?? { kind: 'steady', version: target };
+    if (!next) return recoveryCompletion(o) ?? backupStep(spec, o, leader) ?? { kind: 'steady', version: target };
     return catchingUp && isMutating(next) ? catchingUp : next;
   }
   if (catchingUp) return catchingUp;

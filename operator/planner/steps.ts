@@ -123,6 +123,32 @@ export const STEPS = {
     eventReason: () => 'Steady', statusReason: () => 'Steady', statusLine: kindOnly,
     actionLine: kindOnly,
   },
+  // quorum-loss recovery (planner/recovery.ts), asked for by `local recover` / the svc.dev/recover annotation
+  recoverSnapshot: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `recovery ${s.token}: snapshot of the survivor ${s.member} before anything is touched`,
+    eventReason: () => 'RecoverSnapshot', statusReason: kindOnly, statusLine: (s) => `snapshot of the survivor ${s.member} (recovery ${s.token})`,
+    actionLine: withMember,
+  },
+  forceNewCluster: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `recovery ${s.token}: stop ${s.lost.join(', ') || 'no other member'} and drop their data, restart ${s.member} in place with --force-new-cluster`,
+    eventReason: () => 'ForceNewCluster', statusReason: kindOnly, statusLine: (s) => `restarting ${s.member} with --force-new-cluster (recovery ${s.token})`,
+    actionLine: withMember,
+  },
+  endForceNewCluster: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `restart ${s.member} without --force-new-cluster before the cluster grows back`,
+    eventReason: () => 'EndForceNewCluster', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: withMember,
+  },
+  recoverComplete: {
+    // not mutating (nothing in the cluster changes), but the engine records it: the recovery's end
+    mutating: false, scaling: false, settled: true,
+    describe: (s) => `recovery ${s.token} complete: the cluster is back to full size from ${s.member}'s data`,
+    eventReason: () => 'Recovered', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: withMember,
+  },
 } satisfies StepTable<Step>;
 
 /** Every step kind, in the table's order (the step gauge's label values). */

@@ -23,6 +23,12 @@ export interface ObservedMember {
   leader: boolean;
   /** Raft applied index (Maintenance.Status). */
   appliedIndex?: number;
+  /** The member's store revision (Maintenance.Status header; served without quorum). */
+  revision?: number;
+  /** The runtime knows this member's data is gone (local: its data dir is missing or empty); undefined: unknown. */
+  dataLost?: boolean;
+  /** The member runs with --force-new-cluster (a recovery's restart; it must restart without it before the cluster grows). */
+  forcedNewCluster?: boolean;
   /** Hash of the member's configuration (everything of the spec that reaches it but the release); undefined: unknown. */
   configRevision?: string;
   /** Hash of the TLS certificates the member was started with; undefined: unknown or no TLS. */
@@ -109,7 +115,48 @@ export interface ObservedCluster {
   backups?: BackupObservation;
   /** The record of member replacements, when the runtime keeps one (it can replace members). */
   replacements?: ReplacementRecord;
+  /** A quorum-loss recovery asked for or under way, when the runtime can recover (runtime.loadRecovery). */
+  recovery?: RecoveryObservation;
 }
+
+/** A recovery request (`local recover`'s token in the state file, the svc.dev/recover annotation) and the record. */
+export interface RecoveryObservation {
+  /** The request token; a token the record does not carry asks for a new recovery. */
+  request?: string;
+  record?: RecoveryProgress;
+}
+
+/** One member as a recovery found it before touching anything (the report the CLIs print). */
+export interface RecoveryMemberReport {
+  name: string;
+  id?: string;
+  reachable: boolean;
+  appliedIndex?: number;
+  revision?: number;
+  /** What the member loses when the survivor's data becomes the cluster's. */
+  loses: string;
+}
+
+/** The record of a quorum-loss recovery (written before each of its steps; resumed from it and the observation). */
+export interface RecoveryProgress {
+  /** The request answered. */
+  token: string;
+  /** The member whose data becomes the cluster's (the highest applied index among those answering). */
+  survivor: string;
+  survivorId?: string;
+  /** The other members (they lose their data and join again, empty) and their ids in the old member list. */
+  lost: Array<{ name: string; id?: string }>;
+  /** The members as found. */
+  report: RecoveryMemberReport[];
+  /** Kind of the recovery step begun last. */
+  step: StepKind;
+  startedAt: number;
+  /** The survivor's snapshot, taken before anything is touched. */
+  snapshot?: SnapshotRecord;
+  /** Set once the cluster is back to spec.replicas, healthy. */
+  finishedAt?: number;
+}
+
 
 /** What the planner needs to tell whether a backup is due: the record, a request token, the schedule's anchor. */
 export interface BackupObservation {
@@ -170,7 +217,8 @@ export type WaitCode =
   | 'MemberListUnknown'
   | 'MemberNotInCluster'
   | 'UnknownClusterMember'
-  | 'ReplacementNotSafe';
+  | 'ReplacementNotSafe'
+  | 'RecoverySurvivorDown';
 
 export type BlockedCode =
   | 'SkipMinor'
@@ -193,7 +241,11 @@ export type BlockedCondition = 'UpgradeBlocked' | 'MemberFailed';
  * drop its data; retireMember = stop and drop a member no longer in the cluster (resume). Healing (healing.ts):
  * replaceMember = MemberRemove of a lost member's `id`, a fresh data dir (volume), MemberAdd as a learner and its
  * start joining `join` (each part skipped when done: resumable); promoteMember = MemberPromote of a learner caught
- * up (a scale-up's, or a replacement's: `replaced` is the cause, its Event is MemberReplaced).
+ * up (a scale-up's, or a replacement's: `replaced` is the cause, its Event is MemberReplaced). Quorum-loss recovery
+ * (asked for, never automatic; recovery.ts): recoverSnapshot = a snapshot of the survivor; forceNewCluster = the
+ * other members stopped and their data dropped, the survivor restarted in place with --force-new-cluster;
+ * endForceNewCluster = the survivor restarted without the flag (before the cluster grows back by addMember);
+ * recoverComplete = the cluster is back to spec.replicas: record the recovery finished.
  */
 export type Step =
   | { kind: 'createCluster'; version: string; replicas: number }
@@ -210,6 +262,10 @@ export type Step =
   | { kind: 'replaceMember'; member: string; id: string; cause: LossCause; detail: string; join: string[] }
   | { kind: 'promoteMember'; member: string; id: string; replaced?: LossCause }
   | { kind: 'complete'; from: string; to: string }
-  | { kind: 'steady'; version: string };
+  | { kind: 'steady'; version: string }
+  | { kind: 'recoverSnapshot'; member: string; token: string }
+  | { kind: 'forceNewCluster'; member: string; lost: string[]; token: string }
+  | { kind: 'endForceNewCluster'; member: string; version: string }
+  | { kind: 'recoverComplete'; member: string; token: string };
 
 export type StepKind = Step['kind'];

@@ -17,13 +17,89 @@ export class GatewayInputError extends CodedError<'GATEWAY_INPUT'> {
 /** Message nesting a gateway request may have (a txn level is two messages). */
 const MAX_JSON_DEPTH = 80;
 
+/**
+ * A JSON number as its literal text: the gateway's request bodies are read with {@link parseGatewayJson}, which
+ * keeps every number this way so a 64-bit integer (a lease ID, a revision) reaches its field exactly, where
+ * JSON.parse would round it to the nearest double (8110779400350537698 -> 8110779400350538000).
+ */
+export class JsonNumber {
+  constructor(readonly text: string) {}
+}
+
+const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+/**
+ * JSON text -> values as JSON.parse gives them, except that numbers are {@link JsonNumber}s. Syntax errors are
+ * JSON.parse's (it checks the text first), so the reading below only ever sees valid JSON.
+ */
+export function parseGatewayJson(text: string): unknown {
+  JSON.parse(text);
+  let i = 0;
+  const ws = () => {
+    while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
+  };
+  const str = (): string => {
+    let j = i + 1;
+    while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+    const s = JSON.parse(text.slice(i, j + 1)) as string;
+    i = j + 1;
+    return s;
+  };
+  const value = (): unknown => {
+    ws();
+    const c = text[i];
+    if (c === '"') return str();
+    if (c === '{') {
+      i++;
+      const o: Record<string, unknown> = {};
+      ws();
+      if (text[i] === '}') return i++, o;
+      for (;;) {
+        ws();
+        const k = str();
+        ws();
+        i++; // ':'
+        // defineProperty: a key such as "__proto__" is an own property, as JSON.parse makes it.
+        Object.defineProperty(o, k, { value: value(), enumerable: true, writable: true, configurable: true });
+        ws();
+        if (text[i++] === '}') return o;
+      }
+    }
+    if (c === '[') {
+      i++;
+      const a: unknown[] = [];
+      ws();
+      if (text[i] === ']') return i++, a;
+      for (;;) {
+        a.push(value());
+        ws();
+        if (text[i++] === ']') return a;
+      }
+    }
+    if (c === 't') return (i += 4), true;
+    if (c === 'f') return (i += 5), false;
+    if (c === 'n') return (i += 4), null;
+    NUMBER.lastIndex = i;
+    const m = NUMBER.exec(text)!;
+    i += m[0].length;
+    return new JsonNumber(m[0]);
+  };
+  return value();
+}
+
+/** The Go type the reference's gateway decodes a proto integer field into (its error texts name it). */
+const GO_INT: Record<string, string> = {
+  int64: 'int64', sint64: 'int64', sfixed64: 'int64', uint64: 'uint64', fixed64: 'uint64',
+  int32: 'int32', sint32: 'int32', sfixed32: 'int32', uint32: 'uint32', fixed32: 'uint32',
+};
+
 const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
 
 /** Rename lowerCamel keys to the proto names, check types, refuse unknown fields: before protobufjs sees it. */
 function normalize(type: protobuf.Type, json: unknown, path: string, depth = 0): Record<string, unknown> {
   if (depth > MAX_JSON_DEPTH) throw new GatewayInputError(`${path}: nested deeper than ${MAX_JSON_DEPTH} levels`);
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+  if (json === null || typeof json !== 'object' || Array.isArray(json) || json instanceof JsonNumber) {
     throw new GatewayInputError(`${path || 'body'}: expected a JSON object`);
   }
   const out: Record<string, unknown> = {};
@@ -50,6 +126,8 @@ function badType(at: string, what: string): never {
 function normalizeValue(f: protobuf.Field, v: unknown, at: string, depth: number): unknown {
   f.resolve();
   if (f.resolvedType instanceof protobuf.Type) return normalize(f.resolvedType, v, at, depth + 1);
+  if (v instanceof JsonNumber && GO_INT[f.type] !== undefined) return integerLiteral(f, v.text);
+  if (v instanceof JsonNumber) v = Number(v.text);
   if (f.resolvedType instanceof protobuf.Enum) {
     if (typeof v === 'number' || (typeof v === 'string' && v in f.resolvedType.values)) return v;
     return badType(at, `one of ${Object.keys(f.resolvedType.values).join(', ')}`);
@@ -77,6 +155,19 @@ function normalizeValue(f: protobuf.Field, v: unknown, at: string, depth: number
     default:
       return typeof v === 'number' ? v : badType(at, 'a number');
   }
+}
+
+/**
+ * An integer field given as a JSON number: its literal exactly, which must be an integer in the field's range.
+ * Otherwise the reference's error (Go's encoding/json refuses 1e3, 5.5 and out-of-range numbers for integers).
+ */
+function integerLiteral(f: protobuf.Field, text: string): string {
+  const go = GO_INT[f.type];
+  const bits = go.endsWith('64') ? 64n : 32n;
+  const [lo, hi] = go.startsWith('u') ? [0n, (1n << bits) - 1n] : [-(1n << (bits - 1n)), (1n << (bits - 1n)) - 1n];
+  const n = /^-?\d+$/.test(text) ? BigInt(text) : undefined;
+  if (n === undefined || n < lo || n > hi) throw new GatewayInputError(`json: cannot unmarshal number ${text} into Go value of type ${go}`);
+  return n.toString();
 }
 
 /** JSON body -> the message object a gRPC handler receives (same options as the gRPC loader). */

@@ -6,7 +6,7 @@ import { ServerError, Code } from '../core/errors.js';
 import { V2Error } from '../core/v2store.js';
 import type { V3Api } from './v3/handlers.js';
 import type { MemberMetrics } from './metrics.js';
-import { GATEWAY_ROUTES, GATEWAY_STREAMS, GatewayInputError, jsonToMessage, messageToJson } from './gateway.js';
+import { GATEWAY_ROUTES, GATEWAY_STREAMS, GatewayInputError, jsonToMessage, messageToJson, parseGatewayJson } from './gateway.js';
 import { serveGatewayStream } from './gateway-streams.js';
 
 export interface HttpAppOptions {
@@ -17,6 +17,48 @@ export interface HttpAppOptions {
   setLogLevel(level: string): void;
   /** --enable-grpc-gateway (default true): serve the JSON gateway under /v3 (and /v3beta). */
   enableGateway?: boolean;
+  /**
+   * --max-concurrent-streams: gateway calls open at once. The reference's gateway makes its calls over one gRPC
+   * client connection to its own server, so they share that connection's stream limit and the calls over it
+   * wait for a stream to end; svc's gateway calls share the limit per member. Default: no limit.
+   */
+  maxConcurrentStreams?: number;
+}
+
+/**
+ * A pool of `limit` slots: `take(res)` resolves true once the call holds a slot (given back when `res` closes,
+ * to the longest waiter first), or false when the caller went away while waiting.
+ */
+export function callSlots(limit: number): (res: Response) => Promise<boolean> {
+  let used = 0;
+  const waiting: Array<() => void> = [];
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else used--;
+  };
+  return (res) =>
+    new Promise<boolean>((resolve) => {
+      const hold = () => {
+        res.once('close', release);
+        resolve(true);
+      };
+      if (res.closed) return resolve(false);
+      if (used < limit) {
+        used++;
+        return hold();
+      }
+      const gone = () => {
+        waiting.splice(waiting.indexOf(turn), 1);
+        resolve(false);
+      };
+      const turn = () => {
+        res.off('close', gone);
+        hold();
+      };
+      waiting.push(turn);
+      res.once('close', gone);
+    });
 }
 
 
@@ -26,6 +68,7 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  const takeSlot = callSlots(o.maxConcurrentStreams ?? Infinity);
   const raw = express.raw({ type: () => true, limit: server.opts.maxRequestBytes * 2 + 1024 * 1024 });
 
   app.all('/version', (req, res) => {
@@ -82,10 +125,11 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
       if (Buffer.byteLength(body) > server.opts.maxRequestBytes) throw new ServerError(Code.InvalidArgument, 'etcdserver: request is too large');
       let json: unknown;
       try {
-        json = body.trim() === '' ? {} : JSON.parse(body);
+        json = body.trim() === '' ? {} : parseGatewayJson(body);
       } catch (e) {
         throw new GatewayInputError((e as Error).message);
       }
+      if (!(await takeSlot(res))) return;
       const token = req.headers.authorization;
       if (streaming) {
         serveGatewayStream(path, json, token, req, res, server, api, sendGrpcError);

@@ -5,6 +5,7 @@ import { randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
 import bcrypt from 'bcryptjs';
 import type { Backend } from '../storage/backend.js';
 import { Errors } from '../core/errors.js';
+import type { JwtTokens, TokenInfo } from './tokens.js';
 
 export type PermType = 'READ' | 'WRITE' | 'READWRITE';
 
@@ -91,7 +92,11 @@ export class AuthStore {
   private roles = new Map<string, Role>();
   private tokens = new Map<string, { user: string; lastUsed: number }>();
 
-  constructor(private backend: Backend) {
+  /** `jwt`: --auth-token jwt,... (tokens are signed and checked by signature; none is kept). Absent: simple tokens. */
+  constructor(
+    private backend: Backend,
+    readonly jwt?: JwtTokens,
+  ) {
     this.load();
   }
 
@@ -150,6 +155,23 @@ export class AuthStore {
     return t.user;
   }
 
+  /**
+   * The user a token stands for and the auth revision it speaks for: a simple token speaks for the current one,
+   * a JWT for the one it was issued at. Throws invalid auth token.
+   */
+  tokenInfo(token: string): TokenInfo {
+    if (!this.jwt) return { username: this.userOfToken(token), revision: this.revision };
+    const info = this.jwt.info(token);
+    if (!info) throw Errors.invalidAuthToken();
+    return info;
+  }
+
+  /** A JWT for `name` at the current auth revision (after its Authenticate was applied). */
+  signToken(name: string): string {
+    if (!this.jwt) throw new Error('signToken: simple tokens are made before proposing');
+    return this.jwt.assign(name, this.revision);
+  }
+
   isAdmin(user: string): boolean {
     return this.users.get(user)?.roles.includes(ROOT_ROLE) ?? false;
   }
@@ -190,8 +212,9 @@ export class AuthStore {
         this.tokens.clear();
         break;
       case 'authenticate':
-        // Every member learns the token, so it works against any of them.
-        this.tokens.set(op.token, { user: op.name, lastUsed: Date.now() });
+        // Every member learns a simple token, so it works against any of them. A JWT is not kept (its
+        // Authenticate carries no token): any member checks it by its signature.
+        if (op.token !== '') this.tokens.set(op.token, { user: op.name, lastUsed: Date.now() });
         return;
       case 'userAdd': {
         if (op.name === '') throw Errors.userEmpty();

@@ -13,6 +13,8 @@ import { DEFAULT_QUOTA_BYTES } from '../core/options.js';
 import { FatalStartError } from '../core/server.js';
 import { ListenError } from '../api/listener.js';
 import { selfCert, SelfCertError } from '../config/self-cert.js';
+import { crlAsPem } from '../config/crl.js';
+import { AuthTokenOptionsError, newTokenProvider } from '../auth/tokens.js';
 import { retentionOf } from '../core/compactor.js';
 import { parseDurationMs } from '../config/values.js';
 import { join } from 'node:path';
@@ -62,9 +64,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     opts = memberOptions(cfg, release, logger);
   } catch (e) {
-    logger.error((e as Error).message);
+    // A bad --auth-token stops the member as the reference's does (status 1, its log lines).
+    if (e instanceof AuthTokenOptionsError) logger.warn('failed to create token provider', { error: e.message });
+    logger.error(e instanceof AuthTokenOptionsError ? 'failed to start the member' : (e as Error).message, e instanceof AuthTokenOptionsError ? { error: e.message } : {});
     await logger.close();
-    return e instanceof SelfCertError ? 1 : 2;
+    return e instanceof SelfCertError || e instanceof AuthTokenOptionsError ? 1 : 2;
   }
   let member;
   try {
@@ -115,7 +119,7 @@ function currentReleaseSafe(): string {
   }
 }
 
-function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: Buffer; crl?: Buffer; clientCertAuth: boolean } | undefined {
+function readTls(t: TlsConfig & { selfSigned?: boolean }, what: string): { cert: Buffer; key: Buffer; ca?: Buffer; crl?: Buffer; clientCertAuth: boolean; selfSigned?: boolean } | undefined {
   if (!t.certFile && !t.keyFile) return undefined;
   if (!t.certFile || !t.keyFile) throw new ConfigError(`${what}: both a certificate and a key file are needed`, '');
   const read = (f: string, which: string) => {
@@ -125,12 +129,20 @@ function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: 
       throw new ConfigError(`${what}: cannot read the ${which} file ${f}: ${(e as Error).message}`, '');
     }
   };
+  const crl = (data: Buffer, f: string) => {
+    try {
+      return crlAsPem(data);
+    } catch (e) {
+      throw new ConfigError(`${what}: the certificate revocation list file ${f} is ${(e as Error).message}`, '');
+    }
+  };
   return {
     cert: read(t.certFile, 'certificate'),
     key: read(t.keyFile, 'key'),
     ca: t.trustedCaFile ? read(t.trustedCaFile, 'trusted CA') : undefined,
-    crl: t.crlFile ? read(t.crlFile, 'certificate revocation list') : undefined,
+    crl: t.crlFile ? crl(read(t.crlFile, 'certificate revocation list'), t.crlFile) : undefined,
     clientCertAuth: t.clientCertAuth,
+    ...(t.selfSigned ? { selfSigned: true } : {}),
   };
 }
 
@@ -138,10 +150,10 @@ function readTls(t: TlsConfig, what: string): { cert: Buffer; key: Buffer; ca?: 
 export function memberOptions(cfg: ServerConfig, release: Release, logger: ControllableLogger & { withPackage(pkg: string): import("../log/logger.js").Logger }): MemberStartOptions {
   const embedLog = logger.withPackage('embed');
   // --auto-tls / --peer-auto-tls: only when no certificate is given (the reference ignores them then).
-  const auto = (t: TlsConfig, kind: 'client' | 'peer', urls: URL[]): TlsConfig => {
+  const auto = (t: TlsConfig, kind: 'client' | 'peer', urls: URL[]): TlsConfig & { selfSigned?: boolean } => {
     if (!t.autoTls || t.certFile !== '') return t;
     const c = selfCert(embedLog, join(cfg.dataDir, 'fixtures', kind), urls.map((u) => u.hostname), cfg.selfSignedCertValidity, kind);
-    return { ...t, certFile: c.certFile, keyFile: c.keyFile };
+    return { ...t, certFile: c.certFile, keyFile: c.keyFile, selfSigned: true };
   };
   const clientTls = readTls(auto(cfg.clientTls, 'client', [...cfg.listenClientUrls, ...cfg.listenClientHttpUrls]), 'client TLS');
   const peerTls = readTls(auto(cfg.peerTls, 'peer', cfg.listenPeerUrls), 'peer TLS');
@@ -181,7 +193,9 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     maxRequestBytes: cfg.maxRequestBytes,
     maxTxnOps: cfg.maxTxnOps,
     bcryptCost: cfg.bcryptCost,
+    authTokens: newTokenProvider(cfg.authToken, logger.withPackage('auth')),
     preVote: cfg.preVote,
+    initialElectionTickAdvance: cfg.initialElectionTickAdvance,
     enableV2: cfg.enableV2,
     strictReconfigCheck: cfg.strictReconfigCheck,
     forceNewCluster: cfg.forceNewCluster,

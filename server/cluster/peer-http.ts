@@ -8,6 +8,11 @@ export interface PeerTlsClient {
   cert: Buffer;
   key: Buffer;
   ca?: Buffer;
+  /**
+   * --peer-auto-tls made the certificate: the peers' (self-signed) certificates are not verified, as the
+   * reference's self-signed TLS info skips verification on the client side.
+   */
+  selfSigned?: boolean;
 }
 
 export interface PeerResponse {
@@ -31,7 +36,7 @@ export function peerRequest(url: string, o: { method?: string; body?: string; ti
         method: o.method ?? 'GET',
         timeout: o.timeoutMs,
         ...(unix ? { socketPath: u.host !== '' ? u.host : unixSocketPath(u) } : {}),
-        ...(secure && o.tls ? { cert: o.tls.cert, key: o.tls.key, ca: o.tls.ca } : {}),
+        ...(secure && o.tls ? { cert: o.tls.cert, key: o.tls.key, ca: o.tls.ca, ...(o.tls.selfSigned ? { rejectUnauthorized: false } : {}) } : {}),
         headers: o.body !== undefined ? { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(o.body) } : {},
       },
       (res) => {

@@ -34,7 +34,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'snapshot-count', kind: 'uint', group: 'member', def: '100000', help: 'Number of committed transactions that triggers a snapshot to disk.' },
   { name: 'heartbeat-interval', kind: 'uint', group: 'member', def: '100', help: 'Time (in milliseconds) of a heartbeat interval.' },
   { name: 'election-timeout', kind: 'uint', group: 'member', def: '1000', help: 'Time (in milliseconds) for an election to time out.' },
-  { name: 'initial-election-tick-advance', kind: 'bool', group: 'member', def: 'true', help: 'Fast-forward the initial election ticks on boot for a faster election.' , defaultOnly: true },
+  { name: 'initial-election-tick-advance', kind: 'bool', group: 'member', def: 'true', help: 'Fast-forward the initial election ticks on boot for a faster election.' },
   { name: 'listen-peer-urls', kind: 'urls', group: 'member', def: URL_PEER, help: 'List of URLs to listen on for peer traffic.' },
   { name: 'listen-client-urls', kind: 'urls', group: 'member', def: URL_CLIENT, help: 'List of URLs to listen on for client traffic.' },
   { name: 'listen-client-http-urls', kind: 'urls', group: 'member', def: '', help: 'List of URLs to listen on for HTTP-only client traffic (gateway, /health, /metrics, /version); --listen-client-urls then serves gRPC only.' },
@@ -79,7 +79,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'cipher-suites', kind: 'list', group: 'security', def: '', help: 'Comma-separated list of supported TLS cipher suites (empty: the runtime default).' , defaultOnly: true },
   { name: 'cors', kind: 'list', group: 'security', def: '*', help: 'Comma-separated list of origins allowed for CORS (* allows all).' , defaultOnly: true },
   { name: 'host-whitelist', kind: 'list', group: 'security', def: '*', help: 'Comma-separated acceptable hostnames of HTTP client requests when the server is not secure (* allows all).' , defaultOnly: true },
-  { name: 'auth-token', kind: 'string', group: 'security', def: 'simple', help: 'Auth token kind and options.' , defaultOnly: true },
+  { name: 'auth-token', kind: 'string', group: 'security', def: 'simple', help: 'Specify auth token type and options (simple, or jwt,sign-method=...,priv-key=...,pub-key=...,ttl=...).' },
   { name: 'bcrypt-cost', kind: 'uint', group: 'security', def: '10', help: 'bcrypt cost factor for password hashing.' },
 
   { name: 'logger', kind: 'enum', group: 'logging', def: (r) => r.loggerDefault, values: (r) => r.loggers, help: "Logger: 'zap' for structured JSON logging, or 'capnslog'." },

@@ -69,6 +69,7 @@ export const Errors = {
   permissionNotGranted: e(Code.FailedPrecondition, 'etcdserver: permission is not granted to the role'),
   authNotEnabled: e(Code.FailedPrecondition, 'etcdserver: authentication is not enabled'),
   invalidAuthToken: e(Code.Unauthenticated, 'etcdserver: invalid auth token'),
+  authOldRevision: e(Code.InvalidArgument, 'etcdserver: revision of auth store is old'),
   invalidAuthMgmt: e(Code.InvalidArgument, 'etcdserver: invalid auth management'),
   noLeader: e(Code.Unavailable, 'etcdserver: no leader'),
   notLeader: e(Code.FailedPrecondition, 'etcdserver: not leader'),

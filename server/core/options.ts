@@ -2,6 +2,7 @@
 // embedding program's config object).
 import type { Logger } from '../log/logger.js';
 import type { Release } from '../releases.js';
+import type { JwtTokens } from '../auth/tokens.js';
 
 export interface TlsFiles {
   cert: Buffer;
@@ -13,6 +14,8 @@ export interface TlsFiles {
   crl?: Buffer;
   /** Peer only (--peer-cert-allowed-cn): the common names a peer certificate may have. */
   allowedCNs?: string[];
+  /** Made by --peer-auto-tls / --auto-tls: the other side's certificate is not verified (it is self-signed too). */
+  selfSigned?: boolean;
 }
 
 export interface MemberOptions {
@@ -41,7 +44,11 @@ export interface MemberOptions {
   maxTxnOps: number;
   /** bcrypt cost of stored passwords (--bcrypt-cost). */
   bcryptCost: number;
+  /** --auth-token jwt,...: the JWT provider (absent: simple tokens). */
+  authTokens?: JwtTokens;
   preVote: boolean;
+  /** --initial-election-tick-advance (default true): see tick-advance.ts. */
+  initialElectionTickAdvance?: boolean;
   enableV2: boolean;
   strictReconfigCheck: boolean;
   /**

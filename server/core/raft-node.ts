@@ -102,7 +102,7 @@ export class RaftNode {
     this.snapshotIndex = st.snapshotIndex;
     this.raft = new RawNode({
       id: opts.memberId,
-      electionTick: Math.max(2, Math.round(opts.electionMs / opts.tickMs)),
+      electionTick: Math.max(2, Math.round(opts.electionMs / opts.tickMs)), // = electionTicks
       heartbeatTick: 1,
       storage: this.storage,
       applied: st.appliedIndex,
@@ -149,6 +149,18 @@ export class RaftNode {
   tick(): void {
     if (this.lifecycle.stopped) return;
     this.raft.tick();
+    this.kick();
+  }
+
+  /** Ticks of an election timeout (--election-timeout / --heartbeat-interval). */
+  get electionTicks(): number {
+    return Math.max(2, Math.round(this.opts.electionMs / this.opts.tickMs));
+  }
+
+  /** `n` ticks at once (--initial-election-tick-advance). */
+  advanceTicks(n: number): void {
+    if (this.lifecycle.stopped) return;
+    for (let i = 0; i < n; i++) this.raft.tick();
     this.kick();
   }
 

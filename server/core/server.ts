@@ -30,6 +30,7 @@ import { Quota } from './quota.js';
 import { Publisher } from './publisher.js';
 import { MemberLifecycle } from './lifecycle.js';
 import { startCompactor } from './compactor.js';
+import { adjustTicks } from './tick-advance.js';
 import { Code, Errors, ServerError, errorWithMessage } from './errors.js';
 import type { AlarmEntry, LeaseTtl, Observers, ServerStatus } from './interfaces.js';
 import type { MemberOptions } from './options.js';
@@ -59,6 +60,8 @@ export class SvcServer {
   onRemoved?: () => void;
 
   private readonly lifecycle = new MemberLifecycle();
+  /** Members of the cluster when this member started, itself included (the initial election tick advance). */
+  private readonly startClusterSize: number;
   private readonly node: RaftNode;
   private readonly applier: Applier;
   private readonly proposer: Proposer;
@@ -86,7 +89,7 @@ export class SvcServer {
     this.memberId = b.memberId;
     this.clusterId = b.clusterId;
     const { memberId, lifecycle, stats, observers } = this;
-    this.kv = new V3StateMachine(b.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync });
+    this.kv = new V3StateMachine(b.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync, authTokens: opts.authTokens });
 
     this.node = new RaftNode(
       { storage: b.storage, wal: b.wal, snapshotter: b.snapshotter, confState: b.confState, appliedIndex: b.appliedIndex, snapshotIndex: b.snapshotIndex },
@@ -138,7 +141,7 @@ export class SvcServer {
         this.stopRemoved();
       },
       onSnapshotStatus: (id, ok) => node.reportSnapshot(id, ok),
-      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, rejectUnauthorized: !!opts.peerTls.ca } : undefined,
+      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, rejectUnauthorized: !!opts.peerTls.ca && !opts.peerTls.selfSigned } : undefined,
     });
     node.attach(this.transport, { forceCommit: () => this.kv.forceCommit(), snapshotTo: async (path) => void (await this.kv.currentBackend().snapshotTo(path)) });
 
@@ -213,6 +216,7 @@ export class SvcServer {
 
     for (const m of b.membership.list()) if (m.id !== memberId) this.transport.addPeer(m.id, m.peerURLs);
     for (const m of b.configuredPeers) if (m.id !== memberId && !b.membership.member(m.id)) this.transport.addPeer(m.id, m.peerURLs);
+    this.startClusterSize = new Set([memberId, ...b.membership.list().map((m) => m.id), ...b.configuredPeers.map((m) => m.id)]).size;
   }
 
   /** Serve peers, start the timers and the loop. */
@@ -232,6 +236,13 @@ export class SvcServer {
       },
     });
     this.timers.push(setInterval(() => this.node.tick(), opts.tickMs));
+    void adjustTicks({
+      memberId: this.memberId, clusterSize: this.startClusterSize, electionTicks: this.node.electionTicks, tickMs: opts.tickMs,
+      enabled: opts.initialElectionTickAdvance ?? true, logger,
+      activePeers: () => this.transport.activePeers(),
+      advance: (n) => this.node.advanceTicks(n),
+      stopping: () => this.lifecycle.ending,
+    });
     this.timers.push(setInterval(() => void this.versions.check(), opts.versionMonitorMs));
     this.timers.push(setInterval(() => this.leases.revokeExpired(), 500));
     if (opts.autoCompaction && opts.autoCompaction.retention > 0) {

@@ -11,6 +11,7 @@ import { evaluateCompareOn } from '../mvcc/compare.js';
 import type { KeyValue } from '../mvcc/kv.js';
 import { Errors, ServerError } from './errors.js';
 import { AuthStore } from '../auth/store.js';
+import type { JwtTokens } from '../auth/tokens.js';
 import type { DeleteRangeRequest, InternalRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from './requests.js';
 import type { Logger } from '../log/logger.js';
 import { packageLogger } from '../log/create-logger.js';
@@ -61,6 +62,8 @@ export interface StateMachineOptions {
   /** The election timeout: the shortest lease TTL follows from it. */
   electionMs: number;
   unsafeNoFsync?: boolean;
+  /** --auth-token jwt,...: the JWT provider (absent: simple tokens). */
+  authTokens?: JwtTokens;
 }
 
 export class V3StateMachine {
@@ -77,7 +80,7 @@ export class V3StateMachine {
     this.lessor = new Lessor(this.backend, { logger, minTtl: minLeaseTtlFor(opts.electionMs) });
     this.store = new MvccStore(this.backend, { logger, lessor: this.lessor });
     this.watchable = new WatchableStore(this.store);
-    this.auth = new AuthStore(this.backend);
+    this.auth = new AuthStore(this.backend, opts.authTokens);
   }
 
   get stats() {
@@ -275,7 +278,7 @@ export class V3StateMachine {
   hashKV(rev: number): { hash: number; revision: number; compactRevision: number; hashRevision: number } {
     try {
       const h = this.store.hashByRev(rev);
-      return { hash: h.hash, revision: h.currentRev, compactRevision: Math.max(0, h.compactRev), hashRevision: h.hashRev };
+      return { hash: h.hash, revision: h.currentRev, compactRevision: h.compactRev, hashRevision: h.hashRev };
     } catch (e) {
       throw clientError(e);
     }

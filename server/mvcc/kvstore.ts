@@ -392,7 +392,8 @@ export class MvccStore {
     }
     // Compaction may have removed every revision after the compaction point's keys.
     if (this.currentRev < this.compactMainRev) this.currentRev = this.compactMainRev;
-    if (scheduled > this.compactMainRev) {
+    // No scheduled compaction recorded (0): nothing to resume, and a store never compacted keeps -1.
+    if (scheduled !== 0 && scheduled > this.compactMainRev) {
       this.logger.info('resume scheduled compaction', { 'scheduled-compact-revision': scheduled });
       this.compactMainRev = scheduled;
       void this.scheduleCompaction(scheduled, this.index.compact(scheduled));

@@ -212,6 +212,13 @@ export class Transport {
     if (!this.stopped) this.opts.onUnreachable?.(id);
   }
 
+  /** How many peers have an active stream now. */
+  activePeers(): number {
+    let n = 0;
+    for (const p of this.peers.values()) if (p.activeSince !== undefined) n++;
+    return n;
+  }
+
   /** When the stream to `id` became active (ms since epoch); undefined while inactive or unknown. */
   activeSince(id: NodeId): number | undefined {
     return this.peers.get(id)?.activeSince;

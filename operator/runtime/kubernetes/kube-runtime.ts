@@ -7,11 +7,12 @@
 // fallback of a runtime built without Jobs (tests that drive the runtime directly).
 import { join } from 'node:path';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { RuntimeError, type BackupStep, type Runtime, type RuntimeMember } from '../runtime.js';
+import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
 import { backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { BackupObservation, MemberLoss, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import type { BackupObservation, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import { FORCE_ANNOTATION, forcedMember, RECOVERY_ANNOTATION, recoveryJoin } from './kube-recovery.js';
 import type { ScalingStep } from '../../planner/steps.js';
 import { CONFIG_HASH_ANNOTATION, memberClientURL, releaseOf, selectorLabels, TLS_HASH_ANNOTATION, type ClusterRef, type LiveShape } from './manifests.js';
 import { desiredState, liveStatefulSet, targetRevision, type DesiredState } from './desired.js';
@@ -58,6 +59,10 @@ export interface KubeRuntimeOptions {
   backups?: BackupObservation;
   /** The replacements record as read from the SvcCluster (annotation svc.dev/replacements), if any. */
   replacements?: ReplacementRecord;
+  /** The svc.dev/recover request and the svc.dev/recovery record as known (the record: annotation, or newer: this process's). */
+  recovery?: RecoveryObservation;
+  /** Called after the recovery record was written. */
+  onRecovery?: (r: RecoveryProgress) => void;
 }
 
 /** The message of a member's log line (a JSON line's msg and error), else the line. */
@@ -137,8 +142,14 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
 
   /** The observation besides the StatefulSet: the initial cluster of the member that joined last, the TLS fingerprint. */
   private live(replicas: number | undefined): LiveShape {
-    const join = this.opts.scaling?.join;
-    return { ...(replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}) };
+    // after a recovery began, members that start empty join the survivor (never bootstrap) until a scaling step
+    // begun since names its own initial cluster
+    const rec = this.opts.recovery?.record;
+    const scaling = this.opts.scaling;
+    const scaledSince = scaling !== undefined && (!rec || Date.parse(scaling.startedAt) > rec.startedAt);
+    const join = scaledSince ? scaling.join : recoveryJoin(rec) ?? scaling?.join;
+    const force = forcedMember(rec);
+    return { ...(replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}) };
   }
 
   /** Applies the desired state of the StatefulSet on `release` with `live` (built only when it differs from the last). */
@@ -193,6 +204,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
         running,
         failure: pod ? podFailure(pod) : undefined,
         ...((l) => (l ? { lost: l } : {}))(pod && !pod.metadata?.deletionTimestamp ? podLoss(pod) : undefined),
+        ...(running && pod?.metadata?.annotations?.[FORCE_ANNOTATION] === name ? { forcedNewCluster: true } : {}),
       });
     }
     return out;
@@ -221,12 +233,18 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   async restartMember(name: string, version: string): Promise<void> {
     // The template first: the replacement pod is created from it. After a crash between the two, the
     // pod still shows the old image (or configuration) and the planner asks for this restart again.
-    const live = this.desired?.live ?? (await this.liveTemplate())?.live ?? this.live(undefined);
+    const shape = this.desired?.live ?? (await this.liveTemplate())?.live ?? this.live(undefined);
+    // the forced start as the record says now (it was written after this pass's prepare): a restart that ends
+    // a recovery's forced start must not carry the flag
+    const { force: _was, ...rest } = shape;
+    const force = forcedMember(this.opts.recovery?.record);
+    const live: LiveShape = { ...rest, ...(force ? { force } : {}) };
     const want = (await this.applyDesired(version, live)).revision;
     const old = (await this.pods()).get(name);
     if (!old || old.metadata?.deletionTimestamp) return;
     const a = old.metadata?.annotations ?? {};
-    const current = releaseOf(old) === version && a[CONFIG_HASH_ANNOTATION] === want.config && (a[TLS_HASH_ANNOTATION] ?? '') === (want.tls ?? '');
+    // (a pod started with --force-new-cluster is restarted without it: the template carries the flag no more)
+    const current = releaseOf(old) === version && a[CONFIG_HASH_ANNOTATION] === want.config && (a[TLS_HASH_ANNOTATION] ?? '') === (want.tls ?? '') && a[FORCE_ANNOTATION] === undefined;
     if (!current) await this.api.deletePod(this.cluster.namespace, name, this.cluster.name);
   }
 
@@ -268,6 +286,41 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     const record = backupsState({ name: this.cluster.name, spec: this.cluster.spec, previous: b?.record, taken, done: dueOfStep(step).due, created: new Date(b?.created ?? 0), now: new Date() });
     if (b) b.record = record;
     return record;
+  }
+
+  async loadRecovery(): Promise<RecoveryObservation | undefined> {
+    return this.opts.recovery;
+  }
+
+  async saveRecovery(record: RecoveryProgress): Promise<void> {
+    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, RECOVERY_ANNOTATION, JSON.stringify(record));
+    this.opts.recovery = { ...(this.opts.recovery ?? {}), record };
+    this.opts.onRecovery?.(record);
+  }
+
+  /** The survivor's snapshot: a Job onto the backup claim named by the request (StepPending while it runs). */
+  async takeRecoverySnapshot(step: RecoverSnapshotStep): Promise<SnapshotRecord> {
+    if (!this.opts.jobs) throw new RuntimeError('UNSUPPORTED', 'the survivor\'s snapshot runs as a Job: this runtime has none');
+    const dbBytes = async () => (await this.opts.client?.status(memberClientURL(this.cluster, step.member)))?.dbSize;
+    return this.opts.jobs.recoverySnapshot(step.member, step.token, dbBytes);
+  }
+
+  /**
+   * The template carries --force-new-cluster (and names the survivor) while the record's step is forceNewCluster, and the
+   * ConfigMap names the survivor alone as the cluster to join; then the survivor's pod is deleted and comes back
+   * forced, on its own claim, under its name and Services. The lost members' pods are left as they are: one that
+   * starts empty is refused by the survivor (it is no member); the planner retires them from the top ordinal down.
+   */
+  async forceNewCluster(survivor: string, lost: string[]): Promise<void> {
+    if (forcedMember(this.opts.recovery?.record) !== survivor) {
+      throw new RuntimeError('UNSUPPORTED', `the recovery record does not name ${survivor} for the forced start (lost: ${lost.join(', ')}); it is written before this step`);
+    }
+    const now = await this.liveTemplate();
+    await this.applyDesired(now?.release ?? this.cluster.spec.version, this.live(now?.live.replicas));
+    const pod = (await this.pods()).get(survivor);
+    if (!pod || pod.metadata?.deletionTimestamp) return; // its replacement comes from the forced template
+    if (pod.metadata?.annotations?.[FORCE_ANNOTATION] === survivor) return; // started forced already
+    await this.api.deletePod(this.cluster.namespace, survivor, this.cluster.name);
   }
 
   async recordScaling(step: ScalingStep, replicas: number): Promise<void> {

@@ -14,8 +14,9 @@ import { nopLogger } from '../../../server/log/logger.js';
 import type { BackupEntry, BackupsStatus } from '../../api/types.js';
 import { backupFileFor, backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { BackupObservation, MemberLoss, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
-import { RuntimeError, type BackupStep, type Runtime, type RuntimeMember } from '../runtime.js';
+import type { BackupObservation, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import { ordinalOf } from '../../planner/scaling.js';
+import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { ScalingRuntime } from '../scaling.js';
 import { lossInLine, type HealingRuntime } from '../healing.js';
 import { freePorts } from './ports.js';
@@ -98,6 +99,16 @@ export function restoreProblem(snapshot: string): string | undefined {
   }
 }
 
+/** True when a member's data dir holds data (its member/ folder with a WAL or a db). */
+function hasData(dataDir: string): boolean {
+  const member = join(dataDir, 'member');
+  try {
+    return readdirSync(member).some((d) => readdirSync(join(member, d)).length > 0);
+  } catch {
+    return false;
+  }
+}
+
 /** Members run by this process that exited, with how (the state file only has pids). */
 const exits = new Map<number, string>();
 
@@ -160,6 +171,8 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
         failure,
         ...(m.revision !== undefined ? { configRevision: m.revision } : {}),
         ...(lost ? { lost } : {}),
+        dataLost: !hasData(m.dataDir),
+        ...(running && m.forced === true ? { forcedNewCluster: true } : {}),
       };
     });
   }
@@ -251,15 +264,15 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     }, memberConfig(state.spec, m.version));
   }
 
-  /** Starts member m's process (state is saved by the caller). */
-  private spawnMember(state: LocalState, m: LocalMemberState): void {
+  /** Starts member m's process (state is saved by the caller); `force`: with --force-new-cluster (forceNewCluster only). */
+  private spawnMember(state: LocalState, m: LocalMemberState, force = false): void {
     mkdirSync(m.dataDir, { recursive: true });
     appendFileSync(m.logFile, `=== svc start ${m.version} ${new Date().toISOString()}\n`);
     const fd = openSync(m.logFile, 'a');
     const url = pathToFileURL(this.svcEntry).href;
     const script = `import(${JSON.stringify(url)}).then((m) => m.main(process.argv.slice(1))).then((c) => { if (typeof c === 'number') process.exitCode = c; })`;
     try {
-      const child = spawn(process.execPath, ['--enable-source-maps', '-e', script, '--', ...this.args(state, m)], {
+      const child = spawn(process.execPath, ['--enable-source-maps', '-e', script, '--', ...this.args(state, m), ...(force ? ['--force-new-cluster'] : [])], {
         detached: true,
         stdio: ['ignore', fd, fd],
         env: { ...process.env, ...memberConfig(state.spec, m.version).env },
@@ -271,6 +284,8 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
       m.pid = pid;
       m.startedAt = new Date().toISOString();
       m.revision = memberConfig(state.spec, m.version).revision;
+      if (force) m.forced = true;
+      else delete m.forced;
     } finally {
       closeSync(fd);
     }
@@ -360,6 +375,8 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
       const reserved = { ...(state.reserved ?? {}) };
       delete reserved[name];
       state.members.push(m);
+      // in ordinal order (after a recovery from a member other than the first, a lower ordinal joins again)
+      state.members.sort((a, b) => ordinalOf(a.name) - ordinalOf(b.name));
       state.reserved = reserved;
       writeState(this.stateDir, state);
     }
@@ -405,6 +422,51 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
 
   async startReplacement(name: string, initial: string[]): Promise<void> {
     await this.startMember(name, initial);
+  }
+
+  async loadRecovery(): Promise<RecoveryObservation | undefined> {
+    const s = this.state();
+    return s && { ...(s.recoverRequest !== undefined ? { request: s.recoverRequest } : {}), ...(s.recovery ? { record: s.recovery } : {}) };
+  }
+
+  async saveRecovery(record: RecoveryProgress): Promise<void> {
+    const s = this.mustState();
+    writeState(this.stateDir, { ...s, recovery: record });
+  }
+
+  /** Asks for a quorum-loss recovery (carried out by the loop's next passes); returns the request token. */
+  requestRecovery(): string {
+    const s = this.mustState();
+    const token = new Date().toISOString();
+    writeState(this.stateDir, { ...s, recoverRequest: token });
+    return token;
+  }
+
+  /** Where the survivor's snapshot goes: recovery/<member>-recover-<request>.db (kept by `local delete`). */
+  recoverySnapshotLocation(step: RecoverSnapshotStep): string {
+    const dir = join(this.stateDir, 'recovery');
+    mkdirSync(dir, { recursive: true });
+    return join(dir, `${step.member}-recover-${step.token.replace(/[^0-9A-Za-z-]/g, '-')}.db`);
+  }
+
+  async forceNewCluster(survivor: string, lost: string[]): Promise<void> {
+    const state = this.mustState();
+    const s = state.members.find((m) => m.name === survivor);
+    if (!s) throw new RuntimeError('NO_MEMBER', `no member ${survivor} to recover from`);
+    for (const name of lost) {
+      const m = state.members.find((x) => x.name === name);
+      if (!m) continue; // done before a crash, or a member of the list the runtime never ran
+      await this.stopPid(m.pid);
+      // its ports stay reserved: it joins again later (addMember) under the same name and client URL, empty
+      state.members = state.members.filter((x) => x !== m);
+      state.reserved = { ...(state.reserved ?? {}), [name]: { clientPort: m.clientPort, peerPort: m.peerPort } };
+      writeState(this.stateDir, state);
+      rmSync(m.dataDir, { recursive: true, force: true });
+    }
+    if (s.forced === true && alive(s.pid)) return;
+    await this.stopPid(s.pid);
+    this.spawnMember(state, s, true);
+    writeState(this.stateDir, state);
   }
 
   snapshotLocation(from: string, to: string, member: string): string {
@@ -500,7 +562,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   async delete(keepBackups = false): Promise<string[]> {
     const s = this.state();
     if (s) await Promise.all(s.members.map((m) => this.stopPid(m.pid)));
-    const keep = ['backups', 'snapshots'].filter((d) => keepBackups && existsSync(join(this.stateDir, d)) && readdirSync(join(this.stateDir, d)).length > 0);
+    const keep = ['backups', 'snapshots', 'recovery'].filter((d) => keepBackups && existsSync(join(this.stateDir, d)) && readdirSync(join(this.stateDir, d)).length > 0);
     if (keep.length === 0) {
       rmSync(this.stateDir, { recursive: true, force: true });
       return [];

@@ -32,19 +32,25 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
       return { header: header(), enabled: store().enabled, authRevision: store().revision };
     },
     Authenticate: async (req) => {
-      await store().checkPassword(String(req.name ?? ''), String(req.password ?? ''));
+      const name = String(req.name ?? '');
+      await store().checkPassword(name, String(req.password ?? ''));
+      if (store().jwt) {
+        // A JWT is signed once the Authenticate is applied, at the auth revision of that moment.
+        await apply({ op: 'authenticate', name, token: '' });
+        return { header: header(), token: store().signToken(name) };
+      }
       const token = AuthStore.newToken(core.appliedIndex + 1);
-      await apply({ op: 'authenticate', name: String(req.name), token });
+      await apply({ op: 'authenticate', name, token });
       return { header: header(), token };
     },
     UserAdd: async (req, meta) => {
       admin(meta);
+      // An empty password is a password (the reference hashes it too); only no_password makes a user without one.
       const noPassword = !!req.options?.no_password;
-      if (!noPassword && String(req.password ?? '') === '' && !req.hashedPassword) throw Errors.authFailed();
       return apply({ op: 'userAdd', name: String(req.name ?? ''), password: noPassword ? '' : await hashPassword(String(req.password ?? ''), limits.bcryptCost), noPassword });
     },
     UserGet: async (req, meta) => {
-      admin(meta);
+      gate.requireAdminOr(meta, (user) => user === String(req.name ?? ''));
       const u = store().user(String(req.name ?? ''));
       if (!u) throw Errors.userNotFound();
       return { header: header(), roles: u.roles };
@@ -74,7 +80,7 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
       return apply({ op: 'roleAdd', name: String(req.name ?? '') });
     },
     RoleGet: async (req, meta) => {
-      admin(meta);
+      gate.requireAdminOr(meta, (user) => store().user(user)?.roles.includes(String(req.role ?? '')) ?? false);
       const r = store().role(String(req.role ?? ''));
       if (!r) throw Errors.roleNotFound();
       return { header: header(), perm: r.perms.map((p) => ({ permType: p.permType, key: p.key, range_end: p.rangeEnd })) };

@@ -1,5 +1,6 @@
 // The Lease service's unary calls (etcdserverpb.Lease; keep-alives are a stream, in streams.ts).
 import type { LeaseReads, Proposals, QuotaGuard, ReadBarrier } from '../../core/interfaces.js';
+import type { AuthGate } from './auth-gate.js';
 import type { Headers } from './headers.js';
 import type { LeaseService } from './service-methods.js';
 
@@ -9,6 +10,7 @@ export interface LeaseDeps {
   proposals: Proposals;
   quota: QuotaGuard;
   headers: Headers;
+  gate: AuthGate;
 }
 
 export function leaseService(d: LeaseDeps): LeaseService {
@@ -29,10 +31,14 @@ export function leaseService(d: LeaseDeps): LeaseService {
       return { header: headers.header() };
     },
 
-    LeaseTimeToLive: async (req) => {
+    LeaseTimeToLive: async (req, meta) => {
       await d.barrier.linearizableReadNotify();
       const id = BigInt(req.ID ?? 0);
+      // The attached keys are shown only to a user who may read every one of them (as the reference); a call
+      // without a valid user is refused first, whether or not the lease exists.
+      if (req.keys) d.gate.user(meta);
       const t = await d.leases.leaseTimeToLive(id, !!req.keys);
+      if (req.keys) d.gate.requireEachKey(meta, t?.keys ?? []);
       if (!t) return { header: headers.header(), ID: id.toString(), TTL: -1, grantedTTL: 0, keys: [] };
       return { header: headers.header(), ID: id.toString(), TTL: t.ttl, grantedTTL: t.grantedTtl, keys: t.keys };
     },

@@ -2,25 +2,15 @@
 // client certificate's CommonName, as the reference does (its AuthInfoFromTLS). Side by side: the same steps
 // against svc and the reference 3.4.23, with real certificates.
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeTestPki, type TestPki } from '../../../harness/tls.js';
+import { makeClientCert, makeTestPki, type TestPki } from '../../../harness/tls.js';
 import { etcdctl } from '../../../harness/etcdctl.js';
 import { ETCD_BIN } from '../../../harness/reference-cluster.js';
 import { spawnSvc } from '../../../harness/svc-cluster.js';
 import { spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { freePorts } from '../../../harness/ports.js';
-
-/** Another client certificate signed by the test CA. */
-function clientCert(pki: TestPki, cn: string): { cert: string; key: string } {
-  const run = (args: string[]) => execFileSync('openssl', args, { cwd: pki.dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  writeFileSync(join(pki.dir, `${cn}.ext`), 'extendedKeyUsage=clientAuth\n');
-  run(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${cn}-key.pem`, '-out', `${cn}.csr`, '-subj', `/CN=${cn}`]);
-  run(['x509', '-req', '-in', `${cn}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', `${cn}.pem`, '-days', '2', '-extfile', `${cn}.ext`]);
-  return { cert: join(pki.dir, `${cn}.pem`), key: join(pki.dir, `${cn}-key.pem`) };
-}
 
 describe('auth: user name from the client certificate (--client-cert-auth)', function () {
   this.timeout(180000);
@@ -47,7 +37,7 @@ describe('auth: user name from the client certificate (--client-cert-auth)', fun
         : spawnLogged(ETCD_BIN, flags, { logFile: join(dir, `${target}.log`), name: target });
       procs.push(proc);
       await waitForHttp(`${client}/health`, { timeoutMs: 30000, ca: pki.ca, cert: pki.clientCert, key: pki.clientKey, process: proc });
-      const alice = clientCert(pki, 'alice');
+      const alice = makeClientCert(pki, 'alice');
       const as = (cert: string, key: string) => (args: string[]) => etcdctl([`--endpoints=127.0.0.1:${cp}`, `--cacert=${pki.caFile}`, `--cert=${cert}`, `--key=${key}`, ...args]);
       const root = as(pki.clientCertFile, pki.clientKeyFile);
       const asAlice = as(alice.cert, alice.key);

@@ -1,7 +1,8 @@
 // --auto-tls / --peer-auto-tls with --self-signed-cert-validity: each member generates self-signed
 // certificates at start into <data-dir>/fixtures/client and <data-dir>/fixtures/peer, serves clients and
 // peers over TLS with them, and a client that skips verification (etcdctl --insecure-skip-tls-verify)
-// works against the cluster.
+// works against the cluster; a member added later with --peer-auto-tls joins (it fetches the cluster's members
+// from the peers without verifying their self-signed certificates, as the reference).
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -107,6 +108,32 @@ describe('--auto-tls and --peer-auto-tls (integration)', function () {
       c0.close();
       c2.close();
     }
+  });
+
+  it('a member added (a learner) with --peer-auto-tls joins: the peers\' self-signed certificates are not verified', async () => {
+    const [client, peer] = await freePorts(2);
+    const c = `https://127.0.0.1:${client}`;
+    const p = `https://127.0.0.1:${peer}`;
+    const conn = new Connection(`https://127.0.0.1:${ports[0].client}`, { insecureSkipVerify: true });
+    try {
+      const cluster = conn.stub('Cluster') as unknown as { MemberAdd(req: unknown, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void): void };
+      const add = () => new Promise<grpc.ServiceError | null>((resolve) => cluster.MemberAdd({ peerURLs: [p], isLearner: true }, { deadline: Date.now() + 5000 }, resolve));
+      // Refused as an unhealthy cluster until the members have been connected for 5 s (strict reconfiguration).
+      let err = await add();
+      for (let i = 0; i < 40 && err?.details === 'etcdserver: unhealthy cluster'; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        err = await add();
+      }
+      assert.equal(err, null);
+    } finally {
+      conn.close();
+    }
+    const ic = [...ports.map((x, i) => `a${i}=https://127.0.0.1:${x.peer}`), `a3=${p}`].join(',');
+    const args = [`--name=a3`, `--data-dir=${join(tmp.path, 'a3')}`, `--listen-client-urls=${c}`, `--advertise-client-urls=${c}`, `--listen-peer-urls=${p}`, `--initial-advertise-peer-urls=${p}`];
+    const joiner = spawnSvc([...args, `--initial-cluster=${ic}`, '--initial-cluster-state=existing', '--auto-tls', '--peer-auto-tls'], { logFile: join(tmp.path, 'a3.log'), name: 'a3' });
+    procs.push(joiner);
+    await joiner.waitForLog(/serving client traffic securely/, 30000);
+    assert.equal(await statusOf(`${c}/health`), 200);
   });
 
   it('client and peer ports speak only TLS, with the generated certificates', async () => {

@@ -299,8 +299,84 @@ for (const mode of ['local', 'kubernetes'] as const) {
       }
     });
 
+    /**
+     * 3 members on 3.5.21, two lost (killed, data gone: no quorum), the third ahead; recovery request "t1" open. Local:
+     * m1 survives (a lower ordinal comes back first); Kubernetes: m0 (a StatefulSet drops only its highest member).
+     */
+    const survivor = mode === 'local' ? 'm1' : 'm0';
+    const lostWorld = (): World => {
+      const w = new World(3, '3.5.21', 0);
+      w.sim.member(survivor).applied = 150;
+      w.lose(['m0', 'm1', 'm2'].filter((n) => n !== survivor));
+      w.recoverRequest = 't1';
+      return w;
+    };
+    // local: the lost members are gone from the runtime with forceNewCluster; Kubernetes: their pods are retired first
+    const retired = mode === 'local' ? [] : ['retireMember m2', 'retireMember m1'];
+    // each grown back through a learner, promoted once caught up
+    const added = mode === 'local' ? ['addMember m0', 'promoteMember m0', 'addMember m2', 'promoteMember m2'] : ['addMember m1', 'promoteMember m1', 'addMember m2', 'promoteMember m2'];
+    const grow = [...retired, ...added];
+    const idsOf = (w: World) => Object.fromEntries(w.sim.cluster.map((c) => [c.name, c.id]));
+
+    it('recovers a cluster that lost quorum from the member with the highest applied index, in place, back to 3', async () => {
+      const w = lostWorld();
+      const r = await drive(w, mode, spec('3.5.21', 3));
+      const s = survivor;
+      expect(w.sim.violations).to.deep.equal([]);
+      expect(r.acted).to.deep.equal([`recoverSnapshot ${s}`, `forceNewCluster ${s}`, ...retired, `endForceNewCluster ${s}`, ...added, `recoverComplete ${s}`]);
+      expect(w.forcedStarts).to.deep.equal([s]);
+      expect(w.forced.size).to.equal(0);
+      expect(w.sim.members.map((m) => m.name)).to.deep.equal(['m0', 'm1', 'm2']);
+      // the survivor keeps its id, the lost members join again under new ones
+      const ids = idsOf(w);
+      expect(ids[s]).to.equal(String(1000 + Number(s.slice(1))));
+      for (const n of ['m0', 'm1', 'm2'].filter((x) => x !== s)) expect(Number(ids[n]), n).to.be.at.least(2000);
+      const rec = w.recovery!;
+      expect(rec).to.include({ token: 't1', survivor: s, survivorId: ids[s], step: 'recoverComplete' });
+      expect(rec.lost.map((l) => l.name)).to.deep.equal(['m0', 'm1', 'm2'].filter((x) => x !== s));
+      expect(rec.lost.every((l) => Number(l.id) < 2000)).to.equal(true);
+      expect(rec.snapshot!.location).to.equal(mode === 'local' ? `/recovery/${s}-recover-t1.db` : `pvc://backups/${s}-recover-t1.db`);
+      expect(rec.finishedAt).to.be.a('number');
+      expect(w.snapshots).to.have.length(1);
+      // answered: the next pass does nothing, and writes nothing
+      const writes = w.recoveryWrites;
+      const again = await runPass(new FakeRuntime(w, mode), spec('3.5.21', 3), new FakeClient(w), newMemory());
+      expect(again.step.kind).to.equal('steady');
+      expect(w.recoveryWrites).to.equal(writes);
+    });
+
+    it('a recovery request on a cluster with quorum is not acted on (the CLIs refuse it first)', async () => {
+      const w = new World(3, '3.5.21', 0);
+      w.lose(['m2']);
+      w.recoverRequest = 't1';
+      const r = await runPass(new FakeRuntime(w, mode), spec('3.5.21', 3), new FakeClient(w), newMemory());
+      expect(r.step.kind).to.equal('wait');
+      expect(w.recoveryWrites).to.equal(0);
+      expect(w.forcedStarts).to.deep.equal([]);
+    });
+
+    it('a crash at every point of every recovery step resumes: one forced start, each lost member added once', async () => {
+      const clean = await drive(lostWorld(), mode, spec('3.5.21', 3));
+      const points = crashPoints(clean.acted);
+      expect(points).to.have.length(3 * (4 + grow.length));
+      for (const at of points) {
+        const w = lostWorld();
+        const r = await drive(w, mode, spec('3.5.21', 3), at);
+        expect(r.crashes, at).to.equal(1);
+        expect(w.sim.violations, at).to.deep.equal([]);
+        expect(w.forcedStarts, at).to.deep.equal([survivor]);
+        expect(w.sim.members.map((m) => m.name), at).to.deep.equal(['m0', 'm1', 'm2']);
+        expect(w.sim.adds, at).to.deep.equal(Object.fromEntries(['m0', 'm1', 'm2'].filter((n) => n !== survivor).map((n) => [n, 1])));
+        expect(w.sim.member(survivor).starts['3.5.21'], `${at}: restarts of the survivor without the flag`).to.equal(1);
+        expect(w.recovery!.finishedAt, at).to.be.a('number');
+        expect(w.recovery!.snapshot, at).to.not.equal(undefined);
+        // a snapshot begun and not recorded is taken again (into the same file), never more than once more
+        expect(w.snapshots.length, at).to.equal(at.startsWith('recoverSnapshot:1:before') || at.startsWith('recoverSnapshot:1:acted') ? (at.endsWith('acted') ? 2 : 1) : 1);
+      }
+    });
+
     /** 3 members, m`lost` lost its data (the runtime's evidence), m`leader` leading. */
-    const lostWorld = (lost: number, leader = 0): World => {
+    const lostOneWorld = (lost: number, leader = 0): World => {
       const w = new World(3, '3.4.34', leader);
       w.sim.lose(`m${lost}`, lost === 2 ? 'DataCorrupt' : 'DataLost');
       w.sim.tick();
@@ -325,7 +401,7 @@ for (const mode of ['local', 'kubernetes'] as const) {
 
     it('replaces a member that lost its data: removed, reset, added as a learner, promoted; Event MemberReplaced', async () => {
       for (const [lost, leader] of [[1, 0], [0, 0], [2, 1]] as const) {
-        const w = lostWorld(lost, leader);
+        const w = lostOneWorld(lost, leader);
         const oldId = w.sim.member(`m${lost}`).id;
         const r = await drive(w, mode, spec('3.4.34', 3));
         expect(r.acted, `m${lost}`).to.deep.equal([`replaceMember m${lost}`, `promoteMember m${lost}`]);
@@ -337,12 +413,12 @@ for (const mode of ['local', 'kubernetes'] as const) {
     });
 
     it('a crash at every point of every step of a replacement resumes: removed, reset, added and promoted exactly once', async () => {
-      const clean = lostWorld(1);
+      const clean = lostOneWorld(1);
       const oldId = clean.sim.member('m1').id;
       const points = crashPoints((await drive(clean, mode, spec('3.4.34', 3))).acted);
       expect(points).to.have.length(6);
       for (const at of points) {
-        const w = lostWorld(1);
+        const w = lostOneWorld(1);
         const r = await drive(w, mode, spec('3.4.34', 3), at);
         expect(r.crashes, at).to.equal(1);
         replacedWell(w, 'm1', oldId, at);
@@ -350,7 +426,7 @@ for (const mode of ['local', 'kubernetes'] as const) {
     });
 
     it('a replacement that failed half-way (MemberAdd refused after the remove) resumes without retiring or removing twice', async () => {
-      const w = lostWorld(2); // the highest ordinal: scaling's resume must not take it for one to retire
+      const w = lostOneWorld(2); // the highest ordinal: scaling's resume must not take it for one to retire
       const oldId = w.sim.member('m2').id;
       const client = new FakeClient(w);
       let refused = 0;

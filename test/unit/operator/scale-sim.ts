@@ -124,10 +124,31 @@ export class ScaleSim extends Sim {
     }
     const reg = this.cluster.find((c) => c.name === name);
     if (!reg) this.violations.push(`${name} started without being added`);
-    if (name !== `m${this.members.length}`) this.violations.push(`${name} is not the next ordinal`);
+    const used = new Set(this.members.map((m) => Number(m.name.slice(1))));
+    let k = 0;
+    while (used.has(k)) k++;
+    if (name !== `m${k}`) this.violations.push(`${name} is not the lowest free ordinal`);
     const version = this.members[0].configured;
     const m: SimMember = { name, id: reg?.id ?? '0', configured: version, release: version, running: true, downTicks: 2, sickTicks: 0, leader: false, applied: 0, starts: { [version]: 1 } };
     this.members.push(m);
+    this.members.sort((a, b) => Number(a.name.slice(1)) - Number(b.name.slice(1)));
+  }
+
+  /**
+   * A recovery's restart of `survivor` with --force-new-cluster: the runtime stops the members `lost` and drops them
+   * (they join again later under new ids), or keeps them down (`keepLost`); the survivor restarts as the only member
+   * of the list, its data kept.
+   */
+  forceNewCluster(survivor: string, lost: string[], keepLost = false): void {
+    const s = this.member(survivor);
+    if (this.members.some((m) => m !== s && m.running && this.cluster.some((c) => c.name === m.name) && m.leader)) this.violations.push(`force-new-cluster of ${survivor} while another member leads`);
+    // (keepLost: a StatefulSet keeps their pods, which the survivor refuses)
+    if (!keepLost) this.members = this.members.filter((m) => !lost.includes(m.name));
+    for (const n of lost) this.started.delete(n);
+    this.cluster = this.cluster.filter((c) => c.name === survivor);
+    s.leader = false;
+    s.running = true;
+    s.downTicks = 2;
   }
 
   /** MemberRemove (through the leader): the member leaves the list and shuts down. */

@@ -21,21 +21,40 @@ const SAMPLES: { [K in StepKind]: Extract<Step, { kind: K }> } = {
   steady: { kind: 'steady', version: '3.4.34' },
   replaceMember: { kind: 'replaceMember', member: 'kv-1', id: '7', cause: 'DataLost', detail: 'its data dir is missing', join: ['kv-0', 'kv-1', 'kv-2'] },
   promoteMember: { kind: 'promoteMember', member: 'kv-1', id: '9', replaced: 'DataLost' },
+  recoverSnapshot: { kind: 'recoverSnapshot', member: 'kv-1', token: 't1' },
+  forceNewCluster: { kind: 'forceNewCluster', member: 'kv-1', lost: ['kv-0', 'kv-2'], token: 't1' },
+  endForceNewCluster: { kind: 'endForceNewCluster', member: 'kv-1', version: '3.5.21' },
+  recoverComplete: { kind: 'recoverComplete', member: 'kv-1', token: 't1' },
 };
-const ALL = Object.values(SAMPLES) as Step[];
+/** The kinds of quorum-loss recovery (their own test below). */
+const RECOVERY_KINDS: readonly string[] = ['recoverSnapshot', 'forceNewCluster', 'endForceNewCluster', 'recoverComplete'];
+const ALL = (Object.values(SAMPLES) as Step[]).filter((s) => !RECOVERY_KINDS.includes(s.kind));
+const RECOVERY = (Object.values(SAMPLES) as Step[]).filter((s) => RECOVERY_KINDS.includes(s.kind));
 const kindsWhere = (f: (s: Step) => boolean): string[] => ALL.filter(f).map((s) => s.kind).sort();
 
 describe('operator: the step table', () => {
   it('has a row for every kind and nothing else; the step gauge enumerates the same kinds', () => {
     expect(Object.keys(STEPS).sort()).to.deep.equal(Object.keys(SAMPLES).sort());
     expect([...STEP_KINDS].sort()).to.deep.equal(Object.keys(SAMPLES).sort());
-    expect(STEP_KINDS).to.have.length(15);
+    expect(STEP_KINDS).to.have.length(15 + RECOVERY_KINDS.length);
   });
 
   it('mutating, scaling and settled kinds are those the engine and status always treated so', () => {
     expect(kindsWhere(isMutating)).to.deep.equal(['addMember', 'backup', 'createCluster', 'moveLeader', 'promoteMember', 'removeMember', 'replaceMember', 'restartMember', 'retireMember', 'snapshot', 'startMember']);
     expect(kindsWhere(isScalingStep)).to.deep.equal(['addMember', 'removeMember', 'retireMember', 'startMember']);
     expect(kindsWhere(isSettled)).to.deep.equal(['backup', 'complete', 'steady']);
+  });
+
+  it('the recovery kinds: recorded first but recoverComplete (the engine records it), none scaling, only recoverComplete settled', () => {
+    expect(RECOVERY.filter(isMutating).map((s) => s.kind)).to.deep.equal(['recoverSnapshot', 'forceNewCluster', 'endForceNewCluster']);
+    expect(RECOVERY.filter(isScalingStep)).to.deep.equal([]);
+    expect(RECOVERY.filter(isSettled).map((s) => s.kind)).to.deep.equal(['recoverComplete']);
+    expect(RECOVERY.map(eventReason).join(' | ')).to.equal('RecoverSnapshot | ForceNewCluster | EndForceNewCluster | Recovered');
+    expect(RECOVERY.map(actionLine).join(' | ')).to.equal('recoverSnapshot kv-1 | forceNewCluster kv-1 | endForceNewCluster kv-1 | recoverComplete kv-1');
+    expect(RECOVERY.map(describeStep).join('\n')).to.equal(`recovery t1: snapshot of the survivor kv-1 before anything is touched
+recovery t1: stop kv-0, kv-2 and drop their data, restart kv-1 in place with --force-new-cluster
+restart kv-1 without --force-new-cluster before the cluster grows back
+recovery t1 complete: the cluster is back to full size from kv-1's data`);
   });
 
   it('each kind keeps its description, Event reason, condition reason and line, and action line', () => {
