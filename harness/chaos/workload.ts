@@ -4,6 +4,9 @@
 
 import { sleep } from '../process.js';
 import type { ChaosCluster } from './cluster.js';
+
+/** What the workload needs of a cluster: its members' gRPC endpoints and which run (a ChaosCluster, or any cluster). */
+export type WorkloadTarget = { readonly members: ReadonlyArray<{ readonly name: string; readonly endpoint: string }> } & Pick<ChaosCluster, 'running'>;
 import type { HistoryRecorder, KvInput } from './history.js';
 import { ChaosKvClient } from './kv-client.js';
 import type { Rng } from './rng.js';
@@ -22,7 +25,7 @@ export class Workload {
   private readonly conns: ChaosKvClient[];
 
   constructor(
-    private readonly cluster: ChaosCluster,
+    private readonly cluster: WorkloadTarget,
     private readonly history: HistoryRecorder,
     private readonly rand: Rng,
     private readonly opts: WorkloadOptions,

@@ -4,7 +4,7 @@
 // crds/svc.dev_svcclusters.yaml is its checked-in output (a test keeps them equal).
 import { dump } from 'js-yaml';
 import type {
-  BackupEntry, BackupSpec, BackupsStatus, Condition, MemberStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus,
+  BackupEntry, BackupSpec, BackupsStatus, Condition, MemberStatus, MemberReplacementStatus, RecoveryStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus,
 } from './types.js';
 import { API_VERSION, KIND, PLURAL } from './types.js';
 import { SUPPORTED_MINORS } from './versions.js';
@@ -201,6 +201,14 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
       ready: bool('Pod ready.'),
       healthy: bool('/health answered.'),
       leader: bool('The member is the leader.'),
+      learner: bool('A learner (being added, or replacing a lost member), not yet voting.'),
+      replaced: obj<MemberReplacementStatus>('The last replacement of this member (it could not come back).', {
+        cause: str('DataLost, AlreadyBootstrapped, DataCorrupt or MemberIdChanged.'),
+        detail: str('What showed it.'),
+        time: str('When the replacement began.', { format: 'date-time' }),
+        previousId: str('The member ID removed.'),
+        finishedAt: str('When the successor became a voting member.', { format: 'date-time' }),
+      }, { required: ['cause', 'time'] }),
     }, { required: ['name'] }),
   },
   leader: str('Name of the leader.'),
@@ -227,6 +235,15 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
   }),
   step: str('What the operator is doing or stuck on (the STEP column): a pod problem, the upgrade\'s step, a wait\'s code.'),
   backups: backupsSchema,
+  recovery: obj<RecoveryStatus>('The quorum-loss recovery asked for last (annotation svc.dev/recover, `kubectl svc recover`).', {
+    request: str('The request token answered or refused.'),
+    survivor: str('The member whose data the cluster is recovered from (the highest applied index among those answering).'),
+    step: str('The recovery step begun last.'),
+    snapshot: str('Where the survivor\'s snapshot, taken before anything was touched, is.'),
+    startedAt: str('Start.', { format: 'date-time' }),
+    finishedAt: str('End.', { format: 'date-time' }),
+    refused: str('Why the request was not acted on (the cluster has quorum...); nothing was touched.'),
+  }, { required: ['request'] }),
   lastError: str('Last error of the operator on this cluster.'),
 });
 

@@ -103,6 +103,24 @@ export interface MemberStatus {
   ready: boolean;
   healthy: boolean;
   leader: boolean;
+  /** A learner (being added or replacing a lost member), not yet a voting member. */
+  learner?: boolean;
+  /** The last time this member was replaced because it could not come back. */
+  replaced?: MemberReplacementStatus;
+}
+
+/** Why and when a member was replaced (status.members[].replaced). */
+export interface MemberReplacementStatus {
+  /** DataLost, AlreadyBootstrapped, DataCorrupt or MemberIdChanged. */
+  cause: string;
+  /** What showed it. */
+  detail: string;
+  /** When the replacement began (RFC 3339). */
+  time: string;
+  /** The member ID removed. */
+  previousId: string;
+  /** When the successor became a voting member; absent while the replacement is under way. */
+  finishedAt?: string;
 }
 
 /** The pre-upgrade snapshot. */
@@ -169,6 +187,22 @@ export interface RolloutStatus {
   finishedAt?: string;
 }
 
+/** A quorum-loss recovery (status.recovery), asked for by the svc.dev/recover annotation (`kubectl svc recover`). */
+export interface RecoveryStatus {
+  /** The request token (the annotation's value) answered or refused. */
+  request: string;
+  /** The member whose data the cluster is recovered from (the highest applied index among those answering). */
+  survivor?: string;
+  /** The recovery step begun last. */
+  step?: string;
+  /** Where the survivor's snapshot, taken before anything was touched, is (pvc://<claim>/<path>). */
+  snapshot?: string;
+  startedAt?: string;
+  finishedAt?: string;
+  /** Why the request was not acted on (the cluster has quorum...); nothing was touched. */
+  refused?: string;
+}
+
 export interface SvcClusterStatus {
   observedGeneration?: number;
   phase?: Phase;
@@ -191,6 +225,8 @@ export interface SvcClusterStatus {
   step?: string;
   /** Where backups go and the ones kept. */
   backups?: BackupsStatus;
+  /** The quorum-loss recovery asked for last. */
+  recovery?: RecoveryStatus;
   lastError?: string;
 }
 

@@ -14,7 +14,7 @@ export interface ParsedArgs {
   flags: Map<string, string>;
 }
 
-const BOOLEAN = new Set(['help', 'h', 'keep', 'watch', 'w']);
+const BOOLEAN = new Set(['help', 'h', 'keep', 'watch', 'w', 'dry-run']);
 const ALIASES: Record<string, string> = { f: 'file', o: 'output', h: 'help', n: 'namespace', w: 'watch' };
 
 /** Splits argv into positional words and flags; `known` lists accepted flag names. */

@@ -107,7 +107,7 @@ export async function localApply(file: string, stateDir: string, output: string 
     process.stdout.write(`${JSON.stringify({ outcome: r.outcome, step: r.step, progress: r.progress, snapshots: r.snapshots, actions: r.actions, error: r.error }, null, 2)}\n`);
   }
   if (r.outcome === 'steady') return 0;
-  const why = r.step.kind === 'blocked' ? `UpgradeBlocked (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
+  const why = r.step.kind === 'blocked' ? `${r.step.condition} (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
   process.stderr.write(`svc-operator: ${cluster.metadata.name} not reconciled: ${why}\n`);
   return 1;
 }
@@ -129,6 +129,10 @@ export async function localStatus(stateDir: string, output: string | undefined):
       endpoint: urls.get(m.name),
       appliedIndex: m.appliedIndex ?? null,
       failure: m.failure ?? null,
+      learner: cluster.clusterMembers?.some((c) => c.member === m.name && c.isLearner) ?? false,
+      // why it cannot come back (the next `local apply` replaces it), and its last replacement
+      lost: m.lost ?? null,
+      replaced: state.replacements?.[m.name] ?? null,
     }));
     const out = {
       name: state.name,
@@ -141,6 +145,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
       backups: backupsState({ name: state.name, where: runtime.backupDir(), spec: state.spec, previous: state.backups, created: new Date(state.createdAt), now: new Date() }),
       backupRequested: state.backupRequest !== undefined && state.backupRequest !== state.backups?.lastRequest ? state.backupRequest : null,
       backupFailure: state.backupFailure ?? null,
+      recovery: state.recovery ?? null,
     };
     if (output === 'json') {
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
@@ -157,6 +162,13 @@ export async function localStatus(stateDir: string, output: string | undefined):
       if (p.snapshot) process.stdout.write(`snapshot: ${p.snapshot.location} (${p.snapshot.size} bytes, revision ${p.snapshot.revision}, sha256 ${p.snapshot.sha256.slice(0, 16)}…)\n`);
     }
     if (state.lastStep) process.stdout.write(`last step: ${state.lastStep}\n`);
+    for (const m of members) {
+      if (m.learner) process.stdout.write(`${m.name}: a learner, promoted once caught up\n`);
+      if (m.lost) process.stdout.write(`${m.name} cannot come back (${m.lost.cause}: ${m.lost.detail}): the next \`svc-operator local apply\` replaces it\n`);
+      else if (m.failure) process.stdout.write(`${m.name} not running: ${m.failure}\n`);
+      const r = m.replaced;
+      if (r) process.stdout.write(`${m.name} replaced (${r.cause}) at ${new Date(r.startedAt).toISOString()}: id ${r.oldId} -> ${r.newId ?? '(being added)'}${r.finishedAt === undefined ? ', under way' : ''}\n`);
+    }
     const b = out.backups;
     const items = b.items ?? [];
     process.stdout.write(`backups in ${b.claim}: ${items.length === 0 ? 'none' : items.length}${state.spec.backup?.schedule ? `; schedule "${state.spec.backup.schedule}", next ${b.nextScheduleTime ?? 'never'}` : ''}\n`);
@@ -167,6 +179,11 @@ export async function localStatus(stateDir: string, output: string | undefined):
     }
     if (out.backupRequested) process.stdout.write(`on-demand backup requested (${out.backupRequested}): the next \`svc-operator local apply\` (or \`local backup --wait\`) takes it\n`);
     if (out.backupFailure) process.stdout.write(`last backup failed: ${out.backupFailure}\n`);
+    const rec = state.recovery;
+    if (rec) {
+      const where = rec.finishedAt !== undefined ? `finished ${new Date(rec.finishedAt).toISOString()}` : `under way, step ${rec.step} (\`svc-operator local recover --state-dir ${stateDir}\` resumes it)`;
+      process.stdout.write(`recovery ${rec.token} from ${rec.survivor}: ${where}${rec.snapshot ? `; snapshot ${rec.snapshot.location}` : ''}\n`);
+    }
     return 0;
   } finally {
     client.close();
@@ -193,7 +210,7 @@ export async function localBackup(stateDir: string, wait: boolean, output: strin
   if (output === 'json') process.stdout.write(`${JSON.stringify({ request: token, backup: taken ?? null, outcome: r.outcome, error: r.error ?? null }, null, 2)}\n`);
   else if (taken) process.stdout.write(`on-demand backup of ${taken.member} at ${taken.location}: revision ${taken.revision}, ${taken.size} bytes, sha256 ${taken.sha256}\n`);
   if (taken) return 0;
-  const why = r.step.kind === 'blocked' ? `UpgradeBlocked (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
+  const why = r.step.kind === 'blocked' ? `${r.step.condition} (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
   process.stderr.write(`svc-operator: on-demand backup ${token} of ${state.name} not taken: ${why}${after?.backupFailure ? `\n${after.backupFailure}` : ''}\n`);
   return 1;
 }

@@ -3,11 +3,13 @@
 //   svc-operator local status [--state-dir DIR] [--output json]
 //   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
 //   svc-operator local delete [--state-dir DIR]
+//   svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]   (quorum-loss recovery: cli/recover.ts)
 //   svc-operator demo [--state-dir DIR] [--keep]
 //   svc-operator backup ... | restore ...   (what the operator's Jobs run: cli/backup.ts)
 //   svc-operator crd | run ...              (Kubernetes: cli/kube.ts)
 //   svc-operator status <cluster> ...       (the on-call view of an SvcCluster: cli/status-cmd.ts)
 //   svc-operator backup-now <cluster> [-n NS] [--wait SECONDS]   (an on-demand backup: cli/backup-now.ts)
+//   svc-operator recover <cluster> [-n NS] [--dry-run] [--wait SECONDS]   (quorum-loss recovery: cli/recover-kube.ts)
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
 import { setProtoDir } from '../../server/wire/index.js';
@@ -18,6 +20,8 @@ import { isKubeCommand, kubeMain } from './kube.js';
 import { isJobCommand, jobMain } from './backup.js';
 import { statusMain } from './status-cmd.js';
 import { backupNowMain, isBackupNowCommand } from './backup-now.js';
+import { localRecover } from './recover.js';
+import { isRecoverCommand, recoverMain } from './recover-kube.js';
 
 const USAGE = `usage: svc-operator <command>
 
@@ -26,6 +30,12 @@ Kubernetes:
       the on-call view of an SvcCluster (also the kubectl plugin: kubectl svc status <cluster>)
   svc-operator backup-now <cluster> [--namespace NS] [--kubeconfig FILE] [--wait SECONDS]
       an on-demand backup (annotation svc.dev/backup-request; recorded in status.backups)
+  svc-operator recover <cluster> [--namespace NS] [--kubeconfig FILE] [--dry-run] [--token T] [--wait SECONDS]
+      after a lost quorum only (refused while the cluster has quorum; never automatic): lists every member with its
+      applied index, revision and reachability, names the survivor and what each other member loses; then sets the
+      annotation svc.dev/recover (a manifest may carry the same): the operator snapshots the survivor onto the backup
+      claim, restarts it in place with --force-new-cluster and grows back to spec.replicas (status.recovery).
+      Also the kubectl plugin: kubectl svc recover <cluster>
   svc-operator run [--kubeconfig FILE] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--lease-name NAME]
                    [--operator-image IMAGE] [--namespaces NS,...] [--cluster-selector SELECTOR]
       runs the controller until SIGTERM/SIGINT (what the chart's Deployment runs)
@@ -42,7 +52,13 @@ Local (members as child processes):
   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
       asks for an on-demand backup (a verified snapshot under DIR/backups/); --wait takes it now
   svc-operator local delete [--state-dir DIR]
-      stops the members and removes the state; backups/ and snapshots/ stay
+      stops the members and removes the state; backups/, snapshots/ and recovery/ stay
+  svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]
+      after a lost quorum only (never automatic; refused while the cluster has quorum): lists every member with its
+      applied index, revision and reachability, names the survivor (the highest applied index) and what each other
+      member loses; then snapshots the survivor (DIR/recovery/), restarts it in place with --force-new-cluster (same
+      name and client URL), and grows back to spec.replicas, the lost members joining again empty under their names.
+      --dry-run prints the plan and touches nothing; run it again to resume a recovery that did not finish
   svc-operator demo [--state-dir DIR] [--keep]
 The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster,
 and takes a scheduled backup that is due (spec.backup.schedule, spec.backup.keep). spec.restore.snapshot naming a
@@ -58,11 +74,13 @@ export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'status') return statusMain(argv, 'svc-operator'); // the on-call view (cli/status-cmd.ts)
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
   if (isBackupNowCommand(argv)) return backupNowMain(argv); // svc-operator backup-now <cluster> (cli/backup-now.ts)
+  if (isRecoverCommand(argv)) return recoverMain(argv); // svc-operator recover <cluster> (cli/recover-kube.ts)
   try {
     // `local backup --wait` is a bare flag (backup-now's --wait takes seconds)
     const wait = argv.includes('--wait');
     const { words, flags } = parseArgs(argv.filter((a) => a !== '--wait'), ['file', 'state-dir', 'output']);
     if (wait && !(words[0] === 'local' && words[1] === 'backup')) throw new UsageError('--wait belongs to local backup');
+    if (flags.has('dry-run') && !(words[0] === 'local' && words[1] === 'recover')) throw new UsageError('--dry-run belongs to local recover');
     if (flags.has('help') || words.length === 0) {
       (flags.has('help') ? process.stdout : process.stderr).write(USAGE);
       return flags.has('help') ? 0 : 2;
@@ -84,6 +102,8 @@ export async function main(argv: string[]): Promise<number> {
           return await localBackup(stateDir, wait, output);
         case 'delete':
           return await localDelete(stateDir);
+        case 'recover':
+          return await localRecover({ stateDir, dryRun: flags.has('dry-run'), output, crashAt: process.env.SVC_OPERATOR_CRASH_AT });
       }
     }
     throw new UsageError(`unknown command: ${words.join(' ')}`);

@@ -34,6 +34,8 @@ export interface MemberView {
   appliedIndex?: number;
   /** Leader's raft index minus this member's applied index. */
   lag?: number;
+  /** The member's store revision (Maintenance.Status; served without quorum). */
+  revision?: number;
   dbSize?: number;
   id?: string;
   /** The pod: phase and readiness, or what keeps it from running (ImagePullBackOff, ...). */
@@ -76,6 +78,8 @@ export interface ClusterView {
   events: EventView[];
   /** Scaling record of the operator (annotation svc.dev/scaling), when one is under way. */
   scaling?: { from?: number; to?: number; member?: string };
+  /** The quorum-loss recovery request (annotation svc.dev/recover), if any. */
+  recoverRequest?: string;
   at: Date;
 }
 
@@ -216,6 +220,7 @@ export async function gatherView(kc: k8s.KubeConfig, namespace: string, name: st
         v.id = BigInt(st.value.id).toString(16);
         v.raftIndex = st.value.raftIndex;
         v.appliedIndex = st.value.appliedIndex;
+        v.revision = st.value.revision;
         v.dbSize = st.value.dbSize;
         v.role = st.value.leader === st.value.id ? 'leader' : st.value.leader === '0' ? 'no leader' : 'follower';
       } else v.error = (st.reason as Error).message;
@@ -273,6 +278,7 @@ export async function gatherView(kc: k8s.KubeConfig, namespace: string, name: st
   return {
     namespace, name, generation: stored.metadata.generation, spec, status: stored.status ?? {}, members, alarms, alarmsError,
     certificates, events: evs, scaling, at: now,
+    ...(stored.metadata.annotations?.['svc.dev/recover'] ? { recoverRequest: stored.metadata.annotations['svc.dev/recover'] } : {}),
   };
 }
 
@@ -329,6 +335,12 @@ export function renderView(v: ClusterView): string {
     out.push(`Upgrade:        none in progress (last: ${up.from} -> ${up.to}, ${up.step}, finished ${age(up.finishedAt, v.at)} ago)`);
   } else out.push('Upgrade:        none in progress');
   if (v.scaling) out.push(`Scaling:        ${v.scaling.from ?? '?'} -> ${v.scaling.to} members${v.scaling.member ? ` (${v.scaling.member})` : ''}`);
+  const r = v.status.recovery;
+  if (r) {
+    out.push(r.refused !== undefined
+      ? `Recovery:       ${r.request} refused: ${r.refused}`
+      : `Recovery:       ${r.request} from ${r.survivor ?? '?'}, ${r.finishedAt ? `finished ${r.finishedAt}` : `step ${r.step ?? '?'}`}${r.snapshot ? `; snapshot ${r.snapshot}` : ''}`);
+  }
   const snap = up?.snapshot;
   out.push(snap
     ? `Last backup:    ${snap.location} from ${snap.member}, revision ${snap.revision}, ${bytes(snap.size)}, sha256 ${snap.sha256.slice(0, 12)}..., ${age(snap.time, v.at)} ago`

@@ -12,10 +12,14 @@ import { specProblems, unknownFields, withDefaults } from '../api/validate.js';
 import { MemberClient, type MemberClientOptions } from '../members/index.js';
 import { envCrash, runPass } from '../orchestrator/engine.js';
 import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
-import { KubeRuntime, podImage, PROGRESS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
+import { KubeRuntime, parseReplacements, podImage, PROGRESS_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
 import { BACKUP_REQUEST_ANNOTATION, backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
 import { parseScaling, SCALING_ANNOTATION } from '../runtime/kubernetes/kube-scaling.js';
+import { parseRecovery, RECOVER_ANNOTATION, RECOVERY_ANNOTATION } from '../runtime/kubernetes/kube-recovery.js';
+import { recoveryRefusal } from '../planner/recovery.js';
+import type { RecoveryProgress } from '../planner/types.js';
+import type { RecoveryStatus } from '../api/types.js';
 import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
 import { eventReason } from '../planner/steps.js';
 import type { ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
@@ -212,9 +216,16 @@ export class Controller {
     // the spec as stored: the StatefulSet's live size and release are the runtime's observation (desired.ts)
     const ref: ClusterRef = { name, namespace, uid: target.uid, spec };
     const jobs = new ClusterJobs(this.api, ref, { image: this.opts.operatorImage, timeoutSeconds: this.opts.jobTimeoutSeconds });
+    // the recovery asked for (annotation svc.dev/recover) and its record: the annotation, or newer, this process's
+    const recoverRequest = stored.metadata.annotations?.[RECOVER_ANNOTATION];
+    const annotatedRecovery = parseRecovery(stored.metadata.annotations?.[RECOVERY_ANNOTATION]);
+    const mine = session.memory.recovery;
+    const recoveryRecord = mine && (!annotatedRecovery || mine.startedAt >= annotatedRecovery.startedAt) ? mine : annotatedRecovery;
     const rt = new KubeRuntime(this.api, ref, {
       snapshotDir: this.opts.snapshotDir,
+      recovery: { ...(recoverRequest ? { request: recoverRequest } : {}), ...(recoveryRecord ? { record: recoveryRecord } : {}) },
       progress: parseProgress(stored.metadata.annotations?.[PROGRESS_ANNOTATION]),
+      replacements: parseReplacements(stored.metadata.annotations?.[REPLACEMENTS_ANNOTATION]),
       rollout: parseRollout(stored.metadata.annotations?.[ROLLOUT_ANNOTATION]),
       client,
       jobs,
@@ -232,7 +243,7 @@ export class Controller {
     // a step that reached its act (carried out, under way or failed) is announced by an Event; one under way once
     const began = r.acted || r.pending !== undefined || r.error !== undefined;
     if (began && session.pendingLine !== line) await this.api.event(target, 'Normal', eventReason(step), line);
-    if (step.kind !== 'snapshot' && step.kind !== 'backup' && step.kind !== 'createCluster') session.jobFailure = undefined; // no Job is due any more
+    if (step.kind !== 'snapshot' && step.kind !== 'backup' && step.kind !== 'createCluster' && step.kind !== 'recoverSnapshot') session.jobFailure = undefined; // no Job is due any more
     const changed = session.lastStep !== line;
     session.lastStep = line;
     if (changed) this.log({ level: 'info', msg: 'step', cluster: key, step: step.kind, line });
@@ -240,6 +251,14 @@ export class Controller {
     if (changed && (step.kind === 'blocked' || (step.kind === 'wait' && step.code === 'Paused'))) {
       await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', eventReason(step), step.reason);
     }
+    // a recovery request the planner did not act on (the cluster has quorum...): refused, nothing touched, said once
+    const record = (await rt.loadRecovery())?.record;
+    const refused = recoverRequest !== undefined && recoverRequest !== record?.token ? recoveryRefusal(observed, name) : undefined;
+    if (refused && session.recoverRefused !== recoverRequest) {
+      session.recoverRefused = recoverRequest;
+      await this.api.event(target, 'Warning', 'RecoverRefused', `recovery ${recoverRequest} refused: ${refused}`);
+    }
+    session.recovery = recoveryStatus(recoverRequest, record, refused);
     if (!began) {
       const status = await this.status(session, rt, spec, stored, observed, step, progress);
       await this.publish(session, stored, status);
@@ -293,7 +312,9 @@ export class Controller {
     // is only planned on a steady cluster: its failure never blocks an upgrade)
     const jobFailure = session.jobFailure;
     this.upgradeMetrics.backup(stored.metadata.namespace!, stored.metadata.name, (step.kind === 'snapshot' || step.kind === 'backup') && jobFailure !== undefined);
-    return computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? jobFailure?.message, now, jobFailure, rollout: await rt.loadRollout(), podProblems, backups });
+    const status = computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? jobFailure?.message, now, jobFailure, rollout: await rt.loadRollout(), podProblems, backups });
+    if (session.recovery) status.recovery = session.recovery;
+    return status;
   }
 
   /** A reconcile that threw still tells: status.lastError, Reconciling with reason ReconcileError, a Warning Event once per message. */
@@ -322,6 +343,18 @@ export class Controller {
     const rv = await this.api.applyStatus(stored.metadata.namespace!, stored.metadata.name, dropUndefined(status));
     session.status = { canonical: next, rv };
   }
+}
+
+/** status.recovery: the record's readable form (the request it answers), or the refusal of a request; undefined without either. */
+export function recoveryStatus(request: string | undefined, record: RecoveryProgress | undefined, refused: string | undefined): RecoveryStatus | undefined {
+  if (refused !== undefined && request !== undefined) return { request, refused };
+  if (!record) return undefined;
+  return {
+    request: record.token, survivor: record.survivor, step: record.step,
+    ...(record.snapshot ? { snapshot: record.snapshot.location } : {}),
+    startedAt: new Date(record.startedAt).toISOString(),
+    ...(record.finishedAt !== undefined ? { finishedAt: new Date(record.finishedAt).toISOString() } : {}),
+  };
 }
 
 /** The rollout recorded in the annotation, if any (a malformed one is ignored: members are compared anyway). */

@@ -3,7 +3,9 @@
 // progress (the annotation), so a new operator pod shows the same values as the one it replaced.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { STEP_KINDS } from '../planner/steps.js';
-import type { Step, UpgradeProgress } from '../planner/types.js';
+import type { LossCause, Step, UpgradeProgress } from '../planner/types.js';
+
+const LOSS_CAUSES: readonly LossCause[] = ['DataLost', 'AlreadyBootstrapped', 'DataCorrupt', 'MemberIdChanged'];
 
 /** The upgrade metrics of one registry. */
 export class UpgradeMetrics {
@@ -12,6 +14,7 @@ export class UpgradeMetrics {
   private readonly duration: Gauge<'namespace' | 'cluster' | 'from' | 'to'>;
   private readonly steps: Counter<'namespace' | 'cluster' | 'kind'>;
   private readonly backupFailing: Gauge<'namespace' | 'cluster'>;
+  private readonly replacements: Counter<'namespace' | 'cluster' | 'cause'>;
   /** cluster key -> "from/to" label pairs of the durations set for it (removed with the cluster). */
   private readonly durations = new Map<string, Set<string>>();
 
@@ -21,6 +24,7 @@ export class UpgradeMetrics {
     this.membersDone = new Gauge({ name: 'svc_operator_upgrade_members_done', help: 'Members running the target release of the latest upgrade (healthy, caught up).', labelNames: ['namespace', 'cluster'], registers });
     this.duration = new Gauge({ name: 'svc_operator_upgrade_duration_seconds', help: 'Duration of a completed upgrade, from its first step (the snapshot) to the verified end.', labelNames: ['namespace', 'cluster', 'from', 'to'], registers });
     this.steps = new Counter({ name: 'svc_operator_upgrade_steps_total', help: 'Steps carried out by this operator process, by kind.', labelNames: ['namespace', 'cluster', 'kind'], registers });
+    this.replacements = new Counter({ name: 'svc_operator_member_replacements_total', help: 'Members replaced by this operator process because they could not come back (their successor promoted), by cause: DataLost, AlreadyBootstrapped, DataCorrupt, MemberIdChanged.', labelNames: ['namespace', 'cluster', 'cause'], registers });
     this.backupFailing = new Gauge({ name: 'svc_operator_backup_failing', help: '1 while the latest backup of the cluster (pre-upgrade, scheduled or on demand) failed and none has succeeded since, else 0.', labelNames: ['namespace', 'cluster'], registers });
   }
 
@@ -41,9 +45,10 @@ export class UpgradeMetrics {
     }
   }
 
-  /** Counts a step that was carried out (a mutating step or the completion). */
+  /** Counts a step that was carried out (a mutating step or the completion); a replacement's promotion ends it. */
   stepDone(namespace: string, cluster: string, step: Step): void {
     this.steps.inc({ namespace, cluster, kind: step.kind });
+    if (step.kind === 'promoteMember' && step.replaced) this.replacements.inc({ namespace, cluster, cause: step.replaced });
   }
 
   /** Whether the cluster's latest backup failed (the status shows why: BackupReady, Warning Events). */
@@ -59,6 +64,7 @@ export class UpgradeMetrics {
     }
     this.membersDone.remove({ namespace, cluster });
     this.backupFailing.remove({ namespace, cluster });
+    for (const cause of LOSS_CAUSES) this.replacements.remove({ namespace, cluster, cause });
     const key = `${namespace}/${cluster}`;
     for (const pair of this.durations.get(key) ?? []) {
       const [from, to] = pair.split('\n');

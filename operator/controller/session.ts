@@ -1,6 +1,7 @@
 // Everything the controller remembers about one SvcCluster between reconciles, in one object: created on the
 // cluster's first reconcile and dropped, whole, when the cluster is gone (Sessions.drop). None of it is needed to
 // resume (the records are on the SvcCluster); it saves repeated work and keeps a write from being read back stale.
+import type { RecoveryStatus } from '../api/types.js';
 import { MemberClient, type MemberClientOptions, type MemberTls } from '../members/index.js';
 import { newMemory, type EngineMemory } from '../orchestrator/engine.js';
 import type { JobFailure } from '../runtime/kubernetes/backup-job.js';
@@ -24,6 +25,10 @@ export class ClusterSession {
   stepFailures = 0;
   /** Pod problems already announced by a Warning Event ("<reason> <object>"). */
   podProblemsSeen = new Set<string>();
+  /** The recovery request refused last (announced by one Warning Event). */
+  recoverRefused?: string;
+  /** status.recovery as this pass found it (the record's readable form, or a refusal). */
+  recovery?: RecoveryStatus;
   /** The last backup/restore Job failure of a step (status shows it until a Job succeeds). */
   jobFailure?: JobFailure;
   /** The status this process published last and the resourceVersion the write returned (read-your-writes). */

@@ -93,6 +93,12 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
     if (m.id !== undefined) ms.id = m.id;
     if (m.release !== undefined) ms.release = m.release;
     if (pod?.image !== undefined) ms.image = pod.image;
+    if (observed.clusterMembers?.some((c) => c.member === m.name && c.isLearner)) ms.learner = true;
+    const r = observed.replacements?.[m.name];
+    if (r) {
+      ms.replaced = { cause: r.cause, detail: r.detail, time: new Date(r.startedAt).toISOString(), previousId: r.oldId };
+      if (r.finishedAt !== undefined) ms.replaced.finishedAt = new Date(r.finishedAt).toISOString();
+    }
     // no raft index here: it moves with every client write, and status is written only on a meaningful change
     // (`kubectl svc status` reads the indexes live)
     return ms;
@@ -106,6 +112,10 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const upgrading = i.progress !== undefined && i.progress.finishedAt === undefined;
   const everAvailable = i.previous?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') || i.previous?.phase === 'Running';
   const backupBlocked = i.jobFailure !== undefined && step.kind === 'snapshot';
+  // a member failed outside an upgrade blocks (Stalled) without UpgradeBlocked
+  const upgradeBlocked = step.kind === 'blocked' && step.condition === 'UpgradeBlocked';
+  // a lost member that cannot be replaced safely yet: a person may have to act (Stalled, with the planner's why)
+  const replaceStalled = step.kind === 'wait' && step.code === 'ReplacementNotSafe';
   const podProblems = i.podProblems ?? [];
   let phase: Phase;
   if (step.kind === 'blocked' || backupBlocked) phase = 'Blocked';
@@ -127,14 +137,14 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
     cond('Upgrading', upgrading, upgrading ? 'UpgradeInProgress' : 'NoUpgrade', upgrading ? `${i.progress!.from} -> ${i.progress!.to}: ${i.progress!.step}` : 'no upgrade under way'),
     cond('Degraded', healthy < observed.members.length && phase !== 'Creating', healthy < observed.members.length ? 'MembersUnhealthy' : 'AllHealthy', `${observed.members.length - healthy} member(s) not healthy`),
     i.jobFailure ? cond('BackupReady', false, i.jobFailure.reason, i.jobFailure.message) : ((b) => cond('BackupReady', b.ok, b.reason, b.message))(backupReadyState(i.backups, i.progress?.snapshot)),
-    backupBlocked ? cond('UpgradeBlocked', true, i.jobFailure!.reason, `no verified pre-upgrade snapshot: ${i.jobFailure!.message}`) : cond('UpgradeBlocked', step.kind === 'blocked', step.kind === 'blocked' ? step.code : 'NotBlocked', step.kind === 'blocked' ? step.reason : 'the target is allowed'),
+    backupBlocked ? cond('UpgradeBlocked', true, i.jobFailure!.reason, `no verified pre-upgrade snapshot: ${i.jobFailure!.message}`) : upgradeBlocked ? cond('UpgradeBlocked', true, step.code, step.reason) : cond('UpgradeBlocked', false, 'NotBlocked', 'the target is allowed'),
   ];
   // kstatus: Stalled = a person must act (a refusal, a failed backup, a pod Kubernetes cannot run); Reconciling = any
   // other step than steady; Ready = serving as the spec says (phase Running: every member healthy, no upgrade or
   // scaling under way).
-  const stalled = phase === 'Blocked' || podProblems.length > 0;
-  const stallReason = podProblems[0]?.reason ?? (backupBlocked ? i.jobFailure!.reason : step.kind === 'blocked' ? step.code : 'NotStalled');
-  const stallMessage = podProblems.length > 0 ? podProblemsLine(podProblems) : backupBlocked ? i.jobFailure!.message : step.kind === 'blocked' ? step.reason : 'nothing blocks the operator';
+  const stalled = phase === 'Blocked' || podProblems.length > 0 || replaceStalled;
+  const stallReason = podProblems[0]?.reason ?? (backupBlocked ? i.jobFailure!.reason : step.kind === 'blocked' || replaceStalled ? step.code : 'NotStalled');
+  const stallMessage = podProblems.length > 0 ? podProblemsLine(podProblems) : backupBlocked ? i.jobFailure!.message : step.kind === 'blocked' || replaceStalled ? step.reason : 'nothing blocks the operator';
   // Ready and Reconciling never both True (kstatus tools would read InProgress while `kubectl wait` saw Ready): a
   // healthy cluster still waiting for something (its cluster version, a leader) is Running but not yet Ready.
   const settled = isSettled(step);

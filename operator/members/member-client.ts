@@ -194,16 +194,16 @@ export class MemberClient {
   }
 
   /**
-   * MemberAdd through the member at `url` (the leader); resolves with the new member's id. An add is not
+   * MemberAdd through the member at `url` (the leader), as a learner with `opts.isLearner`; resolves with the new member's id. An add is not
    * idempotent, so only the strict-reconfiguration refusal "unhealthy cluster" is retried (for up to 15 s): it
    * comes before anything is proposed, while the leader has not yet been connected to every voter for 5 s.
    */
-  async memberAdd(url: string, peerURL: string): Promise<string> {
+  async memberAdd(url: string, peerURL: string, opts: { isLearner?: boolean } = {}): Promise<string> {
     const deadline = Date.now() + 15_000;
     for (;;) {
       try {
         const c = await this.grpc(url);
-        return String((await c.memberAdd([peerURL])).member.ID);
+        return String((await c.memberAdd([peerURL], { isLearner: !!opts.isLearner })).member.ID);
       } catch (e) {
         const msg = (e as Error).message;
         if (msg.includes('etcdserver: unhealthy cluster') && Date.now() < deadline) {
@@ -222,6 +222,20 @@ export class MemberClient {
       await c.memberRemove(id);
     } catch (e) {
       throw new MemberError('MEMBERSHIP_FAILED', `member remove of ${id} via ${url} failed: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /**
+   * MemberPromote of learner `id` (decimal) through the member at `url` (the leader). The server refuses a learner
+   * not yet in sync with the leader ("etcdserver: can only promote a learner member which is in sync with leader"):
+   * the caller plans the promotion again later.
+   */
+  async memberPromote(url: string, id: string): Promise<void> {
+    try {
+      const c = await this.grpc(url);
+      await c.memberPromote(id);
+    } catch (e) {
+      throw new MemberError('MEMBERSHIP_FAILED', `member promote of ${id} via ${url} failed: ${(e as Error).message}`, { cause: e });
     }
   }
 

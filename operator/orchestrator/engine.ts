@@ -10,7 +10,11 @@ import { StepPending, type Runtime } from '../runtime/runtime.js';
 import { plan } from '../planner/plan.js';
 import { beginRollout, beginStep, noteMembersDone, noteRollout, recordSnapshot, settle } from '../planner/progress.js';
 import { describeStep, isMutating, isScalingStep } from '../planner/steps.js';
-import type { ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
+import { beginReplacement, noteReplacements } from '../planner/healing.js';
+import type { ObservedCluster, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
+import { beginRecovery } from '../planner/recovery.js';
+import { canHeal } from '../runtime/healing.js';
+import { executeHealing } from './heal.js';
 import type { MemberApi } from './member-api.js';
 import { observe } from './observe.js';
 import { executeScaling } from './scale.js';
@@ -29,6 +33,10 @@ export interface EngineMemory {
   rollout?: RolloutProgress;
   /** The backups record this engine saved last (status.backups in an informer's cache may lag behind it). */
   backups?: BackupsStatus;
+  /** The replacements record this engine saved last. */
+  replacements?: ReplacementRecord;
+  /** The recovery record this engine saved last (the annotation in an informer's cache may lag behind it). */
+  recovery?: RecoveryProgress;
   /** Steps carried out per kind (numbers the crash points). */
   counts: Map<string, number>;
   /** The step left under way by the last pass (StepPending) and its number: looking again is not a new step. */
@@ -72,6 +80,8 @@ export interface PassResult {
   snapshot?: SnapshotRecord;
   /** A scheduled or on-demand backup taken and recorded in this pass. */
   backup?: BackupEntry;
+  /** The recovery record as saved in this pass (begun, its snapshot, finished). */
+  recovery?: RecoveryProgress;
 }
 
 /**
@@ -109,6 +119,11 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   const { cluster: observed, urls } = await observe(runtime, client, hooks.clock);
   const backups = await runtime.loadBackups?.();
   if (backups) observed.backups = { ...backups, record: memory.backups ?? backups.record };
+  const recovery = await runtime.loadRecovery?.();
+  if (recovery) {
+    const record = memory.recovery && (!recovery.record || memory.recovery.startedAt >= recovery.record.startedAt) ? memory.recovery : recovery.record;
+    observed.recovery = { ...recovery, ...(record ? { record } : {}) };
+  }
   // The write rate over the time since the last pass (the reading inside one observation spans milliseconds).
   const c = observed.catchUp;
   const last = memory.leaderIndex;
@@ -116,6 +131,15 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
     c.ratePerSecond = Math.round(((c.leaderIndex - last.index) * 1000) / (observed.now - last.at));
   }
   memory.leaderIndex = c ? { index: c.leaderIndex, at: observed.now } : undefined;
+  if (canHeal(runtime)) {
+    const stored = memory.replacements ?? (await runtime.loadReplacements());
+    const noted = noteReplacements(stored, observed);
+    if (noted !== stored && noted) {
+      await runtime.saveReplacements(noted);
+      memory.replacements = noted;
+    }
+    if (noted) observed.replacements = noted;
+  }
   const noted = noteMembersDone(progress, observed);
   if (noted !== progress) {
     progress = noted;
@@ -144,7 +168,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
     }
     return result();
   }
-  if (!isMutating(step) && step.kind !== 'complete') return result();
+  if (!isMutating(step) && step.kind !== 'complete' && step.kind !== 'recoverComplete') return result();
 
   // Write-ahead: the records first, then the act.
   const line = describeStep(step);
@@ -152,6 +176,14 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   memory.counts.set(step.kind, n);
   memory.pending = undefined;
   if (isScalingStep(step)) await runtime.recordScaling?.(step, spec.replicas);
+  if (step.kind === 'replaceMember' && canHeal(runtime)) {
+    const begun = beginReplacement(observed.replacements, step, observed.now);
+    if (begun !== observed.replacements) {
+      await runtime.saveReplacements(begun);
+      memory.replacements = begun;
+      observed.replacements = begun;
+    }
+  }
   const before = beginStep(progress, step, observed.now);
   if (before !== progress) {
     progress = before;
@@ -161,6 +193,12 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   if (begun !== rollout) {
     rollout = begun;
     await saveRollout(runtime, memory, rollout);
+  }
+  let recovered = observed.recovery?.record;
+  const started = beginRecovery(recovered, step, observed, observed.now);
+  if (started !== recovered && started) {
+    await runtime.saveRecovery!(started);
+    memory.recovery = recovered = started;
   }
   const crash = hooks.crash;
   crash?.(step.kind, n, 'before');
@@ -199,7 +237,25 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
       case 'retireMember':
         await executeScaling(runtime, client, step, urls, observed);
         break;
+      case 'replaceMember':
+      case 'promoteMember':
+        await executeHealing(runtime, client, step, urls, observed);
+        break;
+      case 'recoverSnapshot':
+        // named by the request: taken again after a crash before it was recorded (the planner asks again)
+        snapshot = runtime.takeRecoverySnapshot
+          ? await runtime.takeRecoverySnapshot(step)
+          : await client.snapshot(urls.get(step.member)!, step.member, runtime.recoverySnapshotLocation!(step));
+        break;
+      case 'forceNewCluster':
+        await runtime.forceNewCluster!(step.member, step.lost);
+        break;
+      case 'endForceNewCluster':
+        // a plain restart: the runtime starts a member with --force-new-cluster only from forceNewCluster
+        await runtime.restartMember(step.member, step.version);
+        break;
       case 'complete':
+      case 'recoverComplete':
       case 'wait':
       case 'blocked':
         break; // nothing to carry out (wait and blocked return before the act, steady earlier still)
@@ -217,12 +273,15 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
     return result({ error: e as Error });
   }
   crash?.(step.kind, n, 'acted');
-  if (snapshot) {
+  if (snapshot && step.kind === 'recoverSnapshot' && recovered) {
+    memory.recovery = recovered = { ...recovered, snapshot };
+    await runtime.saveRecovery!(recovered);
+  } else if (snapshot) {
     progress = recordSnapshot(progress!, snapshot);
     await save(runtime, memory, progress);
     await runtime.pruneSnapshots(spec.backup?.keep ?? 3);
   }
   if (backup && step.kind === 'backup') memory.backups = await runtime.recordBackup!(step, backup);
   crash?.(step.kind, n, 'after');
-  return result({ acted: true, snapshot, backup });
+  return result({ acted: true, snapshot, backup, ...(recovered ? { recovery: recovered } : {}) });
 }

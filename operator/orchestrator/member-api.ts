@@ -2,4 +2,4 @@
 // the engine with a simulated cluster instead of real members.
 import type { MemberClient } from '../members/index.js';
 
-export type MemberApi = Pick<MemberClient, 'version' | 'healthy' | 'isLeader' | 'status' | 'authEnabled' | 'memberList' | 'memberAdd' | 'memberRemove' | 'moveLeader' | 'snapshot'>;
+export type MemberApi = Pick<MemberClient, 'version' | 'healthy' | 'isLeader' | 'status' | 'authEnabled' | 'memberList' | 'memberAdd' | 'memberRemove' | 'memberPromote' | 'moveLeader' | 'snapshot'>;

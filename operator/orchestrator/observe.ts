@@ -15,6 +15,9 @@ async function observeMember(client: MemberClient, rm: RuntimeMember): Promise<O
   const base: ObservedMember = { name: rm.name, configuredVersion: rm.configuredVersion, running: rm.running, failure: rm.failure, healthy: false, leader: false };
   if (rm.configRevision !== undefined) base.configRevision = rm.configRevision;
   if (rm.tlsRevision !== undefined) base.tlsRevision = rm.tlsRevision;
+  if (rm.lost !== undefined) base.lost = rm.lost;
+  if (rm.dataLost !== undefined) base.dataLost = rm.dataLost;
+  if (rm.forcedNewCluster !== undefined) base.forcedNewCluster = rm.forcedNewCluster;
   if (!rm.running) return base;
   const [version, healthy, leader, status] = await Promise.all([
     client.version(rm.clientURL).catch(() => undefined),
@@ -30,6 +33,7 @@ async function observeMember(client: MemberClient, rm: RuntimeMember): Promise<O
     healthy,
     leader,
     appliedIndex: status?.appliedIndex,
+    ...(status ? { revision: status.revision } : {}),
   };
 }
 
@@ -96,7 +100,7 @@ async function memberList(runtime: Runtime, client: MemberClient, url: string, l
     const list = await client.memberList(url, linearizable);
     return list.map((m) => {
       const member = m.name !== '' ? m.name : m.peerURLs.map((u) => runtime.memberOfPeerURL(u)).find((n) => n !== undefined);
-      return { id: m.id, started: m.name !== '', ...(member !== undefined ? { member } : {}) };
+      return { id: m.id, started: m.name !== '', ...(m.isLearner ? { isLearner: true } : {}), ...(member !== undefined ? { member } : {}) };
     });
   } catch {
     return undefined;

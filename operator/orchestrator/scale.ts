@@ -7,7 +7,7 @@ import { canScale } from '../runtime/scaling.js';
 import type { ScalingStep } from '../planner/steps.js';
 import type { ObservedCluster } from '../planner/types.js';
 
-function leaderURL(o: ObservedCluster, urls: Map<string, string>, what: string): string {
+export function leaderURL(o: ObservedCluster, urls: Map<string, string>, what: string): string {
   const leader = o.members.find((m) => m.leader);
   const url = leader && urls.get(leader.name);
   if (!url) throw new RuntimeError('NO_MEMBER', `no leader to ${what} through`);
@@ -22,7 +22,8 @@ export async function executeScaling(rt: Runtime, client: MemberClient, step: Sc
       const url = leaderURL(o, urls, `add ${step.member}`);
       const peer = await rt.peerURL(step.member);
       const list = await client.memberList(url);
-      if (!list.some((m) => m.peerURLs.includes(peer))) await client.memberAdd(url, peer);
+      // as a learner: it counts in no quorum until it is promoted, caught up (the planner's promoteMember)
+      if (!list.some((m) => m.peerURLs.includes(peer))) await client.memberAdd(url, peer, { isLearner: true });
       await rt.startMember(step.member, step.join);
       return;
     }

@@ -2,7 +2,9 @@
 // clock, no I/O; the same inputs always give the same step.
 //
 // Order of decisions (each one returns):
-//  0. no members: createCluster.
+//  0. no members: createCluster. A quorum-loss recovery asked for or under way: its steps (recovery.ts); it ends
+//     with recoverComplete where the cluster would be steady. Then (healing.ts, scaling.ts): a replacement under
+//     way or a learner to promote, scaling's resume, a lost member to replace.
 //  1. validate the target against the cluster version and the members' releases (refusals are `blocked`
 //     with condition UpgradeBlocked, taken before anything is touched).
 //  2. every member on the target: wait for the cluster version, then `complete` (this is the verification:
@@ -36,21 +38,16 @@
 // release (so it is never repeated); a restart recorded but not carried out (member still on the old
 // release) is planned again; a snapshot begun but not recorded as verified is taken again.
 import type { SvcClusterSpec } from '../api/types.js';
+import { catchUpSlack } from './catch-up.js';
+import { continueHealing, replacementStep } from './healing.js';
 import { resumeScaling, scaleAfterUpgrade, scaleStep } from './scaling.js';
 import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevision, UpgradeProgress } from './types.js';
 import { isMutating } from './steps.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
 import { dueBackup } from '../backup/schedule.js';
+import { recoveryCompletion, recoveryStep } from './recovery.js';
 
-/** Smallest applied-index gap between a member and the leader that still counts as caught up. */
-export const CATCH_UP_SLACK = 100;
-/** At a higher write rate, a follower within this many seconds of writes of the leader counts as caught up. */
-export const CATCH_UP_SECONDS = 1;
-
-/** The applied-index gap a follower may have in observation `o`: CATCH_UP_SLACK, or a second of writes at its rate. */
-export function catchUpSlack(o: ObservedCluster): number {
-  return Math.max(CATCH_UP_SLACK, Math.ceil((o.catchUp?.ratePerSecond ?? 0) * CATCH_UP_SECONDS));
-}
+export { CATCH_UP_SECONDS, CATCH_UP_SLACK, catchUpSlack } from './catch-up.js';
 /** v2 data above this needs the 2-minute wait between members (the seed's limit). */
 export const V2_SLOW_BYTES = 50 * 1024 * 1024;
 /** v2 data at or above this needs spec.upgrade.acknowledgeLargeV2Data before an upgrade starts. */
@@ -115,8 +112,18 @@ export function validateTarget(spec: SvcClusterSpec, o: ObservedCluster): Step |
  * step begun before is finished first; new scaling steps only once no upgrade is under way.
  */
 export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
+  // a quorum-loss recovery asked for (never automatic) comes before every other rule (recovery.ts); the member
+  // list and the runtime disagree on purpose while it runs
+  const recovering = o.members.length > 0 ? recoveryStep(o) : undefined;
+  if (recovering) return recovering;
+  // a replacement under way and learners first: scaling's resume would take a member removed for its replacement
+  // for one to retire
+  const healing = continueHealing(o);
+  if (healing) return healing;
   const resumed = resumeScaling(o);
   if (resumed) return resumed;
+  const replace = replacementStep(o);
+  if (replace) return replace;
   const step = planSteps(spec, o, progress);
   const onTarget = (m: ObservedMember) => m.configuredVersion === spec.version && (m.release === undefined || m.release === spec.version);
   const upgrading = !o.members.every(onTarget) || (progress !== undefined && progress.to === spec.version && progress.finishedAt === undefined);
@@ -141,7 +148,14 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
   // Members must be healthy before any step (and in the steady state this is what we report).
   const failed = members.find((m) => m.configuredVersion === target && m.release !== target && m.failure !== undefined);
   if (failed) {
-    return blocked('MemberFailedToStart', `member ${failed.name} cannot run ${target}: ${failed.failure}; the other members keep serving; fix the cause (or set spec.version back) and the upgrade resumes`);
+    // upgrade wording only while an upgrade is under way; else the member failed, and its data is intact (a lost
+    // member is replaced before this: healing.ts)
+    const upgrading = cur !== undefined || members.some((m) => m !== failed && releaseOf(m) !== target);
+    if (upgrading) return blocked('MemberFailedToStart', `member ${failed.name} cannot run ${target}: ${failed.failure}; the other members keep serving; fix the cause (or set spec.version back) and the upgrade resumes`);
+    return {
+      kind: 'blocked', code: 'MemberFailedToStart', condition: 'MemberFailed',
+      reason: `member ${failed.name} is not running (no upgrade under way): ${failed.failure}; the other members keep serving; its data is intact, so it is restarted, never replaced: fix the cause, then it is started again (local: \`svc-operator local apply\`; Kubernetes: the kubelet restarts its pod)`,
+    };
   }
   const down = members.find((m) => !m.running || !m.healthy);
   const others = members.filter((m) => m !== down);
@@ -173,7 +187,7 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     // A follower behind under writes gates the next change; with nothing to change the cluster is as specified
     // (so Ready and Reconciling do not flap with the write load).
     const next = rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader);
-    if (!next) return backupStep(spec, o, leader) ?? { kind: 'steady', version: target };
+    if (!next) return recoveryCompletion(o) ?? backupStep(spec, o, leader) ?? { kind: 'steady', version: target };
     return catchingUp && isMutating(next) ? catchingUp : next;
   }
   if (catchingUp) return catchingUp;

@@ -1,7 +1,7 @@
 // The scaling half of the planner (pure): spec.replicas against the runtime's members and the cluster's member
 // list, one member at a time.
 //
-// - Scale up: addMember for the next ordinal (MemberAdd on the leader, then the runtime starts it joining the
+// - Scale up: addMember for the next ordinal (the lowest one no member has) (MemberAdd on the leader, then the runtime starts it joining the
 //   members before it plus itself). The next add is planned only once every member (the new one included) is
 //   running, healthy and caught up with the leader: the planner's usual gate.
 // - Scale down: the highest ordinal goes; when it leads, moveLeader first; then removeMember (MemberRemove, then
@@ -27,8 +27,11 @@ export function byOrdinal<T extends { name: string }>(ms: readonly T[]): T[] {
   return [...ms].sort((a, b) => ordinalOf(a.name) - ordinalOf(b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** Name of ordinal `k` in the naming of the existing members. */
-function nameAt(members: readonly ObservedMember[], k: number): string {
+/** Name of the member to add next: the lowest ordinal no member has (after a recovery from a member other than the first, a lower one is free). */
+function nextName(members: readonly ObservedMember[]): string {
+  const used = new Set(members.map((m) => ordinalOf(m.name)));
+  let k = 0;
+  while (used.has(k)) k++;
   return `${members[0].name.replace(/\d+$/, '')}${k}`;
 }
 
@@ -44,7 +47,7 @@ export function resumeScaling(o: ObservedCluster): Step | undefined {
   const names = new Set(members.map((m) => m.name));
   const foreign = cm.filter((c) => c.member === undefined || !names.has(c.member));
   if (foreign.length > 0) {
-    const next = nameAt(members, members.length);
+    const next = nextName(members);
     if (foreign.length === 1 && foreign[0].member === next && !foreign[0].started) {
       return { kind: 'startMember', member: next, join: [...members.map((m) => m.name), next] };
     }
@@ -70,7 +73,7 @@ export function scaleStep(spec: SvcClusterSpec, o: ObservedCluster, leader: Obse
   if (have === want) return undefined;
   if (!o.clusterMembers || o.clusterMembersByLeader !== true) return wait('MemberListUnknown', `scaling from ${have} to ${want} members needs the cluster's member list; the leader did not give it`);
   if (have < want) {
-    const next = nameAt(members, have);
+    const next = nextName(members);
     return { kind: 'addMember', member: next, join: [...members.map((m) => m.name), next] };
   }
   const last = members[have - 1];

@@ -97,6 +97,19 @@ export const STEPS = {
     eventReason: () => 'RetireMember', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: withMember,
   },
+  replaceMember: {
+    // a lost member is no scaling: the size stays, one member is swapped for a fresh one
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `replace member ${s.member} (id ${s.id}; ${s.cause}: ${s.detail}): remove it, a fresh data dir, add it back as a learner joining ${s.join.join(', ')}`,
+    eventReason: () => 'ReplaceMember', statusReason: kindOnly, statusLine: (s) => `replacing ${s.member} (${s.cause}: ${s.detail})`,
+    actionLine: (s) => `replaceMember ${s.member} ${s.cause}`,
+  },
+  promoteMember: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `promote learner ${s.member} (id ${s.id}) to a voting member${s.replaced ? `; the replacement of ${s.member} (${s.replaced}) is complete` : ''}`,
+    eventReason: (s) => (s.replaced ? 'MemberReplaced' : 'PromoteMember'), statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: withMember,
+  },
   complete: {
     // not mutating (nothing in the cluster changes), but the engine records it: the upgrade's end
     mutating: false, scaling: false, settled: true,
@@ -109,6 +122,32 @@ export const STEPS = {
     describe: (s) => `every member runs ${s.version}; nothing to do`,
     eventReason: () => 'Steady', statusReason: () => 'Steady', statusLine: kindOnly,
     actionLine: kindOnly,
+  },
+  // quorum-loss recovery (planner/recovery.ts), asked for by `local recover` / the svc.dev/recover annotation
+  recoverSnapshot: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `recovery ${s.token}: snapshot of the survivor ${s.member} before anything is touched`,
+    eventReason: () => 'RecoverSnapshot', statusReason: kindOnly, statusLine: (s) => `snapshot of the survivor ${s.member} (recovery ${s.token})`,
+    actionLine: withMember,
+  },
+  forceNewCluster: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `recovery ${s.token}: stop ${s.lost.join(', ') || 'no other member'} and drop their data, restart ${s.member} in place with --force-new-cluster`,
+    eventReason: () => 'ForceNewCluster', statusReason: kindOnly, statusLine: (s) => `restarting ${s.member} with --force-new-cluster (recovery ${s.token})`,
+    actionLine: withMember,
+  },
+  endForceNewCluster: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `restart ${s.member} without --force-new-cluster before the cluster grows back`,
+    eventReason: () => 'EndForceNewCluster', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: withMember,
+  },
+  recoverComplete: {
+    // not mutating (nothing in the cluster changes), but the engine records it: the recovery's end
+    mutating: false, scaling: false, settled: true,
+    describe: (s) => `recovery ${s.token} complete: the cluster is back to full size from ${s.member}'s data`,
+    eventReason: () => 'Recovered', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: withMember,
   },
 } satisfies StepTable<Step>;
 

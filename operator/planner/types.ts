@@ -23,11 +23,50 @@ export interface ObservedMember {
   leader: boolean;
   /** Raft applied index (Maintenance.Status). */
   appliedIndex?: number;
+  /** The member's store revision (Maintenance.Status header; served without quorum). */
+  revision?: number;
+  /** The runtime knows this member's data is gone (local: its data dir is missing or empty); undefined: unknown. */
+  dataLost?: boolean;
+  /** The member runs with --force-new-cluster (a recovery's restart; it must restart without it before the cluster grows). */
+  forcedNewCluster?: boolean;
   /** Hash of the member's configuration (everything of the spec that reaches it but the release); undefined: unknown. */
   configRevision?: string;
   /** Hash of the TLS certificates the member was started with; undefined: unknown or no TLS. */
   tlsRevision?: string;
+  /** The runtime's evidence that the member's data is gone (it cannot come back, it must be replaced). */
+  lost?: MemberLoss;
 }
+
+/**
+ * Why a member cannot come back with its data: its data dir (claim) is empty while its ID is in the member list
+ * (DataLost), it refused to start because the cluster already has its ID (AlreadyBootstrapped: it lost its data),
+ * its database is corrupt (DataCorrupt), or it reports another member ID than the cluster lists under its name
+ * (MemberIdChanged). A member whose data is intact is restarted, never replaced.
+ */
+export type LossCause = 'DataLost' | 'AlreadyBootstrapped' | 'DataCorrupt' | 'MemberIdChanged';
+
+/** A loss cause and what showed it (a path, a log line). */
+export interface MemberLoss {
+  cause: LossCause;
+  detail: string;
+}
+
+/** The record of one member's replacement (written before it is begun; finished once its successor is a voter). */
+export interface Replacement {
+  member: string;
+  /** The member ID removed. */
+  oldId: string;
+  cause: LossCause;
+  detail: string;
+  startedAt: number;
+  /** The successor's ID, once it is in the member list. */
+  newId?: string;
+  /** When the successor was seen promoted to a voting member. */
+  finishedAt?: number;
+}
+
+/** Replacements by member name: the one under way (no finishedAt) and the last one of every other member. */
+export type ReplacementRecord = Record<string, Replacement>;
 
 /** What the runtime would start a member with now (compared with each member's). */
 export interface TargetRevision {
@@ -74,7 +113,50 @@ export interface ObservedCluster {
   catchUp?: { leaderIndex: number; ratePerSecond: number };
   /** Scheduled and on-demand backups, when the runtime takes them (runtime.loadBackups). */
   backups?: BackupObservation;
+  /** The record of member replacements, when the runtime keeps one (it can replace members). */
+  replacements?: ReplacementRecord;
+  /** A quorum-loss recovery asked for or under way, when the runtime can recover (runtime.loadRecovery). */
+  recovery?: RecoveryObservation;
 }
+
+/** A recovery request (`local recover`'s token in the state file, the svc.dev/recover annotation) and the record. */
+export interface RecoveryObservation {
+  /** The request token; a token the record does not carry asks for a new recovery. */
+  request?: string;
+  record?: RecoveryProgress;
+}
+
+/** One member as a recovery found it before touching anything (the report the CLIs print). */
+export interface RecoveryMemberReport {
+  name: string;
+  id?: string;
+  reachable: boolean;
+  appliedIndex?: number;
+  revision?: number;
+  /** What the member loses when the survivor's data becomes the cluster's. */
+  loses: string;
+}
+
+/** The record of a quorum-loss recovery (written before each of its steps; resumed from it and the observation). */
+export interface RecoveryProgress {
+  /** The request answered. */
+  token: string;
+  /** The member whose data becomes the cluster's (the highest applied index among those answering). */
+  survivor: string;
+  survivorId?: string;
+  /** The other members (they lose their data and join again, empty) and their ids in the old member list. */
+  lost: Array<{ name: string; id?: string }>;
+  /** The members as found. */
+  report: RecoveryMemberReport[];
+  /** Kind of the recovery step begun last. */
+  step: StepKind;
+  startedAt: number;
+  /** The survivor's snapshot, taken before anything is touched. */
+  snapshot?: SnapshotRecord;
+  /** Set once the cluster is back to spec.replicas, healthy. */
+  finishedAt?: number;
+}
+
 
 /** What the planner needs to tell whether a backup is due: the record, a request token, the schedule's anchor. */
 export interface BackupObservation {
@@ -93,6 +175,8 @@ export interface ClusterMember {
   member?: string;
   /** False for a member added to the cluster that never started (the member list shows no name for it). */
   started: boolean;
+  /** A learner: counted in no quorum, promoted to a voter once caught up. */
+  isLearner?: boolean;
 }
 
 /** What the orchestrator records (before each mutating step) about the upgrade under way. */
@@ -132,7 +216,9 @@ export type WaitCode =
   | 'ScaleAfterUpgrade'
   | 'MemberListUnknown'
   | 'MemberNotInCluster'
-  | 'UnknownClusterMember';
+  | 'UnknownClusterMember'
+  | 'ReplacementNotSafe'
+  | 'RecoverySurvivorDown';
 
 export type BlockedCode =
   | 'SkipMinor'
@@ -143,18 +229,28 @@ export type BlockedCode =
   | 'MemberFailedToStart'
   | 'UnsupportedVersion';
 
+/** The condition a blocked step sets: UpgradeBlocked for a refused or stuck upgrade, MemberFailed outside an upgrade. */
+export type BlockedCondition = 'UpgradeBlocked' | 'MemberFailed';
+
 /**
  * The next thing to do. What each kind is (touches the cluster or not, its lines and reasons) is its row in
  * steps.ts: a new kind needs one there. snapshot and backup only read the cluster (a snapshot of the leader; `id` of
  * a backup is the schedule slot (ISO time) or the request token it answers). Scaling: addMember = MemberAdd, then
  * start the member joining `join` (the members before it plus itself); startMember = start a member already added
  * (resume); removeMember = MemberRemove, then stop it and
- * drop its data; retireMember = stop and drop a member no longer in the cluster (resume).
+ * drop its data; retireMember = stop and drop a member no longer in the cluster (resume). Healing (healing.ts):
+ * replaceMember = MemberRemove of a lost member's `id`, a fresh data dir (volume), MemberAdd as a learner and its
+ * start joining `join` (each part skipped when done: resumable); promoteMember = MemberPromote of a learner caught
+ * up (a scale-up's, or a replacement's: `replaced` is the cause, its Event is MemberReplaced). Quorum-loss recovery
+ * (asked for, never automatic; recovery.ts): recoverSnapshot = a snapshot of the survivor; forceNewCluster = the
+ * other members stopped and their data dropped, the survivor restarted in place with --force-new-cluster;
+ * endForceNewCluster = the survivor restarted without the flag (before the cluster grows back by addMember);
+ * recoverComplete = the cluster is back to spec.replicas: record the recovery finished.
  */
 export type Step =
   | { kind: 'createCluster'; version: string; replicas: number }
   | { kind: 'wait'; code: WaitCode; reason: string }
-  | { kind: 'blocked'; code: BlockedCode; reason: string; condition: 'UpgradeBlocked' }
+  | { kind: 'blocked'; code: BlockedCode; reason: string; condition: BlockedCondition }
   | { kind: 'snapshot'; member: string; from: string; to: string }
   | { kind: 'moveLeader'; from: string; to: string; toId?: string }
   | { kind: 'backup'; reason: BackupReason; member: string; id: string }
@@ -163,7 +259,13 @@ export type Step =
   | { kind: 'startMember'; member: string; join: string[] }
   | { kind: 'removeMember'; member: string; id: string }
   | { kind: 'retireMember'; member: string }
+  | { kind: 'replaceMember'; member: string; id: string; cause: LossCause; detail: string; join: string[] }
+  | { kind: 'promoteMember'; member: string; id: string; replaced?: LossCause }
   | { kind: 'complete'; from: string; to: string }
-  | { kind: 'steady'; version: string };
+  | { kind: 'steady'; version: string }
+  | { kind: 'recoverSnapshot'; member: string; token: string }
+  | { kind: 'forceNewCluster'; member: string; lost: string[]; token: string }
+  | { kind: 'endForceNewCluster'; member: string; version: string }
+  | { kind: 'recoverComplete'; member: string; token: string };
 
 export type StepKind = Step['kind'];

@@ -1,7 +1,7 @@
 // The one interface the orchestrator drives members through. A local runtime runs child processes; a
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
 import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../api/types.js';
-import type { BackupObservation, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
+import type { BackupObservation, MemberLoss, RecoveryObservation, RecoveryProgress, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
 import type { ScalingStep } from '../planner/steps.js';
 
 /** A member as the runtime knows it (no network calls: those are the member client's job). */
@@ -19,6 +19,16 @@ export interface RuntimeMember {
   configRevision?: string;
   /** Hash of the certificates it runs with; undefined: unknown or no TLS. */
   tlsRevision?: string;
+  /**
+   * Evidence that the member's data is gone, so it cannot come back and is replaced: its data dir (claim) empty
+   * after it had data, a start refused as "already bootstrapped", a corrupt database. Never set for a member that
+   * is merely down.
+   */
+  lost?: MemberLoss;
+  /** Its data is gone (local: data dir missing or empty) or there (false); undefined: the runtime cannot tell. */
+  dataLost?: boolean;
+  /** It runs with --force-new-cluster (started so by forceNewCluster, not restarted since). */
+  forcedNewCluster?: boolean;
 }
 
 /** Raised by runtimes; `code` says what went wrong. */
@@ -42,6 +52,9 @@ export class StepPending extends Error {
     this.name = 'StepPending';
   }
 }
+
+/** The planner's recovery steps that have a runtime side. */
+export type RecoverSnapshotStep = Extract<Step, { kind: 'recoverSnapshot' }>;
 
 /** The planner's backup step. */
 export type BackupStep = Extract<Step, { kind: 'backup' }>;
@@ -101,4 +114,26 @@ export interface Runtime {
   backupLocation?(step: BackupStep): string;
   /** Records a scaling step durably before it is carried out (Kubernetes: the svc.dev/scaling annotation). */
   recordScaling?(step: ScalingStep, replicas: number): Promise<void>;
+
+  // Quorum-loss recovery (planner/recovery.ts): a runtime that has loadRecovery, saveRecovery and forceNewCluster can recover.
+  /** The recovery request token and the record as stored. */
+  loadRecovery?(): Promise<RecoveryObservation | undefined>;
+  /** Records the recovery durably (before each of its steps, and the survivor's snapshot after it). */
+  saveRecovery?(record: RecoveryProgress): Promise<void>;
+  /** Where the engine streams the survivor's snapshot (named by the request: taken again after a crash, it replaces its file). */
+  recoverySnapshotLocation?(step: RecoverSnapshotStep): string;
+  /** Takes the survivor's snapshot itself (Kubernetes: a Job onto the backup claim; StepPending while it runs). */
+  takeRecoverySnapshot?(step: RecoverSnapshotStep): Promise<SnapshotRecord>;
+  /**
+   * Stops the members `lost` and drops their data (they join again later, empty, under the same names and URLs),
+   * then restarts `survivor` in place with --force-new-cluster (once: its next restart is without the flag).
+   * Idempotent: a survivor already running with the flag is left running.
+   */
+  forceNewCluster?(survivor: string, lost: string[]): Promise<void>;
+}
+
+/** True when the runtime can carry out a quorum-loss recovery. */
+export function canRecover(rt: Runtime): boolean {
+  return typeof rt.loadRecovery === 'function' && typeof rt.saveRecovery === 'function' && typeof rt.forceNewCluster === 'function' &&
+    (typeof rt.recoverySnapshotLocation === 'function' || typeof rt.takeRecoverySnapshot === 'function');
 }

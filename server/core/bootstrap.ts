@@ -79,6 +79,12 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
   // Before anything is written: a member with no data that its cluster already knows stops.
   const newSelf = walExists(walDir) || opts.initialClusterState !== 'new' ? undefined : initialMembers(opts).find((m) => m.name === opts.name);
   if (newSelf) await refuseIfAlreadyBootstrapped(opts, newSelf.id);
+  // joining a running cluster: its member list first, so a member that lost its data stops before writing too
+  const existing = walExists(walDir) || opts.initialClusterState === 'new' ? undefined : await fetchExistingCluster(opts);
+  const advertisedPeers = [...opts.advertisePeerURLs].sort().join(',');
+  const joining = existing?.members.find((m) => [...m.peerURLs].sort().join(',') === advertisedPeers);
+  // a member that published its client URLs has started before: with an empty data dir it lost its data
+  if (joining && joining.clientURLs.length > 0) throw alreadyBootstrapped(opts, joining.id);
   const storage = new MemoryStorage();
   const snapshotter = new Snapshotter(logger, snapDir);
   let memberId: bigint;
@@ -96,7 +102,6 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
   const restarted = walExists(walDir);
 
   if (!restarted) {
-    mkdirSync(snapDir, { recursive: true });
     if (opts.initialClusterState === 'new') {
       const members = initialMembers(opts);
       const self = members.find((m) => m.name === opts.name);
@@ -110,16 +115,16 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
       membership = new Membership(clusterId);
       bootstrapPeers = members.map((m) => ({ id: m.id, context: encodeTagged(m) }));
     } else {
-      const existing = await fetchExistingCluster(opts);
-      const advertised = [...opts.advertisePeerURLs].sort().join(',');
-      const self = existing.members.find((m) => [...m.peerURLs].sort().join(',') === advertised);
-      if (!self) throw new FatalStartError(`error validating peerURLs: member with peer URLs ${advertised} is not in the existing cluster; add it with "member add" first`);
+      const self = joining;
+      if (!existing || !self) throw new FatalStartError(`error validating peerURLs: member with peer URLs ${advertisedPeers} is not in the existing cluster; add it with "member add" first`);
       memberId = self.id;
       clusterId = existing.clusterId;
       membership = new Membership(clusterId);
       // the ids come from the running members: ours may not be what our --initial-cluster-token would give
       joinPeers = existing.members;
     }
+    // (only now: a refused member leaves its data dir as it found it)
+    mkdirSync(snapDir, { recursive: true });
     v2 = new V2Store();
     backend = openBackend(logger, dbPath, { unsafeNoFsync: opts.unsafeNoFsync });
     wal = await createWal(logger, walDir, encodeTagged({ memberId, clusterId }), { unsafeNoFsync: opts.unsafeNoFsync });
@@ -241,7 +246,12 @@ function refuseAuthUpgrade(opts: MemberOptions, backend: Backend): void {
 async function refuseIfAlreadyBootstrapped(opts: MemberOptions, id: bigint): Promise<void> {
   const running = await askPeersForCluster(opts, 1000);
   if (!running.cluster?.members.find((m) => m.id === id && m.clientURLs.length > 0)) return;
-  throw new FatalStartError(
+  throw alreadyBootstrapped(opts, id);
+}
+
+/** The refusal of a member whose ID the running cluster has as started while its own data dir is empty. */
+function alreadyBootstrapped(opts: MemberOptions, id: bigint): FatalStartError {
+  return new FatalStartError(
     `member ${idHex(id)} has already been bootstrapped: the running cluster has a member with this ID, but its data dir ` +
       `${opts.dataDir} holds no data, so it lost its data (and the votes and log entries it acknowledged). It must not ` +
       `rejoin under its old ID: remove it from the cluster (member remove ${idHex(id)}), add it again (member add, ` +

@@ -36,7 +36,7 @@ export type BucketName = (typeof BUCKETS)[number] | (string & {});
 export const META_CONSISTENT_INDEX = new TextEncoder().encode('consistent_index');
 export const META_TERM = new TextEncoder().encode('term');
 
-export type BackendErrorCode = 'BACKEND_CLOSED' | 'BACKEND_DEFRAG_RUNNING' | 'BACKEND_OPEN_FAILED';
+export type BackendErrorCode = 'BACKEND_CLOSED' | 'BACKEND_DEFRAG_RUNNING' | 'BACKEND_OPEN_FAILED' | 'BACKEND_CORRUPT';
 
 /** Errors of the backend, with a stable code. */
 export class BackendError extends Error {
@@ -148,7 +148,45 @@ function readU64(b: Uint8Array | undefined): number {
   return Number(Buffer.from(b.buffer, b.byteOffset, 8).readBigUInt64BE(0));
 }
 
+/** lmdb's meta page magic (0xBEEFC0DE, little-endian) and where it sits in each of the two meta pages. */
+const LMDB_MAGIC = 0xbeefc0de;
+const LMDB_MAGIC_OFFSET = 24;
+
+/**
+ * Why an existing database file is not one lmdb can open safely, or undefined. lmdb-js crashes the process (SIGSEGV)
+ * on a file whose meta pages are garbage, so a member would die without a word: the two meta pages are read first
+ * (page 0 at 0, page 1 at the page size lmdb recorded in page 0, else 4096).
+ */
+export function backendFileProblem(file: string): string | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return undefined; // none yet: lmdb creates it
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    if (size === 0) return undefined;
+    const head = Buffer.alloc(64);
+    const n = fs.readSync(fd, head, 0, 64, 0);
+    if (n < LMDB_MAGIC_OFFSET + 4 || head.readUInt32LE(LMDB_MAGIC_OFFSET) !== LMDB_MAGIC) return 'its first meta page has no lmdb magic';
+    // the page size: md_pad, the first word of the free list's MDB_db, after magic (4), version (4), address (8), map size (8)
+    const psize = head.readUInt32LE(LMDB_MAGIC_OFFSET + 24) || 4096;
+    if (size < 2 * psize) return `it has ${size} bytes, less than two pages of ${psize}`;
+    const second = Buffer.alloc(4);
+    fs.readSync(fd, second, 0, 4, psize + LMDB_MAGIC_OFFSET);
+    if (second.readUInt32LE(0) !== LMDB_MAGIC) return 'its second meta page has no lmdb magic';
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 function openEnv(file: string): RootDatabase {
+  const problem = backendFileProblem(file);
+  if (problem) {
+    throw new BackendError('BACKEND_CORRUPT', `database file ${file} is corrupt (${problem}); this member's data cannot be used: replace the member (member remove, then member add and start it on an empty data dir), or restore a snapshot`);
+  }
   return open({
     path: file,
     noSubdir: true,
@@ -205,6 +243,7 @@ class LmdbBackend implements Backend {
     try {
       this.env = openEnv(path);
     } catch (err) {
+      if (err instanceof BackendError) throw err;
       throw new BackendError('BACKEND_OPEN_FAILED', `cannot open backend ${path}: ${(err as Error).message}`);
     }
     this.openBuckets();

@@ -93,7 +93,8 @@ members' data claims, which the StatefulSet adopts. Secrets: get by name only (T
 - apiGroups: ["batch"]
   resources: ["jobs"]
   verbs: ["get", "create", "delete"]
+# delete: a member that lost its data is replaced on a fresh volume (its claim deleted, the StatefulSet makes a new one)
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
-  verbs: ["get", "create", "patch"]
+  verbs: ["get", "create", "patch", "delete"]
 {{- end -}}

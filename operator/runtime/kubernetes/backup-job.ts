@@ -285,6 +285,12 @@ export class ClusterJobs {
     return { ...rec, kind };
   }
 
+  /** The survivor's snapshot before a quorum-loss recovery, named by the request token (a restarted operator finds the Job). */
+  async recoverySnapshot(member: string, token: string, dbBytes?: () => Promise<number | undefined>): Promise<SnapshotRecord> {
+    const hash = createHash('sha256').update(token).digest('hex').slice(0, 10);
+    return this.runBackup(member, `${member}-recover-${hash}.db`, `recover-${hash}`, dbBytes);
+  }
+
   private async runBackup(member: string, fileName: string, suffix: string, dbBytes?: () => Promise<number | undefined>): Promise<SnapshotRecord> {
     const claim = this.claim;
     this.image();

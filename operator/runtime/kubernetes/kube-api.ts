@@ -178,6 +178,16 @@ export class KubeApi {
     return n;
   }
 
+  /** Deletes a claim (a member's data, for its replacement); a missing one is no error. */
+  async deleteClaim(namespace: string, name: string): Promise<void> {
+    this.wrote('delete pvc', namespace, name);
+    try {
+      await this.core.deleteNamespacedPersistentVolumeClaim({ namespace, name });
+    } catch (e) {
+      if (!isStatus(e, 404)) throw e;
+    }
+  }
+
   /** Creates a claim (the default backup claim). */
   async createClaim(namespace: string, body: V1PersistentVolumeClaim): Promise<void> {
     this.wrote('create pvc', namespace, body.metadata?.name);

@@ -7,19 +7,21 @@
 // fallback of a runtime built without Jobs (tests that drive the runtime directly).
 import { join } from 'node:path';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { RuntimeError, type BackupStep, type Runtime, type RuntimeMember } from '../runtime.js';
+import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
 import { backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { BackupObservation, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import type { BackupObservation, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import { FORCE_ANNOTATION, forcedMember, RECOVERY_ANNOTATION, recoveryJoin } from './kube-recovery.js';
 import type { ScalingStep } from '../../planner/steps.js';
 import { CONFIG_HASH_ANNOTATION, memberClientURL, releaseOf, selectorLabels, TLS_HASH_ANNOTATION, type ClusterRef, type LiveShape } from './manifests.js';
 import { desiredState, liveStatefulSet, targetRevision, type DesiredState } from './desired.js';
 import type { KubeApi } from './kube-api.js';
 import type { MemberClient } from '../../members/index.js';
-import { memberOfPeerURLIn, nextScaling, peerURLOf, retireHighestMember, SCALING_ANNOTATION, startJoiningMember, type ScalingHost, type ScalingRecord } from './kube-scaling.js';
+import { dataClaimName, memberOfPeerURLIn, nextScaling, peerURLOf, retireHighestMember, SCALING_ANNOTATION, startJoiningMember, type ScalingHost, type ScalingRecord } from './kube-scaling.js';
 import type { ClusterJobs } from './backup-job.js';
 import type { ScalingRuntime } from '../scaling.js';
+import { lossInLine, type HealingRuntime } from '../healing.js';
 
 /** Annotation on the SvcCluster holding the exact UpgradeProgress (status.upgrade is its readable form). */
 export const PROGRESS_ANNOTATION = 'svc.dev/upgrade-progress';
@@ -55,18 +57,68 @@ export interface KubeRuntimeOptions {
   tlsHash?: string;
   /** status.backups as known, the svc.dev/backup-request token, the creation time: scheduled and on-demand backups. */
   backups?: BackupObservation;
+  /** The replacements record as read from the SvcCluster (annotation svc.dev/replacements), if any. */
+  replacements?: ReplacementRecord;
+  /** The svc.dev/recover request and the svc.dev/recovery record as known (the record: annotation, or newer: this process's). */
+  recovery?: RecoveryObservation;
+  /** Called after the recovery record was written. */
+  onRecovery?: (r: RecoveryProgress) => void;
 }
 
-/** Why a pod cannot keep its svc container running, if it cannot. */
+/** The message of a member's log line (a JSON line's msg and error), else the line. */
+function readable(line: string): string {
+  try {
+    const j = JSON.parse(line) as { level?: string; msg?: string; error?: string };
+    if (typeof j.msg === 'string') return `${j.level === 'error' || j.level === 'fatal' ? `${j.level}: ` : ''}${j.msg}${j.error ? ` (${j.error})` : ''}`;
+  } catch {
+    // not JSON
+  }
+  return line;
+}
+
+/**
+ * The last telling line the svc container of `pod` wrote before it last exited on an error (its termination message:
+ * FallbackToLogsOnError), while it is not running again; undefined otherwise.
+ */
+function lastExitLine(pod: V1Pod): string | undefined {
+  const cs = pod.status?.containerStatuses?.find((c) => c.name === 'svc');
+  const last = cs?.state?.running ? undefined : cs?.state?.terminated ?? cs?.lastState?.terminated;
+  if (!last?.message || last.exitCode === 0) return undefined;
+  const lines = last.message.split('\n').map((l) => l.trim()).filter((l) => l !== '').map(readable);
+  return ([...lines].reverse().find((l) => /^(error|fatal): /.test(l)) ?? lines.at(-1))?.slice(0, 400);
+}
+
+/** Why a pod cannot keep its svc container running, if it cannot (with its own last log line, when it left one). */
 function podFailure(pod: V1Pod): string | undefined {
   const cs = pod.status?.containerStatuses?.find((c) => c.name === 'svc');
   if (!cs) return undefined;
   const waiting = cs.state?.waiting;
   if (waiting?.reason === 'CrashLoopBackOff' || (cs.restartCount ?? 0) >= 3) {
     const last = cs.lastState?.terminated;
-    return `container restarted ${cs.restartCount ?? 0} times${last ? ` (last exit ${last.exitCode}${last.reason ? ` ${last.reason}` : ''})` : ''}`;
+    const line = lastExitLine(pod);
+    return `container restarted ${cs.restartCount ?? 0} times${last ? ` (last exit ${last.exitCode}${last.reason ? ` ${last.reason}` : ''})` : ''}${line ? `; its last log line: ${line}` : ''}`;
   }
   return undefined;
+}
+
+/** Evidence in the pod that its member lost its data (a refused start, a corrupt database), if any. */
+export function podLoss(pod: V1Pod): MemberLoss | undefined {
+  const line = lastExitLine(pod);
+  return line === undefined ? undefined : lossInLine(line);
+}
+
+/** Annotation on the SvcCluster holding the exact ReplacementRecord (status.members[].replaced is its readable form). */
+export const REPLACEMENTS_ANNOTATION = 'svc.dev/replacements';
+
+/** The record in the annotation, if any (a malformed one is ignored). */
+export function parseReplacements(text: string | undefined): ReplacementRecord | undefined {
+  if (!text) return undefined;
+  try {
+    const r = JSON.parse(text) as ReplacementRecord;
+    return r !== null && typeof r === 'object' && Object.values(r).every((x) => typeof x?.member === 'string' && typeof x.oldId === 'string') ? r : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The pod's image (of the svc container). */
@@ -75,7 +127,7 @@ export function podImage(pod: V1Pod): string | undefined {
 }
 
 /** Runtime of one SvcCluster on Kubernetes. */
-export class KubeRuntime implements Runtime, ScalingRuntime {
+export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   readonly kind = 'kubernetes';
   private progress: UpgradeProgress | undefined;
   /** The desired state applied last in this pass (built once; a step that moves the template builds the next). */
@@ -90,8 +142,14 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
 
   /** The observation besides the StatefulSet: the initial cluster of the member that joined last, the TLS fingerprint. */
   private live(replicas: number | undefined): LiveShape {
-    const join = this.opts.scaling?.join;
-    return { ...(replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}) };
+    // after a recovery began, members that start empty join the survivor (never bootstrap) until a scaling step
+    // begun since names its own initial cluster
+    const rec = this.opts.recovery?.record;
+    const scaling = this.opts.scaling;
+    const scaledSince = scaling !== undefined && (!rec || Date.parse(scaling.startedAt) > rec.startedAt);
+    const join = scaledSince ? scaling.join : recoveryJoin(rec) ?? scaling?.join;
+    const force = forcedMember(rec);
+    return { ...(replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}) };
   }
 
   /** Applies the desired state of the StatefulSet on `release` with `live` (built only when it differs from the last). */
@@ -145,6 +203,8 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
         configuredVersion: (pod && !pod.metadata?.deletionTimestamp && releaseOf(pod)) || template,
         running,
         failure: pod ? podFailure(pod) : undefined,
+        ...((l) => (l ? { lost: l } : {}))(pod && !pod.metadata?.deletionTimestamp ? podLoss(pod) : undefined),
+        ...(running && pod?.metadata?.annotations?.[FORCE_ANNOTATION] === name ? { forcedNewCluster: true } : {}),
       });
     }
     return out;
@@ -173,12 +233,18 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
   async restartMember(name: string, version: string): Promise<void> {
     // The template first: the replacement pod is created from it. After a crash between the two, the
     // pod still shows the old image (or configuration) and the planner asks for this restart again.
-    const live = this.desired?.live ?? (await this.liveTemplate())?.live ?? this.live(undefined);
+    const shape = this.desired?.live ?? (await this.liveTemplate())?.live ?? this.live(undefined);
+    // the forced start as the record says now (it was written after this pass's prepare): a restart that ends
+    // a recovery's forced start must not carry the flag
+    const { force: _was, ...rest } = shape;
+    const force = forcedMember(this.opts.recovery?.record);
+    const live: LiveShape = { ...rest, ...(force ? { force } : {}) };
     const want = (await this.applyDesired(version, live)).revision;
     const old = (await this.pods()).get(name);
     if (!old || old.metadata?.deletionTimestamp) return;
     const a = old.metadata?.annotations ?? {};
-    const current = releaseOf(old) === version && a[CONFIG_HASH_ANNOTATION] === want.config && (a[TLS_HASH_ANNOTATION] ?? '') === (want.tls ?? '');
+    // (a pod started with --force-new-cluster is restarted without it: the template carries the flag no more)
+    const current = releaseOf(old) === version && a[CONFIG_HASH_ANNOTATION] === want.config && (a[TLS_HASH_ANNOTATION] ?? '') === (want.tls ?? '') && a[FORCE_ANNOTATION] === undefined;
     if (!current) await this.api.deletePod(this.cluster.namespace, name, this.cluster.name);
   }
 
@@ -220,6 +286,41 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
     const record = backupsState({ name: this.cluster.name, spec: this.cluster.spec, previous: b?.record, taken, done: dueOfStep(step).due, created: new Date(b?.created ?? 0), now: new Date() });
     if (b) b.record = record;
     return record;
+  }
+
+  async loadRecovery(): Promise<RecoveryObservation | undefined> {
+    return this.opts.recovery;
+  }
+
+  async saveRecovery(record: RecoveryProgress): Promise<void> {
+    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, RECOVERY_ANNOTATION, JSON.stringify(record));
+    this.opts.recovery = { ...(this.opts.recovery ?? {}), record };
+    this.opts.onRecovery?.(record);
+  }
+
+  /** The survivor's snapshot: a Job onto the backup claim named by the request (StepPending while it runs). */
+  async takeRecoverySnapshot(step: RecoverSnapshotStep): Promise<SnapshotRecord> {
+    if (!this.opts.jobs) throw new RuntimeError('UNSUPPORTED', 'the survivor\'s snapshot runs as a Job: this runtime has none');
+    const dbBytes = async () => (await this.opts.client?.status(memberClientURL(this.cluster, step.member)))?.dbSize;
+    return this.opts.jobs.recoverySnapshot(step.member, step.token, dbBytes);
+  }
+
+  /**
+   * The template carries --force-new-cluster (and names the survivor) while the record's step is forceNewCluster, and the
+   * ConfigMap names the survivor alone as the cluster to join; then the survivor's pod is deleted and comes back
+   * forced, on its own claim, under its name and Services. The lost members' pods are left as they are: one that
+   * starts empty is refused by the survivor (it is no member); the planner retires them from the top ordinal down.
+   */
+  async forceNewCluster(survivor: string, lost: string[]): Promise<void> {
+    if (forcedMember(this.opts.recovery?.record) !== survivor) {
+      throw new RuntimeError('UNSUPPORTED', `the recovery record does not name ${survivor} for the forced start (lost: ${lost.join(', ')}); it is written before this step`);
+    }
+    const now = await this.liveTemplate();
+    await this.applyDesired(now?.release ?? this.cluster.spec.version, this.live(now?.live.replicas));
+    const pod = (await this.pods()).get(survivor);
+    if (!pod || pod.metadata?.deletionTimestamp) return; // its replacement comes from the forced template
+    if (pod.metadata?.annotations?.[FORCE_ANNOTATION] === survivor) return; // started forced already
+    await this.api.deletePod(this.cluster.namespace, survivor, this.cluster.name);
   }
 
   async recordScaling(step: ScalingStep, replicas: number): Promise<void> {
@@ -269,6 +370,41 @@ export class KubeRuntime implements Runtime, ScalingRuntime {
 
   async retireMember(name: string): Promise<void> {
     await retireHighestMember(this.scalingHost(), name);
+  }
+
+  async loadReplacements(): Promise<ReplacementRecord | undefined> {
+    return this.opts.replacements;
+  }
+
+  async saveReplacements(record: ReplacementRecord): Promise<void> {
+    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, REPLACEMENTS_ANNOTATION, JSON.stringify(record));
+    this.opts.replacements = record;
+  }
+
+  /**
+   * A fresh volume for member `name`: the ConfigMap first names the running cluster it joins (`join`,
+   * INITIAL_CLUSTER_STATE existing; kept in the scaling record, so later passes keep it), then its claim and its pod
+   * are deleted. The StatefulSet makes a new claim (it waits while the old one is being deleted) and a new pod, which
+   * starts on the empty volume once the engine added it as a learner (before that it exits: not yet a member).
+   */
+  async resetMember(name: string, join: string[]): Promise<void> {
+    const replicas = liveStatefulSet(await this.statefulSet()).replicas ?? this.cluster.spec.replicas;
+    const prev = this.opts.scaling;
+    if (JSON.stringify(prev?.join) !== JSON.stringify(join)) {
+      const rec = nextScaling(prev, prev?.replicas ?? replicas, { kind: 'replaceMember', member: name, join }, new Date());
+      await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, SCALING_ANNOTATION, JSON.stringify(rec));
+      this.opts.scaling = rec;
+      this.opts.onScaling?.(rec);
+    }
+    await this.scalingHost().applyWith(replicas, join);
+    await this.api.deleteClaim(this.cluster.namespace, dataClaimName(name));
+    await this.api.deletePod(this.cluster.namespace, name, this.cluster.name);
+  }
+
+  /** The StatefulSet recreates the pod of a member reset for its replacement: only its join list is kept applied. */
+  async startReplacement(_name: string, join: string[]): Promise<void> {
+    const replicas = liveStatefulSet(await this.statefulSet()).replicas ?? this.cluster.spec.replicas;
+    await this.scalingHost().applyWith(replicas, join);
   }
 
   private scalingHost(): ScalingHost {

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type { V1PodSecurityContext, V1SecurityContext } from '@kubernetes/client-node';
 import { API_VERSION, KIND, type SvcClusterSpec } from '../../api/types.js';
 import { memberArgs, memberConfig } from '../../api/member-config.js';
+import { FORCE_ANNOTATION } from './kube-recovery.js';
 
 /** The identity of an SvcCluster and its spec as stored (with defaults; never edited with what is observed). */
 export interface ClusterRef {
@@ -24,6 +25,11 @@ export interface LiveShape {
   join?: string[];
   /** Fingerprint of the TLS Secrets' contents: a renewed certificate changes it (and so rolls the members). */
   tlsHash?: string;
+  /**
+   * A quorum-loss recovery's forced start under way: the survivor's replacement pod starts with --force-new-cluster
+   * (the template carries the flag and names the survivor in svc.dev/force-new-cluster only until the next step).
+   */
+  force?: string;
 }
 
 /** A Kubernetes object as applied (apiVersion, kind, metadata, the rest). */
@@ -200,6 +206,8 @@ function statefulSet(c: ClusterRef, release: string, live: LiveShape): KubeObjec
       ...(spec.tls?.peerSecret ? { peerDir: '/etc/svc/peer-tls' } : {}),
     },
   }, member);
+  // (a pod of another member created meanwhile starts empty with the survivor alone as the cluster to join: refused)
+  if (live.force) args.push('--force-new-cluster');
   const volumes: object[] = [];
   const mounts: object[] = [{ name: 'data', mountPath: DATA_MOUNT }];
   if (spec.tls?.clientSecret) {
@@ -240,6 +248,9 @@ function statefulSet(c: ClusterRef, release: string, live: LiveShape): KubeObjec
       livenessProbe: { tcpSocket: { port: 'client' }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 6 },
       ...(spec.resources ? { resources: spec.resources } : {}),
       securityContext: CONTAINER_SECURITY,
+      // a member that exits on error leaves its last log lines in its status: the operator quotes them and finds a
+      // member that lost its data ("has already been bootstrapped") or whose database is corrupt (healing)
+      terminationMessagePolicy: 'FallbackToLogsOnError',
     }],
     ...(volumes.length > 0 ? { volumes } : {}),
     affinity: pt.affinity ?? defaultAffinity(name),
@@ -249,6 +260,7 @@ function statefulSet(c: ClusterRef, release: string, live: LiveShape): KubeObjec
   };
   const annotations: Record<string, string> = { ...(pt.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: configRevision(spec, release) };
   if (live.tlsHash) annotations[TLS_HASH_ANNOTATION] = live.tlsHash;
+  if (live.force) annotations[FORCE_ANNOTATION] = live.force;
   return owned(c, 'apps/v1', 'StatefulSet', name, {
     spec: {
       replicas: live.replicas ?? spec.replicas,

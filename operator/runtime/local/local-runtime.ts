@@ -14,9 +14,11 @@ import { nopLogger } from '../../../server/log/logger.js';
 import type { BackupEntry, BackupsStatus } from '../../api/types.js';
 import { backupFileFor, backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { BackupObservation, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
-import { RuntimeError, type BackupStep, type Runtime, type RuntimeMember } from '../runtime.js';
+import type { BackupObservation, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import { ordinalOf } from '../../planner/scaling.js';
+import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { ScalingRuntime } from '../scaling.js';
+import { lossInLine, type HealingRuntime } from '../healing.js';
 import { freePorts } from './ports.js';
 import { readState, writeState, type LocalMemberState, type LocalState } from './state.js';
 
@@ -37,15 +39,54 @@ export interface LocalRuntimeOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** True when a process with this pid exists. */
+/** True when a process with this pid exists and is not a zombie (a killed member not yet reaped by its parent). */
 function alive(pid: number | undefined): boolean {
   if (pid === undefined) return false;
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
+  try {
+    // "<pid> (<comm>) <state> ...": Z = exited, not yet reaped
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no /proc (not Linux): the signal said it exists
+  }
+}
+
+/** A member's log line as a person reads it: the message (and error) of a JSON line, else the line. */
+function readable(line: string): string {
+  try {
+    const j = JSON.parse(line) as { level?: string; msg?: string; error?: string };
+    if (typeof j.msg === 'string') return `${j.level === 'error' || j.level === 'fatal' || j.level === 'panic' ? `${j.level}: ` : ''}${j.msg}${j.error ? ` (${j.error})` : ''}`;
+  } catch {
+    // not JSON
+  }
+  return line;
+}
+
+/** True when the write-ahead log of a data dir has a segment. */
+function hasWal(dataDir: string): boolean {
+  const dir = join(dataDir, 'member', 'wal');
+  try {
+    return readdirSync(dir).some((f) => f.endsWith('.wal'));
+  } catch {
+    return false;
+  }
+}
+
+/** The lines the member's current (last) process wrote: after the last "=== svc start|reset" marker. */
+function lastRun(logFile: string): { header: string; lines: string[] } {
+  let log: string;
+  try {
+    log = readFileSync(logFile, 'utf8');
+  } catch {
+    return { header: '', lines: [] };
+  }
+  const part = log.slice(Math.max(0, log.lastIndexOf('=== svc '))).split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  return part[0]?.startsWith('=== svc ') ? { header: part[0], lines: part.slice(1) } : { header: '', lines: part };
 }
 
 /** Why spec.restore.snapshot cannot create a local cluster (a missing, unreadable or corrupt file), or undefined. */
@@ -58,11 +99,21 @@ export function restoreProblem(snapshot: string): string | undefined {
   }
 }
 
+/** True when a member's data dir holds data (its member/ folder with a WAL or a db). */
+function hasData(dataDir: string): boolean {
+  const member = join(dataDir, 'member');
+  try {
+    return readdirSync(member).some((d) => readdirSync(join(member, d)).length > 0);
+  } catch {
+    return false;
+  }
+}
+
 /** Members run by this process that exited, with how (the state file only has pids). */
 const exits = new Map<number, string>();
 
 /** The local runtime. */
-export class LocalRuntime implements Runtime, ScalingRuntime {
+export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   readonly kind = 'local';
   readonly stateDir: string;
   private readonly name?: string;
@@ -102,31 +153,61 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
   async members(): Promise<RuntimeMember[]> {
     const s = this.state();
     if (!s) return [];
+    // a data dir seen with a write-ahead log is noted once: emptied later, the member lost its data
+    const seen = s.members.filter((m) => !m.hasData && hasWal(m.dataDir));
+    if (seen.length > 0) {
+      for (const m of seen) m.hasData = true;
+      writeState(this.stateDir, s);
+    }
     return s.members.map((m) => {
       const running = alive(m.pid);
+      const failure = running ? undefined : this.failureOf(m);
+      const lost = this.lossOf(m, running);
       return {
         name: m.name,
         clientURL: `http://127.0.0.1:${m.clientPort}`,
         configuredVersion: m.version,
         running,
-        failure: running ? undefined : this.failureOf(m),
+        failure,
         ...(m.revision !== undefined ? { configRevision: m.revision } : {}),
+        ...(lost ? { lost } : {}),
+        dataLost: !hasData(m.dataDir),
+        ...(running && m.forced === true ? { forcedNewCluster: true } : {}),
       };
     });
   }
 
-  /** Why a member is not running: how it exited and the telling line of its last start's log. */
-  private failureOf(m: LocalMemberState): string {
-    const how = m.pid !== undefined ? exits.get(m.pid) ?? 'exited' : 'stopped';
-    let line = '';
-    try {
-      const log = readFileSync(m.logFile, 'utf8');
-      const last = log.slice(log.lastIndexOf('=== svc start')).split('\n').slice(1).map((l) => l.trim()).filter((l) => l !== '');
-      line = [...last].reverse().find((l) => /fatal|panic|invalid|unsupported|refus|cannot|error/i.test(l)) ?? last.at(-1) ?? '';
-    } catch {
-      // no log yet
+  /**
+   * Why member m cannot come back, or undefined: its data dir lost its write-ahead log after it had one, or its last
+   * start (one that never served) stopped refused as already bootstrapped (it lost its data) or on corrupt data.
+   */
+  private lossOf(m: LocalMemberState, running: boolean): MemberLoss | undefined {
+    if (m.hasData && !hasWal(m.dataDir)) {
+      return { cause: 'DataLost', detail: `its data dir ${m.dataDir} ${existsSync(m.dataDir) ? 'holds no write-ahead log' : 'is missing'}` };
     }
-    return line ? `${how}: ${line.slice(0, 300)}` : how;
+    if (running) return undefined;
+    const { header, lines } = lastRun(m.logFile);
+    if (!header.startsWith('=== svc start') || lines.some((l) => l.includes('ready to serve client requests'))) return undefined;
+    const said = lines.map(readable).filter((l) => /^(error|fatal|panic): /.test(l));
+    return said.length > 0 ? lossInLine(said[said.length - 1]) : undefined;
+  }
+
+  /**
+   * Why a member is not running, from its current process only (never a line of an earlier one): how it ended
+   * (when this process started it) and its last telling log line, or that it had started and served before it went.
+   */
+  private failureOf(m: LocalMemberState): string {
+    if (m.pid === undefined) return 'stopped';
+    const how = exits.get(m.pid);
+    const { header, lines } = lastRun(m.logFile);
+    if (header.startsWith('=== svc reset')) return 'stopped for its replacement (fresh data dir)';
+    const said = lines.map(readable);
+    const telling = [...said].reverse().find((l) => /^(error|fatal|panic): /.test(l)) ?? said.at(-1);
+    const tail = telling ? `; its last ${telling === said.at(-1) ? '' : 'error '}log line: ${telling.slice(0, 400)}` : '';
+    if (lines.some((l) => l.includes('ready to serve client requests'))) {
+      return `${how ?? `its process ${m.pid} is gone`} after it had started and served (killed, or crashed)${tail}`;
+    }
+    return `${how ?? `its process ${m.pid} ended`} while starting${tail}`;
   }
 
   async createCluster(spec: SvcClusterSpec): Promise<void> {
@@ -183,15 +264,15 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
     }, memberConfig(state.spec, m.version));
   }
 
-  /** Starts member m's process (state is saved by the caller). */
-  private spawnMember(state: LocalState, m: LocalMemberState): void {
+  /** Starts member m's process (state is saved by the caller); `force`: with --force-new-cluster (forceNewCluster only). */
+  private spawnMember(state: LocalState, m: LocalMemberState, force = false): void {
     mkdirSync(m.dataDir, { recursive: true });
     appendFileSync(m.logFile, `=== svc start ${m.version} ${new Date().toISOString()}\n`);
     const fd = openSync(m.logFile, 'a');
     const url = pathToFileURL(this.svcEntry).href;
     const script = `import(${JSON.stringify(url)}).then((m) => m.main(process.argv.slice(1))).then((c) => { if (typeof c === 'number') process.exitCode = c; })`;
     try {
-      const child = spawn(process.execPath, ['--enable-source-maps', '-e', script, '--', ...this.args(state, m)], {
+      const child = spawn(process.execPath, ['--enable-source-maps', '-e', script, '--', ...this.args(state, m), ...(force ? ['--force-new-cluster'] : [])], {
         detached: true,
         stdio: ['ignore', fd, fd],
         env: { ...process.env, ...memberConfig(state.spec, m.version).env },
@@ -203,6 +284,8 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
       m.pid = pid;
       m.startedAt = new Date().toISOString();
       m.revision = memberConfig(state.spec, m.version).revision;
+      if (force) m.forced = true;
+      else delete m.forced;
     } finally {
       closeSync(fd);
     }
@@ -233,13 +316,17 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
     writeState(this.stateDir, state);
   }
 
-  /** Starts members whose process is gone (after a reboot, or a member that died); returns their names. */
+  /**
+   * Starts members whose process is gone (after a reboot, or a member that died) with their data; returns their
+   * names. A member whose data is lost is not started (the planner replaces it).
+   */
   async startStopped(): Promise<string[]> {
     const state = this.state();
     if (!state) return [];
     const started: string[] = [];
     for (const m of state.members) {
       if (alive(m.pid)) continue;
+      if (this.lossOf(m, false)) continue;
       this.spawnMember(state, m);
       started.push(m.name);
     }
@@ -288,6 +375,8 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
       const reserved = { ...(state.reserved ?? {}) };
       delete reserved[name];
       state.members.push(m);
+      // in ordinal order (after a recovery from a member other than the first, a lower ordinal joins again)
+      state.members.sort((a, b) => ordinalOf(a.name) - ordinalOf(b.name));
       state.reserved = reserved;
       writeState(this.stateDir, state);
     }
@@ -305,6 +394,79 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
     state.members.pop();
     writeState(this.stateDir, state);
     rmSync(m.dataDir, { recursive: true, force: true });
+  }
+
+  async loadReplacements(): Promise<ReplacementRecord | undefined> {
+    return this.state()?.replacements;
+  }
+
+  async saveReplacements(record: ReplacementRecord): Promise<void> {
+    const s = this.mustState();
+    writeState(this.stateDir, { ...s, replacements: record });
+  }
+
+  /** Stops the member, empties its data dir and makes its next start join `join` as an existing cluster's member. */
+  async resetMember(name: string, initial: string[]): Promise<void> {
+    const state = this.mustState();
+    const m = state.members.find((x) => x.name === name);
+    if (!m) throw new RuntimeError('NO_MEMBER', `no member ${name}`);
+    await this.stopPid(m.pid);
+    rmSync(m.dataDir, { recursive: true, force: true });
+    mkdirSync(m.dataDir, { recursive: true });
+    appendFileSync(m.logFile, `=== svc reset for replacement ${new Date().toISOString()}\n`);
+    m.join = initial;
+    m.hasData = false;
+    m.pid = undefined;
+    writeState(this.stateDir, state);
+  }
+
+  async startReplacement(name: string, initial: string[]): Promise<void> {
+    await this.startMember(name, initial);
+  }
+
+  async loadRecovery(): Promise<RecoveryObservation | undefined> {
+    const s = this.state();
+    return s && { ...(s.recoverRequest !== undefined ? { request: s.recoverRequest } : {}), ...(s.recovery ? { record: s.recovery } : {}) };
+  }
+
+  async saveRecovery(record: RecoveryProgress): Promise<void> {
+    const s = this.mustState();
+    writeState(this.stateDir, { ...s, recovery: record });
+  }
+
+  /** Asks for a quorum-loss recovery (carried out by the loop's next passes); returns the request token. */
+  requestRecovery(): string {
+    const s = this.mustState();
+    const token = new Date().toISOString();
+    writeState(this.stateDir, { ...s, recoverRequest: token });
+    return token;
+  }
+
+  /** Where the survivor's snapshot goes: recovery/<member>-recover-<request>.db (kept by `local delete`). */
+  recoverySnapshotLocation(step: RecoverSnapshotStep): string {
+    const dir = join(this.stateDir, 'recovery');
+    mkdirSync(dir, { recursive: true });
+    return join(dir, `${step.member}-recover-${step.token.replace(/[^0-9A-Za-z-]/g, '-')}.db`);
+  }
+
+  async forceNewCluster(survivor: string, lost: string[]): Promise<void> {
+    const state = this.mustState();
+    const s = state.members.find((m) => m.name === survivor);
+    if (!s) throw new RuntimeError('NO_MEMBER', `no member ${survivor} to recover from`);
+    for (const name of lost) {
+      const m = state.members.find((x) => x.name === name);
+      if (!m) continue; // done before a crash, or a member of the list the runtime never ran
+      await this.stopPid(m.pid);
+      // its ports stay reserved: it joins again later (addMember) under the same name and client URL, empty
+      state.members = state.members.filter((x) => x !== m);
+      state.reserved = { ...(state.reserved ?? {}), [name]: { clientPort: m.clientPort, peerPort: m.peerPort } };
+      writeState(this.stateDir, state);
+      rmSync(m.dataDir, { recursive: true, force: true });
+    }
+    if (s.forced === true && alive(s.pid)) return;
+    await this.stopPid(s.pid);
+    this.spawnMember(state, s, true);
+    writeState(this.stateDir, state);
   }
 
   snapshotLocation(from: string, to: string, member: string): string {
@@ -400,7 +562,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime {
   async delete(keepBackups = false): Promise<string[]> {
     const s = this.state();
     if (s) await Promise.all(s.members.map((m) => this.stopPid(m.pid)));
-    const keep = ['backups', 'snapshots'].filter((d) => keepBackups && existsSync(join(this.stateDir, d)) && readdirSync(join(this.stateDir, d)).length > 0);
+    const keep = ['backups', 'snapshots', 'recovery'].filter((d) => keepBackups && existsSync(join(this.stateDir, d)) && readdirSync(join(this.stateDir, d)).length > 0);
     if (keep.length === 0) {
       rmSync(this.stateDir, { recursive: true, force: true });
       return [];

@@ -4,7 +4,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { BackupsStatus, SvcClusterSpec } from '../../api/types.js';
-import type { RolloutProgress, UpgradeProgress } from '../../planner/types.js';
+import type { RecoveryProgress, ReplacementRecord, RolloutProgress, UpgradeProgress } from '../../planner/types.js';
 import { RuntimeError } from '../runtime.js';
 
 /** One member's record. */
@@ -24,6 +24,10 @@ export interface LocalMemberState {
   join?: string[];
   /** memberConfig(spec, version).revision its current process was started with. */
   revision?: string;
+  /** Its data dir has held a write-ahead log (seen by an observation): an empty one later means its data is lost. */
+  hasData?: boolean;
+  /** Its current process was started with --force-new-cluster (a recovery); its next start is without it. */
+  forced?: boolean;
 }
 
 /** The whole state file. */
@@ -46,6 +50,12 @@ export interface LocalState {
   backupRequest?: string;
   /** Why the last scheduled or on-demand backup failed (cleared by the next one recorded). */
   backupFailure?: string;
+  /** Member replacements: the one under way and the last of each member (planner/healing.ts). */
+  replacements?: ReplacementRecord;
+  /** The quorum-loss recovery `local recover` asked for last (a recovery is due while recovery.token differs). */
+  recoverRequest?: string;
+  /** The recovery under way or finished last (planner/recovery.ts). */
+  recovery?: RecoveryProgress;
 }
 
 /** Path of the state file in a state dir. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { openBackend, type Backend } from '../../../server/storage/backend.js';
+import { BackendError, backendFileProblem, openBackend, type Backend } from '../../../server/storage/backend.js';
 import { nopLogger } from '../../../server/log/logger.js';
 import { MvccStore } from '../../../server/mvcc/kvstore.js';
 import { b, backendIn, s, tempDir } from '../../unit/mvcc/helpers.js';
@@ -39,6 +39,32 @@ describe('backend (lmdb)', () => {
     expect(be.readTx().range('key', b('b'), b('d')).map((e) => s(e.key))).to.deep.equal(['b']);
     expect(be.readTx().range('key', b('a'), null, 2).map((e) => s(e.key))).to.deep.equal(['a', 'b']);
     expect(be.readTx().get('key', b('c'))).to.equal(undefined);
+  });
+
+  it('refuses a db file of garbage as corrupt, naming the file and the way out (lmdb-js would crash the process)', () => {
+    const tx = be.batchTx();
+    tx.put('key', b('a'), b('1'));
+    tx.end();
+    be.forceCommit();
+    be.close();
+    const file = path.join(t.dir, 'member', 'snap', 'db');
+    expect(backendFileProblem(file)).to.equal(undefined);
+    const size = fs.statSync(file).size;
+    fs.writeFileSync(file, crypto.randomBytes(size));
+    expect(backendFileProblem(file)).to.equal('its first meta page has no lmdb magic');
+    expect(() => openBackend(nopLogger, file)).to.throw(BackendError, /database file .*member\/snap\/db is corrupt \(its first meta page has no lmdb magic\).*replace the member/);
+    // a good first meta page with a garbage second one
+    fs.writeFileSync(file, Buffer.alloc(0));
+    be = backendIn(t.dir, { batchIntervalMs: 0 }); // an empty file: lmdb creates the database again
+    be.forceCommit();
+    be.close();
+    const good = fs.readFileSync(file);
+    const psize = good.readUInt32LE(48);
+    crypto.randomFillSync(good, psize, psize);
+    fs.writeFileSync(file, good);
+    expect(backendFileProblem(file)).to.equal('its second meta page has no lmdb magic');
+    fs.writeFileSync(file, Buffer.alloc(0));
+    be = backendIn(t.dir, { batchIntervalMs: 0 });
   });
 
   it('commits at a txn boundary once batchLimit ops are pending', () => {

@@ -169,7 +169,9 @@ describe('operator local runtime: a member that cannot start on the new release'
 
     const r = await applyCluster(manifest('fail', '3.4.34'), { stateDir, svcEntry: wrapper });
     expect(r.step).to.include({ kind: 'blocked', code: 'MemberFailedToStart' });
-    expect((r.step as { reason: string }).reason).to.match(/cannot run 3\.4\.34: exited with code 1: fatal: cannot open the data dir/);
+    // the member's own last line (of the start that failed), and the upgrade's words: an upgrade is under way
+    expect((r.step as { reason: string }).reason).to.match(/cannot run 3\.4\.34: exited with code 1 while starting; its last log line: fatal: cannot open the data dir.*the upgrade resumes/);
+    expect(r.step).to.include({ condition: 'UpgradeBlocked' });
     expect(r.actions.filter((a) => a.startsWith('restartMember'))).to.have.length(1);
 
     // Still serving: the two other members are healthy and take writes.

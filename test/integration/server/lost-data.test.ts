@@ -1,7 +1,7 @@
 // Members that lost their data, and clusters that lost their quorum, on real svc clusters:
 // (a) a member wiped and restarted with its old flags (--initial-cluster-state new) stops with the reference's
 //     "has already been bootstrapped" and never votes: term, leader and member list stay as they were (the
-//     reference 3.5 refuses the same member with the same words);
+//     reference 3.5 refuses the same member with the same words); so does a member that joined later (existing);
 // (b) --force-new-cluster: the one member left of three restarts from its data as the only member, serves every
 //     key, and the cluster grows again through a learner that is then promoted; restarted without the flag, the
 //     member keeps the new membership.
@@ -81,6 +81,23 @@ describe('svc: members that lost their data, clusters that lost their quorum', f
     expect(await memberList(c, leader)).to.deep.equal(listBefore);
     await c.put(leader, 'wiped/after', 'ok');
     expect(await c.get([0, 1, 2].find((i) => i !== leader && i !== victim)!, 'wiped/after')).to.equal('ok');
+  });
+
+  it('a wiped member that joined with --initial-cluster-state existing is refused the same way (no rejoin under its old ID)', async () => {
+    const c = await clusters.start({ size: 1 });
+    await c.put(0, 'joined/k', 'v');
+    const n = await c.addMember(); // started with --initial-cluster-state existing
+    const id = await c.memberId(n);
+    await c.put(0, 'joined/k2', 'v2');
+    await c.kill(n);
+    rmSync(c.members[n].dataDir, { recursive: true, force: true });
+    mkdirSync(c.members[n].dataDir, { mode: 0o700 });
+    await c.start(n, { waitHealthy: false });
+    const st = await Promise.race([c.members[n].process.exited, sleep(20000).then(() => null)]);
+    expect(st, `${c.members[n].name} still running 20 s after a start with an empty data dir`).to.not.equal(null);
+    expect(st!.code).to.not.equal(0);
+    expect(c.currentLog(n)).to.include(`member ${hex(id)} has already been bootstrapped`);
+    expect(readdirSync(c.members[n].dataDir), 'the wiped data dir stays empty').to.deep.equal([]);
   });
 
   it('the reference 3.5 under --force-new-cluster logs the lines svc logs and keeps its keys as the only member', async () => {

@@ -73,6 +73,7 @@ describe('operator catch-up gate', () => {
         },
         authEnabled: async () => false,
         memberList: async () => { throw new Error('not used'); },
+        memberPromote: async () => { throw new Error('not used'); },
         memberAdd: async () => { throw new Error('not used'); },
         memberRemove: async () => { throw new Error('not used'); },
         moveLeader: async () => { throw new Error('not used'); },

@@ -10,9 +10,10 @@ import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from 
 import { backupsState, dueOfStep } from '../../../operator/backup/schedule.js';
 import type { ClusterMemberInfo, MemberStatusInfo, VersionInfo } from '../../../operator/members/index.js';
 import type { MemberApi } from '../../../operator/orchestrator/member-api.js';
-import { StepPending, type BackupStep, type Runtime, type RuntimeMember } from '../../../operator/runtime/runtime.js';
+import { StepPending, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember } from '../../../operator/runtime/runtime.js';
 import type { ScalingRuntime } from '../../../operator/runtime/scaling.js';
-import type { BackupObservation, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/planner/types.js';
+import type { BackupObservation, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/planner/types.js';
+import type { HealingRuntime } from '../../../operator/runtime/healing.js';
 import { ScaleSim } from './scale-sim.js';
 
 export type Mode = 'local' | 'kubernetes';
@@ -50,6 +51,33 @@ export class World {
   backupsTaken: BackupEntry[] = [];
   /** Backup Jobs by slot or token: looks left until done. */
   backupJobs = new Map<string, number>();
+  /** The replacements record (JSON, as stored). */
+  replacements?: string;
+  /** Quorum-loss recovery: the request token, the record (JSON, as stored), members whose data is gone. */
+  recoverRequest?: string;
+  recoveryRecord?: string;
+  recoveryWrites = 0;
+  dataLost = new Set<string>();
+  /** Members running with --force-new-cluster, and every forceNewCluster restart (a repeat counts again). */
+  forced = new Set<string>();
+  forcedStarts: string[] = [];
+  /** Recovery snapshot Jobs by token: looks left until done. */
+  recoveryJobs = new Map<string, number>();
+
+  /** Members `names` are lost: killed, their data gone (the cluster loses quorum when they are a majority). */
+  lose(names: string[]): void {
+    for (const n of names) {
+      const m = this.sim.member(n);
+      m.running = false;
+      m.leader = false;
+      this.dataLost.add(n);
+    }
+    if (!this.sim.observe().members.some((m) => m.leader)) for (const m of this.sim.members) m.leader = false;
+  }
+
+  get recovery(): RecoveryProgress | undefined {
+    return this.recoveryRecord === undefined ? undefined : (JSON.parse(this.recoveryRecord) as RecoveryProgress);
+  }
 
   constructor(n: number, version: string, leader = 0, created = true) {
     this.sim = new ScaleSim(n, version, leader);
@@ -132,13 +160,18 @@ export class FakeClient implements MemberApi {
     this.w.observed(url);
     const cm = this.w.sim.observe().clusterMembers;
     if (!cm) throw new Error('no member list');
-    return cm.map((c) => ({ id: c.id, name: c.started ? c.member! : '', peerURLs: [`peer://${c.member}`], isLearner: false }));
+    return cm.map((c) => ({ id: c.id, name: c.started ? c.member! : '', peerURLs: [`peer://${c.member}`], isLearner: c.isLearner === true }));
   }
 
-  async memberAdd(url: string, peerURL: string): Promise<string> {
+  async memberAdd(url: string, peerURL: string, opts: { isLearner?: boolean } = {}): Promise<string> {
     this.w.observed(url);
-    this.w.sim.memberAdd(nameOf(peerURL));
+    this.w.sim.memberAdd(nameOf(peerURL), opts.isLearner === true);
     return this.w.sim.cluster.at(-1)!.id;
+  }
+
+  async memberPromote(url: string, id: string): Promise<void> {
+    this.w.observed(url);
+    this.w.sim.promote(id);
   }
 
   async memberRemove(url: string, id: string): Promise<void> {
@@ -164,14 +197,31 @@ export class FakeClient implements MemberApi {
 }
 
 /** The runtime over the world. */
-export class FakeRuntime implements Runtime, ScalingRuntime {
+export class FakeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   prepare?: () => Promise<void>;
   takeBackup?: (step: BackupStep) => Promise<BackupEntry>;
   takeSnapshot?: (step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress) => Promise<SnapshotRecord>;
   recordScaling?: (step: Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }>, replicas: number) => Promise<void>;
+  takeRecoverySnapshot?: (step: RecoverSnapshotStep) => Promise<SnapshotRecord>;
+  recoverySnapshotLocation?: (step: RecoverSnapshotStep) => string;
 
   constructor(private readonly w: World, readonly kind: Mode) {
-    if (kind !== 'kubernetes') return;
+    if (kind !== 'kubernetes') {
+      this.recoverySnapshotLocation = (step) => `/recovery/${step.member}-recover-${step.token}.db`;
+      return;
+    }
+    this.takeRecoverySnapshot = async (step) => {
+      const left = this.w.recoveryJobs.get(step.token) ?? 2;
+      if (left > 0) {
+        this.w.recoveryJobs.set(step.token, left - 1);
+        throw new StepPending('BackupRunning', `recovery snapshot Job of ${step.token} is running`, 10);
+      }
+      this.w.recoveryJobs.delete(step.token);
+      this.w.observed(`sim://${step.member}`);
+      const rec = { location: `pvc://backups/${step.member}-recover-${step.token}.db`, member: step.member, revision: this.w.snapshots.length + 1, size: 100, sha256: 'd'.repeat(64), time: new Date(0).toISOString() };
+      this.w.snapshots.push(rec);
+      return rec;
+    };
     this.prepare = async () => {
       this.w.prepares++;
     };
@@ -205,7 +255,11 @@ export class FakeRuntime implements Runtime, ScalingRuntime {
     if (!this.w.created) return [];
     return this.w.sim.members.map((m) => {
       const rev = this.w.revisions.get(m.name) ?? this.w.target;
-      return { name: m.name, clientURL: `sim://${m.name}`, configuredVersion: m.configured, running: m.running, configRevision: rev.config, ...(rev.tls ? { tlsRevision: rev.tls } : {}) };
+      return {
+        name: m.name, clientURL: `sim://${m.name}`, configuredVersion: m.configured, running: m.running, configRevision: rev.config, ...(rev.tls ? { tlsRevision: rev.tls } : {}),
+        ...(m.lost ? { lost: { cause: m.lost, detail: 'simulated' } } : {}),
+        dataLost: this.w.dataLost.has(m.name), ...(m.running && this.w.forced.has(m.name) ? { forcedNewCluster: true } : {}),
+      };
     });
   }
 
@@ -216,6 +270,7 @@ export class FakeRuntime implements Runtime, ScalingRuntime {
   }
 
   async restartMember(name: string, version: string): Promise<void> {
+    this.w.forced.delete(name);
     this.w.sim.configure(name, version);
     this.w.sim.restart(name);
     this.w.revisions.set(name, { ...this.w.target });
@@ -284,5 +339,36 @@ export class FakeRuntime implements Runtime, ScalingRuntime {
 
   async retireMember(name: string): Promise<void> {
     this.w.sim.retire(name);
+  }
+
+  async loadReplacements(): Promise<ReplacementRecord | undefined> {
+    return this.w.replacements === undefined ? undefined : (JSON.parse(this.w.replacements) as ReplacementRecord);
+  }
+
+  async saveReplacements(record: ReplacementRecord): Promise<void> {
+    this.w.replacements = JSON.stringify(record);
+  }
+
+  async resetMember(name: string): Promise<void> {
+    this.w.sim.reset(name);
+  }
+
+  async startReplacement(name: string): Promise<void> {
+    this.w.sim.startMember(name);
+  }
+
+  async loadRecovery(): Promise<RecoveryObservation | undefined> {
+    return { ...(this.w.recoverRequest ? { request: this.w.recoverRequest } : {}), ...(this.w.recovery ? { record: this.w.recovery } : {}) };
+  }
+
+  async saveRecovery(record: RecoveryProgress): Promise<void> {
+    this.w.recoveryRecord = JSON.stringify(record);
+    this.w.recoveryWrites++;
+  }
+
+  async forceNewCluster(survivor: string, lost: string[]): Promise<void> {
+    this.w.sim.forceNewCluster(survivor, lost, this.kind === 'kubernetes');
+    this.w.forced.add(survivor);
+    this.w.forcedStarts.push(survivor);
   }
 }

@@ -1,7 +1,7 @@
 // A simulated cluster for planner tests: members that go down when restarted and come back on the new
 // release a few ticks later, leadership that moves on request (or by election when a leader stops), a
 // cluster version that follows the lowest member release, and transient unhealthiness on demand.
-import type { ObservedCluster, ObservedMember } from '../../../operator/planner/types.js';
+import type { LossCause, ObservedCluster, ObservedMember } from '../../../operator/planner/types.js';
 
 export interface SimMember {
   name: string;
@@ -17,6 +17,8 @@ export interface SimMember {
   applied: number;
   /** Starts on the target (counted by tests). */
   starts: Record<string, number>;
+  /** Its data is gone (the runtime's evidence): it cannot come back. */
+  lost?: LossCause;
 }
 
 const minor = (v: string) => v.split('.').slice(0, 2).join('.');

@@ -9,20 +9,20 @@ import ts from 'typescript';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 
-/** The program: Step plus a `replaceMember` kind, the table of that union, with `row` appended to the real rows. */
+/** The program: Step plus a `defragmentMember` kind, the table of that union, with `row` appended to the real rows. */
 function program(row: string): string {
   return [
     `import { STEPS, type StepTable } from ${JSON.stringify(join(ROOT, 'operator/planner/steps.js'))};`,
     `import type { Step } from ${JSON.stringify(join(ROOT, 'operator/planner/types.js'))};`,
-    "type WithReplace = Step | { kind: 'replaceMember'; member: string };",
-    `export const table: StepTable<WithReplace> = { ...STEPS${row} };`,
+    "type WithDefragment = Step | { kind: 'defragmentMember'; member: string };",
+    `export const table: StepTable<WithDefragment> = { ...STEPS${row} };`,
     '',
   ].join('\n');
 }
 
 /** The compiler's errors on `text` (the repository's options; the file imports the source tree). */
 function typeErrors(dir: string, text: string): string[] {
-  const file = join(dir, 'with-replace.mts'); // .mts: an ES module wherever it lies, as the source tree's are
+  const file = join(dir, 'with-defragment.mts'); // .mts: an ES module wherever it lies, as the source tree's are
   writeFileSync(file, text);
   const { config } = ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile);
   const { options } = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
@@ -43,14 +43,14 @@ describe('operator: the step table is complete by its type', function () {
     const errors = typeErrors(dir, program(''));
     expect(errors).to.have.length(1);
     // (the type between is the whole table, printed by the compiler)
-    expect(errors[0]).to.match(/^TS2741 with-replace\.mts:4: Property 'replaceMember' is missing in type '.*' but required in type 'StepTable<WithReplace>'\.$/s);
+    expect(errors[0]).to.match(/^TS2741 with-defragment\.mts:4: Property 'defragmentMember' is missing in type '.*' but required in type 'StepTable<WithDefragment>'\.$/s);
   });
 
   it('the same kind with its row compiles clean, its functions typed for that kind', () => {
     const row = [
-      ', replaceMember: { mutating: true, scaling: true, settled: false,',
-      '  describe: (s) => `replace member ${s.member}`, eventReason: () => \'ReplaceMember\', statusReason: (s) => s.kind,',
-      '  statusLine: (s) => s.kind, actionLine: (s) => `replaceMember ${s.member}` }',
+      ', defragmentMember: { mutating: true, scaling: true, settled: false,',
+      '  describe: (s) => `replace member ${s.member}`, eventReason: () => \'DefragmentMember\', statusReason: (s) => s.kind,',
+      '  statusLine: (s) => s.kind, actionLine: (s) => `defragmentMember ${s.member}` }',
     ].join('\n');
     expect(typeErrors(dir, program(row))).to.deep.equal([]);
   });

@@ -19,30 +19,51 @@ const SAMPLES: { [K in StepKind]: Extract<Step, { kind: K }> } = {
   retireMember: { kind: 'retireMember', member: 'kv-3' },
   complete: { kind: 'complete', from: '3.3.27', to: '3.4.34' },
   steady: { kind: 'steady', version: '3.4.34' },
+  replaceMember: { kind: 'replaceMember', member: 'kv-1', id: '7', cause: 'DataLost', detail: 'its data dir is missing', join: ['kv-0', 'kv-1', 'kv-2'] },
+  promoteMember: { kind: 'promoteMember', member: 'kv-1', id: '9', replaced: 'DataLost' },
+  recoverSnapshot: { kind: 'recoverSnapshot', member: 'kv-1', token: 't1' },
+  forceNewCluster: { kind: 'forceNewCluster', member: 'kv-1', lost: ['kv-0', 'kv-2'], token: 't1' },
+  endForceNewCluster: { kind: 'endForceNewCluster', member: 'kv-1', version: '3.5.21' },
+  recoverComplete: { kind: 'recoverComplete', member: 'kv-1', token: 't1' },
 };
-const ALL = Object.values(SAMPLES) as Step[];
+/** The kinds of quorum-loss recovery (their own test below). */
+const RECOVERY_KINDS: readonly string[] = ['recoverSnapshot', 'forceNewCluster', 'endForceNewCluster', 'recoverComplete'];
+const ALL = (Object.values(SAMPLES) as Step[]).filter((s) => !RECOVERY_KINDS.includes(s.kind));
+const RECOVERY = (Object.values(SAMPLES) as Step[]).filter((s) => RECOVERY_KINDS.includes(s.kind));
 const kindsWhere = (f: (s: Step) => boolean): string[] => ALL.filter(f).map((s) => s.kind).sort();
 
 describe('operator: the step table', () => {
   it('has a row for every kind and nothing else; the step gauge enumerates the same kinds', () => {
     expect(Object.keys(STEPS).sort()).to.deep.equal(Object.keys(SAMPLES).sort());
     expect([...STEP_KINDS].sort()).to.deep.equal(Object.keys(SAMPLES).sort());
-    expect(STEP_KINDS).to.have.length(13);
+    expect(STEP_KINDS).to.have.length(15 + RECOVERY_KINDS.length);
   });
 
   it('mutating, scaling and settled kinds are those the engine and status always treated so', () => {
-    expect(kindsWhere(isMutating)).to.deep.equal(['addMember', 'backup', 'createCluster', 'moveLeader', 'removeMember', 'restartMember', 'retireMember', 'snapshot', 'startMember']);
+    expect(kindsWhere(isMutating)).to.deep.equal(['addMember', 'backup', 'createCluster', 'moveLeader', 'promoteMember', 'removeMember', 'replaceMember', 'restartMember', 'retireMember', 'snapshot', 'startMember']);
     expect(kindsWhere(isScalingStep)).to.deep.equal(['addMember', 'removeMember', 'retireMember', 'startMember']);
     expect(kindsWhere(isSettled)).to.deep.equal(['backup', 'complete', 'steady']);
   });
 
+  it('the recovery kinds: recorded first but recoverComplete (the engine records it), none scaling, only recoverComplete settled', () => {
+    expect(RECOVERY.filter(isMutating).map((s) => s.kind)).to.deep.equal(['recoverSnapshot', 'forceNewCluster', 'endForceNewCluster']);
+    expect(RECOVERY.filter(isScalingStep)).to.deep.equal([]);
+    expect(RECOVERY.filter(isSettled).map((s) => s.kind)).to.deep.equal(['recoverComplete']);
+    expect(RECOVERY.map(eventReason).join(' | ')).to.equal('RecoverSnapshot | ForceNewCluster | EndForceNewCluster | Recovered');
+    expect(RECOVERY.map(actionLine).join(' | ')).to.equal('recoverSnapshot kv-1 | forceNewCluster kv-1 | endForceNewCluster kv-1 | recoverComplete kv-1');
+    expect(RECOVERY.map(describeStep).join('\n')).to.equal(`recovery t1: snapshot of the survivor kv-1 before anything is touched
+recovery t1: stop kv-0, kv-2 and drop their data, restart kv-1 in place with --force-new-cluster
+restart kv-1 without --force-new-cluster before the cluster grows back
+recovery t1 complete: the cluster is back to full size from kv-1's data`);
+  });
+
   it('each kind keeps its description, Event reason, condition reason and line, and action line', () => {
     const column = (f: (s: Step) => string): string => ALL.map(f).join(' | ');
-    expect(ALL.map((s) => s.kind).join(' | ')).to.equal('createCluster | wait | blocked | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | steady');
-    expect(column(eventReason)).to.equal('CreateCluster | CatchingUp | SkipMinor | Snapshot | Backup | MoveLeader | RestartMember | AddMember | StartMember | RemoveMember | RetireMember | UpgradeComplete | Steady');
-    expect(column(statusReason)).to.equal('createCluster | CatchingUp | SkipMinor | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | Steady');
-    expect(column(statusLine)).to.equal('createCluster | kv-2 is 300 entries behind | one minor release at a time | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | steady');
-    expect(column(actionLine)).to.equal('createCluster 3.4.34 x3 | wait | blocked | snapshot kv-0 | backup OnDemand kv-0 | moveLeader kv-0 kv-1 | restartMember kv-2 3.4.34 | addMember kv-3 | startMember kv-3 | removeMember kv-3 | retireMember kv-3 | complete | steady');
+    expect(ALL.map((s) => s.kind).join(' | ')).to.equal('createCluster | wait | blocked | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | steady | replaceMember | promoteMember');
+    expect(column(eventReason)).to.equal('CreateCluster | CatchingUp | SkipMinor | Snapshot | Backup | MoveLeader | RestartMember | AddMember | StartMember | RemoveMember | RetireMember | UpgradeComplete | Steady | ReplaceMember | MemberReplaced');
+    expect(column(statusReason)).to.equal('createCluster | CatchingUp | SkipMinor | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | Steady | replaceMember | promoteMember');
+    expect(column(statusLine)).to.equal('createCluster | kv-2 is 300 entries behind | one minor release at a time | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | steady | replacing kv-1 (DataLost: its data dir is missing) | promoteMember');
+    expect(column(actionLine)).to.equal('createCluster 3.4.34 x3 | wait | blocked | snapshot kv-0 | backup OnDemand kv-0 | moveLeader kv-0 kv-1 | restartMember kv-2 3.4.34 | addMember kv-3 | startMember kv-3 | removeMember kv-3 | retireMember kv-3 | complete | steady | replaceMember kv-1 DataLost | promoteMember kv-1');
     expect(ALL.map(describeStep).join('\n')).to.equal(`create 3 member(s) of 3.4.34
 wait (CatchingUp): kv-2 is 300 entries behind
 blocked (SkipMinor): one minor release at a time
@@ -55,7 +76,11 @@ start member kv-3, already added to the cluster (joining kv-0, kv-3)
 remove member kv-3 (id 42)
 stop member kv-3, no longer in the cluster, and delete its data
 verified: every member reports 3.4.34 (etcdserver and etcdcluster); upgrade 3.3.27 -> 3.4.34 complete
-every member runs 3.4.34; nothing to do`);
+every member runs 3.4.34; nothing to do
+replace member kv-1 (id 7; DataLost: its data dir is missing): remove it, a fresh data dir, add it back as a learner joining kv-0, kv-1, kv-2
+promote learner kv-1 (id 9) to a voting member; the replacement of kv-1 (DataLost) is complete`);
+    // a scale-up's learner is promoted with its own Event reason
+    expect(eventReason({ kind: 'promoteMember', member: 'kv-3', id: '10' })).to.equal('PromoteMember');
     // a restart without a reason says none
     expect(describeStep({ kind: 'restartMember', member: 'kv-0', version: '3.5.21' })).to.equal('restart kv-0 on 3.5.21');
   });

@@ -71,4 +71,18 @@ describe('operator: upgrade metrics', () => {
     text = await registry.metrics();
     expect(text).to.not.contain('cluster="kv"');
   });
+
+  it('counts replacements by cause when the successor is promoted (a scale-up\'s promotion is none)', async () => {
+    m.stepDone('ns', 'kv', { kind: 'replaceMember', member: 'kv-1', id: '7', cause: 'DataLost', detail: 'gone', join: ['kv-0', 'kv-1', 'kv-2'] });
+    m.stepDone('ns', 'kv', { kind: 'promoteMember', member: 'kv-1', id: '9', replaced: 'DataLost' });
+    m.stepDone('ns', 'kv', { kind: 'promoteMember', member: 'kv-3', id: '10' });
+    m.stepDone('ns', 'kv', { kind: 'promoteMember', member: 'kv-2', id: '11', replaced: 'DataCorrupt' });
+    let text = await registry.metrics();
+    expect(text).to.contain('svc_operator_member_replacements_total{namespace="ns",cluster="kv",cause="DataLost"} 1');
+    expect(text).to.contain('svc_operator_member_replacements_total{namespace="ns",cluster="kv",cause="DataCorrupt"} 1');
+    expect(text).to.not.contain('cause="MemberIdChanged"');
+    m.forget('ns', 'kv');
+    text = await registry.metrics();
+    expect(text).to.not.contain('cluster="kv"');
+  });
 });

@@ -1,0 +1,120 @@
+// svc-operator recover <cluster> (also the kubectl plugin: kubectl svc recover <cluster>)
+//   [--namespace NS | -n NS] [--kubeconfig FILE] [--dry-run] [--token T] [--wait SECONDS]
+// Quorum-loss recovery of an SvcCluster, never automatic. Reads every member live at its pod address (applied index
+// and revision from Maintenance.Status, which each member serves on its own without quorum; reachability), names
+// the survivor (the highest applied index) and what each other member loses; then (without --dry-run) sets the
+// annotation svc.dev/recover to a new token (GitOps users may write the same annotation in the manifest). The
+// operator refuses a request on a cluster that has quorum (status.recovery.refused, a Warning Event RecoverRefused),
+// and otherwise snapshots the survivor onto the backup claim, restarts it in place with --force-new-cluster (same
+// pod name, Services, Secrets, client URLs), and grows back to spec.replicas; status.recovery shows the step and
+// keeps the snapshot's location. This command refuses such a cluster itself before it writes anything.
+// Exit codes: 0 planned (--dry-run), asked (or, with --wait, recovered), 1 refused or failed, 2 usage.
+import * as k8s from '@kubernetes/client-node';
+import { API_VERSION, PLURAL, type SvcClusterStatus } from '../api/types.js';
+import { recoveryLines, recoveryPlan, recoveryRefusal } from '../planner/recovery.js';
+import type { ObservedCluster } from '../planner/types.js';
+import { RECOVER_ANNOTATION } from '../runtime/kubernetes/kube-recovery.js';
+import { isStatus, KubeApi } from '../runtime/kubernetes/kube-api.js';
+import { parseArgs, UsageError } from './args.js';
+import { contextNamespace, gatherView, loadKubeConfig, StatusError, type ClusterView } from './status-view.js';
+
+const [GROUP, VERSION] = API_VERSION.split('/');
+
+/** The command's usage, as `prog` (svc-operator recover, kubectl svc recover) names it. */
+export function recoverUsage(prog: string): string {
+  return `${prog} <cluster> [--namespace NS] [--kubeconfig FILE] [--dry-run] [--token T] [--wait SECONDS]`;
+}
+
+export function isRecoverCommand(argv: readonly string[]): boolean {
+  return argv[0] === 'recover';
+}
+
+/** The planner's view of the members as the on-call view read them. */
+export function observedOf(view: ClusterView): ObservedCluster {
+  return {
+    now: view.at.getTime(),
+    members: view.members.map((m) => ({
+      name: m.name, configuredVersion: m.release ?? view.spec.version, running: m.reachable, healthy: m.healthy, leader: m.role === 'leader',
+      ...(m.release !== undefined ? { release: m.release } : {}),
+      ...(m.appliedIndex !== undefined ? { appliedIndex: m.appliedIndex } : {}),
+      ...(m.revision !== undefined ? { revision: m.revision } : {}),
+    })),
+  };
+}
+
+/** argv[0] is the command word; `prog` names the command in messages. */
+export async function recoverMain(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s), prog = 'svc-operator recover'): Promise<number> {
+  const me = prog.slice(0, prog.lastIndexOf(' '));
+  try {
+    const { words, flags } = parseArgs(argv, ['kubeconfig', 'namespace', 'token', 'wait']);
+    if (flags.has('help')) {
+      out(`usage: ${recoverUsage(prog)}\n`);
+      return 0;
+    }
+    if (words.length !== 2) throw new UsageError(`${prog} needs exactly one SvcCluster name`);
+    const name = words[1];
+    const waitText = flags.get('wait');
+    if (waitText !== undefined && !/^\d+$/.test(waitText)) throw new UsageError('--wait must be a number of seconds');
+    const kc = loadKubeConfig(flags.get('kubeconfig'));
+    const namespace = flags.get('namespace') ?? contextNamespace(kc);
+    const view = await gatherView(kc, namespace, name);
+    const under = view.status.recovery;
+    if (under && under.refused === undefined && under.finishedAt === undefined && under.request === view.recoverRequest) {
+      out(`recovery ${under.request} of ${namespace}/${name} from ${under.survivor ?? '?'} is under way (step ${under.step ?? '?'}); \`${me} status ${name}\` shows it\n`);
+      return 0;
+    }
+    const observed = observedOf(view);
+    const refusal = recoveryRefusal(observed, `${namespace}/${name}`);
+    if (refusal) {
+      process.stderr.write(`${me}: cannot recover ${namespace}/${name}: ${refusal}\n`);
+      return 1;
+    }
+    for (const l of recoveryLines(recoveryPlan(observed))) out(`${l}\n`);
+    if (flags.has('dry-run')) {
+      out('dry run: nothing was touched; run without --dry-run to recover\n');
+      return 0;
+    }
+    const token = flags.get('token') ?? new Date().toISOString();
+    try {
+      await new KubeApi(kc).patchClusterAnnotation(namespace, name, RECOVER_ANNOTATION, token);
+    } catch (e) {
+      if (isStatus(e, 404)) {
+        process.stderr.write(`${me}: SvcCluster ${namespace}/${name} not found\n`);
+        return 1;
+      }
+      throw e;
+    }
+    out(`recovery of ${namespace}/${name} requested (annotation ${RECOVER_ANNOTATION}=${token}); status.recovery and \`${me} status ${name}\` show each step\n`);
+    if (waitText === undefined) return 0;
+    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    const until = Date.now() + Number(waitText) * 1000;
+    for (;;) {
+      const c = await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name }) as { status?: SvcClusterStatus };
+      const r = c.status?.recovery;
+      if (r?.request === token && r.refused !== undefined) {
+        process.stderr.write(`${me}: the operator refused recovery ${token}: ${r.refused}\n`);
+        return 1;
+      }
+      if (r?.request === token && r.finishedAt !== undefined) {
+        out(`recovered from ${r.survivor}; its snapshot before the recovery: ${r.snapshot ?? '(not recorded)'}\n`);
+        return 0;
+      }
+      if (Date.now() > until) {
+        process.stderr.write(`${me}: recovery ${token} not finished within ${waitText} s (step ${r?.request === token ? r.step ?? '?' : 'not begun'})${c.status?.lastError ? `: ${c.status.lastError}` : ''}; \`${me} status ${name}\` shows where it is\n`);
+        return 1;
+      }
+      await new Promise((res) => setTimeout(res, 1000));
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`${me}: ${e.message}\nusage: ${recoverUsage(prog)}\n`);
+      return 2;
+    }
+    if (e instanceof StatusError) {
+      process.stderr.write(`${me}: ${e.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`${me}: ${(e as Error).message}\n`);
+    return 1;
+  }
+}

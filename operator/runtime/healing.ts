@@ -1,0 +1,41 @@
+// What a runtime offers for replacing a member that cannot come back (the planner's replaceMember). Optional, on top
+// of scaling (runtime/scaling.ts: the peer URL the successor is added with). A runtime without it cannot carry out
+// replaceMember (the step fails, saying so).
+import type { MemberLoss, ReplacementRecord } from '../planner/types.js';
+
+/**
+ * What a member's refusal to start says about its data, from the line it stopped with (svc's own words): its ID
+ * already bootstrapped while its data dir is empty (it lost its data), a corrupt database or write-ahead log, a
+ * database missing beside its consensus snapshot. Any other failure is not a loss (the member is left to a person).
+ */
+export function lossInLine(line: string): MemberLoss | undefined {
+  if (/member [0-9a-f]+ has already been bootstrapped/.test(line)) return { cause: 'AlreadyBootstrapped', detail: `its start was refused: ${line}` };
+  if (/database file \S+ is corrupt|wal: corrupt record|failed to find database snapshot file/.test(line)) return { cause: 'DataCorrupt', detail: `its start failed: ${line}` };
+  return undefined;
+}
+
+/** The healing side of a runtime. */
+export interface HealingRuntime {
+  /** The replacements record as stored (undefined: none yet). */
+  loadReplacements(): Promise<ReplacementRecord | undefined>;
+  /** Records replacements durably (before the step that begins one acts). */
+  saveReplacements(record: ReplacementRecord): Promise<void>;
+  /**
+   * Stops member `name` and gives it a fresh, empty data dir (a new volume), so that its next start joins the
+   * running cluster `join` (member names, itself included; `--initial-cluster-state existing`) as the learner the
+   * engine added for it. Does not start it (the engine adds the learner first, then ScalingRuntime.startMember).
+   * Idempotent; called only while no successor is in the member list.
+   */
+  resetMember(name: string, join: string[]): Promise<void>;
+  /**
+   * Starts member `name`, reset and added back as a learner, joining `join` (idempotent). Local: its process;
+   * Kubernetes: the StatefulSet recreates its pod, so only the join list is kept applied.
+   */
+  startReplacement(name: string, join: string[]): Promise<void>;
+}
+
+/** True when the runtime can replace members. */
+export function canHeal<T extends object>(rt: T): rt is T & HealingRuntime {
+  const r = rt as Partial<HealingRuntime>;
+  return typeof r.loadReplacements === 'function' && typeof r.saveReplacements === 'function' && typeof r.resetMember === 'function' && typeof r.startReplacement === 'function';
+}

@@ -1,0 +1,99 @@
+// The Kubernetes runtime's side of healing, over a recording fake of the API: a member whose container last exited
+// refused as already bootstrapped, or on a corrupt database, is lost (quoting its own last log line); a running
+// container's earlier exit is not; resetMember names the running cluster in the ConfigMap (kept in the scaling record)
+// before it deletes the claim and then the pod; the record round-trips through its annotation.
+import { expect } from 'chai';
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { withDefaults } from '../../../operator/api/validate.js';
+import { desiredState } from '../../../operator/runtime/kubernetes/desired.js';
+import type { KubeApi } from '../../../operator/runtime/kubernetes/kube-api.js';
+import { KubeRuntime, parseReplacements, podLoss, REPLACEMENTS_ANNOTATION } from '../../../operator/runtime/kubernetes/kube-runtime.js';
+import { SCALING_ANNOTATION } from '../../../operator/runtime/kubernetes/kube-scaling.js';
+import type { ClusterRef, KubeObject } from '../../../operator/runtime/kubernetes/manifests.js';
+import { canHeal } from '../../../operator/runtime/healing.js';
+
+const ref: ClusterRef = { name: 'kv', namespace: 'ns', uid: 'u1', spec: withDefaults({ version: '3.5.21', replicas: 3 }) };
+const REFUSAL = JSON.stringify({ level: 'error', msg: 'member 5e3 has already been bootstrapped: the running cluster has a member with this ID, but its data dir /var/lib/svc holds no data' });
+
+function pod(name: string, state: 'running' | 'waiting', lastMessage?: string, exitCode = 1): V1Pod {
+  return {
+    metadata: { name, annotations: {}, labels: { 'svc.dev/release': '3.5.21' } },
+    status: {
+      phase: 'Running',
+      containerStatuses: [{
+        name: 'svc', image: 'svc:v3.5.21', imageID: '', ready: state === 'running', restartCount: 4,
+        state: state === 'running' ? { running: {} } : { waiting: { reason: 'CrashLoopBackOff' } },
+        ...(lastMessage !== undefined ? { lastState: { terminated: { exitCode, message: `${JSON.stringify({ level: 'info', msg: 'starting svc' })}\n${lastMessage}\n` } } } : {}),
+      }],
+    },
+  };
+}
+
+/** A KubeApi that answers from `pods` and the desired StatefulSet, and records every write. */
+function fakeApi(pods: V1Pod[]) {
+  const calls: string[] = [];
+  const sts = desiredState(ref, '3.5.21', { replicas: 3 }).objects.find((o) => o.kind === 'StatefulSet') as unknown as V1StatefulSet;
+  const api = {
+    readStatefulSet: async () => sts,
+    listPods: async () => pods,
+    applyAll: async (objs: KubeObject[]) => {
+      const cm = objs.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> };
+      calls.push(`apply ConfigMap ${cm.data.INITIAL_CLUSTER_STATE} ${cm.data.INITIAL_CLUSTER.split(',').map((e) => e.split('=')[0]).join(',')}`);
+      return objs.length;
+    },
+    patchClusterAnnotation: async (_ns: string, _name: string, key: string, value: string | null) => { calls.push(`annotate ${key} ${value}`); },
+    deleteClaim: async (_ns: string, name: string) => { calls.push(`delete pvc ${name}`); },
+    deletePod: async (_ns: string, name: string) => { calls.push(`delete pod ${name}`); },
+  };
+  return { api: api as unknown as KubeApi, calls };
+}
+
+describe('operator kubernetes runtime: healing', () => {
+  it('a container that last exited refused as already bootstrapped, or on a corrupt db, is lost, quoting its own line', async () => {
+    const corrupt = JSON.stringify({ level: 'error', msg: 'database file /var/lib/svc/member/snap/db is corrupt (its first meta page has no lmdb magic)' });
+    const { api } = fakeApi([pod('kv-0', 'running'), pod('kv-1', 'waiting', REFUSAL), pod('kv-2', 'waiting', corrupt)]);
+    const rt = new KubeRuntime(api, ref, { snapshotDir: '/tmp' });
+    const ms = await rt.members();
+    expect(ms[0].lost).to.equal(undefined);
+    expect(ms[1].lost).to.deep.include({ cause: 'AlreadyBootstrapped' });
+    expect(ms[1].lost!.detail).to.equal('its start was refused: error: member 5e3 has already been bootstrapped: the running cluster has a member with this ID, but its data dir /var/lib/svc holds no data');
+    expect(ms[2].lost).to.deep.include({ cause: 'DataCorrupt' });
+    // the failure quotes the member's own last line, not only its exit
+    expect(ms[1].failure).to.match(/restarted 4 times \(last exit 1\); its last log line: error: member 5e3 has already been bootstrapped/);
+  });
+
+  it('an earlier failed exit of a container running again, or a clean exit, is no loss', () => {
+    expect(podLoss(pod('kv-1', 'running', REFUSAL))).to.equal(undefined);
+    expect(podLoss(pod('kv-1', 'waiting', REFUSAL, 0))).to.equal(undefined);
+    expect(podLoss(pod('kv-1', 'waiting', JSON.stringify({ level: 'error', msg: 'listen EADDRINUSE' })))).to.equal(undefined);
+  });
+
+  it('resetMember: the ConfigMap joins the running cluster (recorded first), then the claim, then the pod go', async () => {
+    const { api, calls } = fakeApi([pod('kv-0', 'running'), pod('kv-1', 'waiting', REFUSAL), pod('kv-2', 'running')]);
+    const rt = new KubeRuntime(api, ref, { snapshotDir: '/tmp' });
+    expect(canHeal(rt)).to.equal(true);
+    await rt.resetMember('kv-1', ['kv-0', 'kv-1', 'kv-2']);
+    expect(calls.map((c) => c.replace(/"startedAt":"[^"]+"/, '"startedAt":"T"'))).to.deep.equal([
+      `annotate ${SCALING_ANNOTATION} {"replicas":3,"step":"replaceMember","member":"kv-1","startedAt":"T","join":["kv-0","kv-1","kv-2"]}`,
+      'apply ConfigMap existing kv-0,kv-1,kv-2',
+      'delete pvc data-kv-1',
+      'delete pod kv-1',
+    ]);
+    // the next pass keeps the join list (the scaling record), and the start only keeps it applied
+    calls.length = 0;
+    await rt.startReplacement('kv-1', ['kv-0', 'kv-1', 'kv-2']);
+    expect(calls).to.deep.equal(['apply ConfigMap existing kv-0,kv-1,kv-2']);
+  });
+
+  it('the replacements record round-trips through its annotation; a malformed one is ignored', async () => {
+    const { api, calls } = fakeApi([]);
+    const rt = new KubeRuntime(api, ref, { snapshotDir: '/tmp' });
+    const rec = { 'kv-1': { member: 'kv-1', oldId: '7', cause: 'DataLost' as const, detail: 'gone', startedAt: 5 } };
+    await rt.saveReplacements(rec);
+    expect(calls).to.deep.equal([`annotate ${REPLACEMENTS_ANNOTATION} ${JSON.stringify(rec)}`]);
+    expect(parseReplacements(JSON.stringify(rec))).to.deep.equal(rec);
+    expect(await rt.loadReplacements()).to.deep.equal(rec);
+    expect(parseReplacements('{"kv-1": 3}')).to.equal(undefined);
+    expect(parseReplacements('not json')).to.equal(undefined);
+  });
+});
