@@ -130,13 +130,14 @@ function apiError(kc: k8s.KubeConfig, what: string, e: unknown): StatusError {
  * so TLS still verifies the name the certificates carry. A process outside the cluster network cannot resolve
  * those names; it can reach pod addresses where they are routed (on a node, over a VPN, in a pod).
  */
-export function pinHosts(hosts: Map<string, string>): void {
-  const original = dns.lookup.bind(dns) as (...a: unknown[]) => void;
+export function pinHosts(hosts: Map<string, string>): () => void {
+  const original = dns.lookup;
+  const originalPromise = dns.promises.lookup;
   type Cb = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
   const patched = (hostname: string, options: unknown, callback?: Cb): void => {
     const cb = (typeof options === 'function' ? options : callback) as Cb;
     const ip = typeof hostname === 'string' ? hosts.get(hostname.toLowerCase().replace(/\.$/, '')) : undefined;
-    if (ip === undefined) { original(hostname, options, callback); return; }
+    if (ip === undefined) { (original as (...a: unknown[]) => void).call(dns, hostname, options, callback); return; }
     const all = typeof options === 'object' && options !== null && (options as dns.LookupOptions).all;
     if (all) cb(null, [{ address: ip, family: 4 }]);
     else cb(null, ip, 4);
@@ -146,6 +147,14 @@ export function pinHosts(hosts: Map<string, string>): void {
     patched(hostname, options ?? {}, (err, address, family) => (err ? reject(err) : resolve(Array.isArray(address) ? address : { address, family })));
   });
   syncBuiltinESMExports();
+  // the addresses are of this moment: a pod that restarts comes back on another, so the pin ends with the reads
+  // (a command that goes on waiting, or an operator in the same process, must resolve the names afresh)
+  return () => {
+    if ((dns as { lookup: unknown }).lookup !== patched) return;
+    (dns as { lookup: unknown }).lookup = original;
+    (dns.promises as { lookup: unknown }).lookup = originalPromise;
+    syncBuiltinESMExports();
+  };
 }
 
 function certView(secret: string, use: 'client' | 'peer', data: Record<string, string> | undefined, now: Date): CertView {
@@ -201,60 +210,64 @@ export async function gatherView(kc: k8s.KubeConfig, namespace: string, name: st
   const ref = { name, namespace, spec };
   const hosts = new Map<string, string>();
   for (const p of pods) if (p.status?.podIP) hosts.set(memberHost(name, namespace, p.metadata!.name!), p.status.podIP);
-  pinHosts(hosts);
-  const client = new MemberClient({ timeoutMs, attempts: 1, tls });
+  const unpin = pinHosts(hosts);
   const members: MemberView[] = [];
-  try {
-    await Promise.all(pods.map(async (p) => {
-      const podName = p.metadata!.name!;
-      const url = memberClientURL(ref, podName);
-      const v: MemberView = {
-        name: podName, role: 'unknown', healthy: false, reachable: false, pod: describePod(p), podIP: p.status?.podIP,
-        image: p.spec?.containers?.[0]?.image,
-      };
-      members.push(v);
-      if (!p.status?.podIP) { v.error = 'no pod address'; return; }
-      const [st, ver, healthy] = await Promise.allSettled([client.status(url), client.version(url), client.healthy(url)]);
-      if (st.status === 'fulfilled') {
-        v.reachable = true;
-        v.id = BigInt(st.value.id).toString(16);
-        v.raftIndex = st.value.raftIndex;
-        v.appliedIndex = st.value.appliedIndex;
-        v.revision = st.value.revision;
-        v.dbSize = st.value.dbSize;
-        v.role = st.value.leader === st.value.id ? 'leader' : st.value.leader === '0' ? 'no leader' : 'follower';
-      } else v.error = (st.reason as Error).message;
-      if (ver.status === 'fulfilled') v.release = ver.value.etcdserver;
-      v.healthy = healthy.status === 'fulfilled' && healthy.value;
-    }));
-  } finally {
-    client.close();
-  }
-  members.sort((a, b) => (a.name < b.name ? -1 : 1));
-  const leader = members.find((m) => m.role === 'leader');
-  for (const m of members) if (leader?.raftIndex !== undefined && m.appliedIndex !== undefined) m.lag = Math.max(0, leader.raftIndex - m.appliedIndex);
-
-  // alarms: one list for the whole cluster, from the leader (else any reachable member)
   const alarms: ClusterView['alarms'] = [];
   let alarmsError: string | undefined;
-  const asked = leader ?? members.find((m) => m.reachable);
-  if (asked) {
-    const byId = new Map(members.filter((m) => m.id).map((m) => [m.id!, m.name]));
-    const url = memberClientURL(ref, asked.name);
-    const c = await Client.connect({ endpoints: [url], tls, commandTimeoutMs: timeoutMs, dialTimeoutMs: timeoutMs }).catch((e: unknown) => e as Error);
-    if (c instanceof Client) {
-      try {
-        for (const a of (await c.alarmList()).alarms) {
-          const id = BigInt(a.memberID).toString(16);
-          alarms.push({ member: alarmMember(id, byId), alarm: a.alarm });
+  try {
+    const client = new MemberClient({ timeoutMs, attempts: 1, tls });
+    try {
+      await Promise.all(pods.map(async (p) => {
+        const podName = p.metadata!.name!;
+        const url = memberClientURL(ref, podName);
+        const v: MemberView = {
+          name: podName, role: 'unknown', healthy: false, reachable: false, pod: describePod(p), podIP: p.status?.podIP,
+          image: p.spec?.containers?.[0]?.image,
+        };
+        members.push(v);
+        if (!p.status?.podIP) { v.error = 'no pod address'; return; }
+        const [st, ver, healthy] = await Promise.allSettled([client.status(url), client.version(url), client.healthy(url)]);
+        if (st.status === 'fulfilled') {
+          v.reachable = true;
+          v.id = BigInt(st.value.id).toString(16);
+          v.raftIndex = st.value.raftIndex;
+          v.appliedIndex = st.value.appliedIndex;
+          v.revision = st.value.revision;
+          v.dbSize = st.value.dbSize;
+          v.role = st.value.leader === st.value.id ? 'leader' : st.value.leader === '0' ? 'no leader' : 'follower';
+        } else v.error = (st.reason as Error).message;
+        if (ver.status === 'fulfilled') v.release = ver.value.etcdserver;
+        v.healthy = healthy.status === 'fulfilled' && healthy.value;
+      }));
+    } finally {
+      client.close();
+    }
+    members.sort((a, b) => (a.name < b.name ? -1 : 1));
+    const leader = members.find((m) => m.role === 'leader');
+    for (const m of members) if (leader?.raftIndex !== undefined && m.appliedIndex !== undefined) m.lag = Math.max(0, leader.raftIndex - m.appliedIndex);
+
+    // alarms: one list for the whole cluster, from the leader (else any reachable member)
+    const asked = leader ?? members.find((m) => m.reachable);
+    if (asked) {
+      const byId = new Map(members.filter((m) => m.id).map((m) => [m.id!, m.name]));
+      const url = memberClientURL(ref, asked.name);
+      const c = await Client.connect({ endpoints: [url], tls, commandTimeoutMs: timeoutMs, dialTimeoutMs: timeoutMs }).catch((e: unknown) => e as Error);
+      if (c instanceof Client) {
+        try {
+          for (const a of (await c.alarmList()).alarms) {
+            const id = BigInt(a.memberID).toString(16);
+            alarms.push({ member: alarmMember(id, byId), alarm: a.alarm });
+          }
+        } catch (e) {
+          alarmsError = (e as Error).message;
+        } finally {
+          c.close();
         }
-      } catch (e) {
-        alarmsError = (e as Error).message;
-      } finally {
-        c.close();
-      }
-    } else alarmsError = c.message;
-  } else alarmsError = 'no member reachable';
+      } else alarmsError = c.message;
+    } else alarmsError = 'no member reachable';
+  } finally {
+    unpin();
+  }
 
   const ours = new Set([name, ...pods.map((p) => p.metadata!.name!)]);
   const evs: EventView[] = events

@@ -10,7 +10,8 @@ import type { MemberLoss, ReplacementRecord } from '../planner/types.js';
  */
 export function lossInLine(line: string): MemberLoss | undefined {
   if (/member [0-9a-f]+ has already been bootstrapped/.test(line)) return { cause: 'AlreadyBootstrapped', detail: `its start was refused: ${line}` };
-  if (/database file \S+ is corrupt|wal: corrupt record|failed to find database snapshot file/.test(line)) return { cause: 'DataCorrupt', detail: `its start failed: ${line}` };
+  // (the initial corruption check: its KV hash differs from its peers' at the same revision)
+  if (/database file \S+ is corrupt|wal: corrupt record|failed to find database snapshot file|found data inconsistency with peers/.test(line)) return { cause: 'DataCorrupt', detail: `its start failed: ${line}` };
   return undefined;
 }
 

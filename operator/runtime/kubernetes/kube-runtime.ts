@@ -63,7 +63,17 @@ export interface KubeRuntimeOptions {
   recovery?: RecoveryObservation;
   /** Called after the recovery record was written. */
   onRecovery?: (r: RecoveryProgress) => void;
+  /** Every initial member has started once (annotation svc.dev/formed): from then on no member bootstraps. */
+  formed?: boolean;
 }
+
+/**
+ * Annotation on the SvcCluster saying its initial members have all started (every pod was Ready at once). From then
+ * on the ConfigMap says --initial-cluster-state=existing: a member whose claim came back empty must join, which fails
+ * closed (its peers name it as started, or none answers), where `new` would let it bootstrap again under its old ID
+ * whenever its peers are slow to answer, and vote with a log it forgot.
+ */
+export const FORMED_ANNOTATION = 'svc.dev/formed';
 
 /** The message of a member's log line (a JSON line's msg and error), else the line. */
 function readable(line: string): string {
@@ -121,6 +131,11 @@ export function parseReplacements(text: string | undefined): ReplacementRecord |
   }
 }
 
+/** The pod is Ready (its member answered /health: it has its data and a leader). */
+function podReady(pod: V1Pod | undefined): boolean {
+  return pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+}
+
 /** The pod's image (of the svc container). */
 export function podImage(pod: V1Pod): string | undefined {
   return pod.spec?.containers.find((c) => c.name === 'svc')?.image;
@@ -147,7 +162,8 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     const rec = this.opts.recovery?.record;
     const scaling = this.opts.scaling;
     const scaledSince = scaling !== undefined && (!rec || Date.parse(scaling.startedAt) > rec.startedAt);
-    const join = scaledSince ? scaling.join : recoveryJoin(rec) ?? scaling?.join;
+    const everyMember = () => Array.from({ length: replicas ?? this.cluster.spec.replicas }, (_, i) => `${this.cluster.name}-${i}`);
+    const join = scaledSince ? scaling.join : recoveryJoin(rec) ?? scaling?.join ?? (this.opts.formed ? everyMember() : undefined);
     const force = forcedMember(rec);
     return { ...(replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}) };
   }
@@ -207,7 +223,14 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
         ...(running && pod?.metadata?.annotations?.[FORCE_ANNOTATION] === name ? { forcedNewCluster: true } : {}),
       });
     }
+    if (!this.opts.formed && replicas > 0 && out.every((m) => podReady(pods.get(m.name)))) await this.markFormed();
     return out;
+  }
+
+  /** Records that every initial member started (see FORMED_ANNOTATION); the next build names them all to join. */
+  private async markFormed(): Promise<void> {
+    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, FORMED_ANNOTATION, new Date().toISOString());
+    this.opts.formed = true;
   }
 
   /** The StatefulSet as it is: its release (where the upgrade left it) and its size; undefined without one. */

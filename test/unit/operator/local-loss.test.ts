@@ -64,6 +64,7 @@ describe('operator local runtime: lost data and failures from its own last run',
     expect(lossInLine(`error: ${REFUSED}`)).to.deep.include({ cause: 'AlreadyBootstrapped' });
     expect(lossInLine('error: wal: corrupt record in /d/member/wal/0.wal at offset 9: crc mismatch')).to.deep.include({ cause: 'DataCorrupt' });
     expect(lossInLine('error: failed to find database snapshot file: /d/member/snap/db is missing')).to.deep.include({ cause: 'DataCorrupt' });
+    expect(lossInLine('2026-11-27 04:14:00.219761 C | etcdmain: discovery failed error="8e9e05c52164694d found data inconsistency with peers"')).to.deep.include({ cause: 'DataCorrupt' });
     expect(lossInLine('error: listen EADDRINUSE 127.0.0.1:2379')).to.equal(undefined);
     expect(lossInLine('warn: --experimental-corrupt-check-time is not supported')).to.equal(undefined);
   });
