@@ -364,12 +364,18 @@ export function renderView(v: ClusterView): string {
   if (!v.spec.tls?.clientSecret && !v.spec.tls?.peerSecret) out.push('TLS:            off');
   out.push('');
   const rows = [['MEMBER', 'ROLE', 'RELEASE', 'HEALTH', 'RAFT INDEX', 'APPLIED', 'LAG', 'DB SIZE', 'POD', 'IMAGE']];
+  const statusOf = (name: string) => st.members?.find((x) => x.name === name);
   for (const m of v.members) {
-    rows.push([m.name, m.role, m.release ?? '-', m.reachable ? (m.healthy ? 'healthy' : 'UNHEALTHY') : 'UNREACHABLE', m.raftIndex?.toString() ?? '-',
+    rows.push([m.name, statusOf(m.name)?.learner ? `${m.role} (learner)` : m.role, m.release ?? '-', m.reachable ? (m.healthy ? 'healthy' : 'UNHEALTHY') : 'UNREACHABLE', m.raftIndex?.toString() ?? '-',
       m.appliedIndex?.toString() ?? '-', m.lag?.toString() ?? '-', bytes(m.dbSize), m.pod, m.image ?? '-']);
   }
   if (v.members.length === 0) out.push('No member pods.');
   else out.push(...table(rows));
+  for (const m of st.members ?? []) {
+    const r = m.replaced;
+    if (!r) continue;
+    out.push(`Replaced:       ${m.name} (${r.cause}) ${age(r.time, v.at)} ago, previous ID ${/^\d+$/.test(r.previousId) ? BigInt(r.previousId).toString(16) : r.previousId}: ${r.finishedAt ? `a voting member again since ${r.finishedAt}` : 'under way, its successor joins as a learner'}`);
+  }
   const unreachable = v.members.filter((m) => !m.reachable && m.podIP);
   if (unreachable.length > 0) out.push(`(not reachable at their pod addresses: ${unreachable.map((m) => `${m.name} ${m.podIP}: ${m.error ?? 'no answer'}`).join('; ')}; run this where pod addresses are routed)`);
   out.push('');
