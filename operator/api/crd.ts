@@ -203,7 +203,7 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
       leader: bool('The member is the leader.'),
       learner: bool('A learner (being added, or replacing a lost member), not yet voting.'),
       replaced: obj<MemberReplacementStatus>('The last replacement of this member (it could not come back).', {
-        cause: str('DataLost, AlreadyBootstrapped, DataCorrupt or MemberIdChanged.'),
+        cause: str('DataLost, AlreadyBootstrapped, DataCorrupt, MemberIdChanged, VolumeLost or NodeLost.'),
         detail: str('What showed it.'),
         time: str('When the replacement began.', { format: 'date-time' }),
         previousId: str('The member ID removed.'),

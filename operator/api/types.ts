@@ -111,7 +111,7 @@ export interface MemberStatus {
 
 /** Why and when a member was replaced (status.members[].replaced). */
 export interface MemberReplacementStatus {
-  /** DataLost, AlreadyBootstrapped, DataCorrupt or MemberIdChanged. */
+  /** DataLost, AlreadyBootstrapped, DataCorrupt, MemberIdChanged, VolumeLost or NodeLost. */
   cause: string;
   /** What showed it. */
   detail: string;

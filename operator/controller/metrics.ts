@@ -5,7 +5,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { STEP_KINDS } from '../planner/steps.js';
 import type { LossCause, Step, UpgradeProgress } from '../planner/types.js';
 
-const LOSS_CAUSES: readonly LossCause[] = ['DataLost', 'AlreadyBootstrapped', 'DataCorrupt', 'MemberIdChanged'];
+const LOSS_CAUSES: readonly LossCause[] = ['DataLost', 'AlreadyBootstrapped', 'DataCorrupt', 'MemberIdChanged', 'VolumeLost', 'NodeLost'];
 
 /** The upgrade metrics of one registry. */
 export class UpgradeMetrics {
@@ -24,7 +24,7 @@ export class UpgradeMetrics {
     this.membersDone = new Gauge({ name: 'svc_operator_upgrade_members_done', help: 'Members running the target release of the latest upgrade (healthy, caught up).', labelNames: ['namespace', 'cluster'], registers });
     this.duration = new Gauge({ name: 'svc_operator_upgrade_duration_seconds', help: 'Duration of a completed upgrade, from its first step (the snapshot) to the verified end.', labelNames: ['namespace', 'cluster', 'from', 'to'], registers });
     this.steps = new Counter({ name: 'svc_operator_upgrade_steps_total', help: 'Steps carried out by this operator process, by kind.', labelNames: ['namespace', 'cluster', 'kind'], registers });
-    this.replacements = new Counter({ name: 'svc_operator_member_replacements_total', help: 'Members replaced by this operator process because they could not come back (their successor promoted), by cause: DataLost, AlreadyBootstrapped, DataCorrupt, MemberIdChanged.', labelNames: ['namespace', 'cluster', 'cause'], registers });
+    this.replacements = new Counter({ name: 'svc_operator_member_replacements_total', help: 'Members replaced by this operator process because they could not come back (their successor promoted), by cause: DataLost, AlreadyBootstrapped, DataCorrupt, MemberIdChanged, VolumeLost, NodeLost.', labelNames: ['namespace', 'cluster', 'cause'], registers });
     this.backupFailing = new Gauge({ name: 'svc_operator_backup_failing', help: '1 while the latest backup of the cluster (pre-upgrade, scheduled or on demand) failed and none has succeeded since, else 0.', labelNames: ['namespace', 'cluster'], registers });
   }
 

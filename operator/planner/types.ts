@@ -43,7 +43,7 @@ export interface ObservedMember {
  * its database is corrupt (DataCorrupt), or it reports another member ID than the cluster lists under its name
  * (MemberIdChanged). A member whose data is intact is restarted, never replaced.
  */
-export type LossCause = 'DataLost' | 'AlreadyBootstrapped' | 'DataCorrupt' | 'MemberIdChanged';
+export type LossCause = 'DataLost' | 'AlreadyBootstrapped' | 'DataCorrupt' | 'MemberIdChanged' | 'VolumeLost' | 'NodeLost';
 
 /** A loss cause and what showed it (a path, a log line). */
 export interface MemberLoss {

@@ -105,4 +105,44 @@ describe('k8s: a member that lost its volume is replaced (learner, new member ID
     expect(code).to.equal(0);
     expect(out.join('')).to.match(new RegExp(`Replaced: +${victim} \\(AlreadyBootstrapped\\).*previous ID ${BigInt(oldId).toString(16)}: a voting member again`));
   });
+
+  it('a member whose volume is deleted under its claim (claim Lost) is replaced once its pod stops', async () => {
+    await running(3);
+    const c = await connect([0, 1, 2].map(clientURL));
+    let victim: string;
+    let oldId: string;
+    try {
+      const leaderId = String((await c.status(clientURL(0))).leader);
+      const follower = (await c.memberList({ linearizable: true })).members.filter((m) => String(m.ID) !== leaderId).sort((a, b) => (a.name < b.name ? -1 : 1))[0];
+      victim = follower.name;
+      oldId = String(follower.ID);
+      await c.put('before-volume-loss', 'kept');
+    } finally {
+      c.close();
+    }
+    const pv = (await op.tb.kubectl(['-n', NS, 'get', 'pvc', `data-${victim}`, '-o', 'jsonpath={.spec.volumeName}'])).trim();
+    expect(pv).to.not.equal('');
+    // the volume goes from under the claim (what a lost disk or a deleted cloud volume looks like to Kubernetes)
+    await op.tb.kubectl(['patch', 'pv', pv, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    await op.tb.kubectl(['delete', 'pv', pv, '--wait=false']);
+    await waitFor(`claim data-${victim} Lost`, async () => (await op.tb.kubectl(['-n', NS, 'get', 'pvc', `data-${victim}`, '-o', 'jsonpath={.status.phase}'])).trim() === 'Lost' || undefined, 120_000, 1000);
+    // a member that runs keeps running on what it has; once its pod goes, it cannot come back on that claim
+    expect((await get()).status?.members?.find((m) => m.name === victim)?.replaced?.cause).to.not.equal('VolumeLost');
+    await op.tb.kubectl(['-n', NS, 'delete', 'pod', victim, '--grace-period=0', '--force', '--wait=false']);
+    const replaced = await waitFor(`${victim} replaced (VolumeLost)`, async () => {
+      const m = (await get()).status?.members?.find((x) => x.name === victim);
+      return m?.replaced?.cause === 'VolumeLost' && m.replaced.finishedAt !== undefined ? m.replaced : undefined;
+    }, 420_000, 2000);
+    expect(replaced.previousId).to.equal(oldId);
+    expect(replaced.detail).to.contain(`data-${victim} is Lost`);
+    await running(3);
+    const one = await connect([clientURL(Number(victim.slice(-1)))]);
+    try {
+      const list = (await one.memberList({ linearizable: true })).members;
+      expect(String(list.find((m) => m.name === victim)!.ID)).to.not.equal(oldId);
+      await waitFor('the replaced member has the key', async () => (await one.get('before-volume-loss', { serializable: true })).kvs.length === 1 || undefined, 60_000, 500);
+    } finally {
+      one.close();
+    }
+  });
 });

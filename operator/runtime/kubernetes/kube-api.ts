@@ -188,6 +188,16 @@ export class KubeApi {
     }
   }
 
+  /** A claim as it is now; undefined when there is none. */
+  async readClaim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
+    try {
+      return await this.core.readNamespacedPersistentVolumeClaim({ namespace, name });
+    } catch (e) {
+      if (isStatus(e, 404)) return undefined;
+      throw e;
+    }
+  }
+
   /** Creates a claim (the default backup claim). */
   async createClaim(namespace: string, body: V1PersistentVolumeClaim): Promise<void> {
     this.wrote('create pvc', namespace, body.metadata?.name);

@@ -6,7 +6,7 @@
 // the operator's <cluster>-backups) and every restore runs as a Job; the operator's --snapshot-dir is only the
 // fallback of a runtime built without Jobs (tests that drive the runtime directly).
 import { join } from 'node:path';
-import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
 import { backupsState, dueOfStep } from '../../backup/schedule.js';
@@ -117,6 +117,23 @@ export function podLoss(pod: V1Pod): MemberLoss | undefined {
   return line === undefined ? undefined : lossInLine(line);
 }
 
+/** How long a member's pod may stay unschedulable on a volume bound to a node that does not take it (a removed node) before its member counts as lost. */
+export const NODE_LOSS_GRACE_MS = 5 * 60_000;
+
+/**
+ * Evidence outside the container that a member's data is gone: its claim is Lost (the volume behind it was deleted),
+ * or its pod has been unschedulable for longer than `graceMs` because its volume is bound to a node that does not
+ * take it (local volumes of a node that was removed). A node merely down or full shows other reasons: not a loss.
+ */
+export function volumeLoss(pod: V1Pod | undefined, claim: V1PersistentVolumeClaim | undefined, now: number, graceMs = NODE_LOSS_GRACE_MS): MemberLoss | undefined {
+  if (claim?.status?.phase === 'Lost') return { cause: 'VolumeLost', detail: `its claim ${claim.metadata?.name} is Lost: the volume bound to it no longer exists` };
+  const unscheduled = pod?.status?.phase === 'Pending' ? pod.status.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False') : undefined;
+  if (!unscheduled || !/volume node affinity conflict|didn't match PersistentVolume's node affinity/.test(unscheduled.message ?? '')) return undefined;
+  const since = new Date(unscheduled.lastTransitionTime ?? now).getTime();
+  if (now - since < graceMs) return undefined;
+  return { cause: 'NodeLost', detail: `its pod has been unschedulable for ${Math.round((now - since) / 60_000)} min: ${unscheduled.message} (its volume is bound to a node that does not take it)` };
+}
+
 /** Annotation on the SvcCluster holding the exact ReplacementRecord (status.members[].replaced is its readable form). */
 export const REPLACEMENTS_ANNOTATION = 'svc.dev/replacements';
 
@@ -207,6 +224,10 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
       const running = pod !== undefined && !pod.metadata?.deletionTimestamp && pod.status?.phase === 'Running';
       // a pod being deleted is replaced from the template: its revisions are the template's
       const from = pod && !pod.metadata?.deletionTimestamp ? pod.metadata?.annotations ?? {} : sts.spec?.template.metadata?.annotations ?? {};
+      const deleting = pod?.metadata?.deletionTimestamp !== undefined;
+      // the container's own words first; for a member that does not run, what became of its volume
+      const lost = (pod && !deleting ? podLoss(pod) : undefined) ??
+        (running || deleting ? undefined : volumeLoss(pod, await this.api.readClaim(this.cluster.namespace, dataClaimName(name)), Date.now()));
       const revisions = {
         ...(from[CONFIG_HASH_ANNOTATION] ? { configRevision: from[CONFIG_HASH_ANNOTATION] } : {}),
         ...(from[TLS_HASH_ANNOTATION] ? { tlsRevision: from[TLS_HASH_ANNOTATION] } : {}),
@@ -219,7 +240,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
         configuredVersion: (pod && !pod.metadata?.deletionTimestamp && releaseOf(pod)) || template,
         running,
         failure: pod ? podFailure(pod) : undefined,
-        ...((l) => (l ? { lost: l } : {}))(pod && !pod.metadata?.deletionTimestamp ? podLoss(pod) : undefined),
+        ...(lost ? { lost } : {}),
         ...(running && pod?.metadata?.annotations?.[FORCE_ANNOTATION] === name ? { forcedNewCluster: true } : {}),
       });
     }

@@ -3,11 +3,11 @@
 // container's earlier exit is not; resetMember names the running cluster in the ConfigMap (kept in the scaling record)
 // before it deletes the claim and then the pod; the record round-trips through its annotation.
 import { expect } from 'chai';
-import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { desiredState } from '../../../operator/runtime/kubernetes/desired.js';
 import type { KubeApi } from '../../../operator/runtime/kubernetes/kube-api.js';
-import { KubeRuntime, parseReplacements, podLoss, REPLACEMENTS_ANNOTATION } from '../../../operator/runtime/kubernetes/kube-runtime.js';
+import { FORMED_ANNOTATION, KubeRuntime, NODE_LOSS_GRACE_MS, parseReplacements, podLoss, REPLACEMENTS_ANNOTATION, volumeLoss } from '../../../operator/runtime/kubernetes/kube-runtime.js';
 import { SCALING_ANNOTATION } from '../../../operator/runtime/kubernetes/kube-scaling.js';
 import type { ClusterRef, KubeObject } from '../../../operator/runtime/kubernetes/manifests.js';
 import { canHeal } from '../../../operator/runtime/healing.js';
@@ -30,7 +30,7 @@ function pod(name: string, state: 'running' | 'waiting', lastMessage?: string, e
 }
 
 /** A KubeApi that answers from `pods` and the desired StatefulSet, and records every write. */
-function fakeApi(pods: V1Pod[]) {
+function fakeApi(pods: V1Pod[], claims: Record<string, V1PersistentVolumeClaim> = {}) {
   const calls: string[] = [];
   const sts = desiredState(ref, '3.5.21', { replicas: 3 }).objects.find((o) => o.kind === 'StatefulSet') as unknown as V1StatefulSet;
   const api = {
@@ -44,6 +44,7 @@ function fakeApi(pods: V1Pod[]) {
     patchClusterAnnotation: async (_ns: string, _name: string, key: string, value: string | null) => { calls.push(`annotate ${key} ${value}`); },
     deleteClaim: async (_ns: string, name: string) => { calls.push(`delete pvc ${name}`); },
     deletePod: async (_ns: string, name: string) => { calls.push(`delete pod ${name}`); },
+    readClaim: async (_ns: string, name: string) => claims[name],
   };
   return { api: api as unknown as KubeApi, calls };
 }
@@ -66,6 +67,39 @@ describe('operator kubernetes runtime: healing', () => {
     expect(podLoss(pod('kv-1', 'running', REFUSAL))).to.equal(undefined);
     expect(podLoss(pod('kv-1', 'waiting', REFUSAL, 0))).to.equal(undefined);
     expect(podLoss(pod('kv-1', 'waiting', JSON.stringify({ level: 'error', msg: 'listen EADDRINUSE' })))).to.equal(undefined);
+  });
+
+  it('a member that does not run whose claim is Lost, or whose pod cannot be scheduled onto its volume\'s node past the grace period, is lost', async () => {
+    const lostClaim: V1PersistentVolumeClaim = { metadata: { name: 'data-kv-2' }, status: { phase: 'Lost' } };
+    const pending = (message: string, ageMs: number): V1Pod => ({
+      metadata: { name: 'kv-2', annotations: {}, labels: {} },
+      status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastTransitionTime: new Date(Date.now() - ageMs) }] },
+    });
+    const { api } = fakeApi([pod('kv-0', 'running'), pod('kv-1', 'running'), pending('0/1 nodes are available: 1 Insufficient cpu.', 0)], { 'data-kv-2': lostClaim });
+    const ms = await new KubeRuntime(api, ref, { snapshotDir: '/tmp' }).members();
+    expect(ms[2].lost).to.deep.include({ cause: 'VolumeLost' });
+    expect(ms[2].lost!.detail).to.contain('data-kv-2 is Lost');
+    const affinity = '0/1 nodes are available: 1 node(s) had volume node affinity conflict.';
+    expect(volumeLoss(pending(affinity, NODE_LOSS_GRACE_MS + 60_000), undefined, Date.now())).to.deep.include({ cause: 'NodeLost' });
+    expect(volumeLoss(pending(affinity, 60_000), undefined, Date.now()), 'within the grace period').to.equal(undefined);
+    expect(volumeLoss(pending('0/1 nodes are available: 1 Insufficient cpu.', NODE_LOSS_GRACE_MS * 2), undefined, Date.now()), 'a full node is no loss').to.equal(undefined);
+    expect(volumeLoss(undefined, { status: { phase: 'Bound' } }, Date.now())).to.equal(undefined);
+  });
+
+  it('once every pod was Ready at once the cluster is recorded as formed, and members join from then on (an emptied claim fails closed)', async () => {
+    const ready = (name: string): V1Pod => ({ ...pod(name, 'running'), status: { ...pod(name, 'running').status, conditions: [{ type: 'Ready', status: 'True' }] } });
+    const { api, calls } = fakeApi([ready('kv-0'), ready('kv-1'), pod('kv-2', 'running')]);
+    const rt = new KubeRuntime(api, ref, { snapshotDir: '/tmp' });
+    await rt.members();
+    expect(calls.filter((c) => c.includes(FORMED_ANNOTATION)), 'not while one is not Ready').to.deep.equal([]);
+    await rt.createCluster(ref.spec);
+    expect(calls.at(-1)).to.equal('apply ConfigMap new kv-0,kv-1,kv-2');
+    const all = fakeApi([ready('kv-0'), ready('kv-1'), ready('kv-2')]);
+    const formed = new KubeRuntime(all.api, ref, { snapshotDir: '/tmp' });
+    await formed.members();
+    expect(all.calls.some((c) => c.startsWith(`annotate ${FORMED_ANNOTATION} `))).to.equal(true);
+    await formed.prepare();
+    expect(all.calls.at(-1)).to.equal('apply ConfigMap existing kv-0,kv-1,kv-2');
   });
 
   it('resetMember: the ConfigMap joins the running cluster (recorded first), then the claim, then the pod go', async () => {
