@@ -25,7 +25,7 @@ const COMMANDS: Array<[string, Command, string]> = [
   ['txn', txn, 'Txn processes all the requests in one transaction'],
   ['compaction', compaction, 'Compacts the event history in svc'],
   ['alarm', alarm, 'Alarm related commands'],
-  ['defrag', defrag, 'Defragments the storage of the svc members with given endpoints'],
+  ['defrag', defrag, 'Defragments the storage of the svc members with given endpoints, or (--data-dir) of a stopped member'],
   ['endpoint', endpoint, 'Endpoint related commands'],
   ['move-leader', moveLeader, 'Transfers leadership to another svc cluster member.'],
   ['watch', watch, 'Watches events stream on keys or prefixes'],

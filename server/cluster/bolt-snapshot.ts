@@ -19,11 +19,14 @@ import { readBolt, checkBolt, type BoltBucket } from '../storage/bbolt/reader.js
 import { openBackend, BUCKETS, type Backend, type BucketName, type OpenSnapshot } from '../storage/backend.js';
 import { encodeKv, decodeKv } from '../mvcc/kv.js';
 import { nopLogger } from '../log/logger.js';
+import { crc32c } from '../storage/crc.js';
+import { pbRead, pbAll as all, pbBytes as bytes, pbInt64 as int64, pbNum as num } from '../storage/protobuf.js';
+
+export { crc32c } from '../storage/crc.js';
 import type { Member } from './membership.js';
 
 // ------------------------------------------------------------------------------------------- protobuf
 
-type Field = bigint | Buffer;
 
 function varint(n: bigint): number[] {
   let v = BigInt.asUintN(64, n);
@@ -54,55 +57,6 @@ class PbWriter {
   }
 }
 
-/** Decodes a message into field number -> values (varints as bigint, length-delimited as Buffer). */
-function pbRead(b: Uint8Array): Map<number, Field[]> {
-  const buf = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-  const out = new Map<number, Field[]>();
-  let i = 0;
-  const readVarint = (): bigint => {
-    let v = 0n;
-    let shift = 0n;
-    for (;;) {
-      if (i >= buf.length) throw new Error('protobuf: truncated varint');
-      const c = buf[i++];
-      v |= BigInt(c & 0x7f) << shift;
-      if (!(c & 0x80)) return v;
-      shift += 7n;
-      if (shift > 70n) throw new Error('protobuf: varint too long');
-    }
-  };
-  while (i < buf.length) {
-    const tag = Number(readVarint());
-    const field = tag >>> 3;
-    let v: Field;
-    switch (tag & 7) {
-      case 0: v = readVarint(); break;
-      case 1: v = buf.subarray(i, i + 8); i += 8; break;
-      case 2: {
-        const len = Number(readVarint());
-        if (i + len > buf.length) throw new Error('protobuf: truncated field');
-        v = buf.subarray(i, i + len);
-        i += len;
-        break;
-      }
-      case 5: v = buf.subarray(i, i + 4); i += 4; break;
-      default: throw new Error(`protobuf: unsupported wire type ${tag & 7}`);
-    }
-    out.set(field, [...(out.get(field) ?? []), v]);
-  }
-  return out;
-}
-
-const num = (m: Map<number, Field[]>, f: number): bigint => {
-  const v = m.get(f)?.at(-1);
-  return typeof v === 'bigint' ? v : 0n;
-};
-const bytes = (m: Map<number, Field[]>, f: number): Buffer => {
-  const v = m.get(f)?.at(-1);
-  return Buffer.isBuffer(v) ? v : Buffer.alloc(0);
-};
-const all = (m: Map<number, Field[]>, f: number): Buffer[] => (m.get(f) ?? []).filter((v): v is Buffer => Buffer.isBuffer(v));
-const int64 = (v: bigint) => Number(BigInt.asIntN(64, v));
 
 // ------------------------------------------------------------------------------------ value translation
 
@@ -362,23 +316,6 @@ export function importBolt(db: Buffer, backend: Backend): { buckets: number; key
 }
 
 // ------------------------------------------------------------------------------------------- status
-
-const CRC32C_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let i = 0; i < 256; i++) {
-    let c = i;
-    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
-    t[i] = c >>> 0;
-  }
-  return t;
-})();
-
-/** CRC-32C (Castagnoli), continuing from `crc`. */
-export function crc32c(b: Uint8Array, crc = 0): number {
-  let c = ~crc >>> 0;
-  for (let i = 0; i < b.length; i++) c = CRC32C_TABLE[(c ^ b[i]) & 0xff] ^ (c >>> 8);
-  return ~c >>> 0;
-}
 
 export interface BoltStatus {
   hash: number;

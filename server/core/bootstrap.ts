@@ -22,6 +22,8 @@ import { membersInLog, standaloneLog } from './force-new-cluster.js';
 import { CLUSTER_VERSION_KEY, clusterVersionInDb, decodeInternalState } from './applier.js';
 import type { AlarmEntry } from './interfaces.js';
 import type { MemberOptions } from './options.js';
+import { convertReferenceDataDir, dataDirFormat, recoverInterrupted, ConvertError } from '../cluster/convert-reference.js';
+import { isReferenceWalSegment, referenceSegments } from '../storage/reference-wal.js';
 
 interface WalMetadata {
   memberId: bigint;
@@ -76,6 +78,7 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
   const { logger } = opts;
   const { snapDir, walDir } = memberDirs(opts);
   const dbPath = join(snapDir, 'db');
+  await convertIfReference(opts);
   // Before anything is written: a member with no data that its cluster already knows stops.
   const newSelf = walExists(walDir) || opts.initialClusterState !== 'new' ? undefined : initialMembers(opts).find((m) => m.name === opts.name);
   if (newSelf) await refuseIfAlreadyBootstrapped(opts, newSelf.id);
@@ -200,6 +203,27 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
   const lastCommitted = Math.min(hs.commit, storage.lastIndex());
   const logMembers = membersInLog(cs, lastCommitted >= storage.firstIndex() ? storage.entries(storage.firstIndex(), lastCommitted + 1) : []);
   return { memberId, clusterId, membership, v2, alarms, backend, wal, storage, snapshotter, confState, appliedIndex, snapshotIndex, configuredPeers, logMembers, snapDir, walDir, restarted };
+}
+
+/** A data dir the reference made (its member, or its `etcdutl snapshot restore`) is converted into svc's once. */
+async function convertIfReference(opts: MemberOptions): Promise<void> {
+  recoverInterrupted(opts.logger, opts.dataDir);
+  const inWalDir = opts.walDir !== undefined && isReferenceWal(opts.walDir);
+  if (dataDirFormat(opts.dataDir) !== 'reference' && !inWalDir) return;
+  if (opts.walDir) {
+    throw new FatalStartError(`${opts.walDir} or ${opts.dataDir} holds the reference's (etcd's) data, which svc converts only in the default layout: move the reference's WAL to ${join(opts.dataDir, 'member', 'wal')} and start svc once without --wal-dir to convert it. Nothing was changed`);
+  }
+  try {
+    await convertReferenceDataDir(opts.logger, opts.dataDir);
+  } catch (e) {
+    if (e instanceof ConvertError) throw new FatalStartError(e.message);
+    throw e;
+  }
+}
+
+function isReferenceWal(dir: string): boolean {
+  const segs = referenceSegments(dir);
+  return segs.length > 0 && isReferenceWalSegment(segs[0]);
 }
 
 /** A joining member compares its release with the cluster version the running members report. */

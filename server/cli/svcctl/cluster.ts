@@ -4,6 +4,7 @@ import type { Ctx } from './context.js';
 import { CliError, Exit } from './errors.js';
 import { flagBool, flagInt, flagStr } from './flags.js';
 import { goDuration, hexId } from './format.js';
+import { defragDataDir } from './offline.js';
 import {
   printAlarm, printEndpointHashKV, printEndpointHealth, printEndpointStatus, printMemberList, printOr,
   type EpHealth,
@@ -164,6 +165,7 @@ export async function alarm(ctx: Ctx): Promise<void> {
 }
 
 export async function defrag(ctx: Ctx): Promise<void> {
+  if (flagStr(ctx.p, 'data-dir', '') !== '') return defragDataDir(ctx);
   const eps = await endpointsFor(ctx);
   const client = await ctx.kv();
   let failed = false;

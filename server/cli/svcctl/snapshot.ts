@@ -10,6 +10,15 @@ import { CliError, Exit } from './errors.js';
 import { humanizeBytes, renderTable } from './format.js';
 import { flagBool, flagStr } from './flags.js';
 import { restoreSnapshot, RestoreError } from '../../cluster/restore.js';
+import { memberDb } from './offline.js';
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
 
 export async function snapshot(ctx: Ctx): Promise<void> {
   const sub = ctx.p.positional[1];
@@ -131,7 +140,8 @@ export function dbStatus(file: string): DbStatus {
 async function status(ctx: Ctx): Promise<void> {
   const args = ctx.args(2);
   if (args.length !== 1) throw new CliError('snapshot status requires exactly one argument', Exit.BadArgs);
-  const ds = dbStatus(args[0]);
+  // a member's data dir: its db, as the reference's `etcdutl snapshot status <data-dir>/member/snap/db` reads a member's
+  const ds = dbStatus(isDirectory(args[0]) ? memberDb(args[0]) : args[0]);
   const row = [ds.hash.toString(16), String(ds.revision), String(ds.totalKey), humanizeBytes(ds.totalSize)];
   switch (ctx.format) {
     case 'json': return ctx.io.out(`${JSON.stringify(ds)}\n`);
