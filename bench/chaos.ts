@@ -1,10 +1,10 @@
 // `npm run chaos`: the full chaos suite. Runs seeded chaos runs over every scenario (crash, partition,
-// snapshot catch-up, rolling upgrade, NOSPACE) and ends with the summary table; exits 1 when any run
-// found an anomaly or a lost write.
+// snapshot catch-up, rolling upgrade, NOSPACE, defragmentation, replacement of a member that lost its data)
+// and ends with the summary table; exits 1 when any run found an anomaly or a lost write.
 //
 //   node dist/bench/chaos.js [--runs N] [--seed S] [--scenario NAME] [--faults K] [--clients C] [--kinds a,b]
 //
-// Run i uses seed S+i and scenario SCENARIOS[i mod 5] (or the one given). Every run prints its replay command.
+// Run i uses seed S+i and scenario SCENARIOS[i mod 7] (or the one given). Every run prints its replay command.
 
 import { parseArgs } from 'node:util';
 import { NETWORK_FAULTS, PROCESS_FAULTS, SPECIAL_FAULTS, type FaultKind } from '../harness/chaos/faults.js';

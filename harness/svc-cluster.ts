@@ -107,7 +107,7 @@ export interface SvcMember {
   process: LoggedProcess;
   /** SVC_VERSION of the current process ('' = unset). */
   version: string;
-  /** The flags the member was first started with (restarts reuse them). */
+  /** The member's flags (restarts reuse them; start's initialCluster option replaces its cluster flags). */
   args: string[];
   /** Byte offset in logFile where the current process's output begins. */
   logOffset: number;
@@ -126,6 +126,13 @@ export interface StartMemberOptions {
   extraArgs?: readonly string[];
   /** Wait for /health 200. Default true. */
   waitHealthy?: boolean;
+  /**
+   * Replace the member's --initial-cluster and --initial-cluster-state from this start on (kept for its later
+   * restarts): a member that lost its data and was added again joins the running cluster under a new ID.
+   */
+  initialCluster?: { cluster: string; state: 'new' | 'existing' };
+  /** This process is expected to end by itself (a start the server must refuse): its exit is not a crash. */
+  expectExit?: boolean;
 }
 
 export interface GatewayAnswer {
@@ -297,7 +304,14 @@ export async function startSvcCluster(opts: SvcClusterOptions = {}): Promise<Svc
     async start(i, o = {}) {
       const m = members[i];
       if (isRunning(i)) throw new HarnessError('NO_MEMBER', `${m.name} is still running`);
+      if (o.initialCluster) {
+        const ic = o.initialCluster;
+        m.args = m.args.map((a) =>
+          a.startsWith('--initial-cluster=') ? `--initial-cluster=${ic.cluster}` : a.startsWith('--initial-cluster-state=') ? `--initial-cluster-state=${ic.state}` : a,
+        );
+      }
       launch(m, o.extraArgs ?? [], o.version ?? m.version);
+      if (o.expectExit) m.exitExpected = true;
       if (o.waitHealthy ?? true) await waitMemberHealthy(i);
       return m;
     },

@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { HarnessError } from '../errors.js';
 import { freePort } from '../ports.js';
 import { httpGet, sleep, type ExitStatus } from '../process.js';
-import { startSvcCluster, type GatewayAnswer, type SvcCluster, type SvcMember } from '../svc-cluster.js';
+import { startSvcCluster, type GatewayAnswer, type StartMemberOptions, type SvcCluster, type SvcMember } from '../svc-cluster.js';
 import { PeerProxy } from './proxy.js';
 
 /** A member of a chaos cluster: the launcher's member, its index and the proxy in front of its peer port. */
@@ -88,6 +88,21 @@ export class ChaosCluster {
   restart(i: number, version?: string): void {
     if (this.isRunning(i)) return;
     void this.svc.start(i, { version: version ?? this.members[i].version, waitHealthy: false });
+  }
+
+  /** Starts member i with the launcher's options (new cluster flags, a start that must be refused); waits for /health only if asked. */
+  async startWith(i: number, o: StartMemberOptions): Promise<void> {
+    await this.svc.start(i, { waitHealthy: false, ...o });
+  }
+
+  /** Member i's ID as the member itself reports it (decimal string). */
+  memberId(i: number): Promise<string> {
+    return this.svc.memberId(i);
+  }
+
+  /** The log of member i's current process. */
+  currentLog(i: number): string {
+    return this.svc.currentLog(i);
   }
 
   /** Waits for a single leader; returns its index. */

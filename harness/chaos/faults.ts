@@ -2,7 +2,9 @@
 // heal. Targets are roles (the leader, a follower, a quorum), resolved when the fault fires, with the
 // choices drawn from the run's seeded PRNG.
 
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { httpGet, sleep } from '../process.js';
+import type { GatewayAnswer } from '../svc-cluster.js';
 import { HarnessError } from '../errors.js';
 import type { ChaosCluster } from './cluster.js';
 import type { Rng } from './rng.js';
@@ -19,7 +21,7 @@ export const PROCESS_FAULTS = [
   'term-all',
 ] as const;
 export const NETWORK_FAULTS = ['blackhole-follower', 'blackhole-leader', 'delay-peer', 'drop-peer'] as const;
-export const SPECIAL_FAULTS = ['snapshot-catchup', 'rolling-upgrade', 'nospace', 'defrag'] as const;
+export const SPECIAL_FAULTS = ['snapshot-catchup', 'rolling-upgrade', 'nospace', 'defrag', 'replace'] as const;
 
 export type FaultKind = (typeof PROCESS_FAULTS)[number] | (typeof NETWORK_FAULTS)[number] | (typeof SPECIAL_FAULTS)[number];
 
@@ -39,6 +41,8 @@ export interface FaultRecord {
   healedAt: number;
   /** Time from heal until every running member answered /health 200. */
   recoveryMs: number;
+  /** What the fault itself found wrong (a refusal that did not happen, a replacement that did not finish). */
+  anomalies?: string[];
 }
 
 export interface FaultContext {
@@ -109,6 +113,9 @@ export async function runFault(step: FaultStep, ctx: FaultContext): Promise<Omit
       return rollingUpgrade(step, ctx, injectedAt);
     case 'nospace':
       return noSpace(step, ctx, injectedAt);
+    case 'replace':
+      // the leader or a follower, half and half
+      return replaceMember(step, ctx, rand.next() < 0.5 ? leader : rand.pick(followers), leader, injectedAt);
     case 'defrag': {
       // Online defragmentation of every member, several rounds, while the clients keep going.
       const rounds = 3;
@@ -240,5 +247,142 @@ async function waitClusterVersion(cluster: ChaosCluster, minor: string, timeoutM
     if (answers.every((a) => a.includes(`"etcdcluster":"${minor}.0"`))) return;
     if (Date.now() > deadline) throw new HarnessError('TIMEOUT', `the cluster version did not reach ${minor} within ${timeoutMs} ms: ${answers.join(' ')}`);
     await sleep(500);
+  }
+}
+
+interface ListedMember {
+  ID: string;
+  name?: string;
+  peerURLs?: string[];
+  isLearner?: boolean;
+}
+
+const hexId = (decimal: string) => BigInt(decimal).toString(16);
+
+/**
+ * A member loses its disk under load (SIGKILL, data dir deleted) and is replaced as svc-operator replaces it: first
+ * the hazard is shown refused (started again as it was, it must stop with "has already been bootstrapped" and write
+ * nothing), then MemberRemove of its old ID, MemberAdd of its peer URL as a learner, a start on an empty data dir
+ * with --initial-cluster-state existing, and MemberPromote once it caught up. It comes back under a new member ID.
+ * A step that does not hold is an anomaly of the record, and the steps after it are not tried.
+ */
+async function replaceMember(step: FaultStep, ctx: FaultContext, target: number, leader: number, injectedAt: number): Promise<Omit<FaultRecord, 'recoveryMs'>> {
+  const { cluster } = ctx;
+  const m = cluster.members[target];
+  const notes: string[] = [];
+  const anomalies: string[] = [];
+  const oldId = await cluster.memberId(target);
+  const voters = (await memberList(cluster, target)).filter((x) => !x.isLearner).length;
+  notes.push(`SIGKILL ${m.name} (${target === leader ? 'leader' : 'follower'}), data dir deleted`);
+  ctx.log(`fault replace: ${notes[0]}; member ID ${hexId(oldId)}`);
+  await cluster.signal(target, 'SIGKILL');
+  const wipe = () => {
+    rmSync(m.dataDir, { recursive: true, force: true });
+    mkdirSync(m.dataDir, { recursive: true, mode: 0o700 });
+  };
+  wipe();
+  await sleep(step.holdMs);
+  let newId: string | undefined;
+  const finish = () => {
+    const detail = `${notes.join('; ')}; member ID ${hexId(oldId)} -> ${newId ? hexId(newId) : '(not replaced)'}`;
+    return { kind: step.kind, detail, injectedAt, healedAt: ctx.now(), anomalies };
+  };
+
+  // (1) Started as it was (its old flags, an empty data dir), it must refuse to rejoin under the old ID: it forgot
+  // the votes and entries it acknowledged. Its exit is expected, not a crash.
+  const state = m.args.find((a) => a.startsWith('--initial-cluster-state='))?.split('=')[1];
+  await cluster.startWith(target, { expectExit: true });
+  const st = await Promise.race([m.process.exited, sleep(20000).then(() => null)]);
+  const refusal = `member ${hexId(oldId)} has already been bootstrapped`;
+  const refusedLine = cluster.currentLog(target).split('\n').find((l) => l.includes(refusal));
+  if (st === null) {
+    anomalies.push(`${m.name} started on an empty data dir with its old flags (--initial-cluster-state ${state}) still runs after 20 s: not refused`);
+    await cluster.signal(target, 'SIGKILL');
+  } else if (st.code === 0 || st.signal) {
+    anomalies.push(`${m.name} on an empty data dir with its old flags ended with ${st.signal ? `signal ${st.signal}` : 'exit code 0'}, not a refusal`);
+  }
+  if (!refusedLine) anomalies.push(`${m.name} on an empty data dir with its old flags did not log "${refusal}"`);
+  const written = readdirSync(m.dataDir);
+  if (written.length) {
+    anomalies.push(`${m.name}'s refused start wrote to its empty data dir: ${written.join(', ')}`);
+    wipe();
+  }
+  if (anomalies.length === 0) notes.push(`its start with the old flags (--initial-cluster-state ${state}) was refused ("${refusal}", exit code ${st!.code}, data dir left empty)`);
+
+  try {
+    // (2) The old ID out, through a healthy member.
+    await gatewayUntil(cluster, '/v3/cluster/member/remove', { ID: oldId }, 30000, async () => !(await memberList(cluster)).some((x) => x.ID === oldId));
+    // (3) The same peer URL (its proxy's) in again, as a learner: it cannot vote before it holds the log.
+    const url = m.advertisedPeerURL;
+    const added = await gatewayUntil(cluster, '/v3/cluster/member/add', { peerURLs: [url], isLearner: true }, 30000, async () =>
+      (await memberList(cluster)).some((x) => x.peerURLs?.includes(url)),
+    );
+    newId = (added?.body.member as ListedMember | undefined)?.ID ?? (await memberList(cluster)).find((x) => x.peerURLs?.includes(url))?.ID;
+    if (!newId) throw new Error(`MemberAdd of ${url} answered no member ID`);
+    notes.push(`removed ${hexId(oldId)}, added ${url} as learner ${hexId(newId)}`);
+
+    // (4) An empty data dir joining the running cluster: --initial-cluster names every current member.
+    const initialCluster = cluster.members.filter((x) => !x.removed).map((x) => `${x.name}=${x.advertisedPeerURL}`).join(',');
+    const logFrom = cluster.logSize(target);
+    await cluster.startWith(target, { initialCluster: { cluster: initialCluster, state: 'existing' } });
+
+    // (5) Promote once the leader finds it in sync; until then the server says so.
+    let notInSync = 0;
+    for (const deadline = Date.now() + 60000; ; ) {
+      if (!cluster.isRunning(target)) throw new Error(`${m.name} exited while catching up as a learner`);
+      const via = cluster.running().find((i) => i !== target);
+      const a = via === undefined ? undefined : await cluster.post(via, '/v3/cluster/member/promote', { ID: newId }).catch(() => undefined);
+      if (a?.status === 200) break;
+      if (a?.text.includes('can only promote a learner member which is in sync with leader')) notInSync++;
+      // an earlier promote that timed out may have been applied
+      else if ((await memberList(cluster).catch(() => [])).some((x) => x.ID === newId && !x.isLearner)) break;
+      if (Date.now() > deadline) throw new Error(`learner ${hexId(newId)} not promoted within 60 s (last answer: ${a ? `HTTP ${a.status} ${a.text}` : 'none'})`);
+      await sleep(200);
+    }
+    const viaSnapshot = cluster.log(target).slice(logFrom).includes('applying snapshot');
+    notes.push(`started with --initial-cluster-state existing, caught up ${viaSnapshot ? 'from a snapshot' : 'from the log'}, promoted after ${notInSync} not-in-sync answer(s)`);
+
+    // (6) It serves under the new ID, and the member list is whole again.
+    const own = await cluster.memberId(target);
+    if (own !== newId) anomalies.push(`${m.name} reports member ID ${hexId(own)}, not the added ${hexId(newId)}`);
+    const list = await memberList(cluster);
+    if (list.some((x) => x.ID === oldId)) anomalies.push(`the old member ID ${hexId(oldId)} is still listed`);
+    if (list.filter((x) => !x.isLearner).length !== voters || list.some((x) => x.isLearner)) {
+      anomalies.push(`after the replacement the member list is ${JSON.stringify(list)}, not ${voters} voters`);
+    }
+  } catch (e) {
+    anomalies.push(`replacement of ${m.name} did not finish: ${(e as Error).message}`);
+  }
+  return finish();
+}
+
+/** The member list as a running member (other than `not`) answers it. */
+async function memberList(cluster: ChaosCluster, not?: number): Promise<ListedMember[]> {
+  const via = cluster.running().find((i) => i !== not) ?? cluster.running()[0];
+  const a = await cluster.post(via, '/v3/cluster/member/list', {});
+  if (a.status !== 200) throw new Error(`member list via ${cluster.members[via].name}: HTTP ${a.status} ${a.text}`);
+  return (a.body.members as ListedMember[] | undefined) ?? [];
+}
+
+/**
+ * POSTs a membership change through the running members in turn until one answers 200 or `done` says an earlier,
+ * unanswered attempt took effect (a leader change or a timeout leaves that open). Returns the 200 answer, if any.
+ */
+async function gatewayUntil(cluster: ChaosCluster, path: string, body: unknown, timeoutMs: number, done: () => Promise<boolean>): Promise<GatewayAnswer | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  let last: string;
+  for (let n = 0; ; n++) {
+    const up = cluster.running();
+    const via = up[n % up.length];
+    try {
+      const a = await cluster.post(via, path, body);
+      if (a.status === 200) return a;
+      last = `HTTP ${a.status} ${a.text}`;
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    if (await done().catch(() => false)) return undefined;
+    if (Date.now() > deadline) throw new Error(`${path} ${JSON.stringify(body)} failed for ${timeoutMs} ms (last: ${last})`);
+    await sleep(300);
   }
 }

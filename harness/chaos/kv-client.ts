@@ -18,6 +18,8 @@ const NOT_APPLIED = [
   'etcdserver: not capable',
   'etcdserver: too many requests',
   'etcdserver: mvcc: database space exceeded',
+  // a learner (a replaced member catching up) refuses before the request reaches a handler
+  'etcdserver: rpc not supported for learner',
 ];
 /** Transport errors meaning nothing was sent (no connection). */
 const NEVER_SENT = /No connection established|ECONNREFUSED|connection refused|Failed to connect|Channel has been shut down/i;

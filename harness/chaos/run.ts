@@ -13,7 +13,7 @@ import { rng, type Rng } from './rng.js';
 import { Workload } from './workload.js';
 
 /** Scenario names: which cluster and which faults. */
-export const SCENARIOS = ['crash', 'partition', 'snapshot', 'upgrade', 'nospace', 'defrag'] as const;
+export const SCENARIOS = ['crash', 'partition', 'snapshot', 'upgrade', 'nospace', 'defrag', 'replace'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 interface ScenarioSpec {
@@ -30,6 +30,8 @@ const SPECS: Record<Scenario, ScenarioSpec> = {
   upgrade: { faults: ['rolling-upgrade'], version: '3.3.27', extraArgs: [] },
   nospace: { faults: ['nospace'], extraArgs: ['--quota-backend-bytes=4194304'] },
   defrag: { faults: ['defrag'], extraArgs: [] },
+  // small snapshots: the replacement catches up from a snapshot or from the log, depending on how much was written
+  replace: { faults: ['replace'], extraArgs: ['--snapshot-count=300'], snapshotCount: 300 },
 };
 
 export interface RunOptions {
@@ -123,6 +125,7 @@ export async function runChaos(o: RunOptions): Promise<RunResult> {
       } catch (e) {
         result.anomalies.push(`after ${rec.kind} (${rec.detail}): ${(e as Error).message}`);
       }
+      for (const a of rec.anomalies ?? []) result.anomalies.push(`${rec.kind}: ${a}`);
       result.faults.push({ ...rec, recoveryMs });
       log(`chaos: ${rec.kind} healed (${rec.detail}); healthy again after ${recoveryMs} ms`);
     }

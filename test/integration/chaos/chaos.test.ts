@@ -1,7 +1,7 @@
 // The CI version of the chaos suite: one short seeded run per scenario, together covering every fault
 // kind (SIGKILL/SIGTERM of a follower, the leader, a quorum, all; blackholed, dropped and delayed peer
 // traffic; a member catching up from a snapshot; a rolling upgrade 3.3 -> 3.4 -> 3.5 with a kill; NOSPACE
-// and its recovery). Each must end with zero anomalies and zero lost acknowledged writes. A failing run
+// and its recovery; a member that lost its data replaced under a new ID). Each must end with zero anomalies and zero lost acknowledged writes. A failing run
 // prints its replay command (node dist/bench/chaos.js --scenario <s> --seed <n> --runs 1) and keeps its
 // logs and history.json.
 
@@ -51,5 +51,18 @@ describe('chaos (CI version)', function () {
   it('fills the backend to NOSPACE and recovers (compact, defragment, disarm)', async () => {
     const r = await run({ scenario: 'nospace', seed: 505 });
     expect(r.faults[0].detail).to.contain('alarm raised');
+  });
+
+  // A member (leader or follower, by the seed) loses its data dir under load: its restart with the old flags must be
+  // refused, then it is removed, added back as a learner, started with --initial-cluster-state existing and
+  // promoted. The run's hash check then covers it under its new ID.
+  it('replaces a member that lost its data: refused as it was, then removed, re-added as a learner, promoted', async () => {
+    const r = await run({ scenario: 'replace', seed: 606 });
+    const detail = r.faults[0].detail;
+    const ids = /member ID ([0-9a-f]+) -> ([0-9a-f]+)$/.exec(detail);
+    expect(ids, detail).to.not.equal(null);
+    expect(ids![2], 'the replaced member kept its old ID').to.not.equal(ids![1]);
+    expect(detail).to.contain(`was refused ("member ${ids![1]} has already been bootstrapped"`).and.contain('data dir left empty');
+    expect(detail).to.contain(`as learner ${ids![2]}`).and.contain('promoted after');
   });
 });

@@ -11,7 +11,7 @@ describe('chaos: command line', () => {
   it('prints its usage with --help and exits 0', () => {
     const r = run('--help');
     expect(r.status).to.equal(0);
-    expect(r.stdout).to.contain('usage:').and.contain('nospace').and.contain('kill-leader');
+    expect(r.stdout).to.contain('usage:').and.contain('nospace').and.contain('kill-leader').and.contain('replace');
   });
 
   for (const [args, message] of [
