@@ -107,6 +107,7 @@ describe('k8s: a member that lost its volume is replaced (learner, new member ID
   });
 
   it('a member whose volume is deleted under its claim (claim Lost) is replaced once its pod stops', async () => {
+    await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.5.21', replicas: 3 } }));
     await running(3);
     const c = await connect([0, 1, 2].map(clientURL));
     let victim: string;
@@ -123,8 +124,13 @@ describe('k8s: a member that lost its volume is replaced (learner, new member ID
     const pv = (await op.tb.kubectl(['-n', NS, 'get', 'pvc', `data-${victim}`, '-o', 'jsonpath={.spec.volumeName}'])).trim();
     expect(pv).to.not.equal('');
     // the volume goes from under the claim (what a lost disk or a deleted cloud volume looks like to Kubernetes)
-    await op.tb.kubectl(['patch', 'pv', pv, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    // (deleted first, then its finalizers cleared: a controller may add a finalizer again to an object not being deleted)
     await op.tb.kubectl(['delete', 'pv', pv, '--wait=false']);
+    await op.tb.kubectl(['patch', 'pv', pv, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    await waitFor(`volume ${pv} gone`, async () => {
+      const left = await op.tb.kubectl(['get', 'pv', '--ignore-not-found', '-o', 'name']);
+      return !left.includes(pv) || undefined;
+    }, 60_000, 1000);
     await waitFor(`claim data-${victim} Lost`, async () => (await op.tb.kubectl(['-n', NS, 'get', 'pvc', `data-${victim}`, '-o', 'jsonpath={.status.phase}'])).trim() === 'Lost' || undefined, 120_000, 1000);
     // a member that runs keeps running on what it has; once its pod goes, it cannot come back on that claim
     expect((await get()).status?.members?.find((m) => m.name === victim)?.replaced?.cause).to.not.equal('VolumeLost');
