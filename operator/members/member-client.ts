@@ -96,10 +96,13 @@ export class MemberClient {
     }, this.attempts, 200);
   }
 
-  /** GET /health is 200 with health "true" (no retry: one failed probe is an unhealthy observation). */
-  async healthy(url: string): Promise<boolean> {
+  /**
+   * GET /health is 200 with health "true" (no retry: one failed probe is an unhealthy observation); alarms of the
+   * types in `exclude` do not count (the reference's `?exclude=`).
+   */
+  async healthy(url: string, exclude: readonly string[] = []): Promise<boolean> {
     try {
-      const a = await httpGet(`${url}/health`, this.timeoutMs, this.tls);
+      const a = await httpGet(`${url}/health${exclude.length ? `?${exclude.map((x) => `exclude=${x}`).join('&')}` : ''}`, this.timeoutMs, this.tls);
       return a.status === 200 && /"health"\s*:\s*"true"/.test(a.body);
     } catch {
       return false;
@@ -140,6 +143,35 @@ export class MemberClient {
         revision: Number(s.header.revision),
       };
     }, this.attempts, 200);
+  }
+
+  /** The alarms raised in the cluster, as the member at `url` knows them (member IDs decimal). */
+  async alarms(url: string): Promise<Array<{ memberId: string; alarm: string }>> {
+    return withRetry(async () => {
+      const c = await this.grpc(url);
+      const r = await c.alarmList().catch((e: unknown) => { this.forget(url); throw e; });
+      return r.alarms.map((a) => ({ memberId: String(a.memberID), alarm: a.alarm }));
+    }, this.attempts, 200);
+  }
+
+  /** The KV hash of the member at `url` at `revision`, with the compaction revision it was taken over. */
+  async hashKV(url: string, revision: number): Promise<{ hash: number; compactRevision: number }> {
+    return withRetry(async () => {
+      const c = await this.grpc(url);
+      const r = await c.hashKV(url, revision).catch((e: unknown) => { this.forget(url); throw e; });
+      return { hash: r.hash, compactRevision: Number(r.compact_revision) };
+    }, this.attempts, 200);
+  }
+
+  /** Disarms alarm `alarm` of member `memberId` (decimal) through the member at `url`. */
+  async disarmAlarm(url: string, memberId: string, alarm: 'NOSPACE' | 'CORRUPT'): Promise<void> {
+    try {
+      const c = await this.grpc(url);
+      await c.alarmDisarm({ memberID: memberId, alarm });
+    } catch (e) {
+      this.forget(url);
+      throw new MemberError('UNREACHABLE', `disarming ${alarm} of member ${memberId} via ${url} failed: ${(e as Error).message}`, { cause: e });
+    }
   }
 
   /** Whether authentication is on: a read without credentials is refused when it is. */

@@ -254,6 +254,11 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
         // a plain restart: the runtime starts a member with --force-new-cluster only from forceNewCluster
         await runtime.restartMember(step.member, step.version);
         break;
+      case 'disarmAlarm':
+        // idempotent: disarming an alarm no longer raised changes nothing
+        if (!client.disarmAlarm) throw new Error('this member client cannot disarm alarms');
+        await client.disarmAlarm(urls.get(step.member)!, step.memberId, step.alarm);
+        break;
       case 'complete':
       case 'recoverComplete':
       case 'wait':

@@ -3,7 +3,7 @@
 import type { MemberApi as MemberClient } from './member-api.js';
 import type { Runtime, RuntimeMember } from '../runtime/runtime.js';
 import { canScale } from '../runtime/scaling.js';
-import type { ClusterMember, ObservedCluster, ObservedMember } from '../planner/types.js';
+import type { ClusterMember, CorruptionObservation, ObservedCluster, ObservedMember } from '../planner/types.js';
 
 /** An observation plus the client URL of each member (the planner needs names only; executing needs URLs). */
 export interface Observation {
@@ -90,7 +90,49 @@ export async function observe(runtime: Runtime, client: MemberClient, clock: () 
   }
   const list = clusterMembers ? { clusterMembers, clusterMembersByLeader: byLeader } : {};
   const revision = await runtime.targetRevision?.();
-  return { cluster: { now: clock(), members, authEnabled, v2DataBytes, ...list, ...(revision ? { revision } : {}), ...(catchUp ? { catchUp } : {}) }, urls };
+  const corruption = leader ? await observeCorruption(client, members, urls, leader) : undefined;
+  return { cluster: { now: clock(), members, authEnabled, v2DataBytes, ...list, ...(revision ? { revision } : {}), ...(catchUp ? { catchUp } : {}), ...(corruption ? { corruption } : {}) }, urls };
+}
+
+/** The hash a strict majority of `size` members share (at the same compaction revision), if any. */
+export function majorityHash(hashes: CorruptionObservation['hashes'], size: number): number | undefined {
+  const counts = new Map<string, { hash: number; n: number }>();
+  for (const h of Object.values(hashes)) {
+    const key = `${h.hash}/${h.compactRevision}`;
+    counts.set(key, { hash: h.hash, n: (counts.get(key)?.n ?? 0) + 1 });
+  }
+  return [...counts.values()].find((c) => c.n * 2 > size)?.hash;
+}
+
+/**
+ * With the CORRUPT alarm raised (the leader's list): every running member's KV hash at the lowest revision among
+ * them (writes are refused under the alarm, so it stands still); members whose hash differs from a strict majority's
+ * are lost (DataCorrupt), and health is read without the alarm, which makes every member unhealthy and would hold
+ * their replacement up. The planner does nothing else while the alarm is raised (healing.ts corruptionStep).
+ */
+async function observeCorruption(client: MemberClient, members: ObservedMember[], urls: Map<string, string>, leader: ObservedMember): Promise<CorruptionObservation | undefined> {
+  if (!client.alarms || !client.hashKV) return undefined;
+  const alarm = (await client.alarms(urls.get(leader.name)!).catch(() => undefined))?.find((a) => a.alarm === 'CORRUPT');
+  if (!alarm) return undefined;
+  const running = members.filter((m) => m.running && m.revision !== undefined);
+  const revision = Math.min(...running.map((m) => m.revision!));
+  const hashes: CorruptionObservation['hashes'] = {};
+  await Promise.all(running.map(async (m) => {
+    const h = await client.hashKV!(urls.get(m.name)!, revision).catch(() => undefined);
+    if (h) hashes[m.name] = h;
+  }));
+  await Promise.all(members.filter((m) => m.running).map(async (m) => {
+    m.healthy = await client.healthy(urls.get(m.name)!, ['CORRUPT']);
+  }));
+  const majority = majorityHash(hashes, members.length);
+  if (majority !== undefined) {
+    const agree = Object.values(hashes).filter((h) => h.hash === majority).length;
+    for (const m of members) {
+      const h = hashes[m.name];
+      if (h && h.hash !== majority && !m.lost) m.lost = { cause: 'DataCorrupt', detail: `the CORRUPT alarm is raised and its KV hash at revision ${revision} is ${h.hash}, where ${agree} of ${members.length} members have ${majority}` };
+    }
+  }
+  return { alarmMemberId: alarm.memberId, revision, hashes, ...(majority !== undefined ? { majority } : {}) };
 }
 
 /** A member list, each entry tied to a runtime member (by name, else by peer URL); undefined when unreadable or the runtime cannot scale. */

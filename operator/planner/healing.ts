@@ -129,6 +129,26 @@ export function replacementStep(o: ObservedCluster): Step | undefined {
   return replaceStep(o, m.name, entry.id, loss);
 }
 
+/**
+ * While the CORRUPT alarm is raised, nothing but healing happens: a member whose hash differs from the majority's is
+ * replaced first (replacementStep, it is lost), then the alarm is disarmed once every member's hash agrees. Without
+ * a strict majority nobody can tell which data is right, and a person decides.
+ */
+export function corruptionStep(o: ObservedCluster): Step | undefined {
+  const c = o.corruption;
+  if (!c) return undefined;
+  const seen = Object.entries(c.hashes).map(([name, h]) => `${name} ${h.hash}`).join(', ');
+  if (c.majority === undefined) {
+    return wait('CorruptionUndecided', `the CORRUPT alarm is raised and no strict majority of the members shares a KV hash at revision ${c.revision} (${seen || 'none answered'}), so the operator cannot tell which data is right: compare the members' data, replace the wrong ones (member remove, member add) or restore from a backup, then disarm the alarm (etcdctl alarm disarm); writes are refused until then`);
+  }
+  const leader = o.members.find((m) => m.leader);
+  const pending = o.members.filter((m) => c.hashes[m.name]?.hash !== c.majority);
+  if (pending.length > 0 || !leader) {
+    return wait('CorruptionUndecided', `the CORRUPT alarm is raised; waiting for every member's KV hash at revision ${c.revision} to agree before disarming it (${seen}${leader ? '' : '; no leader'})`);
+  }
+  return { kind: 'disarmAlarm', member: leader.name, alarm: 'CORRUPT', memberId: c.alarmMemberId };
+}
+
 /** The record with the replacement `step` begun at `now` (written before the step acts). */
 export function beginReplacement(record: ReplacementRecord | undefined, step: Extract<Step, { kind: 'replaceMember' }>, now: number): ReplacementRecord {
   const cur = record?.[step.member];

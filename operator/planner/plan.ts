@@ -39,7 +39,7 @@
 // release) is planned again; a snapshot begun but not recorded as verified is taken again.
 import type { SvcClusterSpec } from '../api/types.js';
 import { catchUpSlack } from './catch-up.js';
-import { continueHealing, replacementStep } from './healing.js';
+import { continueHealing, corruptionStep, replacementStep } from './healing.js';
 import { resumeScaling, scaleAfterUpgrade, scaleStep } from './scaling.js';
 import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevision, UpgradeProgress } from './types.js';
 import { isMutating } from './steps.js';
@@ -124,6 +124,8 @@ export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: Upgrade
   if (resumed) return resumed;
   const replace = replacementStep(o);
   if (replace) return replace;
+  const corrupt = corruptionStep(o);
+  if (corrupt) return corrupt;
   const step = planSteps(spec, o, progress);
   const onTarget = (m: ObservedMember) => m.configuredVersion === spec.version && (m.release === undefined || m.release === spec.version);
   const upgrading = !o.members.every(onTarget) || (progress !== undefined && progress.to === spec.version && progress.finishedAt === undefined);

@@ -149,6 +149,12 @@ export const STEPS = {
     eventReason: () => 'Recovered', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: withMember,
   },
+  disarmAlarm: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `disarm the ${s.alarm} alarm through ${s.member}: every member's KV hash agrees again`,
+    eventReason: () => 'AlarmDisarmed', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: (s) => `disarmAlarm ${s.alarm}`,
+  },
 } satisfies StepTable<Step>;
 
 /** Every step kind, in the table's order (the step gauge's label values). */

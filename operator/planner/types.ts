@@ -117,6 +117,23 @@ export interface ObservedCluster {
   replacements?: ReplacementRecord;
   /** A quorum-loss recovery asked for or under way, when the runtime can recover (runtime.loadRecovery). */
   recovery?: RecoveryObservation;
+  /** The CORRUPT alarm is raised: the members' KV hashes compared (observe.ts), undefined when it is not. */
+  corruption?: CorruptionObservation;
+}
+
+/**
+ * What the operator found while the CORRUPT alarm is raised (writes are refused then, so the revisions stand still):
+ * every running member's KV hash at one revision. A hash a strict majority of the members share is the cluster's;
+ * members with another hash are lost (DataCorrupt) and replaced; once all agree, the alarm is disarmed.
+ */
+export interface CorruptionObservation {
+  /** The member ID (decimal) the alarm was raised for (the reference 3.5's periodic check raises it for 0). */
+  alarmMemberId: string;
+  revision: number;
+  /** Hash (and the compaction revision it covers) by member name, for the members that answered. */
+  hashes: Record<string, { hash: number; compactRevision: number }>;
+  /** The hash a strict majority of the members share, if any. */
+  majority?: number;
 }
 
 /** A recovery request (`local recover`'s token in the state file, the svc.dev/recover annotation) and the record. */
@@ -218,7 +235,8 @@ export type WaitCode =
   | 'MemberNotInCluster'
   | 'UnknownClusterMember'
   | 'ReplacementNotSafe'
-  | 'RecoverySurvivorDown';
+  | 'RecoverySurvivorDown'
+  | 'CorruptionUndecided';
 
 export type BlockedCode =
   | 'SkipMinor'
@@ -266,6 +284,7 @@ export type Step =
   | { kind: 'recoverSnapshot'; member: string; token: string }
   | { kind: 'forceNewCluster'; member: string; lost: string[]; token: string }
   | { kind: 'endForceNewCluster'; member: string; version: string }
-  | { kind: 'recoverComplete'; member: string; token: string };
+  | { kind: 'recoverComplete'; member: string; token: string }
+  | { kind: 'disarmAlarm'; member: string; alarm: 'CORRUPT'; memberId: string };
 
 export type StepKind = Step['kind'];

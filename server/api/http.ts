@@ -80,7 +80,9 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
 
   app.all('/health', async (req, res) => {
     if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
-    const h = await checkHealth(server);
+    // ?exclude=NOSPACE (repeatable): alarms of those types do not make the member unhealthy, as the reference 3.5
+    const q = req.query.exclude;
+    const h = await checkHealth(server, 1000, new Set((Array.isArray(q) ? q : q === undefined ? [] : [q]).map(String)));
     (h.ok ? metrics.healthSuccess : metrics.healthFailures).inc();
     const body: Record<string, string> = { health: String(h.ok) };
     if (release.healthReason) body.reason = h.reason;
@@ -211,8 +213,10 @@ export interface HealthResult {
 }
 
 /** Healthy: a leader, no alarm, and a linearizable read that completes in time. */
-export async function checkHealth(server: HealthCore, timeoutMs = 1000): Promise<HealthResult> {
-  if (server.alarms.length > 0) return { ok: false, reason: server.alarms.map((a) => `ALARM ${a.alarm}`).join(', ') };
+export async function checkHealth(server: HealthCore, timeoutMs = 1000, excludedAlarms: ReadonlySet<string> = new Set()): Promise<HealthResult> {
+  // the first alarm not excluded is the reason, as the reference reports it
+  const alarm = server.alarms.find((a) => !excludedAlarms.has(a.alarm));
+  if (alarm) return { ok: false, reason: `ALARM ${alarm.alarm}` };
   if (server.lead === 0n) return { ok: false, reason: 'RAFT NO LEADER' };
   try {
     await server.linearizableReadNotify(timeoutMs);

@@ -8,9 +8,7 @@
 import { expect } from 'chai';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openBackend } from '../../../server/storage/backend.js';
-import { decodeKv, encodeKv } from '../../../server/mvcc/kv.js';
-import { nopLogger } from '../../../server/log/logger.js';
+import { alterStoredValue } from '../../../harness/alter-kv.js';
 import { etcdctl, ref35, startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
 import { printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { httpGet, sleep, spawnLogged } from '../../../harness/process.js';
@@ -29,22 +27,6 @@ type Line = Record<string, unknown> & { msg: string };
 /** The JSON log lines of a log text that have message `msg`. */
 function lines(text: string, msg: string): Line[] {
   return text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line).filter((l) => l.msg === msg);
-}
-
-/** Rewrites the newest stored value of `key` in a stopped member's db, keeping its revisions. */
-function alterValue(dataDir: string, key: string, value: string): void {
-  const be = openBackend(nopLogger, join(dataDir, 'member', 'snap', 'db'), { batchIntervalMs: 0 });
-  try {
-    const rows = be.readTx().range('key', new Uint8Array([0]), null).filter((r) => Buffer.from(decodeKv(r.value).key).toString() === key);
-    expect(rows.length, `stored revisions of ${key}`).to.be.greaterThan(0);
-    const last = rows[rows.length - 1];
-    const kv = decodeKv(last.value);
-    const tx = be.batchTx();
-    tx.put('key', last.key, encodeKv({ ...kv, value: new Uint8Array(Buffer.from(value)) }));
-    tx.end();
-  } finally {
-    be.close();
-  }
 }
 
 describe('corruption checks with an altered member (svc 3.5, side by side with the reference 3.5.21)', function () {
@@ -121,7 +103,7 @@ describe('corruption checks with an altered member (svc 3.5, side by side with t
 
     // the altered member refuses to start: status 1, the reference's lines
     await c.stop(2);
-    alterValue(c.members[2].dataDir, 'k1', 'altered');
+    alterStoredValue(c.members[2].dataDir, 'k1', 'altered');
     await c.start(2, { waitHealthy: false });
     const exit = await c.members[2].process.exited;
     expect(exit.code).to.equal(1);

@@ -25,6 +25,7 @@ const SAMPLES: { [K in StepKind]: Extract<Step, { kind: K }> } = {
   forceNewCluster: { kind: 'forceNewCluster', member: 'kv-1', lost: ['kv-0', 'kv-2'], token: 't1' },
   endForceNewCluster: { kind: 'endForceNewCluster', member: 'kv-1', version: '3.5.21' },
   recoverComplete: { kind: 'recoverComplete', member: 'kv-1', token: 't1' },
+  disarmAlarm: { kind: 'disarmAlarm', member: 'kv-0', alarm: 'CORRUPT', memberId: '0' },
 };
 /** The kinds of quorum-loss recovery (their own test below). */
 const RECOVERY_KINDS: readonly string[] = ['recoverSnapshot', 'forceNewCluster', 'endForceNewCluster', 'recoverComplete'];
@@ -36,11 +37,11 @@ describe('operator: the step table', () => {
   it('has a row for every kind and nothing else; the step gauge enumerates the same kinds', () => {
     expect(Object.keys(STEPS).sort()).to.deep.equal(Object.keys(SAMPLES).sort());
     expect([...STEP_KINDS].sort()).to.deep.equal(Object.keys(SAMPLES).sort());
-    expect(STEP_KINDS).to.have.length(15 + RECOVERY_KINDS.length);
+    expect(STEP_KINDS).to.have.length(16 + RECOVERY_KINDS.length);
   });
 
   it('mutating, scaling and settled kinds are those the engine and status always treated so', () => {
-    expect(kindsWhere(isMutating)).to.deep.equal(['addMember', 'backup', 'createCluster', 'moveLeader', 'promoteMember', 'removeMember', 'replaceMember', 'restartMember', 'retireMember', 'snapshot', 'startMember']);
+    expect(kindsWhere(isMutating)).to.deep.equal(['addMember', 'backup', 'createCluster', 'disarmAlarm', 'moveLeader', 'promoteMember', 'removeMember', 'replaceMember', 'restartMember', 'retireMember', 'snapshot', 'startMember']);
     expect(kindsWhere(isScalingStep)).to.deep.equal(['addMember', 'removeMember', 'retireMember', 'startMember']);
     expect(kindsWhere(isSettled)).to.deep.equal(['backup', 'complete', 'steady']);
   });
@@ -59,11 +60,11 @@ recovery t1 complete: the cluster is back to full size from kv-1's data`);
 
   it('each kind keeps its description, Event reason, condition reason and line, and action line', () => {
     const column = (f: (s: Step) => string): string => ALL.map(f).join(' | ');
-    expect(ALL.map((s) => s.kind).join(' | ')).to.equal('createCluster | wait | blocked | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | steady | replaceMember | promoteMember');
-    expect(column(eventReason)).to.equal('CreateCluster | CatchingUp | SkipMinor | Snapshot | Backup | MoveLeader | RestartMember | AddMember | StartMember | RemoveMember | RetireMember | UpgradeComplete | Steady | ReplaceMember | MemberReplaced');
-    expect(column(statusReason)).to.equal('createCluster | CatchingUp | SkipMinor | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | Steady | replaceMember | promoteMember');
-    expect(column(statusLine)).to.equal('createCluster | kv-2 is 300 entries behind | one minor release at a time | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | steady | replacing kv-1 (DataLost: its data dir is missing) | promoteMember');
-    expect(column(actionLine)).to.equal('createCluster 3.4.34 x3 | wait | blocked | snapshot kv-0 | backup OnDemand kv-0 | moveLeader kv-0 kv-1 | restartMember kv-2 3.4.34 | addMember kv-3 | startMember kv-3 | removeMember kv-3 | retireMember kv-3 | complete | steady | replaceMember kv-1 DataLost | promoteMember kv-1');
+    expect(ALL.map((s) => s.kind).join(' | ')).to.equal('createCluster | wait | blocked | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | steady | replaceMember | promoteMember | disarmAlarm');
+    expect(column(eventReason)).to.equal('CreateCluster | CatchingUp | SkipMinor | Snapshot | Backup | MoveLeader | RestartMember | AddMember | StartMember | RemoveMember | RetireMember | UpgradeComplete | Steady | ReplaceMember | MemberReplaced | AlarmDisarmed');
+    expect(column(statusReason)).to.equal('createCluster | CatchingUp | SkipMinor | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | Steady | replaceMember | promoteMember | disarmAlarm');
+    expect(column(statusLine)).to.equal('createCluster | kv-2 is 300 entries behind | one minor release at a time | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | steady | replacing kv-1 (DataLost: its data dir is missing) | promoteMember | disarmAlarm');
+    expect(column(actionLine)).to.equal('createCluster 3.4.34 x3 | wait | blocked | snapshot kv-0 | backup OnDemand kv-0 | moveLeader kv-0 kv-1 | restartMember kv-2 3.4.34 | addMember kv-3 | startMember kv-3 | removeMember kv-3 | retireMember kv-3 | complete | steady | replaceMember kv-1 DataLost | promoteMember kv-1 | disarmAlarm CORRUPT');
     expect(ALL.map(describeStep).join('\n')).to.equal(`create 3 member(s) of 3.4.34
 wait (CatchingUp): kv-2 is 300 entries behind
 blocked (SkipMinor): one minor release at a time
@@ -78,7 +79,8 @@ stop member kv-3, no longer in the cluster, and delete its data
 verified: every member reports 3.4.34 (etcdserver and etcdcluster); upgrade 3.3.27 -> 3.4.34 complete
 every member runs 3.4.34; nothing to do
 replace member kv-1 (id 7; DataLost: its data dir is missing): remove it, a fresh data dir, add it back as a learner joining kv-0, kv-1, kv-2
-promote learner kv-1 (id 9) to a voting member; the replacement of kv-1 (DataLost) is complete`);
+promote learner kv-1 (id 9) to a voting member; the replacement of kv-1 (DataLost) is complete
+disarm the CORRUPT alarm through kv-0: every member's KV hash agrees again`);
     // a scale-up's learner is promoted with its own Event reason
     expect(eventReason({ kind: 'promoteMember', member: 'kv-3', id: '10' })).to.equal('PromoteMember');
     // a restart without a reason says none
