@@ -99,7 +99,15 @@ export function continueHealing(o: ObservedCluster): Step | undefined {
 function learnerStep(o: ObservedCluster, entry: ClusterMember, replaced: LossCause | undefined): Step {
   const m = o.members.find((x) => x.name === entry.member)!;
   const what = replaced ? `${m.name} (replacing a member lost: ${replaced})` : m.name;
-  if (!m.running) return wait('MemberStarting', `learner ${what} (id ${entry.id}) is added and not running yet; waiting for its start (Kubernetes: its pod; local: \`svc-operator local apply\` starts it)`);
+  if (!m.running) {
+    // a learner that cannot start at all (its volume gone, its node removed) is replaced, not waited for
+    if (m.lost) {
+      const why = unsafe(o, m.name);
+      if (why) return wait('ReplacementNotSafe', `learner ${what} cannot come back (${m.lost.cause}: ${m.lost.detail}) and must be replaced, which is not safe yet: ${why}`);
+      return replaceStep(o, m.name, entry.id, m.lost);
+    }
+    return wait('MemberStarting', `learner ${what} (id ${entry.id}) is added and not running yet; waiting for its start (Kubernetes: its pod; local: \`svc-operator local apply\` starts it)`);
+  }
   if (!entry.started || m.appliedIndex === undefined) return wait('MemberStarting', `learner ${what} is starting`);
   if (!caughtUp(o, m)) {
     const leader = o.members.find((x) => x.leader);

@@ -93,6 +93,11 @@ describe('operator planner: healing (replacing lost members, learners)', () => {
     expect(plan(spec(), at(450), undefined)).to.deep.equal({ kind: 'promoteMember', member: 'kv-1', id: '555', replaced: 'AlreadyBootstrapped' });
     expect(plan(spec(), at(10), undefined)).to.include({ kind: 'wait', code: 'CatchingUp' });
     expect(plan(spec(), at(450, false), undefined)).to.include({ kind: 'wait', code: 'MemberStarting' });
+    // a learner that cannot start at all (its claim Lost) is replaced under its own ID, not waited for
+    const gone = cluster([member(0), member(1, { id: undefined, running: false, healthy: false, appliedIndex: undefined, lost: { cause: 'VolumeLost', detail: 'its claim data-kv-1 is Lost' } }), member(2)], list(false), { replacements: rec });
+    expect(plan(spec(), gone, undefined)).to.include({ kind: 'replaceMember', member: 'kv-1', id: '555', cause: 'VolumeLost' });
+    const notRunning = cluster([member(0), member(1, { id: undefined, running: false, healthy: false, appliedIndex: undefined }), member(2)], list(false), { replacements: rec });
+    expect(plan(spec(), notRunning, undefined)).to.include({ kind: 'wait', code: 'MemberStarting' });
     // a scale-up's learner: promoted without a cause
     const grown = cluster([member(0), member(1), member(2), member(3, { id: '103', healthy: false })], [...list().slice(0, 1), { id: '101', member: 'kv-1', started: true }, { id: '102', member: 'kv-2', started: true }, { id: '103', member: 'kv-3', started: true, isLearner: true }]);
     expect(plan(spec(4), grown, undefined)).to.deep.equal({ kind: 'promoteMember', member: 'kv-3', id: '103' });
