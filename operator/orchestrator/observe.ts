@@ -111,7 +111,8 @@ export function majorityHash(hashes: CorruptionObservation['hashes'], size: numb
  * their replacement up. The planner does nothing else while the alarm is raised (healing.ts corruptionStep).
  */
 async function observeCorruption(client: MemberClient, members: ObservedMember[], urls: Map<string, string>, leader: ObservedMember): Promise<CorruptionObservation | undefined> {
-  if (!client.alarms || !client.hashKV) return undefined;
+  // a raised alarm makes every member's /health fail: a cluster with a healthy member has none to read
+  if (!client.alarms || !client.hashKV || members.some((m) => m.healthy)) return undefined;
   const alarm = (await client.alarms(urls.get(leader.name)!).catch(() => undefined))?.find((a) => a.alarm === 'CORRUPT');
   if (!alarm) return undefined;
   const running = members.filter((m) => m.running && m.revision !== undefined);

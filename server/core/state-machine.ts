@@ -123,12 +123,6 @@ export class V3StateMachine {
    * Apply one committed request, the entry at log index `index` of term `term` (both recorded with the data, as
    * the reference's consistent index). Errors are the client's answer, not a failure.
    */
-  /** An entry refused at apply (the CORRUPT alarm) still moves the consistent index. */
-  markApplied(index: number, term: number): void {
-    this.backend.setConsistentIndex(index, term);
-    this.backend.batchTx().end();
-  }
-
   apply(req: InternalRequest, index: number, term: number): unknown {
     this.backend.setConsistentIndex(index, term);
     try {
@@ -161,6 +155,12 @@ export class V3StateMachine {
     } finally {
       this.backend.batchTx().end();
     }
+  }
+
+  /** An entry refused at apply (the CORRUPT alarm) still moves the consistent index. */
+  markApplied(index: number, term: number): void {
+    this.backend.setConsistentIndex(index, term);
+    this.backend.batchTx().end();
   }
 
   /**

@@ -29,22 +29,28 @@ describe('k8s: a member that lost its volume is replaced (learner, new member ID
       const s = (await get()).status;
       return s?.phase === 'Running' && s.ready === `${n}/${n}` && s.members?.length === n && s.members.every((m) => m.healthy && !m.learner) ? s : undefined;
     }, 300_000, 1000);
-
-  it('a follower whose claim and pod are deleted comes back under a new member ID with every acknowledged key', async () => {
+  /** The 3-member cluster of 3.5.21, applied (again: the second test may run alone) and Running. */
+  const threeMembers = async () => {
     await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.5.21', replicas: 3 } }));
     await running(3);
-    // a follower: the highest ordinal that does not lead
+  };
+  /** A member that does not lead (the highest or the lowest such ordinal): its name and member ID. */
+  const aFollower = async (c: Client, which: 'highest' | 'lowest'): Promise<{ name: string; id: string }> => {
+    const leaderId = String((await c.status(clientURL(0))).leader);
+    const followers = (await c.memberList({ linearizable: true })).members.filter((m) => String(m.ID) !== leaderId).sort((a, b) => (a.name < b.name ? -1 : 1));
+    const f = which === 'lowest' ? followers[0] : followers.at(-1)!;
+    return { name: f.name, id: String(f.ID) };
+  };
+
+  it('a follower whose claim and pod are deleted comes back under a new member ID with every acknowledged key', async () => {
+    await threeMembers();
     const c = await connect([0, 1, 2].map(clientURL));
     let victim: string;
     let oldId: string;
     const acked: string[] = [];
     let writing = true;
     try {
-      const leaderId = String((await c.status(clientURL(0))).leader);
-      const list = (await c.memberList({ linearizable: true })).members;
-      const follower = list.filter((m) => String(m.ID) !== leaderId).sort((a, b) => (a.name < b.name ? 1 : -1))[0];
-      victim = follower.name;
-      oldId = String(follower.ID);
+      ({ name: victim, id: oldId } = await aFollower(c, 'highest'));
       // a writer through the members that keep their data, the whole time
       const others = [0, 1, 2].map((i) => `${NAME}-${i}`).filter((n) => n !== victim).map((n) => clientURL(Number(n.slice(-1))));
       const w = await connect(others);
@@ -107,16 +113,12 @@ describe('k8s: a member that lost its volume is replaced (learner, new member ID
   });
 
   it('a member whose volume is deleted under its claim (claim Lost) is replaced once its pod stops', async () => {
-    await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.5.21', replicas: 3 } }));
-    await running(3);
+    await threeMembers();
     const c = await connect([0, 1, 2].map(clientURL));
     let victim: string;
     let oldId: string;
     try {
-      const leaderId = String((await c.status(clientURL(0))).leader);
-      const follower = (await c.memberList({ linearizable: true })).members.filter((m) => String(m.ID) !== leaderId).sort((a, b) => (a.name < b.name ? -1 : 1))[0];
-      victim = follower.name;
-      oldId = String(follower.ID);
+      ({ name: victim, id: oldId } = await aFollower(c, 'lowest'));
       await c.put('before-volume-loss', 'kept');
     } finally {
       c.close();

@@ -179,10 +179,9 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     const rec = this.opts.recovery?.record;
     const scaling = this.opts.scaling;
     const scaledSince = scaling !== undefined && (!rec || Date.parse(scaling.startedAt) > rec.startedAt);
-    const everyMember = () => Array.from({ length: replicas ?? this.cluster.spec.replicas }, (_, i) => `${this.cluster.name}-${i}`);
-    const join = scaledSince ? scaling.join : recoveryJoin(rec) ?? scaling?.join ?? (this.opts.formed ? everyMember() : undefined);
+    const join = scaledSince ? scaling.join : recoveryJoin(rec) ?? scaling?.join;
     const force = forcedMember(rec);
-    return { ...(replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}) };
+    return { ...(replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.formed ? { formed: true } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}) };
   }
 
   /** Applies the desired state of the StatefulSet on `release` with `live` (built only when it differs from the last). */

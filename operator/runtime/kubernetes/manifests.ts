@@ -23,6 +23,8 @@ export interface LiveShape {
    * last. New members start with it and --initial-cluster-state=existing; members with data ignore both.
    */
   join?: string[];
+  /** Every initial member has started once (svc.dev/formed): members with no data join (existing), never bootstrap. */
+  formed?: boolean;
   /** Fingerprint of the TLS Secrets' contents: a renewed certificate changes it (and so rolls the members). */
   tlsHash?: string;
   /**
@@ -178,7 +180,7 @@ function configMap(c: ClusterRef, live: LiveShape): KubeObject {
   return owned(c, 'v1', 'ConfigMap', configMapName(name), {
     data: {
       INITIAL_CLUSTER: initialCluster,
-      INITIAL_CLUSTER_STATE: live.join ? 'existing' : 'new',
+      INITIAL_CLUSTER_STATE: live.join || live.formed ? 'existing' : 'new',
       INITIAL_CLUSTER_TOKEN: `${namespace}-${name}`,
       // the flags are the template's own now; pods of an older operator still read these at a container restart
       ...(spec.enableV2 !== undefined ? { ENABLE_V2: String(spec.enableV2) } : {}),

@@ -436,9 +436,13 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
 
   /** Asks for a quorum-loss recovery (carried out by the loop's next passes); returns the request token. */
   requestRecovery(): string {
-    const s = this.mustState();
+    return this.request('recoverRequest');
+  }
+
+  /** A request the loop's next passes answer (a recovery, an on-demand backup): its token, the time, in the state. */
+  private request(field: 'recoverRequest' | 'backupRequest'): string {
     const token = new Date().toISOString();
-    writeState(this.stateDir, { ...s, recoverRequest: token });
+    writeState(this.stateDir, { ...this.mustState(), [field]: token });
     return token;
   }
 
@@ -532,10 +536,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
 
   /** Asks for an on-demand backup (taken by the next pass of the loop); returns the request token. */
   requestBackup(): string {
-    const s = this.mustState();
-    const token = new Date().toISOString();
-    writeState(this.stateDir, { ...s, backupRequest: token });
-    return token;
+    return this.request('backupRequest');
   }
 
   /** Notes why a scheduled or on-demand backup failed (`local status` shows it until one succeeds). */

@@ -3,37 +3,27 @@
 // leader raises CORRUPT and writes are refused. `local apply` then finds the member whose KV hash differs from the
 // majority's, replaces it through a learner under a new member ID, and disarms the alarm: writes go through again,
 // and every member holds the original value.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'chai';
 import { API_VERSION, KIND, type SvcCluster } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { applyCluster } from '../../../operator/cli/local.js';
-import { MemberClient } from '../../../operator/members/index.js';
-import { LocalRuntime } from '../../../operator/runtime/local/index.js';
 import { Client } from '../../../server/client/index.js';
 import { alterStoredValue } from '../../../harness/alter-kv.js';
 import { waitFor } from '../../../harness/process.js';
+import { endProcess, useLocalRuntime } from './local-fixture.js';
 
 const manifest = (): SvcCluster => ({ apiVersion: API_VERSION, kind: KIND, metadata: { name: 'cr' }, spec: withDefaults({ version: '3.5.21', replicas: 3 }) });
 
 describe('operator local runtime: the CORRUPT alarm (a member whose data differs is replaced, the alarm disarmed)', function () {
   this.timeout(150_000);
-  const stateDir = mkdtempSync(join(tmpdir(), 'svc-op-corrupt-'));
-  const rt = new LocalRuntime({ stateDir, name: 'cr' });
-  const mc = new MemberClient();
+  const { stateDir, rt, mc } = useLocalRuntime('cr');
   const before = process.env.SVC_EXPERIMENTAL_CORRUPT_CHECK_TIME;
 
   // the members inherit this process's environment: the leader compares the members' hashes every second
   process.env.SVC_EXPERIMENTAL_CORRUPT_CHECK_TIME = '1s';
-  after(async function () {
-    this.timeout(60_000);
+  after(() => {
     if (before === undefined) delete process.env.SVC_EXPERIMENTAL_CORRUPT_CHECK_TIME;
     else process.env.SVC_EXPERIMENTAL_CORRUPT_CHECK_TIME = before;
-    mc.close();
-    await rt.delete().catch(() => undefined);
-    rmSync(stateDir, { recursive: true, force: true });
   });
 
   const member = (name: string) => rt.state()!.members.find((m) => m.name === name)!;
@@ -51,16 +41,7 @@ describe('operator local runtime: the CORRUPT alarm (a member whose data differs
 
       // altered while stopped, then started again as it was (its data is intact as far as it can tell); the leader's
       // next check raises CORRUPT
-      const pid = member(victim.name).pid!;
-      process.kill(pid, 'SIGTERM');
-      await waitFor(`${victim.name} stopped`, async () => {
-        try {
-          process.kill(pid, 0);
-          return readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z') || undefined;
-        } catch {
-          return true;
-        }
-      }, 20_000, 100);
+      await endProcess(member(victim.name).pid!, 'SIGTERM');
       alterStoredValue(member(victim.name).dataDir, 'k7', 'altered');
       expect(await rt.startStopped()).to.deep.equal([victim.name]);
       await waitFor('the CORRUPT alarm', async () => (await mc.alarms(url('cr-0'))).some((a) => a.alarm === 'CORRUPT') || undefined, 30_000, 300);

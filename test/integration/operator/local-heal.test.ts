@@ -4,38 +4,27 @@
 // learner, promoted once caught up) under a new member ID; a member killed again and again with its data kept is
 // restarted, never removed. At the end every acknowledged write reads back from every member, and the history is
 // linearizable.
-import { openSync, readFileSync, rmSync, statSync, writeSync, closeSync, mkdtempSync } from 'node:fs';
+import { openSync, rmSync, statSync, writeSync, closeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { API_VERSION, KIND, type SvcCluster } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { applyCluster } from '../../../operator/cli/local.js';
-import { MemberClient } from '../../../operator/members/index.js';
-import { LocalRuntime } from '../../../operator/runtime/local/index.js';
 import { checkAcknowledgedWrites } from '../../../harness/chaos/checks.js';
 import { HistoryRecorder } from '../../../harness/chaos/history.js';
 import { ChaosKvClient } from '../../../harness/chaos/kv-client.js';
 import { checkHistory } from '../../../harness/chaos/linearizability.js';
 import { rng } from '../../../harness/chaos/rng.js';
 import { Workload } from '../../../harness/chaos/workload.js';
+import { endProcess, useLocalRuntime } from './local-fixture.js';
 
 const manifest = (): SvcCluster => ({ apiVersion: API_VERSION, kind: KIND, metadata: { name: 'hl' }, spec: withDefaults({ version: '3.5.21', replicas: 3 }) });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('operator local runtime: lost members replaced through learners (real processes, a workload, the linearizability checker)', function () {
   this.timeout(150_000);
-  const stateDir = mkdtempSync(join(tmpdir(), 'svc-op-heal-'));
-  const rt = new LocalRuntime({ stateDir, name: 'hl' });
-  const mc = new MemberClient();
-
-  after(async function () {
-    this.timeout(60_000);
-    mc.close();
-    await rt.delete().catch(() => undefined);
-    rmSync(stateDir, { recursive: true, force: true });
-  });
+  const { stateDir, rt, mc } = useLocalRuntime('hl');
 
   const member = (name: string) => rt.state()!.members.find((m) => m.name === name)!;
   async function leaderName(): Promise<string> {
@@ -48,21 +37,6 @@ describe('operator local runtime: lost members replaced through learners (real p
   async function memberList() {
     const leader = member(await leaderName());
     return mc.memberList(`http://127.0.0.1:${leader.clientPort}`);
-  }
-  /** SIGKILL, and wait until the process is gone. */
-  async function kill(name: string): Promise<void> {
-    const pid = member(name).pid!;
-    process.kill(pid, 'SIGKILL');
-    for (let i = 0; i < 100; i++) {
-      try {
-        process.kill(pid, 0);
-        if (readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z')) return;
-      } catch {
-        return;
-      }
-      await sleep(50);
-    }
-    throw new Error(`${name} (pid ${pid}) did not die`);
   }
   /** Three voting members, `name` under another ID than `oldId`. */
   async function expectReplaced(name: string, oldId: string): Promise<void> {
@@ -88,7 +62,7 @@ describe('operator local runtime: lost members replaced through learners (real p
       const leader = await leaderName();
       const follower = ['hl-0', 'hl-1', 'hl-2'].find((n) => n !== leader)!;
       const followerId = (await memberList()).find((m) => m.name === follower)!.id;
-      await kill(follower);
+      await endProcess(member(follower).pid!, 'SIGKILL');
       rmSync(member(follower).dataDir, { recursive: true, force: true });
       const r1 = await applyCluster(manifest(), { stateDir });
       expect(r1.outcome, r1.error ?? JSON.stringify(r1.step)).to.equal('steady');
@@ -100,7 +74,7 @@ describe('operator local runtime: lost members replaced through learners (real p
       await sleep(300);
       const lead = await leaderName();
       const leadId = (await memberList()).find((m) => m.name === lead)!.id;
-      await kill(lead);
+      await endProcess(member(lead).pid!, 'SIGKILL');
       const db = join(member(lead).dataDir, 'member', 'snap', 'db');
       const fd = openSync(db, 'r+');
       writeSync(fd, randomBytes(statSync(db).size), 0, statSync(db).size, 0);
@@ -115,7 +89,7 @@ describe('operator local runtime: lost members replaced through learners (real p
       const kept = ['hl-0', 'hl-1', 'hl-2'].find((n) => n !== follower && n !== lead)!;
       const keptId = (await memberList()).find((m) => m.name === kept)!.id;
       for (let round = 0; round < 2; round++) {
-        await kill(kept);
+        await endProcess(member(kept).pid!, 'SIGKILL');
         const r = await applyCluster(manifest(), { stateDir });
         expect(r.outcome, r.error ?? JSON.stringify(r.step)).to.equal('steady');
         expect(r.actions, `round ${round}`).to.deep.equal([]);

@@ -13,26 +13,16 @@ import { Client } from '../../../server/client/index.js';
 import { API_VERSION, KIND, type SvcCluster } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { applyCluster } from '../../../operator/cli/local.js';
-import { MemberClient } from '../../../operator/members/index.js';
-import { LocalRuntime } from '../../../operator/runtime/local/index.js';
 import { stateFile } from '../../../operator/runtime/local/state.js';
 import { operatorCli } from './operator-cli.js';
+import { useLocalRuntime } from './local-fixture.js';
 
 const manifest: SvcCluster = { apiVersion: API_VERSION, kind: KIND, metadata: { name: 'rc' }, spec: withDefaults({ version: '3.5.21', replicas: 3 }) };
 const KEYS = 30;
 
 describe('operator local runtime: quorum-loss recovery against real processes', function () {
   this.timeout(180_000);
-  const stateDir = mkdtempSync(join(tmpdir(), 'svc-op-recover-'));
-  const rt = new LocalRuntime({ stateDir, name: 'rc' });
-  const mc = new MemberClient({ timeoutMs: 2000, attempts: 1 });
-
-  after(async function () {
-    this.timeout(60_000);
-    mc.close();
-    await rt.delete().catch(() => undefined);
-    rmSync(stateDir, { recursive: true, force: true });
-  });
+  const { stateDir, rt, mc } = useLocalRuntime('rc', { timeoutMs: 2000, attempts: 1 });
 
   it('refuses a healthy cluster, plans without touching, then recovers from the survivor in place', async () => {
     expect((await applyCluster(manifest, { stateDir })).outcome).to.equal('steady');

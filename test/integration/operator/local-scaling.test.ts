@@ -2,33 +2,22 @@
 // learners (each added as a learner, the member list shows isLearner while it catches up, promoted once caught up),
 // resuming a member that was added to the cluster but never started (what an orchestrator killed between
 // MemberAdd and the start leaves) with a start and no second add, then shrinks it back to 1, data intact.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Client } from '../../../server/client/index.js';
 import { API_VERSION, KIND, type SvcCluster } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { applyCluster } from '../../../operator/cli/local.js';
-import { MemberClient } from '../../../operator/members/index.js';
-import { LocalRuntime } from '../../../operator/runtime/local/index.js';
 import type { StepPrinter } from '../../../operator/cli/printer.js';
 import type { StepEvent } from '../../../operator/orchestrator/index.js';
+import { useLocalRuntime } from './local-fixture.js';
 
 const manifest = (replicas: number): SvcCluster => ({ apiVersion: API_VERSION, kind: KIND, metadata: { name: 'sc' }, spec: withDefaults({ version: '3.4.34', replicas }) });
 
 describe('operator local runtime: scaling against real processes', function () {
   this.timeout(180_000);
-  const stateDir = mkdtempSync(join(tmpdir(), 'svc-op-scale-'));
-  const rt = new LocalRuntime({ stateDir, name: 'sc' });
-  const mc = new MemberClient();
-
-  after(async function () {
-    this.timeout(60_000);
-    mc.close();
-    await rt.delete().catch(() => undefined);
-    rmSync(stateDir, { recursive: true, force: true });
-  });
+  const { stateDir, rt, mc } = useLocalRuntime('sc');
 
   it('1 -> 3 (resuming an added, never started member) -> 1, every key intact, removed data dirs gone', async () => {
     expect((await applyCluster(manifest(1), { stateDir })).outcome).to.equal('steady');

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { useSvcClusters, type SvcCluster } from '../../../harness/svc-cluster.js';
-import { sleep, spawnLogged, waitForHttp } from '../../../harness/process.js';
+import { sleep, spawnLogged, waitForHttp, type ExitStatus } from '../../../harness/process.js';
 import { etcdctl } from '../../../harness/etcdctl.js';
 import { memberArgs } from '../../../harness/member-args.js';
 import { ref35, startReferenceCluster } from '../../../harness/reference-cluster.js';
@@ -28,6 +28,17 @@ async function memberList(c: SvcCluster, i: number): Promise<MemberJson[]> {
 }
 
 const hex = (decimal: string) => BigInt(decimal).toString(16);
+
+/** Kills member i, empties its data dir and starts it again with its old flags; its exit status, which must come within 20 s. */
+async function wipeAndRestart(c: SvcCluster, i: number): Promise<ExitStatus> {
+  await c.kill(i);
+  rmSync(c.members[i].dataDir, { recursive: true, force: true });
+  mkdirSync(c.members[i].dataDir, { mode: 0o700 });
+  await c.start(i, { waitHealthy: false });
+  const st = await Promise.race([c.members[i].process.exited, sleep(20000).then(() => null)]);
+  expect(st, `${c.members[i].name} still running 20 s after a start with an empty data dir`).to.not.equal(null);
+  return st!;
+}
 
 describe('svc: members that lost their data, clusters that lost their quorum', function () {
   this.timeout(180000);
@@ -61,13 +72,8 @@ describe('svc: members that lost their data, clusters that lost their quorum', f
     const before = await c.status(leader);
     const listBefore = await memberList(c, leader);
 
-    await c.kill(victim);
-    rmSync(c.members[victim].dataDir, { recursive: true, force: true });
-    mkdirSync(c.members[victim].dataDir, { mode: 0o700 });
-    await c.start(victim, { waitHealthy: false });
-    const st = await Promise.race([c.members[victim].process.exited, sleep(20000).then(() => null)]);
-    expect(st, `${c.members[victim].name} still running 20 s after a start with an empty data dir`).to.not.equal(null);
-    expect(st!.code, 'exit code of the wiped member').to.not.equal(0);
+    const st = await wipeAndRestart(c, victim);
+    expect(st.code, 'exit code of the wiped member').to.not.equal(0);
     const log = c.currentLog(victim);
     expect(log).to.include(`member ${hex(id)} has already been bootstrapped`);
     expect(log).to.include('lost its data');
@@ -89,13 +95,8 @@ describe('svc: members that lost their data, clusters that lost their quorum', f
     const n = await c.addMember(); // started with --initial-cluster-state existing
     const id = await c.memberId(n);
     await c.put(0, 'joined/k2', 'v2');
-    await c.kill(n);
-    rmSync(c.members[n].dataDir, { recursive: true, force: true });
-    mkdirSync(c.members[n].dataDir, { mode: 0o700 });
-    await c.start(n, { waitHealthy: false });
-    const st = await Promise.race([c.members[n].process.exited, sleep(20000).then(() => null)]);
-    expect(st, `${c.members[n].name} still running 20 s after a start with an empty data dir`).to.not.equal(null);
-    expect(st!.code).to.not.equal(0);
+    const st = await wipeAndRestart(c, n);
+    expect(st.code).to.not.equal(0);
     expect(c.currentLog(n)).to.include(`member ${hex(id)} has already been bootstrapped`);
     expect(readdirSync(c.members[n].dataDir), 'the wiped data dir stays empty').to.deep.equal([]);
   });
