@@ -95,6 +95,12 @@ describe('svc: members that lost their data, clusters that lost their quorum', f
     const n = await c.addMember(); // started with --initial-cluster-state existing
     const id = await c.memberId(n);
     await c.put(0, 'joined/k2', 'v2');
+    // it has started once the cluster lists its name (its published attributes): only then is it known to have had
+    // data; killed before, it is a member that never ran, and it may join again
+    for (let t = 0; !(await memberList(c, 0)).some((m) => hex(m.ID) === hex(id) && m.name); t++) {
+      if (t > 100) expect.fail(`${c.members[n].name} never published its name`);
+      await sleep(100);
+    }
     const st = await wipeAndRestart(c, n);
     expect(st.code).to.not.equal(0);
     expect(c.currentLog(n)).to.include(`member ${hex(id)} has already been bootstrapped`);
