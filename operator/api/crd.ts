@@ -4,7 +4,7 @@
 // crds/svc.dev_svcclusters.yaml is its checked-in output (a test keeps them equal).
 import { dump } from 'js-yaml';
 import type {
-  BackupEntry, BackupSpec, BackupsStatus, Condition, MemberStatus, MemberReplacementStatus, RecoveryStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus,
+  BackupEntry, BackupSpec, BackupVerifySpec, BackupsStatus, Condition, MemberStatus, MemberReplacementStatus, RecoveryStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus, VerifiedStatus,
 } from './types.js';
 import { API_VERSION, KIND, PLURAL } from './types.js';
 import { SUPPORTED_MINORS } from './versions.js';
@@ -130,6 +130,9 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     schedule: str('Cron schedule of backups, e.g. "0 3 * * *" (checked by the operator: a bad one shows as Blocked).', { maxLength: 128 }),
     timeZone: str('IANA time zone of the schedule (default UTC).'),
     keep: int('Backups to keep, of every kind; older files are removed.', { minimum: 1, default: 3 }),
+    verify: obj<BackupVerifySpec>('Restore drills: the newest backup restored into a scratch member, its KV hash compared with the one recorded at backup time (status.backups.lastVerified, the BackupVerified condition).', {
+      schedule: str('Cron schedule of drills, e.g. "30 3 * * *", in spec.backup.timeZone.', { maxLength: 128 }),
+    }, { required: ['schedule'] }),
   }, { default: {} }),
   upgrade: obj<UpgradeSpec>('How the rolling upgrade behaves.', {
     paused: bool('True: the upgrade stops before its next step.', { default: false }),
@@ -155,6 +158,8 @@ const snapshotSchema = obj<SnapshotRecord>('The pre-upgrade snapshot.', {
   size: int('Database bytes.'),
   sha256: str('sha256 of the database bytes, hex.'),
   time: str('When it was taken.', { format: 'date-time' }),
+  kvHash: int('KV hash (HashKV) of the member at the revision when it was taken: what a restore drill compares.', { minimum: 0 }),
+  compactRevision: int('Compaction revision that KV hash was taken over.'),
 });
 
 const backupsSchema = obj<BackupsStatus>('Where backups go and the ones kept.', {
@@ -169,18 +174,30 @@ const backupsSchema = obj<BackupsStatus>('Where backups go and the ones kept.', 
       size: int('Database bytes.'),
       sha256: str('sha256 of the database bytes, hex.'),
       time: str('When it was taken.', { format: 'date-time' }),
+      kvHash: int('KV hash (HashKV) of the member at the revision when it was taken: what a restore drill compares.', { minimum: 0 }),
+      compactRevision: int('Compaction revision that KV hash was taken over.'),
     }),
   },
   lastScheduleTime: str('Scheduled time of the last scheduled backup.', { format: 'date-time' }),
   nextScheduleTime: str('When the next scheduled backup is due.', { format: 'date-time' }),
   lastRequest: str('svc.dev/backup-request token of the last on-demand backup taken.'),
+  lastVerified: obj<VerifiedStatus>('The last restore drill.', {
+    time: str('When it finished.', { format: 'date-time' }),
+    location: str('The backup it restored.'),
+    revision: int('The revision whose KV hash was compared.'),
+    result: str('Passed or Failed.', { enum: ['Passed', 'Failed'] }),
+    message: str('What was compared, or why it failed.'),
+  }),
+  lastVerifyScheduleTime: str('Scheduled time of the last scheduled drill.', { format: 'date-time' }),
+  nextVerifyTime: str('When the next scheduled drill is due.', { format: 'date-time' }),
+  lastVerifyRequest: str('svc.dev/verify-request token of the last drill asked for and run.'),
 });
 
 const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcCluster.', {
   observedGeneration: int('Generation of the spec last acted on.'),
   phase: str('Phase.', { enum: ['Creating', 'Running', 'Upgrading', 'Scaling', 'Blocked', 'Degraded', 'Deleting'] }),
   conditions: {
-    type: 'array', description: 'Conditions: Ready, Reconciling, Stalled (kstatus), Available, Progressing, Upgrading, Degraded, BackupReady, UpgradeBlocked.',
+    type: 'array', description: 'Conditions: Ready, Reconciling, Stalled (kstatus), Available, Progressing, Upgrading, Degraded, BackupReady, BackupVerified, UpgradeBlocked.',
     'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'],
     items: obj<Condition>('A condition.', {
       type: str('Condition type.'),

@@ -27,6 +27,13 @@ export interface BackupSpec {
   timeZone?: string;
   /** Backups to keep (of every kind, newest first); older files are removed. Default 3. */
   keep?: number;
+  /** Restore drills: on this schedule the newest backup is restored into a scratch member and its KV hash checked. */
+  verify?: BackupVerifySpec;
+}
+
+/** spec.backup.verify: when restore drills run (croner syntax, in spec.backup.timeZone). */
+export interface BackupVerifySpec {
+  schedule: string;
 }
 
 /** How the rolling upgrade behaves. */
@@ -79,7 +86,7 @@ export type ConditionType =
   // kstatus' (Flux, `kubectl wait --for=condition=Ready`): Ready = serving as specified; Reconciling = working toward
   // the spec; Stalled = cannot get there without a person (blocked upgrade, pod failure, unusable Secret)
   | 'Ready' | 'Reconciling' | 'Stalled'
-  | 'Available' | 'Progressing' | 'Upgrading' | 'Degraded' | 'BackupReady' | 'UpgradeBlocked';
+  | 'Available' | 'Progressing' | 'Upgrading' | 'Degraded' | 'BackupReady' | 'BackupVerified' | 'UpgradeBlocked';
 
 /** One status condition (the Kubernetes convention). */
 export interface Condition {
@@ -136,6 +143,12 @@ export interface SnapshotRecord {
   sha256: string;
   /** ISO time it was taken. */
   time: string;
+  /**
+   * The member's KV hash at `revision` (HashKV) when it was taken, and the compaction revision that hash was taken
+   * over: what a restore drill compares. Absent on records of older releases (a drill then checks the restore only).
+   */
+  kvHash?: number;
+  compactRevision?: number;
 }
 
 /** What made a backup. */
@@ -158,6 +171,28 @@ export interface BackupsStatus {
   nextScheduleTime?: string;
   /** The svc.dev/backup-request token of the last on-demand backup taken. */
   lastRequest?: string;
+  /** The last restore drill (spec.backup.verify, or asked for): the backup it restored and what it found. */
+  lastVerified?: VerifiedStatus;
+  /** The scheduled time of the last scheduled drill run. */
+  lastVerifyScheduleTime?: string;
+  /** When the next scheduled drill is due. */
+  nextVerifyTime?: string;
+  /** The svc.dev/verify-request token of the last drill asked for and run. */
+  lastVerifyRequest?: string;
+}
+
+/** The outcome of a restore drill (status.backups.lastVerified). */
+export interface VerifiedStatus {
+  /** When the drill finished. */
+  time: string;
+  /** The backup restored (its location as status.backups.items shows it). */
+  location: string;
+  /** The revision whose KV hash was compared. */
+  revision: number;
+  /** Passed: the restored member's KV hash equals the one recorded at backup time; Failed: it does not, or the restore did not work. */
+  result: 'Passed' | 'Failed';
+  /** What was compared, or why it failed. */
+  message: string;
 }
 
 /** Progress of an upgrade, recorded before each mutating step so a restarted operator resumes. */

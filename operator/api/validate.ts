@@ -48,6 +48,14 @@ export function specProblems(spec: unknown): string[] {
       if (why) p.push(why);
     }
   }
+  const v = b?.verify as Record<string, unknown> | undefined;
+  if (v !== undefined) {
+    if (typeof v !== 'object' || v === null || typeof v.schedule !== 'string') p.push('spec.backup.verify.schedule must be a string (a cron schedule of restore drills)');
+    else {
+      const why = scheduleProblem(v.schedule, typeof b!.timeZone === 'string' ? b!.timeZone : undefined, 'spec.backup.verify.schedule');
+      if (why) p.push(why);
+    }
+  }
   if (b !== undefined && b.size !== undefined && (typeof b.size !== 'string' || quantityBytes(b.size) === undefined)) p.push(`spec.backup.size "${String(b.size)}" is not a quantity (e.g. 5Gi)`);
   const l = s.logging as Record<string, unknown> | undefined;
   if (l !== undefined) {

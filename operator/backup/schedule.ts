@@ -1,7 +1,7 @@
 // The pure rules of backups: the cron schedule (api/cron.ts), what is due at an instant (the planner's `backup` step),
 // the record kept in status.backups or the local state file (retention), the claim's name and size, and how long a
 // backup Job may run. No clock inside: every function takes `now`, so the unit tests run on fixed clocks.
-import type { BackupEntry, BackupKind, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../api/types.js';
+import type { BackupEntry, BackupKind, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
 import { cron, scheduleProblem } from '../api/cron.js';
 
 /** The annotation that asks for an on-demand backup; any new token asks again. */
@@ -62,10 +62,11 @@ export function dueOfStep(step: { reason: 'Scheduled' | 'OnDemand'; id: string }
   return step.reason === 'Scheduled' ? { due: { kind: 'scheduled', slot: new Date(step.id) }, kind: 'scheduled' } : { due: { kind: 'on-demand', token: step.id }, kind: 'on-demand' };
 }
 
-/** Milliseconds until the next scheduled backup (at least 0), or undefined without a schedule. */
+/** Milliseconds until the next scheduled backup or drill (at least 0), or undefined without a schedule. */
 export function msUntilNext(backups: BackupsStatus | undefined, now: Date): number | undefined {
-  if (!backups?.nextScheduleTime) return undefined;
-  return Math.max(0, Date.parse(backups.nextScheduleTime) - now.getTime());
+  const times = [backups?.nextScheduleTime, backups?.nextVerifyTime].filter((t): t is string => t !== undefined).map((t) => Date.parse(t));
+  if (times.length === 0) return undefined;
+  return Math.max(0, Math.min(...times) - now.getTime());
 }
 
 /** Keeps the newest `keep` entries (by time; the file the Job prunes by mtime is the same), oldest first. */
@@ -88,6 +89,8 @@ export interface BackupsStateInput {
   taken?: BackupEntry;
   /** What the taken backup answered: a slot or a request. */
   done?: DueBackup;
+  /** A restore drill run in this pass, and the slot or request it answered (backup/verify.ts). */
+  verified?: { outcome: VerifiedStatus; done: DueBackup };
   created: Date;
   now: Date;
 }
@@ -113,13 +116,27 @@ export function backupsState(i: BackupsStateInput): BackupsStatus {
   if (i.done?.kind === 'on-demand') lastRequest = i.done.token;
   if (lastScheduleTime) out.lastScheduleTime = lastScheduleTime;
   if (lastRequest !== undefined) out.lastRequest = lastRequest;
-  const schedule = i.spec.backup?.schedule;
-  if (schedule && !scheduleProblem(schedule, i.spec.backup?.timeZone)) {
-    const last = lastScheduleTime ? new Date(lastScheduleTime) : undefined;
-    const next = nextScheduleTime(schedule, i.spec.backup?.timeZone, last && last > i.created ? last : i.created);
-    if (next) out.nextScheduleTime = next.toISOString();
-  }
+  const next = nextOf(i.spec.backup?.schedule, i.spec, lastScheduleTime, i.created);
+  if (next) out.nextScheduleTime = next;
+  // the restore drills' part (backup/verify.ts)
+  const lastVerified = i.verified?.outcome ?? prev?.lastVerified;
+  let lastVerifyScheduleTime = prev?.lastVerifyScheduleTime;
+  let lastVerifyRequest = prev?.lastVerifyRequest;
+  if (i.verified?.done.kind === 'scheduled') lastVerifyScheduleTime = i.verified.done.slot.toISOString();
+  if (i.verified?.done.kind === 'on-demand') lastVerifyRequest = i.verified.done.token;
+  if (lastVerified) out.lastVerified = lastVerified;
+  if (lastVerifyScheduleTime) out.lastVerifyScheduleTime = lastVerifyScheduleTime;
+  if (lastVerifyRequest !== undefined) out.lastVerifyRequest = lastVerifyRequest;
+  const nextVerify = nextOf(i.spec.backup?.verify?.schedule, i.spec, lastVerifyScheduleTime, i.created);
+  if (nextVerify) out.nextVerifyTime = nextVerify;
   return out;
+}
+
+/** The next run of `schedule` after the last slot taken (or the creation), ISO; undefined without a usable schedule. */
+function nextOf(schedule: string | undefined, spec: SvcClusterSpec, lastSlot: string | undefined, created: Date): string | undefined {
+  if (!schedule || scheduleProblem(schedule, spec.backup?.timeZone)) return undefined;
+  const last = lastSlot ? new Date(lastSlot) : undefined;
+  return nextScheduleTime(schedule, spec.backup?.timeZone, last && last > created ? last : created)?.toISOString();
 }
 
 /** The deadline's parts: a fixed start-up allowance, a conservative streaming rate, a floor and a cap. */

@@ -1,9 +1,10 @@
-// `svc-operator local apply|status|backup|delete`: an SvcCluster on this machine, driven by the orchestrator.
+// `svc-operator local apply|status|backup|verify-backup|delete`: an SvcCluster on this machine, driven by the orchestrator.
 import { readFileSync } from 'node:fs';
 import { loadAll } from 'js-yaml';
 import { parseSvcCluster, updateProblems, ValidationError } from '../api/validate.js';
 import { API_VERSION, KIND, type SvcCluster } from '../api/types.js';
 import { backupsState } from '../backup/schedule.js';
+import { describeVerified } from '../backup/verify.js';
 import { MemberClient } from '../members/index.js';
 import { observe, reconcile, type ReconcileResult } from '../orchestrator/index.js';
 import { LocalRuntime, restoreProblem } from '../runtime/local/index.js';
@@ -86,6 +87,7 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
       printer?.step(e);
       void runtime.noteStep(e.line);
     },
+    onVerified: (v) => printer?.line(v.result === 'Passed' ? `restore drill passed: ${v.message}` : `WARNING restore drill FAILED: ${v.message}`),
     onError: (step, err) => {
       printer?.line(`step ${step.kind} failed (will retry): ${err.message}`);
       if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));
@@ -145,6 +147,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
       backups: backupsState({ name: state.name, where: runtime.backupDir(), spec: state.spec, previous: state.backups, created: new Date(state.createdAt), now: new Date() }),
       backupRequested: state.backupRequest !== undefined && state.backupRequest !== state.backups?.lastRequest ? state.backupRequest : null,
       backupFailure: state.backupFailure ?? null,
+      verifyRequested: state.verifyRequest !== undefined && state.verifyRequest !== state.backups?.lastVerifyRequest ? state.verifyRequest : null,
       recovery: state.recovery ?? null,
     };
     if (output === 'json') {
@@ -179,6 +182,9 @@ export async function localStatus(stateDir: string, output: string | undefined):
     }
     if (out.backupRequested) process.stdout.write(`on-demand backup requested (${out.backupRequested}): the next \`svc-operator local apply\` (or \`local backup --wait\`) takes it\n`);
     if (out.backupFailure) process.stdout.write(`last backup failed: ${out.backupFailure}\n`);
+    const v = b.lastVerified;
+    process.stdout.write(`last restore drill: ${v ? describeVerified(v) : 'none'}${b.nextVerifyTime ? `; next ${b.nextVerifyTime}` : ''}\n`);
+    if (out.verifyRequested) process.stdout.write(`restore drill requested (${out.verifyRequested}): the next \`svc-operator local apply\` (or \`local verify-backup --wait\`) runs it\n`);
     const rec = state.recovery;
     if (rec) {
       const where = rec.finishedAt !== undefined ? `finished ${new Date(rec.finishedAt).toISOString()}` : `under way, step ${rec.step} (\`svc-operator local recover --state-dir ${stateDir}\` resumes it)`;
@@ -212,6 +218,34 @@ export async function localBackup(stateDir: string, wait: boolean, output: strin
   if (taken) return 0;
   const why = r.step.kind === 'blocked' ? `${r.step.condition} (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
   process.stderr.write(`svc-operator: on-demand backup ${token} of ${state.name} not taken: ${why}${after?.backupFailure ? `\n${after.backupFailure}` : ''}\n`);
+  return 1;
+}
+
+/**
+ * `local verify-backup [--wait]`: asks for a restore drill of the newest backup (a request token in the state file).
+ * With --wait, runs the loop until it ran and was recorded; exit 1 when it failed or did not run.
+ */
+export async function localVerifyBackup(stateDir: string, wait: boolean, output: string | undefined): Promise<number> {
+  const runtime = new LocalRuntime({ stateDir, svcEntry: envSvcEntry() });
+  const state = runtime.state();
+  if (!state) throw new CommandError(`no local cluster in ${runtime.stateDir}; create one with \`svc-operator local apply -f <cluster.yaml> --state-dir ${stateDir}\``);
+  const token = runtime.requestVerify();
+  if (!wait) {
+    process.stdout.write(`restore drill requested (${token}); the next \`svc-operator local apply\` runs it, or now: \`svc-operator local verify-backup --wait --state-dir ${stateDir}\`; \`svc-operator local status --state-dir ${stateDir}\` shows the last drill\n`);
+    return 0;
+  }
+  const cluster: SvcCluster = { apiVersion: API_VERSION, kind: KIND, metadata: { name: state.name }, spec: state.spec };
+  const r = await applyCluster(cluster, { stateDir, printer: output === 'json' ? undefined : new StepPrinter(), svcEntry: envSvcEntry(), crashAt: process.env.SVC_OPERATOR_CRASH_AT });
+  const b = runtime.state()?.backups;
+  const v = b?.lastVerifyRequest === token ? b.lastVerified : undefined;
+  if (output === 'json') process.stdout.write(`${JSON.stringify({ request: token, verified: v ?? null, outcome: r.outcome, error: r.error ?? null }, null, 2)}\n`);
+  if (v?.result === 'Passed') return 0;
+  if (v) {
+    process.stderr.write(`svc-operator: restore drill of ${state.name} FAILED: ${v.message}\n`);
+    return 1;
+  }
+  const why = r.step.kind === 'blocked' ? `${r.step.condition} (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
+  process.stderr.write(`svc-operator: restore drill ${token} of ${state.name} did not run: ${why}\n`);
   return 1;
 }
 

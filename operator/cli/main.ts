@@ -2,6 +2,7 @@
 //   svc-operator local apply -f cluster.yaml [--state-dir DIR] [--output json]
 //   svc-operator local status [--state-dir DIR] [--output json]
 //   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
+//   svc-operator local verify-backup [--state-dir DIR] [--wait] [--output json]   (a restore drill)
 //   svc-operator local delete [--state-dir DIR]
 //   svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]   (quorum-loss recovery: cli/recover.ts)
 //   svc-operator demo [--state-dir DIR] [--keep]
@@ -13,7 +14,7 @@
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
 import { setProtoDir } from '../../server/wire/index.js';
-import { CommandError, localApply, localBackup, localDelete, localStatus } from './local.js';
+import { CommandError, localApply, localBackup, localDelete, localStatus, localVerifyBackup } from './local.js';
 import { demo } from './demo.js';
 import { RuntimeError } from '../runtime/runtime.js';
 import { isKubeCommand, kubeMain } from './kube.js';
@@ -51,6 +52,10 @@ Local (members as child processes):
       the members, the upgrade, the backups (KIND, TIME, FILE) and a failed backup's cause
   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
       asks for an on-demand backup (a verified snapshot under DIR/backups/); --wait takes it now
+  svc-operator local verify-backup [--state-dir DIR] [--wait] [--output json]
+      asks for a restore drill of the newest backup: restored into a scratch member (DIR/drill/, removed after), its
+      KV hash at the backed-up revision compared with the one recorded at backup time; --wait runs it now (exit 1
+      when it fails). spec.backup.verify.schedule runs drills on a schedule
   svc-operator local delete [--state-dir DIR]
       stops the members and removes the state; backups/, snapshots/ and recovery/ stay
   svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]
@@ -61,7 +66,8 @@ Local (members as child processes):
       --dry-run prints the plan and touches nothing; run it again to resume a recovery that did not finish
   svc-operator demo [--state-dir DIR] [--keep]
 The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster,
-and takes a scheduled backup that is due (spec.backup.schedule, spec.backup.keep). spec.restore.snapshot naming a
+and takes a scheduled backup that is due (spec.backup.schedule, spec.backup.keep) and a due restore drill
+(spec.backup.verify.schedule). spec.restore.snapshot naming a
 backup file creates a new cluster from it.
 
 svc-operator --help prints this; exit status 0 done, 1 failure (including a refused upgrade), 2 usage.
@@ -76,10 +82,10 @@ export async function main(argv: string[]): Promise<number> {
   if (isBackupNowCommand(argv)) return backupNowMain(argv); // svc-operator backup-now <cluster> (cli/backup-now.ts)
   if (isRecoverCommand(argv)) return recoverMain(argv); // svc-operator recover <cluster> (cli/recover-kube.ts)
   try {
-    // `local backup --wait` is a bare flag (backup-now's --wait takes seconds)
+    // `local backup|verify-backup --wait` is a bare flag (backup-now's --wait takes seconds)
     const wait = argv.includes('--wait');
     const { words, flags } = parseArgs(argv.filter((a) => a !== '--wait'), ['file', 'state-dir', 'output']);
-    if (wait && !(words[0] === 'local' && words[1] === 'backup')) throw new UsageError('--wait belongs to local backup');
+    if (wait && !(words[0] === 'local' && (words[1] === 'backup' || words[1] === 'verify-backup'))) throw new UsageError('--wait belongs to local backup and local verify-backup');
     if (flags.has('dry-run') && !(words[0] === 'local' && words[1] === 'recover')) throw new UsageError('--dry-run belongs to local recover');
     if (flags.has('help') || words.length === 0) {
       (flags.has('help') ? process.stdout : process.stderr).write(USAGE);
@@ -100,6 +106,8 @@ export async function main(argv: string[]): Promise<number> {
           return await localStatus(stateDir, output);
         case 'backup':
           return await localBackup(stateDir, wait, output);
+        case 'verify-backup':
+          return await localVerifyBackup(stateDir, wait, output);
         case 'delete':
           return await localDelete(stateDir);
         case 'recover':

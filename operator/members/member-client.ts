@@ -198,7 +198,10 @@ export class MemberClient {
       const size = await saveSnapshot(c.snapshotRaw(url), file);
       // The file ends with the sha256 of the database bytes; check it once more from disk.
       const sha256 = fileDigestCheck(file, size);
-      return { location: file, member: name, revision: before.revision, size, sha256, time: new Date().toISOString() };
+      // what a restore drill compares: the member's KV hash at the revision recorded (the snapshot holds it and
+      // maybe a few writes more); a compaction past it in between leaves the record without one
+      const kv = await this.hashKV(url, before.revision).catch(() => undefined);
+      return { location: file, member: name, revision: before.revision, size, sha256, time: new Date().toISOString(), ...(kv ? { kvHash: kv.hash, compactRevision: kv.compactRevision } : {}) };
     } catch (e) {
       this.forget(url);
       throw new MemberError('SNAPSHOT_FAILED', `snapshot of ${name} (${url}) failed: ${(e as Error).message}`, { cause: e });

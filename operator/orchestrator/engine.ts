@@ -4,7 +4,7 @@
 // wait in the next pass's observation, or as a StepPending from the runtime, and the caller decides when to look
 // again. Everything needed to resume is recorded through the runtime before it is acted on, so a new engine
 // (a restarted operator) picks up from the observation and the record; EngineMemory only saves repeated work.
-import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../api/types.js';
+import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
 import { dueOfStep } from '../backup/schedule.js';
 import { StepPending, type Runtime } from '../runtime/runtime.js';
 import { plan } from '../planner/plan.js';
@@ -82,6 +82,8 @@ export interface PassResult {
   backup?: BackupEntry;
   /** The recovery record as saved in this pass (begun, its snapshot, finished). */
   recovery?: RecoveryProgress;
+  /** A restore drill run and recorded in this pass (Passed or Failed). */
+  verified?: VerifiedStatus;
 }
 
 /**
@@ -204,6 +206,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   crash?.(step.kind, n, 'before');
   let snapshot: SnapshotRecord | undefined;
   let backup: BackupEntry | undefined;
+  let verified: VerifiedStatus | undefined;
   try {
     switch (step.kind) {
       case 'createCluster':
@@ -220,6 +223,11 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
         backup = runtime.takeBackup
           ? await runtime.takeBackup(step)
           : { ...(await client.snapshot(urls.get(step.member)!, step.member, runtime.backupLocation!(step))), kind: dueOfStep(step).kind };
+        break;
+      case 'verifyBackup':
+        // reads a backup only; named by the slot or request it answers, so run again after a crash before it was recorded
+        if (!runtime.verifyBackup) throw new Error(`the ${runtime.kind} runtime cannot run restore drills`);
+        verified = await runtime.verifyBackup(step);
         break;
       case 'moveLeader': {
         const toId = step.toId ?? observed.members.find((m) => m.name === step.to)?.id;
@@ -287,6 +295,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
     await runtime.pruneSnapshots(spec.backup?.keep ?? 3);
   }
   if (backup && step.kind === 'backup') memory.backups = await runtime.recordBackup!(step, backup);
+  if (verified && step.kind === 'verifyBackup') memory.backups = await runtime.recordVerify!(step, verified);
   crash?.(step.kind, n, 'after');
-  return result({ acted: true, snapshot, backup, ...(recovered ? { recovery: recovered } : {}) });
+  return result({ acted: true, snapshot, backup, ...(verified ? { verified } : {}), ...(recovered ? { recovery: recovered } : {}) });
 }

@@ -1,7 +1,7 @@
 // The orchestrator loop of `local apply`, the demo, the tests and the bench: the engine's passes (engine.ts, the
 // same ones the Kubernetes controller runs, one per reconcile) until the cluster is steady on spec.version or
 // the planner says blocked, pausing between passes that wait.
-import type { SnapshotRecord, SvcClusterSpec } from '../api/types.js';
+import type { SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
 import { MemberClient } from '../members/index.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { actionLine, isMutating } from '../planner/steps.js';
@@ -27,6 +27,8 @@ export interface ReconcileOptions {
   timeoutMs?: number;
   /** Called for each new step (repeated identical waits are reported once). */
   onStep?: (e: StepEvent) => void;
+  /** Called with the outcome of a restore drill run (passed or failed). */
+  onVerified?: (v: VerifiedStatus) => void;
   /** Called when carrying out a step failed (it is retried). */
   onError?: (step: Step, err: Error) => void;
   /** Consecutive failures of steps before giving up (outcome "failed"). Default 8. */
@@ -89,6 +91,7 @@ export async function reconcile(runtime: Runtime, spec: SvcClusterSpec, opts: Re
       } else if (r.acted) {
         errors = 0;
         if (r.snapshot) snapshots.push(r.snapshot);
+        if (r.verified) opts.onVerified?.(r.verified);
         if (isMutating(step)) actions.push(actionLine(step));
         continue; // the next step follows from a new observation, at once
       }

@@ -31,7 +31,8 @@
 //     and caught up, `paused` honoured; restartMember carries the reason SpecChange or CertificateRenewed; a
 //     version upgrade's restarts take the new configuration along), then scaling steps (scaling.ts), then a due
 //     `backup` (an on-demand request not yet answered, else the latest spec.backup.schedule slot after the last one
-//     taken: backup/schedule.ts dueBackup), else `steady`. So a scheduled or on-demand backup never starts while an
+//     taken: backup/schedule.ts dueBackup), then a due restore drill `verifyBackup` of the newest backup (a
+//     request, else the latest spec.backup.verify slot: backup/verify.ts dueVerify), else `steady`. So a scheduled or on-demand backup never starts while an
 //     upgrade, a rollout or a scaling is under way; the pre-upgrade backup is the `snapshot` step of rule 4.
 //
 // Resume after a crash is by observation: a restart counts as done when the member reports the target
@@ -45,6 +46,7 @@ import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevisi
 import { isMutating } from './steps.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
 import { dueBackup } from '../backup/schedule.js';
+import { dueVerify, newestBackup } from '../backup/verify.js';
 import { recoveryCompletion, recoveryStep } from './recovery.js';
 
 export { CATCH_UP_SECONDS, CATCH_UP_SLACK, catchUpSlack } from './catch-up.js';
@@ -189,7 +191,7 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     // A follower behind under writes gates the next change; with nothing to change the cluster is as specified
     // (so Ready and Reconciling do not flap with the write load).
     const next = rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader);
-    if (!next) return recoveryCompletion(o) ?? backupStep(spec, o, leader) ?? { kind: 'steady', version: target };
+    if (!next) return recoveryCompletion(o) ?? backupStep(spec, o, leader) ?? verifyStep(spec, o) ?? { kind: 'steady', version: target };
     return catchingUp && isMutating(next) ? catchingUp : next;
   }
   if (catchingUp) return catchingUp;
@@ -231,7 +233,7 @@ function degradedBackup(spec: SvcClusterSpec, o: ObservedCluster, members: Obser
   if (leaders.length !== 1 || cur !== undefined) return undefined;
   if (!members.every((m) => m.configuredVersion === spec.version && (m.release === undefined || m.release === spec.version))) return undefined;
   if (members.length !== spec.replicas || members.some((m) => restartReason(m, o.revision) !== undefined)) return undefined;
-  return backupStep(spec, o, leaders[0]);
+  return backupStep(spec, o, leaders[0]) ?? verifyStep(spec, o);
 }
 
 /** The scheduled or on-demand backup due now, from the leader (it only reads: a follower catching up does not matter). */
@@ -243,6 +245,18 @@ function backupStep(spec: SvcClusterSpec, o: ObservedCluster, leader: ObservedMe
   return due.kind === 'on-demand'
     ? { kind: 'backup', reason: 'OnDemand', member: leader.name, id: due.token }
     : { kind: 'backup', reason: 'Scheduled', member: leader.name, id: due.slot.toISOString() };
+}
+
+/** The restore drill due now (after a due backup: the drill restores the newest one), when the runtime runs drills. */
+function verifyStep(spec: SvcClusterSpec, o: ObservedCluster): Step | undefined {
+  const b = o.backups;
+  if (!b?.verifies) return undefined;
+  const due = dueVerify({ spec, request: b.verifyRequest, backups: b.record, created: new Date(b.created), now: new Date(o.now) });
+  if (!due) return undefined;
+  const backup = newestBackup(b.record);
+  return due.kind === 'on-demand'
+    ? { kind: 'verifyBackup', reason: 'OnDemand', id: due.token, ...(backup ? { backup } : {}) }
+    : { kind: 'verifyBackup', reason: 'Scheduled', id: due.slot.toISOString(), ...(backup ? { backup } : {}) };
 }
 
 /** Why member `m` must be restarted to run with `want`, or undefined when it runs with it (or cannot tell). */

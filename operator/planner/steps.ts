@@ -61,6 +61,13 @@ export const STEPS = {
     eventReason: () => 'Backup', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: (s) => `backup ${s.reason} ${s.member}`,
   },
+  verifyBackup: {
+    // a drill restores into a scratch member and touches no member of the cluster: it stays Ready
+    mutating: true, scaling: false, settled: true,
+    describe: (s) => `restore drill (${s.reason === 'Scheduled' ? `slot ${s.id}` : `request ${s.id}`}) of ${s.backup ? `${s.backup.location}, revision ${s.backup.revision}` : 'the newest backup (none recorded)'}`,
+    eventReason: () => 'VerifyBackup', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: (s) => `verifyBackup ${s.reason}`,
+  },
   moveLeader: {
     mutating: true, scaling: false, settled: false,
     describe: (s) => `move leadership from ${s.from} to ${s.to}`,

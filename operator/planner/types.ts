@@ -1,6 +1,6 @@
 // Inputs and output of the upgrade planner. Everything here is plain data: the planner reads an observation
 // and the recorded progress and returns one Step; it never learns whether members are child processes or pods.
-import type { BackupsStatus, SnapshotRecord } from '../api/types.js';
+import type { BackupEntry, BackupsStatus, SnapshotRecord } from '../api/types.js';
 
 /** One member as observed right now. */
 export interface ObservedMember {
@@ -181,6 +181,10 @@ export interface BackupObservation {
   record?: BackupsStatus;
   /** The on-demand request token (annotation svc.dev/backup-request, or `local backup`'s); a new one asks again. */
   request?: string;
+  /** Set by a runtime that runs restore drills (runtime.verifyBackup): without it none is planned. */
+  verifies?: boolean;
+  /** The drill request token (annotation svc.dev/verify-request, or `local verify-backup`'s); a new one asks again. */
+  verifyRequest?: string;
   /** When the cluster was created (ms): the schedule's first slot comes after it. */
   created: number;
 }
@@ -263,7 +267,9 @@ export type BlockedCondition = 'UpgradeBlocked' | 'MemberFailed';
  * (asked for, never automatic; recovery.ts): recoverSnapshot = a snapshot of the survivor; forceNewCluster = the
  * other members stopped and their data dropped, the survivor restarted in place with --force-new-cluster;
  * endForceNewCluster = the survivor restarted without the flag (before the cluster grows back by addMember);
- * recoverComplete = the cluster is back to spec.replicas: record the recovery finished.
+ * recoverComplete = the cluster is back to spec.replicas: record the recovery finished. verifyBackup = a restore
+ * drill of `backup` (the newest kept; none: the request is answered with a failed drill) into a scratch member,
+ * which touches no member of the cluster; `id` as a backup's.
  */
 export type Step =
   | { kind: 'createCluster'; version: string; replicas: number }
@@ -272,6 +278,7 @@ export type Step =
   | { kind: 'snapshot'; member: string; from: string; to: string }
   | { kind: 'moveLeader'; from: string; to: string; toId?: string }
   | { kind: 'backup'; reason: BackupReason; member: string; id: string }
+  | { kind: 'verifyBackup'; reason: BackupReason; id: string; backup?: BackupEntry }
   | { kind: 'restartMember'; member: string; version: string; reason?: RestartReason }
   | { kind: 'addMember'; member: string; join: string[] }
   | { kind: 'startMember'; member: string; join: string[] }

@@ -1,6 +1,6 @@
 // The one interface the orchestrator drives members through. A local runtime runs child processes; a
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
-import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../api/types.js';
+import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
 import type { BackupObservation, MemberLoss, RecoveryObservation, RecoveryProgress, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
 import type { ScalingStep } from '../planner/steps.js';
 
@@ -59,6 +59,9 @@ export type RecoverSnapshotStep = Extract<Step, { kind: 'recoverSnapshot' }>;
 /** The planner's backup step. */
 export type BackupStep = Extract<Step, { kind: 'backup' }>;
 
+/** The planner's restore drill step. */
+export type VerifyStep = Extract<Step, { kind: 'verifyBackup' }>;
+
 /** Where members run. Every mutating call records what it is about to do before doing it. */
 export interface Runtime {
   /** "local" or "kubernetes", for messages only. */
@@ -112,6 +115,13 @@ export interface Runtime {
   takeBackup?(step: BackupStep): Promise<BackupEntry>;
   /** Where the engine writes a backup it streams (with loadBackups and without takeBackup). */
   backupLocation?(step: BackupStep): string;
+  /**
+   * Runs the restore drill of `step.backup` (backup/drill.ts; Kubernetes: a Job, StepPending while it runs) and
+   * returns its outcome: a failed drill is an outcome, not an error. With it, loadBackups says `verifies`.
+   */
+  verifyBackup?(step: VerifyStep): Promise<VerifiedStatus>;
+  /** Records a drill's outcome (status.backups.lastVerified) and the slot or request it answered; returns the record now. */
+  recordVerify?(step: VerifyStep, outcome: VerifiedStatus): Promise<BackupsStatus>;
   /** Records a scaling step durably before it is carried out (Kubernetes: the svc.dev/scaling annotation). */
   recordScaling?(step: ScalingStep, replicas: number): Promise<void>;
 

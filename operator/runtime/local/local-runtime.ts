@@ -6,17 +6,20 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import type { SvcClusterSpec } from '../../api/types.js';
 import { memberArgs, memberConfig } from '../../api/member-config.js';
 import { restoreSnapshot, verifySnapshotFile } from '../../../server/cluster/restore.js';
 import { nopLogger } from '../../../server/log/logger.js';
-import type { BackupEntry, BackupsStatus } from '../../api/types.js';
+import type { BackupEntry, BackupsStatus, VerifiedStatus } from '../../api/types.js';
+import { runDrill } from './drill.js';
+import { svcNodeArgs } from './svc-process.js';
+import { judgeDrill, noBackupToVerify } from '../../backup/verify.js';
 import { backupFileFor, backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { BackupObservation, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
 import { ordinalOf } from '../../planner/scaling.js';
-import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember } from '../runtime.js';
+import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember, type VerifyStep } from '../runtime.js';
 import type { ScalingRuntime } from '../scaling.js';
 import { lossInLine, type HealingRuntime } from '../healing.js';
 import { freePorts } from './ports.js';
@@ -269,10 +272,8 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     mkdirSync(m.dataDir, { recursive: true });
     appendFileSync(m.logFile, `=== svc start ${m.version} ${new Date().toISOString()}\n`);
     const fd = openSync(m.logFile, 'a');
-    const url = pathToFileURL(this.svcEntry).href;
-    const script = `import(${JSON.stringify(url)}).then((m) => m.main(process.argv.slice(1))).then((c) => { if (typeof c === 'number') process.exitCode = c; })`;
     try {
-      const child = spawn(process.execPath, ['--enable-source-maps', '-e', script, '--', ...this.args(state, m), ...(force ? ['--force-new-cluster'] : [])], {
+      const child = spawn(process.execPath, [...svcNodeArgs(this.svcEntry), ...this.args(state, m), ...(force ? ['--force-new-cluster'] : [])], {
         detached: true,
         stdio: ['ignore', fd, fd],
         env: { ...process.env, ...memberConfig(state.spec, m.version).env },
@@ -440,7 +441,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   }
 
   /** A request the loop's next passes answer (a recovery, an on-demand backup): its token, the time, in the state. */
-  private request(field: 'recoverRequest' | 'backupRequest'): string {
+  private request(field: 'recoverRequest' | 'backupRequest' | 'verifyRequest'): string {
     const token = new Date().toISOString();
     writeState(this.stateDir, { ...this.mustState(), [field]: token });
     return token;
@@ -512,7 +513,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
 
   async loadBackups(): Promise<BackupObservation | undefined> {
     const s = this.state();
-    return s && { record: s.backups, request: s.backupRequest, created: Date.parse(s.createdAt) };
+    return s && { record: s.backups, request: s.backupRequest, created: Date.parse(s.createdAt), verifies: true, ...(s.verifyRequest !== undefined ? { verifyRequest: s.verifyRequest } : {}) };
   }
 
   backupLocation(step: BackupStep): string {
@@ -532,6 +533,26 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     const kept = new Set((record.items ?? []).map((i) => i.location));
     for (const it of [...(s.backups?.items ?? []), taken]) if (!kept.has(it.location)) rmSync(it.location, { force: true });
     return record;
+  }
+
+  /** A restore drill of the step's backup file in drill/ under the state dir, by this runtime's svc build. */
+  async verifyBackup(step: VerifyStep): Promise<VerifiedStatus> {
+    const b = step.backup;
+    if (!b) return noBackupToVerify(new Date());
+    const measure = await runDrill({ snapshotFile: b.location, revision: b.revision, scratchDir: join(this.stateDir, 'drill'), svcEntry: this.svcEntry });
+    return judgeDrill(b, measure, new Date());
+  }
+
+  async recordVerify(step: VerifyStep, outcome: VerifiedStatus): Promise<BackupsStatus> {
+    const s = this.mustState();
+    const record = backupsState({ name: s.name, where: this.backupDir(), spec: s.spec, previous: s.backups, verified: { outcome, done: dueOfStep(step).due }, created: new Date(s.createdAt), now: new Date() });
+    writeState(this.stateDir, { ...s, backups: record });
+    return record;
+  }
+
+  /** Asks for a restore drill of the newest backup (run by the next pass of the loop); returns the request token. */
+  requestVerify(): string {
+    return this.request('verifyRequest');
   }
 
   /** Asks for an on-demand backup (taken by the next pass of the loop); returns the request token. */

@@ -50,6 +50,8 @@ export interface LocalState {
   backupRequest?: string;
   /** Why the last scheduled or on-demand backup failed (cleared by the next one recorded). */
   backupFailure?: string;
+  /** The restore drill `local verify-backup` asked for last (one is due while backups.lastVerifyRequest differs). */
+  verifyRequest?: string;
   /** Member replacements: the one under way and the last of each member (planner/healing.ts). */
   replacements?: ReplacementRecord;
   /** The quorum-loss recovery `local recover` asked for last (a recovery is due while recovery.token differs). */

@@ -11,6 +11,7 @@ const SAMPLES: { [K in StepKind]: Extract<Step, { kind: K }> } = {
   blocked: { kind: 'blocked', code: 'SkipMinor', reason: 'one minor release at a time', condition: 'UpgradeBlocked' },
   snapshot: { kind: 'snapshot', member: 'kv-0', from: '3.3.27', to: '3.4.34' },
   backup: { kind: 'backup', reason: 'OnDemand', member: 'kv-0', id: 'tok-1' },
+  verifyBackup: { kind: 'verifyBackup', reason: 'Scheduled', id: '2026-11-27T03:30:00.000Z', backup: { kind: 'scheduled', location: 'pvc://kv-backups/kv/kv-0.db', member: 'kv-0', revision: 42, size: 100, sha256: 'ab', time: '2026-11-27T03:00:00.000Z', kvHash: 7 } },
   moveLeader: { kind: 'moveLeader', from: 'kv-0', to: 'kv-1' },
   restartMember: { kind: 'restartMember', member: 'kv-2', version: '3.4.34', reason: 'SpecChange' },
   addMember: { kind: 'addMember', member: 'kv-3', join: ['kv-0', 'kv-1', 'kv-2', 'kv-3'] },
@@ -37,13 +38,13 @@ describe('operator: the step table', () => {
   it('has a row for every kind and nothing else; the step gauge enumerates the same kinds', () => {
     expect(Object.keys(STEPS).sort()).to.deep.equal(Object.keys(SAMPLES).sort());
     expect([...STEP_KINDS].sort()).to.deep.equal(Object.keys(SAMPLES).sort());
-    expect(STEP_KINDS).to.have.length(16 + RECOVERY_KINDS.length);
+    expect(STEP_KINDS).to.have.length(17 + RECOVERY_KINDS.length);
   });
 
   it('mutating, scaling and settled kinds are those the engine and status always treated so', () => {
-    expect(kindsWhere(isMutating)).to.deep.equal(['addMember', 'backup', 'createCluster', 'disarmAlarm', 'moveLeader', 'promoteMember', 'removeMember', 'replaceMember', 'restartMember', 'retireMember', 'snapshot', 'startMember']);
+    expect(kindsWhere(isMutating)).to.deep.equal(['addMember', 'backup', 'createCluster', 'disarmAlarm', 'moveLeader', 'promoteMember', 'removeMember', 'replaceMember', 'restartMember', 'retireMember', 'snapshot', 'startMember', 'verifyBackup']);
     expect(kindsWhere(isScalingStep)).to.deep.equal(['addMember', 'removeMember', 'retireMember', 'startMember']);
-    expect(kindsWhere(isSettled)).to.deep.equal(['backup', 'complete', 'steady']);
+    expect(kindsWhere(isSettled)).to.deep.equal(['backup', 'complete', 'steady', 'verifyBackup']);
   });
 
   it('the recovery kinds: recorded first but recoverComplete (the engine records it), none scaling, only recoverComplete settled', () => {
@@ -60,16 +61,17 @@ recovery t1 complete: the cluster is back to full size from kv-1's data`);
 
   it('each kind keeps its description, Event reason, condition reason and line, and action line', () => {
     const column = (f: (s: Step) => string): string => ALL.map(f).join(' | ');
-    expect(ALL.map((s) => s.kind).join(' | ')).to.equal('createCluster | wait | blocked | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | steady | replaceMember | promoteMember | disarmAlarm');
-    expect(column(eventReason)).to.equal('CreateCluster | CatchingUp | SkipMinor | Snapshot | Backup | MoveLeader | RestartMember | AddMember | StartMember | RemoveMember | RetireMember | UpgradeComplete | Steady | ReplaceMember | MemberReplaced | AlarmDisarmed');
-    expect(column(statusReason)).to.equal('createCluster | CatchingUp | SkipMinor | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | Steady | replaceMember | promoteMember | disarmAlarm');
-    expect(column(statusLine)).to.equal('createCluster | kv-2 is 300 entries behind | one minor release at a time | snapshot | backup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | steady | replacing kv-1 (DataLost: its data dir is missing) | promoteMember | disarmAlarm');
-    expect(column(actionLine)).to.equal('createCluster 3.4.34 x3 | wait | blocked | snapshot kv-0 | backup OnDemand kv-0 | moveLeader kv-0 kv-1 | restartMember kv-2 3.4.34 | addMember kv-3 | startMember kv-3 | removeMember kv-3 | retireMember kv-3 | complete | steady | replaceMember kv-1 DataLost | promoteMember kv-1 | disarmAlarm CORRUPT');
+    expect(ALL.map((s) => s.kind).join(' | ')).to.equal('createCluster | wait | blocked | snapshot | backup | verifyBackup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | steady | replaceMember | promoteMember | disarmAlarm');
+    expect(column(eventReason)).to.equal('CreateCluster | CatchingUp | SkipMinor | Snapshot | Backup | VerifyBackup | MoveLeader | RestartMember | AddMember | StartMember | RemoveMember | RetireMember | UpgradeComplete | Steady | ReplaceMember | MemberReplaced | AlarmDisarmed');
+    expect(column(statusReason)).to.equal('createCluster | CatchingUp | SkipMinor | snapshot | backup | verifyBackup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | Steady | replaceMember | promoteMember | disarmAlarm');
+    expect(column(statusLine)).to.equal('createCluster | kv-2 is 300 entries behind | one minor release at a time | snapshot | backup | verifyBackup | moveLeader | restartMember | addMember | startMember | removeMember | retireMember | complete | steady | replacing kv-1 (DataLost: its data dir is missing) | promoteMember | disarmAlarm');
+    expect(column(actionLine)).to.equal('createCluster 3.4.34 x3 | wait | blocked | snapshot kv-0 | backup OnDemand kv-0 | verifyBackup Scheduled | moveLeader kv-0 kv-1 | restartMember kv-2 3.4.34 | addMember kv-3 | startMember kv-3 | removeMember kv-3 | retireMember kv-3 | complete | steady | replaceMember kv-1 DataLost | promoteMember kv-1 | disarmAlarm CORRUPT');
     expect(ALL.map(describeStep).join('\n')).to.equal(`create 3 member(s) of 3.4.34
 wait (CatchingUp): kv-2 is 300 entries behind
 blocked (SkipMinor): one minor release at a time
 snapshot from leader kv-0 before 3.3.27 -> 3.4.34
 on-demand backup (request tok-1) from leader kv-0
+restore drill (slot 2026-11-27T03:30:00.000Z) of pvc://kv-backups/kv/kv-0.db, revision 42
 move leadership from kv-0 to kv-1
 restart kv-2 on 3.4.34 (SpecChange)
 add member kv-3 (joining kv-0, kv-1, kv-2, kv-3)

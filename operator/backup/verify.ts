@@ -1,0 +1,89 @@
+// The pure rules of restore drills (spec.backup.verify): when one is due, which backup it restores, how its outcome
+// is judged and shown (status.backups.lastVerified, the BackupVerified condition). Running one is drill.ts. No clock
+// inside: every function takes `now`.
+import type { BackupEntry, BackupsStatus, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
+import { scheduleProblem } from '../api/cron.js';
+import { dueSlot, type DueBackup } from './schedule.js';
+
+/** The annotation that asks for a restore drill now; any new token asks again. */
+export const VERIFY_REQUEST_ANNOTATION = 'svc.dev/verify-request';
+
+export interface DueVerifyInput {
+  spec: SvcClusterSpec;
+  /** The value of the svc.dev/verify-request annotation (locally: `local verify-backup`'s token). */
+  request?: string;
+  backups?: BackupsStatus;
+  /** The SvcCluster's creation (the schedule's anchor before any scheduled drill). */
+  created: Date;
+  now: Date;
+}
+
+/**
+ * The drill due now, if any: a request not yet answered first, then the latest spec.backup.verify slot after the
+ * last one run (missed slots give one drill, as with backups). A scheduled drill waits for a first backup (the
+ * slot stays due); a request is answered even without one (with a failed drill that says so).
+ */
+export function dueVerify(i: DueVerifyInput): DueBackup | undefined {
+  if (i.request !== undefined && i.request !== '' && i.request !== i.backups?.lastVerifyRequest) return { kind: 'on-demand', token: i.request };
+  const schedule = i.spec.backup?.verify?.schedule;
+  if (!schedule || scheduleProblem(schedule, i.spec.backup?.timeZone) || !newestBackup(i.backups)) return undefined;
+  const last = i.backups?.lastVerifyScheduleTime ? new Date(i.backups.lastVerifyScheduleTime) : undefined;
+  const slot = dueSlot(schedule, i.spec.backup?.timeZone, last && last > i.created ? last : i.created, i.now);
+  return slot ? { kind: 'scheduled', slot } : undefined;
+}
+
+/** The backup a drill restores: the newest one kept. */
+export function newestBackup(backups: BackupsStatus | undefined): BackupEntry | undefined {
+  const items = backups?.items ?? [];
+  return items.length === 0 ? undefined : [...items].sort((a, b) => a.time.localeCompare(b.time)).at(-1);
+}
+
+/** What a drill measured: the restored member's KV hash at the backup's revision (undefined: it got none). */
+export interface DrillMeasure {
+  /** The restored member's HashKV at the revision, with the compaction revision it was taken over. */
+  hash?: number;
+  compactRevision?: number;
+  /** Why no hash was read (the file failed its checksum, the member did not start...). */
+  error?: string;
+}
+
+/**
+ * The outcome of a drill of `backup`: Passed only when the restored member's KV hash equals the one recorded at
+ * backup time over the same compaction revision. A backup recorded without a hash (an older release) passes on a
+ * restore that serves its revision, and says that only the restore was checked.
+ */
+export function judgeDrill(backup: BackupEntry, m: DrillMeasure, now: Date): VerifiedStatus {
+  const base = { time: now.toISOString(), location: backup.location, revision: backup.revision };
+  const failed = (message: string): VerifiedStatus => ({ ...base, result: 'Failed', message });
+  if (m.error !== undefined) return failed(`restoring ${backup.location} failed: ${m.error}`);
+  if (m.hash === undefined) return failed(`the member restored from ${backup.location} gave no KV hash at revision ${backup.revision}`);
+  if (backup.kvHash === undefined) {
+    return { ...base, result: 'Passed', message: `restored and served revision ${backup.revision} (KV hash ${m.hash}); no hash was recorded with this backup, so its content was not compared` };
+  }
+  if (backup.compactRevision !== undefined && m.compactRevision !== undefined && backup.compactRevision !== m.compactRevision) {
+    return failed(`the restored member is compacted at revision ${m.compactRevision}, the cluster was at ${backup.compactRevision} when ${backup.location} was taken: the backup does not hold the history it was recorded with`);
+  }
+  if (m.hash !== backup.kvHash) {
+    return failed(`KV hash at revision ${backup.revision} of the member restored from ${backup.location} is ${m.hash}, the cluster's was ${backup.kvHash} when it was taken: the backup does not hold the data it was recorded with (a file of another cluster, or altered)`);
+  }
+  return { ...base, result: 'Passed', message: `restored ${backup.location} into a scratch member: KV hash at revision ${backup.revision} is ${m.hash}, as recorded at backup time` };
+}
+
+/** The drill answering a request when no backup exists yet. */
+export function noBackupToVerify(now: Date): VerifiedStatus {
+  return { time: now.toISOString(), location: '', revision: 0, result: 'Failed', message: 'no backup recorded yet: take one first (spec.backup.schedule, or an on-demand backup)' };
+}
+
+/** The BackupVerified condition of a drill's outcome (none before the first drill). */
+export function backupVerifiedState(backups: BackupsStatus | undefined): { ok: boolean; reason: string; message: string } | undefined {
+  const v = backups?.lastVerified;
+  if (!v) return undefined;
+  return v.result === 'Passed'
+    ? { ok: true, reason: 'DrillPassed', message: `${v.time}: ${v.message}` }
+    : { ok: false, reason: 'DrillFailed', message: `${v.time}: ${v.message}` };
+}
+
+/** One line for `local status` and `kubectl svc status`. */
+export function describeVerified(v: VerifiedStatus): string {
+  return `${v.result.toLowerCase()} at ${v.time} (revision ${v.revision}${v.location ? `, ${v.location}` : ''}): ${v.message}`;
+}
