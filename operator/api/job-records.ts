@@ -1,4 +1,4 @@
-// What the backup and restore Jobs report to the operator: `svc-operator backup|restore` (cli/backup.ts) writes
+// What the backup, restore and drill Jobs report to the operator: `svc-operator backup|restore|verify` (cli/backup.ts) writes
 // one of these as JSON to the container's termination message, runtime/kubernetes/backup-job.ts reads it back.
 // Two processes, one contract, so it lives below both.
 
@@ -11,6 +11,9 @@ export interface BackupRecord {
   size: number;
   sha256: string;
   time: string;
+  /** The member's KV hash at `revision` and its compaction revision (absent: a compaction passed it meanwhile). */
+  kvHash?: number;
+  compactRevision?: number;
   /** Files removed by --keep. */
   pruned: string[];
 }
@@ -23,4 +26,17 @@ export interface RestoreRecord {
   clusterId: string;
   /** Member name -> member id (hex); `skipped` members were restored by an earlier run. */
   members: Array<{ name: string; memberId?: string; skipped?: boolean }>;
+}
+
+/**
+ * What `verify` (a restore drill) reports: the restored member's KV hash at the revision, or why there is none. A
+ * drill that fails is a result, not a Job failure (`error` is kept for the Job's own failures).
+ */
+export interface VerifyRecord {
+  snapshot: string;
+  revision: number;
+  hash?: number;
+  compactRevision?: number;
+  /** Why no hash was read (the file failed its checksum, the scratch member did not start...). */
+  failure?: string;
 }

@@ -7,6 +7,9 @@
 //       --initial-cluster-token TOKEN [--record FILE]
 //       builds each member's data dir from the snapshot (svc's own restore), one temp dir renamed into place,
 //       and writes a RestoreRecord to FILE
+//   svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
+//       a restore drill: restores FILE into DIR (a scratch member with no peers, removed after) and writes a
+//       VerifyRecord with its KV hash at revision N (the operator compares it with the one recorded at backup time)
 // FILE is meant to be the container's terminationMessagePath: the operator reads the record from the pod status.
 // On failure the record is {"error": "..."} and the exit code 1.
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,7 +19,9 @@ import { nopLogger } from '../../server/log/logger.js';
 import { createHash } from 'node:crypto';
 import { MemberClient } from '../members/index.js';
 import { pruneSnapshotDir } from '../runtime/snapshot-files.js';
-import type { BackupRecord, RestoreRecord } from '../api/job-records.js';
+import type { BackupRecord, RestoreRecord, VerifyRecord } from '../api/job-records.js';
+import { runDrill } from '../runtime/local/drill.js';
+import { DEFAULT_SVC_ENTRY } from '../runtime/local/index.js';
 import { parseArgs, UsageError } from './args.js';
 
 /** Termination messages are cut at 4096 bytes by the kubelet. */
@@ -29,11 +34,12 @@ const USAGE = `usage:
   svc-operator backup --endpoint URL --member NAME --dir DIR --file NAME.db [--keep N] [--record FILE]
                       [--cacert FILE --cert FILE --key FILE]
   svc-operator restore --snapshot FILE --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
+  svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
 `;
 
 /** True when argv names a Job command (main.ts hands those to jobMain). */
 export function isJobCommand(argv: readonly string[]): boolean {
-  return argv[0] === 'backup' || argv[0] === 'restore';
+  return argv[0] === 'backup' || argv[0] === 'restore' || argv[0] === 'verify';
 }
 
 function writeRecord(file: string | undefined, record: object): void {
@@ -82,7 +88,7 @@ export async function backup(flags: Map<string, string>): Promise<BackupRecord> 
   try {
     const rec = await client.snapshot(endpoint, member, join(dir, file));
     const pruned = pruneSnapshotDir(dir, Number(keepText));
-    return { file, member, revision: rec.revision, size: rec.size, sha256: rec.sha256, time: rec.time, pruned };
+    return { file, member, revision: rec.revision, size: rec.size, sha256: rec.sha256, time: rec.time, ...(rec.kvHash !== undefined ? { kvHash: rec.kvHash, compactRevision: rec.compactRevision } : {}), pruned };
   } finally {
     client.close();
   }
@@ -125,14 +131,23 @@ export async function restore(flags: Map<string, string>): Promise<RestoreRecord
   return out;
 }
 
-/** Runs `backup` or `restore`; resolves with the exit code. */
+/** `verify`: a restore drill of one snapshot file (runtime/local/drill.ts, the same code the local runtime runs). */
+export async function verify(flags: Map<string, string>): Promise<VerifyRecord> {
+  const snapshot = need(flags, 'snapshot');
+  const revisionText = need(flags, 'revision');
+  if (!/^[1-9]\d*$/.test(revisionText)) throw new UsageError('--revision must be a positive integer');
+  const m = await runDrill({ snapshotFile: snapshot, revision: Number(revisionText), scratchDir: need(flags, 'scratch'), svcEntry: DEFAULT_SVC_ENTRY });
+  return { snapshot: basename(snapshot), revision: Number(revisionText), ...(m.hash !== undefined ? { hash: m.hash, compactRevision: m.compactRevision } : {}), ...(m.error !== undefined ? { failure: m.error } : {}) };
+}
+
+/** Runs `backup`, `restore` or `verify`; resolves with the exit code. */
 export async function jobMain(argv: string[]): Promise<number> {
   let record: string | undefined;
   try {
-    const { words, flags } = parseArgs(argv, ['endpoint', 'member', 'dir', 'file', 'keep', 'record', 'cacert', 'cert', 'key', 'snapshot', 'members', 'initial-cluster', 'initial-cluster-token']);
+    const { words, flags } = parseArgs(argv, ['endpoint', 'member', 'dir', 'file', 'keep', 'record', 'cacert', 'cert', 'key', 'snapshot', 'members', 'initial-cluster', 'initial-cluster-token', 'revision', 'scratch']);
     record = flags.get('record');
     if (words.length !== 1) throw new UsageError(`unknown command: ${words.join(' ')}`);
-    const result = words[0] === 'backup' ? await backup(flags) : await restore(flags);
+    const result = words[0] === 'backup' ? await backup(flags) : words[0] === 'verify' ? await verify(flags) : await restore(flags);
     writeRecord(record, result);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;

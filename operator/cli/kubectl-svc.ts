@@ -1,6 +1,7 @@
 // The kubectl plugin (bin/kubectl-svc; kubectl runs it for `kubectl svc ...` when it is on PATH):
 //   kubectl svc status <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--watch] [--interval SECONDS] [--output json]
 //   kubectl svc backup <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--wait SECONDS]   (an on-demand backup)
+//   kubectl svc verify <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--wait SECONDS]   (a restore drill now)
 //   kubectl svc recover <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--dry-run] [--wait SECONDS]   (quorum-loss recovery)
 // kubectl does not hand its own flags to plugins: the kubeconfig comes from --kubeconfig, $KUBECONFIG or
 // ~/.kube/config, the namespace from -n or the current context.
@@ -13,6 +14,9 @@ const USAGE = `usage: kubectl svc <command>
   ${statusUsage('kubectl svc')}
   ${backupNowUsage('kubectl svc backup')}
       an on-demand backup (the operator takes it; --wait prints where it is)
+  ${backupNowUsage('kubectl svc verify')}
+      a restore drill of the newest backup now (a Job restores it into a scratch member and compares its KV hash
+      with the one recorded at backup time); --wait prints the outcome, exit 1 when it failed
   ${recoverUsage('kubectl svc recover')}
       quorum-loss recovery, never automatic (refused while the cluster has quorum): the members' applied indexes,
       the survivor and what each other member loses; --dry-run stops there, else the annotation svc.dev/recover
@@ -27,6 +31,7 @@ export async function kubectlSvcMain(argv: string[]): Promise<number> {
   }
   if (argv[0] === 'status') return statusMain(argv, 'kubectl svc');
   if (argv[0] === 'backup') return backupNowMain(argv, undefined, 'kubectl svc backup');
+  if (argv[0] === 'verify') return backupNowMain(argv, undefined, 'kubectl svc verify');
   if (argv[0] === 'recover') return recoverMain(argv, undefined, 'kubectl svc recover');
   process.stderr.write(`kubectl svc: unknown command ${argv[0]}\n${USAGE}`);
   return 2;

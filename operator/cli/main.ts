@@ -10,6 +10,7 @@
 //   svc-operator crd | run ...              (Kubernetes: cli/kube.ts)
 //   svc-operator status <cluster> ...       (the on-call view of an SvcCluster: cli/status-cmd.ts)
 //   svc-operator backup-now <cluster> [-n NS] [--wait SECONDS]   (an on-demand backup: cli/backup-now.ts)
+//   svc-operator verify-now <cluster> [-n NS] [--wait SECONDS]   (a restore drill now: cli/backup-now.ts)
 //   svc-operator recover <cluster> [-n NS] [--dry-run] [--wait SECONDS]   (quorum-loss recovery: cli/recover-kube.ts)
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
@@ -31,6 +32,8 @@ Kubernetes:
       the on-call view of an SvcCluster (also the kubectl plugin: kubectl svc status <cluster>)
   svc-operator backup-now <cluster> [--namespace NS] [--kubeconfig FILE] [--wait SECONDS]
       an on-demand backup (annotation svc.dev/backup-request; recorded in status.backups)
+  svc-operator verify-now <cluster> [--namespace NS] [--kubeconfig FILE] [--wait SECONDS]
+      a restore drill of the newest backup now (annotation svc.dev/verify-request; status.backups.lastVerified)
   svc-operator recover <cluster> [--namespace NS] [--kubeconfig FILE] [--dry-run] [--token T] [--wait SECONDS]
       after a lost quorum only (refused while the cluster has quorum; never automatic): lists every member with its
       applied index, revision and reachability, names the survivor and what each other member loses; then sets the
@@ -43,8 +46,9 @@ Kubernetes:
   svc-operator crd
       prints the SvcCluster CRD (YAML)
   svc-operator backup --endpoint URL --member NAME --dir DIR --file NAME.db [--keep N] [--record FILE] [--cacert F --cert F --key F]
+  svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
   svc-operator restore --snapshot FILE --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
-      what the operator's backup and restore Jobs run
+      what the operator's backup, restore-drill and restore Jobs run
 
 Local (members as child processes):
   svc-operator local apply -f <cluster.yaml> [--state-dir DIR] [--output json]

@@ -358,6 +358,12 @@ export function renderView(v: ClusterView): string {
   out.push(snap
     ? `Last backup:    ${snap.location} from ${snap.member}, revision ${snap.revision}, ${bytes(snap.size)}, sha256 ${snap.sha256.slice(0, 12)}..., ${age(snap.time, v.at)} ago`
     : 'Last backup:    none recorded (a snapshot is taken before each upgrade)');
+  const drill = st.backups?.lastVerified;
+  if (drill || v.spec.backup?.verify) {
+    out.push(drill
+      ? `Last drill:     ${drill.result === 'Failed' ? 'FAILED' : 'passed'} ${age(drill.time, v.at)} ago, revision ${drill.revision}${drill.location ? ` of ${drill.location}` : ''}: ${drill.message}`
+      : `Last drill:     none yet (spec.backup.verify "${v.spec.backup!.verify!.schedule}"${st.backups?.nextVerifyTime ? `, next ${st.backups.nextVerifyTime}` : ''})`);
+  }
   for (const c of v.certificates) {
     out.push(`Certificate:    ${c.use} Secret ${c.secret}: ${c.error ? `PROBLEM: ${c.error}` : `expires ${c.notAfter} (${c.daysLeft! < 0 ? 'EXPIRED' : `in ${c.daysLeft} days`})`}`);
   }

@@ -15,6 +15,7 @@ import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime
 import { FORMED_ANNOTATION, KubeRuntime, parseReplacements, podImage, PROGRESS_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
 import { BACKUP_REQUEST_ANNOTATION, backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
+import { describeVerified, VERIFY_REQUEST_ANNOTATION } from '../backup/verify.js';
 import { parseScaling, SCALING_ANNOTATION } from '../runtime/kubernetes/kube-scaling.js';
 import { parseRecovery, RECOVER_ANNOTATION, RECOVERY_ANNOTATION } from '../runtime/kubernetes/kube-recovery.js';
 import { recoveryRefusal } from '../planner/recovery.js';
@@ -235,7 +236,11 @@ export class Controller {
       formed: stored.metadata.annotations?.[FORMED_ANNOTATION] !== undefined,
       ...(tlsHash ? { tlsHash } : {}),
       // what the planner needs for scheduled and on-demand backups (the engine prefers the record it saved last)
-      backups: { record: stored.status?.backups, request: stored.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION], created: new Date(stored.metadata.creationTimestamp ?? 0).getTime() },
+      // (restore drills run as Jobs too: svc-operator verify)
+      backups: {
+        record: stored.status?.backups, request: stored.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION], created: new Date(stored.metadata.creationTimestamp ?? 0).getTime(),
+        verifies: true, verifyRequest: stored.metadata.annotations?.[VERIFY_REQUEST_ANNOTATION],
+      },
     });
 
     // The engine's pass: observe -> plan -> record -> act. Nothing in it sleeps, and it does not call back here.
@@ -263,7 +268,7 @@ export class Controller {
     if (!began) {
       const status = await this.status(session, rt, spec, stored, observed, step, progress);
       await this.publish(session, stored, status);
-      // a steady cluster is looked at again by its next scheduled backup at the latest
+      // a steady cluster is looked at again by its next scheduled backup or drill at the latest
       if (step.kind === 'steady') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity));
       if (step.kind === 'blocked') return 15_000;
       // waiting for Kubernetes to run a member's pod: the pod's own changes enqueue the cluster (informer), so the
@@ -283,6 +288,7 @@ export class Controller {
       this.upgradeMetrics.stepDone(namespace, name, step);
       if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${spec.restore.snapshot}`);
       if (r.backup) await this.api.event(target, 'Normal', 'BackupTaken', describeBackup(r.backup));
+      if (r.verified) await this.api.event(target, r.verified.result === 'Passed' ? 'Normal' : 'Warning', r.verified.result === 'Passed' ? 'BackupVerified' : 'BackupVerifyFailed', describeVerified(r.verified));
       session.jobFailure = undefined;
     }
     const fresh = this.clusters.get(name, namespace) ?? stored;
@@ -313,6 +319,7 @@ export class Controller {
     // is only planned on a steady cluster: its failure never blocks an upgrade)
     const jobFailure = session.jobFailure;
     this.upgradeMetrics.backup(stored.metadata.namespace!, stored.metadata.name, (step.kind === 'snapshot' || step.kind === 'backup') && jobFailure !== undefined);
+    this.upgradeMetrics.verified(stored.metadata.namespace!, stored.metadata.name, backups.lastVerified);
     const status = computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? jobFailure?.message, now, jobFailure, rollout: await rt.loadRollout(), podProblems, backups });
     if (session.recovery) status.recovery = session.recovery;
     return status;

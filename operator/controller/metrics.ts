@@ -4,6 +4,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { STEP_KINDS } from '../planner/steps.js';
 import type { LossCause, Step, UpgradeProgress } from '../planner/types.js';
+import type { VerifiedStatus } from '../api/types.js';
 
 const LOSS_CAUSES: readonly LossCause[] = ['DataLost', 'AlreadyBootstrapped', 'DataCorrupt', 'MemberIdChanged', 'VolumeLost', 'NodeLost'];
 
@@ -14,6 +15,8 @@ export class UpgradeMetrics {
   private readonly duration: Gauge<'namespace' | 'cluster' | 'from' | 'to'>;
   private readonly steps: Counter<'namespace' | 'cluster' | 'kind'>;
   private readonly backupFailing: Gauge<'namespace' | 'cluster'>;
+  private readonly verifyFailing: Gauge<'namespace' | 'cluster'>;
+  private readonly verifiedAt: Gauge<'namespace' | 'cluster'>;
   private readonly replacements: Counter<'namespace' | 'cluster' | 'cause'>;
   /** cluster key -> "from/to" label pairs of the durations set for it (removed with the cluster). */
   private readonly durations = new Map<string, Set<string>>();
@@ -25,6 +28,8 @@ export class UpgradeMetrics {
     this.duration = new Gauge({ name: 'svc_operator_upgrade_duration_seconds', help: 'Duration of a completed upgrade, from its first step (the snapshot) to the verified end.', labelNames: ['namespace', 'cluster', 'from', 'to'], registers });
     this.steps = new Counter({ name: 'svc_operator_upgrade_steps_total', help: 'Steps carried out by this operator process, by kind.', labelNames: ['namespace', 'cluster', 'kind'], registers });
     this.replacements = new Counter({ name: 'svc_operator_member_replacements_total', help: 'Members replaced by this operator process because they could not come back (their successor promoted), by cause: DataLost, AlreadyBootstrapped, DataCorrupt, MemberIdChanged, VolumeLost, NodeLost.', labelNames: ['namespace', 'cluster', 'cause'], registers });
+    this.verifyFailing = new Gauge({ name: 'svc_operator_backup_verify_failing', help: '1 while the latest restore drill of the cluster (spec.backup.verify) failed: its newest backup did not restore to the KV hash recorded at backup time; 0 after a drill passed.', labelNames: ['namespace', 'cluster'], registers });
+    this.verifiedAt = new Gauge({ name: 'svc_operator_backup_last_verified_timestamp_seconds', help: 'When the latest restore drill of the cluster finished (passed or failed), Unix seconds.', labelNames: ['namespace', 'cluster'], registers });
     this.backupFailing = new Gauge({ name: 'svc_operator_backup_failing', help: '1 while the latest backup of the cluster (pre-upgrade, scheduled or on demand) failed and none has succeeded since, else 0.', labelNames: ['namespace', 'cluster'], registers });
   }
 
@@ -56,6 +61,13 @@ export class UpgradeMetrics {
     this.backupFailing.set({ namespace, cluster }, failing ? 1 : 0);
   }
 
+  /** The latest restore drill as status.backups.lastVerified records it (a new operator pod shows the same); none: no series. */
+  verified(namespace: string, cluster: string, last: VerifiedStatus | undefined): void {
+    if (!last) return;
+    this.verifyFailing.set({ namespace, cluster }, last.result === 'Failed' ? 1 : 0);
+    this.verifiedAt.set({ namespace, cluster }, Date.parse(last.time) / 1000);
+  }
+
   /** Drops the series of a deleted cluster. */
   forget(namespace: string, cluster: string): void {
     for (const kind of STEP_KINDS) {
@@ -64,6 +76,8 @@ export class UpgradeMetrics {
     }
     this.membersDone.remove({ namespace, cluster });
     this.backupFailing.remove({ namespace, cluster });
+    this.verifyFailing.remove({ namespace, cluster });
+    this.verifiedAt.remove({ namespace, cluster });
     for (const cause of LOSS_CAUSES) this.replacements.remove({ namespace, cluster, cause });
     const key = `${namespace}/${cluster}`;
     for (const pair of this.durations.get(key) ?? []) {

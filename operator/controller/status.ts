@@ -2,6 +2,7 @@
 // their lastTransitionTime while their status stays the same, so an unchanged cluster gives an equal status.
 import type { BackupsStatus, Condition, ConditionType, MemberStatus, Phase, RolloutStatus, SvcClusterSpec, SvcClusterStatus } from '../api/types.js';
 import { backupReadyState } from '../backup/schedule.js';
+import { backupVerifiedState } from '../backup/verify.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { upgradeStatus } from '../planner/status.js';
 import { isScalingStep, isSettled, statusLine, statusReason } from '../planner/steps.js';
@@ -137,6 +138,7 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
     cond('Upgrading', upgrading, upgrading ? 'UpgradeInProgress' : 'NoUpgrade', upgrading ? `${i.progress!.from} -> ${i.progress!.to}: ${i.progress!.step}` : 'no upgrade under way'),
     cond('Degraded', healthy < observed.members.length && phase !== 'Creating', healthy < observed.members.length ? 'MembersUnhealthy' : 'AllHealthy', `${observed.members.length - healthy} member(s) not healthy`),
     i.jobFailure ? cond('BackupReady', false, i.jobFailure.reason, i.jobFailure.message) : ((b) => cond('BackupReady', b.ok, b.reason, b.message))(backupReadyState(i.backups, i.progress?.snapshot)),
+    ...((v) => (v ? [cond('BackupVerified', v.ok, v.reason, v.message)] : []))(backupVerifiedState(i.backups)),
     backupBlocked ? cond('UpgradeBlocked', true, i.jobFailure!.reason, `no verified pre-upgrade snapshot: ${i.jobFailure!.message}`) : upgradeBlocked ? cond('UpgradeBlocked', true, step.code, step.reason) : cond('UpgradeBlocked', false, 'NotBlocked', 'the target is allowed'),
   ];
   // kstatus: Stalled = a person must act (a refusal, a failed backup, a pod Kubernetes cannot run); Reconciling = any

@@ -1,4 +1,4 @@
-// Every backup (pre-upgrade, scheduled, on-demand) and every restore runs as a Job in the cluster's namespace (the
+// Every backup (pre-upgrade, scheduled, on-demand), every restore and every restore drill runs as a Job in the cluster's namespace (the
 // operator pod cannot mount a per-cluster PVC). The Job runs the operator's own image (`svc-operator backup|restore`,
 // operator/cli/backup.ts), which writes its result as JSON to the container's termination message; the operator
 // looks at the Job once per reconcile (StepPending while it runs: a requeue, no sleep) and reads the record from
@@ -10,7 +10,8 @@ import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { BackupEntry, SnapshotRecord } from '../../api/types.js';
 import { quantityBytes } from '../../api/quantity.js';
 import { backupClaimName, backupFileFor, jobDeadlineSeconds } from '../../backup/schedule.js';
-import type { BackupRecord, RestoreRecord } from '../../api/job-records.js';
+import type { BackupRecord, RestoreRecord, VerifyRecord } from '../../api/job-records.js';
+import type { DrillMeasure } from '../../backup/verify.js';
 import { StepPending } from '../runtime.js';
 import { isStatus, type KubeApi } from './kube-api.js';
 import { CLUSTER_LABEL, CONTAINER_SECURITY, POD_SECURITY, configMapName, memberClientURL, ownedObjects, type ClusterRef, type KubeObject } from './manifests.js';
@@ -19,6 +20,8 @@ import { CLUSTER_LABEL, CONTAINER_SECURITY, POD_SECURITY, configMapName, memberC
 export const BACKUP_MOUNT = '/backups';
 /** The file the Jobs write their record to (the kubelet's default terminationMessagePath). */
 export const TERMINATION_LOG = '/dev/termination-log';
+/** Where a drill Job's scratch member lives (an emptyDir: the root filesystem is read-only). */
+const SCRATCH_MOUNT = '/scratch';
 /** Where a TLS cluster's client Secret is mounted in a backup Job. */
 const CLIENT_TLS_MOUNT = '/etc/svc/client-tls';
 /** Label of the Jobs: which operation. */
@@ -32,7 +35,9 @@ export type JobFailureReason =
   | 'BackupJobTimeout'
   | 'RestoreSnapshotInvalid'
   | 'RestoreJobFailed'
-  | 'RestoreJobTimeout';
+  | 'RestoreJobTimeout'
+  | 'VerifyJobFailed'
+  | 'VerifyJobTimeout';
 
 /** A backup or restore that did not succeed; `reason` says why in one word. */
 export class JobFailure extends Error {
@@ -265,7 +270,7 @@ export class ClusterJobs {
       await this.deleteJob(name);
       throw new JobFailure(timedOut, `Job ${this.cluster.namespace}/${name} did not finish within ${deadline} s`);
     }
-    throw new StepPending(failed === 'BackupJobFailed' ? 'BackupRunning' : 'RestoreRunning', `Job ${this.cluster.namespace}/${name} is running`, this.opts.pollMs ?? 1000);
+    throw new StepPending(failed === 'BackupJobFailed' ? 'BackupRunning' : failed === 'VerifyJobFailed' ? 'VerifyRunning' : 'RestoreRunning', `Job ${this.cluster.namespace}/${name} is running`, this.opts.pollMs ?? 1000);
   }
 
   /** Snapshot of `member` (the leader) onto the backup claim before from -> to; the upgrade's start time names it. */
@@ -320,7 +325,27 @@ export class ClusterJobs {
       throw new JobFailure('BackupJobFailed', `Job ${this.cluster.namespace}/${name} reported an unexpected record: ${JSON.stringify(rec).slice(0, 300)}`);
     }
     await this.deleteJob(name);
-    return { location: `pvc://${claim}/${dir}/${rec.file}`, member: rec.member, revision: rec.revision, size: rec.size, sha256: rec.sha256, time: rec.time };
+    const kv = Number.isInteger(rec.kvHash) && Number.isInteger(rec.compactRevision) ? { kvHash: rec.kvHash!, compactRevision: rec.compactRevision! } : {};
+    return { location: `pvc://${claim}/${dir}/${rec.file}`, member: rec.member, revision: rec.revision, size: rec.size, sha256: rec.sha256, time: rec.time, ...kv };
+  }
+
+  /**
+   * A restore drill of `backup` (a file on a claim of the namespace), named by the slot or request it answers (a
+   * restarted operator finds the Job): the Job restores it into a scratch member in an emptyDir and reports the KV
+   * hash at its revision. StepPending while it runs; a JobFailure when the Job itself failed.
+   */
+  async verify(backup: BackupEntry, id: string): Promise<DrillMeasure> {
+    const { claim, path: rel } = restoreSource(backup.location, this.claim);
+    this.image();
+    const name = jobName(this.cluster.name, `verify-${createHash('sha256').update(id).digest('hex').slice(0, 10)}`);
+    const volumes: object[] = [{ name: 'backups', persistentVolumeClaim: { claimName: claim, readOnly: true } }, { name: 'scratch', emptyDir: {} }];
+    const mounts: object[] = [{ name: 'backups', mountPath: BACKUP_MOUNT, readOnly: true }, { name: 'scratch', mountPath: SCRATCH_MOUNT }];
+    const { record: rec } = await this.run<VerifyRecord>(name, () => this.job(name, 'verify', [
+      'verify', `--snapshot=${BACKUP_MOUNT}/${rel}`, `--revision=${backup.revision}`, `--scratch=${SCRATCH_MOUNT}/drill`, `--record=${TERMINATION_LOG}`,
+    ], volumes, mounts, this.deadline(backup.size)), 'VerifyJobFailed', 'VerifyJobTimeout');
+    await this.deleteJob(name);
+    if (rec.revision !== backup.revision) throw new JobFailure('VerifyJobFailed', `Job ${this.cluster.namespace}/${name} reported an unexpected record: ${JSON.stringify(rec).slice(0, 300)}`);
+    return rec.failure !== undefined ? { error: rec.failure } : { hash: rec.hash, compactRevision: rec.compactRevision };
   }
 
   /** The data claims of the members (what the StatefulSet's volumeClaimTemplate would create; it adopts them). */

@@ -7,8 +7,9 @@
 // fallback of a runtime built without Jobs (tests that drive the runtime directly).
 import { join } from 'node:path';
 import type { V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember } from '../runtime.js';
-import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
+import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember, type VerifyStep } from '../runtime.js';
+import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../../api/types.js';
+import { judgeDrill, noBackupToVerify } from '../../backup/verify.js';
 import { backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { BackupObservation, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
@@ -19,7 +20,7 @@ import { desiredState, liveStatefulSet, targetRevision, type DesiredState } from
 import type { KubeApi } from './kube-api.js';
 import type { MemberClient } from '../../members/index.js';
 import { dataClaimName, memberOfPeerURLIn, nextScaling, peerURLOf, retireHighestMember, SCALING_ANNOTATION, startJoiningMember, type ScalingHost, type ScalingRecord } from './kube-scaling.js';
-import type { ClusterJobs } from './backup-job.js';
+import { JobFailure, type ClusterJobs } from './backup-job.js';
 import type { ScalingRuntime } from '../scaling.js';
 import { lossInLine, type HealingRuntime } from '../healing.js';
 
@@ -327,6 +328,27 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   async recordBackup(step: BackupStep, taken: BackupEntry): Promise<BackupsStatus> {
     const b = this.opts.backups;
     const record = backupsState({ name: this.cluster.name, spec: this.cluster.spec, previous: b?.record, taken, done: dueOfStep(step).due, created: new Date(b?.created ?? 0), now: new Date() });
+    if (b) b.record = record;
+    return record;
+  }
+
+  /** A restore drill Job of the step's backup; a Job that could not run the drill is a failed drill, saying why. */
+  async verifyBackup(step: VerifyStep): Promise<VerifiedStatus> {
+    const b = step.backup;
+    if (!b) return noBackupToVerify(new Date());
+    if (!this.opts.jobs) throw new RuntimeError('UNSUPPORTED', 'restore drills run as Jobs: this runtime has none');
+    try {
+      return judgeDrill(b, await this.opts.jobs.verify(b, step.id), new Date());
+    } catch (e) {
+      if (e instanceof JobFailure) return judgeDrill(b, { error: `${e.reason}: ${e.message}` }, new Date());
+      throw e;
+    }
+  }
+
+  /** The record with the drill's outcome; the controller publishes it as status.backups. */
+  async recordVerify(step: VerifyStep, outcome: VerifiedStatus): Promise<BackupsStatus> {
+    const b = this.opts.backups;
+    const record = backupsState({ name: this.cluster.name, spec: this.cluster.spec, previous: b?.record, verified: { outcome, done: dueOfStep(step).due }, created: new Date(b?.created ?? 0), now: new Date() });
     if (b) b.record = record;
     return record;
   }

@@ -1,7 +1,11 @@
 // Restore drills' pure rules (operator/backup/verify.ts) and the planner's verifyBackup step: when a drill is due
 // (a request first, then the latest spec.backup.verify slot, only once a backup exists, only on a runtime that runs
-// drills), which backup it restores, how the outcome is judged and recorded, and the BackupVerified condition.
+// drills), which backup it restores, how the outcome is judged and recorded; the controller's BackupVerified
+// condition and the drill metrics.
 import { expect } from 'chai';
+import { Registry } from 'prom-client';
+import { UpgradeMetrics } from '../../../operator/controller/metrics.js';
+import { computeStatus } from '../../../operator/controller/status.js';
 import type { BackupEntry, BackupsStatus, SvcClusterSpec } from '../../../operator/api/types.js';
 import { parseSvcCluster, withDefaults } from '../../../operator/api/validate.js';
 import { backupsState, msUntilNext } from '../../../operator/backup/schedule.js';
@@ -99,5 +103,40 @@ describe('operator/planner verifyBackup step', () => {
   it('a request without a backup is answered (by a failed drill); a runtime without drills plans none', () => {
     expect(plan(spec(), observed({ claim: 'c' }, { verifyRequest: 't9' }), undefined)).to.deep.equal({ kind: 'verifyBackup', reason: 'OnDemand', id: 't9' });
     expect(plan(spec('0 * * * *'), observed(withItems, { verifies: false }), undefined)).to.deep.equal({ kind: 'steady', version: '3.4.34' });
+  });
+});
+
+describe('operator controller: a restore drill in status and metrics', () => {
+  const members: ObservedMember[] = [member(0), member(1), member(2)];
+  const statusWith = (backups: BackupsStatus) => computeStatus({
+    generation: 1, spec: spec('0 3 * * *'), observed: { now: NOW.getTime(), members }, backups,
+    pods: new Map(members.map((m) => [m.name, { image: 'svc:v3.4.34', ready: true }])),
+    step: { kind: 'steady', version: '3.4.34' }, now: NOW,
+  });
+
+  it('BackupVerified follows the last drill; a failed drill leaves the cluster Ready (it touches no member)', () => {
+    expect(statusWith(withItems).conditions!.some((c) => c.type === 'BackupVerified')).to.equal(false);
+    const failed = judgeDrill(withItems.items![1], { hash: 1, compactRevision: 0 }, NOW);
+    const s = statusWith({ ...withItems, lastVerified: failed });
+    expect(s.conditions!.find((c) => c.type === 'BackupVerified')).to.include({ status: 'False', reason: 'DrillFailed' });
+    expect(s.conditions!.find((c) => c.type === 'BackupVerified')!.message).to.include('the cluster\'s was 1234');
+    expect(s.conditions!.find((c) => c.type === 'Ready')!.status).to.equal('True');
+    expect(s.backups!.lastVerified).to.deep.equal(failed);
+  });
+
+  it('svc_operator_backup_verify_failing is 1 after a failed drill, 0 after a passed one; the time of the last drill; gone with the cluster', async () => {
+    const registry = new Registry();
+    const m = new UpgradeMetrics(registry);
+    m.verified('ns', 'kv', undefined);
+    expect(await registry.metrics()).to.not.contain('svc_operator_backup_verify_failing{');
+    m.verified('ns', 'kv', judgeDrill(withItems.items![1], { error: 'sha256 mismatch' }, NOW));
+    let text = await registry.metrics();
+    expect(text).to.contain('svc_operator_backup_verify_failing{namespace="ns",cluster="kv"} 1');
+    expect(text).to.contain(`svc_operator_backup_last_verified_timestamp_seconds{namespace="ns",cluster="kv"} ${NOW.getTime() / 1000}`);
+    m.verified('ns', 'kv', judgeDrill(withItems.items![1], { hash: 1234, compactRevision: 0 }, NOW));
+    expect(await registry.metrics()).to.contain('svc_operator_backup_verify_failing{namespace="ns",cluster="kv"} 0');
+    m.forget('ns', 'kv');
+    text = await registry.metrics();
+    expect(text).to.not.contain('svc_operator_backup_verify_failing{');
   });
 });

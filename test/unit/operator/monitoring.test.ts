@@ -96,7 +96,7 @@ describe('unit: the chart\'s alerts and dashboard', () => {
     expect(reads('SvcDatabaseNearQuota')).to.include.members(['svc_mvcc_db_total_size_in_bytes', 'svc_debugging_mvcc_db_total_size_in_bytes', 'svc_server_quota_backend_bytes']);
     expect(reads('SvcAlarmRaised')).to.include('svc_server_alarms');
     expect(reads('SvcUpgradeStuck')).to.include('svc_operator_upgrade_step');
-    expect(reads('SvcBackupFailing')).to.include('svc_operator_backup_failing');
+    expect(reads('SvcBackupFailing')).to.include.members(['svc_operator_backup_failing', 'svc_operator_backup_verify_failing']);
   });
 
   it('the Grafana dashboard: every panel query and variable query parses and reads exported metrics', () => {
