@@ -3,8 +3,9 @@
 // an operator restart in the middle of the Job, lands in the claim's folder with the recorded sha256; a missing
 // claim blocks the upgrade; a new SvcCluster created from that snapshot serves every key, and a corrupt snapshot
 // creates no members. Without spec.backup.pvc: the operator's own <cluster>-backups claim, a scheduled backup
-// (cron), an on-demand one (svc-operator backup-now), each in status.backups and an Event, and the whole loop:
-// scheduled backup, more writes, restore into a new SvcCluster holding exactly the keys of the backup.
+// (cron), an on-demand one (svc-operator backup-now), each in status.backups and an Event, a restore drill Job that
+// passes and one that fails on altered bytes, and the whole loop: scheduled backup, more writes, restore into a new
+// SvcCluster holding exactly the keys of the backup.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -55,7 +56,7 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     return ((a.body.kvs ?? []) as Array<{ key: string; value: string }>).map((kv) => `${unb64(kv.key)}=${unb64(kv.value)}`);
   };
   /** Names of the Job pods of a kind seen since the test file started (a watch: finished Jobs take their pods along). */
-  const jobPods = new Map<string, Set<string>>([['backup', new Set()], ['restore', new Set()]]);
+  const jobPods = new Map<string, Set<string>>([['backup', new Set()], ['restore', new Set()], ['verify', new Set()]]);
   /** activeDeadlineSeconds of every Job seen, by Job name. */
   const deadlines = new Map<string, number | undefined>();
   let podWatch: { abort(): void } | undefined;
@@ -234,6 +235,50 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     expect(od[0].revision).to.be.at.least(scheduled!.revision + AFTER.length + 1);
     expect((await get('sched')).metadata.annotations?.['svc.dev/backup-request']).to.equal('req-1');
     expect(await backupNowMain(['backup-now', 'nosuch', '-n', NS, `--kubeconfig=${op.tb.kubeconfigPath}`], () => undefined)).to.equal(1);
+  });
+
+  it('restore drills (kubectl svc verify): a drill Job restores the newest backup and passes; altered bytes fail it (condition, Warning Event, metric)', async () => {
+    const drillFailing = async () => {
+      const line = (await op.ctl.registry.metrics()).split('\n').find((l) => l.startsWith('svc_operator_backup_verify_failing{') && l.includes(`namespace="${NS}"`) && l.includes('cluster="sched"'));
+      return line === undefined ? undefined : Number(line.split(' ').at(-1));
+    };
+    const verify = async (token: string) => {
+      const out: string[] = [];
+      const code = await backupNowMain(['verify-now', 'sched', '-n', NS, `--kubeconfig=${op.tb.kubeconfigPath}`, `--token=${token}`, '--wait=150'], (x) => out.push(x), 'kubectl svc verify');
+      return { code, out: out.join('') };
+    };
+    const newest = (await get('sched')).status!.backups!.items!.at(-1)!;
+    // the backup Job recorded the member's KV hash at the backup's revision
+    expect(newest.kvHash).to.be.a('number');
+    const ok = await verify('drill-1');
+    expect(ok.code, ok.out).to.equal(0);
+    expect(ok.out).to.match(/restore drill passed at .*: restored .* KV hash at revision \d+ is \d+, as recorded/);
+    let st = (await get('sched')).status!;
+    expect(st.backups!.lastVerified).to.include({ result: 'Passed', location: newest.location, revision: newest.revision });
+    expect(st.conditions!.find((c) => c.type === 'BackupVerified')).to.include({ status: 'True', reason: 'DrillPassed' });
+    expect(await drillFailing()).to.equal(0);
+    expect([...jobPods.get('verify')!].filter((p) => p.startsWith('sched/')), 'a drill pod ran').to.have.length(1);
+
+    const file = join(await claimFolder('sched-backups'), newest.location.slice('pvc://sched-backups/'.length));
+    const original = readFileSync(file);
+    const bad = Buffer.from(original);
+    for (let i = 0; i < 16; i++) bad[Math.floor(bad.length / 2) + i] ^= 0xff;
+    writeFileSync(file, bad);
+    try {
+      const failed = await verify('drill-2');
+      expect(failed.code, failed.out).to.equal(1);
+      st = (await get('sched')).status!;
+      expect(st.backups!.lastVerified).to.include({ result: 'Failed', location: newest.location });
+      expect(st.backups!.lastVerified!.message).to.match(/sha256/);
+      expect(st.conditions!.find((c) => c.type === 'BackupVerified')).to.include({ status: 'False', reason: 'DrillFailed' });
+      // a drill touches no member: the cluster stays Ready
+      expect(st.conditions!.find((c) => c.type === 'Ready')).to.include({ status: 'True' });
+      expect((await events('sched')).find((e) => e.reason === 'BackupVerifyFailed')).to.include({ type: 'Warning' });
+      // the chart's SvcBackupFailing alert reads this gauge
+      expect(await drillFailing()).to.equal(1);
+    } finally {
+      writeFileSync(file, original);
+    }
   });
 
   it('restore of the scheduled backup into a new SvcCluster: every key of the backup with its value, none written later', async () => {

@@ -38,27 +38,39 @@ function tail(logFile: string, n = 3): string {
   }
 }
 
-/** Restores `snapshotFile` into a scratch member and reads its KV hash at `revision`; failures come back as `error`. */
-export async function runDrill(i: DrillInput): Promise<DrillMeasure> {
-  const dir = resolve(i.scratchDir);
-  rmSync(dir, { recursive: true, force: true }); // a drill killed half-way left its scratch behind
+/** A lone member restored from a snapshot, serving on loopback (startScratchMember). */
+export interface ScratchMember {
+  clientURL: string;
+  /** Why the process ended, once it has. */
+  exited(): string | undefined;
+  /** The last lines of its log. */
+  logTail(): string;
+  /** Kills the process and removes its directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Restores `snapshotFile` into `dir` (emptied first: a drill killed half-way left its scratch behind) and starts a
+ * lone svc member there on free loopback ports, with no peers. Throws when the restore fails (the file's checksum,
+ * its format); the member may still be starting when this returns.
+ */
+export async function startScratchMember(snapshotFile: string, scratchDir: string, svcEntry: string): Promise<ScratchMember> {
+  const dir = resolve(scratchDir);
+  rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const dataDir = join(dir, 'data');
   const logFile = join(dir, 'member.log');
-  let child: ChildProcess | undefined;
-  const client = new MemberClient({ timeoutMs: 2000, attempts: 1 });
+  const remove = () => { if (existsSync(dir)) rmSync(dir, { recursive: true, force: true }); };
+  let child: ChildProcess;
+  let exited: string | undefined;
   try {
     const [clientPort, peerPort] = await freePorts(2);
     const peerURL = `http://127.0.0.1:${peerPort}`;
     const clientURL = `http://127.0.0.1:${clientPort}`;
-    try {
-      await restoreSnapshot(nopLogger, { snapshotFile: i.snapshotFile, dataDir, name: MEMBER, initialCluster: [{ name: MEMBER, peerURLs: [peerURL] }], initialClusterToken: 'svc-restore-drill', advertisePeerURLs: [peerURL] });
-    } catch (e) {
-      return { error: (e as Error).message };
-    }
+    await restoreSnapshot(nopLogger, { snapshotFile, dataDir, name: MEMBER, initialCluster: [{ name: MEMBER, peerURLs: [peerURL] }], initialClusterToken: 'svc-restore-drill', advertisePeerURLs: [peerURL] });
     const fd = openSync(logFile, 'a');
     try {
-      child = spawn(process.execPath, [...svcNodeArgs(i.svcEntry),
+      child = spawn(process.execPath, [...svcNodeArgs(svcEntry),
         '--name', MEMBER, '--data-dir', dataDir,
         '--listen-client-urls', clientURL, '--advertise-client-urls', clientURL,
         '--listen-peer-urls', peerURL, '--initial-advertise-peer-urls', peerURL,
@@ -66,30 +78,55 @@ export async function runDrill(i: DrillInput): Promise<DrillMeasure> {
     } finally {
       closeSync(fd);
     }
-    let exited: string | undefined;
     child.on('exit', (code, signal) => { exited = signal ? `killed by ${signal}` : `exited with code ${code}`; });
-    const deadline = Date.now() + (i.timeoutMs ?? 60_000);
+    return {
+      clientURL,
+      exited: () => exited,
+      logTail: () => tail(logFile),
+      stop: async () => {
+        if (child.exitCode === null && child.signalCode === null) {
+          const gone = new Promise((r) => child.once('exit', r));
+          child.kill('SIGKILL');
+          await gone;
+        }
+        remove();
+      },
+    };
+  } catch (e) {
+    remove();
+    throw e;
+  }
+}
+
+/** Restores `snapshotFile` into a scratch member and reads its KV hash at `revision`; failures come back as `error`. */
+export async function runDrill(i: DrillInput): Promise<DrillMeasure> {
+  let member: ScratchMember;
+  try {
+    member = await startScratchMember(i.snapshotFile, i.scratchDir, i.svcEntry);
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
+  const client = new MemberClient({ timeoutMs: 2000, attempts: 1 });
+  try {
+    const timeoutMs = i.timeoutMs ?? 60_000;
+    const deadline = Date.now() + timeoutMs;
     let last = '';
     for (;;) {
-      if (exited) return { error: `the scratch member ${exited}: ${tail(logFile)}` };
+      const exited = member.exited();
+      if (exited) return { error: `the scratch member ${exited}: ${member.logTail()}` };
       try {
-        const h = await client.hashKV(clientURL, i.revision);
+        const h = await client.hashKV(member.clientURL, i.revision);
         return { hash: h.hash, compactRevision: h.compactRevision };
       } catch (e) {
         last = (e as Error).message;
         // an answer from a serving member that refuses the revision is final (compacted, a future revision)
         if (/compacted|future revision/.test(last)) return { error: `the restored member refuses revision ${i.revision}: ${last}` };
       }
-      if (Date.now() > deadline) return { error: `the scratch member did not serve within ${Math.round((i.timeoutMs ?? 60_000) / 1000)} s (${last}); its log: ${tail(logFile)}` };
+      if (Date.now() > deadline) return { error: `the scratch member did not serve within ${Math.round(timeoutMs / 1000)} s (${last}); its log: ${member.logTail()}` };
       await sleep(100);
     }
   } finally {
     client.close();
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const gone = new Promise((r) => child!.once('exit', r));
-      child.kill('SIGKILL');
-      await gone;
-    }
-    if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+    await member.stop();
   }
 }
