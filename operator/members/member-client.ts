@@ -194,13 +194,16 @@ export class MemberClient {
   async snapshot(url: string, name: string, file: string): Promise<SnapshotRecord> {
     try {
       const before = await this.status(url);
+      // what a restore drill compares: the member's KV hash at the revision recorded (the snapshot holds it and maybe
+      // a few writes more), read before and after the snapshot; a compaction in between changes the hash's
+      // compaction revision, and the record then goes without one (the snapshot's may be either)
+      const kvBefore = await this.hashKV(url, before.revision).catch(() => undefined);
       const c = await this.grpc(url);
       const size = await saveSnapshot(c.snapshotRaw(url), file);
       // The file ends with the sha256 of the database bytes; check it once more from disk.
       const sha256 = fileDigestCheck(file, size);
-      // what a restore drill compares: the member's KV hash at the revision recorded (the snapshot holds it and
-      // maybe a few writes more); a compaction past it in between leaves the record without one
-      const kv = await this.hashKV(url, before.revision).catch(() => undefined);
+      const kvAfter = kvBefore && await this.hashKV(url, before.revision).catch(() => undefined);
+      const kv = kvAfter && kvAfter.hash === kvBefore.hash && kvAfter.compactRevision === kvBefore.compactRevision ? kvAfter : undefined;
       return { location: file, member: name, revision: before.revision, size, sha256, time: new Date().toISOString(), ...(kv ? { kvHash: kv.hash, compactRevision: kv.compactRevision } : {}) };
     } catch (e) {
       this.forget(url);
