@@ -73,6 +73,18 @@ describe('operator local runtime: restore drills (spec.backup.verify, local veri
     expect(status.out).to.match(/last restore drill: passed at .*revision \d+/);
   });
 
+  it('svc-operator verify (what the Kubernetes drill Job runs) reports the restored member\'s KV hash, or why there is none', async () => {
+    const record = join(dir, 'verify.json');
+    const r = await operatorCli(['verify', `--snapshot=${backup.location}`, `--revision=${backup.revision}`, `--scratch=${join(dir, 'job-scratch')}`, `--record=${record}`]);
+    expect(r.code, r.out).to.equal(0);
+    expect(JSON.parse(readFileSync(record, 'utf8'))).to.deep.equal({ snapshot: backup.location.split('/').at(-1), revision: backup.revision, hash: backup.kvHash, compactRevision: backup.compactRevision });
+    expect(existsSync(join(dir, 'job-scratch')), 'the scratch dir is removed').to.equal(false);
+    // a revision the backup does not reach: a drill failure in the record, not a failed Job
+    const far = await operatorCli(['verify', `--snapshot=${backup.location}`, `--revision=${backup.revision + 1000}`, `--scratch=${join(dir, 'job-scratch')}`, `--record=${record}`]);
+    expect(far.code, far.out).to.equal(0);
+    expect((JSON.parse(readFileSync(record, 'utf8')) as { failure: string }).failure).to.match(/refuses revision \d+: .*future revision/);
+  });
+
   it('fails when the recorded hash is not the file\'s (a backup of another cluster), and says so', async () => {
     // no scheduled drill from here on: each result below is the request's
     writeFileSync(file, manifest('0 0 1 1 *'));
