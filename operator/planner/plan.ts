@@ -32,8 +32,9 @@
 //     version upgrade's restarts take the new configuration along), then scaling steps (scaling.ts), then a due
 //     `backup` (an on-demand request not yet answered, else the latest spec.backup.schedule slot after the last one
 //     taken: backup/schedule.ts dueBackup), then a due restore drill `verifyBackup` of the newest backup (a
-//     request, else the latest spec.backup.verify slot: backup/verify.ts dueVerify), else `steady`. So a scheduled or on-demand backup never starts while an
-//     upgrade, a rollout or a scaling is under way; the pre-upgrade backup is the `snapshot` step of rule 4.
+//     request, else the latest spec.backup.verify slot: backup/verify.ts dueVerify), else `steady`. So a scheduled
+//     or on-demand backup (or drill) never starts while an upgrade, a rollout or a scaling is under way; the
+//     pre-upgrade backup is the `snapshot` step of rule 4.
 //
 // Resume after a crash is by observation: a restart counts as done when the member reports the target
 // release (so it is never repeated); a restart recorded but not carried out (member still on the old
