@@ -127,7 +127,9 @@ export function backupsState(i: BackupsStateInput): BackupsStatus {
   if (lastVerified) out.lastVerified = lastVerified;
   if (lastVerifyScheduleTime) out.lastVerifyScheduleTime = lastVerifyScheduleTime;
   if (lastVerifyRequest !== undefined) out.lastVerifyRequest = lastVerifyRequest;
-  const nextVerify = nextOf(i.spec.backup?.verify?.schedule, i.spec, lastVerifyScheduleTime, i.created);
+  // counted from the later of the last slot run and the last drill's end, as dueVerify counts (backup/verify.ts)
+  const verifyAnchor = [lastVerifyScheduleTime, lastVerified?.time].filter((t): t is string => t !== undefined).sort((a, b) => Date.parse(a) - Date.parse(b)).at(-1);
+  const nextVerify = nextOf(i.spec.backup?.verify?.schedule, i.spec, verifyAnchor, i.created);
   if (nextVerify) out.nextVerifyTime = nextVerify;
   return out;
 }

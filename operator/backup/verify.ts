@@ -20,15 +20,17 @@ export interface DueVerifyInput {
 
 /**
  * The drill due now, if any: a request not yet answered first, then the latest spec.backup.verify slot after the
- * last one run (missed slots give one drill, as with backups). A scheduled drill waits for a first backup (the
- * slot stays due); a request is answered even without one (with a failed drill that says so).
+ * last one run and after the last drill finished (missed slots give one drill, as with backups; slots that passed
+ * while a drill ran give none, so a schedule more frequent than a drill lasts cannot keep the loop drilling). A
+ * scheduled drill waits for a first backup (the slot stays due); a request is answered even without one (with a
+ * failed drill that says so).
  */
 export function dueVerify(i: DueVerifyInput): DueBackup | undefined {
   if (i.request !== undefined && i.request !== '' && i.request !== i.backups?.lastVerifyRequest) return { kind: 'on-demand', token: i.request };
   const schedule = i.spec.backup?.verify?.schedule;
   if (!schedule || scheduleProblem(schedule, i.spec.backup?.timeZone) || !newestBackup(i.backups)) return undefined;
-  const last = i.backups?.lastVerifyScheduleTime ? new Date(i.backups.lastVerifyScheduleTime) : undefined;
-  const slot = dueSlot(schedule, i.spec.backup?.timeZone, last && last > i.created ? last : i.created, i.now);
+  const anchor = Math.max(i.created.getTime(), ...[i.backups?.lastVerifyScheduleTime, i.backups?.lastVerified?.time].map((t) => (t ? Date.parse(t) : 0)));
+  const slot = dueSlot(schedule, i.spec.backup?.timeZone, new Date(anchor), i.now);
   return slot ? { kind: 'scheduled', slot } : undefined;
 }
 

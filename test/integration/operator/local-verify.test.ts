@@ -56,9 +56,9 @@ describe('operator local runtime: restore drills (spec.backup.verify, local veri
     } finally {
       c.close();
     }
-    // a slot passes after the backup: the next apply runs the drill (the first slot came before any backup: none ran)
+    // a slot passes after the last drill (`local backup --wait` ran one already: a slot was due once a backup
+    // existed): the next apply runs the drill
     await sleep(2100);
-    const t0 = Date.now();
     const applied = await operatorCli(['local', 'apply', '-f', file, '--state-dir', stateDir]);
     expect(applied.code, applied.out).to.equal(0);
     expect(applied.out).to.match(/restore drill \(slot [0-9T:.-]+Z\) of .*revision \d+/);
@@ -66,7 +66,6 @@ describe('operator local runtime: restore drills (spec.backup.verify, local veri
     const v = backups().lastVerified!;
     expect(v).to.include({ result: 'Passed', revision: backup.revision, location: backup.location });
     expect(v.message).to.include(`is ${backup.kvHash}, as recorded`);
-    expect(Date.now() - t0).to.be.below(20_000);
     expect(backups().lastVerifyScheduleTime).to.match(/Z$/);
     expect(existsSync(join(stateDir, 'drill')), 'the scratch dir is removed').to.equal(false);
     const status = await operatorCli(['local', 'status', '--state-dir', stateDir]);

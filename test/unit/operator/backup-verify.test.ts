@@ -37,6 +37,10 @@ describe('operator/backup restore drills (verify.ts)', () => {
     expect(dueVerify({ spec: spec('0 * * * *'), backups: { claim: 'c' }, created: CREATED, now: NOW })).to.equal(undefined);
     // the slot answered: not due again until the next one
     expect(dueVerify({ spec: spec('0 * * * *'), backups: { ...withItems, lastVerifyScheduleTime: '2026-03-01T10:00:00.000Z' }, created: CREATED, now: NOW })).to.equal(undefined);
+    // a drill that finished after the 10:00 slot (an on-demand one, or a long one): that slot gives none
+    const ran = judgeDrill(withItems.items![1], { hash: 1234, compactRevision: 0 }, new Date('2026-03-01T10:00:10Z'));
+    expect(dueVerify({ spec: spec('0 * * * *'), backups: { ...withItems, lastVerifyScheduleTime: '2026-03-01T09:00:00.000Z', lastVerified: ran }, created: CREATED, now: NOW })).to.equal(undefined);
+    expect(dueVerify({ spec: spec('* * * * * *'), backups: { ...withItems, lastVerified: ran }, created: CREATED, now: NOW })).to.deep.equal({ kind: 'scheduled', slot: new Date('2026-03-01T10:00:30Z') });
     expect(dueVerify({ spec: spec(), backups: withItems, created: CREATED, now: NOW })).to.equal(undefined);
     // a request is answered even without a backup, and once
     expect(dueVerify({ spec: spec(), request: 't1', backups: { claim: 'c' }, created: CREATED, now: NOW })).to.deep.equal({ kind: 'on-demand', token: 't1' });
