@@ -1,6 +1,6 @@
 // `svc-operator backup` and `svc-operator restore` (what the operator's Jobs run) against real svc processes:
-// snapshots into a folder with pruning and the record a Job leaves as its termination message, then a new
-// 3-member cluster restored from one of them that serves every key; a corrupt or missing snapshot is refused
+// snapshots into a folder with pruning and the record a Job leaves as its termination message (with the member's KV
+// hash at its revision), then a new 3-member cluster restored from one of them that serves every key; a corrupt or missing snapshot is refused
 // before any data dir is touched, and a re-run restore keeps what an earlier run restored.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -52,6 +52,10 @@ describe('operator: svc-operator backup and restore (the Job commands)', functio
     expect(bytes.length).to.equal(rec.size + 32);
     expect(createHash('sha256').update(bytes.subarray(0, rec.size)).digest('hex')).to.equal(rec.sha256);
     expect(Buffer.byteLength(readFileSync(record))).to.be.below(4096);
+    // the member's KV hash at the recorded revision, which a restore drill compares (the gateway's HashKV)
+    const hk = await postJson(`${src.members[0].clientURL}/v3/maintenance/hashkv`, { revision: String(rec.revision) });
+    expect(rec.kvHash).to.equal(Number(hk.body.hash));
+    expect(rec.compactRevision).to.equal(Number(hk.body.compact_revision ?? 0));
   });
 
   it('a member that does not answer: exit 1, the reason in the record, no file', async () => {
