@@ -86,5 +86,14 @@ describe('operator: the on-call view (text)', () => {
     const alarms = [{ member: alarmMember('8e9e05c52164694d', names), alarm: 'NOSPACE' }, { member: alarmMember('0', names), alarm: 'CORRUPT' }];
     expect(renderView({ ...base, alarms })).to.match(/^Alarms:\s+NOSPACE on kv-0, CORRUPT on the cluster \(member 0\)$/m);
     expect(text).to.match(/^\s+60s\s+Normal\s+RestartMember\s+SvcCluster\/kv\s+restart kv-0 on 3\.5\.21$/m);
+    expect(text).to.not.contain('Last drill:');
+  });
+
+  it('shows the last restore drill, or that none ran yet under spec.backup.verify', () => {
+    const drill = { time: '2026-01-01T00:08:00Z', location: 'pvc://kv-backups/prod/kv/kv-0.db', revision: 42, result: 'Failed' as const, message: 'sha256 mismatch' };
+    expect(renderView({ ...base, status: { ...base.status, backups: { claim: 'kv-backups', lastVerified: drill } } }))
+      .to.match(/^Last drill:\s+FAILED 2m ago, revision 42 of pvc:\/\/kv-backups\/prod\/kv\/kv-0\.db: sha256 mismatch$/m);
+    const scheduled = { ...base, spec: { ...base.spec, backup: { verify: { schedule: '30 3 * * *' } } }, status: { ...base.status, backups: { claim: 'kv-backups', nextVerifyTime: '2026-01-02T03:30:00.000Z' } } };
+    expect(renderView(scheduled)).to.match(/^Last drill:\s+none yet \(spec\.backup\.verify "30 3 \* \* \*", next 2026-01-02T03:30:00\.000Z\)$/m);
   });
 });
