@@ -124,6 +124,16 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   requireTlsForHttps('--listen-client-urls', listenClientUrls, clientTls);
   requireTlsForHttps('--listen-client-http-urls', listenClientHttpUrls, clientTls);
   requireTlsForHttps('--listen-peer-urls', listenPeerUrls, peerTls);
+  const tlsVersion = (n: string): '' | 'TLSv1.2' | 'TLSv1.3' => {
+    if (!known.has(n)) return n === 'tls-min-version' ? 'TLSv1.2' : '';
+    const v = oneOf<string>(n);
+    return v === '' ? '' : v === 'TLS1.3' ? 'TLSv1.3' : 'TLSv1.2';
+  };
+  const tlsMinVersion = tlsVersion('tls-min-version') || 'TLSv1.2';
+  const tlsMaxVersion = tlsVersion('tls-max-version');
+  if (tlsMaxVersion !== '' && tlsMinVersion > tlsMaxVersion) {
+    throw new ConfigError(`min version (${str('tls-min-version')}) is greater than max version (${str('tls-max-version')})`, 'tls-min-version');
+  }
 
   // Logging.
   const logger = known.has('logger') ? oneOf<'capnslog' | 'zap'>('logger') : release.loggerDefault;
@@ -190,6 +200,9 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     cors: list('cors'),
     hostWhitelist: list('host-whitelist'),
     authToken: str('auth-token'),
+    authTokenTtlSeconds: known.has('auth-token-ttl') ? uint('auth-token-ttl') : 0,
+    tlsMinVersion,
+    tlsMaxVersion,
     bcryptCost: uint('bcrypt-cost'),
     logger,
     logOutputs,
@@ -268,6 +281,9 @@ function tlsOf(
     autoTls: bool(`${prefix}auto-tls`),
     crlFile: str(prefix === '' ? 'client-crl-file' : 'peer-crl-file'),
     allowedCn: prefix === '' ? '' : str('peer-cert-allowed-cn'),
+    allowedHostname: known.has(`${prefix === '' ? 'client' : 'peer'}-cert-allowed-hostname`) ? str(`${prefix === '' ? 'client' : 'peer'}-cert-allowed-hostname`) : '',
+    clientCertFile: known.has(`${prefix}client-cert-file`) ? str(`${prefix}client-cert-file`) : '',
+    clientKeyFile: known.has(`${prefix}client-key-file`) ? str(`${prefix}client-key-file`) : '',
   };
   const caFlag = `${prefix}ca-file`;
   const caFile = known.has(caFlag) ? str(caFlag) : '';
@@ -279,6 +295,9 @@ function tlsOf(
   }
   if ((tls.certFile === '') !== (tls.keyFile === '')) {
     throw new ConfigError(`--${prefix}cert-file and --${prefix}key-file must be given together`, `${prefix}cert-file`);
+  }
+  if ((tls.clientCertFile === '') !== (tls.clientKeyFile === '')) {
+    throw new ConfigError(`--${prefix}client-cert-file and --${prefix}client-key-file must be given together`, `${prefix}client-cert-file`);
   }
   if (tls.autoTls && tls.certFile !== '') warnings.push(`ignoring --${prefix}auto-tls since --${prefix}cert-file and --${prefix}key-file are given`);
   return tls;

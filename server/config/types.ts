@@ -11,6 +11,12 @@ export interface TlsConfig {
   crlFile: string;
   /** Peer only: the allowed common name of peer certificates. */
   allowedCn: string;
+  /** --(peer-)cert-allowed-hostname: SAN hostnames a certificate of the other side may name instead. */
+  allowedHostname: string;
+  /** --(peer-)client-cert-file / --(peer-)client-key-file (3.5): what this member presents when it dials
+   *  ('' = certFile/keyFile). */
+  clientCertFile: string;
+  clientKeyFile: string;
 }
 
 export interface ServerConfig {
@@ -64,6 +70,11 @@ export interface ServerConfig {
   cors: string[];
   hostWhitelist: string[];
   authToken: string;
+  /** --auth-token-ttl in seconds (simple tokens; 0 means the 300 s default, as the reference). */
+  authTokenTtlSeconds: number;
+  /** --tls-min-version / --tls-max-version (3.5), as Node names them; max '' = the runtime's highest. */
+  tlsMinVersion: 'TLSv1.2' | 'TLSv1.3';
+  tlsMaxVersion: '' | 'TLSv1.2' | 'TLSv1.3';
   bcryptCost: number;
 
   logger: 'capnslog' | 'zap';

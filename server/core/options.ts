@@ -1,5 +1,6 @@
 // What a member needs to run, independent of where it came from (command-line flags, a config file, or an
 // embedding program's config object).
+import type { SecureVersion } from 'node:tls';
 import type { Logger } from '../log/logger.js';
 import type { Release } from '../releases.js';
 import type { JwtTokens } from '../auth/tokens.js';
@@ -16,6 +17,14 @@ export interface TlsFiles {
   allowedCNs?: string[];
   /** Made by --peer-auto-tls / --auto-tls: the other side's certificate is not verified (it is self-signed too). */
   selfSigned?: boolean;
+  /** --peer-client-cert-file / --peer-client-key-file: presented when this member dials (default cert/key). */
+  dialCert?: Buffer;
+  dialKey?: Buffer;
+  /** --tls-min-version / --tls-max-version, for serving and dialling alike. */
+  minVersion?: SecureVersion;
+  maxVersion?: SecureVersion;
+  /** --peer-cert-allowed-hostname: SAN hostnames a peer certificate may name (besides allowedCNs). */
+  allowedHostnames?: string[];
 }
 
 export interface MemberOptions {
@@ -46,6 +55,8 @@ export interface MemberOptions {
   bcryptCost: number;
   /** --auth-token jwt,...: the JWT provider (absent: simple tokens). */
   authTokens?: JwtTokens;
+  /** --auth-token-ttl: a simple token is forgotten this long after its last use (default 300 s). */
+  simpleTokenTtlMs?: number;
   preVote: boolean;
   /** --initial-election-tick-advance (default true): see tick-advance.ts. */
   initialElectionTickAdvance?: boolean;

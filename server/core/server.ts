@@ -108,7 +108,7 @@ export class SvcServer {
     this.memberId = b.memberId;
     this.clusterId = b.clusterId;
     const { memberId, lifecycle, stats, observers } = this;
-    this.kv = new V3StateMachine(b.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync, authTokens: opts.authTokens });
+    this.kv = new V3StateMachine(b.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync, authTokens: opts.authTokens, simpleTokenTtlMs: opts.simpleTokenTtlMs });
 
     this.node = new RaftNode(
       { storage: b.storage, wal: b.wal, snapshotter: b.snapshotter, confState: b.confState, appliedIndex: b.appliedIndex, snapshotIndex: b.snapshotIndex },
@@ -160,7 +160,7 @@ export class SvcServer {
         this.stopRemoved();
       },
       onSnapshotStatus: (id, ok) => node.reportSnapshot(id, ok),
-      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, rejectUnauthorized: !!opts.peerTls.ca && !opts.peerTls.selfSigned } : undefined,
+      tls: opts.peerTls ? { cert: opts.peerTls.dialCert ?? opts.peerTls.cert, key: opts.peerTls.dialKey ?? opts.peerTls.key, ca: opts.peerTls.ca, rejectUnauthorized: !!opts.peerTls.ca && !opts.peerTls.selfSigned, minVersion: opts.peerTls.minVersion, maxVersion: opts.peerTls.maxVersion } : undefined,
     });
     node.attach(this.transport, { forceCommit: () => this.kv.forceCommit(), snapshotTo: async (path) => void (await this.kv.currentBackend().snapshotTo(path)) });
 
@@ -263,7 +263,7 @@ export class SvcServer {
       urls: opts.listenPeerURLs,
       transport: this.transport,
       logger,
-      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, clientCertAuth: opts.peerTls.clientCertAuth, crl: opts.peerTls.crl, allowedCNs: opts.peerTls.allowedCNs } : undefined,
+      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, clientCertAuth: opts.peerTls.clientCertAuth, crl: opts.peerTls.crl, allowedCNs: opts.peerTls.allowedCNs, allowedHostnames: opts.peerTls.allowedHostnames, minVersion: opts.peerTls.minVersion, maxVersion: opts.peerTls.maxVersion } : undefined,
       routes: {
         version: () => ({ etcdserver: opts.release.version, etcdcluster: this.clusterVersionFull() }),
         members: () => this.membersJSON(),

@@ -67,6 +67,7 @@ export interface StateMachineOptions {
   unsafeNoFsync?: boolean;
   /** --auth-token jwt,...: the JWT provider (absent: simple tokens). */
   authTokens?: JwtTokens;
+  simpleTokenTtlMs?: number;
 }
 
 export class V3StateMachine {
@@ -83,7 +84,7 @@ export class V3StateMachine {
     this.lessor = new Lessor(this.backend, { logger, minTtl: minLeaseTtlFor(opts.electionMs) });
     this.store = new MvccStore(this.backend, { logger, lessor: this.lessor });
     this.watchable = new WatchableStore(this.store);
-    this.auth = new AuthStore(this.backend, opts.authTokens);
+    this.auth = new AuthStore(this.backend, opts.authTokens, opts.simpleTokenTtlMs);
   }
 
   get stats() {

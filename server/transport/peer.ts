@@ -7,6 +7,7 @@ import * as https from 'node:https';
 import { isSecureUrl, isUnixUrl, unixSocketPath } from './unix-url.js';
 
 import type { Logger } from '../log/logger.js';
+import type { SecureVersion } from 'node:tls';
 import type { Message, NodeId } from '../raft/types.js';
 import { MessageType } from '../raft/types.js';
 import { KEEPALIVE_FRAME, encodeFrames, encodeMessage, encodedSize } from './codec.js';
@@ -19,6 +20,8 @@ export interface PeerTlsOptions {
   ca?: Buffer;
   /** Verify the remote's certificate (default true). */
   rejectUnauthorized?: boolean;
+  minVersion?: SecureVersion;
+  maxVersion?: SecureVersion;
 }
 
 /** Timing knobs; the defaults follow the reference (read timeout 5 s, heartbeat at a third of it). */
@@ -196,6 +199,8 @@ export class Peer {
         key: tls?.key,
         ca: tls?.ca,
         rejectUnauthorized: tls?.rejectUnauthorized ?? true,
+        minVersion: tls?.minVersion,
+        maxVersion: tls?.maxVersion,
       });
     }
     return http.request(common);

@@ -1,0 +1,156 @@
+// TLS and token flags the reference 3.5 accepts, side by side with it where one member is enough:
+// --tls-min-version / --tls-max-version (a client outside the range fails the handshake),
+// --client-cert-allowed-hostname (a client certificate naming no allowed SAN is refused), --auth-token-ttl
+// (a simple token lives that long after its last use). Then svc alone with two members:
+// --peer-client-cert-file (the certificate a member presents when it dials its peers) with
+// --peer-cert-allowed-hostname (the peer port takes only certificates naming that SAN).
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SecureVersion } from 'node:tls';
+import { etcdctl } from '../../../harness/etcdctl.js';
+import { freePorts } from '../../../harness/ports.js';
+import { httpGet, sleep, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
+import { ref35 } from '../../../harness/reference-cluster.js';
+import { spawnSingleMember, TARGETS, type Target } from '../../../harness/side-by-side.js';
+import { runSvc, spawnSvc } from '../../../harness/svc-cluster.js';
+import { makeLeafCert, makeTestPki, type TestPki } from '../../../harness/tls.js';
+
+describe('TLS version, allowed hostname and token TTL flags (side by side with the reference 3.5)', function () {
+  this.timeout(120000);
+  let dir: string;
+  let pki: TestPki;
+  let named: { cert: Buffer; key: Buffer };
+  const procs: LoggedProcess[] = [];
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-tlsflags-'));
+    pki = makeTestPki(dir);
+    const f = makeLeafCert(pki, 'named', 'named client', { extKeyUsage: ['clientAuth', 'serverAuth'], hosts: ['svc-peer.example'] });
+    named = { cert: readFileSync(f.cert), key: readFileSync(f.key) };
+  });
+  after(async () => {
+    for (const p of procs) await p.stop('SIGKILL', 5000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** svc and the reference, one member each, https client URL with these extra flags; their URLs once healthy. */
+  async function startBoth(tag: string, flags: string[]): Promise<Record<Target, string>> {
+    const ports = await freePorts(4);
+    const urls = {} as Record<Target, string>;
+    const tlsFlags = [`--cert-file=${pki.serverCertFile}`, `--key-file=${pki.serverKeyFile}`, `--trusted-ca-file=${pki.caFile}`];
+    await Promise.all(
+      TARGETS.map(async (target, i) => {
+        const m = spawnSingleMember(target, { dir, name: `${tag}-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], scheme: 'https', flags: [...tlsFlags, ...flags] });
+        procs.push(m.proc);
+        await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc, ca: pki.ca, ...named });
+        urls[target] = m.clientUrl;
+      }),
+    );
+    return urls;
+  }
+
+  /** 'ok <status>' or 'refused' for a GET /health with this client TLS. */
+  async function get(url: string, o: { cert?: Buffer; key?: Buffer; minVersion?: SecureVersion; maxVersion?: SecureVersion }): Promise<string> {
+    try {
+      return `ok ${(await httpGet(`${url}/health`, { ca: pki.ca, cert: o.cert ?? pki.clientCert, key: o.key ?? pki.clientKey, minVersion: o.minVersion, maxVersion: o.maxVersion })).status}`;
+    } catch {
+      return 'refused';
+    }
+  }
+
+  async function both(urls: Record<Target, string>, o: Parameters<typeof get>[1]): Promise<Record<Target, string>> {
+    const out = {} as Record<Target, string>;
+    for (const t of TARGETS) out[t] = await get(urls[t], o);
+    return out;
+  }
+
+  it('--tls-min-version=TLS1.3: a TLS 1.2 client fails the handshake, a TLS 1.3 one is served', async () => {
+    const urls = await startBoth('min13', ['--tls-min-version=TLS1.3']);
+    expect(await both(urls, { maxVersion: 'TLSv1.2' })).to.deep.equal({ svc: 'refused', reference: 'refused' });
+    expect(await both(urls, { minVersion: 'TLSv1.3' })).to.deep.equal({ svc: 'ok 200', reference: 'ok 200' });
+  });
+
+  it('--tls-max-version=TLS1.2: a client insisting on TLS 1.3 fails, TLS 1.2 is served', async () => {
+    const urls = await startBoth('max12', ['--tls-max-version=TLS1.2']);
+    expect(await both(urls, { minVersion: 'TLSv1.3' })).to.deep.equal({ svc: 'refused', reference: 'refused' });
+    expect(await both(urls, { maxVersion: 'TLSv1.2' })).to.deep.equal({ svc: 'ok 200', reference: 'ok 200' });
+  });
+
+  it('a minimum above the maximum stops svc with exit status 2 and the reference message', async () => {
+    const r = await runSvc(['--tls-min-version=TLS1.3', '--tls-max-version=TLS1.2', `--data-dir=${join(dir, 'never')}`], { version: '3.5.21' });
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.match(/min version \(TLS1\.3\) is greater than max version \(TLS1\.2\)/);
+  });
+
+  it('--client-cert-allowed-hostname: only a client certificate naming that SAN is served', async () => {
+    const urls = await startBoth('host', ['--client-cert-auth', '--client-cert-allowed-hostname=svc-peer.example']);
+    expect(await both(urls, named)).to.deep.equal({ svc: 'ok 200', reference: 'ok 200' });
+    expect(await both(urls, {})).to.deep.equal({ svc: 'refused', reference: 'refused' });
+  });
+
+  it('--auth-token-ttl=1: a simple token used every half second stays good; idle for 3 s it is refused', async () => {
+    const ports = await freePorts(4);
+    const urls = {} as Record<Target, string>;
+    await Promise.all(
+      TARGETS.map(async (target, i) => {
+        const m = spawnSingleMember(target, { dir, name: `ttl-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--auth-token-ttl=1'] });
+        procs.push(m.proc);
+        await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
+        urls[target] = m.clientUrl;
+      }),
+    );
+    const range = async (url: string, token: string): Promise<string> => {
+      const res = await fetch(`${url}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('k').toString('base64') }), headers: { Authorization: token } });
+      const json = (await res.json()) as { error?: string };
+      return json.error ?? 'ok';
+    };
+    const tokens = {} as Record<Target, string>;
+    for (const t of TARGETS) {
+      for (const args of [['user', 'add', 'root', '--new-user-password=rootpw'], ['user', 'grant-role', 'root', 'root'], ['auth', 'enable']]) {
+        const r = await etcdctl([`--endpoints=${urls[t]}`, ...args], { bin: ref35('etcdctl') });
+        expect(r.code, `${t}: etcdctl ${args.join(' ')}: ${r.stderr}`).to.equal(0);
+      }
+      const res = await fetch(`${urls[t]}/v3/auth/authenticate`, { method: 'POST', body: JSON.stringify({ name: 'root', password: 'rootpw' }) });
+      tokens[t] = ((await res.json()) as { token: string }).token;
+    }
+    for (let i = 0; i < 5; i++) {
+      for (const t of TARGETS) expect(await range(urls[t], tokens[t]), `${t} after ${i * 0.5} s in use`).to.equal('ok');
+      await sleep(500);
+    }
+    await sleep(3000);
+    const said = {} as Record<Target, string>;
+    for (const t of TARGETS) said[t] = await range(urls[t], tokens[t]);
+    expect(said).to.deep.equal({ svc: 'etcdserver: invalid auth token', reference: 'etcdserver: invalid auth token' });
+  });
+
+  it('--peer-client-cert-file with --peer-cert-allowed-hostname: members dial with that certificate and form a cluster; another is refused', async () => {
+    const ports = await freePorts(4);
+    const ic = `p0=https://127.0.0.1:${ports[1]},p1=https://127.0.0.1:${ports[3]}`;
+    const namedFiles = { cert: join(dir, 'named.pem'), key: join(dir, 'named-key.pem') };
+    const members = [0, 1].map((i) => {
+      const c = `http://127.0.0.1:${ports[2 * i]}`;
+      const p = `https://127.0.0.1:${ports[2 * i + 1]}`;
+      const proc = spawnSvc(
+        [
+          `--name=p${i}`, `--data-dir=${join(dir, `p${i}`)}`, `--listen-client-urls=${c}`, `--advertise-client-urls=${c}`,
+          `--listen-peer-urls=${p}`, `--initial-advertise-peer-urls=${p}`, `--initial-cluster=${ic}`,
+          `--peer-cert-file=${pki.serverCertFile}`, `--peer-key-file=${pki.serverKeyFile}`, `--peer-trusted-ca-file=${pki.caFile}`,
+          '--peer-client-cert-auth', '--peer-cert-allowed-hostname=svc-peer.example',
+          `--peer-client-cert-file=${namedFiles.cert}`, `--peer-client-key-file=${namedFiles.key}`,
+        ],
+        { logFile: join(dir, `p${i}.log`), name: `p${i}` },
+      );
+      procs.push(proc);
+      return { proc, client: c };
+    });
+    for (const m of members) await waitForHttp(`${m.client}/health`, { timeoutMs: 30000, process: m.proc });
+    const peer = `https://127.0.0.1:${ports[1]}/version`;
+    expect((await httpGet(peer, { ca: pki.ca, ...named })).status).to.equal(200);
+    // the server certificate names 127.0.0.1 and localhost, not the allowed hostname
+    let refused = false;
+    await httpGet(peer, { ca: pki.ca, cert: pki.serverCert, key: pki.serverKey }).catch(() => (refused = true));
+    expect(refused, 'a peer certificate without the allowed SAN was served').to.equal(true);
+  });
+});
