@@ -45,6 +45,8 @@ export interface Release {
   /** The zap logger prints "ready to serve client requests" when a client listener starts serving (3.5;
    *  3.4 prints it only with capnslog). */
   zapReadyLine: boolean;
+  /** A restarted member warns when its v2 snapshot holds v2 keys (3.5: the last release with the v2 API). */
+  warnsOfV2Content: boolean;
 }
 
 // Flags of the reference's `etcd --help` that svc does not implement, per release line (3.3's help is not
@@ -59,7 +61,7 @@ const NOT_IN_SVC_34 = [
 const NOT_IN_SVC_35 = [
   ...NOT_IN_SVC_34.filter((f) => f !== 'experimental-backend-bbolt-freelist-type'),
   'backend-bbolt-freelist-type', 'socket-reuse-port', 'socket-reuse-address', 'raft-read-timeout', 'raft-write-timeout',
-  'v2-deprecation', 'enable-log-rotation', 'log-rotation-config-json',
+  'enable-log-rotation', 'log-rotation-config-json',
   'experimental-enable-distributed-tracing', 'experimental-distributed-tracing-address', 'experimental-distributed-tracing-service-name',
   'experimental-distributed-tracing-instance-id', 'experimental-distributed-tracing-sampling-rate',
   'experimental-compact-hash-check-enabled', 'experimental-compact-hash-check-time', 'experimental-enable-lease-checkpoint-persist',
@@ -70,7 +72,7 @@ const NOT_IN_SVC_35 = [
 /** Server flags that first appear in 3.5. */
 const NEW_IN_35 = [
   'unsafe-no-fsync', 'listen-client-http-urls', 'self-signed-cert-validity',
-  'client-cert-file', 'client-key-file', 'peer-client-cert-file', 'peer-client-key-file', 'tls-min-version', 'tls-max-version',
+  'v2-deprecation', 'client-cert-file', 'client-key-file', 'peer-client-cert-file', 'peer-client-key-file', 'tls-min-version', 'tls-max-version',
 ];
 
 const r33: Release = {
@@ -96,6 +98,7 @@ const r33: Release = {
   authStatusRpc: false,
   metaTermKey: false,
   zapReadyLine: false,
+  warnsOfV2Content: false,
 };
 
 const r34: Release = {
@@ -142,6 +145,7 @@ const r35: Release = {
   authStatusRpc: true,
   metaTermKey: true,
   zapReadyLine: true,
+  warnsOfV2Content: true,
   unknownFlags: [],
   unsupportedFlags: NOT_IN_SVC_35,
 };

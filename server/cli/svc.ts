@@ -209,6 +209,7 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     initialCorruptCheck: cfg.experimentalInitialCorruptCheck,
     corruptCheckTimeMs: cfg.experimentalCorruptCheckTimeMs,
     enableV2: cfg.enableV2,
+    v2Deprecation: cfg.v2Deprecation,
     strictReconfigCheck: cfg.strictReconfigCheck,
     forceNewCluster: cfg.forceNewCluster,
     versionMonitorMs: 4000,

@@ -135,6 +135,10 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     throw new ConfigError(`min version (${str('tls-min-version')}) is greater than max version (${str('tls-max-version')})`, 'tls-min-version');
   }
 
+  // v2 deprecation (3.5): from write-only on, the v2 API is gone.
+  const v2Deprecation = known.has('v2-deprecation') ? oneOf<ServerConfig['v2Deprecation']>('v2-deprecation') : 'not-yet';
+  if (v2Deprecation !== 'not-yet' && bool('enable-v2')) throw new ConfigError(`--enable-v2 and --v2-deprecation=${v2Deprecation} are mutually exclusive`, 'v2-deprecation');
+
   // Logging.
   const logger = known.has('logger') ? oneOf<'capnslog' | 'zap'>('logger') : release.loggerDefault;
   const logOutputs = logOutputsOf(release, known, isSet, str, list, logger);
@@ -181,6 +185,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     initialClusterState,
     strictReconfigCheck: bool('strict-reconfig-check'),
     enableV2: bool('enable-v2'),
+    v2Deprecation,
     preVote: bool('pre-vote'),
     forceNewCluster: bool('force-new-cluster'),
     unsafeNoFsync: known.has('unsafe-no-fsync') && bool('unsafe-no-fsync'),

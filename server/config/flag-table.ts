@@ -55,6 +55,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'initial-cluster-token', kind: 'string', group: 'clustering', def: 'svc-cluster', help: 'Initial cluster token for the cluster during bootstrap.' },
   { name: 'initial-cluster-state', kind: 'enum', group: 'clustering', def: 'new', values: ['new', 'existing'], help: "Initial cluster state ('new' or 'existing')." },
   { name: 'strict-reconfig-check', kind: 'bool', group: 'clustering', def: 'true', help: 'Reject reconfiguration requests that would cause quorum loss.' },
+  { name: 'v2-deprecation', kind: 'enum', group: 'clustering', def: 'not-yet', values: ['not-yet', 'write-only', 'write-only-drop-data', 'gone'], help: "Phase of v2store deprecation: 'not-yet', or 'write-only' and beyond (the v2 API off, and a member whose v2 snapshot holds v2 keys refuses to start)." },
   { name: 'enable-v2', kind: 'bool', group: 'clustering', def: (r) => String(r.enableV2Default), help: 'Accept v2 API requests.' },
   { name: 'pre-vote', kind: 'bool', group: 'clustering', def: (r) => String(r.preVoteDefault), help: 'Run an additional Raft election phase (pre-vote).' },
   { name: 'auto-compaction-retention', kind: 'string', group: 'clustering', def: '0', help: 'Auto compaction retention for the key-value store (0 disables auto compaction).'  },

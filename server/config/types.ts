@@ -45,6 +45,8 @@ export interface ServerConfig {
   initialClusterState: 'new' | 'existing';
   strictReconfigCheck: boolean;
   enableV2: boolean;
+  /** --v2-deprecation (3.5; earlier releases: not-yet). */
+  v2Deprecation: 'not-yet' | 'write-only' | 'write-only-drop-data' | 'gone';
   preVote: boolean;
   forceNewCluster: boolean;
   unsafeNoFsync: boolean;

@@ -164,6 +164,12 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
     if (snap) {
       storage.applySnapshot(snap);
       ({ membership, v2, alarms } = decodeInternalState(snap.data));
+      // As the reference, only the v2 snapshot is looked at (keys still only in the WAL are not).
+      if (v2.hasContent()) {
+        const stage = opts.v2Deprecation ?? 'not-yet';
+        if (stage !== 'not-yet') throw new FatalStartError(`detected disallowed custom content in v2store for stage --v2-deprecation=${stage}`);
+        if (opts.release.warnsOfV2Content) logger.warn('detected custom v2store content. Etcd v3.5 is the last version allowing to access it using API v2. Please remove the content.');
+      }
       confState = snap.metadata.confState;
       snapshotIndex = snap.metadata.index;
       appliedIndex = snap.metadata.index;

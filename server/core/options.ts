@@ -58,6 +58,8 @@ export interface MemberOptions {
   /** --auth-token-ttl: a simple token is forgotten this long after its last use (default 300 s). */
   simpleTokenTtlMs?: number;
   preVote: boolean;
+  /** --v2-deprecation beyond not-yet: v2 keys in the v2 snapshot stop the member at start. */
+  v2Deprecation?: 'not-yet' | 'write-only' | 'write-only-drop-data' | 'gone';
   /** --initial-election-tick-advance (default true): see tick-advance.ts. */
   initialElectionTickAdvance?: boolean;
   enableV2: boolean;
