@@ -54,8 +54,8 @@ export interface Release {
 const NOT_IN_SVC_34 = [
   'backend-batch-interval', 'backend-batch-limit',
   'discovery', 'discovery-fallback', 'discovery-proxy', 'discovery-srv', 'discovery-srv-name',
-  'experimental-backend-bbolt-freelist-type', 'experimental-compaction-batch-limit', 'experimental-enable-lease-checkpoint',
-  'experimental-enable-v2v3', 'experimental-peer-skip-client-san-verification', 'experimental-warning-apply-duration',
+  'experimental-backend-bbolt-freelist-type', 'experimental-enable-lease-checkpoint',
+  'experimental-enable-v2v3', 'experimental-peer-skip-client-san-verification',
   'proxy', 'proxy-dial-timeout', 'proxy-failure-wait', 'proxy-read-timeout', 'proxy-refresh-interval', 'proxy-write-timeout',
 ];
 const NOT_IN_SVC_35 = [
@@ -65,14 +65,14 @@ const NOT_IN_SVC_35 = [
   'experimental-enable-distributed-tracing', 'experimental-distributed-tracing-address', 'experimental-distributed-tracing-service-name',
   'experimental-distributed-tracing-instance-id', 'experimental-distributed-tracing-sampling-rate',
   'experimental-compact-hash-check-enabled', 'experimental-compact-hash-check-time', 'experimental-enable-lease-checkpoint-persist',
-  'experimental-compaction-sleep-interval', 'experimental-downgrade-check-time', 'experimental-memory-mlock',
+  'experimental-downgrade-check-time', 'experimental-memory-mlock',
   'experimental-txn-mode-write-with-shared-buffer', 'experimental-bootstrap-defrag-threshold-megabytes', 'experimental-stop-grpc-service-on-defrag',
 ];
 
 /** Server flags that first appear in 3.5. */
 const NEW_IN_35 = [
   'unsafe-no-fsync', 'listen-client-http-urls', 'self-signed-cert-validity',
-  'v2-deprecation', 'client-cert-file', 'client-key-file', 'peer-client-cert-file', 'peer-client-key-file', 'tls-min-version', 'tls-max-version',
+  'v2-deprecation', 'experimental-compaction-sleep-interval', 'client-cert-file', 'client-key-file', 'peer-client-cert-file', 'peer-client-key-file', 'tls-min-version', 'tls-max-version',
 ];
 
 const r33: Release = {
@@ -88,7 +88,7 @@ const r33: Release = {
   clientApiDefault: 2,
   preVoteDefault: false,
   deprecatedFlags: {},
-  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote', 'max-concurrent-streams', 'experimental-watch-progress-notify-interval', 'auth-token-ttl', 'client-cert-allowed-hostname', 'peer-cert-allowed-hostname', ...NEW_IN_35],
+  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote', 'max-concurrent-streams', 'experimental-watch-progress-notify-interval', 'auth-token-ttl', 'client-cert-allowed-hostname', 'peer-cert-allowed-hostname', 'experimental-warning-apply-duration', 'experimental-compaction-batch-limit', ...NEW_IN_35],
   unsupportedFlags: [],
   shadowedEnvVar: 'warn',
   embed: { logOutputField: 'logOutput', snapshotCountField: 'snapCount', setupLogging: true },

@@ -139,6 +139,9 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   const v2Deprecation = known.has('v2-deprecation') ? oneOf<ServerConfig['v2Deprecation']>('v2-deprecation') : 'not-yet';
   if (v2Deprecation !== 'not-yet' && bool('enable-v2')) throw new ConfigError(`--enable-v2 and --v2-deprecation=${v2Deprecation} are mutually exclusive`, 'v2-deprecation');
 
+  const compactionBatchLimit = known.has('experimental-compaction-batch-limit') ? int('experimental-compaction-batch-limit') : 1000;
+  if (compactionBatchLimit <= 0) throw new ConfigError(`--experimental-compaction-batch-limit must be > 0 (set to ${compactionBatchLimit})`, 'experimental-compaction-batch-limit');
+
   // Logging.
   const logger = known.has('logger') ? oneOf<'capnslog' | 'zap'>('logger') : release.loggerDefault;
   const logOutputs = logOutputsOf(release, known, isSet, str, list, logger);
@@ -218,6 +221,9 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     enableGrpcGateway: bool('enable-grpc-gateway'),
     experimentalInitialCorruptCheck: bool('experimental-initial-corrupt-check'),
     experimentalCorruptCheckTimeMs: dur('experimental-corrupt-check-time'),
+    compactionBatchLimit,
+    compactionSleepMs: known.has('experimental-compaction-sleep-interval') ? dur('experimental-compaction-sleep-interval') : 10,
+    warningApplyMs: known.has('experimental-warning-apply-duration') ? dur('experimental-warning-apply-duration') : 100,
     watchProgressNotifyMs: dur('experimental-watch-progress-notify-interval'),
     configFile: opts.configFile,
   };

@@ -108,6 +108,9 @@ export const FLAGS: readonly FlagSpec[] = [
 
   { name: 'experimental-initial-corrupt-check', kind: 'bool', group: 'experimental', def: 'false', help: 'Enable to check data corruption before serving any client/peer traffic.' },
   { name: 'experimental-watch-progress-notify-interval', kind: 'duration', group: 'experimental', def: '10m', help: 'Duration of periodic watch progress notifications (to watchers that asked for them).' },
+  { name: 'experimental-warning-apply-duration', kind: 'duration', group: 'experimental', def: '100ms', help: 'Warning is logged when applying a request takes longer than this duration.' },
+  { name: 'experimental-compaction-batch-limit', kind: 'int', group: 'experimental', def: '1000', help: 'Sets the maximum revisions deleted in each compaction batch.' },
+  { name: 'experimental-compaction-sleep-interval', kind: 'duration', group: 'experimental', def: '10ms', help: 'Sets the sleep interval between each compaction batch.' },
   { name: 'experimental-corrupt-check-time', kind: 'duration', group: 'experimental', def: '0s', help: 'Duration of time between cluster corruption check passes.' },
 ];
 

@@ -90,6 +90,11 @@ export interface ServerConfig {
   enableGrpcGateway: boolean;
   experimentalInitialCorruptCheck: boolean;
   experimentalCorruptCheckTimeMs: number;
+  /** --experimental-compaction-batch-limit and --experimental-compaction-sleep-interval (ms; 3.4: 10 ms). */
+  compactionBatchLimit: number;
+  compactionSleepMs: number;
+  /** --experimental-warning-apply-duration (ms). */
+  warningApplyMs: number;
   /** --experimental-watch-progress-notify-interval (ms). */
   watchProgressNotifyMs: number;
 

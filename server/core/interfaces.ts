@@ -113,6 +113,9 @@ export interface Observers {
   apply?: (s: number) => void;
   hash?: (s: number) => void;
   hashRev?: (s: number) => void;
+  /** One full batch of a compaction (ms), then the whole compaction (ms) and the keys it deleted. */
+  compactionPause?: (ms: number) => void;
+  compactionDone?: (ms: number, keys: number) => void;
 }
 
 /** The Auth service's view: the auth store as applied, and the next log index (token ids). */

@@ -58,6 +58,11 @@ export interface MemberOptions {
   /** --auth-token-ttl: a simple token is forgotten this long after its last use (default 300 s). */
   simpleTokenTtlMs?: number;
   preVote: boolean;
+  /** --experimental-compaction-batch-limit / --experimental-compaction-sleep-interval. */
+  compactionBatchLimit?: number;
+  compactionSleepMs?: number;
+  /** --experimental-warning-apply-duration: an apply slower than this is logged (default 100 ms). */
+  warningApplyMs?: number;
   /** --v2-deprecation beyond not-yet: v2 keys in the v2 snapshot stop the member at start. */
   v2Deprecation?: 'not-yet' | 'write-only' | 'write-only-drop-data' | 'gone';
   /** --initial-election-tick-advance (default true): see tick-advance.ts. */

@@ -108,7 +108,9 @@ export class SvcServer {
     this.memberId = b.memberId;
     this.clusterId = b.clusterId;
     const { memberId, lifecycle, stats, observers } = this;
-    this.kv = new V3StateMachine(b.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync, authTokens: opts.authTokens, simpleTokenTtlMs: opts.simpleTokenTtlMs });
+    this.kv = new V3StateMachine(b.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync, authTokens: opts.authTokens, simpleTokenTtlMs: opts.simpleTokenTtlMs,
+      compaction: { batchLimit: opts.compactionBatchLimit ?? 1000, sleepMs: opts.compactionSleepMs ?? 10, observers: this.observers },
+    });
 
     this.node = new RaftNode(
       { storage: b.storage, wal: b.wal, snapshotter: b.snapshotter, confState: b.confState, appliedIndex: b.appliedIndex, snapshotIndex: b.snapshotIndex },
@@ -182,7 +184,7 @@ export class SvcServer {
       },
       observers,
       stats,
-      { memberId, clusterId: b.clusterId, localVersion: opts.release.version, logger },
+      { memberId, clusterId: b.clusterId, localVersion: opts.release.version, logger, warningApplyMs: opts.warningApplyMs ?? 100 },
     );
     const membership = () => this.applier.membership;
     const proposals = this.proposer;

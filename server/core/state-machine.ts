@@ -3,7 +3,7 @@
 // store, which is what makes HashKV agree across members.
 import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
 import { openBackend, type Backend } from '../storage/backend.js';
-import { MvccStore, type ReadTxn, type WriteTxn } from '../mvcc/kvstore.js';
+import { MvccStore, type MvccStoreOptions, type ReadTxn, type WriteTxn } from '../mvcc/kvstore.js';
 import { Lessor, minLeaseTtlFor } from '../mvcc/lessor.js';
 import { WatchableStore } from '../mvcc/watchable-store.js';
 import { MvccError } from '../mvcc/errors.js';
@@ -68,6 +68,7 @@ export interface StateMachineOptions {
   /** --auth-token jwt,...: the JWT provider (absent: simple tokens). */
   authTokens?: JwtTokens;
   simpleTokenTtlMs?: number;
+  compaction?: MvccStoreOptions['compaction'];
 }
 
 export class V3StateMachine {
@@ -82,7 +83,7 @@ export class V3StateMachine {
   ) {
     const logger = packageLogger(opts.logger, 'mvcc');
     this.lessor = new Lessor(this.backend, { logger, minTtl: minLeaseTtlFor(opts.electionMs) });
-    this.store = new MvccStore(this.backend, { logger, lessor: this.lessor });
+    this.store = new MvccStore(this.backend, { logger, lessor: this.lessor, compaction: opts.compaction });
     this.watchable = new WatchableStore(this.store);
     this.auth = new AuthStore(this.backend, opts.authTokens, opts.simpleTokenTtlMs);
   }

@@ -154,3 +154,73 @@ describe('TLS version, allowed hostname and token TTL flags (side by side with t
     expect(refused, 'a peer certificate without the allowed SAN was served').to.equal(true);
   });
 });
+
+describe('--experimental-warning-apply-duration (side by side with the reference 3.5)', function () {
+  this.timeout(60000);
+  let dir: string;
+  const procs: LoggedProcess[] = [];
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-applywarn-'));
+  });
+  after(async () => {
+    for (const p of procs) await p.stop('SIGKILL', 5000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('an apply slower than the duration is logged as "apply request took too long" with the expected duration', async () => {
+    const ports = await freePorts(4);
+    for (const [i, target] of TARGETS.entries()) {
+      const m = spawnSingleMember(target, { dir, name: `warn-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--experimental-warning-apply-duration=1ns'] });
+      procs.push(m.proc);
+      await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
+      const r = await etcdctl([`--endpoints=${m.clientUrl}`, 'put', 'slow', 'v'], { bin: ref35('etcdctl') });
+      expect(r.code, target).to.equal(0);
+      const line = await m.proc.waitForLog(/"msg":"apply request took too long".*/, 10000);
+      expect(line, target).to.contain('"expected-duration":"1ns"');
+    }
+  });
+});
+
+describe('--experimental-compaction-batch-limit and -sleep-interval (side by side with the reference 3.5)', function () {
+  this.timeout(60000);
+  let dir: string;
+  const procs: LoggedProcess[] = [];
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-compbatch-'));
+  });
+  after(async () => {
+    for (const p of procs) await p.stop('SIGKILL', 5000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A metric's value from /metrics (svc's svc_ names are the reference's etcd_ ones). */
+  async function metric(url: string, name: string): Promise<number> {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.replace(/^etcd_/, 'svc_').startsWith(`${name} `));
+    return line === undefined ? 0 : Number(line.split(' ')[1]);
+  }
+
+  it('a compaction deletes in batches of the limit: the same number of pauses and keys compacted as the reference', async () => {
+    const ports = await freePorts(4);
+    const seen = {} as Record<Target, { pauses: number; keys: number }>;
+    for (const [i, target] of TARGETS.entries()) {
+      const m = spawnSingleMember(target, { dir, name: `batch-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--experimental-compaction-batch-limit=5', '--experimental-compaction-sleep-interval=1ms'] });
+      procs.push(m.proc);
+      await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
+      // 23 revisions of one key: 22 old ones to delete, 23 entries to scan in batches of 5
+      for (let k = 0; k < 23; k++) {
+        await fetch(`${m.clientUrl}/v3/kv/put`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('k').toString('base64'), value: Buffer.from(String(k)).toString('base64') }) });
+      }
+      const pausesBefore = await metric(m.clientUrl, 'svc_debugging_mvcc_db_compaction_pause_duration_milliseconds_count');
+      const keysBefore = await metric(m.clientUrl, 'svc_debugging_mvcc_db_compaction_keys_total');
+      const r = await etcdctl([`--endpoints=${m.clientUrl}`, 'compaction', '--physical', '24'], { bin: ref35('etcdctl') });
+      expect(r.code, `${target}: ${r.stderr}`).to.equal(0);
+      seen[target] = {
+        pauses: (await metric(m.clientUrl, 'svc_debugging_mvcc_db_compaction_pause_duration_milliseconds_count')) - pausesBefore,
+        keys: (await metric(m.clientUrl, 'svc_debugging_mvcc_db_compaction_keys_total')) - keysBefore,
+      };
+    }
+    expect(seen.svc).to.deep.equal(seen.reference);
+    expect(seen.svc).to.deep.equal({ pauses: 4, keys: 22 });
+  });
+});
