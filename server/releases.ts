@@ -66,13 +66,13 @@ const NOT_IN_SVC_35 = [
   'experimental-distributed-tracing-instance-id', 'experimental-distributed-tracing-sampling-rate',
   'experimental-compact-hash-check-enabled', 'experimental-compact-hash-check-time', 'experimental-enable-lease-checkpoint-persist',
   'experimental-downgrade-check-time', 'experimental-memory-mlock',
-  'experimental-txn-mode-write-with-shared-buffer', 'experimental-bootstrap-defrag-threshold-megabytes', 'experimental-stop-grpc-service-on-defrag',
+  'experimental-txn-mode-write-with-shared-buffer', 'experimental-stop-grpc-service-on-defrag',
 ];
 
 /** Server flags that first appear in 3.5. */
 const NEW_IN_35 = [
   'unsafe-no-fsync', 'listen-client-http-urls', 'self-signed-cert-validity',
-  'v2-deprecation', 'experimental-compaction-sleep-interval', 'client-cert-file', 'client-key-file', 'peer-client-cert-file', 'peer-client-key-file', 'tls-min-version', 'tls-max-version',
+  'v2-deprecation', 'experimental-compaction-sleep-interval', 'experimental-bootstrap-defrag-threshold-megabytes', 'client-cert-file', 'client-key-file', 'peer-client-cert-file', 'peer-client-key-file', 'tls-min-version', 'tls-max-version',
 ];
 
 const r33: Release = {

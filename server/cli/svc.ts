@@ -211,6 +211,7 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     enableV2: cfg.enableV2,
     warningApplyMs: cfg.warningApplyMs,
     compactionBatchLimit: cfg.compactionBatchLimit,
+    bootstrapDefragThresholdMegabytes: cfg.bootstrapDefragThresholdMegabytes,
     compactionSleepMs: cfg.compactionSleepMs,
     v2Deprecation: cfg.v2Deprecation,
     strictReconfigCheck: cfg.strictReconfigCheck,

@@ -222,6 +222,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     experimentalInitialCorruptCheck: bool('experimental-initial-corrupt-check'),
     experimentalCorruptCheckTimeMs: dur('experimental-corrupt-check-time'),
     compactionBatchLimit,
+    bootstrapDefragThresholdMegabytes: known.has('experimental-bootstrap-defrag-threshold-megabytes') ? uint('experimental-bootstrap-defrag-threshold-megabytes') : 0,
     compactionSleepMs: known.has('experimental-compaction-sleep-interval') ? dur('experimental-compaction-sleep-interval') : 10,
     warningApplyMs: known.has('experimental-warning-apply-duration') ? dur('experimental-warning-apply-duration') : 100,
     watchProgressNotifyMs: dur('experimental-watch-progress-notify-interval'),

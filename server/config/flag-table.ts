@@ -111,6 +111,7 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'experimental-warning-apply-duration', kind: 'duration', group: 'experimental', def: '100ms', help: 'Warning is logged when applying a request takes longer than this duration.' },
   { name: 'experimental-compaction-batch-limit', kind: 'int', group: 'experimental', def: '1000', help: 'Sets the maximum revisions deleted in each compaction batch.' },
   { name: 'experimental-compaction-sleep-interval', kind: 'duration', group: 'experimental', def: '10ms', help: 'Sets the sleep interval between each compaction batch.' },
+  { name: 'experimental-bootstrap-defrag-threshold-megabytes', kind: 'uint', group: 'experimental', def: '0', help: 'Defragment the database at start when at least this many megabytes would be freed (0: never).' },
   { name: 'experimental-corrupt-check-time', kind: 'duration', group: 'experimental', def: '0s', help: 'Duration of time between cluster corruption check passes.' },
 ];
 

@@ -92,6 +92,8 @@ export interface ServerConfig {
   experimentalCorruptCheckTimeMs: number;
   /** --experimental-compaction-batch-limit and --experimental-compaction-sleep-interval (ms; 3.4: 10 ms). */
   compactionBatchLimit: number;
+  /** --experimental-bootstrap-defrag-threshold-megabytes (3.5; 0 = off). */
+  bootstrapDefragThresholdMegabytes: number;
   compactionSleepMs: number;
   /** --experimental-warning-apply-duration (ms). */
   warningApplyMs: number;

@@ -18,6 +18,8 @@ import { compareMinor } from '../releases.js';
 import { V2Store } from './v2store.js';
 import { decodeTagged, encodeTagged } from './requests.js';
 import { FatalStartError } from './fatal.js';
+import { humanizeBytes } from '../log/fields.js';
+import type { Logger } from '../log/logger.js';
 import { membersInLog, standaloneLog } from './force-new-cluster.js';
 import { CLUSTER_VERSION_KEY, clusterVersionInDb, decodeInternalState } from './applier.js';
 import type { AlarmEntry } from './interfaces.js';
@@ -130,6 +132,7 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
     mkdirSync(snapDir, { recursive: true });
     v2 = new V2Store();
     backend = openBackend(logger, dbPath, { unsafeNoFsync: opts.unsafeNoFsync });
+    await maybeDefragBackend(opts, backend, logger);
     wal = await createWal(logger, walDir, encodeTagged({ memberId, clusterId }), { unsafeNoFsync: opts.unsafeNoFsync });
     if (bootstrapPeers) {
       RawNode.bootstrap(storage, bootstrapPeers);
@@ -146,6 +149,7 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
     }
     backend = openBackend(logger, dbPath, { unsafeNoFsync: opts.unsafeNoFsync });
     refuseAuthUpgrade(opts, backend);
+    await maybeDefragBackend(opts, backend, logger);
     wal = await openWal(logger, walDir, snap ? { index: snap.metadata.index, term: snap.metadata.term } : { index: 0, term: 0 }, { unsafeNoFsync: opts.unsafeNoFsync });
     const read = await wal.readAll();
     let { hardState, entries } = read;
@@ -313,4 +317,21 @@ async function fetchExistingCluster(opts: MemberOptions): Promise<{ clusterId: b
   const { cluster, errors } = await askPeersForCluster(opts, 2000);
   if (cluster) return cluster;
   throw new FatalStartError(`cannot fetch cluster info from peer urls (${errors.join('; ') || 'none given in --initial-cluster'})`);
+}
+
+/** --experimental-bootstrap-defrag-threshold-megabytes: defragment at start when that much would be freed. */
+async function maybeDefragBackend(opts: MemberOptions, backend: Backend, logger: Logger): Promise<void> {
+  const thresholdBytes = (opts.bootstrapDefragThresholdMegabytes ?? 0) * 1024 * 1024;
+  if (thresholdBytes === 0) return;
+  const size = backend.size();
+  const sizeInUse = backend.sizeInUse();
+  if (size - sizeInUse < thresholdBytes) {
+    logger.info('Skipping defragmentation', {
+      'current-db-size-bytes': size, 'current-db-size': humanizeBytes(size),
+      'current-db-size-in-use-bytes': sizeInUse, 'current-db-size-in-use': humanizeBytes(sizeInUse),
+      'experimental-bootstrap-defrag-threshold-bytes': thresholdBytes, 'experimental-bootstrap-defrag-threshold': humanizeBytes(thresholdBytes),
+    });
+    return;
+  }
+  await backend.defrag();
 }

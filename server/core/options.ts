@@ -58,6 +58,8 @@ export interface MemberOptions {
   /** --auth-token-ttl: a simple token is forgotten this long after its last use (default 300 s). */
   simpleTokenTtlMs?: number;
   preVote: boolean;
+  /** --experimental-bootstrap-defrag-threshold-megabytes (0: never). */
+  bootstrapDefragThresholdMegabytes?: number;
   /** --experimental-compaction-batch-limit / --experimental-compaction-sleep-interval. */
   compactionBatchLimit?: number;
   compactionSleepMs?: number;

@@ -5,13 +5,14 @@
 // --peer-client-cert-file (the certificate a member presents when it dials its peers) with
 // --peer-cert-allowed-hostname (the peer port takes only certificates naming that SAN).
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SecureVersion } from 'node:tls';
 import { etcdctl } from '../../../harness/etcdctl.js';
+import { memberArgs } from '../../../harness/member-args.js';
 import { freePorts } from '../../../harness/ports.js';
-import { httpGet, sleep, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
+import { httpGet, sleep, spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { ref35 } from '../../../harness/reference-cluster.js';
 import { spawnSingleMember, TARGETS, type Target } from '../../../harness/side-by-side.js';
 import { runSvc, spawnSvc } from '../../../harness/svc-cluster.js';
@@ -222,5 +223,54 @@ describe('--experimental-compaction-batch-limit and -sleep-interval (side by sid
     }
     expect(seen.svc).to.deep.equal(seen.reference);
     expect(seen.svc).to.deep.equal({ pauses: 4, keys: 22 });
+  });
+});
+
+describe('--experimental-bootstrap-defrag-threshold-megabytes (side by side with the reference 3.5)', function () {
+  this.timeout(120000);
+  let dir: string;
+  const procs: LoggedProcess[] = [];
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-bootdefrag-'));
+  });
+  after(async () => {
+    for (const p of procs) await p.stop('SIGKILL', 5000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('below the threshold the start skips defragmentation; above it the db file shrinks before serving', async () => {
+    const ports = await freePorts(4);
+    for (const [i, target] of TARGETS.entries()) {
+      const dataDir = join(dir, `${target}.data`);
+      const db = join(dataDir, 'member', 'snap', 'db');
+      const start = async (tag: string, flags: string[]): Promise<LoggedProcess> => {
+        const clientUrl = `http://127.0.0.1:${ports[2 * i]}`;
+        const peerUrl = `http://127.0.0.1:${ports[2 * i + 1]}`;
+        const args = [...memberArgs({ name: 'm', dataDir, clientUrl, peerUrl, initialCluster: `m=${peerUrl}`, token: 'bootdefrag', state: 'new' }), ...flags];
+        const log = { logFile: join(dir, `${target}-${tag}.log`), name: `${target}-${tag}` };
+        const p = target === 'svc' ? spawnSvc(args, { ...log, version: '3.5.21' }) : spawnLogged(ref35('etcd'), args, log);
+        procs.push(p);
+        await waitForHttp(`${clientUrl}/health`, { timeoutMs: 30000, process: p });
+        return p;
+      };
+      const url = `http://127.0.0.1:${ports[2 * i]}`;
+      let p = await start('fill', []);
+      const value = Buffer.alloc(100_000, 'x').toString('base64');
+      for (let k = 0; k < 40; k++) await fetch(`${url}/v3/kv/put`, { method: 'POST', body: JSON.stringify({ key: Buffer.from(`k${k}`).toString('base64'), value }) });
+      const del = await (await fetch(`${url}/v3/kv/deleterange`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('k').toString('base64'), range_end: Buffer.from('l').toString('base64') }) })).json() as { header: { revision: string } };
+      await fetch(`${url}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision: del.header.revision, physical: true }) });
+      await p.stop('SIGTERM', 15000);
+      const filled = statSync(db).size;
+
+      p = await start('skip', ['--experimental-bootstrap-defrag-threshold-megabytes=1000']);
+      expect(p.log(), target).to.match(/"msg":"Skipping defragmentation".*"experimental-bootstrap-defrag-threshold-bytes":1048576000/);
+      await p.stop('SIGTERM', 15000);
+      expect(statSync(db).size, `${target}: the db changed although the start skipped defragmentation`).to.be.at.least(filled * 0.9);
+
+      p = await start('defrag', ['--experimental-bootstrap-defrag-threshold-megabytes=1']);
+      expect(p.log(), target).to.not.contain('Skipping defragmentation');
+      await p.stop('SIGTERM', 15000);
+      expect(statSync(db).size, `${target}: ${filled} bytes before`).to.be.below(filled / 2);
+    }
   });
 });
