@@ -60,7 +60,7 @@ const NOT_IN_SVC_34 = [
 ];
 const NOT_IN_SVC_35 = [
   ...NOT_IN_SVC_34.filter((f) => f !== 'experimental-backend-bbolt-freelist-type'),
-  'backend-bbolt-freelist-type', 'socket-reuse-port', 'socket-reuse-address', 'raft-read-timeout', 'raft-write-timeout',
+  'backend-bbolt-freelist-type', 'socket-reuse-port', 'socket-reuse-address',
   'enable-log-rotation', 'log-rotation-config-json',
   'experimental-enable-distributed-tracing', 'experimental-distributed-tracing-address', 'experimental-distributed-tracing-service-name',
   'experimental-distributed-tracing-instance-id', 'experimental-distributed-tracing-sampling-rate',
@@ -72,7 +72,9 @@ const NOT_IN_SVC_35 = [
 /** Server flags that first appear in 3.5. */
 const NEW_IN_35 = [
   'unsafe-no-fsync', 'listen-client-http-urls', 'self-signed-cert-validity',
-  'v2-deprecation', 'experimental-compaction-sleep-interval', 'experimental-bootstrap-defrag-threshold-megabytes', 'client-cert-file', 'client-key-file', 'peer-client-cert-file', 'peer-client-key-file', 'tls-min-version', 'tls-max-version',
+  'v2-deprecation', 'raft-read-timeout', 'raft-write-timeout', 'experimental-compaction-sleep-interval',
+  'experimental-bootstrap-defrag-threshold-megabytes', 'client-cert-file', 'client-key-file', 'peer-client-cert-file',
+  'peer-client-key-file', 'tls-min-version', 'tls-max-version',
 ];
 
 const r33: Release = {

@@ -142,6 +142,13 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   const compactionBatchLimit = known.has('experimental-compaction-batch-limit') ? int('experimental-compaction-batch-limit') : 1000;
   if (compactionBatchLimit <= 0) throw new ConfigError(`--experimental-compaction-batch-limit must be > 0 (set to ${compactionBatchLimit})`, 'experimental-compaction-batch-limit');
 
+  const raftTimeout = (n: string): number => {
+    if (!known.has(n)) return 5000;
+    const ms = dur(n);
+    if (ms <= 0) throw new ConfigError(`--${n} must be > 0 (set to ${str(n)})`, n);
+    return ms;
+  };
+
   // Logging.
   const logger = known.has('logger') ? oneOf<'capnslog' | 'zap'>('logger') : release.loggerDefault;
   const logOutputs = logOutputsOf(release, known, isSet, str, list, logger);
@@ -222,6 +229,8 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     experimentalInitialCorruptCheck: bool('experimental-initial-corrupt-check'),
     experimentalCorruptCheckTimeMs: dur('experimental-corrupt-check-time'),
     compactionBatchLimit,
+    raftReadTimeoutMs: raftTimeout('raft-read-timeout'),
+    raftWriteTimeoutMs: raftTimeout('raft-write-timeout'),
     bootstrapDefragThresholdMegabytes: known.has('experimental-bootstrap-defrag-threshold-megabytes') ? uint('experimental-bootstrap-defrag-threshold-megabytes') : 0,
     compactionSleepMs: known.has('experimental-compaction-sleep-interval') ? dur('experimental-compaction-sleep-interval') : 10,
     warningApplyMs: known.has('experimental-warning-apply-duration') ? dur('experimental-warning-apply-duration') : 100,

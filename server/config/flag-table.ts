@@ -49,6 +49,9 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'grpc-keepalive-interval', kind: 'duration', group: 'member', def: '2h', help: 'Frequency of server-to-client pings to check that a connection is alive (0 to disable).'  },
   { name: 'grpc-keepalive-timeout', kind: 'duration', group: 'member', def: '20s', help: 'Additional wait before closing a non-responsive connection (0 to disable).'  },
 
+  { name: 'raft-read-timeout', kind: 'duration', group: 'member', def: '5s', help: 'Read timeout set on each rafthttp connection.' },
+  { name: 'raft-write-timeout', kind: 'duration', group: 'member', def: '5s', help: 'Write timeout set on each rafthttp connection.' },
+
   { name: 'initial-advertise-peer-urls', kind: 'urls', group: 'clustering', def: URL_PEER, help: "This member's peer URLs to advertise to the rest of the cluster." },
   { name: 'advertise-client-urls', kind: 'urls', group: 'clustering', def: URL_CLIENT, help: "This member's client URLs to advertise to the public." },
   { name: 'initial-cluster', kind: 'cluster', group: 'clustering', def: '', help: 'Initial cluster configuration for bootstrapping: <name>=<peer-url>,... (default "<name>=<initial-advertise-peer-urls>").' },

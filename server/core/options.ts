@@ -58,6 +58,9 @@ export interface MemberOptions {
   /** --auth-token-ttl: a simple token is forgotten this long after its last use (default 300 s). */
   simpleTokenTtlMs?: number;
   preVote: boolean;
+  /** --raft-read-timeout / --raft-write-timeout (ms): a peer stream silent or stuck this long is dropped. */
+  raftReadTimeoutMs?: number;
+  raftWriteTimeoutMs?: number;
   /** --experimental-bootstrap-defrag-threshold-megabytes (0: never). */
   bootstrapDefragThresholdMegabytes?: number;
   /** --experimental-compaction-batch-limit / --experimental-compaction-sleep-interval. */

@@ -28,8 +28,10 @@ export interface PeerTlsOptions {
 export interface StreamTimings {
   /** An idle stream sends a keepalive this often. */
   keepaliveMs: number;
-  /** A stream on which nothing arrived for this long is considered dead. */
+  /** A stream on which nothing arrived for this long is considered dead (--raft-read-timeout). */
   readTimeoutMs: number;
+  /** A stream whose write has not drained for this long is considered dead (--raft-write-timeout). */
+  writeTimeoutMs: number;
   /** Waiting for the remote to accept a stream gives up after this long. */
   dialTimeoutMs: number;
   /** First and largest delay between re-dials. */
@@ -40,6 +42,7 @@ export interface StreamTimings {
 export const DEFAULT_TIMINGS: StreamTimings = {
   keepaliveMs: 1000,
   readTimeoutMs: 5000,
+  writeTimeoutMs: 5000,
   dialTimeoutMs: 5000,
   minBackoffMs: 50,
   maxBackoffMs: 1000,
@@ -290,6 +293,10 @@ export class Peer {
     const now = Date.now();
     if (now - this.lastRecv > this.ctx.timings.readTimeoutMs) {
       this.fail(attempt, new Error(`nothing received from remote peer for ${now - this.lastRecv} ms`));
+      return;
+    }
+    if (this.waitingDrain && now - this.lastWrite > this.ctx.timings.writeTimeoutMs) {
+      this.fail(attempt, new Error(`a write to the remote peer has not completed for ${now - this.lastWrite} ms`));
       return;
     }
     if (!this.waitingDrain && now - this.lastWrite >= this.ctx.timings.keepaliveMs) {

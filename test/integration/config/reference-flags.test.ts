@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SecureVersion } from 'node:tls';
 import { etcdctl } from '../../../harness/etcdctl.js';
+import { parseServerConfig } from '../../../server/config/flags.js';
+import { releaseFor } from '../../../server/releases.js';
 import { memberArgs } from '../../../harness/member-args.js';
 import { freePorts } from '../../../harness/ports.js';
 import { httpGet, sleep, spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
@@ -79,6 +81,13 @@ describe('TLS version, allowed hostname and token TTL flags (side by side with t
     expect(await both(urls, { maxVersion: 'TLSv1.2' })).to.deep.equal({ svc: 'ok 200', reference: 'ok 200' });
   });
 
+  it('--raft-read-timeout / --raft-write-timeout reach the member; 0 is refused naming the flag', () => {
+    const release = releaseFor('3.5.21');
+    const r = parseServerConfig(['--raft-read-timeout=2s', '--raft-write-timeout=1500ms'], {}, release);
+    expect([r.config.raftReadTimeoutMs, r.config.raftWriteTimeoutMs]).to.deep.equal([2000, 1500]);
+    expect(() => parseServerConfig(['--raft-write-timeout=0s'], {}, release)).to.throw(/--raft-write-timeout must be > 0/);
+  });
+
   it('a minimum above the maximum stops svc with exit status 2 and the reference message', async () => {
     const r = await runSvc(['--tls-min-version=TLS1.3', '--tls-max-version=TLS1.2', `--data-dir=${join(dir, 'never')}`], { version: '3.5.21' });
     expect(r.code).to.equal(2);
@@ -91,12 +100,12 @@ describe('TLS version, allowed hostname and token TTL flags (side by side with t
     expect(await both(urls, {})).to.deep.equal({ svc: 'refused', reference: 'refused' });
   });
 
-  it('--auth-token-ttl=1: a simple token used every half second stays good; idle for 3 s it is refused', async () => {
+  it('--auth-token-ttl=2: a simple token used every half second stays good; idle for 4.5 s it is refused', async () => {
     const ports = await freePorts(4);
     const urls = {} as Record<Target, string>;
     await Promise.all(
       TARGETS.map(async (target, i) => {
-        const m = spawnSingleMember(target, { dir, name: `ttl-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--auth-token-ttl=1'] });
+        const m = spawnSingleMember(target, { dir, name: `ttl-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--auth-token-ttl=2'] });
         procs.push(m.proc);
         await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
         urls[target] = m.clientUrl;
@@ -116,11 +125,12 @@ describe('TLS version, allowed hostname and token TTL flags (side by side with t
       const res = await fetch(`${urls[t]}/v3/auth/authenticate`, { method: 'POST', body: JSON.stringify({ name: 'root', password: 'rootpw' }) });
       tokens[t] = ((await res.json()) as { token: string }).token;
     }
-    for (let i = 0; i < 5; i++) {
+    // in use for 3 s, longer than the TTL (each use well within 2 s of the last, even on a busy machine)
+    for (let i = 0; i < 7; i++) {
       for (const t of TARGETS) expect(await range(urls[t], tokens[t]), `${t} after ${i * 0.5} s in use`).to.equal('ok');
       await sleep(500);
     }
-    await sleep(3000);
+    await sleep(4500);
     const said = {} as Record<Target, string>;
     for (const t of TARGETS) said[t] = await range(urls[t], tokens[t]);
     expect(said).to.deep.equal({ svc: 'etcdserver: invalid auth token', reference: 'etcdserver: invalid auth token' });
@@ -140,6 +150,7 @@ describe('TLS version, allowed hostname and token TTL flags (side by side with t
           `--peer-cert-file=${pki.serverCertFile}`, `--peer-key-file=${pki.serverKeyFile}`, `--peer-trusted-ca-file=${pki.caFile}`,
           '--peer-client-cert-auth', '--peer-cert-allowed-hostname=svc-peer.example',
           `--peer-client-cert-file=${namedFiles.cert}`, `--peer-client-key-file=${namedFiles.key}`,
+          '--raft-read-timeout=2s', '--raft-write-timeout=2s',
         ],
         { logFile: join(dir, `p${i}.log`), name: `p${i}` },
       );
