@@ -52,7 +52,6 @@ export interface Release {
 // Flags of the reference's `etcd --help` that svc does not implement, per release line (3.3's help is not
 // covered: 3.3 refuses them as unknown flags). docs/upgrading.md lists them.
 const NOT_IN_SVC_34 = [
-  'backend-batch-interval', 'backend-batch-limit',
   'discovery', 'discovery-fallback', 'discovery-proxy', 'discovery-srv', 'discovery-srv-name',
   'experimental-backend-bbolt-freelist-type', 'experimental-enable-lease-checkpoint',
   'experimental-enable-v2v3', 'experimental-peer-skip-client-san-verification',
@@ -90,7 +89,7 @@ const r33: Release = {
   clientApiDefault: 2,
   preVoteDefault: false,
   deprecatedFlags: {},
-  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote', 'max-concurrent-streams', 'experimental-watch-progress-notify-interval', 'auth-token-ttl', 'client-cert-allowed-hostname', 'peer-cert-allowed-hostname', 'experimental-warning-apply-duration', 'experimental-compaction-batch-limit', ...NEW_IN_35],
+  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote', 'max-concurrent-streams', 'experimental-watch-progress-notify-interval', 'auth-token-ttl', 'client-cert-allowed-hostname', 'peer-cert-allowed-hostname', 'experimental-warning-apply-duration', 'experimental-compaction-batch-limit', 'backend-batch-interval', 'backend-batch-limit', ...NEW_IN_35],
   unsupportedFlags: [],
   shadowedEnvVar: 'warn',
   embed: { logOutputField: 'logOutput', snapshotCountField: 'snapCount', setupLogging: true },

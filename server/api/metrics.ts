@@ -96,6 +96,8 @@ export function createMetrics(server: MetricsCore): MemberMetrics {
 
   const walFsync = new Histogram({ name: 'svc_disk_wal_fsync_duration_seconds', help: 'The latency distributions of fsync called by WAL.', buckets: WAL_BUCKETS, registers: [registry] });
   const apply = new Histogram({ name: 'svc_server_apply_duration_seconds', help: 'The latency distributions of apply called by the member.', buckets: APPLY_BUCKETS, registers: [registry] });
+  const backendCommit = new Histogram({ name: 'svc_disk_backend_commit_duration_seconds', help: 'The latency distributions of commit called by backend.', buckets: Array.from({ length: 14 }, (_, i) => 0.001 * 2 ** i), registers: [registry] });
+  server.backend.onCommit = (s) => backendCommit.observe(s);
   server.observers.walFsync = (s) => walFsync.observe(s);
   server.observers.apply = (s) => apply.observe(s);
 

@@ -211,6 +211,8 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     enableV2: cfg.enableV2,
     warningApplyMs: cfg.warningApplyMs,
     compactionBatchLimit: cfg.compactionBatchLimit,
+    backendBatchLimit: cfg.backendBatchLimit,
+    backendBatchIntervalMs: cfg.backendBatchIntervalMs,
     raftReadTimeoutMs: cfg.raftReadTimeoutMs,
     raftWriteTimeoutMs: cfg.raftWriteTimeoutMs,
     bootstrapDefragThresholdMegabytes: cfg.bootstrapDefragThresholdMegabytes,

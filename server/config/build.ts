@@ -142,6 +142,16 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   const compactionBatchLimit = known.has('experimental-compaction-batch-limit') ? int('experimental-compaction-batch-limit') : 1000;
   if (compactionBatchLimit <= 0) throw new ConfigError(`--experimental-compaction-batch-limit must be > 0 (set to ${compactionBatchLimit})`, 'experimental-compaction-batch-limit');
 
+  const backendBatch: { backendBatchLimit?: number; backendBatchIntervalMs?: number } = {};
+  if (known.has('backend-batch-limit')) {
+    const limit = int('backend-batch-limit');
+    if (limit < 0) throw new ConfigError(`--backend-batch-limit must not be negative (set to ${limit})`, 'backend-batch-limit');
+    if (limit > 0) backendBatch.backendBatchLimit = limit;
+  }
+  if (known.has('backend-batch-interval') && str('backend-batch-interval').trim() !== '') {
+    const ms = dur('backend-batch-interval');
+    if (ms > 0) backendBatch.backendBatchIntervalMs = ms;
+  }
   const raftTimeout = (n: string): number => {
     if (!known.has(n)) return 5000;
     const ms = dur(n);
@@ -229,6 +239,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     experimentalInitialCorruptCheck: bool('experimental-initial-corrupt-check'),
     experimentalCorruptCheckTimeMs: dur('experimental-corrupt-check-time'),
     compactionBatchLimit,
+    ...backendBatch,
     raftReadTimeoutMs: raftTimeout('raft-read-timeout'),
     raftWriteTimeoutMs: raftTimeout('raft-write-timeout'),
     bootstrapDefragThresholdMegabytes: known.has('experimental-bootstrap-defrag-threshold-megabytes') ? uint('experimental-bootstrap-defrag-threshold-megabytes') : 0,

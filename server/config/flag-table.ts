@@ -42,6 +42,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'max-snapshots', kind: 'uint', group: 'member', def: '5', help: 'Maximum number of snapshot files to retain (0 is unlimited).' },
   { name: 'max-wals', kind: 'uint', group: 'member', def: '5', help: 'Maximum number of WAL files to retain (0 is unlimited).' },
   { name: 'quota-backend-bytes', kind: 'int', group: 'member', def: '0', help: 'Raise alarms when the backend size exceeds this quota (0 means the 2 GiB default).' },
+  { name: 'backend-batch-interval', kind: 'string', group: 'member', def: '', help: 'The maximum time before committing the backend transaction (a duration; empty: 100ms).' },
+  { name: 'backend-batch-limit', kind: 'int', group: 'member', def: '0', help: 'The maximum operations before committing the backend transaction (0: 10000).' },
   { name: 'max-txn-ops', kind: 'uint', group: 'member', def: '128', help: 'Maximum number of operations permitted in a transaction.' },
   { name: 'max-request-bytes', kind: 'uint', group: 'member', def: '1572864', help: 'Maximum client request size in bytes the server will accept.' },
   { name: 'max-concurrent-streams', kind: 'uint', group: 'member', def: '4294967295', help: 'Maximum concurrent streams that each client can open at a time.' },

@@ -92,6 +92,9 @@ export interface ServerConfig {
   experimentalCorruptCheckTimeMs: number;
   /** --experimental-compaction-batch-limit and --experimental-compaction-sleep-interval (ms; 3.4: 10 ms). */
   compactionBatchLimit: number;
+  /** --backend-batch-limit / --backend-batch-interval (ms); undefined: the defaults. */
+  backendBatchLimit?: number;
+  backendBatchIntervalMs?: number;
   /** --raft-read-timeout / --raft-write-timeout (3.5; earlier: 5 s), ms. */
   raftReadTimeoutMs: number;
   raftWriteTimeoutMs: number;

@@ -23,7 +23,7 @@ import type { Logger } from '../log/logger.js';
 import { membersInLog, standaloneLog } from './force-new-cluster.js';
 import { CLUSTER_VERSION_KEY, clusterVersionInDb, decodeInternalState } from './applier.js';
 import type { AlarmEntry } from './interfaces.js';
-import type { MemberOptions } from './options.js';
+import { backendOptions, type MemberOptions } from './options.js';
 import { convertReferenceDataDir, dataDirFormat, recoverInterrupted, ConvertError } from '../cluster/convert-reference.js';
 import { isReferenceWalSegment, referenceSegments } from '../storage/reference-wal.js';
 
@@ -131,7 +131,7 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
     // (only now: a refused member leaves its data dir as it found it)
     mkdirSync(snapDir, { recursive: true });
     v2 = new V2Store();
-    backend = openBackend(logger, dbPath, { unsafeNoFsync: opts.unsafeNoFsync });
+    backend = openBackend(logger, dbPath, backendOptions(opts));
     await maybeDefragBackend(opts, backend, logger);
     wal = await createWal(logger, walDir, encodeTagged({ memberId, clusterId }), { unsafeNoFsync: opts.unsafeNoFsync });
     if (bootstrapPeers) {
@@ -147,7 +147,7 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
     if (snap && !existsSync(dbPath)) {
       throw new FatalStartError(`failed to find database snapshot file: ${dbPath} is missing while consensus snapshot ${snap.metadata.term.toString(16).padStart(16, '0')}-${snap.metadata.index.toString(16).padStart(16, '0')}.snap exists; refusing to start with an empty v3 store (restore the db file or the data dir)`);
     }
-    backend = openBackend(logger, dbPath, { unsafeNoFsync: opts.unsafeNoFsync });
+    backend = openBackend(logger, dbPath, backendOptions(opts));
     refuseAuthUpgrade(opts, backend);
     await maybeDefragBackend(opts, backend, logger);
     wal = await openWal(logger, walDir, snap ? { index: snap.metadata.index, term: snap.metadata.term } : { index: 0, term: 0 }, { unsafeNoFsync: opts.unsafeNoFsync });

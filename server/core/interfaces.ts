@@ -177,7 +177,7 @@ export interface MetricsCore {
   readonly stats: ServerStats;
   readonly observers: Observers;
   readonly membership: Pick<Membership, 'member' | 'version'>;
-  readonly backend: Pick<Backend, 'size' | 'sizeInUse'>;
+  readonly backend: Pick<Backend, 'size' | 'sizeInUse' | 'onCommit'>;
   readonly kv: Pick<V3StateMachine, 'stats' | 'keyCount' | 'rev' | 'compactRev'>;
   readonly alarms: readonly AlarmEntry[];
   readonly v2: V2Store;

@@ -1,6 +1,7 @@
 // What a member needs to run, independent of where it came from (command-line flags, a config file, or an
 // embedding program's config object).
 import type { SecureVersion } from 'node:tls';
+import type { BackendOptions } from '../storage/backend.js';
 import type { Logger } from '../log/logger.js';
 import type { Release } from '../releases.js';
 import type { JwtTokens } from '../auth/tokens.js';
@@ -58,6 +59,9 @@ export interface MemberOptions {
   /** --auth-token-ttl: a simple token is forgotten this long after its last use (default 300 s). */
   simpleTokenTtlMs?: number;
   preVote: boolean;
+  /** --backend-batch-limit / --backend-batch-interval (ms): when buffered writes are committed to the db. */
+  backendBatchLimit?: number;
+  backendBatchIntervalMs?: number;
   /** --raft-read-timeout / --raft-write-timeout (ms): a peer stream silent or stuck this long is dropped. */
   raftReadTimeoutMs?: number;
   raftWriteTimeoutMs?: number;
@@ -120,5 +124,14 @@ export function defaultMemberOptions(release: Release, logger: Logger): Omit<Mem
     versionMonitorMs: 4000,
     release,
     logger,
+  };
+}
+
+/** How the member's db commits: the batching flags and --unsafe-no-fsync. */
+export function backendOptions(opts: Pick<MemberOptions, 'unsafeNoFsync' | 'backendBatchLimit' | 'backendBatchIntervalMs'>): BackendOptions {
+  return {
+    unsafeNoFsync: opts.unsafeNoFsync,
+    ...(opts.backendBatchLimit !== undefined ? { batchLimit: opts.backendBatchLimit } : {}),
+    ...(opts.backendBatchIntervalMs !== undefined ? { batchIntervalMs: opts.backendBatchIntervalMs } : {}),
   };
 }

@@ -35,7 +35,7 @@ import { bootstrap, initialMembers } from './bootstrap.js';
 import { formatDuration } from './lifecycle.js';
 import { Code, Errors, ServerError, errorWithMessage } from './errors.js';
 import type { AlarmEntry, LeaseTtl, Observers, ServerStatus } from './interfaces.js';
-import type { MemberOptions } from './options.js';
+import { backendOptions, type MemberOptions } from './options.js';
 
 import { FatalStartError } from './fatal.js';
 export { FatalStartError };
@@ -109,6 +109,7 @@ export class SvcServer {
     this.clusterId = b.clusterId;
     const { memberId, lifecycle, stats, observers } = this;
     this.kv = new V3StateMachine(b.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync, authTokens: opts.authTokens, simpleTokenTtlMs: opts.simpleTokenTtlMs,
+      backend: backendOptions(opts),
       compaction: { batchLimit: opts.compactionBatchLimit ?? 1000, sleepMs: opts.compactionSleepMs ?? 10, observers: this.observers },
     });
 

@@ -2,7 +2,7 @@
 // beside it), and serves local reads from it. Everything here is synchronous and deterministic: the same entries applied in the same order give every member the same
 // store, which is what makes HashKV agree across members.
 import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
-import { openBackend, type Backend } from '../storage/backend.js';
+import { openBackend, type Backend, type BackendOptions } from '../storage/backend.js';
 import { MvccStore, type MvccStoreOptions, type ReadTxn, type WriteTxn } from '../mvcc/kvstore.js';
 import { Lessor, minLeaseTtlFor } from '../mvcc/lessor.js';
 import { WatchableStore } from '../mvcc/watchable-store.js';
@@ -69,6 +69,8 @@ export interface StateMachineOptions {
   authTokens?: JwtTokens;
   simpleTokenTtlMs?: number;
   compaction?: MvccStoreOptions['compaction'];
+  /** --backend-batch-limit / --backend-batch-interval, for a db reopened after a snapshot. */
+  backend?: BackendOptions;
 }
 
 export class V3StateMachine {
@@ -377,7 +379,9 @@ export class V3StateMachine {
       closeSync(fd);
     }
     renameSync(tmp, path);
-    this.backend = openBackend(this.opts.logger, path, { unsafeNoFsync: this.opts.unsafeNoFsync });
+    const onCommit = this.backend.onCommit;
+    this.backend = openBackend(this.opts.logger, path, { unsafeNoFsync: this.opts.unsafeNoFsync, ...this.opts.backend });
+    this.backend.onCommit = onCommit;
     this.lessor.recover(this.backend);
     // Restoring the watchable store restores the kv store under it.
     this.watchable.restore(this.backend);

@@ -285,3 +285,44 @@ describe('--experimental-bootstrap-defrag-threshold-megabytes (side by side with
     }
   });
 });
+
+describe('--backend-batch-limit and --backend-batch-interval (side by side with the reference 3.5)', function () {
+  this.timeout(60000);
+  let dir: string;
+  const procs: LoggedProcess[] = [];
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-batch-'));
+  });
+  after(async () => {
+    for (const p of procs) await p.stop('SIGKILL', 5000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Commits of the db (the commit-duration histogram's count) made by 10 puts. */
+  async function commitsOf10Puts(tag: string, flags: string[]): Promise<Record<Target, number>> {
+    const ports = await freePorts(4);
+    const out = {} as Record<Target, number>;
+    for (const [i, target] of TARGETS.entries()) {
+      const m = spawnSingleMember(target, { dir, name: `${tag}-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags });
+      procs.push(m.proc);
+      await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
+      const count = async (): Promise<number> => {
+        const text = await (await fetch(`${m.clientUrl}/metrics`)).text();
+        const line = text.split('\n').find((l) => /^(etcd|svc)_disk_backend_commit_duration_seconds_count /.test(l));
+        return Number(line?.split(' ')[1] ?? NaN);
+      };
+      const before = await count();
+      for (let k = 0; k < 10; k++) await fetch(`${m.clientUrl}/v3/kv/put`, { method: 'POST', body: JSON.stringify({ key: Buffer.from(`k${k}`).toString('base64'), value: 'dg==' }) });
+      out[target] = (await count()) - before;
+      await m.proc.stop('SIGTERM', 15000);
+    }
+    return out;
+  }
+
+  it('a limit of 1 commits every write; a large limit and a long interval commit none of them', async () => {
+    const each = await commitsOf10Puts('each', ['--backend-batch-limit=1', '--backend-batch-interval=1h']);
+    expect(each.svc, JSON.stringify(each)).to.be.at.least(10);
+    expect(each.reference, JSON.stringify(each)).to.be.at.least(10);
+    expect(await commitsOf10Puts('none', ['--backend-batch-limit=100000', '--backend-batch-interval=1h'])).to.deep.equal({ svc: 0, reference: 0 });
+  });
+});
