@@ -54,6 +54,7 @@ function sample(spec: FlagSpec, release: Release): string[] {
   };
   let v = defaultText(spec, release);
   if (spec.name === 'log-package-levels') v = 'etcdserver=INFO';
+  else if (spec.name === 'backend-batch-interval') v = '50ms'; // a duration whose default is empty
   else if (v === '' && spec.kind === 'enum') v = enumValues(spec, release).find((x) => x !== '') ?? '';
   else if (v === '' && !spec.defaultOnly) v = spec.kind === 'urls' ? 'http://127.0.0.1:12381' : spec.kind === 'cluster' ? 'default=http://localhost:2380' : 'x';
   if (spec.name === 'listen-client-urls' || spec.name === 'listen-peer-urls') v = 'http://127.0.0.1:2390';
