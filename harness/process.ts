@@ -3,6 +3,7 @@
 // mocha run (and, as a last resort, when the test process exits), so a failing test leaves no
 // processes behind. Tests should still stop their own processes in their own `after` hooks.
 
+import type { SecureVersion } from 'node:tls';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, closeSync, openSync, readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -225,12 +226,12 @@ export async function waitForHttp(url: string, opts: WaitForHttpOptions = {}): P
 /** One GET with a 2 s timeout: { status, body }. `insecure`: any server certificate is accepted (self-signed ones). */
 export function httpGet(
   url: string,
-  tlsOpts: { ca?: Buffer; cert?: Buffer; key?: Buffer; insecure?: boolean } = {},
+  tlsOpts: { ca?: Buffer; cert?: Buffer; key?: Buffer; insecure?: boolean; minVersion?: SecureVersion; maxVersion?: SecureVersion } = {},
 ): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const mod = u.protocol === 'https:' ? https : http;
-    const req = mod.get(u, { ca: tlsOpts.ca, cert: tlsOpts.cert, key: tlsOpts.key, rejectUnauthorized: !tlsOpts.insecure, timeout: 2000 }, (res) => {
+    const req = mod.get(u, { ca: tlsOpts.ca, cert: tlsOpts.cert, key: tlsOpts.key, minVersion: tlsOpts.minVersion, maxVersion: tlsOpts.maxVersion, rejectUnauthorized: !tlsOpts.insecure, timeout: 2000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));

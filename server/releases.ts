@@ -45,32 +45,36 @@ export interface Release {
   /** The zap logger prints "ready to serve client requests" when a client listener starts serving (3.5;
    *  3.4 prints it only with capnslog). */
   zapReadyLine: boolean;
+  /** A restarted member warns when its v2 snapshot holds v2 keys (3.5: the last release with the v2 API). */
+  warnsOfV2Content: boolean;
 }
 
 // Flags of the reference's `etcd --help` that svc does not implement, per release line (3.3's help is not
 // covered: 3.3 refuses them as unknown flags). docs/upgrading.md lists them.
 const NOT_IN_SVC_34 = [
-  'auth-token-ttl', 'backend-batch-interval', 'backend-batch-limit', 'client-cert-allowed-hostname',
   'discovery', 'discovery-fallback', 'discovery-proxy', 'discovery-srv', 'discovery-srv-name',
-  'experimental-backend-bbolt-freelist-type', 'experimental-compaction-batch-limit', 'experimental-enable-lease-checkpoint',
-  'experimental-enable-v2v3', 'experimental-peer-skip-client-san-verification', 'experimental-warning-apply-duration',
-  'peer-cert-allowed-hostname',
+  'experimental-backend-bbolt-freelist-type', 'experimental-enable-lease-checkpoint',
+  'experimental-enable-v2v3', 'experimental-peer-skip-client-san-verification',
   'proxy', 'proxy-dial-timeout', 'proxy-failure-wait', 'proxy-read-timeout', 'proxy-refresh-interval', 'proxy-write-timeout',
 ];
 const NOT_IN_SVC_35 = [
   ...NOT_IN_SVC_34.filter((f) => f !== 'experimental-backend-bbolt-freelist-type'),
-  'backend-bbolt-freelist-type', 'socket-reuse-port', 'socket-reuse-address', 'raft-read-timeout', 'raft-write-timeout',
-  'v2-deprecation', 'client-cert-file', 'client-key-file', 'peer-client-cert-file', 'peer-client-key-file',
-  'tls-min-version', 'tls-max-version', 'enable-log-rotation', 'log-rotation-config-json',
+  'backend-bbolt-freelist-type', 'socket-reuse-port', 'socket-reuse-address',
+  'enable-log-rotation', 'log-rotation-config-json',
   'experimental-enable-distributed-tracing', 'experimental-distributed-tracing-address', 'experimental-distributed-tracing-service-name',
   'experimental-distributed-tracing-instance-id', 'experimental-distributed-tracing-sampling-rate',
   'experimental-compact-hash-check-enabled', 'experimental-compact-hash-check-time', 'experimental-enable-lease-checkpoint-persist',
-  'experimental-compaction-sleep-interval', 'experimental-downgrade-check-time', 'experimental-memory-mlock',
-  'experimental-txn-mode-write-with-shared-buffer', 'experimental-bootstrap-defrag-threshold-megabytes', 'experimental-stop-grpc-service-on-defrag',
+  'experimental-downgrade-check-time', 'experimental-memory-mlock',
+  'experimental-txn-mode-write-with-shared-buffer', 'experimental-stop-grpc-service-on-defrag',
 ];
 
 /** Server flags that first appear in 3.5. */
-const NEW_IN_35 = ['unsafe-no-fsync', 'listen-client-http-urls', 'self-signed-cert-validity'];
+const NEW_IN_35 = [
+  'unsafe-no-fsync', 'listen-client-http-urls', 'self-signed-cert-validity',
+  'v2-deprecation', 'raft-read-timeout', 'raft-write-timeout', 'experimental-compaction-sleep-interval',
+  'experimental-bootstrap-defrag-threshold-megabytes', 'client-cert-file', 'client-key-file', 'peer-client-cert-file',
+  'peer-client-key-file', 'tls-min-version', 'tls-max-version',
+];
 
 const r33: Release = {
   version: '3.3.27',
@@ -85,7 +89,7 @@ const r33: Release = {
   clientApiDefault: 2,
   preVoteDefault: false,
   deprecatedFlags: {},
-  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote', 'max-concurrent-streams', 'experimental-watch-progress-notify-interval', ...NEW_IN_35],
+  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote', 'max-concurrent-streams', 'experimental-watch-progress-notify-interval', 'auth-token-ttl', 'client-cert-allowed-hostname', 'peer-cert-allowed-hostname', 'experimental-warning-apply-duration', 'experimental-compaction-batch-limit', 'backend-batch-interval', 'backend-batch-limit', ...NEW_IN_35],
   unsupportedFlags: [],
   shadowedEnvVar: 'warn',
   embed: { logOutputField: 'logOutput', snapshotCountField: 'snapCount', setupLogging: true },
@@ -95,6 +99,7 @@ const r33: Release = {
   authStatusRpc: false,
   metaTermKey: false,
   zapReadyLine: false,
+  warnsOfV2Content: false,
 };
 
 const r34: Release = {
@@ -141,6 +146,7 @@ const r35: Release = {
   authStatusRpc: true,
   metaTermKey: true,
   zapReadyLine: true,
+  warnsOfV2Content: true,
   unknownFlags: [],
   unsupportedFlags: NOT_IN_SVC_35,
 };

@@ -20,6 +20,7 @@ import net, { type AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { rmSync } from 'node:fs';
 import { isSecureUrl, isUnixUrl, unixSocketPath } from '../transport/unix-url.js';
+import { certNameAllowed, certNames } from '../transport/cert-names.js';
 import * as grpc from '@grpc/grpc-js';
 import { nopLogger, type Logger } from '../log/logger.js';
 
@@ -38,6 +39,11 @@ export interface ClientListenerTls {
   rejectUnauthorized?: boolean;
   /** --client-crl-file: client certificates it revokes are refused at the handshake. */
   crl?: Buffer;
+  /** --client-cert-allowed-hostname: a client certificate must name one of these SAN hostnames. */
+  allowedHostnames?: string[];
+  /** --tls-min-version / --tls-max-version. */
+  minVersion?: tls.SecureVersion;
+  maxVersion?: tls.SecureVersion;
 }
 
 export interface ClientListenerOptions {
@@ -159,11 +165,17 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
         requestCert: t.requestCert ?? false,
         rejectUnauthorized: t.rejectUnauthorized ?? t.requestCert ?? false,
         ...(t.crl ? { crl: t.crl } : {}),
+        minVersion: t.minVersion,
+        maxVersion: t.maxVersion,
         ALPNCallback: ({ protocols }) => pickAlpn(serve === 'grpc' ? protocols.filter((p) => p === 'h2') : serve === 'http' ? protocols.filter((p) => p !== 'h2') : protocols),
       },
       (socket) => {
         if (closing) return void socket.destroy();
         socket.on('error', (err) => logger.debug('client connection error', { error: err.message, remote: socket.remoteAddress }));
+        if (t.allowedHostnames && t.allowedHostnames.length > 0 && !certNameAllowed(socket.getPeerCertificate(), [], t.allowedHostnames)) {
+          logger.warn('rejected client connection: certificate names no allowed hostname', { remote: socket.remoteAddress, ...certNames(socket.getPeerCertificate()), 'allowed-hostname': t.allowedHostnames });
+          return void socket.destroy();
+        }
         if (socket.alpnProtocol === 'h2') toGrpc(socket);
         else toHttp(socket);
       },

@@ -26,7 +26,7 @@ export async function startMetricsListener(url: URL, app: express.Express, tls: 
     res.setHeader('Content-Type', 'text/plain; charset=utf-8');
     res.end('404 page not found\n');
   };
-  const server = url.protocol === 'https:' ? https.createServer({ cert: tls!.cert, key: tls!.key, ca: tls!.ca, requestCert: tls!.requestCert ?? false, rejectUnauthorized: tls!.rejectUnauthorized ?? tls!.requestCert ?? false }, handler) : http.createServer(handler);
+  const server = url.protocol === 'https:' ? https.createServer({ cert: tls!.cert, key: tls!.key, ca: tls!.ca, requestCert: tls!.requestCert ?? false, rejectUnauthorized: tls!.rejectUnauthorized ?? tls!.requestCert ?? false, minVersion: tls!.minVersion, maxVersion: tls!.maxVersion }, handler) : http.createServer(handler);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
   const address = await new Promise<AddressInfo>((resolve, reject) => {

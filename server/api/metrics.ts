@@ -96,6 +96,8 @@ export function createMetrics(server: MetricsCore): MemberMetrics {
 
   const walFsync = new Histogram({ name: 'svc_disk_wal_fsync_duration_seconds', help: 'The latency distributions of fsync called by WAL.', buckets: WAL_BUCKETS, registers: [registry] });
   const apply = new Histogram({ name: 'svc_server_apply_duration_seconds', help: 'The latency distributions of apply called by the member.', buckets: APPLY_BUCKETS, registers: [registry] });
+  const backendCommit = new Histogram({ name: 'svc_disk_backend_commit_duration_seconds', help: 'The latency distributions of commit called by backend.', buckets: Array.from({ length: 14 }, (_, i) => 0.001 * 2 ** i), registers: [registry] });
+  server.backend.onCommit = (s) => backendCommit.observe(s);
   server.observers.walFsync = (s) => walFsync.observe(s);
   server.observers.apply = (s) => apply.observe(s);
 
@@ -126,6 +128,14 @@ export function createMetrics(server: MetricsCore): MemberMetrics {
     server.observers.hash = (s) => hash.observe(s);
     server.observers.hashRev = (s) => hashRev.observe(s);
   }
+  const compactionPause = new Histogram({ name: 'svc_debugging_mvcc_db_compaction_pause_duration_milliseconds', help: 'Bucketed histogram of db compaction pause duration.', buckets: Array.from({ length: 13 }, (_, i) => 2 ** i), registers: [registry] });
+  const compactionTotal = new Histogram({ name: 'svc_debugging_mvcc_db_compaction_total_duration_milliseconds', help: 'Bucketed histogram of db compaction total duration.', buckets: Array.from({ length: 14 }, (_, i) => 100 * 2 ** i), registers: [registry] });
+  const compactionKeys = new Counter({ name: 'svc_debugging_mvcc_db_compaction_keys_total', help: 'Total number of db keys compacted.', registers: [registry] });
+  server.observers.compactionPause = (ms) => compactionPause.observe(ms);
+  server.observers.compactionDone = (ms, keys) => {
+    compactionTotal.observe(ms);
+    compactionKeys.inc(keys);
+  };
   gauge('svc_debugging_mvcc_keys_total', 'Total number of keys.', () => server.kv.keyCount());
   gauge('svc_debugging_mvcc_current_revision', 'The current revision of store.', () => server.kv.rev());
   gauge('svc_debugging_mvcc_compact_revision', 'The revision of the last compaction in store.', () => server.kv.compactRev());

@@ -96,6 +96,7 @@ export class AuthStore {
   constructor(
     private backend: Backend,
     readonly jwt?: JwtTokens,
+    private readonly simpleTokenTtlMs = SIMPLE_TOKEN_TTL_MS,
   ) {
     this.load();
   }
@@ -147,7 +148,7 @@ export class AuthStore {
   /** The user a token stands for; refreshes the token's lifetime. */
   userOfToken(token: string, now = Date.now()): string {
     const t = this.tokens.get(token);
-    if (!t || now - t.lastUsed > SIMPLE_TOKEN_TTL_MS) {
+    if (!t || now - t.lastUsed > this.simpleTokenTtlMs) {
       if (t) this.tokens.delete(token);
       throw Errors.invalidAuthToken();
     }

@@ -124,7 +124,7 @@ function currentReleaseSafe(): string {
   }
 }
 
-function readTls(t: TlsConfig & { selfSigned?: boolean }, what: string): { cert: Buffer; key: Buffer; ca?: Buffer; crl?: Buffer; clientCertAuth: boolean; selfSigned?: boolean } | undefined {
+function readTls(t: TlsConfig & { selfSigned?: boolean }, what: string): { cert: Buffer; key: Buffer; ca?: Buffer; crl?: Buffer; clientCertAuth: boolean; selfSigned?: boolean; dialCert?: Buffer; dialKey?: Buffer } | undefined {
   if (!t.certFile && !t.keyFile) return undefined;
   if (!t.certFile || !t.keyFile) throw new ConfigError(`${what}: both a certificate and a key file are needed`, '');
   const read = (f: string, which: string) => {
@@ -148,6 +148,7 @@ function readTls(t: TlsConfig & { selfSigned?: boolean }, what: string): { cert:
     crl: t.crlFile ? crl(read(t.crlFile, 'certificate revocation list'), t.crlFile) : undefined,
     clientCertAuth: t.clientCertAuth,
     ...(t.selfSigned ? { selfSigned: true } : {}),
+    ...(t.clientCertFile !== '' ? { dialCert: read(t.clientCertFile, 'client certificate'), dialKey: read(t.clientKeyFile, 'client key') } : {}),
   };
 }
 
@@ -162,6 +163,8 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
   };
   const clientTls = readTls(auto(cfg.clientTls, 'client', [...cfg.listenClientUrls, ...cfg.listenClientHttpUrls]), 'client TLS');
   const peerTls = readTls(auto(cfg.peerTls, 'peer', cfg.listenPeerUrls), 'peer TLS');
+  const names = (list: string): string[] | undefined => (list === '' ? undefined : list.split(',').map((s) => s.trim()).filter(Boolean));
+  const versions = { minVersion: cfg.tlsMinVersion, ...(cfg.tlsMaxVersion !== '' ? { maxVersion: cfg.tlsMaxVersion } : {}) };
   return {
     name: cfg.name,
     dataDir: cfg.dataDir,
@@ -199,16 +202,27 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     maxTxnOps: cfg.maxTxnOps,
     bcryptCost: cfg.bcryptCost,
     authTokens: newTokenProvider(cfg.authToken, logger.withPackage('auth')),
+    // 0 means the default, as in the reference
+    ...(cfg.authTokenTtlSeconds > 0 ? { simpleTokenTtlMs: cfg.authTokenTtlSeconds * 1000 } : {}),
     preVote: cfg.preVote,
     initialElectionTickAdvance: cfg.initialElectionTickAdvance,
     initialCorruptCheck: cfg.experimentalInitialCorruptCheck,
     corruptCheckTimeMs: cfg.experimentalCorruptCheckTimeMs,
     enableV2: cfg.enableV2,
+    warningApplyMs: cfg.warningApplyMs,
+    compactionBatchLimit: cfg.compactionBatchLimit,
+    backendBatchLimit: cfg.backendBatchLimit,
+    backendBatchIntervalMs: cfg.backendBatchIntervalMs,
+    raftReadTimeoutMs: cfg.raftReadTimeoutMs,
+    raftWriteTimeoutMs: cfg.raftWriteTimeoutMs,
+    bootstrapDefragThresholdMegabytes: cfg.bootstrapDefragThresholdMegabytes,
+    compactionSleepMs: cfg.compactionSleepMs,
+    v2Deprecation: cfg.v2Deprecation,
     strictReconfigCheck: cfg.strictReconfigCheck,
     forceNewCluster: cfg.forceNewCluster,
     versionMonitorMs: 4000,
-    peerTls: peerTls ? { ...peerTls, allowedCNs: cfg.peerTls.allowedCn === '' ? undefined : cfg.peerTls.allowedCn.split(',').map((s) => s.trim()).filter(Boolean) } : undefined,
-    clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, crl: clientTls.crl, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth } : undefined,
+    peerTls: peerTls ? { ...peerTls, allowedCNs: names(cfg.peerTls.allowedCn), allowedHostnames: names(cfg.peerTls.allowedHostname), ...versions } : undefined,
+    clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, crl: clientTls.crl, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth, allowedHostnames: names(cfg.clientTls.allowedHostname), ...versions } : undefined,
     release,
     logger: logger.withPackage('etcdserver'),
     embedLogger: embedLog,

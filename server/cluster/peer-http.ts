@@ -2,6 +2,7 @@
 // renewals), with the peer TLS material when the peer URLs are https.
 import http from 'node:http';
 import https from 'node:https';
+import type { SecureVersion } from 'node:tls';
 import { isSecureUrl, isUnixUrl, unixSocketPath } from '../transport/unix-url.js';
 
 export interface PeerTlsClient {
@@ -13,6 +14,11 @@ export interface PeerTlsClient {
    * reference's self-signed TLS info skips verification on the client side.
    */
   selfSigned?: boolean;
+  /** Presented instead of cert/key when given (--peer-client-cert-file). */
+  dialCert?: Buffer;
+  dialKey?: Buffer;
+  minVersion?: SecureVersion;
+  maxVersion?: SecureVersion;
 }
 
 export interface PeerResponse {
@@ -36,7 +42,7 @@ export function peerRequest(url: string, o: { method?: string; body?: string; ti
         method: o.method ?? 'GET',
         timeout: o.timeoutMs,
         ...(unix ? { socketPath: u.host !== '' ? u.host : unixSocketPath(u) } : {}),
-        ...(secure && o.tls ? { cert: o.tls.cert, key: o.tls.key, ca: o.tls.ca, ...(o.tls.selfSigned ? { rejectUnauthorized: false } : {}) } : {}),
+        ...(secure && o.tls ? { cert: o.tls.dialCert ?? o.tls.cert, key: o.tls.dialKey ?? o.tls.key, ca: o.tls.ca, minVersion: o.tls.minVersion, maxVersion: o.tls.maxVersion, ...(o.tls.selfSigned ? { rejectUnauthorized: false } : {}) } : {}),
         headers: { ...(o.body !== undefined ? { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(o.body) } : {}), ...o.headers },
       },
       (res) => {

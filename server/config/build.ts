@@ -124,6 +124,40 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   requireTlsForHttps('--listen-client-urls', listenClientUrls, clientTls);
   requireTlsForHttps('--listen-client-http-urls', listenClientHttpUrls, clientTls);
   requireTlsForHttps('--listen-peer-urls', listenPeerUrls, peerTls);
+  const tlsVersion = (n: string): '' | 'TLSv1.2' | 'TLSv1.3' => {
+    if (!known.has(n)) return n === 'tls-min-version' ? 'TLSv1.2' : '';
+    const v = oneOf<string>(n);
+    return v === '' ? '' : v === 'TLS1.3' ? 'TLSv1.3' : 'TLSv1.2';
+  };
+  const tlsMinVersion = tlsVersion('tls-min-version') || 'TLSv1.2';
+  const tlsMaxVersion = tlsVersion('tls-max-version');
+  if (tlsMaxVersion !== '' && tlsMinVersion > tlsMaxVersion) {
+    throw new ConfigError(`min version (${str('tls-min-version')}) is greater than max version (${str('tls-max-version')})`, 'tls-min-version');
+  }
+
+  // v2 deprecation (3.5): from write-only on, the v2 API is gone.
+  const v2Deprecation = known.has('v2-deprecation') ? oneOf<ServerConfig['v2Deprecation']>('v2-deprecation') : 'not-yet';
+  if (v2Deprecation !== 'not-yet' && bool('enable-v2')) throw new ConfigError(`--enable-v2 and --v2-deprecation=${v2Deprecation} are mutually exclusive`, 'v2-deprecation');
+
+  const compactionBatchLimit = known.has('experimental-compaction-batch-limit') ? int('experimental-compaction-batch-limit') : 1000;
+  if (compactionBatchLimit <= 0) throw new ConfigError(`--experimental-compaction-batch-limit must be > 0 (set to ${compactionBatchLimit})`, 'experimental-compaction-batch-limit');
+
+  const backendBatch: { backendBatchLimit?: number; backendBatchIntervalMs?: number } = {};
+  if (known.has('backend-batch-limit')) {
+    const limit = int('backend-batch-limit');
+    if (limit < 0) throw new ConfigError(`--backend-batch-limit must not be negative (set to ${limit})`, 'backend-batch-limit');
+    if (limit > 0) backendBatch.backendBatchLimit = limit;
+  }
+  if (known.has('backend-batch-interval') && str('backend-batch-interval').trim() !== '') {
+    const ms = dur('backend-batch-interval');
+    if (ms > 0) backendBatch.backendBatchIntervalMs = ms;
+  }
+  const raftTimeout = (n: string): number => {
+    if (!known.has(n)) return 5000;
+    const ms = dur(n);
+    if (ms <= 0) throw new ConfigError(`--${n} must be > 0 (set to ${str(n)})`, n);
+    return ms;
+  };
 
   // Logging.
   const logger = known.has('logger') ? oneOf<'capnslog' | 'zap'>('logger') : release.loggerDefault;
@@ -171,6 +205,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     initialClusterState,
     strictReconfigCheck: bool('strict-reconfig-check'),
     enableV2: bool('enable-v2'),
+    v2Deprecation,
     preVote: bool('pre-vote'),
     forceNewCluster: bool('force-new-cluster'),
     unsafeNoFsync: known.has('unsafe-no-fsync') && bool('unsafe-no-fsync'),
@@ -190,6 +225,9 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     cors: list('cors'),
     hostWhitelist: list('host-whitelist'),
     authToken: str('auth-token'),
+    authTokenTtlSeconds: known.has('auth-token-ttl') ? uint('auth-token-ttl') : 0,
+    tlsMinVersion,
+    tlsMaxVersion,
     bcryptCost: uint('bcrypt-cost'),
     logger,
     logOutputs,
@@ -200,6 +238,13 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     enableGrpcGateway: bool('enable-grpc-gateway'),
     experimentalInitialCorruptCheck: bool('experimental-initial-corrupt-check'),
     experimentalCorruptCheckTimeMs: dur('experimental-corrupt-check-time'),
+    compactionBatchLimit,
+    ...backendBatch,
+    raftReadTimeoutMs: raftTimeout('raft-read-timeout'),
+    raftWriteTimeoutMs: raftTimeout('raft-write-timeout'),
+    bootstrapDefragThresholdMegabytes: known.has('experimental-bootstrap-defrag-threshold-megabytes') ? uint('experimental-bootstrap-defrag-threshold-megabytes') : 0,
+    compactionSleepMs: known.has('experimental-compaction-sleep-interval') ? dur('experimental-compaction-sleep-interval') : 10,
+    warningApplyMs: known.has('experimental-warning-apply-duration') ? dur('experimental-warning-apply-duration') : 100,
     watchProgressNotifyMs: dur('experimental-watch-progress-notify-interval'),
     configFile: opts.configFile,
   };
@@ -268,6 +313,9 @@ function tlsOf(
     autoTls: bool(`${prefix}auto-tls`),
     crlFile: str(prefix === '' ? 'client-crl-file' : 'peer-crl-file'),
     allowedCn: prefix === '' ? '' : str('peer-cert-allowed-cn'),
+    allowedHostname: known.has(`${prefix === '' ? 'client' : 'peer'}-cert-allowed-hostname`) ? str(`${prefix === '' ? 'client' : 'peer'}-cert-allowed-hostname`) : '',
+    clientCertFile: known.has(`${prefix}client-cert-file`) ? str(`${prefix}client-cert-file`) : '',
+    clientKeyFile: known.has(`${prefix}client-key-file`) ? str(`${prefix}client-key-file`) : '',
   };
   const caFlag = `${prefix}ca-file`;
   const caFile = known.has(caFlag) ? str(caFlag) : '';
@@ -279,6 +327,9 @@ function tlsOf(
   }
   if ((tls.certFile === '') !== (tls.keyFile === '')) {
     throw new ConfigError(`--${prefix}cert-file and --${prefix}key-file must be given together`, `${prefix}cert-file`);
+  }
+  if ((tls.clientCertFile === '') !== (tls.clientKeyFile === '')) {
+    throw new ConfigError(`--${prefix}client-cert-file and --${prefix}client-key-file must be given together`, `${prefix}client-cert-file`);
   }
   if (tls.autoTls && tls.certFile !== '') warnings.push(`ignoring --${prefix}auto-tls since --${prefix}cert-file and --${prefix}key-file are given`);
   return tls;

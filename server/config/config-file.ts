@@ -13,6 +13,8 @@ const SECTIONS: Readonly<Record<string, string>> = { 'client-transport-security'
 const SECTION_KEYS: Readonly<Record<string, { client: string; peer: string }>> = {
   'cert-file': { client: 'cert-file', peer: 'peer-cert-file' },
   'key-file': { client: 'key-file', peer: 'peer-key-file' },
+  'client-cert-file': { client: 'client-cert-file', peer: 'peer-client-cert-file' },
+  'client-key-file': { client: 'client-key-file', peer: 'peer-client-key-file' },
   'client-cert-auth': { client: 'client-cert-auth', peer: 'peer-client-cert-auth' },
   'trusted-ca-file': { client: 'trusted-ca-file', peer: 'peer-trusted-ca-file' },
   'auto-tls': { client: 'auto-tls', peer: 'peer-auto-tls' },

@@ -11,6 +11,12 @@ export interface TlsConfig {
   crlFile: string;
   /** Peer only: the allowed common name of peer certificates. */
   allowedCn: string;
+  /** --(peer-)cert-allowed-hostname: SAN hostnames a certificate of the other side may name instead. */
+  allowedHostname: string;
+  /** --(peer-)client-cert-file / --(peer-)client-key-file (3.5): what this member presents when it dials
+   *  ('' = certFile/keyFile). */
+  clientCertFile: string;
+  clientKeyFile: string;
 }
 
 export interface ServerConfig {
@@ -39,6 +45,8 @@ export interface ServerConfig {
   initialClusterState: 'new' | 'existing';
   strictReconfigCheck: boolean;
   enableV2: boolean;
+  /** --v2-deprecation (3.5; earlier releases: not-yet). */
+  v2Deprecation: 'not-yet' | 'write-only' | 'write-only-drop-data' | 'gone';
   preVote: boolean;
   forceNewCluster: boolean;
   unsafeNoFsync: boolean;
@@ -64,6 +72,11 @@ export interface ServerConfig {
   cors: string[];
   hostWhitelist: string[];
   authToken: string;
+  /** --auth-token-ttl in seconds (simple tokens; 0 means the 300 s default, as the reference). */
+  authTokenTtlSeconds: number;
+  /** --tls-min-version / --tls-max-version (3.5), as Node names them; max '' = the runtime's highest. */
+  tlsMinVersion: 'TLSv1.2' | 'TLSv1.3';
+  tlsMaxVersion: '' | 'TLSv1.2' | 'TLSv1.3';
   bcryptCost: number;
 
   logger: 'capnslog' | 'zap';
@@ -77,6 +90,19 @@ export interface ServerConfig {
   enableGrpcGateway: boolean;
   experimentalInitialCorruptCheck: boolean;
   experimentalCorruptCheckTimeMs: number;
+  /** --experimental-compaction-batch-limit and --experimental-compaction-sleep-interval (ms; 3.4: 10 ms). */
+  compactionBatchLimit: number;
+  /** --backend-batch-limit / --backend-batch-interval (ms); undefined: the defaults. */
+  backendBatchLimit?: number;
+  backendBatchIntervalMs?: number;
+  /** --raft-read-timeout / --raft-write-timeout (3.5; earlier: 5 s), ms. */
+  raftReadTimeoutMs: number;
+  raftWriteTimeoutMs: number;
+  /** --experimental-bootstrap-defrag-threshold-megabytes (3.5; 0 = off). */
+  bootstrapDefragThresholdMegabytes: number;
+  compactionSleepMs: number;
+  /** --experimental-warning-apply-duration (ms). */
+  warningApplyMs: number;
   /** --experimental-watch-progress-notify-interval (ms). */
   watchProgressNotifyMs: number;
 

@@ -9,6 +9,7 @@ import { checkDowngrade } from '../cluster/version.js';
 import { compareMinor } from '../releases.js';
 import type { Backend } from '../storage/backend.js';
 import type { Logger } from '../log/logger.js';
+import { duration, durationNs } from '../log/fields.js';
 import { V2Store } from './v2store.js';
 import { decodeRequest, decodeTagged, type AlarmType, type InternalRequest } from './requests.js';
 import { Errors, ServerError } from './errors.js';
@@ -98,6 +99,8 @@ export interface ApplierOptions {
   /** This member's release version ("3.4.23"): a cluster version above it is fatal. */
   localVersion: string;
   logger: Logger;
+  /** An apply slower than this (ms) is logged as "apply request took too long". */
+  warningApplyMs: number;
 }
 
 /** The requests refused while the CORRUPT alarm is raised. */
@@ -187,14 +190,28 @@ export class Applier {
     }
     let result: unknown;
     let error: Error | undefined;
+    const start = process.hrtime.bigint();
     try {
       result = this.applyOne(req, e.index, e.term);
     } catch (err) {
       error = err as Error;
     }
+    const took = process.hrtime.bigint() - start;
+    if (took > BigInt(Math.round(this.opts.warningApplyMs * 1e6))) this.warnSlowApply(req, took, result, error);
     if (!this.waiters.settle(req.id, result, error) && error && !(error instanceof ServerError)) {
       this.opts.logger.warn('applying a committed entry failed', { index: e.index, kind: req.kind, error: error.message });
     }
+  }
+
+  private warnSlowApply(req: InternalRequest, took: bigint, result: unknown, error: Error | undefined): void {
+    const size = (v: unknown): number => Buffer.byteLength(JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x instanceof Uint8Array ? Buffer.from(x).toString('base64') : x)) ?? '');
+    this.opts.logger.warn('apply request took too long', {
+      took: durationNs(took),
+      'expected-duration': duration(this.opts.warningApplyMs),
+      prefix: '',
+      request: `${req.kind} size:${size(req)}`,
+      ...(error ? { error: error.message } : { response: `size:${size(result)}` }),
+    });
   }
 
   private applyOne(req: InternalRequest, index: number, term: number): unknown {

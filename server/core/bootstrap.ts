@@ -18,10 +18,12 @@ import { compareMinor } from '../releases.js';
 import { V2Store } from './v2store.js';
 import { decodeTagged, encodeTagged } from './requests.js';
 import { FatalStartError } from './fatal.js';
+import { humanizeBytes } from '../log/fields.js';
+import type { Logger } from '../log/logger.js';
 import { membersInLog, standaloneLog } from './force-new-cluster.js';
 import { CLUSTER_VERSION_KEY, clusterVersionInDb, decodeInternalState } from './applier.js';
 import type { AlarmEntry } from './interfaces.js';
-import type { MemberOptions } from './options.js';
+import { backendOptions, type MemberOptions } from './options.js';
 import { convertReferenceDataDir, dataDirFormat, recoverInterrupted, ConvertError } from '../cluster/convert-reference.js';
 import { isReferenceWalSegment, referenceSegments } from '../storage/reference-wal.js';
 
@@ -129,7 +131,8 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
     // (only now: a refused member leaves its data dir as it found it)
     mkdirSync(snapDir, { recursive: true });
     v2 = new V2Store();
-    backend = openBackend(logger, dbPath, { unsafeNoFsync: opts.unsafeNoFsync });
+    backend = openBackend(logger, dbPath, backendOptions(opts));
+    await maybeDefragBackend(opts, backend, logger);
     wal = await createWal(logger, walDir, encodeTagged({ memberId, clusterId }), { unsafeNoFsync: opts.unsafeNoFsync });
     if (bootstrapPeers) {
       RawNode.bootstrap(storage, bootstrapPeers);
@@ -144,8 +147,9 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
     if (snap && !existsSync(dbPath)) {
       throw new FatalStartError(`failed to find database snapshot file: ${dbPath} is missing while consensus snapshot ${snap.metadata.term.toString(16).padStart(16, '0')}-${snap.metadata.index.toString(16).padStart(16, '0')}.snap exists; refusing to start with an empty v3 store (restore the db file or the data dir)`);
     }
-    backend = openBackend(logger, dbPath, { unsafeNoFsync: opts.unsafeNoFsync });
+    backend = openBackend(logger, dbPath, backendOptions(opts));
     refuseAuthUpgrade(opts, backend);
+    await maybeDefragBackend(opts, backend, logger);
     wal = await openWal(logger, walDir, snap ? { index: snap.metadata.index, term: snap.metadata.term } : { index: 0, term: 0 }, { unsafeNoFsync: opts.unsafeNoFsync });
     const read = await wal.readAll();
     let { hardState, entries } = read;
@@ -164,6 +168,12 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
     if (snap) {
       storage.applySnapshot(snap);
       ({ membership, v2, alarms } = decodeInternalState(snap.data));
+      // As the reference, only the v2 snapshot is looked at (keys still only in the WAL are not).
+      if (v2.hasContent()) {
+        const stage = opts.v2Deprecation ?? 'not-yet';
+        if (stage !== 'not-yet') throw new FatalStartError(`detected disallowed custom content in v2store for stage --v2-deprecation=${stage}`);
+        if (opts.release.warnsOfV2Content) logger.warn('detected custom v2store content. Etcd v3.5 is the last version allowing to access it using API v2. Please remove the content.');
+      }
       confState = snap.metadata.confState;
       snapshotIndex = snap.metadata.index;
       appliedIndex = snap.metadata.index;
@@ -307,4 +317,21 @@ async function fetchExistingCluster(opts: MemberOptions): Promise<{ clusterId: b
   const { cluster, errors } = await askPeersForCluster(opts, 2000);
   if (cluster) return cluster;
   throw new FatalStartError(`cannot fetch cluster info from peer urls (${errors.join('; ') || 'none given in --initial-cluster'})`);
+}
+
+/** --experimental-bootstrap-defrag-threshold-megabytes: defragment at start when that much would be freed. */
+async function maybeDefragBackend(opts: MemberOptions, backend: Backend, logger: Logger): Promise<void> {
+  const thresholdBytes = (opts.bootstrapDefragThresholdMegabytes ?? 0) * 1024 * 1024;
+  if (thresholdBytes === 0) return;
+  const size = backend.size();
+  const sizeInUse = backend.sizeInUse();
+  if (size - sizeInUse < thresholdBytes) {
+    logger.info('Skipping defragmentation', {
+      'current-db-size-bytes': size, 'current-db-size': humanizeBytes(size),
+      'current-db-size-in-use-bytes': sizeInUse, 'current-db-size-in-use': humanizeBytes(sizeInUse),
+      'experimental-bootstrap-defrag-threshold-bytes': thresholdBytes, 'experimental-bootstrap-defrag-threshold': humanizeBytes(thresholdBytes),
+    });
+    return;
+  }
+  await backend.defrag();
 }

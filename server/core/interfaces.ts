@@ -113,6 +113,9 @@ export interface Observers {
   apply?: (s: number) => void;
   hash?: (s: number) => void;
   hashRev?: (s: number) => void;
+  /** One full batch of a compaction (ms), then the whole compaction (ms) and the keys it deleted. */
+  compactionPause?: (ms: number) => void;
+  compactionDone?: (ms: number, keys: number) => void;
 }
 
 /** The Auth service's view: the auth store as applied, and the next log index (token ids). */
@@ -174,7 +177,7 @@ export interface MetricsCore {
   readonly stats: ServerStats;
   readonly observers: Observers;
   readonly membership: Pick<Membership, 'member' | 'version'>;
-  readonly backend: Pick<Backend, 'size' | 'sizeInUse'>;
+  readonly backend: Pick<Backend, 'size' | 'sizeInUse' | 'onCommit'>;
   readonly kv: Pick<V3StateMachine, 'stats' | 'keyCount' | 'rev' | 'compactRev'>;
   readonly alarms: readonly AlarmEntry[];
   readonly v2: V2Store;

@@ -1,5 +1,7 @@
 // What a member needs to run, independent of where it came from (command-line flags, a config file, or an
 // embedding program's config object).
+import type { SecureVersion } from 'node:tls';
+import type { BackendOptions } from '../storage/backend.js';
 import type { Logger } from '../log/logger.js';
 import type { Release } from '../releases.js';
 import type { JwtTokens } from '../auth/tokens.js';
@@ -16,6 +18,14 @@ export interface TlsFiles {
   allowedCNs?: string[];
   /** Made by --peer-auto-tls / --auto-tls: the other side's certificate is not verified (it is self-signed too). */
   selfSigned?: boolean;
+  /** --peer-client-cert-file / --peer-client-key-file: presented when this member dials (default cert/key). */
+  dialCert?: Buffer;
+  dialKey?: Buffer;
+  /** --tls-min-version / --tls-max-version, for serving and dialling alike. */
+  minVersion?: SecureVersion;
+  maxVersion?: SecureVersion;
+  /** --peer-cert-allowed-hostname: SAN hostnames a peer certificate may name (besides allowedCNs). */
+  allowedHostnames?: string[];
 }
 
 export interface MemberOptions {
@@ -46,7 +56,24 @@ export interface MemberOptions {
   bcryptCost: number;
   /** --auth-token jwt,...: the JWT provider (absent: simple tokens). */
   authTokens?: JwtTokens;
+  /** --auth-token-ttl: a simple token is forgotten this long after its last use (default 300 s). */
+  simpleTokenTtlMs?: number;
   preVote: boolean;
+  /** --backend-batch-limit / --backend-batch-interval (ms): when buffered writes are committed to the db. */
+  backendBatchLimit?: number;
+  backendBatchIntervalMs?: number;
+  /** --raft-read-timeout / --raft-write-timeout (ms): a peer stream silent or stuck this long is dropped. */
+  raftReadTimeoutMs?: number;
+  raftWriteTimeoutMs?: number;
+  /** --experimental-bootstrap-defrag-threshold-megabytes (0: never). */
+  bootstrapDefragThresholdMegabytes?: number;
+  /** --experimental-compaction-batch-limit / --experimental-compaction-sleep-interval. */
+  compactionBatchLimit?: number;
+  compactionSleepMs?: number;
+  /** --experimental-warning-apply-duration: an apply slower than this is logged (default 100 ms). */
+  warningApplyMs?: number;
+  /** --v2-deprecation beyond not-yet: v2 keys in the v2 snapshot stop the member at start. */
+  v2Deprecation?: 'not-yet' | 'write-only' | 'write-only-drop-data' | 'gone';
   /** --initial-election-tick-advance (default true): see tick-advance.ts. */
   initialElectionTickAdvance?: boolean;
   enableV2: boolean;
@@ -97,5 +124,14 @@ export function defaultMemberOptions(release: Release, logger: Logger): Omit<Mem
     versionMonitorMs: 4000,
     release,
     logger,
+  };
+}
+
+/** How the member's db commits: the batching flags and --unsafe-no-fsync. */
+export function backendOptions(opts: Pick<MemberOptions, 'unsafeNoFsync' | 'backendBatchLimit' | 'backendBatchIntervalMs'>): BackendOptions {
+  return {
+    unsafeNoFsync: opts.unsafeNoFsync,
+    ...(opts.backendBatchLimit !== undefined ? { batchLimit: opts.backendBatchLimit } : {}),
+    ...(opts.backendBatchIntervalMs !== undefined ? { batchIntervalMs: opts.backendBatchIntervalMs } : {}),
   };
 }

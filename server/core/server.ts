@@ -35,7 +35,7 @@ import { bootstrap, initialMembers } from './bootstrap.js';
 import { formatDuration } from './lifecycle.js';
 import { Code, Errors, ServerError, errorWithMessage } from './errors.js';
 import type { AlarmEntry, LeaseTtl, Observers, ServerStatus } from './interfaces.js';
-import type { MemberOptions } from './options.js';
+import { backendOptions, type MemberOptions } from './options.js';
 
 import { FatalStartError } from './fatal.js';
 export { FatalStartError };
@@ -108,7 +108,10 @@ export class SvcServer {
     this.memberId = b.memberId;
     this.clusterId = b.clusterId;
     const { memberId, lifecycle, stats, observers } = this;
-    this.kv = new V3StateMachine(b.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync, authTokens: opts.authTokens });
+    this.kv = new V3StateMachine(b.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync, authTokens: opts.authTokens, simpleTokenTtlMs: opts.simpleTokenTtlMs,
+      backend: backendOptions(opts),
+      compaction: { batchLimit: opts.compactionBatchLimit ?? 1000, sleepMs: opts.compactionSleepMs ?? 10, observers: this.observers },
+    });
 
     this.node = new RaftNode(
       { storage: b.storage, wal: b.wal, snapshotter: b.snapshotter, confState: b.confState, appliedIndex: b.appliedIndex, snapshotIndex: b.snapshotIndex },
@@ -160,7 +163,9 @@ export class SvcServer {
         this.stopRemoved();
       },
       onSnapshotStatus: (id, ok) => node.reportSnapshot(id, ok),
-      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, rejectUnauthorized: !!opts.peerTls.ca && !opts.peerTls.selfSigned } : undefined,
+      // a stream sends a keepalive at least three times per read timeout, as the reference's heartbeat
+      timings: { readTimeoutMs: opts.raftReadTimeoutMs ?? 5000, writeTimeoutMs: opts.raftWriteTimeoutMs ?? 5000, keepaliveMs: Math.min(1000, Math.floor((opts.raftReadTimeoutMs ?? 5000) / 3)) },
+      tls: opts.peerTls ? { cert: opts.peerTls.dialCert ?? opts.peerTls.cert, key: opts.peerTls.dialKey ?? opts.peerTls.key, ca: opts.peerTls.ca, rejectUnauthorized: !!opts.peerTls.ca && !opts.peerTls.selfSigned, minVersion: opts.peerTls.minVersion, maxVersion: opts.peerTls.maxVersion } : undefined,
     });
     node.attach(this.transport, { forceCommit: () => this.kv.forceCommit(), snapshotTo: async (path) => void (await this.kv.currentBackend().snapshotTo(path)) });
 
@@ -182,7 +187,7 @@ export class SvcServer {
       },
       observers,
       stats,
-      { memberId, clusterId: b.clusterId, localVersion: opts.release.version, logger },
+      { memberId, clusterId: b.clusterId, localVersion: opts.release.version, logger, warningApplyMs: opts.warningApplyMs ?? 100 },
     );
     const membership = () => this.applier.membership;
     const proposals = this.proposer;
@@ -263,7 +268,7 @@ export class SvcServer {
       urls: opts.listenPeerURLs,
       transport: this.transport,
       logger,
-      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, clientCertAuth: opts.peerTls.clientCertAuth, crl: opts.peerTls.crl, allowedCNs: opts.peerTls.allowedCNs } : undefined,
+      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, clientCertAuth: opts.peerTls.clientCertAuth, crl: opts.peerTls.crl, allowedCNs: opts.peerTls.allowedCNs, allowedHostnames: opts.peerTls.allowedHostnames, minVersion: opts.peerTls.minVersion, maxVersion: opts.peerTls.maxVersion } : undefined,
       routes: {
         version: () => ({ etcdserver: opts.release.version, etcdcluster: this.clusterVersionFull() }),
         members: () => this.membersJSON(),

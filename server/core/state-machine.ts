@@ -2,8 +2,8 @@
 // beside it), and serves local reads from it. Everything here is synchronous and deterministic: the same entries applied in the same order give every member the same
 // store, which is what makes HashKV agree across members.
 import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
-import { openBackend, type Backend } from '../storage/backend.js';
-import { MvccStore, type ReadTxn, type WriteTxn } from '../mvcc/kvstore.js';
+import { openBackend, type Backend, type BackendOptions } from '../storage/backend.js';
+import { MvccStore, type MvccStoreOptions, type ReadTxn, type WriteTxn } from '../mvcc/kvstore.js';
 import { Lessor, minLeaseTtlFor } from '../mvcc/lessor.js';
 import { WatchableStore } from '../mvcc/watchable-store.js';
 import { MvccError } from '../mvcc/errors.js';
@@ -67,6 +67,10 @@ export interface StateMachineOptions {
   unsafeNoFsync?: boolean;
   /** --auth-token jwt,...: the JWT provider (absent: simple tokens). */
   authTokens?: JwtTokens;
+  simpleTokenTtlMs?: number;
+  compaction?: MvccStoreOptions['compaction'];
+  /** --backend-batch-limit / --backend-batch-interval, for a db reopened after a snapshot. */
+  backend?: BackendOptions;
 }
 
 export class V3StateMachine {
@@ -81,9 +85,9 @@ export class V3StateMachine {
   ) {
     const logger = packageLogger(opts.logger, 'mvcc');
     this.lessor = new Lessor(this.backend, { logger, minTtl: minLeaseTtlFor(opts.electionMs) });
-    this.store = new MvccStore(this.backend, { logger, lessor: this.lessor });
+    this.store = new MvccStore(this.backend, { logger, lessor: this.lessor, compaction: opts.compaction });
     this.watchable = new WatchableStore(this.store);
-    this.auth = new AuthStore(this.backend, opts.authTokens);
+    this.auth = new AuthStore(this.backend, opts.authTokens, opts.simpleTokenTtlMs);
   }
 
   get stats() {
@@ -375,7 +379,9 @@ export class V3StateMachine {
       closeSync(fd);
     }
     renameSync(tmp, path);
-    this.backend = openBackend(this.opts.logger, path, { unsafeNoFsync: this.opts.unsafeNoFsync });
+    const onCommit = this.backend.onCommit;
+    this.backend = openBackend(this.opts.logger, path, { unsafeNoFsync: this.opts.unsafeNoFsync, ...this.opts.backend });
+    this.backend.onCommit = onCommit;
     this.lessor.recover(this.backend);
     // Restoring the watchable store restores the kv store under it.
     this.watchable.restore(this.backend);

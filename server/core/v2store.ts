@@ -52,6 +52,11 @@ export class V2Store {
   /** Bumped by every change, like the reference's store index (X-Etcd-Index). */
   index = 0;
 
+  /** Whether any v2 key or directory was ever left here (membership lives elsewhere in svc). */
+  hasContent(): boolean {
+    return this.root.children!.size > 0;
+  }
+
   get(path: string, recursive: boolean): V2Event {
     const parts = split(path);
     const n = this.find(parts);

@@ -5,6 +5,8 @@
 // and end, so txns are serial by construction.
 import type { Logger } from '../log/logger.js';
 import { nopLogger } from '../log/logger.js';
+import { duration } from '../log/fields.js';
+import type { Observers } from '../core/interfaces.js';
 import type { Backend, BackendBatchTx } from '../storage/backend.js';
 import { crc32 } from 'node:zlib';
 import { errCompacted, errFutureRev, MvccError } from './errors.js';
@@ -19,7 +21,7 @@ const META_BUCKET = 'meta';
 const SCHEDULED_COMPACT_KEY = new TextEncoder().encode('scheduledCompactRev');
 const FINISHED_COMPACT_KEY = new TextEncoder().encode('finishedCompactRev');
 const SCAN_CHUNK = 10000;
-/** Revisions examined per background compaction step (the reference's default batch is 1000). */
+/** Revisions examined per background compaction step by default (the reference's default batch is 1000). */
 const COMPACTION_BATCH = 1000;
 const EMPTY = new Uint8Array(0);
 
@@ -95,6 +97,8 @@ export interface HashKvResult {
 export interface MvccStoreOptions {
   logger?: Logger;
   lessor?: LeaseHooks & { setRangeDeleter?(fn: () => WriteTxn): void };
+  /** Background compaction: revisions per batch, the pause between batches, and who hears how it went. */
+  compaction?: { batchLimit: number; sleepMs: number; observers?: Pick<Observers, 'compactionPause' | 'compactionDone'> };
 }
 
 /** Listener of committed changes (the watchable store). */
@@ -110,6 +114,7 @@ export class MvccStore {
   private listeners: ChangeListener[] = [];
   private readonly logger: Logger;
   private lessor: MvccStoreOptions['lessor'];
+  private readonly compaction: NonNullable<MvccStoreOptions['compaction']>;
   private counters = { put: 0, delete: 0, txn: 0, range: 0 };
   private compactionTail: Promise<void> = Promise.resolve();
   /** Bumped by restore, so background compactions of the previous data stop. */
@@ -118,6 +123,7 @@ export class MvccStore {
   constructor(backend: Backend, opts: MvccStoreOptions = {}) {
     this.backend = backend;
     this.logger = opts.logger ?? nopLogger;
+    this.compaction = opts.compaction ?? { batchLimit: COMPACTION_BATCH, sleepMs: 0 };
     this.lessor = opts.lessor;
     this.lessor?.setRangeDeleter?.(() => this.write());
     this.restoreFromBackend();
@@ -285,24 +291,35 @@ export class MvccStore {
   private async runCompaction(rev: number, keep: Set<string>, epoch: number, backend: Backend): Promise<void> {
     const end = mainRevBound(rev + 1);
     let start = mainRevBound(0);
+    const { batchLimit, sleepMs, observers } = this.compaction;
+    const began = performance.now();
+    let deleted = 0;
     try {
       while (true) {
         // A restore swapped the data, or the backend closed: the next open resumes from the meta keys.
         if (epoch !== this.epoch || backend !== this.backend) return;
+        const batchStart = performance.now();
         const tx = backend.batchTx();
-        const chunk = tx.range(KEY_BUCKET, start, end, COMPACTION_BATCH);
+        const chunk = tx.range(KEY_BUCKET, start, end, batchLimit);
         for (const { key } of chunk) {
-          if (!keep.has(revKey(bytesToRev(key)))) tx.delete(KEY_BUCKET, key);
+          if (!keep.has(revKey(bytesToRev(key)))) {
+            tx.delete(KEY_BUCKET, key);
+            deleted++;
+          }
         }
-        if (chunk.length < COMPACTION_BATCH) {
+        if (chunk.length < batchLimit) {
           tx.put(META_BUCKET, FINISHED_COMPACT_KEY, revToBytes({ main: rev, sub: 0 }));
           tx.end();
-          this.logger.info('finished scheduled compaction', { 'compact-revision': rev });
+          const took = performance.now() - began;
+          observers?.compactionDone?.(took, deleted);
+          this.logger.info('finished scheduled compaction', { 'compact-revision': rev, took: duration(took) });
           return;
         }
         tx.end();
+        observers?.compactionPause?.(performance.now() - batchStart);
         start = successor(chunk[chunk.length - 1].key);
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        // the pause lets requests in between batches (never a tight loop, even at 0)
+        await new Promise<void>((resolve) => (sleepMs > 0 ? setTimeout(resolve, sleepMs) : setImmediate(resolve)));
       }
     } catch (err) {
       if ((err as { code?: string }).code === 'BACKEND_CLOSED') return;

@@ -122,6 +122,8 @@ export interface Backend {
   /** crc32 over every bucket's name, keys and values (the consistent index and term excluded). */
   hash(): number;
   stats(): BackendStats;
+  /** Called with each commit's duration in seconds (the commit-duration metric). */
+  onCommit?: (seconds: number) => void;
   close(): void;
 }
 
@@ -212,6 +214,7 @@ class LmdbBackend implements Backend {
   private ciTerm = 0;
   private ciDirty = false;
   private closed = false;
+  onCommit?: (seconds: number) => void;
   private defragging = false;
   private timer: NodeJS.Timeout | undefined;
   private fsyncRunning = false;
@@ -374,6 +377,7 @@ class LmdbBackend implements Backend {
   private commit(): void {
     if (this.closed || this.defragging) return;
     if (this.pending === 0 && !this.ciDirty) return;
+    const start = process.hrtime.bigint();
     this.sizeCache = -1;
     const buffers = [...this.buffers.entries()];
     for (const [name] of buffers) this.db(name);
@@ -393,6 +397,7 @@ class LmdbBackend implements Backend {
     this.pending = 0;
     this.ciDirty = false;
     this.nCommits++;
+    this.onCommit?.(Number(process.hrtime.bigint() - start) / 1e9);
   }
 
   private onTick(): void {

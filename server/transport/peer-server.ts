@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 
 import type { Logger } from '../log/logger.js';
 import type { Transport } from './transport.js';
+import type { SecureVersion, TLSSocket } from 'node:tls';
+import { certNameAllowed, certNames } from './cert-names.js';
 import { TransportError } from './wire.js';
 
 /** Server-side TLS for https listen-peer-urls. */
@@ -23,8 +25,12 @@ export interface PeerServerTlsOptions {
   clientCertAuth?: boolean;
   /** --peer-crl-file: certificates it revokes are refused at the handshake. */
   crl?: Buffer;
-  /** --peer-cert-allowed-cn: a verified peer certificate must have one of these common names. */
+  /** --peer-cert-allowed-cn: a verified peer certificate must have one of these common names... */
   allowedCNs?: string[];
+  /** ...or (--peer-cert-allowed-hostname) one of these SAN hostnames. */
+  allowedHostnames?: string[];
+  minVersion?: SecureVersion;
+  maxVersion?: SecureVersion;
 }
 
 export interface PeerServerOptions {
@@ -167,18 +173,20 @@ export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServ
                 requestCert: opts.tls.clientCertAuth ?? false,
                 rejectUnauthorized: opts.tls.clientCertAuth ?? false,
                 ...(opts.tls.crl ? { crl: opts.tls.crl } : {}),
+                minVersion: opts.tls.minVersion,
+                maxVersion: opts.tls.maxVersion,
               },
               handler,
             )
           : http.createServer(handler);
-      const allowed = opts.tls?.allowedCNs ?? [];
-      if (secure && allowed.length > 0) {
-        // --peer-cert-allowed-cn: a connection whose certificate names another CN is closed before any request.
-        server.on('secureConnection', (sock: import('node:tls').TLSSocket) => {
-          const cn = sock.getPeerCertificate()?.subject?.CN;
-          const names = Array.isArray(cn) ? cn : cn === undefined ? [] : [cn];
-          if (!names.some((n) => allowed.includes(n))) {
-            opts.logger.warn('rejected peer connection: certificate common name not allowed', { 'remote-addr': `${sock.remoteAddress}:${sock.remotePort}`, cn: names.join(','), 'allowed-cn': allowed });
+      const allowedCNs = opts.tls?.allowedCNs ?? [];
+      const allowedHostnames = opts.tls?.allowedHostnames ?? [];
+      if (secure && (allowedCNs.length > 0 || allowedHostnames.length > 0)) {
+        // A connection whose certificate names no allowed CN or hostname is closed before any request.
+        server.on('secureConnection', (sock: TLSSocket) => {
+          const cert = sock.getPeerCertificate();
+          if (!certNameAllowed(cert, allowedCNs, allowedHostnames)) {
+            opts.logger.warn('rejected peer connection: certificate names no allowed common name or hostname', { 'remote-addr': `${sock.remoteAddress}:${sock.remotePort}`, ...certNames(cert), 'allowed-cn': allowedCNs, 'allowed-hostname': allowedHostnames });
             sock.destroy();
           }
         });

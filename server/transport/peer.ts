@@ -7,6 +7,7 @@ import * as https from 'node:https';
 import { isSecureUrl, isUnixUrl, unixSocketPath } from './unix-url.js';
 
 import type { Logger } from '../log/logger.js';
+import type { SecureVersion } from 'node:tls';
 import type { Message, NodeId } from '../raft/types.js';
 import { MessageType } from '../raft/types.js';
 import { KEEPALIVE_FRAME, encodeFrames, encodeMessage, encodedSize } from './codec.js';
@@ -19,14 +20,18 @@ export interface PeerTlsOptions {
   ca?: Buffer;
   /** Verify the remote's certificate (default true). */
   rejectUnauthorized?: boolean;
+  minVersion?: SecureVersion;
+  maxVersion?: SecureVersion;
 }
 
 /** Timing knobs; the defaults follow the reference (read timeout 5 s, heartbeat at a third of it). */
 export interface StreamTimings {
   /** An idle stream sends a keepalive this often. */
   keepaliveMs: number;
-  /** A stream on which nothing arrived for this long is considered dead. */
+  /** A stream on which nothing arrived for this long is considered dead (--raft-read-timeout). */
   readTimeoutMs: number;
+  /** A stream whose write has not drained for this long is considered dead (--raft-write-timeout). */
+  writeTimeoutMs: number;
   /** Waiting for the remote to accept a stream gives up after this long. */
   dialTimeoutMs: number;
   /** First and largest delay between re-dials. */
@@ -37,6 +42,7 @@ export interface StreamTimings {
 export const DEFAULT_TIMINGS: StreamTimings = {
   keepaliveMs: 1000,
   readTimeoutMs: 5000,
+  writeTimeoutMs: 5000,
   dialTimeoutMs: 5000,
   minBackoffMs: 50,
   maxBackoffMs: 1000,
@@ -196,6 +202,8 @@ export class Peer {
         key: tls?.key,
         ca: tls?.ca,
         rejectUnauthorized: tls?.rejectUnauthorized ?? true,
+        minVersion: tls?.minVersion,
+        maxVersion: tls?.maxVersion,
       });
     }
     return http.request(common);
@@ -285,6 +293,10 @@ export class Peer {
     const now = Date.now();
     if (now - this.lastRecv > this.ctx.timings.readTimeoutMs) {
       this.fail(attempt, new Error(`nothing received from remote peer for ${now - this.lastRecv} ms`));
+      return;
+    }
+    if (this.waitingDrain && now - this.lastWrite > this.ctx.timings.writeTimeoutMs) {
+      this.fail(attempt, new Error(`a write to the remote peer has not completed for ${now - this.lastWrite} ms`));
       return;
     }
     if (!this.waitingDrain && now - this.lastWrite >= this.ctx.timings.keepaliveMs) {

@@ -44,24 +44,8 @@ export function parseGoDuration(s: string): number {
   return total;
 }
 
-/** Go's %.Nf: round half to even on exact halves, like strconv. */
-function goFixed(v: number, digits: number): string {
-  const scaled = v * 10 ** digits;
-  const floor = Math.floor(scaled);
-  const diff = scaled - floor;
-  let r = Math.round(scaled);
-  if (Math.abs(diff - 0.5) < 1e-9) r = floor % 2 === 0 ? floor : floor + 1;
-  return (r / 10 ** digits).toFixed(digits);
-}
-
-/** go-humanize Bytes(): SI units ("20 kB", "2.1 MB", "512 B"). */
-export function humanizeBytes(n: number): string {
-  if (n < 10) return `${n} B`;
-  const sizes = ['B', 'kB', 'MB', 'GB', 'TB', 'PB', 'EB'];
-  const e = Math.floor(Math.log(n) / Math.log(1000));
-  const val = Math.floor((n / 1000 ** e) * 10 + 0.5) / 10;
-  return `${goFixed(val, val < 10 ? 1 : 0)} ${sizes[e]}`;
-}
+/** (kept beside the log fields, which use it too) */
+export { humanizeBytes } from '../../log/fields.js';
 
 /** Lower-case hex of a uint64 given as a decimal string, without padding (Go's %x). */
 export function hexId(id: string | bigint): string {

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, parseServerConfig } from '../../../server/config/flags.js';
-import { defaultText, flagsOf, type FlagSpec } from '../../../server/config/flag-table.js';
+import { defaultText, enumValues, flagsOf, type FlagSpec } from '../../../server/config/flag-table.js';
 import { releaseFor, type Release } from '../../../server/releases.js';
 import { runSvc } from '../../../harness/svc-cluster.js';
 
@@ -47,9 +47,15 @@ function sample(spec: FlagSpec, release: Release): string[] {
     'key-file': ['--cert-file=c.pem'],
     'peer-cert-file': ['--peer-key-file=k.pem'],
     'peer-key-file': ['--peer-cert-file=c.pem'],
+    'client-cert-file': ['--client-key-file=k.pem'],
+    'client-key-file': ['--client-cert-file=c.pem'],
+    'peer-client-cert-file': ['--peer-client-key-file=k.pem'],
+    'peer-client-key-file': ['--peer-client-cert-file=c.pem'],
   };
   let v = defaultText(spec, release);
   if (spec.name === 'log-package-levels') v = 'etcdserver=INFO';
+  else if (spec.name === 'backend-batch-interval') v = '50ms'; // a duration whose default is empty
+  else if (v === '' && spec.kind === 'enum') v = enumValues(spec, release).find((x) => x !== '') ?? '';
   else if (v === '' && !spec.defaultOnly) v = spec.kind === 'urls' ? 'http://127.0.0.1:12381' : spec.kind === 'cluster' ? 'default=http://localhost:2380' : 'x';
   if (spec.name === 'listen-client-urls' || spec.name === 'listen-peer-urls') v = 'http://127.0.0.1:2390';
   return [`--${spec.name}=${v}`, ...(companions[spec.name] ?? [])];

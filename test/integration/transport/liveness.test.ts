@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { MessageType } from '../../../server/raft/types.js';
+import { KEEPALIVE_FRAME } from '../../../server/transport/codec.js';
 import { issueCertificate } from '../../../server/config/x509.js';
 import { Member, app, mesh, waitFor } from './harness.js';
 
@@ -138,6 +139,31 @@ describe('peer transport over TLS', () => {
       expect(b.received.filter((m) => m.from === 0xccn)).to.deep.equal([]);
     } finally {
       await Promise.all([a.stop(), b.stop(), stranger.stop()]);
+    }
+  });
+});
+
+describe('peer transport write timeout (--raft-write-timeout)', () => {
+  it('a stream whose remote stops reading (while it still sends keepalives) is declared lost once a write has not drained for the timeout', async () => {
+    let keepalive: NodeJS.Timeout | undefined;
+    const stuck = await rawServer((s) => {
+      s.once('data', () => {
+        s.pause(); // read nothing more: the sender's writes back up
+        s.write('HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n');
+        keepalive = setInterval(() => s.write(`${KEEPALIVE_FRAME.length.toString(16)}\r\n${KEEPALIVE_FRAME.toString('latin1')}\r\n`, 'latin1'), 50);
+      });
+    });
+    const a = await new Member(A, undefined, { timings: { ...FAST, readTimeoutMs: 60_000, writeTimeoutMs: 300 }, maxQueueBytes: 256 * 1024 * 1024 }).start();
+    try {
+      a.transport.addPeer(B, [`http://127.0.0.1:${stuck.port}`]);
+      await waitFor(() => a.transport.activeSince(B) !== undefined, 'stream up');
+      a.transport.send(Array.from({ length: 64 }, (_, i) => app(A, B, i, 1024 * 1024)));
+      await waitFor(() => a.logged('lost TCP streaming connection with remote peer').length > 0, 'lost logged');
+      expect(String(a.logged('lost TCP streaming connection with remote peer')[0].fields.error)).to.match(/a write to the remote peer has not completed/);
+    } finally {
+      clearInterval(keepalive);
+      await a.stop();
+      await stuck.close();
     }
   });
 });

@@ -93,7 +93,7 @@ function setup(members: Member[] = [{ id: SELF, name: 's1', peerURLs: ['http://1
     kv, node, peers, waiters,
     { onLeaderFirstCommit: () => events.firstCommits++, onRemoved: () => events.removed++, fatal: (e) => events.fatal.push(e), onApplied: (n) => (events.applied += n) },
     {}, stats,
-    { memberId: SELF, clusterId: 99n, localVersion: '3.4.23', logger: nopLogger },
+    { memberId: SELF, clusterId: 99n, localVersion: '3.4.23', logger: nopLogger, warningApplyMs: 100 },
   );
   return { applier, kv, node, peers, waiters, events, stats };
 }

@@ -36,7 +36,7 @@ function exported(): Exported {
   const out: Exported = { metrics: new Set(SYNTHETIC), labels: new Set(TARGET_LABELS) };
   for (const v of SUPPORTED_RELEASES) {
     // metric objects only: their values are collected at scrape time, which this never does
-    const server = { opts: { release: releaseFor(v) }, observers: {} } as unknown as SvcServer;
+    const server = { opts: { release: releaseFor(v) }, observers: {}, backend: {} } as unknown as SvcServer;
     names(createMetrics(server).registry, out);
   }
   const kc = new k8s.KubeConfig();

@@ -1,0 +1,328 @@
+// TLS and token flags the reference 3.5 accepts, side by side with it where one member is enough:
+// --tls-min-version / --tls-max-version (a client outside the range fails the handshake),
+// --client-cert-allowed-hostname (a client certificate naming no allowed SAN is refused), --auth-token-ttl
+// (a simple token lives that long after its last use). Then svc alone with two members:
+// --peer-client-cert-file (the certificate a member presents when it dials its peers) with
+// --peer-cert-allowed-hostname (the peer port takes only certificates naming that SAN).
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SecureVersion } from 'node:tls';
+import { etcdctl } from '../../../harness/etcdctl.js';
+import { parseServerConfig } from '../../../server/config/flags.js';
+import { releaseFor } from '../../../server/releases.js';
+import { memberArgs } from '../../../harness/member-args.js';
+import { freePorts } from '../../../harness/ports.js';
+import { httpGet, sleep, spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
+import { ref35 } from '../../../harness/reference-cluster.js';
+import { spawnSingleMember, TARGETS, type Target } from '../../../harness/side-by-side.js';
+import { runSvc, spawnSvc } from '../../../harness/svc-cluster.js';
+import { makeLeafCert, makeTestPki, type TestPki } from '../../../harness/tls.js';
+
+describe('TLS version, allowed hostname and token TTL flags (side by side with the reference 3.5)', function () {
+  this.timeout(120000);
+  let dir: string;
+  let pki: TestPki;
+  let named: { cert: Buffer; key: Buffer };
+  const procs: LoggedProcess[] = [];
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-tlsflags-'));
+    pki = makeTestPki(dir);
+    const f = makeLeafCert(pki, 'named', 'named client', { extKeyUsage: ['clientAuth', 'serverAuth'], hosts: ['svc-peer.example'] });
+    named = { cert: readFileSync(f.cert), key: readFileSync(f.key) };
+  });
+  after(async () => {
+    for (const p of procs) await p.stop('SIGKILL', 5000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** svc and the reference, one member each, https client URL with these extra flags; their URLs once healthy. */
+  async function startBoth(tag: string, flags: string[]): Promise<Record<Target, string>> {
+    const ports = await freePorts(4);
+    const urls = {} as Record<Target, string>;
+    const tlsFlags = [`--cert-file=${pki.serverCertFile}`, `--key-file=${pki.serverKeyFile}`, `--trusted-ca-file=${pki.caFile}`];
+    await Promise.all(
+      TARGETS.map(async (target, i) => {
+        const m = spawnSingleMember(target, { dir, name: `${tag}-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], scheme: 'https', flags: [...tlsFlags, ...flags] });
+        procs.push(m.proc);
+        await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc, ca: pki.ca, ...named });
+        urls[target] = m.clientUrl;
+      }),
+    );
+    return urls;
+  }
+
+  /** 'ok <status>' or 'refused' for a GET /health with this client TLS. */
+  async function get(url: string, o: { cert?: Buffer; key?: Buffer; minVersion?: SecureVersion; maxVersion?: SecureVersion }): Promise<string> {
+    try {
+      return `ok ${(await httpGet(`${url}/health`, { ca: pki.ca, cert: o.cert ?? pki.clientCert, key: o.key ?? pki.clientKey, minVersion: o.minVersion, maxVersion: o.maxVersion })).status}`;
+    } catch {
+      return 'refused';
+    }
+  }
+
+  async function both(urls: Record<Target, string>, o: Parameters<typeof get>[1]): Promise<Record<Target, string>> {
+    const out = {} as Record<Target, string>;
+    for (const t of TARGETS) out[t] = await get(urls[t], o);
+    return out;
+  }
+
+  it('--tls-min-version=TLS1.3: a TLS 1.2 client fails the handshake, a TLS 1.3 one is served', async () => {
+    const urls = await startBoth('min13', ['--tls-min-version=TLS1.3']);
+    expect(await both(urls, { maxVersion: 'TLSv1.2' })).to.deep.equal({ svc: 'refused', reference: 'refused' });
+    expect(await both(urls, { minVersion: 'TLSv1.3' })).to.deep.equal({ svc: 'ok 200', reference: 'ok 200' });
+  });
+
+  it('--tls-max-version=TLS1.2: a client insisting on TLS 1.3 fails, TLS 1.2 is served', async () => {
+    const urls = await startBoth('max12', ['--tls-max-version=TLS1.2']);
+    expect(await both(urls, { minVersion: 'TLSv1.3' })).to.deep.equal({ svc: 'refused', reference: 'refused' });
+    expect(await both(urls, { maxVersion: 'TLSv1.2' })).to.deep.equal({ svc: 'ok 200', reference: 'ok 200' });
+  });
+
+  it('--raft-read-timeout / --raft-write-timeout reach the member; 0 is refused naming the flag', () => {
+    const release = releaseFor('3.5.21');
+    const r = parseServerConfig(['--raft-read-timeout=2s', '--raft-write-timeout=1500ms'], {}, release);
+    expect([r.config.raftReadTimeoutMs, r.config.raftWriteTimeoutMs]).to.deep.equal([2000, 1500]);
+    expect(() => parseServerConfig(['--raft-write-timeout=0s'], {}, release)).to.throw(/--raft-write-timeout must be > 0/);
+  });
+
+  it('a minimum above the maximum stops svc with exit status 2 and the reference message', async () => {
+    const r = await runSvc(['--tls-min-version=TLS1.3', '--tls-max-version=TLS1.2', `--data-dir=${join(dir, 'never')}`], { version: '3.5.21' });
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.match(/min version \(TLS1\.3\) is greater than max version \(TLS1\.2\)/);
+  });
+
+  it('--client-cert-allowed-hostname: only a client certificate naming that SAN is served', async () => {
+    const urls = await startBoth('host', ['--client-cert-auth', '--client-cert-allowed-hostname=svc-peer.example']);
+    expect(await both(urls, named)).to.deep.equal({ svc: 'ok 200', reference: 'ok 200' });
+    expect(await both(urls, {})).to.deep.equal({ svc: 'refused', reference: 'refused' });
+  });
+
+  it('--auth-token-ttl=2: a simple token used every half second stays good; idle for 4.5 s it is refused', async () => {
+    const ports = await freePorts(4);
+    const urls = {} as Record<Target, string>;
+    await Promise.all(
+      TARGETS.map(async (target, i) => {
+        const m = spawnSingleMember(target, { dir, name: `ttl-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--auth-token-ttl=2'] });
+        procs.push(m.proc);
+        await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
+        urls[target] = m.clientUrl;
+      }),
+    );
+    const range = async (url: string, token: string): Promise<string> => {
+      const res = await fetch(`${url}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('k').toString('base64') }), headers: { Authorization: token } });
+      const json = (await res.json()) as { error?: string };
+      return json.error ?? 'ok';
+    };
+    const tokens = {} as Record<Target, string>;
+    for (const t of TARGETS) {
+      for (const args of [['user', 'add', 'root', '--new-user-password=rootpw'], ['user', 'grant-role', 'root', 'root'], ['auth', 'enable']]) {
+        const r = await etcdctl([`--endpoints=${urls[t]}`, ...args], { bin: ref35('etcdctl') });
+        expect(r.code, `${t}: etcdctl ${args.join(' ')}: ${r.stderr}`).to.equal(0);
+      }
+      const res = await fetch(`${urls[t]}/v3/auth/authenticate`, { method: 'POST', body: JSON.stringify({ name: 'root', password: 'rootpw' }) });
+      tokens[t] = ((await res.json()) as { token: string }).token;
+    }
+    // in use for 3 s, longer than the TTL (each use well within 2 s of the last, even on a busy machine)
+    for (let i = 0; i < 7; i++) {
+      for (const t of TARGETS) expect(await range(urls[t], tokens[t]), `${t} after ${i * 0.5} s in use`).to.equal('ok');
+      await sleep(500);
+    }
+    await sleep(4500);
+    const said = {} as Record<Target, string>;
+    for (const t of TARGETS) said[t] = await range(urls[t], tokens[t]);
+    expect(said).to.deep.equal({ svc: 'etcdserver: invalid auth token', reference: 'etcdserver: invalid auth token' });
+  });
+
+  it('--peer-client-cert-file with --peer-cert-allowed-hostname: members dial with that certificate and form a cluster; another is refused', async () => {
+    const ports = await freePorts(4);
+    const ic = `p0=https://127.0.0.1:${ports[1]},p1=https://127.0.0.1:${ports[3]}`;
+    const namedFiles = { cert: join(dir, 'named.pem'), key: join(dir, 'named-key.pem') };
+    const members = [0, 1].map((i) => {
+      const c = `http://127.0.0.1:${ports[2 * i]}`;
+      const p = `https://127.0.0.1:${ports[2 * i + 1]}`;
+      const proc = spawnSvc(
+        [
+          `--name=p${i}`, `--data-dir=${join(dir, `p${i}`)}`, `--listen-client-urls=${c}`, `--advertise-client-urls=${c}`,
+          `--listen-peer-urls=${p}`, `--initial-advertise-peer-urls=${p}`, `--initial-cluster=${ic}`,
+          `--peer-cert-file=${pki.serverCertFile}`, `--peer-key-file=${pki.serverKeyFile}`, `--peer-trusted-ca-file=${pki.caFile}`,
+          '--peer-client-cert-auth', '--peer-cert-allowed-hostname=svc-peer.example',
+          `--peer-client-cert-file=${namedFiles.cert}`, `--peer-client-key-file=${namedFiles.key}`,
+          '--raft-read-timeout=2s', '--raft-write-timeout=2s',
+        ],
+        { logFile: join(dir, `p${i}.log`), name: `p${i}` },
+      );
+      procs.push(proc);
+      return { proc, client: c };
+    });
+    for (const m of members) await waitForHttp(`${m.client}/health`, { timeoutMs: 30000, process: m.proc });
+    const peer = `https://127.0.0.1:${ports[1]}/version`;
+    expect((await httpGet(peer, { ca: pki.ca, ...named })).status).to.equal(200);
+    // the server certificate names 127.0.0.1 and localhost, not the allowed hostname
+    let refused = false;
+    await httpGet(peer, { ca: pki.ca, cert: pki.serverCert, key: pki.serverKey }).catch(() => (refused = true));
+    expect(refused, 'a peer certificate without the allowed SAN was served').to.equal(true);
+  });
+});
+
+describe('--experimental-warning-apply-duration (side by side with the reference 3.5)', function () {
+  this.timeout(60000);
+  let dir: string;
+  const procs: LoggedProcess[] = [];
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-applywarn-'));
+  });
+  after(async () => {
+    for (const p of procs) await p.stop('SIGKILL', 5000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('an apply slower than the duration is logged as "apply request took too long" with the expected duration', async () => {
+    const ports = await freePorts(4);
+    for (const [i, target] of TARGETS.entries()) {
+      const m = spawnSingleMember(target, { dir, name: `warn-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--experimental-warning-apply-duration=1ns'] });
+      procs.push(m.proc);
+      await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
+      const r = await etcdctl([`--endpoints=${m.clientUrl}`, 'put', 'slow', 'v'], { bin: ref35('etcdctl') });
+      expect(r.code, target).to.equal(0);
+      const line = await m.proc.waitForLog(/"msg":"apply request took too long".*/, 10000);
+      expect(line, target).to.contain('"expected-duration":"1ns"');
+    }
+  });
+});
+
+describe('--experimental-compaction-batch-limit and -sleep-interval (side by side with the reference 3.5)', function () {
+  this.timeout(60000);
+  let dir: string;
+  const procs: LoggedProcess[] = [];
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-compbatch-'));
+  });
+  after(async () => {
+    for (const p of procs) await p.stop('SIGKILL', 5000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A metric's value from /metrics (svc's svc_ names are the reference's etcd_ ones). */
+  async function metric(url: string, name: string): Promise<number> {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.replace(/^etcd_/, 'svc_').startsWith(`${name} `));
+    return line === undefined ? 0 : Number(line.split(' ')[1]);
+  }
+
+  it('a compaction deletes in batches of the limit: the same number of pauses and keys compacted as the reference', async () => {
+    const ports = await freePorts(4);
+    const seen = {} as Record<Target, { pauses: number; keys: number }>;
+    for (const [i, target] of TARGETS.entries()) {
+      const m = spawnSingleMember(target, { dir, name: `batch-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--experimental-compaction-batch-limit=5', '--experimental-compaction-sleep-interval=1ms'] });
+      procs.push(m.proc);
+      await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
+      // 23 revisions of one key: 22 old ones to delete, 23 entries to scan in batches of 5
+      for (let k = 0; k < 23; k++) {
+        await fetch(`${m.clientUrl}/v3/kv/put`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('k').toString('base64'), value: Buffer.from(String(k)).toString('base64') }) });
+      }
+      const pausesBefore = await metric(m.clientUrl, 'svc_debugging_mvcc_db_compaction_pause_duration_milliseconds_count');
+      const keysBefore = await metric(m.clientUrl, 'svc_debugging_mvcc_db_compaction_keys_total');
+      const r = await etcdctl([`--endpoints=${m.clientUrl}`, 'compaction', '--physical', '24'], { bin: ref35('etcdctl') });
+      expect(r.code, `${target}: ${r.stderr}`).to.equal(0);
+      seen[target] = {
+        pauses: (await metric(m.clientUrl, 'svc_debugging_mvcc_db_compaction_pause_duration_milliseconds_count')) - pausesBefore,
+        keys: (await metric(m.clientUrl, 'svc_debugging_mvcc_db_compaction_keys_total')) - keysBefore,
+      };
+    }
+    expect(seen.svc).to.deep.equal(seen.reference);
+    expect(seen.svc).to.deep.equal({ pauses: 4, keys: 22 });
+  });
+});
+
+describe('--experimental-bootstrap-defrag-threshold-megabytes (side by side with the reference 3.5)', function () {
+  this.timeout(120000);
+  let dir: string;
+  const procs: LoggedProcess[] = [];
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-bootdefrag-'));
+  });
+  after(async () => {
+    for (const p of procs) await p.stop('SIGKILL', 5000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('below the threshold the start skips defragmentation; above it the db file shrinks before serving', async () => {
+    const ports = await freePorts(4);
+    for (const [i, target] of TARGETS.entries()) {
+      const dataDir = join(dir, `${target}.data`);
+      const db = join(dataDir, 'member', 'snap', 'db');
+      const start = async (tag: string, flags: string[]): Promise<LoggedProcess> => {
+        const clientUrl = `http://127.0.0.1:${ports[2 * i]}`;
+        const peerUrl = `http://127.0.0.1:${ports[2 * i + 1]}`;
+        const args = [...memberArgs({ name: 'm', dataDir, clientUrl, peerUrl, initialCluster: `m=${peerUrl}`, token: 'bootdefrag', state: 'new' }), ...flags];
+        const log = { logFile: join(dir, `${target}-${tag}.log`), name: `${target}-${tag}` };
+        const p = target === 'svc' ? spawnSvc(args, { ...log, version: '3.5.21' }) : spawnLogged(ref35('etcd'), args, log);
+        procs.push(p);
+        await waitForHttp(`${clientUrl}/health`, { timeoutMs: 30000, process: p });
+        return p;
+      };
+      const url = `http://127.0.0.1:${ports[2 * i]}`;
+      let p = await start('fill', []);
+      const value = Buffer.alloc(100_000, 'x').toString('base64');
+      for (let k = 0; k < 40; k++) await fetch(`${url}/v3/kv/put`, { method: 'POST', body: JSON.stringify({ key: Buffer.from(`k${k}`).toString('base64'), value }) });
+      const del = await (await fetch(`${url}/v3/kv/deleterange`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('k').toString('base64'), range_end: Buffer.from('l').toString('base64') }) })).json() as { header: { revision: string } };
+      await fetch(`${url}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision: del.header.revision, physical: true }) });
+      await p.stop('SIGTERM', 15000);
+      const filled = statSync(db).size;
+
+      p = await start('skip', ['--experimental-bootstrap-defrag-threshold-megabytes=1000']);
+      expect(p.log(), target).to.match(/"msg":"Skipping defragmentation".*"experimental-bootstrap-defrag-threshold-bytes":1048576000/);
+      await p.stop('SIGTERM', 15000);
+      expect(statSync(db).size, `${target}: the db changed although the start skipped defragmentation`).to.be.at.least(filled * 0.9);
+
+      p = await start('defrag', ['--experimental-bootstrap-defrag-threshold-megabytes=1']);
+      expect(p.log(), target).to.not.contain('Skipping defragmentation');
+      await p.stop('SIGTERM', 15000);
+      expect(statSync(db).size, `${target}: ${filled} bytes before`).to.be.below(filled / 2);
+    }
+  });
+});
+
+describe('--backend-batch-limit and --backend-batch-interval (side by side with the reference 3.5)', function () {
+  this.timeout(60000);
+  let dir: string;
+  const procs: LoggedProcess[] = [];
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-batch-'));
+  });
+  after(async () => {
+    for (const p of procs) await p.stop('SIGKILL', 5000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Commits of the db (the commit-duration histogram's count) made by 10 puts. */
+  async function commitsOf10Puts(tag: string, flags: string[]): Promise<Record<Target, number>> {
+    const ports = await freePorts(4);
+    const out = {} as Record<Target, number>;
+    for (const [i, target] of TARGETS.entries()) {
+      const m = spawnSingleMember(target, { dir, name: `${tag}-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags });
+      procs.push(m.proc);
+      await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
+      const count = async (): Promise<number> => {
+        const text = await (await fetch(`${m.clientUrl}/metrics`)).text();
+        const line = text.split('\n').find((l) => /^(etcd|svc)_disk_backend_commit_duration_seconds_count /.test(l));
+        return Number(line?.split(' ')[1] ?? NaN);
+      };
+      const before = await count();
+      for (let k = 0; k < 10; k++) await fetch(`${m.clientUrl}/v3/kv/put`, { method: 'POST', body: JSON.stringify({ key: Buffer.from(`k${k}`).toString('base64'), value: 'dg==' }) });
+      out[target] = (await count()) - before;
+      await m.proc.stop('SIGTERM', 15000);
+    }
+    return out;
+  }
+
+  it('a limit of 1 commits every write; a large limit and a long interval commit none of them', async () => {
+    const each = await commitsOf10Puts('each', ['--backend-batch-limit=1', '--backend-batch-interval=1h']);
+    expect(each.svc, JSON.stringify(each)).to.be.at.least(10);
+    expect(each.reference, JSON.stringify(each)).to.be.at.least(10);
+    expect(await commitsOf10Puts('none', ['--backend-batch-limit=100000', '--backend-batch-interval=1h'])).to.deep.equal({ svc: 0, reference: 0 });
+  });
+});
