@@ -2,6 +2,7 @@
 //   svc-operator local apply -f cluster.yaml [--state-dir DIR] [--output json]
 //   svc-operator local status [--state-dir DIR] [--output json]
 //   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
+//   svc-operator local backups [--state-dir DIR] [--output json]
 //   svc-operator local delete [--state-dir DIR]
 //   svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]   (quorum-loss recovery: cli/recover.ts)
 //   svc-operator demo [--state-dir DIR] [--keep]
@@ -13,7 +14,7 @@
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
 import { setProtoDir } from '../../server/wire/index.js';
-import { CommandError, localApply, localBackup, localDelete, localStatus } from './local.js';
+import { CommandError, localApply, localBackup, localBackups, localDelete, localStatus } from './local.js';
 import { demo } from './demo.js';
 import { RuntimeError } from '../runtime/runtime.js';
 import { isKubeCommand, kubeMain } from './kube.js';
@@ -50,7 +51,13 @@ Local (members as child processes):
   svc-operator local status [--state-dir DIR] [--output json]
       the members, the upgrade, the backups (KIND, TIME, FILE) and a failed backup's cause
   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
-      asks for an on-demand backup (a verified snapshot under DIR/backups/); --wait takes it now
+      asks for an on-demand backup (a verified snapshot under DIR/backups/, and in every object-store destination);
+      --wait takes it now
+  svc-operator local backups [--state-dir DIR] [--output json]
+      the restore points in each object-store destination (spec.backup.destinations[].s3): every full snapshot,
+      the oldest and newest restorable revision and time. Credentials: the folder <secrets dir>/<credentialsSecret>/
+      (files accessKeyId, secretAccessKey; SVC_OPERATOR_SECRETS_DIR, default ~/.config/svc-operator/secrets), else
+      AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
   svc-operator local delete [--state-dir DIR]
       stops the members and removes the state; backups/, snapshots/ and recovery/ stay
   svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]
@@ -62,7 +69,8 @@ Local (members as child processes):
   svc-operator demo [--state-dir DIR] [--keep]
 The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster,
 and takes a scheduled backup that is due (spec.backup.schedule, spec.backup.keep). spec.restore.snapshot naming a
-backup file creates a new cluster from it.
+backup file creates a new cluster from it; spec.restore.source (a destination or a bucket) with an optional revision
+or time creates it from the newest full snapshot at or before that point.
 
 svc-operator --help prints this; exit status 0 done, 1 failure (including a refused upgrade), 2 usage.
 `;
@@ -70,6 +78,8 @@ svc-operator --help prints this; exit status 0 done, 1 failure (including a refu
 /** Runs svc-operator with `argv` (without node and script); resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
   setProtoDir(process.env.SVC_PROTO_DIR);
+  // the AWS SDK warns on Node 20 about its releases of 2027 (package-lock pins one that runs on 20): not the user's matter
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   if (isKubeCommand(argv)) return kubeMain(argv); // svc-operator crd | run (cli/kube.ts)
   if (argv[0] === 'status') return statusMain(argv, 'svc-operator'); // the on-call view (cli/status-cmd.ts)
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
@@ -100,6 +110,8 @@ export async function main(argv: string[]): Promise<number> {
           return await localStatus(stateDir, output);
         case 'backup':
           return await localBackup(stateDir, wait, output);
+        case 'backups':
+          return await localBackups(stateDir, output);
         case 'delete':
           return await localDelete(stateDir);
         case 'recover':

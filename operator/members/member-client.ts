@@ -2,8 +2,9 @@
 // authentication probe over the gRPC API through the project's one client library (server/client).
 // Every call has a timeout; reads are retried a few times. This is the only file that knows how.
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { Client, saveSnapshot } from '../../server/client/index.js';
+import { boltStatus } from '../../server/cluster/bolt-snapshot.js';
 import type { SnapshotRecord } from '../api/types.js';
 import { httpGet, type MemberTls } from './http.js';
 import { parseV2DataBytes } from './v2-size.js';
@@ -198,7 +199,10 @@ export class MemberClient {
       const size = await saveSnapshot(c.snapshotRaw(url), file);
       // The file ends with the sha256 of the database bytes; check it once more from disk.
       const sha256 = fileDigestCheck(file, size);
-      return { location: file, member: name, revision: before.revision, size, sha256, time: new Date().toISOString() };
+      // the revision the database holds (what the reference's `snapshot status` reports): writes that landed while it
+      // streamed are in it, so the Status read before is only its lower bound
+      const revision = Math.max(before.revision, boltStatus(readFileSync(file).subarray(0, size)).revision);
+      return { location: file, member: name, revision, size, sha256, time: new Date().toISOString() };
     } catch (e) {
       this.forget(url);
       throw new MemberError('SNAPSHOT_FAILED', `snapshot of ${name} (${url}) failed: ${(e as Error).message}`, { cause: e });

@@ -340,6 +340,8 @@ export class ClusterJobs {
    */
   async restore(version: string): Promise<RestoreRecord> {
     const snapshot = this.cluster.spec.restore!.snapshot;
+    // the restore init step that downloads from a bucket is not built yet: said before anything is created
+    if (snapshot === undefined) throw new JobFailure('RestoreSnapshotInvalid', 'spec.restore.source (restoring from an object-store destination) is carried out by the local runtime only in this release; on Kubernetes copy the restore point (svc-operator local backups lists them) onto a claim and name it in spec.restore.snapshot');
     const { claim, path: rel } = restoreSource(snapshot, this.claim);
     this.image();
     await this.requireClaim(claim, `spec.restore.snapshot ${snapshot}`);
