@@ -6,7 +6,7 @@ import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import type { S3Destination } from '../../api/types.js';
 import { DestinationError, type DestinationCause, type ObjectStore } from './store.js';
 
@@ -46,17 +46,22 @@ export function classify(e: unknown, what: string): { cause: DestinationCause; m
   return { cause: 'Failed', message: `${what} failed (${code || status || 'error'}: ${said})` };
 }
 
+/** The SDK, loaded on first use: every svc-operator command would otherwise pay for loading it. */
+let sdkModule: Promise<typeof import('@aws-sdk/client-s3')> | undefined;
+const loadSdk = () => (sdkModule ??= import('@aws-sdk/client-s3'));
+
 /** The bucket of an S3 destination. */
 export class S3Store implements ObjectStore {
   readonly label: string;
-  private readonly client: S3Client;
+  private readonly config: S3ClientConfig;
+  private client?: S3Client;
   private readonly bucket: string;
 
   constructor(o: S3StoreOptions) {
     this.bucket = o.spec.bucket;
     this.label = `"${o.name}" (s3://${o.spec.bucket}${o.spec.prefix ? `/${o.spec.prefix}` : ''}${o.spec.endpoint ? ` at ${o.spec.endpoint}` : ''})`;
     const timeout = o.timeoutMs ?? 10_000;
-    this.client = new S3Client({
+    this.config = {
       region: o.spec.region ?? 'us-east-1',
       ...(o.spec.endpoint ? { endpoint: o.spec.endpoint } : {}),
       forcePathStyle: o.spec.forcePathStyle ?? false,
@@ -67,7 +72,14 @@ export class S3Store implements ObjectStore {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       requestHandler: { connectionTimeout: timeout, requestTimeout: timeout, ...(o.ca ? { httpsAgent: new Agent({ ca: o.ca, keepAlive: true }) } : {}) },
-    });
+    };
+  }
+
+  /** The SDK and this store's client (made on first use). */
+  private async sdk(): Promise<{ m: typeof import('@aws-sdk/client-s3'); c: S3Client }> {
+    const m = await loadSdk();
+    this.client ??= new m.S3Client(this.config);
+    return { m, c: this.client };
   }
 
   private fail(e: unknown, what: string): never {
@@ -80,7 +92,8 @@ export class S3Store implements ObjectStore {
     let token: string | undefined;
     try {
       do {
-        const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+        const { m, c } = await this.sdk();
+        const r = await c.send(new m.ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
         for (const o of r.Contents ?? []) if (o.Key) keys.push(o.Key);
         token = r.IsTruncated ? r.NextContinuationToken : undefined;
       } while (token);
@@ -92,7 +105,8 @@ export class S3Store implements ObjectStore {
 
   async putFile(key: string, file: string): Promise<void> {
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(file), ContentLength: statSync(file).size, ContentType: 'application/octet-stream' }));
+      const { m, c } = await this.sdk();
+      await c.send(new m.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(file), ContentLength: statSync(file).size, ContentType: 'application/octet-stream' }));
     } catch (e) {
       this.fail(e, `uploading ${key}`);
     }
@@ -100,7 +114,8 @@ export class S3Store implements ObjectStore {
 
   async put(key: string, body: Buffer, contentType = 'application/json'): Promise<void> {
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
+      const { m, c } = await this.sdk();
+      await c.send(new m.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }));
     } catch (e) {
       this.fail(e, `uploading ${key}`);
     }
@@ -108,7 +123,8 @@ export class S3Store implements ObjectStore {
 
   async get(key: string): Promise<Buffer> {
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const { m, c } = await this.sdk();
+      const r = await c.send(new m.GetObjectCommand({ Bucket: this.bucket, Key: key }));
       return Buffer.from(await r.Body!.transformToByteArray());
     } catch (e) {
       this.fail(e, `reading ${key}`);
@@ -117,7 +133,8 @@ export class S3Store implements ObjectStore {
 
   async getFile(key: string, file: string): Promise<void> {
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const { m, c } = await this.sdk();
+      const r = await c.send(new m.GetObjectCommand({ Bucket: this.bucket, Key: key }));
       await pipeline(r.Body as Readable, createWriteStream(file));
     } catch (e) {
       this.fail(e, `downloading ${key}`);
@@ -126,13 +143,14 @@ export class S3Store implements ObjectStore {
 
   async delete(key: string): Promise<void> {
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+      const { m, c } = await this.sdk();
+      await c.send(new m.DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
     } catch (e) {
       this.fail(e, `deleting ${key}`);
     }
   }
 
   close(): void {
-    this.client.destroy();
+    this.client?.destroy();
   }
 }

@@ -84,7 +84,7 @@ describe('operator local runtime: backups to an S3-compatible store and restores
       return { keys: kvs.map((kv) => `${kv.key.toString()}=${kv.value.toString()}`).sort(), c };
     } catch (e) {
       c.close();
-      throw new Error(`reading ${sd}: ${(e as Error).message}`);
+      throw new Error(`reading ${sd}: ${(e as Error).message}`, { cause: e });
     }
   };
 
