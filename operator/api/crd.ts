@@ -143,6 +143,7 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     schedule: str('Cron schedule of backups, e.g. "0 3 * * *" (checked by the operator: a bad one shows as Blocked).', { maxLength: 128 }),
     timeZone: str('IANA time zone of the schedule (default UTC).'),
     keep: int('Backups to keep, of every kind; older files are removed.', { minimum: 1, default: 3 }),
+    credentialsSecret: str('For a cluster with authentication on and no client certificates: a Secret with the keys username and password of a user with the root role, whom backups are taken as.'),
     maxAge: str('Full snapshots older than this ("168h", "90m", "7d") are removed from every object-store destination (the newest one stays).', { pattern: '^([0-9]+(d|h|m|s))+$' }),
     destinations: {
       type: 'array', description: 'Where every backup goes besides the cluster\'s claim: S3-compatible object stores, several at once.',

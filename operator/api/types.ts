@@ -37,6 +37,12 @@ export interface BackupSpec {
    * object stores (AWS S3, Google Cloud Storage's S3 interoperability, self-hosted stores), several at once.
    */
   destinations?: BackupDestination[];
+  /**
+   * For a cluster with authentication on and no client certificates: a Secret with the keys username and password
+   * of a user with the root role, whom backups (snapshots, HashKV) are taken as. Locally the folder
+   * <secrets dir>/<name>/ with one file per key.
+   */
+  credentialsSecret?: string;
 }
 
 /** One place backups go (spec.backup.destinations[]): a claim or an S3-compatible bucket. */

@@ -51,6 +51,7 @@ export function specProblems(spec: unknown): string[] {
   }
   if (b !== undefined && b.size !== undefined && (typeof b.size !== 'string' || quantityBytes(b.size) === undefined)) p.push(`spec.backup.size "${String(b.size)}" is not a quantity (e.g. 5Gi)`);
   if (b !== undefined && b.maxAge !== undefined && (typeof b.maxAge !== 'string' || !durationMs(b.maxAge))) p.push(`spec.backup.maxAge "${String(b.maxAge)}" is not a duration (e.g. 168h, 7d, 90m)`);
+  if (b !== undefined && b.credentialsSecret !== undefined && (typeof b.credentialsSecret !== 'string' || !NAME_RE.test(b.credentialsSecret))) p.push('spec.backup.credentialsSecret must name a Secret');
   const names = new Set<string>();
   if (b !== undefined && b.destinations !== undefined) {
     if (!Array.isArray(b.destinations)) p.push('spec.backup.destinations must be a list');

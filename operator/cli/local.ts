@@ -124,20 +124,41 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
       throw e;
     }
   }
-  return reconcile(runtime, cluster.spec, {
-    timeoutMs: opts.timeoutMs,
-    pollMs: opts.pollMs,
-    crashAt: opts.crashAt,
-    backoff: opts.backoff,
-    onStep: (e) => {
-      printer?.step(e);
-      void runtime.noteStep(e.line);
-    },
-    onError: (step, err) => {
-      printer?.line(`step ${step.kind} failed (will retry): ${err.message}`);
-      if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));
-    },
-  });
+  // a cluster with authentication on: its backups are taken as the user of spec.backup.credentialsSecret
+  const client = backupClient(cluster.spec);
+  try {
+    return await reconcile(runtime, cluster.spec, {
+      client,
+      timeoutMs: opts.timeoutMs,
+      pollMs: opts.pollMs,
+      crashAt: opts.crashAt,
+      backoff: opts.backoff,
+      onStep: (e) => {
+        printer?.step(e);
+        void runtime.noteStep(e.line);
+      },
+      onError: (step, err) => {
+        printer?.line(`step ${step.kind} failed (will retry): ${err.message}`);
+        if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));
+      },
+    });
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * The member client of a local apply: backups (snapshots, HashKV) as the user of spec.backup.credentialsSecret when
+ * the spec names one (the files username and password in the secrets folder); a missing one is refused here.
+ */
+function backupClient(spec: SvcCluster['spec']): MemberClient {
+  const secret = spec.backup?.credentialsSecret;
+  if (!secret) return new MemberClient();
+  const access = envDestinationAccess();
+  const username = access.secrets(secret, 'username');
+  const password = access.secrets(secret, 'password');
+  if (!username || !password) throw new CommandError(`spec.backup.credentialsSecret ${secret} has no username and password in ${access.secretsWhere}; create them (a user with the root role)`);
+  return new MemberClient({ backupAuth: { username, password } });
 }
 
 /** A failed scheduled or on-demand backup: the cause and the way out. */

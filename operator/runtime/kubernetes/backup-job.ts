@@ -67,6 +67,7 @@ export function unsupportedOnKubernetes(name: string, spec: SvcClusterSpec): str
     if (d.s3) p.push(`spec.backup.destinations[${d.name}].s3: object-store destinations are carried out by the local runtime only in this release (backups here go to the claim); remove it, or copy the claim's backups off-site`);
     else if (d.pvc && d.pvc !== backupClaimName(name, spec)) p.push(`spec.backup.destinations[${d.name}].pvc: backups go to one claim (${backupClaimName(name, spec)}) in this release; name ${d.pvc} in spec.backup.pvc instead`);
   }
+  if (spec.backup?.credentialsSecret) p.push('spec.backup.credentialsSecret: backups of a cluster with authentication on are taken by the local runtime only in this release; give the operator client certificates (spec.tls.clientSecret) instead');
   if (spec.restore?.source) p.push('spec.restore.source: restoring from an object-store destination is carried out by the local runtime only in this release; copy the restore point (svc-operator local backups lists them) onto a claim and name it in spec.restore.snapshot');
   return p;
 }

@@ -61,8 +61,8 @@ describe('operator local runtime: backups to an S3-compatible store and restores
     `{endpoint: "${o.endpoint ?? s3.endpoint}", bucket: ${o.bucket ?? BUCKET}, prefix: ${PREFIX}, region: us-east-1, forcePathStyle: true, credentialsSecret: ${o.secret ?? 's3creds'}}`;
   // a schedule only where a scheduled backup is wanted: each run of `local apply` or `local backup --wait` takes the
   // slot that passed (a failing one would be retried by the loop's own backoff)
-  const manifest = (o: { secret?: string; endpoint?: string; bucket?: string; schedule?: boolean; keep?: number } = {}) => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', 'metadata: {name: kv}', 'spec:', '  version: 3.5.21', '  replicas: 1',
-    '  backup:', ...(o.schedule ? ['    schedule: "*/2 * * * * *"'] : []), `    keep: ${o.keep ?? 3}`, '    destinations:', `      - {name: offsite, s3: ${s3Yaml(o)}}`, ''].join('\n');
+  const manifest = (o: { secret?: string; endpoint?: string; bucket?: string; schedule?: boolean; keep?: number; auth?: string } = {}) => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', 'metadata: {name: kv}', 'spec:', '  version: 3.5.21', '  replicas: 1',
+    '  backup:', ...(o.schedule ? ['    schedule: "*/2 * * * * *"'] : []), ...(o.auth ? [`    credentialsSecret: ${o.auth}`] : []), `    keep: ${o.keep ?? 3}`, '    destinations:', `      - {name: offsite, s3: ${s3Yaml(o)}}`, ''].join('\n');
   const restoreManifest = (name: string, at: string) => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', `metadata: {name: ${name}}`, 'spec:', '  version: 3.5.21', '  replicas: 1',
     '  restore:', `    source: {s3: ${s3Yaml()}}`, ...(at ? [`    ${at}`] : []), ''].join('\n');
   const apply = async (yaml: string, sd: string) => {
@@ -269,5 +269,29 @@ describe('operator local runtime: backups to an S3-compatible store and restores
     const l = await listing();
     expect(l.points).to.have.length(3);
     expect(l.problems).to.deep.equal([`${PREFIX}/kv/full/notes.json is not an svc-operator manifest (no format "svc.dev/backup/v1")`]);
+  });
+
+  it('a cluster with authentication on is backed up as the user of spec.backup.credentialsSecret; without it the failure says so', async () => {
+    const ctl = (args: string[]) => etcdctl(args, { bin: ref35('etcdctl'), endpoints: [`127.0.0.1:${runtimes[0].state()!.members[0].clientPort}`] });
+    for (const args of [['user', 'add', 'root:rootpw'], ['role', 'add', 'root'], ['user', 'grant-role', 'root', 'root'], ['auth', 'enable']]) {
+      const r = await ctl(args);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).to.equal(0);
+    }
+    const refused = await operatorCli(['local', 'backup', '--wait', '--state-dir', stateDir], env);
+    expect(refused.code, refused.out).to.equal(1);
+    expect(refused.out).to.match(/snapshot of kv-0 \(http:\/\/127\.0\.0\.1:\d+\) failed: etcdserver: user name is empty; authentication is on: name a Secret with the username and password of a user with the root role in spec.backup.credentialsSecret/);
+
+    mkdirSync(join(secrets, 'kvroot'), { recursive: true });
+    writeFileSync(join(secrets, 'kvroot', 'username'), 'root\n');
+    writeFileSync(join(secrets, 'kvroot', 'password'), 'rootpw\n');
+    const had = (await listing()).points.map((p) => p.key);
+    // the open request is answered by this run, as the root user
+    const taken = await apply(manifest({ auth: 'kvroot' }), stateDir);
+    expect(taken.code, taken.out).to.equal(0);
+    expect(taken.out).to.match(/backup: on-demand backup \(request/);
+    const now = (await listing()).points;
+    const added = now.filter((p) => !had.includes(p.key));
+    expect(added).to.have.length(1);
+    expect(added[0].hashKV).to.be.a('number');
   });
 });
