@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { parseSvcCluster, updateProblems, ValidationError } from '../api/validate.js';
-import { API_VERSION, KIND, type SvcCluster } from '../api/types.js';
+import { API_VERSION, KIND, type RestoreSpec, type SvcCluster } from '../api/types.js';
 import { backupsState } from '../backup/schedule.js';
 import { MemberClient } from '../members/index.js';
 import { observe, reconcile, type ReconcileResult } from '../orchestrator/index.js';
@@ -297,6 +297,8 @@ export async function localDelete(stateDir: string): Promise<number> {
 /** One destination's restore points as `local backups` shows them. */
 interface DestinationListing {
   name: string;
+  /** Whose backups. */
+  cluster: string;
   where: string;
   oldest: { revision: number; time: string } | null;
   newest: { revision: number; time: string } | null;
@@ -309,18 +311,25 @@ interface DestinationListing {
 
 /**
  * `local backups`: the restore points of every object-store destination of the cluster (each full snapshot; the
- * oldest and newest restorable revision and time), and what is there that is not one. Exit 1 when a destination
- * cannot be listed.
+ * oldest and newest restorable revision and time), and what is there that is not one. With `-f FILE` (no cluster
+ * needed: before a restore) those of the manifest's spec.restore.source and its destinations. Exit 1 when a
+ * destination cannot be listed.
  */
-export async function localBackups(stateDir: string, output: string | undefined): Promise<number> {
+export async function localBackups(stateDir: string, output: string | undefined, file?: string): Promise<number> {
   const runtime = localRuntime(stateDir);
+  const manifest = file !== undefined ? readManifest(file) : undefined;
   const state = runtime.state();
-  if (!state) throw new CommandError(`no local cluster in ${runtime.stateDir}`);
+  if (!manifest && !state) throw new CommandError(`no local cluster in ${runtime.stateDir}; or name a manifest: svc-operator local backups -f <cluster.yaml>`);
+  const name = manifest?.metadata.name ?? state!.name;
+  const spec = manifest?.spec ?? state!.spec;
+  const sources = s3Destinations(spec).map((d) => ({ name: d.name, restore: { source: { destination: d.name, cluster: name } } as RestoreSpec }));
+  if (manifest && spec.restore?.source?.s3) sources.push({ name: 'restore source', restore: { source: spec.restore.source } });
   const out: DestinationListing[] = [];
-  for (const d of s3Destinations(state.spec)) {
-    const listing: DestinationListing = { name: d.name, where: d.name, oldest: null, newest: null, points: [], problems: [], error: null };
+  for (const d of sources) {
+    const listing: DestinationListing = { name: d.name, cluster: name, where: d.name, oldest: null, newest: null, points: [], problems: [], error: null };
     try {
-      const r = await runtime.restorePoints({ source: { destination: d.name, cluster: state.name } }, state.spec);
+      const r = await runtime.restorePoints(d.restore, spec);
+      listing.cluster = r.cluster;
       const range = coveredRange(r.points);
       Object.assign(listing, { where: r.where, points: r.points, problems: r.problems });
       if (range) {
@@ -333,15 +342,15 @@ export async function localBackups(stateDir: string, output: string | undefined)
     }
     out.push(listing);
   }
-  if (output === 'json') process.stdout.write(`${JSON.stringify({ cluster: state.name, destinations: out }, null, 2)}\n`);
+  if (output === 'json') process.stdout.write(`${JSON.stringify({ cluster: name, destinations: out }, null, 2)}\n`);
   else {
-    if (out.length === 0) process.stdout.write(`${state.name} has no object-store destinations (spec.backup.destinations[].s3); its local backups: svc-operator local status --state-dir ${stateDir}\n`);
+    if (out.length === 0) process.stdout.write(`${name} has no object-store destinations (spec.backup.destinations[].s3${manifest ? ' or spec.restore.source.s3' : ''}); its local backups: svc-operator local status --state-dir ${stateDir}\n`);
     for (const l of out) {
       if (l.error) {
         process.stdout.write(`${l.error}\n`);
         continue;
       }
-      process.stdout.write(`${l.where}, cluster ${state.name}: ${describeRange(l.points)}\n`);
+      process.stdout.write(`${l.where}, cluster ${l.cluster}: ${describeRange(l.points)}\n`);
       if (l.points.length > 0) {
         const rows = [['REVISION', 'TIME', 'KIND', 'MEMBER', 'RELEASE', 'BYTES', 'HASHKV', 'OBJECT'], ...l.points.map((p) => [String(p.revision), p.time, p.backupKind, p.member, p.release, String(p.size), p.hashKV === undefined ? '-' : String(p.hashKV), p.key])];
         const w = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));

@@ -2,7 +2,7 @@
 //   svc-operator local apply -f cluster.yaml [--state-dir DIR] [--output json]
 //   svc-operator local status [--state-dir DIR] [--output json]
 //   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
-//   svc-operator local backups [--state-dir DIR] [--output json]
+//   svc-operator local backups [--state-dir DIR | -f cluster.yaml] [--output json]
 //   svc-operator local delete [--state-dir DIR]
 //   svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]   (quorum-loss recovery: cli/recover.ts)
 //   svc-operator demo [--state-dir DIR] [--keep]
@@ -53,9 +53,10 @@ Local (members as child processes):
   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
       asks for an on-demand backup (a verified snapshot under DIR/backups/, and in every object-store destination);
       --wait takes it now
-  svc-operator local backups [--state-dir DIR] [--output json]
+  svc-operator local backups [--state-dir DIR | -f <cluster.yaml>] [--output json]
       the restore points in each object-store destination (spec.backup.destinations[].s3): every full snapshot,
-      the oldest and newest restorable revision and time. Credentials: the folder <secrets dir>/<credentialsSecret>/
+      the oldest and newest restorable revision and time (-f: of a manifest's destinations and spec.restore.source,
+      no cluster needed). Credentials: the folder <secrets dir>/<credentialsSecret>/
       (files accessKeyId, secretAccessKey; SVC_OPERATOR_SECRETS_DIR, default ~/.config/svc-operator/secrets), else
       AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
   svc-operator local delete [--state-dir DIR]
@@ -111,7 +112,7 @@ export async function main(argv: string[]): Promise<number> {
         case 'backup':
           return await localBackup(stateDir, wait, output);
         case 'backups':
-          return await localBackups(stateDir, output);
+          return await localBackups(stateDir, output, flags.get('file'));
         case 'delete':
           return await localDelete(stateDir);
         case 'recover':

@@ -250,6 +250,8 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     writeState(this.stateDir, state);
     for (const m of members) this.spawnMember(state, m);
     writeState(this.stateDir, state);
+    // the downloaded restore point served its purpose (the bucket still has it)
+    if (spec.restore?.source) rmSync(join(this.stateDir, 'restore'), { recursive: true, force: true });
   }
 
   /**

@@ -191,6 +191,8 @@ describe('operator local runtime: backups to an S3-compatible store and restores
       } finally {
         c.close();
       }
+      // the downloaded restore point is not kept (the bucket has it)
+      expect(existsSync(join(sd, 'restore'))).to.equal(false);
       await rt.delete();
     }
   });
@@ -201,6 +203,13 @@ describe('operator local runtime: backups to an S3-compatible store and restores
     expect(r.code, r.out).to.equal(1);
     expect(r.out).to.include(`cannot create early: "restore source" (s3://${BUCKET}/${PREFIX} at ${s3.endpoint}) (cluster kv) does not cover revision ${pointA.revision - 1}: it has restore points from revision ${pointA.revision} (${pointA.time}) to revision`);
     expect(existsSync(join(sd, 'state.json'))).to.equal(false);
+    // the range, before a restore, from the manifest alone (no cluster)
+    const f = join(dir, 'early.yaml');
+    writeFileSync(f, restoreManifest('early', ''));
+    const l = await operatorCli(['local', 'backups', '-f', f, '--state-dir', sd, '--output', 'json'], env);
+    expect(l.code, l.out).to.equal(0);
+    const got = (JSON.parse(l.out) as Listing).destinations;
+    expect(got.map((d) => [d.name, d.oldest?.revision, d.points.at(-1)?.key])).to.deep.equal([['restore source', pointA.revision, pointB.key]]);
   });
 
   it('retention keeps the newest spec.backup.keep full snapshots: exactly the oldest go', async () => {
