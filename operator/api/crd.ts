@@ -4,7 +4,7 @@
 // crds/svc.dev_svcclusters.yaml is its checked-in output (a test keeps them equal).
 import { dump } from 'js-yaml';
 import type {
-  BackupEntry, BackupSpec, BackupVerifySpec, BackupsStatus, Condition, MemberStatus, MemberReplacementStatus, RecoveryStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus, VerifiedStatus,
+  BackupDestination, BackupEntry, BackupSpec, BackupVerifySpec, BackupsStatus, RestoreSource, S3Destination, Condition, MemberStatus, MemberReplacementStatus, RecoveryStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus, VerifiedStatus,
 } from './types.js';
 import { API_VERSION, KIND, PLURAL } from './types.js';
 import { SUPPORTED_MINORS } from './versions.js';
@@ -23,6 +23,7 @@ export interface Schema {
   maximum?: number;
   minLength?: number;
   maxLength?: number;
+  maxItems?: number;
   format?: string;
   pattern?: string;
   anyOf?: Schema[];
@@ -67,6 +68,18 @@ type PodTemplate = NonNullable<SvcClusterSpec['podTemplate']>;
 type Tls = NonNullable<SvcClusterSpec['tls']>;
 type Logging = NonNullable<SvcClusterSpec['logging']>;
 type Restore = NonNullable<SvcClusterSpec['restore']>;
+
+const DESTINATION_NAME_RE = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const s3Schema = obj<S3Destination>('An S3-compatible bucket: objects <prefix>/<cluster>/full/<revision>-<time>.db (the reference\'s snapshot format) with a .json manifest each.', {
+  endpoint: str('https://host[:port] of the store (default AWS S3 of the region).', { pattern: '^https?://' }),
+  bucket: str('Bucket name.', { minLength: 3, maxLength: 63 }),
+  prefix: str('Key prefix inside the bucket (no leading or trailing "/").', { pattern: '^([^/].*[^/]|[^/])?$' }),
+  region: str('Region (default us-east-1).'),
+  forcePathStyle: bool('Path-style URLs (<endpoint>/<bucket>/<key>), as most self-hosted stores want.'),
+  caBundle: str('PEM CA bundle the endpoint\'s certificate is checked against (besides the system\'s).'),
+  caSecret: str('Secret whose key ca.crt is the CA bundle.'),
+  credentialsSecret: str('Secret with the keys accessKeyId and secretAccessKey (sessionToken optional); without it the operator\'s AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.'),
+}, { required: ['bucket'] });
 
 const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.', {
   version: str('Release every member should run, "<major>.<minor>.<patch>"; picks the image tag v<version>.', {
@@ -133,15 +146,39 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     verify: obj<BackupVerifySpec>('Restore drills: the newest backup restored into a scratch member, its KV hash compared with the one recorded at backup time (status.backups.lastVerified, the BackupVerified condition).', {
       schedule: str('Cron schedule of drills, e.g. "30 3 * * *", in spec.backup.timeZone.', { maxLength: 128 }),
     }, { required: ['schedule'] }),
+    credentialsSecret: str('For a cluster with authentication on and no client certificates: a Secret with the keys username and password of a user with the root role, whom backups are taken as.'),
+    maxAge: str('Full snapshots older than this ("168h", "90m", "7d") are removed from every object-store destination (the newest one stays).', { pattern: '^([0-9]+(d|h|m|s))+$' }),
+    destinations: {
+      type: 'array', description: 'Where every backup goes besides the cluster\'s claim: S3-compatible object stores, several at once.',
+      'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], maxItems: 8,
+      items: obj<BackupDestination>('A destination: exactly one of pvc and s3.', {
+        name: str('Unique among the destinations; names it in status, Events and spec.restore.source.destination.', { pattern: DESTINATION_NAME_RE, maxLength: 63 }),
+        pvc: str('A PersistentVolumeClaim, like spec.backup.pvc.'),
+        s3: s3Schema,
+      }, { required: ['name'], 'x-kubernetes-validations': [{ rule: 'has(self.pvc) != has(self.s3)', message: 'a destination has exactly one of pvc and s3' }] }),
+    },
   }, { default: {} }),
   upgrade: obj<UpgradeSpec>('How the rolling upgrade behaves.', {
     paused: bool('True: the upgrade stops before its next step.', { default: false }),
     waitBetweenMembersSeconds: int('Minimum seconds between one member\'s restart and the next one\'s.', { minimum: 0, maximum: 3600, default: 0 }),
     acknowledgeLargeV2Data: bool('Required to start an upgrade when the v2 data is 100 MB or more.', { default: false }),
   }, { default: {} }),
-  restore: obj<Restore>('Create the cluster from this snapshot.', {
+  restore: obj<Restore>('Create the cluster from a snapshot file or from the restore points of an object-store destination.', {
     snapshot: str('Backup to start from: pvc://<claim>/<path> as status.backups.items[].location shows it (any claim of the namespace), or a path inside this cluster\'s backup claim.', { minLength: 1 }),
-  }, { required: ['snapshot'] }),
+    source: obj<RestoreSource>('The restore points of a destination: one of spec.backup.destinations by name, or a bucket.', {
+      destination: str('Name of a destination of spec.backup.destinations.'),
+      s3: s3Schema,
+      cluster: str('Whose backups (the folder under the prefix); default the only cluster there.'),
+    }, { 'x-kubernetes-validations': [{ rule: 'has(self.destination) != has(self.s3)', message: 'spec.restore.source names exactly one of destination and s3' }] }),
+    revision: int('The newest restore point at or before this revision.', { minimum: 1 }),
+    time: str('The newest restore point taken at or before this time.', { format: 'date-time' }),
+  }, {
+    'x-kubernetes-validations': [
+      { rule: 'has(self.snapshot) != has(self.source)', message: 'spec.restore needs exactly one of snapshot and source' },
+      { rule: '!(has(self.revision) && has(self.time))', message: 'spec.restore takes a revision or a time, not both' },
+      { rule: 'has(self.source) || !(has(self.revision) || has(self.time))', message: 'spec.restore.revision and time go with spec.restore.source' },
+    ],
+  }),
 }, {
   required: ['version'],
   'x-kubernetes-validations': [{

@@ -29,6 +29,57 @@ export interface BackupSpec {
   keep?: number;
   /** Restore drills: on this schedule the newest backup is restored into a scratch member and its KV hash checked. */
   verify?: BackupVerifySpec;
+  /**
+   * Full snapshots older than this ("168h", "90m", "7d") are removed from every object-store destination (the newest
+   * one always stays). Default: none (spec.backup.keep alone).
+   */
+  maxAge?: string;
+  /**
+   * Where every backup goes besides the cluster's own claim (which stays the default destination): S3-compatible
+   * object stores (AWS S3, Google Cloud Storage's S3 interoperability, self-hosted stores), several at once.
+   */
+  destinations?: BackupDestination[];
+  /**
+   * For a cluster with authentication on and no client certificates: a Secret with the keys username and password
+   * of a user with the root role, whom backups (snapshots, HashKV) are taken as. Locally the folder
+   * <secrets dir>/<name>/ with one file per key.
+   */
+  credentialsSecret?: string;
+}
+
+/** One place backups go (spec.backup.destinations[]): a claim or an S3-compatible bucket. */
+export interface BackupDestination {
+  /** Unique among the destinations; names it in status, Events and `spec.restore.source.destination`. */
+  name: string;
+  /** A PersistentVolumeClaim (Kubernetes), like spec.backup.pvc. */
+  pvc?: string;
+  s3?: S3Destination;
+}
+
+/**
+ * An S3-compatible bucket. Objects: `<prefix>/<cluster>/full/<revision>-<time>.db` (the reference's snapshot format)
+ * and a `.json` manifest beside each; delta segments go under `<prefix>/<cluster>/delta/`.
+ */
+export interface S3Destination {
+  /** https://host[:port] of the store; default AWS S3 of the region. */
+  endpoint?: string;
+  bucket: string;
+  /** Key prefix inside the bucket (no leading or trailing "/"). */
+  prefix?: string;
+  /** Default us-east-1. */
+  region?: string;
+  /** Path-style URLs (<endpoint>/<bucket>/<key>), as most self-hosted stores want. Default false. */
+  forcePathStyle?: boolean;
+  /** PEM CA bundle the endpoint's certificate is checked against (besides the system's). */
+  caBundle?: string;
+  /** Secret whose key ca.crt is that bundle (locally: the file <secrets dir>/<name>/ca.crt). */
+  caSecret?: string;
+  /**
+   * Secret with the keys accessKeyId and secretAccessKey (sessionToken optional); locally the folder
+   * <secrets dir>/<name>/ with one file per key, as a mounted Secret. Without it: AWS_ACCESS_KEY_ID and
+   * AWS_SECRET_ACCESS_KEY of the operator's environment.
+   */
+  credentialsSecret?: string;
 }
 
 /** spec.backup.verify: when restore drills run (croner syntax, in spec.backup.timeZone). */
@@ -78,7 +129,28 @@ export interface SvcClusterSpec {
    * Create the cluster from a backup: `pvc://<claim>/<path>` as status.backups.items[].location shows it (any
    * claim of the namespace, e.g. another cluster's `<cluster>-backups`), or a path inside this cluster's backup claim.
    */
-  restore?: { snapshot: string };
+  restore?: RestoreSpec;
+}
+
+/**
+ * Where a new cluster's data comes from: a snapshot file (`snapshot`), or the restore points of an object-store
+ * destination (`source`), the newest full snapshot at or before `revision` or `time` (default the newest).
+ */
+export interface RestoreSpec {
+  snapshot?: string;
+  source?: RestoreSource;
+  /** The newest restore point at or before this revision. */
+  revision?: number;
+  /** The newest restore point taken at or before this time (RFC 3339). */
+  time?: string;
+}
+
+/** The backups a cluster is restored from: a destination of spec.backup.destinations by name, or a bucket. */
+export interface RestoreSource {
+  destination?: string;
+  s3?: S3Destination;
+  /** Whose backups (the folder under the prefix); default: the only cluster there. */
+  cluster?: string;
 }
 
 /** Condition types an SvcCluster reports. */

@@ -5,6 +5,7 @@ import { scheduleProblem } from './cron.js';
 import { quantityBytes } from './quantity.js';
 import { memberConfigProblems } from './member-config.js';
 import { svcClusterSchema, type Schema } from './crd.js';
+import { durationMs } from './duration.js';
 
 /** Raised when a manifest is not a valid SvcCluster; `problems` lists every violation. */
 export class ValidationError extends Error {
@@ -57,16 +58,67 @@ export function specProblems(spec: unknown): string[] {
     }
   }
   if (b !== undefined && b.size !== undefined && (typeof b.size !== 'string' || quantityBytes(b.size) === undefined)) p.push(`spec.backup.size "${String(b.size)}" is not a quantity (e.g. 5Gi)`);
+  if (b !== undefined && b.maxAge !== undefined && (typeof b.maxAge !== 'string' || !durationMs(b.maxAge))) p.push(`spec.backup.maxAge "${String(b.maxAge)}" is not a duration (e.g. 168h, 7d, 90m)`);
+  if (b !== undefined && b.credentialsSecret !== undefined && (typeof b.credentialsSecret !== 'string' || !NAME_RE.test(b.credentialsSecret))) p.push('spec.backup.credentialsSecret must name a Secret');
+  const names = new Set<string>();
+  if (b !== undefined && b.destinations !== undefined) {
+    if (!Array.isArray(b.destinations)) p.push('spec.backup.destinations must be a list');
+    else b.destinations.forEach((d: Record<string, unknown> | null, i: number) => {
+      const at = `spec.backup.destinations[${i}]`;
+      if (typeof d !== 'object' || d === null) return void p.push(`${at} must be an object`);
+      if (typeof d.name !== 'string' || !NAME_RE.test(d.name)) p.push(`${at}.name must be a DNS label (lower-case letters, digits, "-")`);
+      else if (names.has(d.name)) p.push(`${at}.name "${d.name}" is used twice`);
+      else names.add(d.name);
+      if ((d.pvc === undefined) === (d.s3 === undefined)) p.push(`${at} has exactly one of pvc and s3`);
+      if (d.s3 !== undefined) p.push(...s3Problems(d.s3, `${at}.s3`));
+    });
+  }
+  const r = s.restore as Record<string, unknown> | undefined;
+  if (r !== undefined) p.push(...restoreProblems(r, names));
   const l = s.logging as Record<string, unknown> | undefined;
   if (l !== undefined) {
     if (l.logger !== undefined && l.logger !== 'capnslog' && l.logger !== 'zap') p.push('spec.logging.logger must be capnslog or zap');
     if (l.level !== undefined && !['debug', 'info', 'warn', 'error'].includes(String(l.level))) p.push('spec.logging.level must be debug, info, warn or error');
   }
-  const r = s.restore as Record<string, unknown> | undefined;
-  if (r !== undefined && (typeof r.snapshot !== 'string' || r.snapshot === '')) p.push('spec.restore.snapshot must name a snapshot');
   p.push(...podTemplateProblems(s.podTemplate as SvcClusterSpec['podTemplate']));
   // a combination the release cannot run (e.g. 3.3 and spec.logging.logger): refused before anything starts
   if (p.length === 0) p.push(...memberConfigProblems(s as unknown as SvcClusterSpec));
+  return p;
+}
+
+/** Problems of an S3 destination at `at` (the same rules as the CRD's). */
+function s3Problems(v: unknown, at: string): string[] {
+  if (typeof v !== 'object' || v === null) return [`${at} must be an object`];
+  const s3 = v as Record<string, unknown>;
+  const p: string[] = [];
+  if (typeof s3.bucket !== 'string' || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(s3.bucket)) p.push(`${at}.bucket must be a bucket name (3 to 63 lower-case letters, digits, "." and "-")`);
+  if (s3.endpoint !== undefined && (typeof s3.endpoint !== 'string' || !/^https?:\/\/[^/]+/.test(s3.endpoint))) p.push(`${at}.endpoint must be an http(s):// URL, not ${JSON.stringify(s3.endpoint)}`);
+  if (s3.prefix !== undefined && (typeof s3.prefix !== 'string' || s3.prefix.startsWith('/') || s3.prefix.endsWith('/'))) p.push(`${at}.prefix must not start or end with "/"`);
+  if (s3.forcePathStyle !== undefined && typeof s3.forcePathStyle !== 'boolean') p.push(`${at}.forcePathStyle must be a boolean`);
+  if (s3.caBundle !== undefined && s3.caSecret !== undefined) p.push(`${at} takes caBundle or caSecret, not both`);
+  if (typeof s3.caBundle === 'string' && !s3.caBundle.includes('-----BEGIN CERTIFICATE-----')) p.push(`${at}.caBundle must be PEM certificates (-----BEGIN CERTIFICATE-----)`);
+  return p;
+}
+
+/** Problems of spec.restore (`destinations`: the names spec.backup.destinations declares). */
+function restoreProblems(r: Record<string, unknown>, destinations: Set<string>): string[] {
+  const p: string[] = [];
+  if ((r.snapshot === undefined) === (r.source === undefined)) return ['spec.restore needs exactly one of snapshot (a file) and source (a destination\'s restore points)'];
+  if (r.snapshot !== undefined && (typeof r.snapshot !== 'string' || r.snapshot === '')) p.push('spec.restore.snapshot must name a snapshot');
+  if (r.source === undefined && (r.revision !== undefined || r.time !== undefined)) p.push('spec.restore.revision and spec.restore.time go with spec.restore.source');
+  if (r.revision !== undefined && r.time !== undefined) p.push('spec.restore takes a revision or a time, not both');
+  if (r.revision !== undefined && (typeof r.revision !== 'number' || !Number.isInteger(r.revision) || r.revision < 1)) p.push('spec.restore.revision must be a positive integer');
+  if (r.time !== undefined && (typeof r.time !== 'string' || Number.isNaN(Date.parse(r.time)))) p.push(`spec.restore.time must be an RFC 3339 time (e.g. 2026-11-26T10:00:00Z), not ${JSON.stringify(r.time)}`);
+  const src = r.source as Record<string, unknown> | undefined;
+  if (src !== undefined) {
+    if (typeof src !== 'object' || src === null) return [...p, 'spec.restore.source must be an object'];
+    if ((src.destination === undefined) === (src.s3 === undefined)) p.push('spec.restore.source names exactly one of destination (of spec.backup.destinations) and s3 (a bucket)');
+    if (src.destination !== undefined && !destinations.has(String(src.destination))) {
+      p.push(`spec.restore.source.destination "${String(src.destination)}" is not one of spec.backup.destinations (${[...destinations].join(', ') || 'none'})`);
+    }
+    if (src.s3 !== undefined) p.push(...s3Problems(src.s3, 'spec.restore.source.s3'));
+    if (src.cluster !== undefined && (typeof src.cluster !== 'string' || !NAME_RE.test(src.cluster))) p.push('spec.restore.source.cluster must be a cluster name');
+  }
   return p;
 }
 

@@ -1,13 +1,19 @@
 // `svc-operator local apply|status|backup|verify-backup|delete`: an SvcCluster on this machine, driven by the orchestrator.
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { parseSvcCluster, updateProblems, ValidationError } from '../api/validate.js';
-import { API_VERSION, KIND, type SvcCluster } from '../api/types.js';
+import { API_VERSION, KIND, type RestoreSpec, type SvcCluster } from '../api/types.js';
 import { backupsState } from '../backup/schedule.js';
 import { describeVerified } from '../backup/verify.js';
 import { MemberClient } from '../members/index.js';
 import { observe, reconcile, type ReconcileResult } from '../orchestrator/index.js';
 import { LocalRuntime, restoreProblem } from '../runtime/local/index.js';
+import { RuntimeError } from '../runtime/index.js';
+import { DestinationError, s3Destinations, type DestinationAccess } from '../backup/destinations/index.js';
+import { coveredRange, describeRange, type RestorePoint } from '../backup/restore-points.js';
+import { Backoff } from '../orchestrator/backoff.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { describeStep } from '../planner/steps.js';
 import { StepPrinter } from './printer.js';
@@ -49,6 +55,35 @@ export function envSvcEntry(): string | undefined {
   return process.env.SVC_OPERATOR_SVC_ENTRY;
 }
 
+/**
+ * How the local runtime opens object-store destinations: a credentialsSecret (or caSecret) is the folder
+ * <secrets dir>/<name>/ with one file per key (as Kubernetes mounts a Secret), the secrets dir SVC_OPERATOR_SECRETS_DIR
+ * or ~/.config/svc-operator/secrets; a destination without one uses AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+ * (and AWS_SESSION_TOKEN). Nothing else of the environment (no instance metadata service).
+ */
+export function envDestinationAccess(): DestinationAccess {
+  const dir = process.env.SVC_OPERATOR_SECRETS_DIR || join(homedir(), '.config', 'svc-operator', 'secrets');
+  const id = process.env.AWS_ACCESS_KEY_ID;
+  const secret = process.env.AWS_SECRET_ACCESS_KEY;
+  const token = process.env.AWS_SESSION_TOKEN;
+  return {
+    secrets: (name, key) => {
+      try {
+        return readFileSync(join(dir, name, key), 'utf8').trim() || undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    secretsWhere: `the folder ${dir}/<secret>/ (SVC_OPERATOR_SECRETS_DIR)`,
+    ...(id && secret ? { defaultCredentials: { accessKeyId: id, secretAccessKey: secret, ...(token ? { sessionToken: token } : {}) } } : {}),
+  };
+}
+
+/** The local runtime of a state dir, as every `local` command opens it. */
+export function localRuntime(stateDir: string, name?: string): LocalRuntime {
+  return new LocalRuntime({ stateDir, name, svcEntry: envSvcEntry(), destinations: envDestinationAccess() });
+}
+
 export interface ApplyOptions {
   stateDir: string;
   printer?: StepPrinter;
@@ -57,6 +92,8 @@ export interface ApplyOptions {
   pollMs?: number;
   /** Fault injection (SVC_OPERATOR_CRASH_AT): see ReconcileOptions.crashAt. */
   crashAt?: string;
+  /** The retry policy of a failing step; default the loop's (0.5 s doubling to 60 s). */
+  backoff?: Backoff;
 }
 
 /**
@@ -64,7 +101,7 @@ export interface ApplyOptions {
  * by the planner's steps. Resolves with the orchestrator's result.
  */
 export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Promise<ReconcileResult> {
-  const runtime = new LocalRuntime({ stateDir: opts.stateDir, name: cluster.metadata.name, svcEntry: opts.svcEntry });
+  const runtime = new LocalRuntime({ stateDir: opts.stateDir, name: cluster.metadata.name, svcEntry: opts.svcEntry, destinations: envDestinationAccess() });
   const state = runtime.state();
   const printer = opts.printer;
   if (state) {
@@ -74,25 +111,56 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
     const started = await runtime.startStopped();
     if (started.length > 0) printer?.line(`started stopped member(s): ${started.join(', ')}`);
     await runtime.saveSpec(cluster.spec);
-  } else if (cluster.spec.restore) {
+  } else if (cluster.spec.restore?.snapshot !== undefined) {
     // refused before anything is created (the loop would retry a missing or corrupt file in vain)
     const problem = restoreProblem(cluster.spec.restore.snapshot);
     if (problem) throw new CommandError(`cannot create ${cluster.metadata.name}: ${problem}`);
+  } else if (cluster.spec.restore?.source) {
+    // the point picked, downloaded and checked before anything is created (createCluster finds it in restore/)
+    try {
+      const f = await runtime.fetchRestore(cluster.spec.restore, cluster.spec);
+      printer?.line(`restoring from ${f.point.key} of ${f.where}: revision ${f.point.revision}, taken ${f.point.time} from ${f.point.member}`);
+    } catch (e) {
+      if (e instanceof RuntimeError || e instanceof DestinationError) throw new CommandError(e.message.startsWith('cannot create') ? e.message : `cannot create ${cluster.metadata.name}: ${e.message}`);
+      throw e;
+    }
   }
-  return reconcile(runtime, cluster.spec, {
-    timeoutMs: opts.timeoutMs,
-    pollMs: opts.pollMs,
-    crashAt: opts.crashAt,
-    onStep: (e) => {
-      printer?.step(e);
-      void runtime.noteStep(e.line);
-    },
-    onVerified: (v) => printer?.line(v.result === 'Passed' ? `restore drill passed: ${v.message}` : `WARNING restore drill FAILED: ${v.message}`),
-    onError: (step, err) => {
-      printer?.line(`step ${step.kind} failed (will retry): ${err.message}`);
-      if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));
-    },
-  });
+  // a cluster with authentication on: its backups are taken as the user of spec.backup.credentialsSecret
+  const client = backupClient(cluster.spec);
+  try {
+    return await reconcile(runtime, cluster.spec, {
+      client,
+      timeoutMs: opts.timeoutMs,
+      pollMs: opts.pollMs,
+      crashAt: opts.crashAt,
+      backoff: opts.backoff,
+      onStep: (e) => {
+        printer?.step(e);
+        void runtime.noteStep(e.line);
+      },
+      onVerified: (v) => printer?.line(v.result === 'Passed' ? `restore drill passed: ${v.message}` : `WARNING restore drill FAILED: ${v.message}`),
+      onError: (step, err) => {
+        printer?.line(`step ${step.kind} failed (will retry): ${err.message}`);
+        if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));
+      },
+    });
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * The member client of a local apply: backups (snapshots, HashKV) as the user of spec.backup.credentialsSecret when
+ * the spec names one (the files username and password in the secrets folder); a missing one is refused here.
+ */
+function backupClient(spec: SvcCluster['spec']): MemberClient {
+  const secret = spec.backup?.credentialsSecret;
+  if (!secret) return new MemberClient();
+  const access = envDestinationAccess();
+  const username = access.secrets(secret, 'username');
+  const password = access.secrets(secret, 'password');
+  if (!username || !password) throw new CommandError(`spec.backup.credentialsSecret ${secret} has no username and password in ${access.secretsWhere}; create them (a user with the root role)`);
+  return new MemberClient({ backupAuth: { username, password } });
 }
 
 /** A failed scheduled or on-demand backup: the cause and the way out. */
@@ -116,7 +184,7 @@ export async function localApply(file: string, stateDir: string, output: string 
 
 /** `local status`. */
 export async function localStatus(stateDir: string, output: string | undefined): Promise<number> {
-  const runtime = new LocalRuntime({ stateDir, svcEntry: envSvcEntry() });
+  const runtime = localRuntime(stateDir);
   const state = runtime.state();
   if (!state) throw new CommandError(`no local cluster in ${runtime.stateDir}`);
   const client = new MemberClient({ timeoutMs: 2000, attempts: 1 });
@@ -201,7 +269,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
  * loop until the cluster is steady, the backup taken and recorded; without it, says how it gets taken and seen.
  */
 export async function localBackup(stateDir: string, wait: boolean, output: string | undefined): Promise<number> {
-  const runtime = new LocalRuntime({ stateDir, svcEntry: envSvcEntry() });
+  const runtime = localRuntime(stateDir);
   const state = runtime.state();
   if (!state) throw new CommandError(`no local cluster in ${runtime.stateDir}; create one with \`svc-operator local apply -f <cluster.yaml> --state-dir ${stateDir}\``);
   const token = runtime.requestBackup();
@@ -210,7 +278,9 @@ export async function localBackup(stateDir: string, wait: boolean, output: strin
     return 0;
   }
   const cluster: SvcCluster = { apiVersion: API_VERSION, kind: KIND, metadata: { name: state.name }, spec: state.spec };
-  const r = await applyCluster(cluster, { stateDir, printer: output === 'json' ? undefined : new StepPrinter(), svcEntry: envSvcEntry(), crashAt: process.env.SVC_OPERATOR_CRASH_AT });
+  // someone waits at the terminal: a backup failing again and again says so within seconds (8 tries, 0.2 s doubling
+  // to 1 s) rather than after the loop's minute of backoff
+  const r = await applyCluster(cluster, { stateDir, printer: output === 'json' ? undefined : new StepPrinter(), svcEntry: envSvcEntry(), crashAt: process.env.SVC_OPERATOR_CRASH_AT, backoff: new Backoff(200, 1000) });
   const after = runtime.state();
   const taken = after?.backups?.lastRequest === token ? after.backups.items?.filter((i) => i.kind === 'on-demand').at(-1) : undefined;
   if (output === 'json') process.stdout.write(`${JSON.stringify({ request: token, backup: taken ?? null, outcome: r.outcome, error: r.error ?? null }, null, 2)}\n`);
@@ -251,9 +321,77 @@ export async function localVerifyBackup(stateDir: string, wait: boolean, output:
 
 /** `local delete`: the members and the state go; backups stay (a new cluster may be created from one). */
 export async function localDelete(stateDir: string): Promise<number> {
-  const runtime = new LocalRuntime({ stateDir, svcEntry: envSvcEntry() });
+  const runtime = localRuntime(stateDir);
   if (!runtime.state()) throw new CommandError(`no local cluster in ${runtime.stateDir}`);
   const kept = await runtime.delete(true);
   process.stdout.write(`deleted the local cluster in ${runtime.stateDir}${kept.length > 0 ? `; kept its backups in ${kept.join(', ')} (spec.restore.snapshot may name one; remove them with rm -r)` : ''}\n`);
   return 0;
+}
+
+/** One destination's restore points as `local backups` shows them. */
+interface DestinationListing {
+  name: string;
+  /** Whose backups. */
+  cluster: string;
+  where: string;
+  oldest: { revision: number; time: string } | null;
+  newest: { revision: number; time: string } | null;
+  points: RestorePoint[];
+  /** Objects found that are not restore points (corrupt or foreign manifests). */
+  problems: string[];
+  /** Why the destination could not be listed (unreachable, credentials, bucket). */
+  error: string | null;
+}
+
+/**
+ * `local backups`: the restore points of every object-store destination of the cluster (each full snapshot; the
+ * oldest and newest restorable revision and time), and what is there that is not one. With `-f FILE` (no cluster
+ * needed: before a restore) those of the manifest's spec.restore.source and its destinations. Exit 1 when a
+ * destination cannot be listed.
+ */
+export async function localBackups(stateDir: string, output: string | undefined, file?: string): Promise<number> {
+  const runtime = localRuntime(stateDir);
+  const manifest = file !== undefined ? readManifest(file) : undefined;
+  const state = runtime.state();
+  if (!manifest && !state) throw new CommandError(`no local cluster in ${runtime.stateDir}; or name a manifest: svc-operator local backups -f <cluster.yaml>`);
+  const name = manifest?.metadata.name ?? state!.name;
+  const spec = manifest?.spec ?? state!.spec;
+  const sources = s3Destinations(spec).map((d) => ({ name: d.name, restore: { source: { destination: d.name, cluster: name } } as RestoreSpec }));
+  if (manifest && spec.restore?.source?.s3) sources.push({ name: 'restore source', restore: { source: spec.restore.source } });
+  const out: DestinationListing[] = [];
+  for (const d of sources) {
+    const listing: DestinationListing = { name: d.name, cluster: name, where: d.name, oldest: null, newest: null, points: [], problems: [], error: null };
+    try {
+      const r = await runtime.restorePoints(d.restore, spec);
+      listing.cluster = r.cluster;
+      const range = coveredRange(r.points);
+      Object.assign(listing, { where: r.where, points: r.points, problems: r.problems });
+      if (range) {
+        listing.oldest = { revision: range.oldest.revision, time: range.oldest.time };
+        listing.newest = { revision: range.newest.revision, time: range.newest.time };
+      }
+    } catch (e) {
+      if (!(e instanceof DestinationError) && !(e instanceof RuntimeError)) throw e;
+      listing.error = e.message;
+    }
+    out.push(listing);
+  }
+  if (output === 'json') process.stdout.write(`${JSON.stringify({ cluster: name, destinations: out }, null, 2)}\n`);
+  else {
+    if (out.length === 0) process.stdout.write(`${name} has no object-store destinations (spec.backup.destinations[].s3${manifest ? ' or spec.restore.source.s3' : ''}); its local backups: svc-operator local status --state-dir ${stateDir}\n`);
+    for (const l of out) {
+      if (l.error) {
+        process.stdout.write(`${l.error}\n`);
+        continue;
+      }
+      process.stdout.write(`${l.where}, cluster ${l.cluster}: ${describeRange(l.points)}\n`);
+      if (l.points.length > 0) {
+        const rows = [['REVISION', 'TIME', 'KIND', 'MEMBER', 'RELEASE', 'BYTES', 'HASHKV', 'OBJECT'], ...l.points.map((p) => [String(p.revision), p.time, p.backupKind, p.member, p.release, String(p.size), p.hashKV === undefined ? '-' : String(p.hashKV), p.key])];
+        const w = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+        for (const r of rows) process.stdout.write(`${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(w[i]))).join('  ')}\n`);
+      }
+      for (const p of l.problems) process.stdout.write(`not a restore point: ${p}\n`);
+    }
+  }
+  return out.some((l) => l.error) ? 1 : 0;
 }

@@ -3,6 +3,7 @@
 //   svc-operator local status [--state-dir DIR] [--output json]
 //   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
 //   svc-operator local verify-backup [--state-dir DIR] [--wait] [--output json]   (a restore drill)
+//   svc-operator local backups [--state-dir DIR | -f cluster.yaml] [--output json]
 //   svc-operator local delete [--state-dir DIR]
 //   svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]   (quorum-loss recovery: cli/recover.ts)
 //   svc-operator demo [--state-dir DIR] [--keep]
@@ -15,7 +16,7 @@
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
 import { setProtoDir } from '../../server/wire/index.js';
-import { CommandError, localApply, localBackup, localDelete, localStatus, localVerifyBackup } from './local.js';
+import { CommandError, localApply, localBackup, localBackups, localDelete, localStatus, localVerifyBackup } from './local.js';
 import { demo } from './demo.js';
 import { RuntimeError } from '../runtime/runtime.js';
 import { isKubeCommand, kubeMain } from './kube.js';
@@ -55,11 +56,18 @@ Local (members as child processes):
   svc-operator local status [--state-dir DIR] [--output json]
       the members, the upgrade, the backups (KIND, TIME, FILE) and a failed backup's cause
   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
-      asks for an on-demand backup (a verified snapshot under DIR/backups/); --wait takes it now
+      asks for an on-demand backup (a verified snapshot under DIR/backups/, and in every object-store destination);
+      --wait takes it now
   svc-operator local verify-backup [--state-dir DIR] [--wait] [--output json]
       asks for a restore drill of the newest backup: restored into a scratch member (DIR/drill/, removed after), its
       KV hash at the backed-up revision compared with the one recorded at backup time; --wait runs it now (exit 1
       when it fails). spec.backup.verify.schedule runs drills on a schedule
+  svc-operator local backups [--state-dir DIR | -f <cluster.yaml>] [--output json]
+      the restore points in each object-store destination (spec.backup.destinations[].s3): every full snapshot,
+      the oldest and newest restorable revision and time (-f: of a manifest's destinations and spec.restore.source,
+      no cluster needed). Credentials: the folder <secrets dir>/<credentialsSecret>/
+      (files accessKeyId, secretAccessKey; SVC_OPERATOR_SECRETS_DIR, default ~/.config/svc-operator/secrets), else
+      AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
   svc-operator local delete [--state-dir DIR]
       stops the members and removes the state; backups/, snapshots/ and recovery/ stay
   svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]
@@ -72,7 +80,8 @@ Local (members as child processes):
 The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster,
 and takes a scheduled backup that is due (spec.backup.schedule, spec.backup.keep) and a due restore drill
 (spec.backup.verify.schedule). spec.restore.snapshot naming a
-backup file creates a new cluster from it.
+backup file creates a new cluster from it; spec.restore.source (a destination or a bucket) with an optional revision
+or time creates it from the newest full snapshot at or before that point.
 
 svc-operator --help prints this; exit status 0 done, 1 failure (including a refused upgrade), 2 usage.
 `;
@@ -80,6 +89,8 @@ svc-operator --help prints this; exit status 0 done, 1 failure (including a refu
 /** Runs svc-operator with `argv` (without node and script); resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
   setProtoDir(process.env.SVC_PROTO_DIR);
+  // the AWS SDK warns on Node 20 about its releases of 2027 (package-lock pins one that runs on 20): not the user's matter
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   if (isKubeCommand(argv)) return kubeMain(argv); // svc-operator crd | run (cli/kube.ts)
   if (argv[0] === 'status') return statusMain(argv, 'svc-operator'); // the on-call view (cli/status-cmd.ts)
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
@@ -112,6 +123,8 @@ export async function main(argv: string[]): Promise<number> {
           return await localBackup(stateDir, wait, output);
         case 'verify-backup':
           return await localVerifyBackup(stateDir, wait, output);
+        case 'backups':
+          return await localBackups(stateDir, output, flags.get('file'));
         case 'delete':
           return await localDelete(stateDir);
         case 'recover':

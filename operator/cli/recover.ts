@@ -9,8 +9,7 @@ import { MemberClient } from '../members/index.js';
 import { observe, reconcile } from '../orchestrator/index.js';
 import { recoveryLines, recoveryPlan, recoveryRefusal, recoveryUnderWay } from '../planner/recovery.js';
 import { describeStep } from '../planner/steps.js';
-import { LocalRuntime } from '../runtime/local/index.js';
-import { CommandError, envSvcEntry } from './local.js';
+import { CommandError, localRuntime } from './local.js';
 import { StepPrinter } from './printer.js';
 
 export interface LocalRecoverOptions {
@@ -26,7 +25,7 @@ export interface LocalRecoverOptions {
 export async function localRecover(o: LocalRecoverOptions): Promise<number> {
   const out = o.out ?? ((s: string) => void process.stdout.write(s));
   const json = o.output === 'json';
-  const runtime = new LocalRuntime({ stateDir: o.stateDir, svcEntry: envSvcEntry() });
+  const runtime = localRuntime(o.stateDir);
   const state = runtime.state();
   if (!state) throw new CommandError(`no local cluster in ${runtime.stateDir}; name the state dir of the cluster to recover with --state-dir`);
   const client = new MemberClient({ timeoutMs: 2000, attempts: 1 });

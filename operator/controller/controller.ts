@@ -13,7 +13,7 @@ import { MemberClient, type MemberClientOptions } from '../members/index.js';
 import { envCrash, runPass } from '../orchestrator/engine.js';
 import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
 import { FORMED_ANNOTATION, KubeRuntime, parseReplacements, podImage, PROGRESS_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
-import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
+import { ClusterJobs, JobFailure, unsupportedOnKubernetes } from '../runtime/kubernetes/backup-job.js';
 import { BACKUP_REQUEST_ANNOTATION, backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
 import { describeVerified, VERIFY_REQUEST_ANNOTATION } from '../backup/verify.js';
 import { parseScaling, SCALING_ANNOTATION } from '../runtime/kubernetes/kube-scaling.js';
@@ -193,7 +193,7 @@ export class Controller {
     const spec = withDefaults(stored.spec);
     const target: EventTarget = { namespace, name, uid: stored.metadata.uid! };
     // the same checks as `local apply` (the apiserver already dropped unknown fields: belt and braces)
-    const problems = [...unknownFields({ spec: stored.spec }), ...specProblems(spec)];
+    const problems = [...unknownFields({ spec: stored.spec }), ...specProblems(spec), ...unsupportedOnKubernetes(name, spec)];
     if (problems.length > 0) {
       if (stored.status?.lastError !== problems.join('; ')) await this.api.event(target, 'Warning', 'InvalidSpec', problems.join('; '));
       await this.publish(session, stored, stoppedStatus(stored.status, stored.metadata.generation, 'InvalidSpec', problems.join('; '), new Date()));

@@ -2,8 +2,9 @@
 // authentication probe over the gRPC API through the project's one client library (server/client).
 // Every call has a timeout; reads are retried a few times. This is the only file that knows how.
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { Client, saveSnapshot } from '../../server/client/index.js';
+import { boltStatus } from '../../server/cluster/bolt-snapshot.js';
 import type { SnapshotRecord } from '../api/types.js';
 import { httpGet, type MemberTls } from './http.js';
 import { parseV2DataBytes } from './v2-size.js';
@@ -52,6 +53,11 @@ export interface MemberClientOptions {
   attempts?: number;
   /** For https client URLs: the cluster's CA and the client certificate the members ask for. */
   tls?: MemberTls;
+  /**
+   * A user with the root role for what needs one on a cluster with authentication on (snapshots, HashKV):
+   * spec.backup.credentialsSecret. Every other call stays unauthenticated (the authentication probe relies on it).
+   */
+  backupAuth?: { username: string; password: string };
 }
 
 /** A client for the members of one cluster, addressed by client URL ("http://127.0.0.1:2379"). */
@@ -60,11 +66,26 @@ export class MemberClient {
   private readonly attempts: number;
   private readonly tls: MemberTls | undefined;
   private readonly clients = new Map<string, Client>();
+  private readonly backupAuth: MemberClientOptions['backupAuth'];
+  /** Clients authenticated as backupAuth, by URL. */
+  private readonly authed = new Map<string, Client>();
 
   constructor(opts: MemberClientOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 3000;
     this.attempts = opts.attempts ?? 2;
     this.tls = opts.tls;
+    this.backupAuth = opts.backupAuth;
+  }
+
+  /** The client for snapshots and HashKV: authenticated as backupAuth when it is set. */
+  private async backupGrpc(url: string): Promise<Client> {
+    if (!this.backupAuth) return this.grpc(url);
+    let c = this.authed.get(url);
+    if (!c) {
+      c = await Client.connect({ endpoints: [url], tls: this.tls, auth: this.backupAuth, commandTimeoutMs: this.timeoutMs, dialTimeoutMs: this.timeoutMs });
+      this.authed.set(url, c);
+    }
+    return c;
   }
 
   private async grpc(url: string): Promise<Client> {
@@ -83,6 +104,8 @@ export class MemberClient {
   private forget(url: string): void {
     this.clients.get(url)?.close();
     this.clients.delete(url);
+    this.authed.get(url)?.close();
+    this.authed.delete(url);
   }
 
   /** GET /version. */
@@ -157,7 +180,7 @@ export class MemberClient {
   /** The KV hash of the member at `url` at `revision`, with the compaction revision it was taken over. */
   async hashKV(url: string, revision: number): Promise<{ hash: number; compactRevision: number }> {
     return withRetry(async () => {
-      const c = await this.grpc(url);
+      const c = await this.backupGrpc(url);
       const r = await c.hashKV(url, revision).catch((e: unknown) => { this.forget(url); throw e; });
       return { hash: r.hash, compactRevision: Number(r.compact_revision) };
     }, this.attempts, 200);
@@ -194,20 +217,28 @@ export class MemberClient {
   async snapshot(url: string, name: string, file: string): Promise<SnapshotRecord> {
     try {
       const before = await this.status(url);
-      // what a restore drill compares: the member's KV hash at the revision recorded (the snapshot holds it and maybe
-      // a few writes more), read before and after the snapshot; a compaction in between changes the hash's
-      // compaction revision, and the record then goes without one (the snapshot's may be either)
+      // what a restore drill compares: the member's KV hash at the revision recorded. The compaction revision is read
+      // before the snapshot and again with the hash after it: a compaction in between changes the hash, and the
+      // record then goes without one (the snapshot's compaction state may be either)
       const kvBefore = await this.hashKV(url, before.revision).catch(() => undefined);
-      const c = await this.grpc(url);
+      const c = await this.backupGrpc(url);
       const size = await saveSnapshot(c.snapshotRaw(url), file);
       // The file ends with the sha256 of the database bytes; check it once more from disk.
       const sha256 = fileDigestCheck(file, size);
-      const kvAfter = kvBefore && await this.hashKV(url, before.revision).catch(() => undefined);
-      const kv = kvAfter && kvAfter.hash === kvBefore.hash && kvAfter.compactRevision === kvBefore.compactRevision ? kvAfter : undefined;
-      return { location: file, member: name, revision: before.revision, size, sha256, time: new Date().toISOString(), ...(kv ? { kvHash: kv.hash, compactRevision: kv.compactRevision } : {}) };
+      // the revision the database holds (what the reference's `snapshot status` reports): writes that landed while it
+      // streamed are in it, so the Status read before is only its lower bound
+      const revision = Math.max(before.revision, boltStatus(readFileSync(file).subarray(0, size)).revision);
+      const kvAfter = kvBefore && await this.hashKV(url, revision).catch(() => undefined);
+      const kv = kvAfter && kvAfter.compactRevision === kvBefore.compactRevision ? kvAfter : undefined;
+      return { location: file, member: name, revision, size, sha256, time: new Date().toISOString(), ...(kv ? { kvHash: kv.hash, compactRevision: kv.compactRevision } : {}) };
     } catch (e) {
       this.forget(url);
-      throw new MemberError('SNAPSHOT_FAILED', `snapshot of ${name} (${url}) failed: ${(e as Error).message}`, { cause: e });
+      const msg = (e as Error).message;
+      // authentication on: say what the way out is (a root user's credentials), not only the server's words
+      const hint = /user name is empty|invalid auth token|permission denied|authentication failed/i.test(msg)
+        ? this.backupAuth ? '; the user of spec.backup.credentialsSecret must exist with the root role' : '; authentication is on: name a Secret with the username and password of a user with the root role in spec.backup.credentialsSecret'
+        : '';
+      throw new MemberError('SNAPSHOT_FAILED', `snapshot of ${name} (${url}) failed: ${msg}${hint}`, { cause: e });
     }
   }
 
@@ -279,8 +310,9 @@ export class MemberClient {
 
   /** Closes connections. */
   close(): void {
-    for (const c of this.clients.values()) c.close();
+    for (const c of [...this.clients.values(), ...this.authed.values()]) c.close();
     this.clients.clear();
+    this.authed.clear();
   }
 }
 

@@ -4,7 +4,7 @@
 // wait in the next pass's observation, or as a StepPending from the runtime, and the caller decides when to look
 // again. Everything needed to resume is recorded through the runtime before it is acted on, so a new engine
 // (a restarted operator) picks up from the observation and the record; EngineMemory only saves repeated work.
-import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
+import type { BackupEntry, BackupKind, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
 import { dueOfStep } from '../backup/schedule.js';
 import { StepPending, type Runtime } from '../runtime/runtime.js';
 import { plan } from '../planner/plan.js';
@@ -106,6 +106,16 @@ async function save(runtime: Runtime, memory: EngineMemory, progress: UpgradePro
   if (memory.progress !== undefined && JSON.stringify(memory.progress) === JSON.stringify(progress)) return;
   await runtime.saveProgress(progress);
   memory.progress = progress;
+}
+
+/**
+ * A snapshot the engine streamed goes on to the runtime's object-store destinations (shipBackup), with the leader's
+ * KV hash at its revision for the manifest (none when the member cannot tell: the backup still counts).
+ */
+async function ship(runtime: Runtime, client: MemberApi, url: string, taken: SnapshotRecord, kind: BackupKind): Promise<void> {
+  if (!runtime.shipBackup) return;
+  const kv = await client.hashKV?.(url, taken.revision).catch(() => undefined);
+  await runtime.shipBackup(taken, kind, kv);
 }
 
 async function saveRollout(runtime: Runtime, memory: EngineMemory, rollout: RolloutProgress | undefined): Promise<void> {
@@ -216,6 +226,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
         snapshot = runtime.takeSnapshot
           ? await runtime.takeSnapshot(step, progress!)
           : await client.snapshot(urls.get(step.member)!, step.member, runtime.snapshotLocation(step.from, step.to, step.member));
+        if (!runtime.takeSnapshot) await ship(runtime, client, urls.get(step.member)!, snapshot, 'pre-upgrade');
         break;
       case 'backup':
         // named by the slot or token it answers: looked at again (StepPending), or taken again after a crash
@@ -223,6 +234,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
         backup = runtime.takeBackup
           ? await runtime.takeBackup(step)
           : { ...(await client.snapshot(urls.get(step.member)!, step.member, runtime.backupLocation!(step))), kind: dueOfStep(step).kind };
+        if (!runtime.takeBackup) await ship(runtime, client, urls.get(step.member)!, backup, backup.kind);
         break;
       case 'verifyBackup':
         // reads a backup only; named by the slot or request it answers, so run again after a crash before it was recorded

@@ -1,6 +1,6 @@
 // The one interface the orchestrator drives members through. A local runtime runs child processes; a
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
-import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
+import type { BackupEntry, BackupKind, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
 import type { BackupObservation, MemberLoss, RecoveryObservation, RecoveryProgress, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
 import type { ScalingStep } from '../planner/steps.js';
 
@@ -122,6 +122,13 @@ export interface Runtime {
   verifyBackup?(step: VerifyStep): Promise<VerifiedStatus>;
   /** Records a drill's outcome (status.backups.lastVerified) and the slot or request it answered; returns the record now. */
   recordVerify?(step: VerifyStep, outcome: VerifiedStatus): Promise<BackupsStatus>;
+  /**
+   * Copies a backup or pre-upgrade snapshot the engine just took (a file at `taken.location`) to every object-store
+   * destination of the spec, each with its manifest (`kv`: the leader's HashKV at the snapshot's revision), then
+   * applies retention there. Throws (a DestinationError naming the destination and the cause) when one fails: the
+   * step fails and is tried again, and a failing pre-upgrade snapshot keeps the upgrade from starting.
+   */
+  shipBackup?(taken: SnapshotRecord, kind: BackupKind, kv?: { hash: number; compactRevision: number }): Promise<void>;
   /** Records a scaling step durably before it is carried out (Kubernetes: the svc.dev/scaling annotation). */
   recordScaling?(step: ScalingStep, replicas: number): Promise<void>;
 

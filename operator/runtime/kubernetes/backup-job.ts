@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
-import type { BackupEntry, SnapshotRecord } from '../../api/types.js';
+import type { BackupEntry, SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
 import { quantityBytes } from '../../api/quantity.js';
 import { backupClaimName, backupFileFor, jobDeadlineSeconds } from '../../backup/schedule.js';
 import type { BackupRecord, RestoreRecord, VerifyRecord } from '../../api/job-records.js';
@@ -59,6 +59,22 @@ export interface ClusterJobsOptions {
 /** A DNS-1123 label from `base` and a suffix, at most 63 characters. */
 function jobName(base: string, suffix: string): string {
   return `${base.slice(0, 63 - suffix.length - 1).replace(/-+$/, '')}-${suffix}`;
+}
+
+/**
+ * What of the spec the Kubernetes runtime does not carry out yet, each with the way out: object-store destinations
+ * and restores from one are the local runtime's so far (the backup Job writes onto the claim only). Refused as
+ * InvalidSpec rather than silently skipped: a user relying on an off-site copy must know there is none.
+ */
+export function unsupportedOnKubernetes(name: string, spec: SvcClusterSpec): string[] {
+  const p: string[] = [];
+  for (const d of spec.backup?.destinations ?? []) {
+    if (d.s3) p.push(`spec.backup.destinations[${d.name}].s3: object-store destinations are carried out by the local runtime only in this release (backups here go to the claim); remove it, or copy the claim's backups off-site`);
+    else if (d.pvc && d.pvc !== backupClaimName(name, spec)) p.push(`spec.backup.destinations[${d.name}].pvc: backups go to one claim (${backupClaimName(name, spec)}) in this release; name ${d.pvc} in spec.backup.pvc instead`);
+  }
+  if (spec.backup?.credentialsSecret) p.push('spec.backup.credentialsSecret: backups of a cluster with authentication on are taken by the local runtime only in this release; give the operator client certificates (spec.tls.clientSecret) instead');
+  if (spec.restore?.source) p.push('spec.restore.source: restoring from an object-store destination is carried out by the local runtime only in this release; copy the restore point (svc-operator local backups lists them) onto a claim and name it in spec.restore.snapshot');
+  return p;
 }
 
 /**
@@ -365,6 +381,8 @@ export class ClusterJobs {
    */
   async restore(version: string): Promise<RestoreRecord> {
     const snapshot = this.cluster.spec.restore!.snapshot;
+    // the restore init step that downloads from a bucket is not built yet: said before anything is created
+    if (snapshot === undefined) throw new JobFailure('RestoreSnapshotInvalid', 'spec.restore.source (restoring from an object-store destination) is carried out by the local runtime only in this release; on Kubernetes copy the restore point (svc-operator local backups lists them) onto a claim and name it in spec.restore.snapshot');
     const { claim, path: rel } = restoreSource(snapshot, this.claim);
     this.image();
     await this.requireClaim(claim, `spec.restore.snapshot ${snapshot}`);

@@ -11,10 +11,12 @@ import type { SvcClusterSpec } from '../../api/types.js';
 import { memberArgs, memberConfig } from '../../api/member-config.js';
 import { restoreSnapshot, verifySnapshotFile } from '../../../server/cluster/restore.js';
 import { nopLogger } from '../../../server/log/logger.js';
-import type { BackupEntry, BackupsStatus, VerifiedStatus } from '../../api/types.js';
+import type { BackupEntry, BackupKind, BackupsStatus, RestoreSpec, SnapshotRecord, VerifiedStatus } from '../../api/types.js';
 import { runDrill } from './drill.js';
 import { svcNodeArgs } from './svc-process.js';
 import { judgeDrill, noBackupToVerify } from '../../backup/verify.js';
+import { applyRetention, DestinationError, downloadRestorePoint, listRestorePoints, clustersOf, openS3, s3Destinations, uploadFull, type DestinationAccess, type OpenDestination } from '../../backup/destinations/index.js';
+import { describeRange, pickRestorePoint, type RestorePoint } from '../../backup/restore-points.js';
 import { backupFileFor, backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { BackupObservation, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
@@ -38,6 +40,16 @@ export interface LocalRuntimeOptions {
   svcEntry?: string;
   /** How long a graceful stop may take before SIGKILL. Default 15 s. */
   stopGraceMs?: number;
+  /** How object-store destinations are opened (credentials: a secrets folder, the AWS_* variables); none: they fail. */
+  destinations?: DestinationAccess;
+}
+
+/** The restore point spec.restore.source picks, downloaded and checked. */
+export interface FetchedRestore {
+  file: string;
+  point: RestorePoint;
+  /** The destination, as messages name it. */
+  where: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -122,12 +134,16 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   private readonly name?: string;
   private readonly svcEntry: string;
   private readonly stopGraceMs: number;
+  private readonly access?: DestinationAccess;
+  /** The restore point this process fetched already (`local apply` checks it before it creates the cluster). */
+  private fetched?: FetchedRestore;
 
   constructor(opts: LocalRuntimeOptions = {}) {
     this.stateDir = resolve(opts.stateDir ?? '.svc-local');
     this.name = opts.name;
     this.svcEntry = opts.svcEntry ?? DEFAULT_SVC_ENTRY;
     this.stopGraceMs = opts.stopGraceMs ?? 15_000;
+    this.access = opts.destinations;
   }
 
   /** The state file's content, if any. */
@@ -233,10 +249,12 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     mkdirSync(join(this.stateDir, 'logs'), { recursive: true });
     mkdirSync(join(this.stateDir, 'data'), { recursive: true });
     // before the state names the members: a crash half-way leaves no cluster, and the next try restores again
-    if (spec.restore) await this.restoreMembers(spec.restore.snapshot, state);
+    if (spec.restore) await this.restoreMembers(spec.restore.snapshot ?? (this.fetched ?? (await this.fetchRestore(spec.restore, spec, this.name))).file, state);
     writeState(this.stateDir, state);
     for (const m of members) this.spawnMember(state, m);
     writeState(this.stateDir, state);
+    // the downloaded restore point served its purpose (the bucket still has it)
+    if (spec.restore?.source) rmSync(join(this.stateDir, 'restore'), { recursive: true, force: true });
   }
 
   /**
@@ -553,6 +571,85 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   /** Asks for a restore drill of the newest backup (run by the next pass of the loop); returns the request token. */
   requestVerify(): string {
     return this.request('verifyRequest');
+  }
+
+  /** Opens an S3 destination (the caller closes its store). */
+  openDestination(name: string, s3: Parameters<typeof openS3>[1]): OpenDestination {
+    if (!this.access) throw new DestinationError(`"${name}"`, 'NoCredentials', 'this runtime was given no way to open object-store destinations');
+    return openS3(name, s3, this.access);
+  }
+
+  /** Uploads a backup to every S3 destination of the spec with its manifest, then applies retention there. */
+  async shipBackup(taken: SnapshotRecord, kind: BackupKind, kv?: { hash: number; compactRevision: number }): Promise<void> {
+    const s = this.mustState();
+    const release = s.members.find((m) => m.name === taken.member)?.version ?? s.spec.version;
+    for (const d of s3Destinations(s.spec)) {
+      const dest = this.openDestination(d.name, d.s3);
+      try {
+        // listed first: an unreachable store, refused credentials or a missing bucket show as such, not as an upload cut short
+        const { points } = await listRestorePoints(dest, s.name);
+        const added = await uploadFull(dest, taken.location, {
+          cluster: s.name, member: taken.member, revision: taken.revision, time: taken.time, sha256: taken.sha256, size: taken.size, release, backupKind: kind,
+          ...(kv ? { hashKV: kv.hash, compactRevision: kv.compactRevision } : {}),
+        });
+        await applyRetention(dest, [...points.filter((p) => p.key !== added.key), added], s.spec, new Date());
+      } finally {
+        dest.store.close();
+      }
+    }
+  }
+
+  /**
+   * The destination spec.restore.source names (one of `spec`'s destinations, or a bucket) and whose backups
+   * (source.cluster, else the only cluster under the prefix; `fallback` when there are none to choose from).
+   */
+  private async restoreSource(restore: RestoreSpec, spec: SvcClusterSpec): Promise<{ dest: OpenDestination; cluster: string }> {
+    const src = restore.source!;
+    const named = src.destination !== undefined ? s3Destinations(spec).find((d) => d.name === src.destination) : undefined;
+    if (src.destination !== undefined && !named) throw new RuntimeError('START_FAILED', `spec.restore.source.destination "${src.destination}" is not an s3 destination of spec.backup.destinations`);
+    const dest = this.openDestination(named?.name ?? 'restore source', named?.s3 ?? src.s3!);
+    try {
+      if (src.cluster) return { dest, cluster: src.cluster };
+      const clusters = await clustersOf(dest);
+      if (clusters.length === 1) return { dest, cluster: clusters[0] };
+      throw new RuntimeError('START_FAILED', clusters.length === 0
+        ? `${dest.store.label} holds no backups under its prefix; check bucket and prefix`
+        : `${dest.store.label} holds the backups of ${clusters.join(', ')}: name one in spec.restore.source.cluster`);
+    } catch (e) {
+      dest.store.close();
+      throw e;
+    }
+  }
+
+  /** The restore points of spec.restore.source, what is in the way (corrupt or foreign objects), and where they are. */
+  async restorePoints(restore: RestoreSpec, spec: SvcClusterSpec): Promise<{ points: RestorePoint[]; problems: string[]; where: string; cluster: string }> {
+    const { dest, cluster } = await this.restoreSource(restore, spec);
+    try {
+      return { ...(await listRestorePoints(dest, cluster)), where: dest.store.label, cluster };
+    } finally {
+      dest.store.close();
+    }
+  }
+
+  /**
+   * Picks the restore point of spec.restore (the newest full snapshot at or before its revision or time), downloads it
+   * into restore/ and checks it; a point the backups do not cover is refused with their range, before anything is created.
+   */
+  async fetchRestore(restore: RestoreSpec, spec: SvcClusterSpec, name = this.name ?? 'cluster'): Promise<FetchedRestore> {
+    const { dest, cluster } = await this.restoreSource(restore, spec);
+    try {
+      const { points, problems } = await listRestorePoints(dest, cluster);
+      const picked = pickRestorePoint(points, { revision: restore.revision, time: restore.time }, `${dest.store.label} (cluster ${cluster})`);
+      if ('refused' in picked) throw new RuntimeError('START_FAILED', `cannot create ${name}: ${picked.refused}${problems.length > 0 ? `; also found: ${problems.join('; ')}` : ''}`);
+      const dir = join(this.stateDir, 'restore');
+      mkdirSync(dir, { recursive: true });
+      const file = join(dir, picked.point.key.slice(picked.point.key.lastIndexOf('/') + 1));
+      await downloadRestorePoint(dest, picked.point, file);
+      this.fetched = { file, point: picked.point, where: `${dest.store.label}, ${describeRange(points)}` };
+      return this.fetched;
+    } finally {
+      dest.store.close();
+    }
   }
 
   /** Asks for an on-demand backup (taken by the next pass of the loop); returns the request token. */

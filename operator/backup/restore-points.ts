@@ -1,0 +1,159 @@
+// The object layout of backups in a destination and what it offers as restore points, pure: keys, the manifest beside
+// each full snapshot, which restore point a revision or a time picks (or why none), and which full snapshots
+// retention removes. No I/O and no clock inside (destinations/ does the I/O; `now` comes in).
+//
+// Layout under a destination's prefix:   <prefix>/<cluster>/full/<revision, 20 digits>-<time>.db   the snapshot
+//                                        <prefix>/<cluster>/full/<revision, 20 digits>-<time>.json its manifest
+//                                        <prefix>/<cluster>/delta/...                              (delta segments)
+// The revision leads the name, zero-padded, so a listing in key order is in revision order. The manifest is
+// written after its snapshot: a snapshot without one is an upload that did not finish and is not a restore point.
+import type { BackupKind } from '../api/types.js';
+
+/** The manifest's format tag: a .json without it is not ours (a foreign object). */
+export const MANIFEST_FORMAT = 'svc.dev/backup/v1';
+
+/** What is recorded beside each full snapshot. */
+export interface FullManifest {
+  format: typeof MANIFEST_FORMAT;
+  kind: 'full';
+  cluster: string;
+  /** The member it was streamed from (the leader). */
+  member: string;
+  /** The snapshot's revision. */
+  revision: number;
+  /** When it was taken (RFC 3339). */
+  time: string;
+  /** HashKV of the member at `revision` when it was taken (a restore proves itself against it). */
+  hashKV?: number;
+  /** The compaction revision that hash was computed over. */
+  compactRevision?: number;
+  /** sha256 of the database bytes (the snapshot file's trailing digest), hex. */
+  sha256: string;
+  /** Database bytes. */
+  size: number;
+  /** The svc release the member ran. */
+  release: string;
+  /** What made it. */
+  backupKind: BackupKind;
+  /** The snapshot's key, relative to the cluster's folder (full/<...>.db). */
+  snapshot: string;
+}
+
+/** A full snapshot a destination holds, with its keys. */
+export interface RestorePoint extends FullManifest {
+  /** Key of the snapshot object. */
+  key: string;
+  /** Key of the manifest object. */
+  manifestKey: string;
+}
+
+/** The folder of `cluster`'s backups under `prefix`, ending in "/". */
+export function clusterFolder(prefix: string | undefined, cluster: string): string {
+  return `${prefix ? `${prefix}/` : ''}${cluster}/`;
+}
+
+/** Key of the full snapshot of `cluster` at `revision` taken at `time`. */
+export function fullSnapshotKey(prefix: string | undefined, cluster: string, revision: number, time: string): string {
+  return `${clusterFolder(prefix, cluster)}full/${String(revision).padStart(20, '0')}-${time.replace(/[:.]/g, '-')}.db`;
+}
+
+/** The manifest's key beside a snapshot's key. */
+export function manifestKeyOf(snapshotKey: string): string {
+  return snapshotKey.replace(/\.db$/, '.json');
+}
+
+/** The manifest of a snapshot uploaded to `key` (relative names inside the manifest). */
+export function fullManifest(i: Omit<FullManifest, 'format' | 'kind' | 'snapshot'>, key: string): FullManifest {
+  return { format: MANIFEST_FORMAT, kind: 'full', ...i, snapshot: key.slice(key.lastIndexOf('/full/') + 1) };
+}
+
+/** A manifest read from `key`: the restore point, or why it is not one (corrupt or foreign). */
+export function parseManifest(text: string, key: string): RestorePoint | { problem: string } {
+  let j: Record<string, unknown>;
+  try {
+    j = JSON.parse(text) as Record<string, unknown>;
+  } catch (e) {
+    return { problem: `${key} is not JSON (${(e as Error).message}): corrupt, or not written by svc-operator` };
+  }
+  if (typeof j !== 'object' || j === null || j.format !== MANIFEST_FORMAT) return { problem: `${key} is not an svc-operator manifest (no format "${MANIFEST_FORMAT}")` };
+  const bad: string[] = ['cluster', 'member', 'time', 'sha256', 'release', 'snapshot'].filter((f) => typeof j[f] !== 'string');
+  bad.push(...['revision', 'size'].filter((f) => typeof j[f] !== 'number' || !Number.isInteger(j[f])));
+  if (j.kind !== 'full' || bad.length > 0 || Number.isNaN(Date.parse(String(j.time)))) return { problem: `${key} is a damaged manifest (${bad.length > 0 ? `missing or wrong: ${bad.join(', ')}` : 'kind or time wrong'})` };
+  const m = j as unknown as FullManifest;
+  const folder = key.slice(0, key.lastIndexOf('/full/') + 1);
+  return { ...m, key: `${folder}${m.snapshot}`, manifestKey: key };
+}
+
+/** The revisions and times the points cover (oldest and newest), or undefined when there are none. */
+export function coveredRange(points: readonly RestorePoint[]): { oldest: RestorePoint; newest: RestorePoint } | undefined {
+  if (points.length === 0) return undefined;
+  const sorted = [...points].sort(byRevision);
+  return { oldest: sorted[0], newest: sorted[sorted.length - 1] };
+}
+
+/** The covered range as one phrase for messages. */
+export function describeRange(points: readonly RestorePoint[]): string {
+  const r = coveredRange(points);
+  if (!r) return 'no restore points';
+  return `restore points from revision ${r.oldest.revision} (${r.oldest.time}) to revision ${r.newest.revision} (${r.newest.time}), ${points.length} in all`;
+}
+
+function byRevision(a: RestorePoint, b: RestorePoint): number {
+  return a.revision - b.revision || a.time.localeCompare(b.time);
+}
+
+/** Where to restore to: a revision, a time, or (neither) the newest point. */
+export interface RestoreTarget {
+  revision?: number;
+  time?: string;
+}
+
+/**
+ * The restore point a target picks: the newest full snapshot at or before the revision (or taken at or before the
+ * time), or the newest of all; a target before every point is refused with the covered range.
+ */
+export function pickRestorePoint(points: readonly RestorePoint[], target: RestoreTarget, where: string): { point: RestorePoint } | { refused: string } {
+  const sorted = [...points].sort(byRevision);
+  if (sorted.length === 0) return { refused: `${where} holds no restore points (no full snapshot with its manifest); take a backup first (svc-operator local backup --wait)` };
+  let fits = sorted;
+  let asked = 'the newest restore point';
+  if (target.revision !== undefined) {
+    fits = sorted.filter((p) => p.revision <= target.revision!);
+    asked = `revision ${target.revision}`;
+  } else if (target.time !== undefined) {
+    const t = Date.parse(target.time);
+    fits = sorted.filter((p) => Date.parse(p.time) <= t);
+    asked = `time ${target.time}`;
+  }
+  const point = fits.at(-1);
+  if (!point) return { refused: `${where} does not cover ${asked}: it has ${describeRange(sorted)}; ask for a point in that range` };
+  return { point };
+}
+
+/**
+ * Which full snapshots retention removes: all but the newest `keep`, and of those the ones taken more than
+ * `maxAgeMs` before `now`; the newest one always stays (a destination never loses its last restore point).
+ */
+export function retainFull(points: readonly RestorePoint[], keep: number, maxAgeMs: number | undefined, now: Date): { kept: RestorePoint[]; removed: RestorePoint[] } {
+  const newestFirst = [...points].sort((a, b) => byRevision(b, a));
+  const kept: RestorePoint[] = [];
+  const removed: RestorePoint[] = [];
+  newestFirst.forEach((p, i) => {
+    const tooOld = maxAgeMs !== undefined && now.getTime() - Date.parse(p.time) > maxAgeMs;
+    if (i === 0 || (i < keep && !tooOld)) kept.push(p);
+    else removed.push(p);
+  });
+  return { kept: kept.reverse(), removed: removed.reverse() };
+}
+
+/** The cluster folders among keys listed under `prefix` (keys <prefix>/<cluster>/full/...). */
+export function clustersIn(keys: readonly string[], prefix: string | undefined): string[] {
+  const start = prefix ? `${prefix}/` : '';
+  const out = new Set<string>();
+  for (const k of keys) {
+    if (!k.startsWith(start)) continue;
+    const m = /^([^/]+)\/full\//.exec(k.slice(start.length));
+    if (m) out.add(m[1]);
+  }
+  return [...out].sort();
+}
