@@ -129,7 +129,7 @@ export async function restore(flags: Map<string, string>): Promise<RestoreRecord
 export async function jobMain(argv: string[]): Promise<number> {
   let record: string | undefined;
   try {
-    const { words, flags } = parseArgs(argv, ['endpoint', 'member', 'dir', 'file', 'keep', 'record', 'cacert', 'cert', 'key', 'snapshot', 'members', 'initial-cluster', 'initial-cluster-token']);
+    const { words, flags } = parseArgs(argv, { string: ['endpoint', 'member', 'dir', 'file', 'keep', 'record', 'cacert', 'cert', 'key', 'snapshot', 'members', 'initial-cluster', 'initial-cluster-token'] });
     record = flags.get('record');
     if (words.length !== 1) throw new UsageError(`unknown command: ${words.join(' ')}`);
     const result = words[0] === 'backup' ? await backup(flags) : await restore(flags);

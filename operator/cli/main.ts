@@ -4,6 +4,7 @@
 //   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
 //   svc-operator local delete [--state-dir DIR]
 //   svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]   (quorum-loss recovery: cli/recover.ts)
+//   svc-operator local suspend|resume|move-leader|restart|alarm|report ...   (on call: cli/oncall.ts)
 //   svc-operator demo [--state-dir DIR] [--keep]
 //   svc-operator backup ... | restore ...   (what the operator's Jobs run: cli/backup.ts)
 //   svc-operator crd | run ...              (Kubernetes: cli/kube.ts)
@@ -22,6 +23,7 @@ import { statusMain } from './status-cmd.js';
 import { backupNowMain, isBackupNowCommand } from './backup-now.js';
 import { localRecover } from './recover.js';
 import { isRecoverCommand, recoverMain } from './recover-kube.js';
+import { onCallUsage, onCallVerb } from './oncall.js';
 
 const USAGE = `usage: svc-operator <command>
 
@@ -60,7 +62,8 @@ Local (members as child processes):
       name and client URL), and grows back to spec.replicas, the lost members joining again empty under their names.
       --dry-run prints the plan and touches nothing; run it again to resume a recovery that did not finish
   svc-operator demo [--state-dir DIR] [--keep]
-The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster,
+On call (the same verbs as kubectl svc; --state-dir DIR as above):
+${onCallUsage('svc-operator local', '[--state-dir DIR]')}The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster,
 and takes a scheduled backup that is due (spec.backup.schedule, spec.backup.keep). spec.restore.snapshot naming a
 backup file creates a new cluster from it.
 
@@ -78,7 +81,17 @@ export async function main(argv: string[]): Promise<number> {
   try {
     // `local backup --wait` is a bare flag (backup-now's --wait takes seconds)
     const wait = argv.includes('--wait');
-    const { words, flags } = parseArgs(argv.filter((a) => a !== '--wait'), ['file', 'state-dir', 'output']);
+    // the on-call verbs (cli/oncall.ts), each with its own flags
+    const verb = argv[0] === 'local' ? onCallVerb(argv[1]) : undefined;
+    if (verb) {
+      const { words: vw, flags: vf } = parseArgs(argv.slice(2), { string: ['state-dir', ...(verb.flags.string ?? [])], boolean: [...(verb.mutating ? ['dry-run'] : []), ...(verb.flags.boolean ?? [])] });
+      if (vf.has('help')) {
+        process.stdout.write(USAGE);
+        return 0;
+      }
+      return await verb.local({ args: vw, flags: vf, stateDir: vf.get('state-dir') ?? '.svc-local', dryRun: vf.has('dry-run'), out: (t) => void process.stdout.write(t) });
+    }
+    const { words, flags } = parseArgs(argv.filter((a) => a !== '--wait'), { string: ['file', 'state-dir', 'output'], boolean: ['keep', 'dry-run'] });
     if (wait && !(words[0] === 'local' && words[1] === 'backup')) throw new UsageError('--wait belongs to local backup');
     if (flags.has('dry-run') && !(words[0] === 'local' && words[1] === 'recover')) throw new UsageError('--dry-run belongs to local recover');
     if (flags.has('help') || words.length === 0) {

@@ -112,6 +112,14 @@ export interface Runtime {
   takeBackup?(step: BackupStep): Promise<BackupEntry>;
   /** Where the engine writes a backup it streams (with loadBackups and without takeBackup). */
   backupLocation?(step: BackupStep): string;
+  /** Break-glass: a person suspended reconciling (no mutation is planned, prepare() is not called). */
+  suspended?(): Promise<boolean>;
+  /** Every member was stopped on purpose (spec.replicas 0) with its data kept. */
+  hibernated?(): Promise<boolean>;
+  /** Records the hibernation, then stops `members` gracefully, keeping their data. Idempotent. */
+  hibernate?(members: string[]): Promise<void>;
+  /** Starts every hibernated member on its kept data, then clears the record. Idempotent. */
+  wake?(): Promise<void>;
   /** Records a scaling step durably before it is carried out (Kubernetes: the svc.dev/scaling annotation). */
   recordScaling?(step: ScalingStep, replicas: number): Promise<void>;
 
