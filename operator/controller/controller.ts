@@ -205,6 +205,7 @@ export class Controller {
       const tls = await readClusterTls(this.api, namespace, spec);
       client = session.memberClient(tls.client, this.plainClient, this.clientOptions);
       tlsHash = tls.fingerprint;
+      this.upgradeMetrics.certificates(namespace, name, tls.expiry);
     } catch (e) {
       if (!(e instanceof TlsSecretError)) throw e;
       if (stored.status?.lastError !== e.message) await this.api.event(target, 'Warning', e.reason, e.message);

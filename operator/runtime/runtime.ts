@@ -29,6 +29,8 @@ export interface RuntimeMember {
   dataLost?: boolean;
   /** It runs with --force-new-cluster (started so by forceNewCluster, not restarted since). */
   forcedNewCluster?: boolean;
+  /** The restart request (TargetRevision.restart token) its current process was started under. */
+  restartToken?: string;
 }
 
 /** Raised by runtimes; `code` says what went wrong. */
