@@ -79,7 +79,9 @@ export type ConditionType =
   // kstatus' (Flux, `kubectl wait --for=condition=Ready`): Ready = serving as specified; Reconciling = working toward
   // the spec; Stalled = cannot get there without a person (blocked upgrade, pod failure, unusable Secret)
   | 'Ready' | 'Reconciling' | 'Stalled'
-  | 'Available' | 'Progressing' | 'Upgrading' | 'Degraded' | 'BackupReady' | 'UpgradeBlocked';
+  | 'Available' | 'Progressing' | 'Upgrading' | 'Degraded' | 'BackupReady' | 'UpgradeBlocked'
+  // break-glass: the annotation svc.dev/reconcile: suspended (kubectl svc suspend); nothing is changed while True
+  | 'Suspended';
 
 /** One status condition (the Kubernetes convention). */
 export interface Condition {

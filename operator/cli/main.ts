@@ -24,6 +24,7 @@ import { backupNowMain, isBackupNowCommand } from './backup-now.js';
 import { localRecover } from './recover.js';
 import { isRecoverCommand, recoverMain } from './recover-kube.js';
 import { onCallUsage, onCallVerb } from './oncall.js';
+import { KUBE_ONCALL_USAGE, kubeOnCallMain } from './oncall-kube.js';
 
 const USAGE = `usage: svc-operator <command>
 
@@ -38,6 +39,7 @@ Kubernetes:
       annotation svc.dev/recover (a manifest may carry the same): the operator snapshots the survivor onto the backup
       claim, restarts it in place with --force-new-cluster and grows back to spec.replicas (status.recovery).
       Also the kubectl plugin: kubectl svc recover <cluster>
+${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${verb} ${usage}\n`).join('')}      (also the kubectl plugin: kubectl svc suspend|resume|report <cluster>)
   svc-operator run [--kubeconfig FILE] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--lease-name NAME]
                    [--operator-image IMAGE] [--namespaces NS,...] [--cluster-selector SELECTOR]
       runs the controller until SIGTERM/SIGINT (what the chart's Deployment runs)
@@ -78,6 +80,7 @@ export async function main(argv: string[]): Promise<number> {
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
   if (isBackupNowCommand(argv)) return backupNowMain(argv); // svc-operator backup-now <cluster> (cli/backup-now.ts)
   if (isRecoverCommand(argv)) return recoverMain(argv); // svc-operator recover <cluster> (cli/recover-kube.ts)
+  if (Object.hasOwn(KUBE_ONCALL_USAGE, argv[0] ?? '')) return kubeOnCallMain(argv); // svc-operator suspend|resume|report <cluster> (cli/oncall-kube.ts)
   try {
     // `local backup --wait` is a bare flag (backup-now's --wait takes seconds)
     const wait = argv.includes('--wait');

@@ -12,7 +12,7 @@ import { specProblems, unknownFields, withDefaults } from '../api/validate.js';
 import { MemberClient, type MemberClientOptions } from '../members/index.js';
 import { envCrash, runPass } from '../orchestrator/engine.js';
 import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
-import { FORMED_ANNOTATION, KubeRuntime, parseReplacements, podImage, PROGRESS_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
+import { FORMED_ANNOTATION, KubeRuntime, parseReplacements, podImage, PROGRESS_ANNOTATION, RECONCILE_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
 import { BACKUP_REQUEST_ANNOTATION, backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
 import { parseScaling, SCALING_ANNOTATION } from '../runtime/kubernetes/kube-scaling.js';
@@ -234,6 +234,7 @@ export class Controller {
       onScaling: (r) => { session.scaling = r; },
       desired: session.desired,
       formed: stored.metadata.annotations?.[FORMED_ANNOTATION] !== undefined,
+      suspended: stored.metadata.annotations?.[RECONCILE_ANNOTATION] === SUSPENDED,
       ...(tlsHash ? { tlsHash } : {}),
       // what the planner needs for scheduled and on-demand backups (the engine prefers the record it saved last)
       backups: { record: stored.status?.backups, request: stored.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION], created: new Date(stored.metadata.creationTimestamp ?? 0).getTime() },
@@ -250,7 +251,7 @@ export class Controller {
     session.lastStep = line;
     if (changed) this.log({ level: 'info', msg: 'step', cluster: key, step: step.kind, line });
     this.upgradeMetrics.observe(namespace, name, step, progress);
-    if (changed && (step.kind === 'blocked' || (step.kind === 'wait' && step.code === 'Paused'))) {
+    if (changed && (step.kind === 'blocked' || (step.kind === 'wait' && (step.code === 'Paused' || step.code === 'Suspended')))) {
       await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', eventReason(step), step.reason);
     }
     // a recovery request the planner did not act on (the cluster has quorum...): refused, nothing touched, said once

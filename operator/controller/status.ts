@@ -137,6 +137,9 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
     cond('Upgrading', upgrading, upgrading ? 'UpgradeInProgress' : 'NoUpgrade', upgrading ? `${i.progress!.from} -> ${i.progress!.to}: ${i.progress!.step}` : 'no upgrade under way'),
     cond('Degraded', healthy < observed.members.length && phase !== 'Creating', healthy < observed.members.length ? 'MembersUnhealthy' : 'AllHealthy', `${observed.members.length - healthy} member(s) not healthy`),
     i.jobFailure ? cond('BackupReady', false, i.jobFailure.reason, i.jobFailure.message) : ((b) => cond('BackupReady', b.ok, b.reason, b.message))(backupReadyState(i.backups, i.progress?.snapshot)),
+    observed.suspended
+      ? cond('Suspended', true, 'ReconcileSuspended', 'annotation svc.dev/reconcile: suspended: nothing is changed until it is removed (kubectl svc resume); status and Events keep flowing')
+      : cond('Suspended', false, 'NotSuspended', 'the operator reconciles'),
     backupBlocked ? cond('UpgradeBlocked', true, i.jobFailure!.reason, `no verified pre-upgrade snapshot: ${i.jobFailure!.message}`) : upgradeBlocked ? cond('UpgradeBlocked', true, step.code, step.reason) : cond('UpgradeBlocked', false, 'NotBlocked', 'the target is allowed'),
   ];
   // kstatus: Stalled = a person must act (a refusal, a failed backup, a pod Kubernetes cannot run); Reconciling = any

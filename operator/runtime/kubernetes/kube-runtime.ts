@@ -65,7 +65,14 @@ export interface KubeRuntimeOptions {
   onRecovery?: (r: RecoveryProgress) => void;
   /** Every initial member has started once (annotation svc.dev/formed): from then on no member bootstraps. */
   formed?: boolean;
+  /** Break-glass: the annotation svc.dev/reconcile is `suspended` (nothing is changed, status keeps flowing). */
+  suspended?: boolean;
 }
+
+/** The break-glass annotation: `suspended` stops every mutation of the cluster (kubectl svc suspend|resume). */
+export const RECONCILE_ANNOTATION = 'svc.dev/reconcile';
+/** The value of RECONCILE_ANNOTATION that suspends. */
+export const SUSPENDED = 'suspended';
 
 /**
  * Annotation on the SvcCluster saying its initial members have all started (every pod was Ready at once). From then
@@ -170,6 +177,10 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   constructor(private readonly api: KubeApi, private readonly cluster: ClusterRef, private readonly opts: KubeRuntimeOptions) {
     this.progress = opts.progress;
     this.built = opts.desired ?? {};
+  }
+
+  async suspended(): Promise<boolean> {
+    return this.opts.suspended === true;
   }
 
   /** The observation besides the StatefulSet: the initial cluster of the member that joined last, the TLS fingerprint. */
