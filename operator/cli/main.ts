@@ -25,6 +25,7 @@ import { localRecover } from './recover.js';
 import { isRecoverCommand, recoverMain } from './recover-kube.js';
 import { onCallUsage, onCallVerb } from './oncall.js';
 import { KUBE_ONCALL_USAGE, kubeOnCallMain } from './oncall-kube.js';
+import { bashCompletion, zshCompletion } from './completion.js';
 
 const USAGE = `usage: svc-operator <command>
 
@@ -45,6 +46,8 @@ ${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${ver
       runs the controller until SIGTERM/SIGINT (what the chart's Deployment runs)
   svc-operator crd
       prints the SvcCluster CRD (YAML)
+  svc-operator completion bash|zsh
+      prints the shell completion of svc-operator and kubectl-svc (also in completions/)
   svc-operator backup --endpoint URL --member NAME --dir DIR --file NAME.db [--keep N] [--record FILE] [--cacert F --cert F --key F]
   svc-operator restore --snapshot FILE --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
       what the operator's backup and restore Jobs run
@@ -80,7 +83,11 @@ export async function main(argv: string[]): Promise<number> {
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
   if (isBackupNowCommand(argv)) return backupNowMain(argv); // svc-operator backup-now <cluster> (cli/backup-now.ts)
   if (isRecoverCommand(argv)) return recoverMain(argv); // svc-operator recover <cluster> (cli/recover-kube.ts)
-  if (Object.hasOwn(KUBE_ONCALL_USAGE, argv[0] ?? '')) return kubeOnCallMain(argv); // svc-operator suspend|resume|report <cluster> (cli/oncall-kube.ts)
+  if (Object.hasOwn(KUBE_ONCALL_USAGE, argv[0] ?? '')) return kubeOnCallMain(argv);
+  if (argv[0] === 'completion' && argv.length === 2 && (argv[1] === 'bash' || argv[1] === 'zsh')) {
+    process.stdout.write(argv[1] === 'bash' ? bashCompletion() : zshCompletion());
+    return 0;
+  } // svc-operator suspend|resume|report <cluster> (cli/oncall-kube.ts)
   try {
     // `local backup --wait` is a bare flag (backup-now's --wait takes seconds)
     const wait = argv.includes('--wait');
