@@ -105,6 +105,9 @@ async function report(kc: k8s.KubeConfig, namespace: string, name: string, store
     entries.push({ name: 'logs/operator.error', data: `cannot list the operator's pods: ${e.message}\n` });
     return [] as k8s.V1Pod[];
   });
+  if (operators.length === 0 && !entries.some((e) => e.name === 'logs/operator.error')) {
+    entries.push({ name: 'logs/operator.error', data: 'no operator pod found (label app.kubernetes.io/name=svc-operator) in the namespaces the caller may list\n' });
+  }
   for (const p of operators) {
     await add(`logs/operator-${p.metadata!.namespace}-${p.metadata!.name}.log`, () => core.readNamespacedPodLog({ namespace: p.metadata!.namespace!, name: p.metadata!.name!, tailLines: REPORT_LOG_LINES }), true);
   }

@@ -1,0 +1,78 @@
+// Break-glass and the bug-report archive on the real control plane and node, through the plugin (kubectl svc on
+// PATH): a suspended cluster keeps its release while spec.version moves (status says Suspended, with the step it
+// holds back), resumes into the upgrade; `kubectl svc report` writes one tar.gz whose entries are listed.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import type { SvcClusterStatus } from '../../operator/api/types.js';
+import { binary, repoRoot } from './binaries.js';
+import { useOperator } from './operator/fixture.js';
+import { runCommand, waitFor } from '../../harness/process.js';
+
+const NS = 'svcc-oncall';
+const NAME = 'oncall';
+
+interface Stored { metadata: { annotations?: Record<string, string> }; spec: { version: string }; status?: SvcClusterStatus }
+
+describe('k8s: break-glass suspend/resume and kubectl svc report', function () {
+  this.timeout(400_000);
+  const op = useOperator(NS);
+  let env: NodeJS.ProcessEnv;
+  const get = async (): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
+  const kubectl = (args: string[], timeoutMs = 60_000) => runCommand([binary('kubectl'), ...args], { env, timeoutMs });
+  const cond = (s: SvcClusterStatus | undefined, type: string) => s?.conditions?.find((c) => c.type === type);
+  const image = async () => (await op.tb.kubectl(['-n', NS, 'get', 'pod', `${NAME}-0`, '-o', 'jsonpath={.spec.containers[0].image}'])).trim();
+
+  before(async () => {
+    env = { ...process.env, KUBECONFIG: op.tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
+    await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.4.34', replicas: 1 } }));
+    await kubectl(['-n', NS, 'wait', '--for=condition=Ready', `svcc/${NAME}`, '--timeout=240s'], 250_000);
+  });
+
+  it('suspend (after a --dry-run that changes nothing) holds a version change back with condition Suspended; resume upgrades', async () => {
+    const dry = await kubectl(['svc', 'suspend', NAME, '-n', NS, '--dry-run']);
+    expect(dry.stdout).to.contain(`dry run: would set the annotation svc.dev/reconcile=suspended on ${NS}/${NAME}`);
+    expect((await get()).metadata.annotations?.['svc.dev/reconcile']).to.equal(undefined);
+    await kubectl(['svc', 'suspend', NAME, '-n', NS]);
+    expect((await get()).metadata.annotations?.['svc.dev/reconcile']).to.equal('suspended');
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
+    const held = await waitFor('status says Suspended and names the step held back', async () => {
+      const s = (await get()).status;
+      return cond(s, 'Suspended')?.status === 'True' && cond(s, 'Progressing')?.reason === 'Suspended' ? s : undefined;
+    }, 60_000, 500);
+    expect(cond(held, 'Progressing')?.message).to.match(/next step then: snapshot from leader oncall-0/);
+    // held for a while: the member keeps its release and its pod
+    await new Promise((r) => setTimeout(r, 5000));
+    expect(await image()).to.match(/:v3\.4\.34$/);
+    expect((await get()).status?.currentVersion).to.equal('3.4.34');
+    const events = await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME},reason=Suspended`, '-o', 'name']);
+    expect(events.trim(), 'a Suspended Event').to.not.equal('');
+    await kubectl(['svc', 'resume', NAME, '-n', NS]);
+    await waitFor('upgraded to 3.5.21 after resume', async () => {
+      const s = (await get()).status;
+      return s?.currentVersion === '3.5.21' && cond(s, 'Ready')?.status === 'True' && cond(s, 'Suspended')?.status === 'False' ? true : undefined;
+    }, 240_000, 1000);
+    expect(await image()).to.match(/:v3\.5\.21$/);
+  });
+
+  it('kubectl svc report writes one tar.gz with the resource, Events, status, owned objects, pods and logs', async () => {
+    const file = join(op.tb.workDir, `${NAME}-report.tar.gz`);
+    const r = await kubectl(['svc', 'report', NAME, '-n', NS, '--file', file]);
+    expect(r.stdout).to.contain(file);
+    const list = spawnSync('tar', ['-tzf', file], { encoding: 'utf8' });
+    expect(list.status, list.stderr).to.equal(0);
+    const names = list.stdout.trim().split('\n').sort();
+    console.log(`      report entries: ${names.join(', ')}`);
+    expect(names).to.include.members([
+      'svccluster.json', 'events.json', 'status.txt', 'members.json', 'objects/statefulsets.json', 'objects/services.json', 'objects/configmaps.json',
+      'objects/persistentvolumeclaims.json', 'objects/jobs.json', 'objects/poddisruptionbudgets.json', 'objects/pods.json', `logs/${NAME}-0.log`,
+    ]);
+    // the operator runs in the test process here: the archive says no operator pod was found
+    expect(names).to.include('logs/operator.error');
+    const show = (entry: string) => spawnSync('tar', ['-xzOf', file, entry], { encoding: 'utf8' }).stdout;
+    expect((JSON.parse(show('svccluster.json')) as Stored).spec.version).to.equal('3.5.21');
+    expect(show(`logs/${NAME}-0.log`)).to.contain('ready to serve client requests');
+    expect((JSON.parse(show('objects/statefulsets.json')) as unknown[]).length).to.equal(1);
+    expect(show('status.txt')).to.match(/^Cluster:\s+svcc-oncall\/oncall$/m);
+  });
+});
