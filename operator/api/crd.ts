@@ -65,6 +65,7 @@ type Storage = NonNullable<SvcClusterSpec['storage']>;
 type Resources = NonNullable<SvcClusterSpec['resources']>;
 type PodTemplate = NonNullable<SvcClusterSpec['podTemplate']>;
 type Tls = NonNullable<SvcClusterSpec['tls']>;
+type ClientService = NonNullable<SvcClusterSpec['service']>;
 type Logging = NonNullable<SvcClusterSpec['logging']>;
 type Restore = NonNullable<SvcClusterSpec['restore']>;
 
@@ -105,6 +106,8 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     nodeSelector: stringMap('Node selector.'),
     labels: stringMap('Extra labels of the member pods.'),
     annotations: stringMap('Extra annotations of the member pods (the operator\'s own svc.dev/ keys win).'),
+    topologySpreadConstraints: { type: 'array', description: 'How member pods spread over nodes and zones (core/v1 TopologySpreadConstraint).', items: freeForm('A topology spread constraint.') },
+    priorityClassName: str('PriorityClass of the member pods.'),
     env: {
       type: 'array', description: 'Extra environment variables of the svc container (core/v1 EnvVar), after the operator\'s own; a change rolls the members.',
       items: {
@@ -112,6 +115,11 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
         properties: { name: { type: 'string', description: 'Variable name.' }, value: { type: 'string', description: 'Its value.' }, valueFrom: freeForm('Where its value comes from (core/v1 EnvVarSource).') },
       },
     },
+  }),
+  service: obj<ClientService>('The client Service (<cluster>-client).', {
+    type: str('Service type.', { enum: ['ClusterIP', 'NodePort', 'LoadBalancer'], default: 'ClusterIP' }),
+    labels: stringMap('Extra labels of the client Service (the operator\'s own keys win).'),
+    annotations: stringMap('Extra annotations of the client Service (a cloud load balancer\'s settings; svc.dev/ keys are reserved).'),
   }),
   tls: obj<Tls>('Secret names of the client and peer certificates (tls.crt, tls.key, ca.crt).', {
     clientSecret: str('Secret of the client certificate.'),

@@ -59,7 +59,13 @@ export interface SvcClusterSpec {
     annotations?: Record<string, string>;
     /** Extra environment variables of the svc container (core/v1 EnvVar), after the operator's own. */
     env?: Array<{ name: string; value?: string; valueFrom?: Record<string, unknown> }>;
+    /** How member pods spread over nodes and zones (core/v1 TopologySpreadConstraint); the label selector is the user's. */
+    topologySpreadConstraints?: Array<Record<string, unknown>>;
+    /** PriorityClass of the member pods. */
+    priorityClassName?: string;
   };
+  /** The client Service (<cluster>-client): its type, extra labels and annotations (the operator's own svc.dev/ keys win). */
+  service?: { type?: 'ClusterIP' | 'NodePort' | 'LoadBalancer'; labels?: Record<string, string>; annotations?: Record<string, string> };
   /** Secret names of the client and peer certificates. */
   tls?: { clientSecret?: string; peerSecret?: string };
   /** --enable-v2 for every member. */

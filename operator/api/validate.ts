@@ -60,6 +60,7 @@ export function specProblems(spec: unknown, hibernate = false): string[] {
   const r = s.restore as Record<string, unknown> | undefined;
   if (r !== undefined && (typeof r.snapshot !== 'string' || r.snapshot === '')) p.push('spec.restore.snapshot must name a snapshot');
   p.push(...podTemplateProblems(s.podTemplate as SvcClusterSpec['podTemplate']));
+  p.push(...serviceProblems(s.service as SvcClusterSpec['service']));
   // a combination the release cannot run (e.g. 3.3 and spec.logging.logger): refused before anything starts
   if (p.length === 0) p.push(...memberConfigProblems(s as unknown as SvcClusterSpec));
   return p;
@@ -85,6 +86,17 @@ export function unknownFields(doc: unknown, schema: Schema = svcClusterSchema, p
 
 /** Environment variables the operator sets itself on the svc container: its release, the member's name and its flags. */
 export const OPERATOR_ENV = ['SVC_VERSION', 'POD_NAME', 'POD_NAMESPACE', 'INITIAL_CLUSTER', 'INITIAL_CLUSTER_STATE', 'INITIAL_CLUSTER_TOKEN', 'ENABLE_V2', 'LOGGER', 'LOG_LEVEL'];
+
+function serviceProblems(sv: SvcClusterSpec['service']): string[] {
+  const p: string[] = [];
+  if (sv?.type !== undefined && !['ClusterIP', 'NodePort', 'LoadBalancer'].includes(sv.type)) p.push(`spec.service.type must be ClusterIP, NodePort or LoadBalancer, not ${String(sv.type)}`);
+  for (const field of ['labels', 'annotations'] as const) {
+    for (const key of Object.keys(sv?.[field] ?? {})) {
+      if (key.startsWith('svc.dev/')) p.push(`spec.service.${field}: ${key} is the operator's own (svc.dev/ keys are reserved)`);
+    }
+  }
+  return p;
+}
 
 function podTemplateProblems(pt: SvcClusterSpec['podTemplate']): string[] {
   const p: string[] = [];

@@ -159,16 +159,18 @@ export function configRevision(spec: SvcClusterSpec, release: string): string {
 /** Builds of the StatefulSet by this process (tests count them: one per pass). */
 export const statefulSetBuilds = { count: 0 };
 
-function owned(c: ClusterRef, apiVersion: string, kind: string, name: string, rest: Record<string, unknown>): KubeObject {
+function owned(c: ClusterRef, apiVersion: string, kind: string, name: string, rest: Record<string, unknown>, extra: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}): KubeObject {
   const obj: KubeObject = {
     apiVersion, kind,
     metadata: {
-      name, namespace: c.namespace, labels: labels(c.name),
+      // the operator's own labels win over the user's
+      name, namespace: c.namespace, labels: { ...(extra.labels ?? {}), ...labels(c.name) },
       ownerReferences: [{ apiVersion: API_VERSION, kind: KIND, name: c.name, uid: c.uid, controller: true, blockOwnerDeletion: true }],
+      ...(extra.annotations ? { annotations: extra.annotations } : {}),
     },
     ...rest,
   };
-  obj.metadata.annotations = { [HASH_ANNOTATION]: createHash('sha256').update(JSON.stringify(obj)).digest('hex').slice(0, 16) };
+  obj.metadata.annotations = { ...(extra.annotations ?? {}), [HASH_ANNOTATION]: createHash('sha256').update(JSON.stringify(obj)).digest('hex').slice(0, 16) };
   return obj;
 }
 
@@ -258,6 +260,8 @@ function statefulSet(c: ClusterRef, release: string, live: LiveShape): KubeObjec
     affinity: pt.affinity ?? defaultAffinity(name),
     ...(pt.tolerations ? { tolerations: pt.tolerations } : {}),
     ...(pt.nodeSelector ? { nodeSelector: pt.nodeSelector } : {}),
+    ...(pt.topologySpreadConstraints ? { topologySpreadConstraints: pt.topologySpreadConstraints } : {}),
+    ...(pt.priorityClassName ? { priorityClassName: pt.priorityClassName } : {}),
     ...(spec.image?.pullSecrets ? { imagePullSecrets: spec.image.pullSecrets.map((n) => ({ name: n })) } : {}),
   };
   const annotations: Record<string, string> = { ...(pt.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: configRevision(spec, release) };
@@ -298,8 +302,8 @@ export function ownedObjects(c: ClusterRef, release: string, live: LiveShape = {
       spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector: selectorLabels(name), ports },
     }),
     owned(c, 'v1', 'Service', clientServiceName(name), {
-      spec: { selector: selectorLabels(name), ports: [ports[0]] },
-    }),
+      spec: { ...(c.spec.service?.type && c.spec.service.type !== 'ClusterIP' ? { type: c.spec.service.type } : {}), selector: selectorLabels(name), ports: [ports[0]] },
+    }, { labels: c.spec.service?.labels, annotations: c.spec.service?.annotations }),
     owned(c, 'policy/v1', 'PodDisruptionBudget', name, {
       spec: { maxUnavailable: 1, selector: { matchLabels: selectorLabels(name) } },
     }),
