@@ -7,6 +7,9 @@ import { isMutating } from '../../../operator/planner/steps.js';
 import { plan, restartReason, type ObservedCluster, type ObservedMember } from '../../../operator/planner/index.js';
 import { disarmDecision, moveLeaderDecision, restartDecision } from '../../../operator/planner/oncall.js';
 import { parseArgs, UsageError } from '../../../operator/cli/args.js';
+import { computeStatus } from '../../../operator/controller/status.js';
+import { newMemory, runPass } from '../../../operator/orchestrator/engine.js';
+import { FakeClient, FakeRuntime, World } from './engine-fake.js';
 
 const V = '3.5.21';
 const member = (i: number, extra: Partial<ObservedMember> = {}): ObservedMember => ({
@@ -54,6 +57,35 @@ describe('operator: break-glass in the planner', () => {
     const one = { token: 't2', members: ['kv-2'] };
     expect(plan(spec(), healthy({ revision: { config: 'c1', restart: one } }), undefined)).to.deep.include({ member: 'kv-2', reason: 'RestartRequested' });
     expect(plan(spec(), healthy({ members: [member(0), member(1), member(2, { restartToken: 't2' })], revision: { config: 'c1', restart: one } }), undefined).kind).to.equal('steady');
+  });
+});
+
+describe('operator: a suspended cluster in the engine and in status', () => {
+  it('the engine applies nothing (no prepare()), records nothing and acts on nothing until resumed; status says Suspended', async () => {
+    const w = new World(3, '3.4.34', 0);
+    const rt = new FakeRuntime(w, 'kubernetes');
+    let suspended = true;
+    (rt as FakeRuntime & { suspended(): Promise<boolean> }).suspended = async () => suspended;
+    const client = new FakeClient(w);
+    const memory = newMemory();
+    const target = withDefaults({ version: '3.5.21', replicas: 3 });
+    for (let i = 0; i < 3; i++) {
+      const r = await runPass(rt, target, client, memory);
+      expect(r.step).to.include({ kind: 'wait', code: 'Suspended' });
+      expect(r.acted).to.equal(false);
+      expect(r.observed.suspended).to.equal(true);
+      const status = computeStatus({ spec: target, observed: r.observed, pods: new Map(), step: r.step, now: new Date(0) });
+      expect(status.conditions!.find((c) => c.type === 'Suspended')).to.include({ status: 'True', reason: 'ReconcileSuspended' });
+      expect(status.conditions!.find((c) => c.type === 'Progressing')).to.include({ status: 'True', reason: 'Suspended' });
+    }
+    expect(w.prepares).to.equal(0);
+    expect(w.progress, 'no upgrade recorded').to.equal(undefined);
+    suspended = false;
+    const r = await runPass(rt, target, client, memory);
+    expect(w.prepares).to.equal(1);
+    expect(r.step.kind).to.equal('snapshot');
+    const status = computeStatus({ spec: target, observed: r.observed, pods: new Map(), step: r.step, now: new Date(0) });
+    expect(status.conditions!.find((c) => c.type === 'Suspended')).to.include({ status: 'False' });
   });
 });
 
