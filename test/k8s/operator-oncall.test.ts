@@ -75,4 +75,27 @@ describe('k8s: break-glass suspend/resume and kubectl svc report', function () {
     expect((JSON.parse(show('objects/statefulsets.json')) as unknown[]).length).to.equal(1);
     expect(show('status.txt')).to.match(/^Cluster:\s+svcc-oncall\/oncall$/m);
   });
+
+  it('spec.service (type, labels, annotations) reaches the client Service without a restart; podTemplate priorityClassName and topologySpreadConstraints reach the pod', async () => {
+    const uid = async () => (await op.tb.kubectl(['-n', NS, 'get', 'pod', `${NAME}-0`, '-o', 'jsonpath={.metadata.uid}'])).trim();
+    const before = await uid();
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', JSON.stringify({ spec: { service: { type: 'NodePort', labels: { team: 'db' }, annotations: { 'example.com/lb': 'internal' } } } })]);
+    const svc = await waitFor('the client Service is a NodePort with the labels and annotations', async () => {
+      const s = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'service', `${NAME}-client`, '-o', 'json'])) as { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: { type: string; ports: Array<{ nodePort?: number }> } };
+      return s.spec.type === 'NodePort' && s.metadata.labels.team === 'db' && s.metadata.annotations['example.com/lb'] === 'internal' ? s : undefined;
+    }, 60_000, 500);
+    expect(svc.spec.ports[0].nodePort).to.be.a('number');
+    expect(svc.metadata.labels['app.kubernetes.io/instance']).to.equal(NAME);
+    expect(await uid(), 'no member restarted for a Service change').to.equal(before);
+    await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'svc-oncall-test' }, value: 1000 }));
+    const spread = [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { 'app.kubernetes.io/instance': NAME } } }];
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', JSON.stringify({ spec: { podTemplate: { priorityClassName: 'svc-oncall-test', topologySpreadConstraints: spread } } })]);
+    const pod = await waitFor('the member restarted with the priority class and the spread', async () => {
+      const p = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'pod', `${NAME}-0`, '-o', 'json']).catch(() => '{}')) as { metadata?: { uid: string }; spec?: { priorityClassName?: string; priority?: number; topologySpreadConstraints?: unknown } };
+      return p.metadata && p.metadata.uid !== before && p.spec?.priorityClassName === 'svc-oncall-test' ? p : undefined;
+    }, 180_000, 1000);
+    expect(pod.spec!.priority).to.equal(1000);
+    expect(pod.spec!.topologySpreadConstraints).to.deep.equal(spread);
+    await kubectl(['-n', NS, 'wait', '--for=condition=Ready', `svcc/${NAME}`, '--timeout=180s'], 190_000);
+  });
 });
