@@ -77,9 +77,9 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     ],
     maxLength: 32,
   }),
-  replicas: int('Members: odd, 1 to 7.', {
+  replicas: int('Members: odd, 1 to 7; 0 hibernates (every member stopped, its data kept; a count again wakes the same data).', {
     default: 3,
-    'x-kubernetes-validations': [{ rule: 'self >= 1 && self <= 7 && self % 2 == 1', message: 'spec.replicas must be an odd integer from 1 to 7' }],
+    'x-kubernetes-validations': [{ rule: 'self == 0 || (self >= 1 && self <= 7 && self % 2 == 1)', message: 'spec.replicas must be an odd integer from 1 to 7, or 0 to hibernate (members stopped, data kept)' }],
   }),
   image: obj<Image>('Image of the members (the tag is always v<spec.version>).', {
     repository: str('Image repository; the tag is v<spec.version>.', { default: 'svc' }),
@@ -186,7 +186,7 @@ const backupsSchema = obj<BackupsStatus>('Where backups go and the ones kept.', 
 
 const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcCluster.', {
   observedGeneration: int('Generation of the spec last acted on.'),
-  phase: str('Phase.', { enum: ['Creating', 'Running', 'Upgrading', 'Scaling', 'Blocked', 'Degraded', 'Deleting'] }),
+  phase: str('Phase.', { enum: ['Creating', 'Running', 'Upgrading', 'Scaling', 'Blocked', 'Degraded', 'Deleting', 'Hibernated'] }),
   conditions: {
     type: 'array', description: 'Conditions: Ready, Reconciling, Stalled (kstatus), Available, Progressing, Upgrading, Degraded, BackupReady, UpgradeBlocked.',
     'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'],

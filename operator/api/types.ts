@@ -43,7 +43,7 @@ export interface UpgradeSpec {
 export interface SvcClusterSpec {
   /** Release every member should run, "<major>.<minor>.<patch>"; picks the image tag v<version>. */
   version: string;
-  /** Members: odd, 1 to 7. Default 3. */
+  /** Members: odd, 1 to 7; 0 hibernates (every member stopped, its data kept; a count again wakes them). Default 3. */
   replicas: number;
   image?: { repository?: string; pullPolicy?: 'Always' | 'IfNotPresent' | 'Never'; pullSecrets?: string[] };
   /** Storage of each member's data dir; storageClassName is immutable. */
@@ -181,7 +181,7 @@ export interface UpgradeStatus {
   snapshot?: SnapshotRecord;
 }
 
-export type Phase = 'Creating' | 'Running' | 'Upgrading' | 'Scaling' | 'Blocked' | 'Degraded' | 'Deleting';
+export type Phase = 'Creating' | 'Running' | 'Upgrading' | 'Scaling' | 'Blocked' | 'Degraded' | 'Deleting' | 'Hibernated';
 
 /** Observed state of an SvcCluster. */
 /** A rollout of a configuration or certificate change (status.rollout). */

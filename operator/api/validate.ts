@@ -17,18 +17,15 @@ export class ValidationError extends Error {
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-/**
- * Problems of a spec (empty when valid). `hibernate`: spec.replicas 0 is accepted (break-glass hibernation; the local
- * runtime has it, the Kubernetes one not yet, so the CRD keeps refusing 0).
- */
-export function specProblems(spec: unknown, hibernate = false): string[] {
+/** Problems of a spec (empty when valid). spec.replicas 0 hibernates (break-glass: members stopped, data kept). */
+export function specProblems(spec: unknown): string[] {
   const p: string[] = [];
   if (typeof spec !== 'object' || spec === null) return ['spec must be an object'];
   const s = spec as Record<string, unknown>;
   if (typeof s.version !== 'string' || !/^\d+\.\d+\.\d+$/.test(s.version)) p.push('spec.version must be "<major>.<minor>.<patch>"');
   else if (!isSupportedVersion(s.version)) p.push(`spec.version ${s.version} is not of a supported release line (${SUPPORTED_MINORS.join(', ')})`);
-  if (s.replicas !== undefined && !(hibernate && s.replicas === 0) && (typeof s.replicas !== 'number' || !Number.isInteger(s.replicas) || s.replicas < 1 || s.replicas > 7 || s.replicas % 2 === 0)) {
-    p.push(`spec.replicas must be an odd integer from 1 to 7${hibernate ? ', or 0 to hibernate (members stopped, data kept)' : ''}`);
+  if (s.replicas !== undefined && s.replicas !== 0 && (typeof s.replicas !== 'number' || !Number.isInteger(s.replicas) || s.replicas < 1 || s.replicas > 7 || s.replicas % 2 === 0)) {
+    p.push('spec.replicas must be an odd integer from 1 to 7, or 0 to hibernate (members stopped, data kept)');
   }
   if (s.enableV2 !== undefined && typeof s.enableV2 !== 'boolean') p.push('spec.enableV2 must be a boolean');
   const u = s.upgrade as Record<string, unknown> | undefined;
@@ -131,8 +128,8 @@ export function withDefaults(spec: SvcClusterSpec): SvcClusterSpec {
   };
 }
 
-/** Checks a parsed manifest (e.g. from YAML) and returns it typed, with defaults; throws ValidationError. `hibernate`: see specProblems. */
-export function parseSvcCluster(doc: unknown, hibernate = false): SvcCluster {
+/** Checks a parsed manifest (e.g. from YAML) and returns it typed, with defaults; throws ValidationError. */
+export function parseSvcCluster(doc: unknown): SvcCluster {
   const p: string[] = [];
   if (typeof doc !== 'object' || doc === null) throw new ValidationError(['the manifest must be a YAML/JSON object']);
   const d = doc as Record<string, unknown>;
@@ -143,7 +140,7 @@ export function parseSvcCluster(doc: unknown, hibernate = false): SvcCluster {
     p.push('metadata.name must be a DNS label (lower-case letters, digits, "-"; at most 50 characters)');
   }
   p.push(...unknownFields(d));
-  p.push(...specProblems(d.spec, hibernate));
+  p.push(...specProblems(d.spec));
   if (p.length > 0) throw new ValidationError(p);
   const c = doc as SvcCluster;
   return { ...c, spec: withDefaults(c.spec) };

@@ -36,8 +36,7 @@ export function readManifest(file: string): SvcCluster {
     throw new CommandError(`${file}: not valid YAML: ${(e as Error).message}`);
   }
   try {
-    // the local runtime hibernates (spec.replicas 0)
-    return parseSvcCluster(doc, true);
+    return parseSvcCluster(doc);
   } catch (e) {
     if (e instanceof ValidationError) throw new CommandError(`${file}: ${e.message}`);
     throw e;

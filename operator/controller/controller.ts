@@ -12,7 +12,7 @@ import { specProblems, unknownFields, withDefaults } from '../api/validate.js';
 import { MemberClient, type MemberClientOptions } from '../members/index.js';
 import { envCrash, runPass } from '../orchestrator/engine.js';
 import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
-import { FORMED_ANNOTATION, KubeRuntime, parseReplacements, podImage, PROGRESS_ANNOTATION, RECONCILE_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
+import { FORMED_ANNOTATION, HIBERNATED_ANNOTATION, KubeRuntime, parseHibernated, parseReplacements, podImage, PROGRESS_ANNOTATION, RECONCILE_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
 import { BACKUP_REQUEST_ANNOTATION, backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
 import { parseScaling, SCALING_ANNOTATION } from '../runtime/kubernetes/kube-scaling.js';
@@ -235,6 +235,7 @@ export class Controller {
       desired: session.desired,
       formed: stored.metadata.annotations?.[FORMED_ANNOTATION] !== undefined,
       suspended: stored.metadata.annotations?.[RECONCILE_ANNOTATION] === SUSPENDED,
+      hibernated: parseHibernated(stored.metadata.annotations?.[HIBERNATED_ANNOTATION]),
       ...(tlsHash ? { tlsHash } : {}),
       // what the planner needs for scheduled and on-demand backups (the engine prefers the record it saved last)
       backups: { record: stored.status?.backups, request: stored.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION], created: new Date(stored.metadata.creationTimestamp ?? 0).getTime() },
@@ -266,7 +267,7 @@ export class Controller {
       const status = await this.status(session, rt, spec, stored, observed, step, progress);
       await this.publish(session, stored, status);
       // a steady cluster is looked at again by its next scheduled backup at the latest
-      if (step.kind === 'steady') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity));
+      if (step.kind === 'steady' || step.kind === 'hibernated') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity));
       if (step.kind === 'blocked') return 15_000;
       // waiting for Kubernetes to run a member's pod: the pod's own changes enqueue the cluster (informer), so the
       // poll only backs that up (hundreds of clusters with Pending pods would otherwise keep the workers busy)

@@ -118,7 +118,8 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const replaceStalled = step.kind === 'wait' && step.code === 'ReplacementNotSafe';
   const podProblems = i.podProblems ?? [];
   let phase: Phase;
-  if (step.kind === 'blocked' || backupBlocked) phase = 'Blocked';
+  if (step.kind === 'hibernate' || step.kind === 'hibernated') phase = 'Hibernated';
+  else if (step.kind === 'blocked' || backupBlocked) phase = 'Blocked';
   // a rollout of a configuration or certificate change restarts members like an upgrade does
   else if (upgrading || (i.rollout !== undefined && i.rollout.finishedAt === undefined)) phase = 'Upgrading';
   else if (everAvailable && observed.members.length > 0 && (observed.members.length !== spec.replicas || isScalingStep(step))) phase = 'Scaling';

@@ -8,6 +8,7 @@ import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
 import { useOperator } from './operator/fixture.js';
 import { runCommand, waitFor } from '../../harness/process.js';
+import { Client } from '../../server/client/index.js';
 
 const NS = 'svcc-oncall';
 const NAME = 'oncall';
@@ -97,5 +98,36 @@ describe('k8s: break-glass suspend/resume and kubectl svc report', function () {
     expect(pod.spec!.priority).to.equal(1000);
     expect(pod.spec!.topologySpreadConstraints).to.deep.equal(spread);
     await kubectl(['-n', NS, 'wait', '--for=condition=Ready', `svcc/${NAME}`, '--timeout=180s'], 190_000);
+  });
+
+  it('spec.replicas 0 hibernates (no pod, the claim kept, phase Hibernated); 1 again wakes the same data with every key', async () => {
+    const url = `http://${NAME}-0.${NAME}.${NS}.svc:2379`;
+    const client = await Client.connect({ endpoints: [url], commandTimeoutMs: 10_000, dialTimeoutMs: 10_000 });
+    const keys = Array.from({ length: 20 }, (_, i) => `hib/${i}`);
+    try {
+      for (const k of keys) await client.put(k, `v-${k}`);
+    } finally {
+      client.close();
+    }
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"replicas":0}}']);
+    const asleep = await waitFor('phase Hibernated, no pod left', async () => {
+      const s = (await get()).status;
+      const pods = (await op.tb.kubectl(['-n', NS, 'get', 'pods', '-l', `app.kubernetes.io/instance=${NAME}`, '-o', 'name'])).trim();
+      return s?.phase === 'Hibernated' && pods === '' ? s : undefined;
+    }, 120_000, 1000);
+    expect(cond(asleep, 'Progressing')?.reason).to.equal('Hibernated');
+    expect((await get()).metadata.annotations?.['svc.dev/hibernated']).to.equal('1');
+    const claim = (await op.tb.kubectl(['-n', NS, 'get', 'pvc', `data-${NAME}-0`, '-o', 'jsonpath={.status.phase}'])).trim();
+    expect(claim, 'the claim kept').to.equal('Bound');
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"replicas":1}}']);
+    await kubectl(['-n', NS, 'wait', '--for=condition=Ready', `svcc/${NAME}`, '--timeout=180s'], 190_000);
+    expect((await get()).metadata.annotations?.['svc.dev/hibernated']).to.equal(undefined);
+    const again = await Client.connect({ endpoints: [url], commandTimeoutMs: 10_000, dialTimeoutMs: 10_000 });
+    try {
+      const got = await again.get('hib/', { prefix: true });
+      expect(got.kvs.map((kv) => Buffer.from(kv.value).toString()).sort()).to.deep.equal(keys.map((k) => `v-${k}`).sort());
+    } finally {
+      again.close();
+    }
   });
 });

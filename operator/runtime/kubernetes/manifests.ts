@@ -32,6 +32,11 @@ export interface LiveShape {
    * (the template carries the flag and names the survivor in svc.dev/force-new-cluster only until the next step).
    */
   force?: string;
+  /**
+   * Hibernation (spec.replicas 0): the StatefulSet runs no pod and keeps every claim (whenScaled Retain while it
+   * sleeps: the usual Delete would drop a removed member's data with its pod).
+   */
+  hibernated?: boolean;
 }
 
 /** A Kubernetes object as applied (apiVersion, kind, metadata, the rest). */
@@ -269,14 +274,14 @@ function statefulSet(c: ClusterRef, release: string, live: LiveShape): KubeObjec
   if (live.force) annotations[FORCE_ANNOTATION] = live.force;
   return owned(c, 'apps/v1', 'StatefulSet', name, {
     spec: {
-      replicas: live.replicas ?? spec.replicas,
+      replicas: live.hibernated ? 0 : live.replicas ?? spec.replicas,
       serviceName: peerServiceName(name),
       // members must all start to reach quorum; OnDelete: the operator decides when a pod takes a new template
       podManagementPolicy: 'Parallel',
       updateStrategy: { type: 'OnDelete' },
       // a removed member's data goes with its pod (a member re-added on old data would be refused); deleting
       // the SvcCluster keeps the data
-      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: live.hibernated ? 'Retain' : 'Delete' },
       selector: { matchLabels: selectorLabels(name) },
       template: { metadata: { labels: { ...(pt.labels ?? {}), ...labels(name), [RELEASE_LABEL]: release }, annotations }, spec: podSpec },
       volumeClaimTemplates: [{

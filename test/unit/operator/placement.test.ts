@@ -103,4 +103,11 @@ describe('unit: spec.podTemplate annotations and env reach the members', () => {
       'spec.service.annotations: svc.dev/x is the operator\'s own (svc.dev/ keys are reserved)',
     ]);
   });
+
+  it('hibernation (LiveShape.hibernated): the StatefulSet runs no pod and keeps its claims (whenScaled Retain); awake, Delete again', () => {
+    const sts = (live: { replicas?: number; hibernated?: boolean }) => ownedObjects({ name: 'kv', namespace: 'ns', uid: 'u', spec: withDefaults({ version: '3.5.21', replicas: 0 }) }, '3.5.21', live)
+      .find((o) => o.kind === 'StatefulSet') as unknown as { spec: { replicas: number; persistentVolumeClaimRetentionPolicy: { whenScaled: string; whenDeleted: string } } };
+    expect(sts({ replicas: 3, hibernated: true }).spec).to.deep.include({ replicas: 0, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' } });
+    expect(sts({ replicas: 3 }).spec).to.deep.include({ replicas: 3, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' } });
+  });
 });
