@@ -304,7 +304,7 @@ export class Controller {
       pods.set(n, { image: podImage(p), ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false });
     }
     // pod-level failures (pod-diagnostics.ts): a Warning Event each time a new one appears
-    const podProblems = await readPodProblems(this.diagnostics, stored.metadata.namespace!, stored.metadata.name, [...live.values()], observed.members.length);
+    const podProblems = await readPodProblems(this.diagnostics, stored.metadata.namespace!, stored.metadata.name, [...live.values()], observed.hibernated ? 0 : observed.members.length); // hibernated: no pod is expected
     const current = new Set(podProblems.map((p) => `${p.reason} ${p.object}`));
     for (const p of podProblems) {
       if (!session.podProblemsSeen.has(`${p.reason} ${p.object}`)) await this.api.event({ namespace: stored.metadata.namespace!, name: stored.metadata.name, uid: stored.metadata.uid! }, 'Warning', p.reason, `${p.object}: ${p.message}`);

@@ -89,6 +89,20 @@ describe('operator: a suspended cluster in the engine and in status', () => {
   });
 });
 
+describe('operator: a hibernated cluster in status', () => {
+  it('phase Hibernated, not Ready, not Reconciling, not Stalled; the members listed, none healthy', () => {
+    const o = healthy({ members: [0, 1, 2].map((i) => member(i, { running: false, healthy: false, leader: false })), hibernated: true });
+    const s = computeStatus({ spec: spec({ replicas: 0 }), observed: o, pods: new Map(), step: { kind: 'hibernated', members: 3 }, now: new Date(0) });
+    expect(s.phase).to.equal('Hibernated');
+    const c = (t: string) => s.conditions!.find((x) => x.type === t)!;
+    expect(c('Ready')).to.include({ status: 'False', reason: 'Hibernated' });
+    expect(c('Reconciling').status).to.equal('False');
+    expect(c('Stalled').status).to.equal('False');
+    expect(s.members!.map((m) => m.name)).to.deep.equal(['kv-0', 'kv-1', 'kv-2']);
+    expect(s.ready).to.equal('0/0');
+  });
+});
+
 describe('operator: on-call decisions', () => {
   it('move-leader: to the member named, else the most up-to-date follower; refused naming the cause', () => {
     expect(moveLeaderDecision(healthy(), 'kv-2')).to.deep.equal({ step: { kind: 'moveLeader', from: 'kv-0', to: 'kv-2', toId: '12' } });
