@@ -66,6 +66,7 @@ type Storage = NonNullable<SvcClusterSpec['storage']>;
 type Resources = NonNullable<SvcClusterSpec['resources']>;
 type PodTemplate = NonNullable<SvcClusterSpec['podTemplate']>;
 type Tls = NonNullable<SvcClusterSpec['tls']>;
+type ClientService = NonNullable<SvcClusterSpec['service']>;
 type Logging = NonNullable<SvcClusterSpec['logging']>;
 type Restore = NonNullable<SvcClusterSpec['restore']>;
 
@@ -89,9 +90,9 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     ],
     maxLength: 32,
   }),
-  replicas: int('Members: odd, 1 to 7.', {
+  replicas: int('Members: odd, 1 to 7; 0 hibernates (every member stopped, its data kept; a count again wakes the same data).', {
     default: 3,
-    'x-kubernetes-validations': [{ rule: 'self >= 1 && self <= 7 && self % 2 == 1', message: 'spec.replicas must be an odd integer from 1 to 7' }],
+    'x-kubernetes-validations': [{ rule: 'self == 0 || (self >= 1 && self <= 7 && self % 2 == 1)', message: 'spec.replicas must be an odd integer from 1 to 7, or 0 to hibernate (members stopped, data kept)' }],
   }),
   image: obj<Image>('Image of the members (the tag is always v<spec.version>).', {
     repository: str('Image repository; the tag is v<spec.version>.', { default: 'svc' }),
@@ -118,6 +119,8 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     nodeSelector: stringMap('Node selector.'),
     labels: stringMap('Extra labels of the member pods.'),
     annotations: stringMap('Extra annotations of the member pods (the operator\'s own svc.dev/ keys win).'),
+    topologySpreadConstraints: { type: 'array', description: 'How member pods spread over nodes and zones (core/v1 TopologySpreadConstraint).', items: freeForm('A topology spread constraint.') },
+    priorityClassName: str('PriorityClass of the member pods.'),
     env: {
       type: 'array', description: 'Extra environment variables of the svc container (core/v1 EnvVar), after the operator\'s own; a change rolls the members.',
       items: {
@@ -125,6 +128,11 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
         properties: { name: { type: 'string', description: 'Variable name.' }, value: { type: 'string', description: 'Its value.' }, valueFrom: freeForm('Where its value comes from (core/v1 EnvVarSource).') },
       },
     },
+  }),
+  service: obj<ClientService>('The client Service (<cluster>-client).', {
+    type: str('Service type.', { enum: ['ClusterIP', 'NodePort', 'LoadBalancer'], default: 'ClusterIP' }),
+    labels: stringMap('Extra labels of the client Service (the operator\'s own keys win).'),
+    annotations: stringMap('Extra annotations of the client Service (a cloud load balancer\'s settings; svc.dev/ keys are reserved).'),
   }),
   tls: obj<Tls>('Secret names of the client and peer certificates (tls.crt, tls.key, ca.crt).', {
     clientSecret: str('Secret of the client certificate.'),
@@ -232,7 +240,7 @@ const backupsSchema = obj<BackupsStatus>('Where backups go and the ones kept.', 
 
 const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcCluster.', {
   observedGeneration: int('Generation of the spec last acted on.'),
-  phase: str('Phase.', { enum: ['Creating', 'Running', 'Upgrading', 'Scaling', 'Blocked', 'Degraded', 'Deleting'] }),
+  phase: str('Phase.', { enum: ['Creating', 'Running', 'Upgrading', 'Scaling', 'Blocked', 'Degraded', 'Deleting', 'Hibernated'] }),
   conditions: {
     type: 'array', description: 'Conditions: Ready, Reconciling, Stalled (kstatus), Available, Progressing, Upgrading, Degraded, BackupReady, BackupVerified, UpgradeBlocked.',
     'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'],

@@ -101,7 +101,7 @@ export interface UpgradeSpec {
 export interface SvcClusterSpec {
   /** Release every member should run, "<major>.<minor>.<patch>"; picks the image tag v<version>. */
   version: string;
-  /** Members: odd, 1 to 7. Default 3. */
+  /** Members: odd, 1 to 7; 0 hibernates (every member stopped, its data kept; a count again wakes them). Default 3. */
   replicas: number;
   image?: { repository?: string; pullPolicy?: 'Always' | 'IfNotPresent' | 'Never'; pullSecrets?: string[] };
   /** Storage of each member's data dir; storageClassName is immutable. */
@@ -117,7 +117,13 @@ export interface SvcClusterSpec {
     annotations?: Record<string, string>;
     /** Extra environment variables of the svc container (core/v1 EnvVar), after the operator's own. */
     env?: Array<{ name: string; value?: string; valueFrom?: Record<string, unknown> }>;
+    /** How member pods spread over nodes and zones (core/v1 TopologySpreadConstraint); the label selector is the user's. */
+    topologySpreadConstraints?: Array<Record<string, unknown>>;
+    /** PriorityClass of the member pods. */
+    priorityClassName?: string;
   };
+  /** The client Service (<cluster>-client): its type, extra labels and annotations (the operator's own svc.dev/ keys win). */
+  service?: { type?: 'ClusterIP' | 'NodePort' | 'LoadBalancer'; labels?: Record<string, string>; annotations?: Record<string, string> };
   /** Secret names of the client and peer certificates. */
   tls?: { clientSecret?: string; peerSecret?: string };
   /** --enable-v2 for every member. */
@@ -158,7 +164,9 @@ export type ConditionType =
   // kstatus' (Flux, `kubectl wait --for=condition=Ready`): Ready = serving as specified; Reconciling = working toward
   // the spec; Stalled = cannot get there without a person (blocked upgrade, pod failure, unusable Secret)
   | 'Ready' | 'Reconciling' | 'Stalled'
-  | 'Available' | 'Progressing' | 'Upgrading' | 'Degraded' | 'BackupReady' | 'BackupVerified' | 'UpgradeBlocked';
+  | 'Available' | 'Progressing' | 'Upgrading' | 'Degraded' | 'BackupReady' | 'BackupVerified' | 'UpgradeBlocked'
+  // break-glass: the annotation svc.dev/reconcile: suspended (kubectl svc suspend); nothing is changed while True
+  | 'Suspended';
 
 /** One status condition (the Kubernetes convention). */
 export interface Condition {
@@ -280,7 +288,7 @@ export interface UpgradeStatus {
   snapshot?: SnapshotRecord;
 }
 
-export type Phase = 'Creating' | 'Running' | 'Upgrading' | 'Scaling' | 'Blocked' | 'Degraded' | 'Deleting';
+export type Phase = 'Creating' | 'Running' | 'Upgrading' | 'Scaling' | 'Blocked' | 'Degraded' | 'Deleting' | 'Hibernated';
 
 /** Observed state of an SvcCluster. */
 /** A rollout of a configuration or certificate change (status.rollout). */

@@ -18,15 +18,15 @@ export class ValidationError extends Error {
 
 const NAME_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-/** Problems of a spec (empty when valid). */
+/** Problems of a spec (empty when valid). spec.replicas 0 hibernates (break-glass: members stopped, data kept). */
 export function specProblems(spec: unknown): string[] {
   const p: string[] = [];
   if (typeof spec !== 'object' || spec === null) return ['spec must be an object'];
   const s = spec as Record<string, unknown>;
   if (typeof s.version !== 'string' || !/^\d+\.\d+\.\d+$/.test(s.version)) p.push('spec.version must be "<major>.<minor>.<patch>"');
   else if (!isSupportedVersion(s.version)) p.push(`spec.version ${s.version} is not of a supported release line (${SUPPORTED_MINORS.join(', ')})`);
-  if (s.replicas !== undefined && (typeof s.replicas !== 'number' || !Number.isInteger(s.replicas) || s.replicas < 1 || s.replicas > 7 || s.replicas % 2 === 0)) {
-    p.push('spec.replicas must be an odd integer from 1 to 7');
+  if (s.replicas !== undefined && s.replicas !== 0 && (typeof s.replicas !== 'number' || !Number.isInteger(s.replicas) || s.replicas < 1 || s.replicas > 7 || s.replicas % 2 === 0)) {
+    p.push('spec.replicas must be an odd integer from 1 to 7, or 0 to hibernate (members stopped, data kept)');
   }
   if (s.enableV2 !== undefined && typeof s.enableV2 !== 'boolean') p.push('spec.enableV2 must be a boolean');
   const u = s.upgrade as Record<string, unknown> | undefined;
@@ -81,6 +81,7 @@ export function specProblems(spec: unknown): string[] {
     if (l.level !== undefined && !['debug', 'info', 'warn', 'error'].includes(String(l.level))) p.push('spec.logging.level must be debug, info, warn or error');
   }
   p.push(...podTemplateProblems(s.podTemplate as SvcClusterSpec['podTemplate']));
+  p.push(...serviceProblems(s.service as SvcClusterSpec['service']));
   // a combination the release cannot run (e.g. 3.3 and spec.logging.logger): refused before anything starts
   if (p.length === 0) p.push(...memberConfigProblems(s as unknown as SvcClusterSpec));
   return p;
@@ -142,6 +143,17 @@ export function unknownFields(doc: unknown, schema: Schema = svcClusterSchema, p
 
 /** Environment variables the operator sets itself on the svc container: its release, the member's name and its flags. */
 export const OPERATOR_ENV = ['SVC_VERSION', 'POD_NAME', 'POD_NAMESPACE', 'INITIAL_CLUSTER', 'INITIAL_CLUSTER_STATE', 'INITIAL_CLUSTER_TOKEN', 'ENABLE_V2', 'LOGGER', 'LOG_LEVEL'];
+
+function serviceProblems(sv: SvcClusterSpec['service']): string[] {
+  const p: string[] = [];
+  if (sv?.type !== undefined && !['ClusterIP', 'NodePort', 'LoadBalancer'].includes(sv.type)) p.push(`spec.service.type must be ClusterIP, NodePort or LoadBalancer, not ${String(sv.type)}`);
+  for (const field of ['labels', 'annotations'] as const) {
+    for (const key of Object.keys(sv?.[field] ?? {})) {
+      if (key.startsWith('svc.dev/')) p.push(`spec.service.${field}: ${key} is the operator's own (svc.dev/ keys are reserved)`);
+    }
+  }
+  return p;
+}
 
 function podTemplateProblems(pt: SvcClusterSpec['podTemplate']): string[] {
   const p: string[] = [];

@@ -1,4 +1,6 @@
-// Command-line parsing of svc-operator: positional words and --flags (--flag value, --flag=value, -f value).
+// Command-line parsing of svc-operator on node:util parseArgs: positional words and --flags (--flag value,
+// --flag=value, -f value). Each command declares its flags; anything else is a usage error naming the flag.
+import { parseArgs as nodeParseArgs, type ParseArgsConfig } from 'node:util';
 import { CodedError } from '../../server/coded-error.js';
 
 /** Raised on bad usage (exit code 2). */
@@ -11,35 +13,50 @@ export class UsageError extends CodedError<'USAGE'> {
 /** Parsed arguments. */
 export interface ParsedArgs {
   words: string[];
+  /** Flag values by long name; a boolean flag given is "true". */
   flags: Map<string, string>;
 }
 
-const BOOLEAN = new Set(['help', 'h', 'keep', 'watch', 'w', 'dry-run']);
-const ALIASES: Record<string, string> = { f: 'file', o: 'output', h: 'help', n: 'namespace', w: 'watch' };
+/** The flags a command accepts: those taking a value and the bare ones (`--help` is always accepted). */
+export interface FlagSpec {
+  string?: readonly string[];
+  boolean?: readonly string[];
+}
 
-/** Splits argv into positional words and flags; `known` lists accepted flag names. */
-export function parseArgs(argv: readonly string[], known: readonly string[]): ParsedArgs {
-  const words: string[] = [];
-  const flags = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (!a.startsWith('-') || a === '-') {
-      words.push(a);
-      continue;
-    }
-    const body = a.replace(/^--?/, '');
-    const eq = body.indexOf('=');
-    let name = eq >= 0 ? body.slice(0, eq) : body;
-    name = ALIASES[name] ?? name;
-    if (!known.includes(name) && !BOOLEAN.has(name)) throw new UsageError(`unknown flag ${a}`);
-    if (eq >= 0) flags.set(name, body.slice(eq + 1));
-    else if (BOOLEAN.has(name)) flags.set(name, 'true');
-    else {
-      const v = argv[i + 1];
-      if (v === undefined) throw new UsageError(`flag ${a} needs a value`);
-      flags.set(name, v);
-      i++;
-    }
+/** One-letter forms of long flags (given only when the command has the long one). */
+const SHORT: Record<string, string> = { file: 'f', output: 'o', help: 'h', namespace: 'n', watch: 'w' };
+
+/** Splits argv into positional words and the flags `spec` declares. */
+export function parseArgs(argv: readonly string[], spec: FlagSpec): ParsedArgs {
+  const options: NonNullable<ParseArgsConfig['options']> = {};
+  const add = (name: string, type: 'string' | 'boolean') => {
+    options[name] = SHORT[name] ? { type, short: SHORT[name] } : { type };
+  };
+  for (const name of spec.string ?? []) add(name, 'string');
+  for (const name of [...(spec.boolean ?? []), 'help']) add(name, 'boolean');
+  let parsed: ReturnType<typeof nodeParseArgs>;
+  try {
+    parsed = nodeParseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError(usageLine(e as Error & { code?: string }));
   }
-  return { words, flags };
+  const flags = new Map<string, string>();
+  for (const [name, value] of Object.entries(parsed.values)) {
+    if (value === undefined || value === false) continue;
+    flags.set(name, value === true ? 'true' : String(Array.isArray(value) ? value.at(-1) : value));
+  }
+  return { words: parsed.positionals, flags };
+}
+
+/** node:util's parse error as a short line naming the flag (its long name when it has one). */
+function usageLine(e: Error & { code?: string }): string {
+  const flag = /--[\w-]+/.exec(e.message)?.[0] ?? /'(-\w)/.exec(e.message)?.[1] ?? '';
+  switch (e.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown flag ${flag}`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return /does not take an argument/.test(e.message) ? `flag ${flag} takes no value` : `flag ${flag} needs a value`;
+    default:
+      return e.message;
+  }
 }

@@ -51,7 +51,7 @@ const VERIFY: Ask = {
 export async function backupNowMain(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s), prog = 'svc-operator backup-now'): Promise<number> {
   const me = prog.slice(0, prog.lastIndexOf(' '));
   try {
-    const { words, flags } = parseArgs(argv, ['kubeconfig', 'namespace', 'n', 'token', 'wait']);
+    const { words, flags } = parseArgs(argv, { string: ['kubeconfig', 'namespace', 'token', 'wait'] });
     if (words.length !== 2) throw new UsageError(`${prog} needs exactly one SvcCluster name`);
     const name = words[1];
     const ask = words[0] === 'verify-now' || words[0] === 'verify' ? VERIFY : BACKUP;
@@ -61,7 +61,7 @@ export async function backupNowMain(argv: string[], out: (s: string) => void = (
     const file = flags.get('kubeconfig') ?? process.env.KUBECONFIG;
     if (file) kc.loadFromFile(file);
     else kc.loadFromDefault();
-    const namespace = flags.get('namespace') ?? flags.get('n') ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+    const namespace = flags.get('namespace') ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
     const token = flags.get('token') ?? new Date().toISOString();
     const custom = kc.makeApiClient(k8s.CustomObjectsApi);
     try {

@@ -41,7 +41,7 @@ export function isKubeCommand(argv: readonly string[]): boolean {
 /** Runs `crd` or `run`; resolves with the exit code. */
 export async function kubeMain(argv: string[]): Promise<number> {
   try {
-    const { words, flags } = parseArgs(argv, ['kubeconfig', 'probe-port', 'probe-address', 'leader-elect', 'operator-image', 'namespaces', 'cluster-selector', 'lease-name']);
+    const { words, flags } = parseArgs(argv, { string: ['kubeconfig', 'probe-port', 'probe-address', 'leader-elect', 'operator-image', 'namespaces', 'cluster-selector', 'lease-name'] });
     if (words[0] === 'crd' && words.length === 1) {
       process.stdout.write(svcClusterCrdYaml());
       return 0;

@@ -108,9 +108,14 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
     if (state.name !== cluster.metadata.name) throw new CommandError(`${runtime.stateDir} holds cluster "${state.name}", not "${cluster.metadata.name}"; use another --state-dir`);
     const problems = updateProblems(state.spec, cluster.spec);
     if (problems.length > 0) throw new CommandError(`cannot apply: ${problems.join('; ')}`);
-    const started = await runtime.startStopped();
-    if (started.length > 0) printer?.line(`started stopped member(s): ${started.join(', ')}`);
+    // a suspended cluster is not touched; a hibernated one is woken by the planner (spec.replicas above 0)
+    if (state.suspended !== true && state.hibernated !== true && cluster.spec.replicas > 0) {
+      const started = await runtime.startStopped();
+      if (started.length > 0) printer?.line(`started stopped member(s): ${started.join(', ')}`);
+    }
     await runtime.saveSpec(cluster.spec);
+  } else if (cluster.spec.replicas === 0) {
+    throw new CommandError(`cannot create ${cluster.metadata.name} with spec.replicas 0: 0 hibernates an existing cluster; a new one needs 1, 3, 5 or 7 members`);
   } else if (cluster.spec.restore?.snapshot !== undefined) {
     // refused before anything is created (the loop would retry a missing or corrupt file in vain)
     const problem = restoreProblem(cluster.spec.restore.snapshot);
@@ -217,6 +222,10 @@ export async function localStatus(stateDir: string, output: string | undefined):
       backupFailure: state.backupFailure ?? null,
       verifyRequested: state.verifyRequest !== undefined && state.verifyRequest !== state.backups?.lastVerifyRequest ? state.verifyRequest : null,
       recovery: state.recovery ?? null,
+      // break-glass
+      suspended: state.suspended === true,
+      hibernated: state.hibernated === true,
+      restartRequest: state.restartRequest ?? null,
     };
     if (output === 'json') {
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
@@ -232,6 +241,8 @@ export async function localStatus(stateDir: string, output: string | undefined):
       process.stdout.write(`upgrade ${p.from} -> ${p.to}: ${st}; members done: ${p.membersDone.join(', ') || 'none'}\n`);
       if (p.snapshot) process.stdout.write(`snapshot: ${p.snapshot.location} (${p.snapshot.size} bytes, revision ${p.snapshot.revision}, sha256 ${p.snapshot.sha256.slice(0, 16)}…)\n`);
     }
+    if (out.suspended) process.stdout.write(`suspended (break-glass): nothing is changed until \`svc-operator local resume ${state.name}\`\n`);
+    if (out.hibernated) process.stdout.write(`hibernated: every member stopped, data kept; a manifest with spec.replicas above 0 wakes them\n`);
     if (state.lastStep) process.stdout.write(`last step: ${state.lastStep}\n`);
     for (const m of members) {
       if (m.learner) process.stdout.write(`${m.name}: a learner, promoted once caught up\n`);

@@ -6,6 +6,7 @@
 //   svc-operator local backups [--state-dir DIR | -f cluster.yaml] [--output json]
 //   svc-operator local delete [--state-dir DIR]
 //   svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]   (quorum-loss recovery: cli/recover.ts)
+//   svc-operator local suspend|resume|move-leader|restart|alarm|report ...   (on call: cli/oncall.ts)
 //   svc-operator demo [--state-dir DIR] [--keep]
 //   svc-operator backup ... | restore ...   (what the operator's Jobs run: cli/backup.ts)
 //   svc-operator crd | run ...              (Kubernetes: cli/kube.ts)
@@ -25,6 +26,9 @@ import { statusMain } from './status-cmd.js';
 import { backupNowMain, isBackupNowCommand } from './backup-now.js';
 import { localRecover } from './recover.js';
 import { isRecoverCommand, recoverMain } from './recover-kube.js';
+import { onCallUsage, onCallVerb } from './oncall.js';
+import { KUBE_ONCALL_USAGE, kubeOnCallMain } from './oncall-kube.js';
+import { bashCompletion, zshCompletion } from './completion.js';
 
 const USAGE = `usage: svc-operator <command>
 
@@ -41,11 +45,14 @@ Kubernetes:
       annotation svc.dev/recover (a manifest may carry the same): the operator snapshots the survivor onto the backup
       claim, restarts it in place with --force-new-cluster and grows back to spec.replicas (status.recovery).
       Also the kubectl plugin: kubectl svc recover <cluster>
+${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${verb} ${usage}\n`).join('')}      (also the kubectl plugin: kubectl svc suspend|resume|report <cluster>)
   svc-operator run [--kubeconfig FILE] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--lease-name NAME]
                    [--operator-image IMAGE] [--namespaces NS,...] [--cluster-selector SELECTOR]
       runs the controller until SIGTERM/SIGINT (what the chart's Deployment runs)
   svc-operator crd
       prints the SvcCluster CRD (YAML)
+  svc-operator completion bash|zsh
+      prints the shell completion of svc-operator and kubectl-svc (also in completions/)
   svc-operator backup --endpoint URL --member NAME --dir DIR --file NAME.db [--keep N] [--record FILE] [--cacert F --cert F --key F]
   svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
   svc-operator restore --snapshot FILE --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
@@ -77,7 +84,8 @@ Local (members as child processes):
       name and client URL), and grows back to spec.replicas, the lost members joining again empty under their names.
       --dry-run prints the plan and touches nothing; run it again to resume a recovery that did not finish
   svc-operator demo [--state-dir DIR] [--keep]
-The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster,
+On call (the same verbs as kubectl svc; --state-dir DIR as above):
+${onCallUsage('svc-operator local', '[--state-dir DIR]')}The state dir defaults to ./.svc-local. Applying a manifest again with a new spec.version upgrades the cluster,
 and takes a scheduled backup that is due (spec.backup.schedule, spec.backup.keep) and a due restore drill
 (spec.backup.verify.schedule). spec.restore.snapshot naming a
 backup file creates a new cluster from it; spec.restore.source (a destination or a bucket) with an optional revision
@@ -96,10 +104,25 @@ export async function main(argv: string[]): Promise<number> {
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
   if (isBackupNowCommand(argv)) return backupNowMain(argv); // svc-operator backup-now <cluster> (cli/backup-now.ts)
   if (isRecoverCommand(argv)) return recoverMain(argv); // svc-operator recover <cluster> (cli/recover-kube.ts)
+  if (Object.hasOwn(KUBE_ONCALL_USAGE, argv[0] ?? '')) return kubeOnCallMain(argv);
+  if (argv[0] === 'completion' && argv.length === 2 && (argv[1] === 'bash' || argv[1] === 'zsh')) {
+    process.stdout.write(argv[1] === 'bash' ? bashCompletion() : zshCompletion());
+    return 0;
+  } // svc-operator suspend|resume|report <cluster> (cli/oncall-kube.ts)
   try {
     // `local backup|verify-backup --wait` is a bare flag (backup-now's --wait takes seconds)
     const wait = argv.includes('--wait');
-    const { words, flags } = parseArgs(argv.filter((a) => a !== '--wait'), ['file', 'state-dir', 'output']);
+    // the on-call verbs (cli/oncall.ts), each with its own flags
+    const verb = argv[0] === 'local' ? onCallVerb(argv[1]) : undefined;
+    if (verb) {
+      const { words: vw, flags: vf } = parseArgs(argv.slice(2), { string: ['state-dir', ...(verb.flags.string ?? [])], boolean: [...(verb.mutating ? ['dry-run'] : []), ...(verb.flags.boolean ?? [])] });
+      if (vf.has('help')) {
+        process.stdout.write(USAGE);
+        return 0;
+      }
+      return await verb.local({ args: vw, flags: vf, stateDir: vf.get('state-dir') ?? '.svc-local', dryRun: vf.has('dry-run'), out: (t) => void process.stdout.write(t) });
+    }
+    const { words, flags } = parseArgs(argv.filter((a) => a !== '--wait'), { string: ['file', 'state-dir', 'output'], boolean: ['keep', 'dry-run'] });
     if (wait && !(words[0] === 'local' && (words[1] === 'backup' || words[1] === 'verify-backup'))) throw new UsageError('--wait belongs to local backup and local verify-backup');
     if (flags.has('dry-run') && !(words[0] === 'local' && words[1] === 'recover')) throw new UsageError('--dry-run belongs to local recover');
     if (flags.has('help') || words.length === 0) {

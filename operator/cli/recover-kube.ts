@@ -46,7 +46,7 @@ export function observedOf(view: ClusterView): ObservedCluster {
 export async function recoverMain(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s), prog = 'svc-operator recover'): Promise<number> {
   const me = prog.slice(0, prog.lastIndexOf(' '));
   try {
-    const { words, flags } = parseArgs(argv, ['kubeconfig', 'namespace', 'token', 'wait']);
+    const { words, flags } = parseArgs(argv, { string: ['kubeconfig', 'namespace', 'token', 'wait'], boolean: ['dry-run'] });
     if (flags.has('help')) {
       out(`usage: ${recoverUsage(prog)}\n`);
       return 0;

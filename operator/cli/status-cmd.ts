@@ -17,7 +17,7 @@ export function statusUsage(prog: string): string {
 /** Runs `status ...` (argv starts with "status"); resolves with the exit code. */
 export async function statusMain(argv: string[], prog: string, out: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout): Promise<number> {
   try {
-    const { words, flags } = parseArgs(argv, ['namespace', 'kubeconfig', 'interval', 'output', 'watch']);
+    const { words, flags } = parseArgs(argv, { string: ['namespace', 'kubeconfig', 'interval', 'output'], boolean: ['watch'] });
     if (flags.has('help')) {
       out.write(statusUsage(prog));
       return 0;
@@ -27,7 +27,7 @@ export async function statusMain(argv: string[], prog: string, out: NodeJS.Writa
     if (output !== 'text' && output !== 'json') throw new UsageError(`--output must be text or json, not ${output}`);
     const interval = Number(flags.get('interval') ?? '2');
     if (!Number.isFinite(interval) || interval <= 0) throw new UsageError('--interval must be a positive number of seconds');
-    const watch = flags.has('watch') && flags.get('watch') !== 'false';
+    const watch = flags.has('watch');
     const kc = loadKubeConfig(flags.get('kubeconfig'));
     const namespace = flags.get('namespace') ?? contextNamespace(kc);
     const name = words[1];

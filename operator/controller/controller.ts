@@ -12,7 +12,7 @@ import { specProblems, unknownFields, withDefaults } from '../api/validate.js';
 import { MemberClient, type MemberClientOptions } from '../members/index.js';
 import { envCrash, runPass } from '../orchestrator/engine.js';
 import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
-import { FORMED_ANNOTATION, KubeRuntime, parseReplacements, podImage, PROGRESS_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
+import { FORMED_ANNOTATION, HIBERNATED_ANNOTATION, KubeRuntime, parseHibernated, parseReplacements, podImage, PROGRESS_ANNOTATION, RECONCILE_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure, unsupportedOnKubernetes } from '../runtime/kubernetes/backup-job.js';
 import { BACKUP_REQUEST_ANNOTATION, backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
 import { describeVerified, VERIFY_REQUEST_ANNOTATION } from '../backup/verify.js';
@@ -206,6 +206,7 @@ export class Controller {
       const tls = await readClusterTls(this.api, namespace, spec);
       client = session.memberClient(tls.client, this.plainClient, this.clientOptions);
       tlsHash = tls.fingerprint;
+      this.upgradeMetrics.certificates(namespace, name, tls.expiry);
     } catch (e) {
       if (!(e instanceof TlsSecretError)) throw e;
       if (stored.status?.lastError !== e.message) await this.api.event(target, 'Warning', e.reason, e.message);
@@ -234,6 +235,8 @@ export class Controller {
       onScaling: (r) => { session.scaling = r; },
       desired: session.desired,
       formed: stored.metadata.annotations?.[FORMED_ANNOTATION] !== undefined,
+      suspended: stored.metadata.annotations?.[RECONCILE_ANNOTATION] === SUSPENDED,
+      hibernated: parseHibernated(stored.metadata.annotations?.[HIBERNATED_ANNOTATION]),
       ...(tlsHash ? { tlsHash } : {}),
       // what the planner needs for scheduled and on-demand backups (the engine prefers the record it saved last)
       // (restore drills run as Jobs too: svc-operator verify)
@@ -254,7 +257,7 @@ export class Controller {
     session.lastStep = line;
     if (changed) this.log({ level: 'info', msg: 'step', cluster: key, step: step.kind, line });
     this.upgradeMetrics.observe(namespace, name, step, progress);
-    if (changed && (step.kind === 'blocked' || (step.kind === 'wait' && step.code === 'Paused'))) {
+    if (changed && (step.kind === 'blocked' || (step.kind === 'wait' && (step.code === 'Paused' || step.code === 'Suspended')))) {
       await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', eventReason(step), step.reason);
     }
     // a recovery request the planner did not act on (the cluster has quorum...): refused, nothing touched, said once
@@ -269,7 +272,7 @@ export class Controller {
       const status = await this.status(session, rt, spec, stored, observed, step, progress);
       await this.publish(session, stored, status);
       // a steady cluster is looked at again by its next scheduled backup or drill at the latest
-      if (step.kind === 'steady') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity));
+      if (step.kind === 'steady' || step.kind === 'hibernated') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity));
       if (step.kind === 'blocked') return 15_000;
       // waiting for Kubernetes to run a member's pod: the pod's own changes enqueue the cluster (informer), so the
       // poll only backs that up (hundreds of clusters with Pending pods would otherwise keep the workers busy)
@@ -307,7 +310,7 @@ export class Controller {
       pods.set(n, { image: podImage(p), ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false });
     }
     // pod-level failures (pod-diagnostics.ts): a Warning Event each time a new one appears
-    const podProblems = await readPodProblems(this.diagnostics, stored.metadata.namespace!, stored.metadata.name, [...live.values()], observed.members.length);
+    const podProblems = await readPodProblems(this.diagnostics, stored.metadata.namespace!, stored.metadata.name, [...live.values()], observed.hibernated ? 0 : observed.members.length); // hibernated: no pod is expected
     const current = new Set(podProblems.map((p) => `${p.reason} ${p.object}`));
     for (const p of podProblems) {
       if (!session.podProblemsSeen.has(`${p.reason} ${p.object}`)) await this.api.event({ namespace: stored.metadata.namespace!, name: stored.metadata.name, uid: stored.metadata.uid! }, 'Warning', p.reason, `${p.object}: ${p.message}`);

@@ -17,6 +17,9 @@ export class UpgradeMetrics {
   private readonly backupFailing: Gauge<'namespace' | 'cluster'>;
   private readonly verifyFailing: Gauge<'namespace' | 'cluster'>;
   private readonly verifiedAt: Gauge<'namespace' | 'cluster'>;
+  private readonly certExpiry: Gauge<'namespace' | 'cluster' | 'secret' | 'use'>;
+  /** The certificate series set per cluster (dropped when a Secret is no longer named). */
+  private readonly certs = new Map<string, Set<string>>();
   private readonly replacements: Counter<'namespace' | 'cluster' | 'cause'>;
   /** cluster key -> "from/to" label pairs of the durations set for it (removed with the cluster). */
   private readonly durations = new Map<string, Set<string>>();
@@ -31,6 +34,18 @@ export class UpgradeMetrics {
     this.verifyFailing = new Gauge({ name: 'svc_operator_backup_verify_failing', help: '1 while the latest restore drill of the cluster (spec.backup.verify) failed: its newest backup did not restore to the KV hash recorded at backup time; 0 after a drill passed.', labelNames: ['namespace', 'cluster'], registers });
     this.verifiedAt = new Gauge({ name: 'svc_operator_backup_last_verified_timestamp_seconds', help: 'When the latest restore drill of the cluster finished (passed or failed), Unix seconds.', labelNames: ['namespace', 'cluster'], registers });
     this.backupFailing = new Gauge({ name: 'svc_operator_backup_failing', help: '1 while the latest backup of the cluster (pre-upgrade, scheduled or on demand) failed and none has succeeded since, else 0.', labelNames: ['namespace', 'cluster'], registers });
+    this.certExpiry = new Gauge({ name: 'svc_operator_certificate_expiry_timestamp_seconds', help: 'When the certificate of each TLS Secret a cluster names (spec.tls.clientSecret, spec.tls.peerSecret) expires, in seconds since the epoch.', labelNames: ['namespace', 'cluster', 'secret', 'use'], registers });
+  }
+
+  /** The expiry of each certificate the cluster uses now (read from its Secrets at this reconcile). */
+  certificates(namespace: string, cluster: string, expiry: ReadonlyArray<{ secret: string; use: string; notAfter: number }>): void {
+    const key = `${namespace}/${cluster}`;
+    const now = new Set(expiry.map((e) => `${e.secret}\n${e.use}`));
+    for (const old of this.certs.get(key) ?? []) {
+      if (!now.has(old)) this.certExpiry.remove({ namespace, cluster, secret: old.split('\n')[0], use: old.split('\n')[1] });
+    }
+    for (const e of expiry) this.certExpiry.set({ namespace, cluster, secret: e.secret, use: e.use }, e.notAfter);
+    this.certs.set(key, now);
   }
 
   /**
@@ -78,6 +93,8 @@ export class UpgradeMetrics {
     this.backupFailing.remove({ namespace, cluster });
     this.verifyFailing.remove({ namespace, cluster });
     this.verifiedAt.remove({ namespace, cluster });
+    this.certificates(namespace, cluster, []);
+    this.certs.delete(`${namespace}/${cluster}`);
     for (const cause of LOSS_CAUSES) this.replacements.remove({ namespace, cluster, cause });
     const key = `${namespace}/${cluster}`;
     for (const pair of this.durations.get(key) ?? []) {

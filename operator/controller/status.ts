@@ -119,7 +119,8 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const replaceStalled = step.kind === 'wait' && step.code === 'ReplacementNotSafe';
   const podProblems = i.podProblems ?? [];
   let phase: Phase;
-  if (step.kind === 'blocked' || backupBlocked) phase = 'Blocked';
+  if (step.kind === 'hibernate' || step.kind === 'hibernated') phase = 'Hibernated';
+  else if (step.kind === 'blocked' || backupBlocked) phase = 'Blocked';
   // a rollout of a configuration or certificate change restarts members like an upgrade does
   else if (upgrading || (i.rollout !== undefined && i.rollout.finishedAt === undefined)) phase = 'Upgrading';
   else if (everAvailable && observed.members.length > 0 && (observed.members.length !== spec.replicas || isScalingStep(step))) phase = 'Scaling';
@@ -139,6 +140,9 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
     cond('Degraded', healthy < observed.members.length && phase !== 'Creating', healthy < observed.members.length ? 'MembersUnhealthy' : 'AllHealthy', `${observed.members.length - healthy} member(s) not healthy`),
     i.jobFailure ? cond('BackupReady', false, i.jobFailure.reason, i.jobFailure.message) : ((b) => cond('BackupReady', b.ok, b.reason, b.message))(backupReadyState(i.backups, i.progress?.snapshot)),
     ...((v) => (v ? [cond('BackupVerified', v.ok, v.reason, v.message)] : []))(backupVerifiedState(i.backups)),
+    observed.suspended
+      ? cond('Suspended', true, 'ReconcileSuspended', 'annotation svc.dev/reconcile: suspended: nothing is changed until it is removed (kubectl svc resume); status and Events keep flowing')
+      : cond('Suspended', false, 'NotSuspended', 'the operator reconciles'),
     backupBlocked ? cond('UpgradeBlocked', true, i.jobFailure!.reason, `no verified pre-upgrade snapshot: ${i.jobFailure!.message}`) : upgradeBlocked ? cond('UpgradeBlocked', true, step.code, step.reason) : cond('UpgradeBlocked', false, 'NotBlocked', 'the target is allowed'),
   ];
   // kstatus: Stalled = a person must act (a refusal, a failed backup, a pod Kubernetes cannot run); Reconciling = any

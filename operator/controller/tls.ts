@@ -75,20 +75,31 @@ async function readSecret(api: KubeApi, namespace: string, field: string, name: 
  * a Secret renewed in place gives a new fingerprint, which the members are rolled to. Rejects with a
  * TlsSecretError when a Secret is missing or unusable.
  */
-export async function readClusterTls(api: KubeApi, namespace: string, spec: SvcClusterSpec): Promise<{ client?: MemberTls; fingerprint?: string }> {
+export async function readClusterTls(api: KubeApi, namespace: string, spec: SvcClusterSpec): Promise<{ client?: MemberTls; fingerprint?: string; expiry: CertificateExpiry[] }> {
   let client: MemberTls | undefined;
   const h = createHash('sha256');
+  const expiry: CertificateExpiry[] = [];
+  const notAfter = (pem: Buffer) => Math.floor(new Date(new X509Certificate(pem).validTo).getTime() / 1000);
   if (spec.tls?.clientSecret) {
     const s = await readSecret(api, namespace, 'spec.tls.clientSecret', spec.tls.clientSecret);
     client = checkTlsData('spec.tls.clientSecret', spec.tls.clientSecret, s.data, true);
     h.update(`client\0${client.ca}\0${client.cert}\0${client.key}\0`);
+    expiry.push({ secret: spec.tls.clientSecret, use: 'client', notAfter: notAfter(client.cert) });
   }
   if (spec.tls?.peerSecret) {
     const s = await readSecret(api, namespace, 'spec.tls.peerSecret', spec.tls.peerSecret);
     const peer = checkTlsData('spec.tls.peerSecret', spec.tls.peerSecret, s.data, false);
     h.update(`peer\0${peer.ca}\0${peer.cert}\0${peer.key}\0`);
+    expiry.push({ secret: spec.tls.peerSecret, use: 'peer', notAfter: notAfter(peer.cert) });
   }
-  return { client, fingerprint: spec.tls?.clientSecret || spec.tls?.peerSecret ? h.digest('hex').slice(0, 16) : undefined };
+  return { client, fingerprint: spec.tls?.clientSecret || spec.tls?.peerSecret ? h.digest('hex').slice(0, 16) : undefined, expiry };
+}
+
+/** When a TLS Secret's certificate expires (seconds since the epoch): the metric the chart's expiry alert reads. */
+export interface CertificateExpiry {
+  secret: string;
+  use: 'client' | 'peer';
+  notAfter: number;
 }
 
 /** A fingerprint of TLS material: a new one means new member clients. */

@@ -125,10 +125,14 @@ async function saveRollout(runtime: Runtime, memory: EngineMemory, rollout: Roll
 
 /** One pass over the cluster of `runtime` toward `spec`. */
 export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: MemberApi, memory: EngineMemory, hooks: PassHooks = {}): Promise<PassResult> {
-  await runtime.prepare?.();
+  // suspended: not even the runtime's own objects are brought in line (that is a mutation too)
+  const suspended = (await runtime.suspended?.()) === true;
+  if (!suspended) await runtime.prepare?.();
   let progress = memory.progress ?? (await runtime.loadProgress());
   let rollout = memory.rollout ?? (await runtime.loadRollout?.());
   const { cluster: observed, urls } = await observe(runtime, client, hooks.clock);
+  if (suspended) observed.suspended = true;
+  if ((await runtime.hibernated?.()) === true) observed.hibernated = true;
   const backups = await runtime.loadBackups?.();
   if (backups) observed.backups = { ...backups, record: memory.backups ?? backups.record };
   const recovery = await runtime.loadRecovery?.();
@@ -279,8 +283,17 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
         if (!client.disarmAlarm) throw new Error('this member client cannot disarm alarms');
         await client.disarmAlarm(urls.get(step.member)!, step.memberId, step.alarm);
         break;
+      case 'hibernate':
+        if (!runtime.hibernate) throw new Error(`the ${runtime.kind} runtime cannot hibernate`);
+        await runtime.hibernate(step.members);
+        break;
+      case 'wake':
+        if (!runtime.wake) throw new Error(`the ${runtime.kind} runtime cannot wake members`);
+        await runtime.wake();
+        break;
       case 'complete':
       case 'recoverComplete':
+      case 'hibernated':
       case 'wait':
       case 'blocked':
         break; // nothing to carry out (wait and blocked return before the act, steady earlier still)

@@ -47,7 +47,8 @@ export interface ReconcileOptions {
 
 /** How reconcile ended. */
 export interface ReconcileResult {
-  outcome: 'steady' | 'blocked' | 'timeout' | 'failed';
+  /** suspended: a person suspended reconciling (break-glass); the step it holds back is in `step`'s reason. */
+  outcome: 'steady' | 'blocked' | 'suspended' | 'timeout' | 'failed';
   /** The last step planned. */
   step: Step;
   progress?: UpgradeProgress;
@@ -81,7 +82,8 @@ export async function reconcile(runtime: Runtime, spec: SvcClusterSpec, opts: Re
         lastLine = line;
         opts.onStep?.({ step, line, at: Date.now(), progress, observed: r.observed });
       }
-      if (step.kind === 'steady') return { outcome: 'steady', step, progress, snapshots, actions };
+      if (step.kind === 'steady' || step.kind === 'hibernated') return { outcome: 'steady', step, progress, snapshots, actions };
+      if (step.kind === 'wait' && step.code === 'Suspended') return { outcome: 'suspended', step, progress, snapshots, actions };
       if (step.kind === 'blocked') return { outcome: 'blocked', step, progress, snapshots, actions };
       if (r.error) {
         errors++;

@@ -15,6 +15,7 @@ async function observeMember(client: MemberClient, rm: RuntimeMember): Promise<O
   const base: ObservedMember = { name: rm.name, configuredVersion: rm.configuredVersion, running: rm.running, failure: rm.failure, healthy: false, leader: false };
   if (rm.configRevision !== undefined) base.configRevision = rm.configRevision;
   if (rm.tlsRevision !== undefined) base.tlsRevision = rm.tlsRevision;
+  if (rm.restartToken !== undefined) base.restartToken = rm.restartToken;
   if (rm.lost !== undefined) base.lost = rm.lost;
   if (rm.dataLost !== undefined) base.dataLost = rm.dataLost;
   if (rm.forcedNewCluster !== undefined) base.forcedNewCluster = rm.forcedNewCluster;

@@ -36,6 +36,11 @@
 //     or on-demand backup (or drill) never starts while an upgrade, a rollout or a scaling is under way; the
 //     pre-upgrade backup is the `snapshot` step of rule 4.
 //
+// Break-glass, before all of the above: spec.replicas 0 hibernates (`hibernate` stops every running member, data kept;
+// then `hibernated`, settled); a replica count on a hibernated cluster first wakes the same members (`wake`), scaling
+// follows from there. A suspended cluster (o.suspended) gets every step planned as usual, but a mutating one becomes
+// `wait Suspended` naming it: nothing is changed, status and Events still say what would come next.
+//
 // Resume after a crash is by observation: a restart counts as done when the member reports the target
 // release (so it is never repeated); a restart recorded but not carried out (member still on the old
 // release) is planned again; a snapshot begun but not recorded as verified is taken again.
@@ -44,7 +49,7 @@ import { catchUpSlack } from './catch-up.js';
 import { continueHealing, corruptionStep, replacementStep } from './healing.js';
 import { resumeScaling, scaleAfterUpgrade, scaleStep } from './scaling.js';
 import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevision, UpgradeProgress } from './types.js';
-import { isMutating } from './steps.js';
+import { describeStep, isMutating } from './steps.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
 import { dueBackup } from '../backup/schedule.js';
 import { dueVerify, newestBackup } from '../backup/verify.js';
@@ -115,6 +120,29 @@ export function validateTarget(spec: SvcClusterSpec, o: ObservedCluster): Step |
  * step begun before is finished first; new scaling steps only once no upgrade is under way.
  */
 export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
+  const step = planUnsuspended(spec, o, progress);
+  return o.suspended && isMutating(step) ? suspendedWait(step) : step;
+}
+
+/** What a suspended cluster shows instead of `step`: the wait, naming the step that resuming lets happen. */
+export function suspendedWait(step: Step): Step {
+  return wait('Suspended', `reconciling is suspended (break-glass: annotation svc.dev/reconcile: suspended, or \`svc-operator local suspend\`); nothing is changed until it is resumed (\`kubectl svc resume\`, \`svc-operator local resume\`); next step then: ${describeStep(step)}`);
+}
+
+/** Hibernation (spec.replicas 0) and waking, before every other rule; undefined when neither applies. */
+export function hibernationStep(spec: SvcClusterSpec, o: ObservedCluster): Step | undefined {
+  const names = o.members.map((m) => m.name).sort();
+  if (spec.replicas === 0) {
+    const running = o.members.filter((m) => m.running).map((m) => m.name).sort();
+    return running.length > 0 ? { kind: 'hibernate', members: running } : { kind: 'hibernated', members: o.members.length };
+  }
+  if (o.hibernated && names.length > 0) return { kind: 'wake', members: names };
+  return undefined;
+}
+
+function planUnsuspended(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
+  const hibernation = hibernationStep(spec, o);
+  if (hibernation) return hibernation;
   // a quorum-loss recovery asked for (never automatic) comes before every other rule (recovery.ts); the member
   // list and the runtime disagree on purpose while it runs
   const recovering = o.members.length > 0 ? recoveryStep(o) : undefined;
@@ -265,6 +293,7 @@ export function restartReason(m: ObservedMember, want: TargetRevision | undefine
   if (!want) return undefined;
   if (m.configRevision !== undefined && m.configRevision !== want.config) return 'SpecChange';
   if (want.tls !== undefined && m.tlsRevision !== undefined && m.tlsRevision !== want.tls) return 'CertificateRenewed';
+  if (want.restart && want.restart.members.includes(m.name) && m.restartToken !== want.restart.token) return 'RestartRequested';
   return undefined;
 }
 

@@ -47,12 +47,12 @@ export function settle(progress: UpgradeProgress | undefined, version: string, n
 
 /** "<config>/<tls>" of a target revision. */
 export function revisionKey(r: TargetRevision): string {
-  return `${r.config}/${r.tls ?? ''}`;
+  return `${r.config}/${r.tls ?? ''}${r.restart ? `/${r.restart.token}` : ''}`;
 }
 
 /** The rollout record to persist BEFORE a restart for a configuration or certificate change; same object when unchanged. */
 export function beginRollout(rollout: RolloutProgress | undefined, step: Step, target: TargetRevision | undefined, now: number): RolloutProgress | undefined {
-  if (step.kind !== 'restartMember' || !target || (step.reason !== 'SpecChange' && step.reason !== 'CertificateRenewed')) return rollout;
+  if (step.kind !== 'restartMember' || !target || (step.reason !== 'SpecChange' && step.reason !== 'CertificateRenewed' && step.reason !== 'RestartRequested')) return rollout;
   const key = revisionKey(target);
   const base: RolloutProgress = rollout && rollout.revision === key && rollout.finishedAt === undefined ? rollout : { reason: step.reason, revision: key, startedAt: now, restarts: {}, membersDone: [] };
   return { ...base, restarts: { ...base.restarts, [step.member]: now } };

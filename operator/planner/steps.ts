@@ -162,6 +162,25 @@ export const STEPS = {
     eventReason: () => 'AlarmDisarmed', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: (s) => `disarmAlarm ${s.alarm}`,
   },
+  // break-glass hibernation (spec.replicas 0): every member stopped, its data kept; a replica count wakes the same data
+  hibernate: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `hibernate: stop ${s.members.join(', ')}, keeping their data (spec.replicas is 0)`,
+    eventReason: () => 'Hibernate', statusReason: kindOnly, statusLine: (s) => `stopping ${s.members.join(', ')} (spec.replicas 0)`,
+    actionLine: (s) => `hibernate ${s.members.join(',')}`,
+  },
+  hibernated: {
+    mutating: false, scaling: false, settled: true,
+    describe: (s) => `hibernated: ${s.members} member(s) stopped with their data kept; set spec.replicas to wake them`,
+    eventReason: () => 'Hibernated', statusReason: () => 'Hibernated', statusLine: (s) => `hibernated: ${s.members} member(s) stopped, data kept`,
+    actionLine: kindOnly,
+  },
+  wake: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `wake: start ${s.members.join(', ')} on their kept data`,
+    eventReason: () => 'Wake', statusReason: kindOnly, statusLine: (s) => `starting ${s.members.join(', ')} on their kept data`,
+    actionLine: (s) => `wake ${s.members.join(',')}`,
+  },
 } satisfies StepTable<Step>;
 
 /** Every step kind, in the table's order (the step gauge's label values). */

@@ -35,6 +35,8 @@ export interface ObservedMember {
   tlsRevision?: string;
   /** The runtime's evidence that the member's data is gone (it cannot come back, it must be replaced). */
   lost?: MemberLoss;
+  /** The restart request (TargetRevision.restart token) its current process was started under, if any. */
+  restartToken?: string;
 }
 
 /**
@@ -72,10 +74,18 @@ export type ReplacementRecord = Record<string, Replacement>;
 export interface TargetRevision {
   config: string;
   tls?: string;
+  /** A restart asked for (`restart <cluster> [MEMBER]`): its token and the members it names; each is restarted once under it. */
+  restart?: RestartRequest;
+}
+
+/** A rolling restart asked for by a person: members whose restartToken differs are restarted (reason RestartRequested). */
+export interface RestartRequest {
+  token: string;
+  members: string[];
 }
 
 /** Why a member is restarted. */
-export type RestartReason = 'VersionChange' | 'SpecChange' | 'CertificateRenewed';
+export type RestartReason = 'VersionChange' | 'SpecChange' | 'CertificateRenewed' | 'RestartRequested';
 
 /** The record of a rollout of a configuration or certificate change (written before each restart). */
 export interface RolloutProgress {
@@ -119,6 +129,10 @@ export interface ObservedCluster {
   recovery?: RecoveryObservation;
   /** The CORRUPT alarm is raised: the members' KV hashes compared (observe.ts), undefined when it is not. */
   corruption?: CorruptionObservation;
+  /** Break-glass: a person suspended reconciling (annotation svc.dev/reconcile: suspended, `local suspend`): no mutation is planned. */
+  suspended?: boolean;
+  /** Every member was stopped on purpose with its data kept (spec.replicas 0): waking starts them again. */
+  hibernated?: boolean;
 }
 
 /**
@@ -240,7 +254,8 @@ export type WaitCode =
   | 'UnknownClusterMember'
   | 'ReplacementNotSafe'
   | 'RecoverySurvivorDown'
-  | 'CorruptionUndecided';
+  | 'CorruptionUndecided'
+  | 'Suspended';
 
 export type BlockedCode =
   | 'SkipMinor'
@@ -292,6 +307,9 @@ export type Step =
   | { kind: 'forceNewCluster'; member: string; lost: string[]; token: string }
   | { kind: 'endForceNewCluster'; member: string; version: string }
   | { kind: 'recoverComplete'; member: string; token: string }
-  | { kind: 'disarmAlarm'; member: string; alarm: 'CORRUPT'; memberId: string };
+  | { kind: 'disarmAlarm'; member: string; alarm: 'CORRUPT'; memberId: string }
+  | { kind: 'hibernate'; members: string[] }
+  | { kind: 'hibernated'; members: number }
+  | { kind: 'wake'; members: string[] };
 
 export type StepKind = Step['kind'];

@@ -29,6 +29,8 @@ export interface RuntimeMember {
   dataLost?: boolean;
   /** It runs with --force-new-cluster (started so by forceNewCluster, not restarted since). */
   forcedNewCluster?: boolean;
+  /** The restart request (TargetRevision.restart token) its current process was started under. */
+  restartToken?: string;
 }
 
 /** Raised by runtimes; `code` says what went wrong. */
@@ -129,6 +131,14 @@ export interface Runtime {
    * step fails and is tried again, and a failing pre-upgrade snapshot keeps the upgrade from starting.
    */
   shipBackup?(taken: SnapshotRecord, kind: BackupKind, kv?: { hash: number; compactRevision: number }): Promise<void>;
+  /** Break-glass: a person suspended reconciling (no mutation is planned, prepare() is not called). */
+  suspended?(): Promise<boolean>;
+  /** Every member was stopped on purpose (spec.replicas 0) with its data kept. */
+  hibernated?(): Promise<boolean>;
+  /** Records the hibernation, then stops `members` gracefully, keeping their data. Idempotent. */
+  hibernate?(members: string[]): Promise<void>;
+  /** Starts every hibernated member on its kept data, then clears the record. Idempotent. */
+  wake?(): Promise<void>;
   /** Records a scaling step durably before it is carried out (Kubernetes: the svc.dev/scaling annotation). */
   recordScaling?(step: ScalingStep, replicas: number): Promise<void>;
 

@@ -20,14 +20,18 @@ interface LockOwner {
   host: string;
 }
 
-function processStart(pid: number): string | undefined {
+/** Fields 3 on of /proc/<pid>/stat (state, ..., starttime at [19]); the command name in field 2 may contain spaces. */
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 22 (starttime); the command name in field 2 may contain spaces, so split after ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+function processStart(pid: number): string | undefined {
+  return statFields(pid)?.[19];
 }
 
 function isAlive(owner: LockOwner): boolean {
@@ -36,6 +40,8 @@ function isAlive(owner: LockOwner): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
   }
+  // an owner that exited and is not yet reaped by its parent (a zombie) holds nothing: its successor may start
+  if (statFields(owner.pid)?.[0] === 'Z') return false;
   const start = processStart(owner.pid);
   if (start !== undefined && owner.start !== '' && start !== owner.start) return false;
   return true;

@@ -39,9 +39,9 @@ describe('k8s: the SvcCluster CRD in the apiserver', function () {
     expect(table.split('\n')[0].split(/\s+/).filter(Boolean)).to.deep.equal(['NAME', 'VERSION', 'RUNNING', 'CLUSTER', 'READY', 'PHASE', 'STEP', 'LEADER', 'AGE']);
   });
 
-  it('rejects even or out-of-range replicas', async () => {
-    for (const replicas of [2, 0, 9]) {
-      expect(await rejected(cluster(`r${replicas}`, { version: '3.4.34', replicas }))).to.contain('spec.replicas must be an odd integer from 1 to 7');
+  it('rejects even or out-of-range replicas (0 hibernates)', async () => {
+    for (const replicas of [2, -1, 9]) {
+      expect(await rejected(cluster(`r${replicas}`, { version: '3.4.34', replicas }))).to.contain('spec.replicas must be an odd integer from 1 to 7, or 0 to hibernate');
     }
   });
 

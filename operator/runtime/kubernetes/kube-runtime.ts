@@ -66,7 +66,24 @@ export interface KubeRuntimeOptions {
   onRecovery?: (r: RecoveryProgress) => void;
   /** Every initial member has started once (annotation svc.dev/formed): from then on no member bootstraps. */
   formed?: boolean;
+  /** Break-glass: the annotation svc.dev/reconcile is `suspended` (nothing is changed, status keeps flowing). */
+  suspended?: boolean;
+  /** Hibernation record (annotation svc.dev/hibernated): the members the cluster had when it went to sleep. */
+  hibernated?: number;
 }
+
+/** Annotation recording a hibernation (spec.replicas 0): the number of members stopped, their claims kept. */
+export const HIBERNATED_ANNOTATION = 'svc.dev/hibernated';
+
+/** The member count of a hibernation record, if any (a malformed one is ignored). */
+export function parseHibernated(text: string | undefined): number | undefined {
+  return text !== undefined && /^[1-9]\d*$/.test(text) ? Number(text) : undefined;
+}
+
+/** The break-glass annotation: `suspended` stops every mutation of the cluster (kubectl svc suspend|resume). */
+export const RECONCILE_ANNOTATION = 'svc.dev/reconcile';
+/** The value of RECONCILE_ANNOTATION that suspends. */
+export const SUSPENDED = 'suspended';
 
 /**
  * Annotation on the SvcCluster saying its initial members have all started (every pod was Ready at once). From then
@@ -173,6 +190,35 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     this.built = opts.desired ?? {};
   }
 
+  async suspended(): Promise<boolean> {
+    return this.opts.suspended === true;
+  }
+
+  async hibernated(): Promise<boolean> {
+    return this.opts.hibernated !== undefined;
+  }
+
+  async hibernate(members: string[]): Promise<void> {
+    // recorded first: the member count survives the StatefulSet's 0, and a crash here still wakes every member
+    const sts = liveStatefulSet(await this.statefulSet());
+    const count = this.opts.hibernated ?? Math.max(sts.replicas ?? 0, members.length);
+    if (this.opts.hibernated === undefined) {
+      await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, HIBERNATED_ANNOTATION, String(count));
+      this.opts.hibernated = count;
+    }
+    await this.applyDesired(sts.release ?? this.cluster.spec.version, { ...this.live(count), hibernated: true });
+  }
+
+  async wake(): Promise<void> {
+    const count = this.opts.hibernated;
+    if (count === undefined) return;
+    const sts = liveStatefulSet(await this.statefulSet());
+    // the members back first (their claims kept), then the record goes: a crash between wakes again
+    await this.applyDesired(sts.release ?? this.cluster.spec.version, { ...this.live(count), hibernated: false });
+    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, HIBERNATED_ANNOTATION, null);
+    this.opts.hibernated = undefined;
+  }
+
   /** The observation besides the StatefulSet: the initial cluster of the member that joined last, the TLS fingerprint. */
   private live(replicas: number | undefined): LiveShape {
     // after a recovery began, members that start empty join the survivor (never bootstrap) until a scaling step
@@ -182,7 +228,9 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     const scaledSince = scaling !== undefined && (!rec || Date.parse(scaling.startedAt) > rec.startedAt);
     const join = scaledSince ? scaling.join : recoveryJoin(rec) ?? scaling?.join;
     const force = forcedMember(rec);
-    return { ...(replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.formed ? { formed: true } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}) };
+    // while hibernated the StatefulSet keeps the member count it slept with (running none of them)
+    const hib = this.opts.hibernated;
+    return { ...(hib !== undefined ? { replicas: hib, hibernated: true } : replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.formed ? { formed: true } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}) };
   }
 
   /** Applies the desired state of the StatefulSet on `release` with `live` (built only when it differs from the last). */
@@ -216,7 +264,8 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     if (!sts) return [];
     const template = liveStatefulSet(sts).release ?? this.cluster.spec.version;
     const pods = await this.pods();
-    const replicas = sts.spec?.replicas ?? this.cluster.spec.replicas;
+    // hibernated: the members it slept with, none running (the StatefulSet runs 0 pods)
+    const replicas = this.opts.hibernated ?? sts.spec?.replicas ?? this.cluster.spec.replicas;
     const out: RuntimeMember[] = [];
     for (let i = 0; i < replicas; i++) {
       const name = `${this.cluster.name}-${i}`;

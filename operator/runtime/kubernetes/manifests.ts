@@ -32,6 +32,11 @@ export interface LiveShape {
    * (the template carries the flag and names the survivor in svc.dev/force-new-cluster only until the next step).
    */
   force?: string;
+  /**
+   * Hibernation (spec.replicas 0): the StatefulSet runs no pod and keeps every claim (whenScaled Retain while it
+   * sleeps: the usual Delete would drop a removed member's data with its pod).
+   */
+  hibernated?: boolean;
 }
 
 /** A Kubernetes object as applied (apiVersion, kind, metadata, the rest). */
@@ -159,16 +164,18 @@ export function configRevision(spec: SvcClusterSpec, release: string): string {
 /** Builds of the StatefulSet by this process (tests count them: one per pass). */
 export const statefulSetBuilds = { count: 0 };
 
-function owned(c: ClusterRef, apiVersion: string, kind: string, name: string, rest: Record<string, unknown>): KubeObject {
+function owned(c: ClusterRef, apiVersion: string, kind: string, name: string, rest: Record<string, unknown>, extra: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}): KubeObject {
   const obj: KubeObject = {
     apiVersion, kind,
     metadata: {
-      name, namespace: c.namespace, labels: labels(c.name),
+      // the operator's own labels win over the user's
+      name, namespace: c.namespace, labels: { ...(extra.labels ?? {}), ...labels(c.name) },
       ownerReferences: [{ apiVersion: API_VERSION, kind: KIND, name: c.name, uid: c.uid, controller: true, blockOwnerDeletion: true }],
+      ...(extra.annotations ? { annotations: extra.annotations } : {}),
     },
     ...rest,
   };
-  obj.metadata.annotations = { [HASH_ANNOTATION]: createHash('sha256').update(JSON.stringify(obj)).digest('hex').slice(0, 16) };
+  obj.metadata.annotations = { ...(extra.annotations ?? {}), [HASH_ANNOTATION]: createHash('sha256').update(JSON.stringify(obj)).digest('hex').slice(0, 16) };
   return obj;
 }
 
@@ -258,6 +265,8 @@ function statefulSet(c: ClusterRef, release: string, live: LiveShape): KubeObjec
     affinity: pt.affinity ?? defaultAffinity(name),
     ...(pt.tolerations ? { tolerations: pt.tolerations } : {}),
     ...(pt.nodeSelector ? { nodeSelector: pt.nodeSelector } : {}),
+    ...(pt.topologySpreadConstraints ? { topologySpreadConstraints: pt.topologySpreadConstraints } : {}),
+    ...(pt.priorityClassName ? { priorityClassName: pt.priorityClassName } : {}),
     ...(spec.image?.pullSecrets ? { imagePullSecrets: spec.image.pullSecrets.map((n) => ({ name: n })) } : {}),
   };
   const annotations: Record<string, string> = { ...(pt.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: configRevision(spec, release) };
@@ -265,14 +274,14 @@ function statefulSet(c: ClusterRef, release: string, live: LiveShape): KubeObjec
   if (live.force) annotations[FORCE_ANNOTATION] = live.force;
   return owned(c, 'apps/v1', 'StatefulSet', name, {
     spec: {
-      replicas: live.replicas ?? spec.replicas,
+      replicas: live.hibernated ? 0 : live.replicas ?? spec.replicas,
       serviceName: peerServiceName(name),
       // members must all start to reach quorum; OnDelete: the operator decides when a pod takes a new template
       podManagementPolicy: 'Parallel',
       updateStrategy: { type: 'OnDelete' },
       // a removed member's data goes with its pod (a member re-added on old data would be refused); deleting
       // the SvcCluster keeps the data
-      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
+      persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: live.hibernated ? 'Retain' : 'Delete' },
       selector: { matchLabels: selectorLabels(name) },
       template: { metadata: { labels: { ...(pt.labels ?? {}), ...labels(name), [RELEASE_LABEL]: release }, annotations }, spec: podSpec },
       volumeClaimTemplates: [{
@@ -298,8 +307,8 @@ export function ownedObjects(c: ClusterRef, release: string, live: LiveShape = {
       spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector: selectorLabels(name), ports },
     }),
     owned(c, 'v1', 'Service', clientServiceName(name), {
-      spec: { selector: selectorLabels(name), ports: [ports[0]] },
-    }),
+      spec: { ...(c.spec.service?.type && c.spec.service.type !== 'ClusterIP' ? { type: c.spec.service.type } : {}), selector: selectorLabels(name), ports: [ports[0]] },
+    }, { labels: c.spec.service?.labels, annotations: c.spec.service?.annotations }),
     owned(c, 'policy/v1', 'PodDisruptionBudget', name, {
       spec: { maxUnavailable: 1, selector: { matchLabels: selectorLabels(name) } },
     }),

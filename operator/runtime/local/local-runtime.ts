@@ -192,6 +192,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
         ...(lost ? { lost } : {}),
         dataLost: !hasData(m.dataDir),
         ...(running && m.forced === true ? { forcedNewCluster: true } : {}),
+        ...(m.restartToken !== undefined ? { restartToken: m.restartToken } : {}),
       };
     });
   }
@@ -303,6 +304,8 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
       m.pid = pid;
       m.startedAt = new Date().toISOString();
       m.revision = memberConfig(state.spec, m.version).revision;
+      // any start answers a restart asked for (the member runs a process begun after the request)
+      if (state.restartRequest?.members.includes(m.name)) m.restartToken = state.restartRequest.token;
       if (force) m.forced = true;
       else delete m.forced;
     } finally {
@@ -512,7 +515,55 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
 
   async targetRevision(): Promise<TargetRevision | undefined> {
     const s = this.state();
-    return s ? { config: memberConfig(s.spec, s.spec.version).revision } : undefined;
+    return s ? { config: memberConfig(s.spec, s.spec.version).revision, ...(s.restartRequest ? { restart: s.restartRequest } : {}) } : undefined;
+  }
+
+  async suspended(): Promise<boolean> {
+    return this.state()?.suspended === true;
+  }
+
+  /** Sets or clears the break-glass suspension (`local suspend|resume`). */
+  setSuspended(on: boolean): void {
+    const s = this.mustState();
+    if (on) writeState(this.stateDir, { ...s, suspended: true });
+    else {
+      delete s.suspended;
+      writeState(this.stateDir, s);
+    }
+  }
+
+  /** Asks for a rolling restart of `members` (the planner restarts each once, followers first); returns the token. */
+  requestRestart(members: string[]): string {
+    const token = new Date().toISOString();
+    writeState(this.stateDir, { ...this.mustState(), restartRequest: { token, members } });
+    return token;
+  }
+
+  async hibernated(): Promise<boolean> {
+    return this.state()?.hibernated === true;
+  }
+
+  async hibernate(members: string[]): Promise<void> {
+    const state = this.mustState();
+    // recorded first: a crash half-way still wakes every member
+    state.hibernated = true;
+    writeState(this.stateDir, state);
+    for (const m of state.members.filter((x) => members.includes(x.name))) {
+      await this.stopPid(m.pid);
+      m.pid = undefined;
+      writeState(this.stateDir, state);
+    }
+  }
+
+  async wake(): Promise<void> {
+    const state = this.mustState();
+    for (const m of state.members) {
+      if (alive(m.pid)) continue;
+      this.spawnMember(state, m);
+      writeState(this.stateDir, state);
+    }
+    delete state.hibernated;
+    writeState(this.stateDir, state);
   }
 
   async loadRollout(): Promise<RolloutProgress | undefined> {

@@ -4,7 +4,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { BackupsStatus, SvcClusterSpec } from '../../api/types.js';
-import type { RecoveryProgress, ReplacementRecord, RolloutProgress, UpgradeProgress } from '../../planner/types.js';
+import type { RecoveryProgress, ReplacementRecord, RestartRequest, RolloutProgress, UpgradeProgress } from '../../planner/types.js';
 import { RuntimeError } from '../runtime.js';
 
 /** One member's record. */
@@ -28,6 +28,8 @@ export interface LocalMemberState {
   hasData?: boolean;
   /** Its current process was started with --force-new-cluster (a recovery); its next start is without it. */
   forced?: boolean;
+  /** The restart request (LocalState.restartRequest token) its current process was started under. */
+  restartToken?: string;
 }
 
 /** The whole state file. */
@@ -58,6 +60,12 @@ export interface LocalState {
   recoverRequest?: string;
   /** The recovery under way or finished last (planner/recovery.ts). */
   recovery?: RecoveryProgress;
+  /** Break-glass (`local suspend`): no mutation until `local resume`. */
+  suspended?: boolean;
+  /** Every member stopped on purpose (spec.replicas 0), data kept; cleared once they are started again. */
+  hibernated?: boolean;
+  /** The rolling restart `local restart` asked for last (members restarted once under its token). */
+  restartRequest?: RestartRequest;
 }
 
 /** Path of the state file in a state dir. */

@@ -84,7 +84,7 @@ describe('unit: strict field validation against the CRD schema', () => {
       expect.fail('accepted');
     } catch (e) {
       expect(e).to.be.instanceOf(ValidationError);
-      expect((e as ValidationError).problems).to.deep.equal(['spec.maintenence: unknown field', 'spec.replicas must be an odd integer from 1 to 7']);
+      expect((e as ValidationError).problems).to.deep.equal(['spec.maintenence: unknown field', 'spec.replicas must be an odd integer from 1 to 7, or 0 to hibernate (members stopped, data kept)']);
     }
   });
 });

@@ -76,4 +76,38 @@ describe('unit: spec.podTemplate annotations and env reach the members', () => {
     ]);
     expect(specProblems({ version: '3.5.21', replicas: 3, podTemplate: { annotations: { 'example.com/a': 'b' }, env: [{ name: 'GODEBUG', value: '1' }] } })).to.deep.equal([]);
   });
+
+  it('spec.podTemplate.topologySpreadConstraints and priorityClassName reach the pod template (and roll the members)', () => {
+    const spread = [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selectorLabels('kv') } }];
+    const pod = podSpec({ podTemplate: { topologySpreadConstraints: spread, priorityClassName: 'svc-critical' } }) as { topologySpreadConstraints?: unknown; priorityClassName?: string };
+    expect(pod.topologySpreadConstraints).to.deep.equal(spread);
+    expect(pod.priorityClassName).to.equal('svc-critical');
+    const plain = podSpec({}) as { topologySpreadConstraints?: unknown; priorityClassName?: string };
+    expect(plain).to.not.have.property('topologySpreadConstraints');
+    expect(plain).to.not.have.property('priorityClassName');
+  });
+
+  it('spec.service: the client Service\'s type, labels and annotations (the operator\'s own win; svc.dev/ keys refused)', () => {
+    const service = (spec: Partial<SvcClusterSpec>) => ownedObjects({ name: 'kv', namespace: 'ns', uid: 'u', spec: withDefaults({ version: '3.5.21', replicas: 3, ...spec } as SvcClusterSpec) }, '3.5.21')
+      .find((o) => o.kind === 'Service' && o.metadata.name === 'kv-client') as unknown as { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: { type?: string } };
+    const lb = service({ service: { type: 'LoadBalancer', labels: { team: 'db', 'app.kubernetes.io/instance': 'mine' }, annotations: { 'lb.example.com/internal': 'true' } } });
+    expect(lb.spec.type).to.equal('LoadBalancer');
+    expect(lb.metadata.labels).to.include({ team: 'db', 'app.kubernetes.io/instance': 'kv' });
+    expect(lb.metadata.annotations['lb.example.com/internal']).to.equal('true');
+    expect(lb.metadata.annotations['svc.dev/applied-hash']).to.match(/^[0-9a-f]{16}$/);
+    const plain = service({});
+    expect(plain.spec).to.not.have.property('type');
+    expect(plain.metadata.annotations['svc.dev/applied-hash']).to.not.equal(lb.metadata.annotations['svc.dev/applied-hash']);
+    expect(specProblems({ version: '3.5.21', replicas: 3, service: { type: 'ExternalName' as 'ClusterIP', annotations: { 'svc.dev/x': 'y' } } })).to.deep.equal([
+      'spec.service.type must be ClusterIP, NodePort or LoadBalancer, not ExternalName',
+      'spec.service.annotations: svc.dev/x is the operator\'s own (svc.dev/ keys are reserved)',
+    ]);
+  });
+
+  it('hibernation (LiveShape.hibernated): the StatefulSet runs no pod and keeps its claims (whenScaled Retain); awake, Delete again', () => {
+    const sts = (live: { replicas?: number; hibernated?: boolean }) => ownedObjects({ name: 'kv', namespace: 'ns', uid: 'u', spec: withDefaults({ version: '3.5.21', replicas: 0 }) }, '3.5.21', live)
+      .find((o) => o.kind === 'StatefulSet') as unknown as { spec: { replicas: number; persistentVolumeClaimRetentionPolicy: { whenScaled: string; whenDeleted: string } } };
+    expect(sts({ replicas: 3, hibernated: true }).spec).to.deep.include({ replicas: 0, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' } });
+    expect(sts({ replicas: 3 }).spec).to.deep.include({ replicas: 3, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' } });
+  });
 });

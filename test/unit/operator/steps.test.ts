@@ -27,10 +27,16 @@ const SAMPLES: { [K in StepKind]: Extract<Step, { kind: K }> } = {
   endForceNewCluster: { kind: 'endForceNewCluster', member: 'kv-1', version: '3.5.21' },
   recoverComplete: { kind: 'recoverComplete', member: 'kv-1', token: 't1' },
   disarmAlarm: { kind: 'disarmAlarm', member: 'kv-0', alarm: 'CORRUPT', memberId: '0' },
+  hibernate: { kind: 'hibernate', members: ['kv-0', 'kv-1'] },
+  hibernated: { kind: 'hibernated', members: 3 },
+  wake: { kind: 'wake', members: ['kv-0', 'kv-1', 'kv-2'] },
 };
 /** The kinds of quorum-loss recovery (their own test below). */
 const RECOVERY_KINDS: readonly string[] = ['recoverSnapshot', 'forceNewCluster', 'endForceNewCluster', 'recoverComplete'];
-const ALL = (Object.values(SAMPLES) as Step[]).filter((s) => !RECOVERY_KINDS.includes(s.kind));
+/** The break-glass kinds of hibernation (their own test below). */
+const HIBERNATION_KINDS: readonly string[] = ['hibernate', 'hibernated', 'wake'];
+const ALL = (Object.values(SAMPLES) as Step[]).filter((s) => !RECOVERY_KINDS.includes(s.kind) && !HIBERNATION_KINDS.includes(s.kind));
+const HIBERNATION = (Object.values(SAMPLES) as Step[]).filter((s) => HIBERNATION_KINDS.includes(s.kind));
 const RECOVERY = (Object.values(SAMPLES) as Step[]).filter((s) => RECOVERY_KINDS.includes(s.kind));
 const kindsWhere = (f: (s: Step) => boolean): string[] => ALL.filter(f).map((s) => s.kind).sort();
 
@@ -38,7 +44,7 @@ describe('operator: the step table', () => {
   it('has a row for every kind and nothing else; the step gauge enumerates the same kinds', () => {
     expect(Object.keys(STEPS).sort()).to.deep.equal(Object.keys(SAMPLES).sort());
     expect([...STEP_KINDS].sort()).to.deep.equal(Object.keys(SAMPLES).sort());
-    expect(STEP_KINDS).to.have.length(17 + RECOVERY_KINDS.length);
+    expect(STEP_KINDS).to.have.length(17 + RECOVERY_KINDS.length + HIBERNATION_KINDS.length);
   });
 
   it('mutating, scaling and settled kinds are those the engine and status always treated so', () => {
@@ -57,6 +63,16 @@ describe('operator: the step table', () => {
 recovery t1: stop kv-0, kv-2 and drop their data, restart kv-1 in place with --force-new-cluster
 restart kv-1 without --force-new-cluster before the cluster grows back
 recovery t1 complete: the cluster is back to full size from kv-1's data`);
+  });
+
+  it('hibernation: hibernate and wake recorded first, hibernated settled (Ready: as the spec asks), none scaling', () => {
+    expect(HIBERNATION.filter(isMutating).map((s) => s.kind)).to.deep.equal(['hibernate', 'wake']);
+    expect(HIBERNATION.filter(isScalingStep)).to.deep.equal([]);
+    expect(HIBERNATION.filter(isSettled).map((s) => s.kind)).to.deep.equal(['hibernated']);
+    expect(HIBERNATION.map(eventReason).join(' | ')).to.equal('Hibernate | Hibernated | Wake');
+    expect(HIBERNATION.map(statusReason).join(' | ')).to.equal('hibernate | Hibernated | wake');
+    expect(HIBERNATION.map(actionLine).join(' | ')).to.equal('hibernate kv-0,kv-1 | hibernated | wake kv-0,kv-1,kv-2');
+    expect(describeStep(SAMPLES.hibernated)).to.equal('hibernated: 3 member(s) stopped with their data kept; set spec.replicas to wake them');
   });
 
   it('each kind keeps its description, Event reason, condition reason and line, and action line', () => {

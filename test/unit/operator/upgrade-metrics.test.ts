@@ -15,6 +15,19 @@ describe('operator: upgrade metrics', () => {
     m = new UpgradeMetrics(registry);
   });
 
+  it('certificate expiry per Secret (the chart\'s expiry alerts read it); a Secret no longer named and a deleted cluster drop their series', async () => {
+    m.certificates('ns', 'kv', [{ secret: 'kv-client', use: 'client', notAfter: 1_900_000_000 }, { secret: 'kv-peer', use: 'peer', notAfter: 1_800_000_000 }]);
+    let text = await registry.metrics();
+    expect(text).to.contain('svc_operator_certificate_expiry_timestamp_seconds{namespace="ns",cluster="kv",secret="kv-client",use="client"} 1900000000');
+    expect(text).to.contain('svc_operator_certificate_expiry_timestamp_seconds{namespace="ns",cluster="kv",secret="kv-peer",use="peer"} 1800000000');
+    m.certificates('ns', 'kv', [{ secret: 'kv-client2', use: 'client', notAfter: 1_950_000_000 }]);
+    text = await registry.metrics();
+    expect(text).to.not.contain('secret="kv-peer"').and.to.not.contain('secret="kv-client",');
+    expect(text).to.contain('secret="kv-client2",use="client"} 1950000000');
+    m.forget('ns', 'kv');
+    expect(await registry.metrics()).to.not.contain('svc_operator_certificate_expiry_timestamp_seconds{');
+  });
+
   it('the step gauge is 1 for the current step only; members done follow the progress', async () => {
     m.observe('ns', 'kv', { kind: 'restartMember', member: 'kv-2', version: '3.4.34' }, progress({ membersDone: ['kv-1'] }));
     let text = await registry.metrics();

@@ -1,0 +1,54 @@
+# bash completion for svc-operator and kubectl-svc (generated: svc-operator completion bash)
+_svc_words() {
+  # $1: the program's command words after its name
+  local cur="${COMP_WORDS[COMP_CWORD]}" words=""
+  if [ "$1" = plugin ]; then
+    if [ "$COMP_CWORD" -le 1 ]; then words="status backup verify recover suspend resume report"; else
+    case "${COMP_WORDS[1]}" in
+      status) words="--namespace -n --kubeconfig --watch --interval --output" ;;
+      backup) words="--namespace -n --kubeconfig --token --wait" ;;
+      verify) words="--namespace -n --kubeconfig --token --wait" ;;
+      recover) words="--namespace -n --kubeconfig --dry-run --token --wait" ;;
+      suspend) words="--namespace -n --kubeconfig --dry-run" ;;
+      resume) words="--namespace -n --kubeconfig --dry-run" ;;
+      report) words="--namespace -n --kubeconfig --file" ;;
+    esac; fi
+  else
+    if [ "$COMP_CWORD" -le 1 ]; then words="local demo crd run backup restore verify completion status backup-now verify-now recover suspend resume report"
+    elif [ "${COMP_WORDS[1]}" = local ]; then
+      if [ "$COMP_CWORD" -le 2 ]; then words="apply status backup verify-backup backups delete recover suspend resume move-leader restart alarm report"; else
+      case "${COMP_WORDS[2]}" in
+      apply) words="-f --file --output --state-dir" ;;
+      status) words="--output --state-dir" ;;
+      backup) words="--wait --output --state-dir" ;;
+      verify-backup) words="--wait --output --state-dir" ;;
+      backups) words="-f --file --output --state-dir" ;;
+      delete) words="--state-dir" ;;
+      recover) words="--dry-run --output --state-dir" ;;
+      suspend) words="--state-dir --dry-run" ;;
+      resume) words="--state-dir --dry-run" ;;
+      move-leader) words="--state-dir --dry-run --to" ;;
+      restart) words="--state-dir --dry-run" ;;
+      alarm) words="list disarm --state-dir --dry-run" ;;
+      report) words="--state-dir --file" ;;
+      esac; fi
+    elif [ "${COMP_WORDS[1]}" = completion ]; then words="bash zsh"
+    else
+      case "${COMP_WORDS[1]}" in
+      status) words="--namespace -n --kubeconfig --watch --interval --output" ;;
+      backup) words="--namespace -n --kubeconfig --token --wait" ;;
+      verify) words="--namespace -n --kubeconfig --token --wait" ;;
+      recover) words="--namespace -n --kubeconfig --dry-run --token --wait" ;;
+      suspend) words="--namespace -n --kubeconfig --dry-run" ;;
+      resume) words="--namespace -n --kubeconfig --dry-run" ;;
+      report) words="--namespace -n --kubeconfig --file" ;;
+      backup-now) words="--namespace -n --kubeconfig --token --wait" ;;
+      esac
+    fi
+  fi
+  COMPREPLY=($(compgen -W "$words" -- "$cur"))
+}
+_svc_operator() { _svc_words operator; }
+_kubectl_svc() { _svc_words plugin; }
+complete -F _svc_operator svc-operator
+complete -F _kubectl_svc kubectl-svc

@@ -1,0 +1,89 @@
+// Shell completion for svc-operator and the kubectl plugin, from the command tables (the on-call verbs of
+// oncall.ts and oncall-kube.ts, the other commands below): `svc-operator completion bash|zsh` prints the script;
+// completions/ holds the same output (a unit test keeps them equal).
+import { KUBE_ONCALL_USAGE } from './oncall-kube.js';
+import { ONCALL_VERBS } from './oncall.js';
+
+/** What follows each command word: sub-words and flags. */
+interface Words {
+  commands: string[];
+  flags: string[];
+}
+
+const KUBE_FLAGS = ['--namespace', '-n', '--kubeconfig'];
+
+/** The plugin's commands (kubectl svc <command>) and their flags. */
+function pluginWords(): Record<string, Words> {
+  return {
+    status: { commands: [], flags: [...KUBE_FLAGS, '--watch', '--interval', '--output'] },
+    backup: { commands: [], flags: [...KUBE_FLAGS, '--token', '--wait'] },
+    verify: { commands: [], flags: [...KUBE_FLAGS, '--token', '--wait'] },
+    recover: { commands: [], flags: [...KUBE_FLAGS, '--dry-run', '--token', '--wait'] },
+    ...Object.fromEntries(Object.keys(KUBE_ONCALL_USAGE).map((v) => [v, { commands: [], flags: [...KUBE_FLAGS, ...(v === 'report' ? ['--file'] : ['--dry-run'])] }])),
+  };
+}
+
+/** svc-operator local <command> and their flags. */
+function localWords(): Record<string, Words> {
+  const sd = ['--state-dir'];
+  return {
+    apply: { commands: [], flags: ['-f', '--file', '--output', ...sd] },
+    status: { commands: [], flags: ['--output', ...sd] },
+    backup: { commands: [], flags: ['--wait', '--output', ...sd] },
+    'verify-backup': { commands: [], flags: ['--wait', '--output', ...sd] },
+    backups: { commands: [], flags: ['-f', '--file', '--output', ...sd] },
+    delete: { commands: [], flags: sd },
+    recover: { commands: [], flags: ['--dry-run', '--output', ...sd] },
+    ...Object.fromEntries(ONCALL_VERBS.map((v) => [v.name, {
+      commands: v.name === 'alarm' ? ['list', 'disarm'] : [],
+      flags: [...sd, ...(v.mutating ? ['--dry-run'] : []), ...(v.flags.string ?? []).map((f) => `--${f}`), ...(v.flags.boolean ?? []).map((f) => `--${f}`)],
+    }])),
+  };
+}
+
+/** The bash completion script (svc-operator, kubectl-svc, and kubectl svc through kubectl_complete-svc-style words). */
+export function bashCompletion(): string {
+  const plugin = pluginWords();
+  const local = localWords();
+  const top = ['local', 'demo', 'crd', 'run', 'backup', 'restore', 'verify', 'completion', ...Object.keys(plugin).map((c) => (c === 'backup' ? 'backup-now' : c === 'verify' ? 'verify-now' : c))];
+  const cases = (table: Record<string, Words>, var_: string) => Object.entries(table).map(([c, w]) => `      ${c}) ${var_}="${[...w.commands, ...w.flags].join(' ')}" ;;`).join('\n');
+  return `# bash completion for svc-operator and kubectl-svc (generated: svc-operator completion bash)
+_svc_words() {
+  # $1: the program's command words after its name
+  local cur="\${COMP_WORDS[COMP_CWORD]}" words=""
+  if [ "$1" = plugin ]; then
+    if [ "$COMP_CWORD" -le 1 ]; then words="${Object.keys(plugin).join(' ')}"; else
+    case "\${COMP_WORDS[1]}" in
+${cases(plugin, 'words')}
+    esac; fi
+  else
+    if [ "$COMP_CWORD" -le 1 ]; then words="${[...new Set(top)].join(' ')}"
+    elif [ "\${COMP_WORDS[1]}" = local ]; then
+      if [ "$COMP_CWORD" -le 2 ]; then words="${Object.keys(local).join(' ')}"; else
+      case "\${COMP_WORDS[2]}" in
+${cases(local, 'words')}
+      esac; fi
+    elif [ "\${COMP_WORDS[1]}" = completion ]; then words="bash zsh"
+    else
+      case "\${COMP_WORDS[1]}" in
+${cases({ ...plugin, 'backup-now': plugin.backup }, 'words')}
+      esac
+    fi
+  fi
+  COMPREPLY=($(compgen -W "$words" -- "$cur"))
+}
+_svc_operator() { _svc_words operator; }
+_kubectl_svc() { _svc_words plugin; }
+complete -F _svc_operator svc-operator
+complete -F _kubectl_svc kubectl-svc
+`;
+}
+
+/** The zsh completion script (bash's, through bashcompinit). */
+export function zshCompletion(): string {
+  return `#compdef svc-operator kubectl-svc
+# zsh completion for svc-operator and kubectl-svc (generated: svc-operator completion zsh): bash's words through
+# bashcompinit, so both shells complete the same commands and flags
+autoload -U +X bashcompinit && bashcompinit
+${bashCompletion().split('\n').slice(1).join('\n')}`;
+}

@@ -1,0 +1,271 @@
+// The on-call verbs of `svc-operator local` (the same names as `kubectl svc`): suspend, resume, move-leader,
+// restart, alarm list|disarm, report. Each decides on an observation by the planner's rules (planner/oncall.ts,
+// the planner's gate and its suspension), refuses naming the cause with nothing touched, and takes --dry-run,
+// which prints what would be done and changes nothing. ONCALL_VERBS is the one table of them: a verb added later
+// (defrag, compact) is a row here and appears in the usage, the dispatch and the completion scripts.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { API_VERSION, KIND, type SvcCluster, type SvcClusterSpec } from '../api/types.js';
+import { MemberClient } from '../members/index.js';
+import { observe } from '../orchestrator/index.js';
+import { disarmDecision, moveLeaderDecision, restartDecision } from '../planner/oncall.js';
+import { describeStep } from '../planner/steps.js';
+import type { ObservedCluster } from '../planner/types.js';
+import { LocalRuntime } from '../runtime/local/index.js';
+import type { LocalState } from '../runtime/local/state.js';
+import type { FlagSpec } from './args.js';
+import { UsageError } from './args.js';
+import { applyCluster, CommandError, envSvcEntry } from './local.js';
+import { StepPrinter } from './printer.js';
+import { tarArchive } from './tar.js';
+
+/** What a local verb gets: its words after the verb, its flags, where the cluster is. */
+export interface LocalVerbInput {
+  /** The positional words after `local <verb>` (the cluster name first). */
+  args: string[];
+  flags: Map<string, string>;
+  stateDir: string;
+  dryRun: boolean;
+  out: (s: string) => void;
+}
+
+/** One on-call verb. */
+export interface OnCallVerb {
+  /** The verb as typed (`alarm` takes a sub-verb). */
+  name: string;
+  /** Its arguments after the verb, for the usage. */
+  usage: string;
+  /** One line saying what it does. */
+  summary: string;
+  /** Its flags besides --state-dir (local) or -n/--kubeconfig (kubectl). */
+  flags: FlagSpec;
+  /** It changes the cluster: --dry-run applies. */
+  mutating: boolean;
+  /** How it runs under `svc-operator local`. */
+  local: (i: LocalVerbInput) => Promise<number>;
+}
+
+/** The members' backend quota: SVC_QUOTA_BACKEND_BYTES of spec.podTemplate.env, else the servers' default 2 GiB. */
+export function quotaOf(spec: SvcClusterSpec): number {
+  const given = Number(spec.podTemplate?.env?.find((e) => e.name === 'SVC_QUOTA_BACKEND_BYTES')?.value ?? 0);
+  return Number.isFinite(given) && given > 0 ? given : 2 * 1024 * 1024 * 1024;
+}
+
+/** The local cluster of `stateDir`, checked to be the one named. */
+function openLocal(stateDir: string, name: string | undefined, verb: string): { runtime: LocalRuntime; state: LocalState } {
+  if (name === undefined) throw new UsageError(`local ${verb} needs the cluster's name`);
+  const runtime = new LocalRuntime({ stateDir, svcEntry: envSvcEntry() });
+  const state = runtime.state();
+  if (!state) throw new CommandError(`no local cluster in ${runtime.stateDir}; name its state dir with --state-dir`);
+  if (state.name !== name) throw new CommandError(`${runtime.stateDir} holds cluster "${state.name}", not "${name}"; name its state dir with --state-dir`);
+  return { runtime, state };
+}
+
+async function observeLocal(runtime: LocalRuntime, client: MemberClient): Promise<{ cluster: ObservedCluster; urls: Map<string, string> }> {
+  const r = await observe(runtime, client);
+  if (await runtime.suspended()) r.cluster.suspended = true;
+  return r;
+}
+
+function extraArgs(args: string[], max: number, verb: string): void {
+  if (args.length > max) throw new UsageError(`local ${verb}: unexpected arguments: ${args.slice(max).join(' ')}`);
+}
+
+const suspend = (on: boolean) => async (i: LocalVerbInput): Promise<number> => {
+  const verb = on ? 'suspend' : 'resume';
+  extraArgs(i.args, 1, verb);
+  const { runtime, state } = openLocal(i.stateDir, i.args[0], verb);
+  const now = state.suspended === true;
+  if (now === on) {
+    i.out(`${state.name} is already ${on ? 'suspended' : 'not suspended'}; nothing to do\n`);
+    return 0;
+  }
+  if (i.dryRun) {
+    i.out(`dry run: would ${verb} ${state.name}; nothing was changed\n`);
+    return 0;
+  }
+  runtime.setSuspended(on);
+  i.out(on
+    ? `${state.name} suspended: no member is started, stopped, restarted or changed until \`svc-operator local resume ${state.name} --state-dir ${i.stateDir}\`; \`local status\` keeps reading it, \`local apply\` records a new spec and says what it holds back\n`
+    : `${state.name} resumed: the next \`svc-operator local apply\` carries on with what was held back\n`);
+  return 0;
+};
+
+async function moveLeader(i: LocalVerbInput): Promise<number> {
+  extraArgs(i.args, 1, 'move-leader');
+  const { runtime, state } = openLocal(i.stateDir, i.args[0], 'move-leader');
+  const client = new MemberClient({ timeoutMs: 3000, attempts: 2 });
+  try {
+    const { cluster, urls } = await observeLocal(runtime, client);
+    const d = moveLeaderDecision(cluster, i.flags.get('to'));
+    if ('refused' in d) throw new CommandError(`cannot move the leader of ${state.name}: ${d.refused}`);
+    const step = d.step;
+    if (step.kind !== 'moveLeader') throw new Error(`unexpected step ${step.kind}`);
+    if (i.dryRun) {
+      i.out(`dry run: would ${describeStep(step)}; nothing was changed\n`);
+      return 0;
+    }
+    await runtime.noteStep(describeStep(step)); // recorded before it acts
+    await client.moveLeader(urls.get(step.from)!, step.toId ?? cluster.members.find((m) => m.name === step.to)!.id!);
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      if (await client.isLeader(urls.get(step.to)!).catch(() => false)) {
+        i.out(`${describeStep(step)}: ${step.to} leads\n`);
+        return 0;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new CommandError(`asked ${step.from} to hand leadership to ${step.to}, but ${step.to} does not report leading after 10 s; \`svc-operator local status\` shows who leads`);
+  } finally {
+    client.close();
+  }
+}
+
+async function restart(i: LocalVerbInput): Promise<number> {
+  extraArgs(i.args, 2, 'restart');
+  const { runtime, state } = openLocal(i.stateDir, i.args[0], 'restart');
+  const client = new MemberClient({ timeoutMs: 3000, attempts: 2 });
+  let members: string[];
+  try {
+    const { cluster } = await observeLocal(runtime, client);
+    const d = restartDecision(cluster, i.args[1]);
+    if ('refused' in d) throw new CommandError(`cannot restart ${i.args[1] ?? state.name}: ${d.refused}`);
+    members = d.members;
+  } finally {
+    client.close();
+  }
+  if (i.dryRun) {
+    i.out(`dry run: would restart ${members.join(', ')} one at a time (followers first, the leader last after moving leadership; each once every member is healthy and caught up; reason RestartRequested); nothing was changed\n`);
+    return 0;
+  }
+  runtime.requestRestart(members);
+  const cluster: SvcCluster = { apiVersion: API_VERSION, kind: KIND, metadata: { name: state.name }, spec: state.spec };
+  const r = await applyCluster(cluster, { stateDir: i.stateDir, printer: new StepPrinter({ write: i.out }), svcEntry: envSvcEntry() });
+  if (r.outcome === 'steady') {
+    i.out(`restarted ${members.join(', ')}\n`);
+    return 0;
+  }
+  throw new CommandError(`the restart of ${members.join(', ')} did not finish: ${r.error ?? describeStep(r.step)}; run \`svc-operator local apply\` to carry on`);
+}
+
+async function alarm(i: LocalVerbInput): Promise<number> {
+  const sub = i.args[0];
+  if (sub !== 'list' && sub !== 'disarm') throw new UsageError('local alarm needs list or disarm, then the cluster\'s name');
+  extraArgs(i.args, 2, `alarm ${sub}`);
+  const { runtime, state } = openLocal(i.stateDir, i.args[1], `alarm ${sub}`);
+  if (sub === 'list' && i.dryRun) throw new UsageError('--dry-run belongs to alarm disarm (alarm list changes nothing)');
+  const client = new MemberClient({ timeoutMs: 3000, attempts: 2 });
+  try {
+    const { cluster, urls } = await observeLocal(runtime, client);
+    const names = cluster.members.map((m) => m.name);
+    const answering = cluster.members.filter((m) => m.running).map((m) => urls.get(m.name)!);
+    let alarms: Array<{ memberId: string; alarm: string }> | undefined;
+    for (const u of answering) {
+      alarms = await client.alarms(u).catch(() => undefined);
+      if (alarms) break;
+    }
+    if (!alarms) throw new CommandError(`no member of ${state.name} answered the alarm list; \`svc-operator local status\` shows which members run`);
+    const byId = (id: string) => cluster.members.find((m) => m.id === id)?.name ?? (id === '0' ? 'the cluster' : `member ${id}`);
+    if (sub === 'list') {
+      i.out(alarms.length === 0 ? `no alarm raised in ${state.name}\n` : alarms.map((a) => `${a.alarm}\t${byId(a.memberId)}\n`).join(''));
+      return 0;
+    }
+    const dbSizes: Record<string, number> = {};
+    const hashes: Record<string, number> = {};
+    const revisions: number[] = [];
+    for (const m of cluster.members) {
+      const s = await client.status(urls.get(m.name)!).catch(() => undefined);
+      if (s) {
+        dbSizes[m.name] = s.dbSize;
+        revisions.push(s.revision);
+      }
+    }
+    if (alarms.some((a) => a.alarm === 'CORRUPT') && revisions.length > 0) {
+      const rev = Math.min(...revisions);
+      for (const m of cluster.members) {
+        const h = await client.hashKV(urls.get(m.name)!, rev).catch(() => undefined);
+        if (h) hashes[m.name] = h.hash;
+      }
+    }
+    const d = disarmDecision({ alarms, dbSizes, hashes, quotaBytes: quotaOf(state.spec), members: names });
+    if ('refused' in d) throw new CommandError(`cannot disarm in ${state.name}: ${d.refused}`);
+    if (i.dryRun) {
+      i.out(`dry run: would disarm ${d.disarm.map((a) => `${a.alarm} (${byId(a.memberId)})`).join(', ')}; nothing was changed\n`);
+      return 0;
+    }
+    await runtime.noteStep(`disarm ${d.disarm.map((a) => a.alarm).join(', ')} (asked for)`);
+    for (const a of d.disarm) await client.disarmAlarm(answering[0], a.memberId, a.alarm);
+    i.out(`disarmed ${d.disarm.map((a) => `${a.alarm} (${byId(a.memberId)})`).join(', ')}\n`);
+    return 0;
+  } finally {
+    client.close();
+  }
+}
+
+/** The last `n` lines of a file ('' when it cannot be read). */
+function tail(file: string, n: number): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-n - 1).join('\n');
+  } catch (e) {
+    return `(cannot read ${file}: ${(e as Error).message})\n`;
+  }
+}
+
+/** Log lines kept per member (and of the operator) in a report. */
+export const REPORT_LOG_LINES = 500;
+
+async function report(i: LocalVerbInput): Promise<number> {
+  extraArgs(i.args, 1, 'report');
+  const { runtime, state } = openLocal(i.stateDir, i.args[0], 'report');
+  const file = resolve(i.flags.get('file') ?? `${state.name}-report-${new Date().toISOString().replace(/[:.]/g, '-')}.tar.gz`);
+  const client = new MemberClient({ timeoutMs: 3000, attempts: 1 });
+  const entries: Array<{ name: string; data: string }> = [];
+  const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
+  try {
+    const { cluster, urls } = await observeLocal(runtime, client);
+    const manifest: SvcCluster = { apiVersion: API_VERSION, kind: KIND, metadata: { name: state.name }, spec: state.spec };
+    entries.push({ name: 'cluster.json', data: json(manifest) });
+    entries.push({ name: 'state.json', data: json(state) });
+    entries.push({ name: 'observed.json', data: json(cluster) });
+    // the local runtime's Events: the last step the operator reported (Kubernetes reports carry the Events)
+    entries.push({ name: 'events.txt', data: `${state.lastStep ?? '(no step recorded)'}\n` });
+    for (const m of state.members) {
+      const url = urls.get(m.name)!;
+      const [version, status, alarms] = await Promise.all([
+        client.version(url).catch((e: Error) => ({ error: e.message })),
+        client.status(url).catch((e: Error) => ({ error: e.message })),
+        client.alarms(url).catch((e: Error) => ({ error: e.message })),
+      ]);
+      entries.push({ name: `members/${m.name}.json`, data: json({ record: m, observed: cluster.members.find((o) => o.name === m.name), version, status, alarms }) });
+      entries.push({ name: `logs/${m.name}.log`, data: tail(m.logFile, REPORT_LOG_LINES) });
+    }
+    // the local operator is this command line: its log is the step line recorded last, in events.txt
+    entries.push({ name: 'logs/operator.log', data: `${state.lastStep ?? ''}\n` });
+  } finally {
+    client.close();
+  }
+  writeFileSync(file, gzipSync(tarArchive(entries)));
+  i.out(`${file}: ${entries.length} entries (${entries.map((e) => e.name).join(', ')})\n`);
+  return 0;
+}
+
+/** The on-call verbs, in usage order. */
+export const ONCALL_VERBS: readonly OnCallVerb[] = [
+  { name: 'suspend', usage: '<cluster>', summary: 'break-glass: no mutation of the cluster until resume (status keeps flowing)', flags: {}, mutating: true, local: suspend(true) },
+  { name: 'resume', usage: '<cluster>', summary: 'ends a suspension: what was held back carries on', flags: {}, mutating: true, local: suspend(false) },
+  { name: 'move-leader', usage: '<cluster> [--to MEMBER]', summary: 'hands leadership to MEMBER (else the most up-to-date follower), only while every member is healthy and caught up', flags: { string: ['to'] }, mutating: true, local: moveLeader },
+  { name: 'restart', usage: '<cluster> [MEMBER]', summary: 'a rolling restart (reason RestartRequested) of every member or one, followers first, the leader last', flags: {}, mutating: true, local: restart },
+  { name: 'alarm', usage: 'list|disarm <cluster>', summary: 'lists the alarms raised; disarm is refused while a cause persists', flags: {}, mutating: true, local: alarm },
+  { name: 'report', usage: '<cluster> [--file F.tar.gz]', summary: 'one archive for a bug report: the resource, status, Events, each member\'s status, the last logs', flags: { string: ['file'] }, mutating: false, local: report },
+];
+
+/** The verb of `name`, if it is one. */
+export function onCallVerb(name: string | undefined): OnCallVerb | undefined {
+  return ONCALL_VERBS.find((v) => v.name === name);
+}
+
+/** Usage lines of the verbs under `prefix` ("svc-operator local", "kubectl svc"). */
+export function onCallUsage(prefix: string, suffix: string): string {
+  return ONCALL_VERBS.map((v) => `  ${prefix} ${v.name} ${v.usage} ${suffix}${v.mutating ? ' [--dry-run]' : ''}\n      ${v.summary}\n`).join('');
+}

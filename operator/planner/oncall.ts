@@ -1,0 +1,107 @@
+// What a person asks for on call (`svc-operator local <verb>`, `kubectl svc <verb>`), decided on an observation by
+// the planner's own rules: pure, no I/O. A decision is a step to carry out (recorded first, like any step) or a
+// refusal naming its cause, with nothing touched.
+import { catchUpSlack } from './catch-up.js';
+import { describeStep } from './steps.js';
+import type { ObservedCluster, Step } from './types.js';
+
+/** A step to carry out, or why not (nothing is touched). */
+export type OnCallDecision = { step: Step } | { refused: string };
+
+/**
+ * The planner's gate before a disruptive step: every member running and healthy, exactly one leader, every follower
+ * within catchUpSlack() of the leader's applied index. Undefined when it holds, else why not.
+ */
+export function gateProblem(o: ObservedCluster): string | undefined {
+  const down = o.members.find((m) => !m.running || !m.healthy);
+  if (down) return `member ${down.name} is ${down.running ? 'not healthy' : 'not running'}${down.failure ? ` (${down.failure})` : ''}`;
+  const leaders = o.members.filter((m) => m.leader);
+  if (leaders.length !== 1) return leaders.length === 0 ? 'no member reports being the leader' : `${leaders.length} members report being the leader`;
+  const ref = o.catchUp?.leaderIndex ?? leaders[0].appliedIndex;
+  const slack = catchUpSlack(o);
+  const behind = o.members.find((m) => m !== leaders[0] && (m.appliedIndex === undefined || ref === undefined || ref - m.appliedIndex > slack));
+  if (behind) return `member ${behind.name} is catching up (applied ${behind.appliedIndex ?? '?'}, leader ${ref ?? '?'}, allowed gap ${slack})`;
+  return undefined;
+}
+
+/** A member name the cluster does not have: the refusal listing those it has. */
+export function unknownMember(o: ObservedCluster, name: string): string | undefined {
+  if (o.members.some((m) => m.name === name)) return undefined;
+  return `no member ${name}; the members are ${o.members.map((m) => m.name).sort().join(', ') || 'none'}`;
+}
+
+/**
+ * `move-leader [--to MEMBER]`: leadership to `to`, else to the most up-to-date follower (then the first by name);
+ * only through the gate, never while suspended.
+ */
+export function moveLeaderDecision(o: ObservedCluster, to?: string): OnCallDecision {
+  if (to !== undefined) {
+    const unknown = unknownMember(o, to);
+    if (unknown) return { refused: unknown };
+  }
+  const gate = gateProblem(o);
+  if (gate) return { refused: `not now: ${gate}; leadership moves only while every member is healthy and caught up` };
+  const leader = o.members.find((m) => m.leader)!;
+  if (to === leader.name) return { refused: `${to} already leads; nothing to move` };
+  const target = to !== undefined
+    ? o.members.find((m) => m.name === to)!
+    : [...o.members].filter((m) => m !== leader).sort((a, b) => (b.appliedIndex ?? 0) - (a.appliedIndex ?? 0) || (a.name < b.name ? -1 : 1))[0];
+  if (!target) return { refused: `${leader.name} is the only member; there is no one to hand leadership to` };
+  const step: Step = { kind: 'moveLeader', from: leader.name, to: target.name, ...(target.id !== undefined ? { toId: target.id } : {}) };
+  return o.suspended ? { refused: refusedSuspended(step) } : { step };
+}
+
+/** `restart [MEMBER]`: the members a rolling restart names (every member, or the one named). */
+export function restartDecision(o: ObservedCluster, member?: string): { members: string[] } | { refused: string } {
+  if (member !== undefined) {
+    const unknown = unknownMember(o, member);
+    if (unknown) return { refused: unknown };
+  }
+  if (o.members.length === 0) return { refused: 'the cluster has no members' };
+  if (o.suspended) return { refused: refusedSuspended(undefined) };
+  return { members: member !== undefined ? [member] : o.members.map((m) => m.name).sort() };
+}
+
+/** What `alarm disarm` looks at: the alarms raised and the evidence of their causes. */
+export interface AlarmFacts {
+  alarms: Array<{ memberId: string; alarm: string }>;
+  /** Each member's database size (Maintenance.Status dbSize) by name; a member that did not answer is missing. */
+  dbSizes: Record<string, number>;
+  /** The members' backend quota (bytes). */
+  quotaBytes: number;
+  /** Each member's KV hash at one revision, by name (taken while CORRUPT is raised). */
+  hashes: Record<string, number>;
+  members: string[];
+}
+
+/**
+ * `alarm disarm`: refused while a cause persists (NOSPACE: a member's database still at or above the quota; CORRUPT:
+ * the members' KV hashes not all equal, or a member that did not answer); else the alarms to disarm.
+ */
+export function disarmDecision(f: AlarmFacts): { disarm: Array<{ memberId: string; alarm: 'NOSPACE' | 'CORRUPT' }> } | { refused: string } {
+  if (f.alarms.length === 0) return { refused: 'no alarm is raised; nothing to disarm' };
+  const out: Array<{ memberId: string; alarm: 'NOSPACE' | 'CORRUPT' }> = [];
+  for (const a of f.alarms) {
+    if (a.alarm === 'NOSPACE') {
+      const full = f.members.filter((m) => f.dbSizes[m] === undefined || f.dbSizes[m] >= f.quotaBytes);
+      if (full.length > 0) {
+        return { refused: `the NOSPACE alarm's cause persists: ${full.map((m) => (f.dbSizes[m] === undefined ? `${m} did not report its database size` : `${m}'s database is ${f.dbSizes[m]} bytes, quota ${f.quotaBytes}`)).join('; ')}; compact and defragment first (or raise the quota), then disarm` };
+      }
+      out.push({ memberId: a.memberId, alarm: 'NOSPACE' });
+    } else if (a.alarm === 'CORRUPT') {
+      const missing = f.members.filter((m) => f.hashes[m] === undefined);
+      const distinct = new Set(Object.values(f.hashes));
+      if (missing.length > 0 || distinct.size > 1) {
+        return { refused: `the CORRUPT alarm's cause persists: ${missing.length > 0 ? `no KV hash from ${missing.join(', ')}` : `the members' KV hashes differ (${f.members.map((m) => `${m} ${f.hashes[m]}`).join(', ')})`}; the operator replaces a member that differs from a strict majority (\`local apply\`), then disarms it itself` };
+      }
+      out.push({ memberId: a.memberId, alarm: 'CORRUPT' });
+    } else {
+      return { refused: `unknown alarm ${a.alarm} (member ${a.memberId}); not disarmed` };
+    }
+  }
+  return { disarm: out };
+}
+
+function refusedSuspended(step: Step | undefined): string {
+  return `the cluster is suspended (break-glass): nothing is changed; resume it first (\`svc-operator local resume\`, \`kubectl svc resume\`)${step ? `, then this would ${describeStep(step)}` : ''}`;
+}
