@@ -4,6 +4,7 @@ import { isSupportedVersion, SUPPORTED_MINORS } from './versions.js';
 import { scheduleProblem } from './cron.js';
 import { quantityBytes } from './quantity.js';
 import { memberConfigProblems } from './member-config.js';
+import { maintenanceProblems, storageChangeProblems } from './maintenance.js';
 import { svcClusterSchema, type Schema } from './crd.js';
 
 /** Raised when a manifest is not a valid SvcCluster; `problems` lists every violation. */
@@ -57,6 +58,7 @@ export function specProblems(spec: unknown): string[] {
   const r = s.restore as Record<string, unknown> | undefined;
   if (r !== undefined && (typeof r.snapshot !== 'string' || r.snapshot === '')) p.push('spec.restore.snapshot must name a snapshot');
   p.push(...podTemplateProblems(s.podTemplate as SvcClusterSpec['podTemplate']));
+  p.push(...maintenanceProblems(s as unknown as SvcClusterSpec));
   // a combination the release cannot run (e.g. 3.3 and spec.logging.logger): refused before anything starts
   if (p.length === 0) p.push(...memberConfigProblems(s as unknown as SvcClusterSpec));
   return p;
@@ -103,6 +105,7 @@ function podTemplateProblems(pt: SvcClusterSpec['podTemplate']): string[] {
 export function updateProblems(old: SvcClusterSpec, next: SvcClusterSpec): string[] {
   const p: string[] = [];
   if ((old.storage?.storageClassName ?? '') !== (next.storage?.storageClassName ?? '')) p.push('spec.storage.storageClassName is immutable');
+  p.push(...storageChangeProblems(old, next));
   return p;
 }
 

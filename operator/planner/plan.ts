@@ -46,6 +46,7 @@ import { isMutating } from './steps.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
 import { dueBackup } from '../backup/schedule.js';
 import { recoveryCompletion, recoveryStep } from './recovery.js';
+import { maintenanceStep, startMaintenance } from './maintenance.js';
 
 export { CATCH_UP_SECONDS, CATCH_UP_SLACK, catchUpSlack } from './catch-up.js';
 /** v2 data above this needs the 2-minute wait between members (the seed's limit). */
@@ -126,6 +127,9 @@ export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: Upgrade
   if (replace) return replace;
   const corrupt = corruptionStep(o);
   if (corrupt) return corrupt;
+  // a maintenance round under way, or NOSPACE relief (maintenance.ts)
+  const maintain = maintenanceStep(spec, o);
+  if (maintain) return maintain;
   const step = planSteps(spec, o, progress);
   const onTarget = (m: ObservedMember) => m.configuredVersion === spec.version && (m.release === undefined || m.release === spec.version);
   const upgrading = !o.members.every(onTarget) || (progress !== undefined && progress.to === spec.version && progress.finishedAt === undefined);
@@ -189,7 +193,7 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     // A follower behind under writes gates the next change; with nothing to change the cluster is as specified
     // (so Ready and Reconciling do not flap with the write load).
     const next = rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader);
-    if (!next) return recoveryCompletion(o) ?? backupStep(spec, o, leader) ?? { kind: 'steady', version: target };
+    if (!next) return recoveryCompletion(o) ?? backupStep(spec, o, leader) ?? startMaintenance(spec, o) ?? { kind: 'steady', version: target };
     return catchingUp && isMutating(next) ? catchingUp : next;
   }
   if (catchingUp) return catchingUp;
