@@ -86,6 +86,7 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
       printer?.step(e);
       void runtime.noteStep(e.line);
     },
+    onDefrag: (d) => printer?.line(`defragmented ${d.member} (${d.reason}): ${d.before ?? '?'} -> ${d.after ?? '?'} bytes`),
     onError: (step, err) => {
       printer?.line(`step ${step.kind} failed (will retry): ${err.message}`);
       if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));
