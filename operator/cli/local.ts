@@ -1,4 +1,5 @@
 // `svc-operator local apply|status|backup|delete`: an SvcCluster on this machine, driven by the orchestrator.
+import { describeDefrag } from '../planner/maintenance.js';
 import { readFileSync } from 'node:fs';
 import { loadAll } from 'js-yaml';
 import { parseSvcCluster, updateProblems, ValidationError } from '../api/validate.js';
@@ -86,7 +87,7 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
       printer?.step(e);
       void runtime.noteStep(e.line);
     },
-    onDefrag: (d) => printer?.line(`defragmented ${d.member} (${d.reason}): ${d.before ?? '?'} -> ${d.after ?? '?'} bytes`),
+    onDefrag: (d) => printer?.line(describeDefrag(d)),
     onError: (step, err) => {
       printer?.line(`step ${step.kind} failed (will retry): ${err.message}`);
       if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));

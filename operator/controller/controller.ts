@@ -12,12 +12,13 @@ import { specProblems, unknownFields, withDefaults } from '../api/validate.js';
 import { MemberClient, type MemberClientOptions } from '../members/index.js';
 import { envCrash, runPass } from '../orchestrator/engine.js';
 import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
-import { FORMED_ANNOTATION, KubeRuntime, parseReplacements, podImage, PROGRESS_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
+import { FORMED_ANNOTATION, KubeRuntime, MAINTENANCE_ANNOTATION, MAINTENANCE_REQUEST_ANNOTATION, parseMaintenance, parseMaintenanceRequest, parseReplacements, podImage, PROGRESS_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure } from '../runtime/kubernetes/backup-job.js';
 import { BACKUP_REQUEST_ANNOTATION, backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
 import { parseScaling, SCALING_ANNOTATION } from '../runtime/kubernetes/kube-scaling.js';
 import { parseRecovery, RECOVER_ANNOTATION, RECOVERY_ANNOTATION } from '../runtime/kubernetes/kube-recovery.js';
 import { recoveryRefusal } from '../planner/recovery.js';
+import { describeDefrag } from '../planner/maintenance.js';
 import type { RecoveryProgress } from '../planner/types.js';
 import type { RecoveryStatus } from '../api/types.js';
 import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
@@ -221,6 +222,13 @@ export class Controller {
     const annotatedRecovery = parseRecovery(stored.metadata.annotations?.[RECOVERY_ANNOTATION]);
     const mine = session.memory.recovery;
     const recoveryRecord = mine && (!annotatedRecovery || mine.startedAt >= annotatedRecovery.startedAt) ? mine : annotatedRecovery;
+    // maintenance: the request annotation, and the record (the engine prefers the one it saved last)
+    const maintenanceRecord = session.memory.maintenance ?? parseMaintenance(stored.metadata.annotations?.[MAINTENANCE_ANNOTATION]);
+    const maintenanceRequest = parseMaintenanceRequest(stored.metadata.annotations?.[MAINTENANCE_REQUEST_ANNOTATION]);
+    const maintenance = {
+      ...(maintenanceRecord ? { record: maintenanceRecord } : {}), ...(maintenanceRequest ? { request: maintenanceRequest } : {}),
+      created: new Date(stored.metadata.creationTimestamp ?? 0).getTime(),
+    };
     const rt = new KubeRuntime(this.api, ref, {
       snapshotDir: this.opts.snapshotDir,
       recovery: { ...(recoverRequest ? { request: recoverRequest } : {}), ...(recoveryRecord ? { record: recoveryRecord } : {}) },
@@ -234,6 +242,7 @@ export class Controller {
       desired: session.desired,
       formed: stored.metadata.annotations?.[FORMED_ANNOTATION] !== undefined,
       ...(tlsHash ? { tlsHash } : {}),
+      maintenance,
       // what the planner needs for scheduled and on-demand backups (the engine prefers the record it saved last)
       backups: { record: stored.status?.backups, request: stored.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION], created: new Date(stored.metadata.creationTimestamp ?? 0).getTime() },
     });
@@ -249,6 +258,7 @@ export class Controller {
     session.lastStep = line;
     if (changed) this.log({ level: 'info', msg: 'step', cluster: key, step: step.kind, line });
     this.upgradeMetrics.observe(namespace, name, step, progress);
+    this.upgradeMetrics.noSpace(namespace, name, (observed.noSpace?.length ?? 0) > 0);
     if (changed && (step.kind === 'blocked' || (step.kind === 'wait' && step.code === 'Paused'))) {
       await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', eventReason(step), step.reason);
     }
@@ -283,6 +293,10 @@ export class Controller {
       this.upgradeMetrics.stepDone(namespace, name, step);
       if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${spec.restore.snapshot}`);
       if (r.backup) await this.api.event(target, 'Normal', 'BackupTaken', describeBackup(r.backup));
+      if (r.defrag) {
+        await this.api.event(target, 'Normal', 'MemberDefragmented', describeDefrag(r.defrag));
+        this.upgradeMetrics.defragmented(namespace, name, r.defrag);
+      }
       session.jobFailure = undefined;
     }
     const fresh = this.clusters.get(name, namespace) ?? stored;

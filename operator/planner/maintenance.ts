@@ -222,3 +222,9 @@ export function noteMaintenance(record: MaintenanceRecord | undefined, o: Observ
   if (round.reason === 'NoSpace' && o.noSpace && o.noSpace.length > 0) return record;
   return { ...record, round: { ...round, finishedAt: o.now } };
 }
+
+/** One line for a member defragmented (the MemberDefragmented Event, `local apply`'s output). */
+export function describeDefrag(d: { member: string; reason: MaintenanceReason; before?: number; after?: number }): string {
+  const gain = d.before !== undefined && d.after !== undefined ? `; ${mib(Math.max(0, d.before - d.after))} given back` : '';
+  return `member ${d.member} defragmented (${d.reason}): database file ${d.before ?? '?'} -> ${d.after ?? '?'} bytes (${mib(d.before)} -> ${mib(d.after)}${gain})`;
+}

@@ -67,9 +67,14 @@ members' data claims, which the StatefulSet adopts. Secrets: get by name only (T
 - apiGroups: ["svc.dev"]
   resources: ["svcclusters/finalizers"]
   verbs: ["update"]
+# patch: a member being defragmented is labelled out of the client Service (svc.dev/serving) and back
 - apiGroups: [""]
   resources: ["pods"]
-  verbs: ["get", "list", "watch", "delete"]
+  verbs: ["get", "list", "watch", "delete", "patch"]
+# ... and its defragmentation waits until the Service's EndpointSlices no longer list it
+- apiGroups: ["discovery.k8s.io"]
+  resources: ["endpointslices"]
+  verbs: ["list"]
 - apiGroups: [""]
   resources: ["services", "configmaps"]
   verbs: ["get", "list", "watch", "create", "patch"]

@@ -63,6 +63,7 @@ export class KubeApi {
   readonly apps: k8s.AppsV1Api;
   readonly batch: k8s.BatchV1Api;
   readonly custom: k8s.CustomObjectsApi;
+  readonly discovery: k8s.DiscoveryV1Api;
   readonly objects: k8s.KubernetesObjectApi;
   /** Write requests made (applies, patches, deletes, events): tests read it. */
   writes = 0;
@@ -80,6 +81,7 @@ export class KubeApi {
     this.apps = kc.makeApiClient(k8s.AppsV1Api);
     this.batch = kc.makeApiClient(k8s.BatchV1Api);
     this.custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    this.discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
     this.objects = k8s.KubernetesObjectApi.makeApiClient(kc);
   }
 
@@ -218,6 +220,22 @@ export class KubeApi {
     } catch (e) {
       if (!isStatus(e, 404)) throw e;
     }
+  }
+
+  /** Sets one label of a pod. */
+  async patchPodLabel(namespace: string, name: string, key: string, value: string): Promise<void> {
+    this.wrote(`label ${key}=${value}`, namespace, name);
+    await this.core.patchNamespacedPod({ namespace, name, body: { metadata: { labels: { [key]: value } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+  }
+
+  /** The pods the EndpointSlices of Service `service` list as ready. */
+  async readyEndpointPods(namespace: string, service: string): Promise<Set<string>> {
+    const slices = await this.discovery.listNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=${service}` });
+    const out = new Set<string>();
+    for (const sl of slices.items) {
+      for (const e of sl.endpoints ?? []) if (e.conditions?.ready !== false && e.targetRef?.kind === 'Pod' && e.targetRef.name) out.add(e.targetRef.name);
+    }
+    return out;
   }
 
   /** Sets (or with null removes) one annotation of an SvcCluster. */

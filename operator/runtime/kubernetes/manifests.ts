@@ -62,6 +62,13 @@ export const TERMINATION_GRACE_SECONDS = 30;
 
 const scheme = (secret: string | undefined): string => (secret ? 'https' : 'http');
 
+/**
+ * Label of a member pod the client Service selects on ("true"): the operator sets it "false" while the member is
+ * defragmented (its backend blocks), so clients are not sent to it, and back after. Not in the StatefulSet's
+ * selector: a pod labelled out stays the StatefulSet's.
+ */
+export const SERVING_LABEL = 'svc.dev/serving';
+
 /** Labels that select the member pods of a cluster. */
 export function selectorLabels(name: string): Record<string, string> {
   return { 'app.kubernetes.io/name': 'svc', 'app.kubernetes.io/instance': name };
@@ -274,7 +281,7 @@ function statefulSet(c: ClusterRef, release: string, live: LiveShape): KubeObjec
       // the SvcCluster keeps the data
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Delete' },
       selector: { matchLabels: selectorLabels(name) },
-      template: { metadata: { labels: { ...(pt.labels ?? {}), ...labels(name), [RELEASE_LABEL]: release }, annotations }, spec: podSpec },
+      template: { metadata: { labels: { ...(pt.labels ?? {}), ...labels(name), [RELEASE_LABEL]: release, [SERVING_LABEL]: 'true' }, annotations }, spec: podSpec },
       volumeClaimTemplates: [{
         metadata: { name: 'data' },
         spec: {
@@ -298,7 +305,7 @@ export function ownedObjects(c: ClusterRef, release: string, live: LiveShape = {
       spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector: selectorLabels(name), ports },
     }),
     owned(c, 'v1', 'Service', clientServiceName(name), {
-      spec: { selector: selectorLabels(name), ports: [ports[0]] },
+      spec: { selector: { ...selectorLabels(name), [SERVING_LABEL]: 'true' }, ports: [ports[0]] },
     }),
     owned(c, 'policy/v1', 'PodDisruptionBudget', name, {
       spec: { maxUnavailable: 1, selector: { matchLabels: selectorLabels(name) } },
