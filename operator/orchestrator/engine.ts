@@ -308,6 +308,10 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
         defrag = { member: step.member, reason: step.reason, ...(before !== undefined ? { before } : {}), ...(after !== undefined ? { after } : {}) };
         break;
       }
+      case 'expandVolumes':
+        if (!runtime.expandVolumes) throw new Error(`the ${runtime.kind} runtime has no volumes to grow`);
+        await runtime.expandVolumes(step.size, step.members);
+        break;
       case 'complete':
       case 'recoverComplete':
       case 'wait':

@@ -17,7 +17,8 @@
 //   its file; quotaUsage: its file as a share of the quota, only when defragmenting would bring it under), those two
 //   only inside the window when one is set.
 import { dueSlot } from '../backup/schedule.js';
-import { inWindow, parseShare, parseWindow, quotaBytes } from '../api/maintenance.js';
+import { DEFAULT_VOLUME, inWindow, parseShare, parseWindow, quotaBytes, volumeBytes } from '../api/maintenance.js';
+import { quantityBytes } from '../api/quantity.js';
 import { scheduleProblem } from '../api/cron.js';
 import type { SvcClusterSpec } from '../api/types.js';
 import { catchUpSlack } from './catch-up.js';
@@ -227,4 +228,26 @@ export function noteMaintenance(record: MaintenanceRecord | undefined, o: Observ
 export function describeDefrag(d: { member: string; reason: MaintenanceReason; before?: number; after?: number }): string {
   const gain = d.before !== undefined && d.after !== undefined ? `; ${mib(Math.max(0, d.before - d.after))} given back` : '';
   return `member ${d.member} defragmented (${d.reason}): database file ${d.before ?? '?'} -> ${d.after ?? '?'} bytes (${mib(d.before)} -> ${mib(d.after)}${gain})`;
+}
+
+/**
+ * A larger spec.storage.size than the members' volumes: `expandVolumes` (the claims grown in place, the StatefulSet
+ * recreated with its pods orphaned) when the class allows expansion, else `blocked` VolumeExpansionNotAllowed with
+ * nothing changed (the members keep their volumes and the quota derived from them). Undefined when they match.
+ */
+export function volumeStep(spec: SvcClusterSpec, o: ObservedCluster): Step | undefined {
+  const v = o.volume;
+  const want = volumeBytes(spec);
+  const have = v ? quantityBytes(v.size) : undefined;
+  if (!v || want === undefined || have === undefined) return undefined;
+  const size = String(spec.storage?.size ?? DEFAULT_VOLUME);
+  const small = o.members.map((m) => m.name).filter((n) => v.claims[n] !== undefined && (quantityBytes(v.claims[n]) ?? 0) < want).sort();
+  if (want <= have && small.length === 0) return undefined;
+  if (v.expandable === false) {
+    return {
+      kind: 'blocked', code: 'VolumeExpansionNotAllowed', condition: 'VolumeExpansion',
+      reason: `spec.storage.size ${size} is larger than the members' volumes (${v.size}), and StorageClass ${v.storageClass ?? '(default)'} does not allow volume expansion (allowVolumeExpansion is not true): nothing was changed; set spec.storage.size back to ${v.size}, or allow expansion on the class (its provisioner must support it)`,
+    };
+  }
+  return { kind: 'expandVolumes', size, from: v.size, members: small };
 }

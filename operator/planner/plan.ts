@@ -46,7 +46,7 @@ import { isMutating } from './steps.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
 import { dueBackup } from '../backup/schedule.js';
 import { recoveryCompletion, recoveryStep } from './recovery.js';
-import { maintenanceStep, startMaintenance } from './maintenance.js';
+import { maintenanceStep, startMaintenance, volumeStep } from './maintenance.js';
 
 export { CATCH_UP_SECONDS, CATCH_UP_SLACK, catchUpSlack } from './catch-up.js';
 /** v2 data above this needs the 2-minute wait between members (the seed's limit). */
@@ -130,6 +130,9 @@ export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: Upgrade
   // a maintenance round under way, or NOSPACE relief (maintenance.ts)
   const maintain = maintenanceStep(spec, o);
   if (maintain) return maintain;
+  // a larger spec.storage.size: grown in place, or refused with nothing changed
+  const grow = volumeStep(spec, o);
+  if (grow) return grow;
   const step = planSteps(spec, o, progress);
   const onTarget = (m: ObservedMember) => m.configuredVersion === spec.version && (m.release === undefined || m.release === spec.version);
   const upgrading = !o.members.every(onTarget) || (progress !== undefined && progress.to === spec.version && progress.finishedAt === undefined);

@@ -171,6 +171,12 @@ export const STEPS = {
     eventReason: () => 'Defragment', statusReason: kindOnly, statusLine: (s) => `defragmenting ${s.member} (${s.reason})`,
     actionLine: withMember,
   },
+  expandVolumes: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `grow the members' volumes from ${s.from} to ${s.size}: ${s.members.length > 0 ? `claims of ${s.members.join(', ')} expanded in place, then ` : ''}the StatefulSet recreated with its pods orphaned (no member restarts)`,
+    eventReason: () => 'ExpandVolumes', statusReason: kindOnly, statusLine: (s) => `growing the volumes to ${s.size}`,
+    actionLine: (s) => `expandVolumes ${s.size}`,
+  },
 } satisfies StepTable<Step>;
 
 /** Every step kind, in the table's order (the step gauge's label values). */

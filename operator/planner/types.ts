@@ -122,10 +122,24 @@ export interface ObservedCluster {
   recovery?: RecoveryObservation;
   /** The CORRUPT alarm is raised: the members' KV hashes compared (observe.ts), undefined when it is not. */
   corruption?: CorruptionObservation;
+  /** The members' volumes, when the runtime has any (Kubernetes): what a larger spec.storage.size is measured against. */
+  volume?: VolumeObservation;
   /** Member IDs (decimal) with the NOSPACE alarm raised (health is then read without it); undefined: none raised. */
   noSpace?: string[];
   /** Compaction and defragmentation: requests and the record, when the runtime keeps one (runtime.loadMaintenance). */
   maintenance?: MaintenanceObservation;
+}
+
+/** The members' volumes as they are (Kubernetes: the StatefulSet's claim template and each member's claim). */
+export interface VolumeObservation {
+  /** The size new claims get now (the StatefulSet's claim template), a quantity. */
+  size: string;
+  /** The storage class of the claims (the spec's, else the cluster's default), if known. */
+  storageClass?: string;
+  /** The class allows expansion (allowVolumeExpansion); undefined: it could not be read. */
+  expandable?: boolean;
+  /** Each member's claim: its requested size (a quantity). */
+  claims: Record<string, string>;
 }
 
 /** Why members are defragmented. */
@@ -307,10 +321,11 @@ export type BlockedCode =
   | 'MixedReleases'
   | 'MemberFailedToStart'
   | 'UnsupportedVersion'
-  | 'NoSpaceNotRelieved';
+  | 'NoSpaceNotRelieved'
+  | 'VolumeExpansionNotAllowed';
 
 /** The condition a blocked step sets: UpgradeBlocked for a refused or stuck upgrade, MemberFailed outside an upgrade. */
-export type BlockedCondition = 'UpgradeBlocked' | 'MemberFailed' | 'NoSpace';
+export type BlockedCondition = 'UpgradeBlocked' | 'MemberFailed' | 'NoSpace' | 'VolumeExpansion';
 
 /**
  * The next thing to do. What each kind is (touches the cluster or not, its lines and reasons) is its row in
@@ -349,6 +364,7 @@ export type Step =
   | { kind: 'recoverComplete'; member: string; token: string }
   | { kind: 'disarmAlarm'; member: string; alarm: 'CORRUPT' | 'NOSPACE'; memberId: string }
   | { kind: 'compact'; member: string; revision: number; reason: MaintenanceReason; id: string }
-  | { kind: 'defragMember'; member: string; reason: MaintenanceReason; id: string };
+  | { kind: 'defragMember'; member: string; reason: MaintenanceReason; id: string }
+  | { kind: 'expandVolumes'; size: string; from: string; members: string[] };
 
 export type StepKind = Step['kind'];

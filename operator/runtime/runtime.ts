@@ -1,7 +1,7 @@
 // The one interface the orchestrator drives members through. A local runtime runs child processes; a
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
 import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../api/types.js';
-import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MemberLoss, RecoveryObservation, RecoveryProgress, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
+import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MemberLoss, VolumeObservation, RecoveryObservation, RecoveryProgress, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
 import type { ScalingStep } from '../planner/steps.js';
 
 /** A member as the runtime knows it (no network calls: those are the member client's job). */
@@ -123,6 +123,13 @@ export interface Runtime {
    * defragmentation (Kubernetes: a pod label the Service selects on); a runtime without a Service has none.
    */
   setServing?(member: string, serving: boolean): Promise<void>;
+  /** The members' volumes (Kubernetes); without it spec.storage.size reaches members through the quota only. */
+  volumes?(): Promise<VolumeObservation | undefined>;
+  /**
+   * Grows every member's volume to `size`: the claims of `members` expanded in place, then what makes new claims
+   * (the StatefulSet, recreated with its pods orphaned). Idempotent: a claim already that large is left alone.
+   */
+  expandVolumes?(size: string, members: string[]): Promise<void>;
   /** Records a scaling step durably before it is carried out (Kubernetes: the svc.dev/scaling annotation). */
   recordScaling?(step: ScalingStep, replicas: number): Promise<void>;
 

@@ -10,8 +10,10 @@ import type { V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/
 import { RuntimeError, StepPending, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember } from '../runtime.js';
 import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
 import { backupsState, dueOfStep } from '../../backup/schedule.js';
+import { DEFAULT_VOLUME } from '../../api/maintenance.js';
+import { quantityBytes } from '../../api/quantity.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, MemberLoss, VolumeObservation, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
 import { FORCE_ANNOTATION, forcedMember, RECOVERY_ANNOTATION, recoveryJoin } from './kube-recovery.js';
 import type { ScalingStep } from '../../planner/steps.js';
 import { clientServiceName, CONFIG_HASH_ANNOTATION, memberClientURL, releaseOf, selectorLabels, SERVING_LABEL, TLS_HASH_ANNOTATION, type ClusterRef, type LiveShape } from './manifests.js';
@@ -217,7 +219,10 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     const scaledSince = scaling !== undefined && (!rec || Date.parse(scaling.startedAt) > rec.startedAt);
     const join = scaledSince ? scaling.join : recoveryJoin(rec) ?? scaling?.join;
     const force = forcedMember(rec);
-    return { ...(replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.formed ? { formed: true } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}) };
+    return {
+      ...(replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.formed ? { formed: true } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}),
+      ...(this.liveStorage !== undefined ? { storage: this.liveStorage } : {}),
+    };
   }
 
   /** Applies the desired state of the StatefulSet on `release` with `live` (built only when it differs from the last). */
@@ -236,7 +241,51 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   }
 
   private async statefulSet(): Promise<V1StatefulSet | undefined> {
-    return this.api.readStatefulSet(this.cluster.namespace, this.cluster.name);
+    const sts = await this.api.readStatefulSet(this.cluster.namespace, this.cluster.name);
+    // the members' volumes as they are: the desired state keeps them until expandVolumes grows them
+    this.liveStorage = liveStatefulSet(sts).storage;
+    return sts;
+  }
+
+  /** The StatefulSet's claim template size as read last this pass. */
+  private liveStorage?: string;
+
+  async volumes(): Promise<VolumeObservation | undefined> {
+    const sts = await this.statefulSet();
+    const size = liveStatefulSet(sts).storage;
+    if (!sts || size === undefined) return undefined;
+    // the claims and the class are read only when the spec asks for more (expandVolumes grows the claims before the
+    // template, so a template at the spec's size has its claims there too)
+    const want = quantityBytes(this.cluster.spec.storage?.size ?? DEFAULT_VOLUME);
+    if (want === undefined || want <= (quantityBytes(size) ?? 0)) return { size, claims: {} };
+    const claims: Record<string, string> = {};
+    let className = this.cluster.spec.storage?.storageClassName;
+    for (let i = 0; i < (sts.spec?.replicas ?? 0); i++) {
+      const member = `${this.cluster.name}-${i}`;
+      const claim = await this.api.readClaim(this.cluster.namespace, dataClaimName(member));
+      const req = claim?.spec?.resources?.requests?.storage;
+      if (req !== undefined) claims[member] = String(req);
+      className ??= claim?.spec?.storageClassName;
+    }
+    className ??= await this.api.defaultStorageClass();
+    const expandable = className !== undefined ? await this.api.classAllowsExpansion(className) : undefined;
+    return { size, claims, ...(className !== undefined ? { storageClass: className } : {}), ...(expandable !== undefined ? { expandable } : {}) };
+  }
+
+  async expandVolumes(size: string, members: string[]): Promise<void> {
+    const want = quantityBytes(size)!;
+    for (const m of members) {
+      const claim = await this.api.readClaim(this.cluster.namespace, dataClaimName(m));
+      if (claim && (quantityBytes(String(claim.spec?.resources?.requests?.storage ?? '0')) ?? 0) < want) await this.api.resizeClaim(this.cluster.namespace, dataClaimName(m), size);
+    }
+    // a claim template cannot change in place: the StatefulSet is recreated, its pods orphaned and adopted again
+    const now = await this.liveTemplate();
+    if (!now || (quantityBytes(now.live.storage) ?? 0) >= want) return;
+    if (!(await this.api.orphanStatefulSet(this.cluster.namespace, this.cluster.name))) {
+      throw new StepPending('StatefulSetOrphaning', `waiting for StatefulSet ${this.cluster.name} to be deleted (its pods orphaned) before it is created again with ${size} volumes`, 1000);
+    }
+    this.liveStorage = size;
+    await this.applyDesired(now.release, { ...now.live, storage: size });
   }
 
   /** The member pods, by name. */

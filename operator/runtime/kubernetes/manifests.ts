@@ -32,6 +32,16 @@ export interface LiveShape {
    * (the template carries the flag and names the survivor in svc.dev/force-new-cluster only until the next step).
    */
   force?: string;
+  /**
+   * The size of the StatefulSet's claim template (the members' volumes): kept until the expandVolumes step grows it,
+   * and what a derived quota is computed from (a larger spec.storage.size reaches members only once they have it).
+   */
+  storage?: string;
+}
+
+/** The spec as members on the live volumes see it: spec.storage.size is the live claim template's until it grew. */
+export function onLiveVolumes(spec: SvcClusterSpec, live: LiveShape): SvcClusterSpec {
+  return live.storage === undefined ? spec : { ...spec, storage: { ...spec.storage, size: live.storage } };
 }
 
 /** A Kubernetes object as applied (apiVersion, kind, metadata, the rest). */

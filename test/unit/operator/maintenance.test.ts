@@ -177,6 +177,23 @@ describe('operator planner: maintenance (NOSPACE relief, defragmentation rounds)
   });
 });
 
+describe('operator planner: volumes that grow', () => {
+  const grown = (size: string): SvcClusterSpec => ({ ...spec(), storage: { size } });
+  it('a larger spec.storage.size: the claims still smaller grown in place, then the template; refused with nothing changed when the class cannot expand', () => {
+    const o = (volume: ObservedCluster['volume']) => cluster(three(), { volume });
+    expect(plan(grown('1Gi'), o({ size: '1Gi', claims: {} }), undefined)).to.deep.include({ kind: 'steady' });
+    expect(plan(grown('2Gi'), o({ size: '1Gi', storageClass: 'fast', expandable: true, claims: { 'kv-0': '1Gi', 'kv-1': '2Gi', 'kv-2': '1Gi' } }), undefined))
+      .to.deep.equal({ kind: 'expandVolumes', size: '2Gi', from: '1Gi', members: ['kv-0', 'kv-2'] });
+    // the class could not be read: tried (the apiserver refuses a class that cannot expand, and says so)
+    expect(plan(grown('2Gi'), o({ size: '1Gi', claims: { 'kv-0': '2Gi', 'kv-1': '2Gi', 'kv-2': '2Gi' } }), undefined)).to.deep.equal({ kind: 'expandVolumes', size: '2Gi', from: '1Gi', members: [] });
+    const refused = plan(grown('2Gi'), o({ size: '1Gi', storageClass: 'local-path', expandable: false, claims: { 'kv-0': '1Gi', 'kv-1': '1Gi', 'kv-2': '1Gi' } }), undefined);
+    expect(refused).to.deep.equal({
+      kind: 'blocked', code: 'VolumeExpansionNotAllowed', condition: 'VolumeExpansion',
+      reason: "spec.storage.size 2Gi is larger than the members' volumes (1Gi), and StorageClass local-path does not allow volume expansion (allowVolumeExpansion is not true): nothing was changed; set spec.storage.size back to 1Gi, or allow expansion on the class (its provisioner must support it)",
+    });
+  });
+});
+
 describe('spec.maintenance: defaults and bad input', () => {
   it('the quota is half the volume, at most 8 GiB, unless given', () => {
     expect(quotaBytes(spec())).to.equal(512 * MiB);

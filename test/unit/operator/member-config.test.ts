@@ -131,7 +131,7 @@ describe('unit: the desired state of a cluster on Kubernetes', () => {
     expect(c.image).to.equal('svc:v3.4.34');
     expect(c.args).to.include.members(['--logger=zap', '--log-outputs=stderr', '--initial-cluster=$(INITIAL_CLUSTER)']);
     expect(c.env.find((e) => e.name === 'SVC_VERSION')?.value).to.equal('3.4.34');
-    expect(liveStatefulSet(sts as never)).to.deep.equal({ release: '3.4.34', replicas: 3 });
+    expect(liveStatefulSet(sts as never)).to.deep.equal({ release: '3.4.34', replicas: 3, storage: '1Gi' });
     expect(releaseOf({ metadata: { labels: { [RELEASE_LABEL]: '3.5.21' } }, spec: { containers: [{ name: 'svc', image: 'svc:v3.4.34' }] } })).to.equal('3.5.21');
     expect(releaseOf({ metadata: {}, spec: { containers: [{ name: 'svc', image: 'reg/svc:v3.3.27' }] } })).to.equal('3.3.27');
     // a 3.3 template of a cluster upgrading to a spec with a logger: the 3.3 members run without it
@@ -146,6 +146,16 @@ describe('unit: the desired state of a cluster on Kubernetes', () => {
     for (const s of [spec({ enableV2: true }), spec({ resources: { limits: { cpu: '1' } } }), spec({ image: { repository: 'reg/svc' } }), spec({ tls: { clientSecret: 'c' } })]) {
       expect(hash(s)).to.not.equal(base);
     }
+  });
+
+  it('the volumes stay as they live until expandVolumes grows them, and a derived quota follows them, not the spec', () => {
+    const grown = spec({ storage: { size: '4Gi' } });
+    const sts = (live: Parameters<typeof desiredState>[2]) => stsOf(desiredState(ref(grown), '3.5.21', live).objects);
+    const args = (live: Parameters<typeof desiredState>[2]) => (sts(live).spec.template.spec as { containers: Array<{ args: string[] }> }).containers[0].args.filter((a) => a.startsWith('--quota'));
+    expect((sts({ storage: '1Gi' }).spec as unknown as { volumeClaimTemplates: Array<{ spec: { resources: { requests: { storage: string } } } }> }).volumeClaimTemplates[0].spec.resources.requests.storage).to.equal('1Gi');
+    expect(args({ storage: '1Gi' })).to.deep.equal(['--quota-backend-bytes=536870912']);
+    expect(args({ storage: '4Gi' })).to.deep.equal([`--quota-backend-bytes=${2 * 2 ** 30}`]);
+    expect(targetRevision(ref(grown), { storage: '1Gi' })).to.deep.equal(targetRevision(ref(spec()), { storage: '1Gi' }));
   });
 });
 
