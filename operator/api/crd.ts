@@ -89,14 +89,8 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     pullSecrets: { type: 'array', description: 'Names of image pull secrets.', items: { type: 'string' } },
   }),
   storage: obj<Storage>('Storage of each member\'s data dir.', {
-    size: quantity('Requested size of each member\'s volume (may not shrink).', { default: '1Gi' }),
+    size: quantity('Requested size of each member\'s volume: a larger one grows the volumes in place when the class allows expansion; smaller than the volumes is refused (checked by the operator).', { default: '1Gi' }),
     storageClassName: str('Storage class of the members\' volumes (immutable).'),
-  }, {
-    // a volume cannot shrink: refused here rather than failing on the live claims
-    'x-kubernetes-validations': [{
-      rule: '!has(oldSelf.size) || !has(self.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0',
-      message: 'spec.storage.size cannot shrink (volumes do not shrink)',
-    }],
   }),
   resources: obj<Resources>('Compute resources of each member.', {
     requests: quantityMap('Resource requests.'),

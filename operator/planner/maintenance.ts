@@ -242,7 +242,13 @@ export function volumeStep(spec: SvcClusterSpec, o: ObservedCluster): Step | und
   if (!v || want === undefined || have === undefined) return undefined;
   const size = String(spec.storage?.size ?? DEFAULT_VOLUME);
   const small = o.members.map((m) => m.name).filter((n) => v.claims[n] !== undefined && (quantityBytes(v.claims[n]) ?? 0) < want).sort();
-  if (want <= have && small.length === 0) return undefined;
+  if (want < have) {
+    return {
+      kind: 'blocked', code: 'VolumeShrinkRefused', condition: 'VolumeExpansion',
+      reason: `spec.storage.size ${size} is smaller than the members' volumes (${v.size}): volumes do not shrink; nothing was changed; set spec.storage.size to ${v.size} or more`,
+    };
+  }
+  if (want === have && small.length === 0) return undefined;
   if (v.expandable === false) {
     return {
       kind: 'blocked', code: 'VolumeExpansionNotAllowed', condition: 'VolumeExpansion',

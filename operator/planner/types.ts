@@ -322,7 +322,8 @@ export type BlockedCode =
   | 'MemberFailedToStart'
   | 'UnsupportedVersion'
   | 'NoSpaceNotRelieved'
-  | 'VolumeExpansionNotAllowed';
+  | 'VolumeExpansionNotAllowed'
+  | 'VolumeShrinkRefused';
 
 /** The condition a blocked step sets: UpgradeBlocked for a refused or stuck upgrade, MemberFailed outside an upgrade. */
 export type BlockedCondition = 'UpgradeBlocked' | 'MemberFailed' | 'NoSpace' | 'VolumeExpansion';

@@ -186,6 +186,10 @@ describe('operator planner: volumes that grow', () => {
       .to.deep.equal({ kind: 'expandVolumes', size: '2Gi', from: '1Gi', members: ['kv-0', 'kv-2'] });
     // the class could not be read: tried (the apiserver refuses a class that cannot expand, and says so)
     expect(plan(grown('2Gi'), o({ size: '1Gi', claims: { 'kv-0': '2Gi', 'kv-1': '2Gi', 'kv-2': '2Gi' } }), undefined)).to.deep.equal({ kind: 'expandVolumes', size: '2Gi', from: '1Gi', members: [] });
+    expect(plan(grown('512Mi'), o({ size: '1Gi', claims: {} }), undefined)).to.deep.equal({
+      kind: 'blocked', code: 'VolumeShrinkRefused', condition: 'VolumeExpansion',
+      reason: "spec.storage.size 512Mi is smaller than the members' volumes (1Gi): volumes do not shrink; nothing was changed; set spec.storage.size to 1Gi or more",
+    });
     const refused = plan(grown('2Gi'), o({ size: '1Gi', storageClass: 'local-path', expandable: false, claims: { 'kv-0': '1Gi', 'kv-1': '1Gi', 'kv-2': '1Gi' } }), undefined);
     expect(refused).to.deep.equal({
       kind: 'blocked', code: 'VolumeExpansionNotAllowed', condition: 'VolumeExpansion',
