@@ -257,3 +257,22 @@ export function volumeStep(spec: SvcClusterSpec, o: ObservedCluster): Step | und
   }
   return { kind: 'expandVolumes', size, from: v.size, members: small };
 }
+
+/**
+ * Why disarming `alarm` now would not hold, because its cause persists (the CLI's `alarm disarm` refuses with it,
+ * nothing touched), or undefined: NOSPACE while the largest database is over NOSPACE_HEADROOM of the quota (the next
+ * write would raise it again), CORRUPT while the members' KV hashes at one revision differ.
+ */
+export function disarmProblem(spec: SvcClusterSpec, o: ObservedCluster, alarm: 'NOSPACE' | 'CORRUPT'): string | undefined {
+  if (alarm === 'CORRUPT') {
+    const c = o.corruption;
+    if (!c) return undefined;
+    const hashes = new Set(Object.values(c.hashes).map((h) => h.hash));
+    if (hashes.size <= 1 && Object.keys(c.hashes).length === o.members.length) return undefined;
+    return `the CORRUPT alarm's cause persists: the members' KV hashes at revision ${c.revision} differ (${Object.entries(c.hashes).map(([n, h]) => `${n} ${h.hash}`).join(', ') || 'none answered'}); the operator replaces a member that differs from a strict majority and then disarms it itself`;
+  }
+  const quota = quotaBytes(spec);
+  const largest = [...o.members].filter((m) => m.dbSize !== undefined).sort((a, b) => b.dbSize! - a.dbSize!)[0];
+  if (!largest || largest.dbSize! <= quota * NOSPACE_HEADROOM) return undefined;
+  return `the NOSPACE alarm's cause persists: the database of ${largest.name} is ${mib(largest.dbSize)} (${mib(largest.dbSizeInUse)} in use) against a quota of ${mib(quota)}; disarmed now, the next write raises it again. Compact and defragment first (the operator does so by itself), raise spec.maintenance.quotaBackendBytes, or grow spec.storage.size`;
+}

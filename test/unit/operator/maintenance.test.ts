@@ -8,7 +8,7 @@ import type { SvcClusterSpec } from '../../../operator/api/types.js';
 import { specProblems, updateProblems, withDefaults } from '../../../operator/api/validate.js';
 import { inWindow, parseWindow, quotaBytes } from '../../../operator/api/maintenance.js';
 import { computeStatus } from '../../../operator/controller/status.js';
-import { beginMaintenance, compactRevision, finishMaintenancePart, noteMaintenance } from '../../../operator/planner/maintenance.js';
+import { beginMaintenance, compactRevision, disarmProblem, finishMaintenancePart, noteMaintenance } from '../../../operator/planner/maintenance.js';
 import { plan } from '../../../operator/planner/plan.js';
 import type { MaintenanceRecord, ObservedCluster, ObservedMember, Step } from '../../../operator/planner/types.js';
 import { rng } from '../../../harness/chaos/rng.js';
@@ -174,6 +174,18 @@ describe('operator planner: maintenance (NOSPACE relief, defragmentation rounds)
       const final = noteMaintenance(stored, cluster(members));
       expect(final!.round!.finishedAt, `seed ${seed}`).to.be.a('number');
     }
+  });
+});
+
+describe('operator planner: a disarm asked for while its cause persists', () => {
+  it('refuses NOSPACE while the largest database is over 90% of the quota, CORRUPT while the hashes differ; names the numbers', () => {
+    const s = spec({ quotaBackendBytes: '10Mi' });
+    expect(disarmProblem(s, cluster(three({ dbSize: 8 * MiB })), 'NOSPACE')).to.equal(undefined);
+    expect(disarmProblem(s, cluster([member(0), member(1, { dbSize: 9.5 * MiB, dbSizeInUse: 9.4 * MiB }), member(2)]), 'NOSPACE')).to.equal(
+      "the NOSPACE alarm's cause persists: the database of kv-1 is 9.5 MiB (9.4 MiB in use) against a quota of 10.0 MiB; disarmed now, the next write raises it again. Compact and defragment first (the operator does so by itself), raise spec.maintenance.quotaBackendBytes, or grow spec.storage.size");
+    const corruption = (h2: number) => ({ alarmMemberId: '0', revision: 7, hashes: { 'kv-0': { hash: 1, compactRevision: 0 }, 'kv-1': { hash: 1, compactRevision: 0 }, 'kv-2': { hash: h2, compactRevision: 0 } } });
+    expect(disarmProblem(s, cluster(three(), { corruption: corruption(1) }), 'CORRUPT')).to.equal(undefined);
+    expect(disarmProblem(s, cluster(three(), { corruption: corruption(5) }), 'CORRUPT')).to.match(/^the CORRUPT alarm's cause persists: the members' KV hashes at revision 7 differ \(kv-0 1, kv-1 1, kv-2 5\)/);
   });
 });
 
