@@ -181,7 +181,7 @@ describe('operator planner: a disarm asked for while its cause persists', () => 
   it('refuses NOSPACE while the largest database is over 90% of the quota, CORRUPT while the hashes differ; names the numbers', () => {
     const s = spec({ quotaBackendBytes: '10Mi' });
     expect(disarmProblem(s, cluster(three({ dbSize: 8 * MiB })), 'NOSPACE')).to.equal(undefined);
-    expect(disarmProblem(s, cluster([member(0), member(1, { dbSize: 9.5 * MiB, dbSizeInUse: 9.4 * MiB }), member(2)]), 'NOSPACE')).to.equal(
+    expect(disarmProblem(s, cluster([member(0, { dbSize: 4 * MiB }), member(1, { dbSize: 9.5 * MiB, dbSizeInUse: 9.4 * MiB }), member(2, { dbSize: 4 * MiB })]), 'NOSPACE')).to.equal(
       "the NOSPACE alarm's cause persists: the database of kv-1 is 9.5 MiB (9.4 MiB in use) against a quota of 10.0 MiB; disarmed now, the next write raises it again. Compact and defragment first (the operator does so by itself), raise spec.maintenance.quotaBackendBytes, or grow spec.storage.size");
     const corruption = (h2: number) => ({ alarmMemberId: '0', revision: 7, hashes: { 'kv-0': { hash: 1, compactRevision: 0 }, 'kv-1': { hash: 1, compactRevision: 0 }, 'kv-2': { hash: h2, compactRevision: 0 } } });
     expect(disarmProblem(s, cluster(three(), { corruption: corruption(1) }), 'CORRUPT')).to.equal(undefined);
