@@ -194,6 +194,9 @@ export function beginMaintenance(record: MaintenanceRecord | undefined, step: St
     if (round.compactRevision === step.revision) return record;
     round = { ...round, compactRevision: step.revision };
   } else {
+    // begun and looked at again (Kubernetes: waiting for the endpoints to drop it): the first reading stays
+    const cur = round.defrags[step.member];
+    if (cur && cur.finishedAt === undefined && round === record?.round) return record;
     const before = o.members.find((m) => m.name === step.member)?.dbSize;
     round = { ...round, defrags: { ...round.defrags, [step.member]: { begunAt: o.now, ...(before !== undefined ? { before } : {}) } } };
   }
