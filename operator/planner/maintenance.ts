@@ -128,6 +128,8 @@ function roundStep(spec: SvcClusterSpec, o: ObservedCluster, round: MaintenanceR
     }
     return { kind: 'disarmAlarm', member: leader.name, alarm: 'NOSPACE', memberId: [...o.noSpace].sort()[0] };
   }
+  // a round not begun with nothing to do (a compaction asked for on a cluster with no history): nothing to do
+  if (o.maintenance?.record?.round?.id !== round.id) return undefined;
   // every part done: the engine finishes the record (noteMaintenance); nothing to do meanwhile
   return { kind: 'wait', code: 'MaintenanceNotSafe', reason: `${what} is done; recording it` };
 }
