@@ -34,6 +34,14 @@ function wait(reason: string): Step {
   return { kind: 'wait', code: 'MaintenanceNotSafe', reason };
 }
 
+/**
+ * The quota members run with: the spec's, measured against the volumes as they are (a larger spec.storage.size not yet
+ * grown leaves a derived quota where it was; runtime/kubernetes/manifests.ts onLiveVolumes is the same rule).
+ */
+export function memberQuota(spec: SvcClusterSpec, o: ObservedCluster): number {
+  return quotaBytes(o.volume ? { ...spec, storage: { ...spec.storage, size: o.volume.size } } : spec);
+}
+
 /** The round under way (begun, not finished), if any. */
 export function roundUnderWay(record: MaintenanceRecord | undefined): MaintenanceRound | undefined {
   const r = record?.round;
@@ -116,7 +124,7 @@ function roundStep(spec: SvcClusterSpec, o: ObservedCluster, round: MaintenanceR
   if (round.reason === 'NoSpace' && o.noSpace && o.noSpace.length > 0) {
     // members about to run with a raised quota (or a grown volume's) are restarted first (the rules after this)
     if (rolloutPending(o)) return undefined;
-    const quota = quotaBytes(spec);
+    const quota = memberQuota(spec, o);
     const largest = [...o.members].sort((a, b) => (b.dbSize ?? Infinity) - (a.dbSize ?? Infinity))[0];
     if (largest.dbSize === undefined || largest.dbSize > quota * NOSPACE_HEADROOM) {
       return {
@@ -157,18 +165,17 @@ export function startMaintenance(spec: SvcClusterSpec, o: ObservedCluster): Step
     const slot = dueSlot(d.schedule, d.timeZone, anchor, new Date(o.now));
     if (slot) return begin(slot.toISOString(), 'Scheduled', names);
   }
-  const over = thresholdPassed(spec, o.members);
+  const over = thresholdPassed(spec, o.members, memberQuota(spec, o));
   if (over) return begin(`threshold-${o.now}`, 'Threshold', names);
   return undefined;
 }
 
 /** The first member past a threshold of spec.maintenance.defrag (and why), or undefined. */
-export function thresholdPassed(spec: SvcClusterSpec, members: ObservedMember[]): string | undefined {
+export function thresholdPassed(spec: SvcClusterSpec, members: ObservedMember[], quota = quotaBytes(spec)): string | undefined {
   const t = spec.maintenance?.defrag?.threshold;
   if (!t) return undefined;
   const frag = parseShare(t.fragmentation);
   const usage = parseShare(t.quotaUsage);
-  const quota = quotaBytes(spec);
   for (const m of [...members].sort(byName)) {
     if (m.dbSize === undefined || m.dbSizeInUse === undefined || m.dbSize <= 0) continue;
     const unused = (m.dbSize - m.dbSizeInUse) / m.dbSize;
@@ -276,7 +283,7 @@ export function disarmProblem(spec: SvcClusterSpec, o: ObservedCluster, alarm: '
     if (hashes.size <= 1 && Object.keys(c.hashes).length === o.members.length) return undefined;
     return `the CORRUPT alarm's cause persists: the members' KV hashes at revision ${c.revision} differ (${Object.entries(c.hashes).map(([n, h]) => `${n} ${h.hash}`).join(', ') || 'none answered'}); the operator replaces a member that differs from a strict majority and then disarms it itself`;
   }
-  const quota = quotaBytes(spec);
+  const quota = memberQuota(spec, o);
   const largest = [...o.members].filter((m) => m.dbSize !== undefined).sort((a, b) => b.dbSize! - a.dbSize!)[0];
   if (!largest || largest.dbSize! <= quota * NOSPACE_HEADROOM) return undefined;
   return `the NOSPACE alarm's cause persists: the database of ${largest.name} is ${mib(largest.dbSize)} (${mib(largest.dbSizeInUse)} in use) against a quota of ${mib(quota)}; disarmed now, the next write raises it again. Compact and defragment first (the operator does so by itself), raise spec.maintenance.quotaBackendBytes, or grow spec.storage.size`;

@@ -127,11 +127,11 @@ export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: Upgrade
   if (replace) return replace;
   const corrupt = corruptionStep(o);
   if (corrupt) return corrupt;
-  // a maintenance round under way, or NOSPACE relief (maintenance.ts)
+  // a maintenance round under way, or NOSPACE relief (maintenance.ts); a larger spec.storage.size: grown in place,
+  // or refused with nothing changed; growing is one way out of a NOSPACE relief that could not make the data fit
   const maintain = maintenanceStep(spec, o);
-  if (maintain) return maintain;
-  // a larger spec.storage.size: grown in place, or refused with nothing changed
   const grow = volumeStep(spec, o);
+  if (maintain && !(maintain.kind === 'blocked' && grow)) return maintain;
   if (grow) return grow;
   const step = planSteps(spec, o, progress);
   const onTarget = (m: ObservedMember) => m.configuredVersion === spec.version && (m.release === undefined || m.release === spec.version);

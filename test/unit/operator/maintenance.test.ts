@@ -99,6 +99,11 @@ describe('operator planner: maintenance (NOSPACE relief, defragmentation rounds)
     expect(plan(raised, rolling, undefined)).to.deep.include({ kind: 'restartMember', member: 'kv-1', reason: 'SpecChange' });
     const restarted = withRecord(cluster(three({ dbSize: 11.5 * MiB, configRevision: 'new' }), { noSpace: ['101'], revision: { config: 'new' } }), { round });
     expect(plan(raised, restarted, undefined)).to.deep.equal({ kind: 'disarmAlarm', member: 'kv-0', alarm: 'NOSPACE', memberId: '101' });
+    // the other way out, a larger volume (Kubernetes): grown first; the quota is the volumes' until then
+    const derived = spec();
+    const full = withRecord(cluster(three({ dbSize: 500 * MiB, dbSizeInUse: 500 * MiB }), { noSpace: ['101'], volume: { size: '1Gi', expandable: true, claims: { 'kv-0': '1Gi', 'kv-1': '1Gi', 'kv-2': '1Gi' } } }), { round });
+    expect(plan(derived, full, undefined)).to.deep.include({ kind: 'blocked', code: 'NoSpaceNotRelieved' });
+    expect(plan({ ...derived, storage: { size: '4Gi' } }, full, undefined)).to.deep.include({ kind: 'expandVolumes', size: '4Gi', members: ['kv-0', 'kv-1', 'kv-2'] });
   });
 
   it('a steady cluster starts a round for a request, a schedule slot or a threshold, the last two only inside the window', () => {
