@@ -3,7 +3,7 @@ _svc_words() {
   # $1: the program's command words after its name
   local cur="${COMP_WORDS[COMP_CWORD]}" words=""
   if [ "$1" = plugin ]; then
-    if [ "$COMP_CWORD" -le 1 ]; then words="status backup verify recover suspend resume report"; else
+    if [ "$COMP_CWORD" -le 1 ]; then words="status backup verify recover suspend resume defrag compact report"; else
     case "${COMP_WORDS[1]}" in
       status) words="--namespace -n --kubeconfig --watch --interval --output" ;;
       backup) words="--namespace -n --kubeconfig --token --wait" ;;
@@ -11,12 +11,14 @@ _svc_words() {
       recover) words="--namespace -n --kubeconfig --dry-run --token --wait" ;;
       suspend) words="--namespace -n --kubeconfig --dry-run" ;;
       resume) words="--namespace -n --kubeconfig --dry-run" ;;
+      defrag) words="--namespace -n --kubeconfig --dry-run" ;;
+      compact) words="--namespace -n --kubeconfig --dry-run" ;;
       report) words="--namespace -n --kubeconfig --file" ;;
     esac; fi
   else
-    if [ "$COMP_CWORD" -le 1 ]; then words="local demo crd run backup restore verify completion status backup-now verify-now recover suspend resume report"
+    if [ "$COMP_CWORD" -le 1 ]; then words="local demo crd run backup restore verify completion status backup-now verify-now recover suspend resume defrag compact report"
     elif [ "${COMP_WORDS[1]}" = local ]; then
-      if [ "$COMP_CWORD" -le 2 ]; then words="apply status backup verify-backup backups delete recover suspend resume move-leader restart alarm report"; else
+      if [ "$COMP_CWORD" -le 2 ]; then words="apply status backup verify-backup backups delete recover suspend resume move-leader restart defrag compact alarm report"; else
       case "${COMP_WORDS[2]}" in
       apply) words="-f --file --output --state-dir" ;;
       status) words="--output --state-dir" ;;
@@ -29,6 +31,8 @@ _svc_words() {
       resume) words="--state-dir --dry-run" ;;
       move-leader) words="--state-dir --dry-run --to" ;;
       restart) words="--state-dir --dry-run" ;;
+      defrag) words="--state-dir --dry-run" ;;
+      compact) words="--state-dir --dry-run" ;;
       alarm) words="list disarm --state-dir --dry-run" ;;
       report) words="--state-dir --file" ;;
       esac; fi
@@ -41,6 +45,8 @@ _svc_words() {
       recover) words="--namespace -n --kubeconfig --dry-run --token --wait" ;;
       suspend) words="--namespace -n --kubeconfig --dry-run" ;;
       resume) words="--namespace -n --kubeconfig --dry-run" ;;
+      defrag) words="--namespace -n --kubeconfig --dry-run" ;;
+      compact) words="--namespace -n --kubeconfig --dry-run" ;;
       report) words="--namespace -n --kubeconfig --file" ;;
       backup-now) words="--namespace -n --kubeconfig --token --wait" ;;
       esac

@@ -4,7 +4,7 @@
 // crds/svc.dev_svcclusters.yaml is its checked-in output (a test keeps them equal).
 import { dump } from 'js-yaml';
 import type {
-  BackupDestination, BackupEntry, BackupSpec, BackupVerifySpec, BackupsStatus, RestoreSource, S3Destination, Condition, MemberStatus, MemberReplacementStatus, RecoveryStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus, VerifiedStatus,
+  BackupDestination, BackupEntry, BackupSpec, BackupVerifySpec, BackupsStatus, DefragSpec, MaintenanceSpec, RestoreSource, S3Destination, Condition, MemberStatus, MemberReplacementStatus, RecoveryStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus, VerifiedStatus,
 } from './types.js';
 import { API_VERSION, KIND, PLURAL } from './types.js';
 import { SUPPORTED_MINORS } from './versions.js';
@@ -69,6 +69,9 @@ type Tls = NonNullable<SvcClusterSpec['tls']>;
 type ClientService = NonNullable<SvcClusterSpec['service']>;
 type Logging = NonNullable<SvcClusterSpec['logging']>;
 type Restore = NonNullable<SvcClusterSpec['restore']>;
+type AutoCompaction = NonNullable<MaintenanceSpec['autoCompaction']>;
+type Threshold = NonNullable<DefragSpec['threshold']>;
+type Window = NonNullable<DefragSpec['window']>;
 
 const DESTINATION_NAME_RE = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 const s3Schema = obj<S3Destination>('An S3-compatible bucket: objects <prefix>/<cluster>/full/<revision>-<time>.db (the reference\'s snapshot format) with a .json manifest each.', {
@@ -100,14 +103,8 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     pullSecrets: { type: 'array', description: 'Names of image pull secrets.', items: { type: 'string' } },
   }),
   storage: obj<Storage>('Storage of each member\'s data dir.', {
-    size: quantity('Requested size of each member\'s volume (may not shrink).', { default: '1Gi' }),
+    size: quantity('Requested size of each member\'s volume: a larger one grows the volumes in place when the class allows expansion; smaller than the volumes is refused (checked by the operator).', { default: '1Gi' }),
     storageClassName: str('Storage class of the members\' volumes (immutable).'),
-  }, {
-    // a volume cannot shrink: refused here rather than failing on the live claims
-    'x-kubernetes-validations': [{
-      rule: '!has(oldSelf.size) || !has(self.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0',
-      message: 'spec.storage.size cannot shrink (volumes do not shrink)',
-    }],
   }),
   resources: obj<Resources>('Compute resources of each member.', {
     requests: quantityMap('Resource requests.'),
@@ -171,6 +168,25 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     waitBetweenMembersSeconds: int('Minimum seconds between one member\'s restart and the next one\'s.', { minimum: 0, maximum: 3600, default: 0 }),
     acknowledgeLargeV2Data: bool('Required to start an upgrade when the v2 data is 100 MB or more.', { default: false }),
   }, { default: {} }),
+  maintenance: obj<MaintenanceSpec>('Quota, compaction and defragmentation (the operator compacts, defragments and disarms NOSPACE by itself).', {
+    quotaBackendBytes: quantity('--quota-backend-bytes of every member; default half of spec.storage.size, at most 8Gi (checked by the operator: larger than the volume is refused).'),
+    autoCompaction: obj<AutoCompaction>('The members\' own compaction; also the history the operator keeps when it compacts.', {
+      mode: str('How retention is read.', { enum: ['periodic', 'revision'] }),
+      retention: str('periodic: hours ("1") or a duration ("30m"); revision: a revision count ("1000").'),
+    }),
+    defrag: obj<DefragSpec>('When members are defragmented (one at a time, followers first, the leader last after moving leadership).', {
+      schedule: str('Cron schedule, e.g. "0 3 * * 0" (checked by the operator).', { maxLength: 128 }),
+      timeZone: str('IANA time zone of the schedule and the window (default UTC).'),
+      threshold: obj<Threshold>('Defragment when a member passes a share.', {
+        fragmentation: str('Share of the database file unused, e.g. "40%".'),
+        quotaUsage: str('The database file as a share of the quota, e.g. "80%".'),
+      }),
+      window: obj<Window>('Only start inside this daily window.', {
+        start: str('"HH:MM" in timeZone.'),
+        duration: str('"3h", "90m" or "1h30m".'),
+      }, { required: ['start', 'duration'] }),
+    }),
+  }),
   restore: obj<Restore>('Create the cluster from a snapshot file or from the restore points of an object-store destination.', {
     snapshot: str('Backup to start from: pvc://<claim>/<path> as status.backups.items[].location shows it (any claim of the namespace), or a path inside this cluster\'s backup claim.', { minLength: 1 }),
     source: obj<RestoreSource>('The restore points of a destination: one of spec.backup.destinations by name, or a bucket.', {

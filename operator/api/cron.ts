@@ -7,16 +7,16 @@ export function cron(schedule: string, timeZone: string | undefined): Cron {
   return new Cron(schedule, { timezone: timeZone ?? 'UTC', paused: true });
 }
 
-/** Why spec.backup.schedule (or `field`, e.g. spec.backup.verify.schedule) / timeZone cannot be used, or undefined when they can. */
-export function scheduleProblem(schedule: string, timeZone?: string, field = 'spec.backup.schedule'): string | undefined {
+/** Why a schedule and time zone cannot be used (`at` names their block: spec.backup), or undefined when they can. */
+export function scheduleProblem(schedule: string, timeZone?: string, at = 'spec.backup'): string | undefined {
   try {
     const next = cron(schedule, timeZone).nextRun(new Date(0));
-    if (!next) return `${field} "${schedule}" never fires`;
+    if (!next) return `${at}.schedule "${schedule}" never fires`;
     return undefined;
   } catch (e) {
     const why = (e as Error).message.replace(/^(CronPattern|CronDate|TypeError): /, '');
     return timeZone !== undefined && /timezone/i.test(why)
-      ? `spec.backup.timeZone "${timeZone}" is not an IANA time zone (e.g. Europe/Berlin)`
-      : `${field} "${schedule}" is not a cron expression (minute hour day-of-month month day-of-week): ${why}`;
+      ? `${at}.timeZone "${timeZone}" is not an IANA time zone (e.g. Europe/Berlin)`
+      : `${at}.schedule "${schedule}" is not a cron expression (minute hour day-of-month month day-of-week): ${why}`;
   }
 }

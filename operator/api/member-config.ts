@@ -6,6 +6,7 @@
 // out, which matters mid-upgrade: members of the old release keep running without the new release's flags.
 import { createHash } from 'node:crypto';
 import { releaseFor, SUPPORTED_RELEASES, type Release } from '../../server/releases.js';
+import { maintenanceFlags } from './maintenance.js';
 import type { SvcClusterSpec } from './types.js';
 
 /** What a member of one release runs with, besides where it runs. */
@@ -38,6 +39,8 @@ function specFlags(spec: SvcClusterSpec): SpecFlag[] {
     if (l.logger === 'zap') out.push({ field: 'spec.logging.logger', flag: 'log-outputs', value: 'stderr' });
   }
   if (l?.level) out.push({ field: 'spec.logging.level', flag: 'log-level', value: l.level });
+  // the quota always (derived from the volume when not given): the member's own 2 GiB default may exceed the volume
+  out.push(...maintenanceFlags(spec));
   return out;
 }
 

@@ -97,6 +97,37 @@ export interface UpgradeSpec {
   acknowledgeLargeV2Data?: boolean;
 }
 
+/**
+ * Compaction, defragmentation and the space quota (spec.maintenance). The operator compacts, defragments and
+ * disarms NOSPACE by itself (planner/maintenance.ts); these fields say how far and when.
+ */
+export interface MaintenanceSpec {
+  /**
+   * --quota-backend-bytes of every member (a quantity: "512Mi"). Default: half of spec.storage.size, at most 8 GiB
+   * (the other half leaves room for the defragmentation's copy of the database and the write-ahead log).
+   */
+  quotaBackendBytes?: string | number;
+  /** The members' own compaction (--auto-compaction-mode and --auto-compaction-retention); also what the operator keeps when it compacts. */
+  autoCompaction?: { mode?: 'periodic' | 'revision'; retention?: string };
+  /** When members are defragmented by schedule or threshold (one at a time, followers first, the leader last). */
+  defrag?: DefragSpec;
+}
+
+/** spec.maintenance.defrag: a cron schedule and/or a threshold, optionally inside a window. */
+export interface DefragSpec {
+  /** Cron schedule ("0 3 * * 0", croner syntax): every member is defragmented at each slot. */
+  schedule?: string;
+  /** IANA time zone of the schedule and the window. Default UTC. */
+  timeZone?: string;
+  /**
+   * Defragment when a member's database passes a share: `fragmentation` of the file unused ("40%"), or its
+   * `quotaUsage`, the file's size as a share of the quota ("80%").
+   */
+  threshold?: { fragmentation?: string; quotaUsage?: string };
+  /** Only start a scheduled or threshold defragmentation inside this daily window ("02:00", "3h"). */
+  window?: { start: string; duration: string };
+}
+
 /** Desired state of an SvcCluster. */
 export interface SvcClusterSpec {
   /** Release every member should run, "<major>.<minor>.<patch>"; picks the image tag v<version>. */
@@ -136,6 +167,8 @@ export interface SvcClusterSpec {
    * claim of the namespace, e.g. another cluster's `<cluster>-backups`), or a path inside this cluster's backup claim.
    */
   restore?: RestoreSpec;
+  /** Quota, compaction and defragmentation. */
+  maintenance?: MaintenanceSpec;
 }
 
 /**

@@ -4,6 +4,7 @@ import { isSupportedVersion, SUPPORTED_MINORS } from './versions.js';
 import { scheduleProblem } from './cron.js';
 import { quantityBytes } from './quantity.js';
 import { memberConfigProblems } from './member-config.js';
+import { maintenanceProblems, storageChangeProblems } from './maintenance.js';
 import { svcClusterSchema, type Schema } from './crd.js';
 import { durationMs } from './duration.js';
 
@@ -53,7 +54,7 @@ export function specProblems(spec: unknown): string[] {
   if (v !== undefined) {
     if (typeof v !== 'object' || v === null || typeof v.schedule !== 'string') p.push('spec.backup.verify.schedule must be a string (a cron schedule of restore drills)');
     else {
-      const why = scheduleProblem(v.schedule, typeof b!.timeZone === 'string' ? b!.timeZone : undefined, 'spec.backup.verify.schedule');
+      const why = scheduleProblem(v.schedule, typeof b!.timeZone === 'string' ? b!.timeZone : undefined, 'spec.backup.verify');
       if (why) p.push(why);
     }
   }
@@ -82,6 +83,7 @@ export function specProblems(spec: unknown): string[] {
   }
   p.push(...podTemplateProblems(s.podTemplate as SvcClusterSpec['podTemplate']));
   p.push(...serviceProblems(s.service as SvcClusterSpec['service']));
+  p.push(...maintenanceProblems(s as unknown as SvcClusterSpec));
   // a combination the release cannot run (e.g. 3.3 and spec.logging.logger): refused before anything starts
   if (p.length === 0) p.push(...memberConfigProblems(s as unknown as SvcClusterSpec));
   return p;
@@ -142,6 +144,13 @@ export function unknownFields(doc: unknown, schema: Schema = svcClusterSchema, p
 }
 
 /** Environment variables the operator sets itself on the svc container: its release, the member's name and its flags. */
+/** SVC_* variables of flags the operator passes from a spec field (a member refuses a variable its flag shadows). */
+const FLAG_FIELD_ENV: Readonly<Record<string, string>> = {
+  SVC_QUOTA_BACKEND_BYTES: 'spec.maintenance.quotaBackendBytes',
+  SVC_AUTO_COMPACTION_MODE: 'spec.maintenance.autoCompaction.mode',
+  SVC_AUTO_COMPACTION_RETENTION: 'spec.maintenance.autoCompaction.retention',
+};
+
 export const OPERATOR_ENV = ['SVC_VERSION', 'POD_NAME', 'POD_NAMESPACE', 'INITIAL_CLUSTER', 'INITIAL_CLUSTER_STATE', 'INITIAL_CLUSTER_TOKEN', 'ENABLE_V2', 'LOGGER', 'LOG_LEVEL'];
 
 function serviceProblems(sv: SvcClusterSpec['service']): string[] {
@@ -164,6 +173,7 @@ function podTemplateProblems(pt: SvcClusterSpec['podTemplate']): string[] {
   for (const e of pt?.env ?? []) {
     if (typeof e?.name !== 'string' || !/^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(e.name)) p.push(`spec.podTemplate.env: "${String(e?.name)}" is not a variable name`);
     else if (OPERATOR_ENV.includes(e.name)) p.push(`spec.podTemplate.env: ${e.name} is set by the operator (use the spec field that sets it)`);
+    else if (FLAG_FIELD_ENV[e.name]) p.push(`spec.podTemplate.env: ${e.name} would shadow the flag the operator passes from ${FLAG_FIELD_ENV[e.name]}; set that field instead`);
     else if (seen.has(e.name)) p.push(`spec.podTemplate.env: ${e.name} is listed twice`);
     else seen.add(e.name);
     if (e?.value !== undefined && e.valueFrom !== undefined) p.push(`spec.podTemplate.env: ${String(e.name)} has both value and valueFrom`);
@@ -175,6 +185,7 @@ function podTemplateProblems(pt: SvcClusterSpec['podTemplate']): string[] {
 export function updateProblems(old: SvcClusterSpec, next: SvcClusterSpec): string[] {
   const p: string[] = [];
   if ((old.storage?.storageClassName ?? '') !== (next.storage?.storageClassName ?? '')) p.push('spec.storage.storageClassName is immutable');
+  p.push(...storageChangeProblems(old, next));
   return p;
 }
 

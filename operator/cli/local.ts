@@ -1,4 +1,5 @@
 // `svc-operator local apply|status|backup|verify-backup|delete`: an SvcCluster on this machine, driven by the orchestrator.
+import { describeDefrag } from '../planner/maintenance.js';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -143,6 +144,7 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
         printer?.step(e);
         void runtime.noteStep(e.line);
       },
+      onDefrag: (d) => printer?.line(describeDefrag(d)),
       onVerified: (v) => printer?.line(v.result === 'Passed' ? `restore drill passed: ${v.message}` : `WARNING restore drill FAILED: ${v.message}`),
       onError: (step, err) => {
         printer?.line(`step ${step.kind} failed (will retry): ${err.message}`);

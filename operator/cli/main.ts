@@ -45,7 +45,7 @@ Kubernetes:
       annotation svc.dev/recover (a manifest may carry the same): the operator snapshots the survivor onto the backup
       claim, restarts it in place with --force-new-cluster and grows back to spec.replicas (status.recovery).
       Also the kubectl plugin: kubectl svc recover <cluster>
-${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${verb} ${usage}\n`).join('')}      (also the kubectl plugin: kubectl svc suspend|resume|report <cluster>)
+${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${verb} ${usage}\n`).join('')}      (also the kubectl plugin: kubectl svc suspend|resume|defrag|compact|report <cluster>)
   svc-operator run [--kubeconfig FILE] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--lease-name NAME]
                    [--operator-image IMAGE] [--namespaces NS,...] [--cluster-selector SELECTOR]
       runs the controller until SIGTERM/SIGINT (what the chart's Deployment runs)

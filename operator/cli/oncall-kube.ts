@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import * as k8s from '@kubernetes/client-node';
 import { API_VERSION, PLURAL } from '../api/types.js';
 import { isStatus, KubeApi } from '../runtime/kubernetes/kube-api.js';
-import { RECONCILE_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
+import { MAINTENANCE_REQUEST_ANNOTATION, maintenanceRequestValue, RECONCILE_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
 import { CLUSTER_LABEL } from '../runtime/kubernetes/manifests.js';
 import { parseArgs, UsageError } from './args.js';
 import { REPORT_LOG_LINES } from './oncall.js';
@@ -21,6 +21,8 @@ const [GROUP, VERSION] = API_VERSION.split('/');
 export const KUBE_ONCALL_USAGE: Record<string, string> = {
   suspend: '<cluster> [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      break-glass: annotation svc.dev/reconcile: suspended; the operator changes nothing (status, conditions and Events keep flowing; condition Suspended)',
   resume: '<cluster> [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      removes the annotation: what was held back carries on',
+  defrag: '<cluster> [MEMBER] [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      asks for a defragmentation of every member (or MEMBER): annotation svc.dev/maintenance-request; the operator defragments one member at a time through its gates (Events MemberDefragmented)',
+  compact: '<cluster> [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      asks for a compaction of the history, keeping what spec.maintenance.autoCompaction keeps (annotation svc.dev/maintenance-request)',
   report: '<cluster> [-n NAMESPACE] [--kubeconfig FILE] [--file F.tar.gz]\n      one archive for a bug report: the resource and status, Events, owned objects, each member\'s status, the last logs of members and operator',
 };
 
@@ -29,7 +31,7 @@ export async function kubeOnCallMain(argv: string[], out: (s: string) => void = 
   const verb = argv[0];
   try {
     const { words, flags } = parseArgs(argv.slice(1), { string: ['namespace', 'kubeconfig', ...(verb === 'report' ? ['file'] : [])], boolean: verb === 'report' ? [] : ['dry-run'] });
-    if (words.length !== 1) throw new UsageError(`${verb} needs exactly one SvcCluster name`);
+    if (words.length < 1 || words.length > (verb === 'defrag' ? 2 : 1)) throw new UsageError(verb === 'defrag' ? 'defrag needs the SvcCluster name and at most one member' : `${verb} needs exactly one SvcCluster name`);
     const name = words[0];
     const kc = loadKubeConfig(flags.get('kubeconfig'));
     const namespace = flags.get('namespace') ?? contextNamespace(kc);
@@ -42,6 +44,7 @@ export async function kubeOnCallMain(argv: string[], out: (s: string) => void = 
       throw e;
     }
     if (verb === 'report') return await report(kc, namespace, name, stored, flags.get('file'), out);
+    if (verb === 'defrag' || verb === 'compact') return await askMaintenance(kc, verb, namespace, name, words[1], stored, flags.has('dry-run'), out);
     const on = verb === 'suspend';
     const now = stored.metadata.annotations?.[RECONCILE_ANNOTATION] === SUSPENDED;
     if (now === on) {
@@ -65,6 +68,27 @@ export async function kubeOnCallMain(argv: string[], out: (s: string) => void = 
     process.stderr.write(`kubectl svc ${verb}: ${(e as Error).message}\n`);
     return 1;
   }
+}
+
+/**
+ * `kubectl svc defrag|compact`: the annotation svc.dev/maintenance-request with a new token (the operator carries the
+ * round out through the planner's gates and reports each member with an Event). A member the status does not list is
+ * refused, nothing changed.
+ */
+async function askMaintenance(kc: k8s.KubeConfig, action: 'defrag' | 'compact', namespace: string, name: string, member: string | undefined, stored: { status?: unknown }, dryRun: boolean, out: (s: string) => void): Promise<number> {
+  const members = ((stored.status as { members?: Array<{ name: string }> } | undefined)?.members ?? []).map((m) => m.name);
+  if (member !== undefined && members.length > 0 && !members.includes(member)) {
+    throw new StatusError(`cannot defragment ${member}: no member ${member} in ${namespace}/${name} (members: ${members.join(', ')}); nothing was changed`);
+  }
+  const what = action === 'compact' ? 'a compaction' : `a defragmentation of ${member ?? 'every member'}`;
+  const value = maintenanceRequestValue({ token: new Date().toISOString(), action, ...(member !== undefined ? { member } : {}) });
+  if (dryRun) {
+    out(`dry run: would ask for ${what} of ${namespace}/${name} (annotation ${MAINTENANCE_REQUEST_ANNOTATION}=${value}); nothing was changed\n`);
+    return 0;
+  }
+  await new KubeApi(kc).patchClusterAnnotation(namespace, name, MAINTENANCE_REQUEST_ANNOTATION, value);
+  out(`asked for ${what} of ${namespace}/${name}: the operator carries it out one member at a time once every member is healthy and caught up (Events ${action === 'compact' ? 'Compact' : 'MemberDefragmented'})\n`);
+  return 0;
 }
 
 /** Writes the report archive; a part that cannot be read is an entry saying why (the archive is still written). */

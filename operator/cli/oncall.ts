@@ -6,7 +6,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { API_VERSION, KIND, type SvcCluster, type SvcClusterSpec } from '../api/types.js';
+import { quotaBytes } from '../api/maintenance.js';
+import { API_VERSION, KIND, type SvcCluster } from '../api/types.js';
 import { MemberClient } from '../members/index.js';
 import { observe } from '../orchestrator/index.js';
 import { disarmDecision, moveLeaderDecision, restartDecision } from '../planner/oncall.js';
@@ -44,12 +45,6 @@ export interface OnCallVerb {
   mutating: boolean;
   /** How it runs under `svc-operator local`. */
   local: (i: LocalVerbInput) => Promise<number>;
-}
-
-/** The members' backend quota: SVC_QUOTA_BACKEND_BYTES of spec.podTemplate.env, else the servers' default 2 GiB. */
-export function quotaOf(spec: SvcClusterSpec): number {
-  const given = Number(spec.podTemplate?.env?.find((e) => e.name === 'SVC_QUOTA_BACKEND_BYTES')?.value ?? 0);
-  return Number.isFinite(given) && given > 0 ? given : 2 * 1024 * 1024 * 1024;
 }
 
 /** The local cluster of `stateDir`, checked to be the one named. */
@@ -149,6 +144,36 @@ async function restart(i: LocalVerbInput): Promise<number> {
   throw new CommandError(`the restart of ${members.join(', ')} did not finish: ${r.error ?? describeStep(r.step)}; run \`svc-operator local apply\` to carry on`);
 }
 
+/**
+ * `local defrag <cluster> [MEMBER]` and `local compact <cluster>`: a maintenance request (planner/maintenance.ts)
+ * carried out at once by the planner, through its gates (every member healthy under one leader and caught up).
+ */
+function maintenance(action: 'defrag' | 'compact') {
+  return async (i: LocalVerbInput): Promise<number> => {
+    extraArgs(i.args, action === 'defrag' ? 2 : 1, action);
+    const { runtime, state } = openLocal(i.stateDir, i.args[0], action);
+    const member = action === 'defrag' ? i.args[1] : undefined;
+    if (member !== undefined && !state.members.some((m) => m.name === member)) {
+      throw new CommandError(`cannot defragment ${member}: no member ${member} in cluster ${state.name} (members: ${state.members.map((m) => m.name).join(', ')}); nothing was changed`);
+    }
+    const what = action === 'defrag'
+      ? `defragment ${member ?? 'every member'}${member ? '' : ' one at a time (followers first, the leader last after moving leadership)'}, once every member is healthy and caught up`
+      : 'compact the history up to the leader\'s revision, keeping what spec.maintenance.autoCompaction keeps';
+    if (i.dryRun) {
+      i.out(`dry run: would ${what}; nothing was changed\n`);
+      return 0;
+    }
+    runtime.requestMaintenance(action, member);
+    const cluster: SvcCluster = { apiVersion: API_VERSION, kind: KIND, metadata: { name: state.name }, spec: state.spec };
+    const r = await applyCluster(cluster, { stateDir: i.stateDir, printer: new StepPrinter({ write: i.out }), svcEntry: envSvcEntry() });
+    if (r.outcome === 'steady') {
+      i.out(`${action === 'defrag' ? `defragmented ${member ?? 'every member'}` : 'compacted'}\n`);
+      return 0;
+    }
+    throw new CommandError(`the ${action === 'defrag' ? 'defragmentation' : 'compaction'} did not finish: ${r.error ?? describeStep(r.step)}; run \`svc-operator local apply\` to carry on`);
+  };
+}
+
 async function alarm(i: LocalVerbInput): Promise<number> {
   const sub = i.args[0];
   if (sub !== 'list' && sub !== 'disarm') throw new UsageError('local alarm needs list or disarm, then the cluster\'s name');
@@ -188,7 +213,7 @@ async function alarm(i: LocalVerbInput): Promise<number> {
         if (h) hashes[m.name] = h.hash;
       }
     }
-    const d = disarmDecision({ alarms, dbSizes, hashes, quotaBytes: quotaOf(state.spec), members: names });
+    const d = disarmDecision({ alarms, dbSizes, hashes, quotaBytes: quotaBytes(state.spec), members: names });
     if ('refused' in d) throw new CommandError(`cannot disarm in ${state.name}: ${d.refused}`);
     if (i.dryRun) {
       i.out(`dry run: would disarm ${d.disarm.map((a) => `${a.alarm} (${byId(a.memberId)})`).join(', ')}; nothing was changed\n`);
@@ -256,6 +281,8 @@ export const ONCALL_VERBS: readonly OnCallVerb[] = [
   { name: 'resume', usage: '<cluster>', summary: 'ends a suspension: what was held back carries on', flags: {}, mutating: true, local: suspend(false) },
   { name: 'move-leader', usage: '<cluster> [--to MEMBER]', summary: 'hands leadership to MEMBER (else the most up-to-date follower), only while every member is healthy and caught up', flags: { string: ['to'] }, mutating: true, local: moveLeader },
   { name: 'restart', usage: '<cluster> [MEMBER]', summary: 'a rolling restart (reason RestartRequested) of every member or one, followers first, the leader last', flags: {}, mutating: true, local: restart },
+  { name: 'defrag', usage: '<cluster> [MEMBER]', summary: 'defragments every member (or one) through the planner: followers first, the leader last after moving leadership', flags: {}, mutating: true, local: maintenance('defrag') },
+  { name: 'compact', usage: '<cluster>', summary: 'compacts the history, keeping what spec.maintenance.autoCompaction keeps', flags: {}, mutating: true, local: maintenance('compact') },
   { name: 'alarm', usage: 'list|disarm <cluster>', summary: 'lists the alarms raised; disarm is refused while a cause persists', flags: {}, mutating: true, local: alarm },
   { name: 'report', usage: '<cluster> [--file F.tar.gz]', summary: 'one archive for a bug report: the resource, status, Events, each member\'s status, the last logs', flags: { string: ['file'] }, mutating: false, local: report },
 ];

@@ -12,13 +12,14 @@ import { specProblems, unknownFields, withDefaults } from '../api/validate.js';
 import { MemberClient, type MemberClientOptions } from '../members/index.js';
 import { envCrash, runPass } from '../orchestrator/engine.js';
 import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
-import { FORMED_ANNOTATION, HIBERNATED_ANNOTATION, KubeRuntime, parseHibernated, parseReplacements, podImage, PROGRESS_ANNOTATION, RECONCILE_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
+import { FORMED_ANNOTATION, HIBERNATED_ANNOTATION, KubeRuntime, MAINTENANCE_ANNOTATION, MAINTENANCE_REQUEST_ANNOTATION, parseHibernated, parseMaintenance, parseMaintenanceRequest, parseReplacements, podImage, PROGRESS_ANNOTATION, RECONCILE_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure, unsupportedOnKubernetes } from '../runtime/kubernetes/backup-job.js';
 import { BACKUP_REQUEST_ANNOTATION, backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
 import { describeVerified, VERIFY_REQUEST_ANNOTATION } from '../backup/verify.js';
 import { parseScaling, SCALING_ANNOTATION } from '../runtime/kubernetes/kube-scaling.js';
 import { parseRecovery, RECOVER_ANNOTATION, RECOVERY_ANNOTATION } from '../runtime/kubernetes/kube-recovery.js';
 import { recoveryRefusal } from '../planner/recovery.js';
+import { describeDefrag } from '../planner/maintenance.js';
 import type { RecoveryProgress } from '../planner/types.js';
 import type { RecoveryStatus } from '../api/types.js';
 import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
@@ -223,6 +224,13 @@ export class Controller {
     const annotatedRecovery = parseRecovery(stored.metadata.annotations?.[RECOVERY_ANNOTATION]);
     const mine = session.memory.recovery;
     const recoveryRecord = mine && (!annotatedRecovery || mine.startedAt >= annotatedRecovery.startedAt) ? mine : annotatedRecovery;
+    // maintenance: the request annotation, and the record (the engine prefers the one it saved last)
+    const maintenanceRecord = session.memory.maintenance ?? parseMaintenance(stored.metadata.annotations?.[MAINTENANCE_ANNOTATION]);
+    const maintenanceRequest = parseMaintenanceRequest(stored.metadata.annotations?.[MAINTENANCE_REQUEST_ANNOTATION]);
+    const maintenance = {
+      ...(maintenanceRecord ? { record: maintenanceRecord } : {}), ...(maintenanceRequest ? { request: maintenanceRequest } : {}),
+      created: new Date(stored.metadata.creationTimestamp ?? 0).getTime(),
+    };
     const rt = new KubeRuntime(this.api, ref, {
       snapshotDir: this.opts.snapshotDir,
       recovery: { ...(recoverRequest ? { request: recoverRequest } : {}), ...(recoveryRecord ? { record: recoveryRecord } : {}) },
@@ -238,6 +246,7 @@ export class Controller {
       suspended: stored.metadata.annotations?.[RECONCILE_ANNOTATION] === SUSPENDED,
       hibernated: parseHibernated(stored.metadata.annotations?.[HIBERNATED_ANNOTATION]),
       ...(tlsHash ? { tlsHash } : {}),
+      maintenance,
       // what the planner needs for scheduled and on-demand backups (the engine prefers the record it saved last)
       // (restore drills run as Jobs too: svc-operator verify)
       backups: {
@@ -257,6 +266,7 @@ export class Controller {
     session.lastStep = line;
     if (changed) this.log({ level: 'info', msg: 'step', cluster: key, step: step.kind, line });
     this.upgradeMetrics.observe(namespace, name, step, progress);
+    this.upgradeMetrics.noSpace(namespace, name, (observed.noSpace?.length ?? 0) > 0);
     if (changed && (step.kind === 'blocked' || (step.kind === 'wait' && (step.code === 'Paused' || step.code === 'Suspended')))) {
       await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', eventReason(step), step.reason);
     }
@@ -292,6 +302,10 @@ export class Controller {
       if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${spec.restore.snapshot}`);
       if (r.backup) await this.api.event(target, 'Normal', 'BackupTaken', describeBackup(r.backup));
       if (r.verified) await this.api.event(target, r.verified.result === 'Passed' ? 'Normal' : 'Warning', r.verified.result === 'Passed' ? 'BackupVerified' : 'BackupVerifyFailed', describeVerified(r.verified));
+      if (r.defrag) {
+        await this.api.event(target, 'Normal', 'MemberDefragmented', describeDefrag(r.defrag));
+        this.upgradeMetrics.defragmented(namespace, name, r.defrag);
+      }
       session.jobFailure = undefined;
     }
     const fresh = this.clusters.get(name, namespace) ?? stored;

@@ -3,8 +3,10 @@
 // progress (the annotation), so a new operator pod shows the same values as the one it replaced.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { STEP_KINDS } from '../planner/steps.js';
-import type { LossCause, Step, UpgradeProgress } from '../planner/types.js';
+import type { LossCause, MaintenanceReason, Step, UpgradeProgress } from '../planner/types.js';
 import type { VerifiedStatus } from '../api/types.js';
+
+const MAINTENANCE_REASONS: readonly MaintenanceReason[] = ['NoSpace', 'Scheduled', 'Threshold', 'Requested'];
 
 const LOSS_CAUSES: readonly LossCause[] = ['DataLost', 'AlreadyBootstrapped', 'DataCorrupt', 'MemberIdChanged', 'VolumeLost', 'NodeLost'];
 
@@ -21,6 +23,9 @@ export class UpgradeMetrics {
   /** The certificate series set per cluster (dropped when a Secret is no longer named). */
   private readonly certs = new Map<string, Set<string>>();
   private readonly replacements: Counter<'namespace' | 'cluster' | 'cause'>;
+  private readonly defrags: Counter<'namespace' | 'cluster' | 'reason'>;
+  private readonly reclaimed: Counter<'namespace' | 'cluster'>;
+  private readonly noSpaceRaised: Gauge<'namespace' | 'cluster'>;
   /** cluster key -> "from/to" label pairs of the durations set for it (removed with the cluster). */
   private readonly durations = new Map<string, Set<string>>();
 
@@ -33,6 +38,9 @@ export class UpgradeMetrics {
     this.replacements = new Counter({ name: 'svc_operator_member_replacements_total', help: 'Members replaced by this operator process because they could not come back (their successor promoted), by cause: DataLost, AlreadyBootstrapped, DataCorrupt, MemberIdChanged, VolumeLost, NodeLost.', labelNames: ['namespace', 'cluster', 'cause'], registers });
     this.verifyFailing = new Gauge({ name: 'svc_operator_backup_verify_failing', help: '1 while the latest restore drill of the cluster (spec.backup.verify) failed: its newest backup did not restore to the KV hash recorded at backup time; 0 after a drill passed.', labelNames: ['namespace', 'cluster'], registers });
     this.verifiedAt = new Gauge({ name: 'svc_operator_backup_last_verified_timestamp_seconds', help: 'When the latest restore drill of the cluster finished (passed or failed), Unix seconds.', labelNames: ['namespace', 'cluster'], registers });
+    this.defrags = new Counter({ name: 'svc_operator_defrags_total', help: 'Members defragmented by this operator process, by reason: NoSpace, Scheduled, Threshold, Requested.', labelNames: ['namespace', 'cluster', 'reason'], registers });
+    this.reclaimed = new Counter({ name: 'svc_operator_defrag_reclaimed_bytes_total', help: 'Bytes of database files given back by the defragmentations of this operator process (before less after).', labelNames: ['namespace', 'cluster'], registers });
+    this.noSpaceRaised = new Gauge({ name: 'svc_operator_nospace_alarm', help: '1 while a member of the cluster has the NOSPACE alarm raised (writes refused; the operator relieves it or says why it cannot), else 0.', labelNames: ['namespace', 'cluster'], registers });
     this.backupFailing = new Gauge({ name: 'svc_operator_backup_failing', help: '1 while the latest backup of the cluster (pre-upgrade, scheduled or on demand) failed and none has succeeded since, else 0.', labelNames: ['namespace', 'cluster'], registers });
     this.certExpiry = new Gauge({ name: 'svc_operator_certificate_expiry_timestamp_seconds', help: 'When the certificate of each TLS Secret a cluster names (spec.tls.clientSecret, spec.tls.peerSecret) expires, in seconds since the epoch.', labelNames: ['namespace', 'cluster', 'secret', 'use'], registers });
   }
@@ -71,6 +79,17 @@ export class UpgradeMetrics {
     if (step.kind === 'promoteMember' && step.replaced) this.replacements.inc({ namespace, cluster, cause: step.replaced });
   }
 
+  /** Counts one member defragmented and the bytes it gave back. */
+  defragmented(namespace: string, cluster: string, d: { reason: MaintenanceReason; before?: number; after?: number }): void {
+    this.defrags.inc({ namespace, cluster, reason: d.reason });
+    if (d.before !== undefined && d.after !== undefined && d.before > d.after) this.reclaimed.inc({ namespace, cluster }, d.before - d.after);
+  }
+
+  /** Whether a member of the cluster has the NOSPACE alarm raised. */
+  noSpace(namespace: string, cluster: string, raised: boolean): void {
+    this.noSpaceRaised.set({ namespace, cluster }, raised ? 1 : 0);
+  }
+
   /** Whether the cluster's latest backup failed (the status shows why: BackupReady, Warning Events). */
   backup(namespace: string, cluster: string, failing: boolean): void {
     this.backupFailing.set({ namespace, cluster }, failing ? 1 : 0);
@@ -95,6 +114,9 @@ export class UpgradeMetrics {
     this.verifiedAt.remove({ namespace, cluster });
     this.certificates(namespace, cluster, []);
     this.certs.delete(`${namespace}/${cluster}`);
+    this.noSpaceRaised.remove({ namespace, cluster });
+    this.reclaimed.remove({ namespace, cluster });
+    for (const reason of MAINTENANCE_REASONS) this.defrags.remove({ namespace, cluster, reason });
     for (const cause of LOSS_CAUSES) this.replacements.remove({ namespace, cluster, cause });
     const key = `${namespace}/${cluster}`;
     for (const pair of this.durations.get(key) ?? []) {

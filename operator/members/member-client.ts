@@ -12,7 +12,7 @@ import { withRetry } from './retry.js';
 
 /** Raised when a member call fails for good. */
 export class MemberError extends Error {
-  readonly code: 'UNREACHABLE' | 'BAD_ANSWER' | 'SNAPSHOT_FAILED' | 'MOVE_LEADER_FAILED' | 'MEMBERSHIP_FAILED';
+  readonly code: 'UNREACHABLE' | 'BAD_ANSWER' | 'SNAPSHOT_FAILED' | 'MOVE_LEADER_FAILED' | 'MEMBERSHIP_FAILED' | 'MAINTENANCE_FAILED';
   constructor(code: MemberError['code'], message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'MemberError';
@@ -35,6 +35,8 @@ export interface MemberStatusInfo {
   raftIndex: number;
   appliedIndex: number;
   dbSize: number;
+  /** Bytes of the database file in use (the rest a defragmentation gives back). */
+  dbSizeInUse?: number;
   revision: number;
 }
 
@@ -163,6 +165,7 @@ export class MemberClient {
         raftIndex: Number(s.raftIndex),
         appliedIndex: Number(s.raftAppliedIndex),
         dbSize: Number(s.dbSize),
+        dbSizeInUse: Number(s.dbSizeInUse ?? s.dbSize),
         revision: Number(s.header.revision),
       };
     }, this.attempts, 200);
@@ -194,6 +197,36 @@ export class MemberClient {
     } catch (e) {
       this.forget(url);
       throw new MemberError('UNREACHABLE', `disarming ${alarm} of member ${memberId} via ${url} failed: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /**
+   * Compacts the key history up to `revision` through the member at `url` (the leader), waiting until the members'
+   * backends dropped it; a revision already compacted counts as done (the call is repeated after a crash).
+   */
+  async compact(url: string, revision: number): Promise<void> {
+    try {
+      const c = await this.grpc(url);
+      await c.compact(revision, true);
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (/required revision has been compacted/.test(msg)) return;
+      this.forget(url);
+      throw new MemberError('MAINTENANCE_FAILED', `compaction up to revision ${revision} via ${url} failed: ${msg}`, { cause: e });
+    }
+  }
+
+  /** Defragments the backend of the member at `url` (it answers once done; long for a large database). */
+  async defragment(url: string, timeoutMs = 120_000): Promise<void> {
+    try {
+      const c = await Client.connect({ endpoints: [url], tls: this.tls, commandTimeoutMs: timeoutMs, dialTimeoutMs: this.timeoutMs });
+      try {
+        await c.defragment(url);
+      } finally {
+        c.close();
+      }
+    } catch (e) {
+      throw new MemberError('MAINTENANCE_FAILED', `defragmentation of ${url} failed: ${(e as Error).message}`, { cause: e });
     }
   }
 

@@ -11,8 +11,9 @@ import { plan } from '../planner/plan.js';
 import { beginRollout, beginStep, noteMembersDone, noteRollout, recordSnapshot, settle } from '../planner/progress.js';
 import { describeStep, isMutating, isScalingStep } from '../planner/steps.js';
 import { beginReplacement, noteReplacements } from '../planner/healing.js';
-import type { ObservedCluster, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
+import type { MaintenanceReason, MaintenanceRecord, ObservedCluster, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
 import { beginRecovery } from '../planner/recovery.js';
+import { beginMaintenance, finishMaintenancePart, noteMaintenance } from '../planner/maintenance.js';
 import { canHeal } from '../runtime/healing.js';
 import { executeHealing } from './heal.js';
 import type { MemberApi } from './member-api.js';
@@ -37,6 +38,8 @@ export interface EngineMemory {
   replacements?: ReplacementRecord;
   /** The recovery record this engine saved last (the annotation in an informer's cache may lag behind it). */
   recovery?: RecoveryProgress;
+  /** The maintenance record this engine saved last. */
+  maintenance?: MaintenanceRecord;
   /** Steps carried out per kind (numbers the crash points). */
   counts: Map<string, number>;
   /** The step left under way by the last pass (StepPending) and its number: looking again is not a new step. */
@@ -84,6 +87,16 @@ export interface PassResult {
   recovery?: RecoveryProgress;
   /** A restore drill run and recorded in this pass (Passed or Failed). */
   verified?: VerifiedStatus;
+  /** A member defragmented in this pass: its database file's bytes before and after (the Event and the metric). */
+  defrag?: DefragResult;
+}
+
+/** One defragmentation carried out. */
+export interface DefragResult {
+  member: string;
+  reason: MaintenanceReason;
+  before?: number;
+  after?: number;
 }
 
 /**
@@ -139,6 +152,16 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   if (recovery) {
     const record = memory.recovery && (!recovery.record || memory.recovery.startedAt >= recovery.record.startedAt) ? memory.recovery : recovery.record;
     observed.recovery = { ...recovery, ...(record ? { record } : {}) };
+  }
+  const maintenance = await runtime.loadMaintenance?.();
+  if (maintenance) {
+    const stored = memory.maintenance ?? maintenance.record;
+    const noted = noteMaintenance(stored, observed);
+    if (noted !== stored && noted) {
+      await runtime.saveMaintenance!(noted);
+      memory.maintenance = noted;
+    }
+    observed.maintenance = { ...maintenance, ...(noted ? { record: noted } : {}) };
   }
   // The write rate over the time since the last pass (the reading inside one observation spans milliseconds).
   const c = observed.catchUp;
@@ -216,8 +239,15 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
     await runtime.saveRecovery!(started);
     memory.recovery = recovered = started;
   }
+  let maintained = observed.maintenance?.record;
+  const maintaining = observed.maintenance ? beginMaintenance(maintained, step, observed) : undefined;
+  if (maintaining && maintaining !== maintained) {
+    await runtime.saveMaintenance!(maintaining);
+    memory.maintenance = maintained = maintaining;
+  }
   const crash = hooks.crash;
   crash?.(step.kind, n, 'before');
+  let defrag: DefragResult | undefined;
   let snapshot: SnapshotRecord | undefined;
   let backup: BackupEntry | undefined;
   let verified: VerifiedStatus | undefined;
@@ -291,6 +321,29 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
         if (!runtime.wake) throw new Error(`the ${runtime.kind} runtime cannot wake members`);
         await runtime.wake();
         break;
+      case 'compact':
+        if (!client.compact) throw new Error('this member client cannot compact');
+        await client.compact(urls.get(step.member)!, step.revision);
+        break;
+      case 'defragMember': {
+        if (!client.defragment) throw new Error('this member client cannot defragment');
+        const url = urls.get(step.member)!;
+        // out of the client Service's endpoints while its backend is rewritten (Kubernetes), back in after
+        await runtime.setServing?.(step.member, false);
+        try {
+          await client.defragment(url);
+        } finally {
+          await runtime.setServing?.(step.member, true);
+        }
+        const before = observed.members.find((m) => m.name === step.member)?.dbSize;
+        const after = (await client.status(url).catch(() => undefined))?.dbSize;
+        defrag = { member: step.member, reason: step.reason, ...(before !== undefined ? { before } : {}), ...(after !== undefined ? { after } : {}) };
+        break;
+      }
+      case 'expandVolumes':
+        if (!runtime.expandVolumes) throw new Error(`the ${runtime.kind} runtime has no volumes to grow`);
+        await runtime.expandVolumes(step.size, step.members);
+        break;
       case 'complete':
       case 'recoverComplete':
       case 'hibernated':
@@ -321,6 +374,10 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   }
   if (backup && step.kind === 'backup') memory.backups = await runtime.recordBackup!(step, backup);
   if (verified && step.kind === 'verifyBackup') memory.backups = await runtime.recordVerify!(step, verified);
+  if (maintained && (step.kind === 'compact' || step.kind === 'defragMember')) {
+    memory.maintenance = maintained = finishMaintenancePart(maintained, step, (hooks.clock ?? Date.now)(), defrag?.after);
+    await runtime.saveMaintenance!(maintained);
+  }
   crash?.(step.kind, n, 'after');
-  return result({ acted: true, snapshot, backup, ...(verified ? { verified } : {}), ...(recovered ? { recovery: recovered } : {}) });
+  return result({ acted: true, snapshot, backup, ...(verified ? { verified } : {}), ...(recovered ? { recovery: recovered } : {}), ...(defrag ? { defrag } : {}) });
 }

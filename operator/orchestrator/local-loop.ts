@@ -7,7 +7,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import { actionLine, isMutating } from '../planner/steps.js';
 import type { ObservedCluster, Step, UpgradeProgress } from '../planner/types.js';
 import { Backoff } from './backoff.js';
-import { envCrash, newMemory, runPass } from './engine.js';
+import { envCrash, newMemory, runPass, type DefragResult } from './engine.js';
 
 /** One reported step. */
 export interface StepEvent {
@@ -41,6 +41,8 @@ export interface ReconcileOptions {
    * carried out. The CLIs hand in SVC_OPERATOR_CRASH_AT. Default: none.
    */
   crashAt?: string;
+  /** Called for each member defragmented (its bytes before and after). */
+  onDefrag?: (d: DefragResult) => void;
   /** Member client to use (closed by the caller). Default: a new one, closed at the end. */
   client?: MemberClient;
 }
@@ -56,6 +58,8 @@ export interface ReconcileResult {
   snapshots: SnapshotRecord[];
   /** Mutating steps carried out, in order ("restartMember m1 3.4.34", ...). */
   actions: string[];
+  /** Members defragmented during this run, with their database file's bytes before and after. */
+  defrags: DefragResult[];
   error?: string;
 }
 
@@ -72,6 +76,7 @@ export async function reconcile(runtime: Runtime, spec: SvcClusterSpec, opts: Re
   const crash = envCrash(opts.crashAt);
   const snapshots: SnapshotRecord[] = [];
   const actions: string[] = [];
+  const defrags: DefragResult[] = [];
   let lastLine = '';
   let errors = 0;
   try {
@@ -82,22 +87,26 @@ export async function reconcile(runtime: Runtime, spec: SvcClusterSpec, opts: Re
         lastLine = line;
         opts.onStep?.({ step, line, at: Date.now(), progress, observed: r.observed });
       }
-      if (step.kind === 'steady' || step.kind === 'hibernated') return { outcome: 'steady', step, progress, snapshots, actions };
-      if (step.kind === 'wait' && step.code === 'Suspended') return { outcome: 'suspended', step, progress, snapshots, actions };
-      if (step.kind === 'blocked') return { outcome: 'blocked', step, progress, snapshots, actions };
+      if (step.kind === 'steady' || step.kind === 'hibernated') return { outcome: 'steady', step, progress, snapshots, actions, defrags };
+      if (step.kind === 'wait' && step.code === 'Suspended') return { outcome: 'suspended', step, progress, snapshots, actions, defrags };
+      if (step.kind === 'blocked') return { outcome: 'blocked', step, progress, snapshots, actions, defrags };
       if (r.error) {
         errors++;
         opts.onError?.(step, r.error);
         lastLine = '';
-        if (errors >= maxErrors) return { outcome: 'failed', step, progress, snapshots, actions, error: r.error.message };
+        if (errors >= maxErrors) return { outcome: 'failed', step, progress, snapshots, actions, defrags, error: r.error.message };
       } else if (r.acted) {
         errors = 0;
         if (r.snapshot) snapshots.push(r.snapshot);
         if (r.verified) opts.onVerified?.(r.verified);
+        if (r.defrag) {
+          defrags.push(r.defrag);
+          opts.onDefrag?.(r.defrag);
+        }
         if (isMutating(step)) actions.push(actionLine(step));
         continue; // the next step follows from a new observation, at once
       }
-      if (Date.now() > deadline) return { outcome: 'timeout', step, progress, snapshots, actions, error: `gave up after ${opts.timeoutMs ?? 600_000} ms: ${line}` };
+      if (Date.now() > deadline) return { outcome: 'timeout', step, progress, snapshots, actions, defrags, error: `gave up after ${opts.timeoutMs ?? 600_000} ms: ${line}` };
       await sleep(r.error ? backoff.delay(errors) : r.pending ? Math.min(r.pending.retryMs, pollMs) : pollMs);
     }
   } finally {

@@ -4,4 +4,6 @@ import type { MemberClient } from '../members/index.js';
 
 export type MemberApi = Pick<MemberClient, 'version' | 'healthy' | 'isLeader' | 'status' | 'authEnabled' | 'memberList' | 'memberAdd' | 'memberRemove' | 'memberPromote' | 'moveLeader' | 'snapshot'> &
   // (the corruption handling's calls: a simulated cluster without alarms leaves them out)
-  Partial<Pick<MemberClient, 'alarms' | 'hashKV' | 'disarmAlarm'>>;
+  Partial<Pick<MemberClient, 'alarms' | 'hashKV' | 'disarmAlarm'>> &
+  // (maintenance's: compaction and defragmentation)
+  Partial<Pick<MemberClient, 'compact' | 'defragment'>>;

@@ -34,7 +34,8 @@ async function observeMember(client: MemberClient, rm: RuntimeMember): Promise<O
     healthy,
     leader,
     appliedIndex: status?.appliedIndex,
-    ...(status ? { revision: status.revision } : {}),
+    ...(status ? { revision: status.revision, dbSize: status.dbSize } : {}),
+    ...(status?.dbSizeInUse !== undefined ? { dbSizeInUse: status.dbSizeInUse } : {}),
   };
 }
 
@@ -91,8 +92,25 @@ export async function observe(runtime: Runtime, client: MemberClient, clock: () 
   }
   const list = clusterMembers ? { clusterMembers, clusterMembersByLeader: byLeader } : {};
   const revision = await runtime.targetRevision?.();
-  const corruption = leader ? await observeCorruption(client, members, urls, leader) : undefined;
-  return { cluster: { now: clock(), members, authEnabled, v2DataBytes, ...list, ...(revision ? { revision } : {}), ...(catchUp ? { catchUp } : {}), ...(corruption ? { corruption } : {}) }, urls };
+  const volume = await runtime.volumes?.();
+  // a raised alarm makes every member's /health fail: a cluster with a healthy member has none to read
+  const alarms = leader && client.alarms && !members.some((m) => m.healthy) ? await client.alarms(urls.get(leader.name)!).catch(() => undefined) : undefined;
+  const corruption = leader && alarms ? await observeCorruption(client, members, urls, alarms) : undefined;
+  const noSpace = !corruption ? await observeNoSpace(client, members, urls, alarms) : undefined;
+  return { cluster: { now: clock(), members, authEnabled, v2DataBytes, ...list, ...(revision ? { revision } : {}), ...(catchUp ? { catchUp } : {}), ...(corruption ? { corruption } : {}), ...(noSpace ? { noSpace } : {}), ...(volume ? { volume } : {}) }, urls };
+}
+
+/**
+ * With the NOSPACE alarm raised: the member IDs it is raised for, and health read without it (the alarm fails
+ * every /health, which would hold up the relief that disarms it: planner/maintenance.ts).
+ */
+async function observeNoSpace(client: MemberClient, members: ObservedMember[], urls: Map<string, string>, alarms: Array<{ memberId: string; alarm: string }> | undefined): Promise<string[] | undefined> {
+  const ids = (alarms ?? []).filter((a) => a.alarm === 'NOSPACE').map((a) => a.memberId);
+  if (ids.length === 0) return undefined;
+  await Promise.all(members.filter((m) => m.running).map(async (m) => {
+    m.healthy = await client.healthy(urls.get(m.name)!, ['NOSPACE']);
+  }));
+  return [...new Set(ids)].sort();
 }
 
 /** The hash a strict majority of `size` members share (at the same compaction revision), if any. */
@@ -111,10 +129,9 @@ export function majorityHash(hashes: CorruptionObservation['hashes'], size: numb
  * are lost (DataCorrupt), and health is read without the alarm, which makes every member unhealthy and would hold
  * their replacement up. The planner does nothing else while the alarm is raised (healing.ts corruptionStep).
  */
-async function observeCorruption(client: MemberClient, members: ObservedMember[], urls: Map<string, string>, leader: ObservedMember): Promise<CorruptionObservation | undefined> {
-  // a raised alarm makes every member's /health fail: a cluster with a healthy member has none to read
-  if (!client.alarms || !client.hashKV || members.some((m) => m.healthy)) return undefined;
-  const alarm = (await client.alarms(urls.get(leader.name)!).catch(() => undefined))?.find((a) => a.alarm === 'CORRUPT');
+async function observeCorruption(client: MemberClient, members: ObservedMember[], urls: Map<string, string>, alarms: Array<{ memberId: string; alarm: string }>): Promise<CorruptionObservation | undefined> {
+  if (!client.hashKV) return undefined;
+  const alarm = alarms.find((a) => a.alarm === 'CORRUPT');
   if (!alarm) return undefined;
   const running = members.filter((m) => m.running && m.revision !== undefined);
   const revision = Math.min(...running.map((m) => m.revision!));

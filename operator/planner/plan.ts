@@ -54,6 +54,7 @@ import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVers
 import { dueBackup } from '../backup/schedule.js';
 import { dueVerify, newestBackup } from '../backup/verify.js';
 import { recoveryCompletion, recoveryStep } from './recovery.js';
+import { maintenanceStep, startMaintenance, volumeStep } from './maintenance.js';
 
 export { CATCH_UP_SECONDS, CATCH_UP_SLACK, catchUpSlack } from './catch-up.js';
 /** v2 data above this needs the 2-minute wait between members (the seed's limit). */
@@ -157,6 +158,12 @@ function planUnsuspended(spec: SvcClusterSpec, o: ObservedCluster, progress: Upg
   if (replace) return replace;
   const corrupt = corruptionStep(o);
   if (corrupt) return corrupt;
+  // a maintenance round under way, or NOSPACE relief (maintenance.ts); a larger spec.storage.size: grown in place,
+  // or refused with nothing changed; growing is one way out of a NOSPACE relief that could not make the data fit
+  const maintain = maintenanceStep(spec, o);
+  const grow = volumeStep(spec, o);
+  if (maintain && !(maintain.kind === 'blocked' && grow)) return maintain;
+  if (grow) return grow;
   const step = planSteps(spec, o, progress);
   const onTarget = (m: ObservedMember) => m.configuredVersion === spec.version && (m.release === undefined || m.release === spec.version);
   const upgrading = !o.members.every(onTarget) || (progress !== undefined && progress.to === spec.version && progress.finishedAt === undefined);
@@ -220,7 +227,7 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     // A follower behind under writes gates the next change; with nothing to change the cluster is as specified
     // (so Ready and Reconciling do not flap with the write load).
     const next = rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader);
-    if (!next) return recoveryCompletion(o) ?? backupStep(spec, o, leader) ?? verifyStep(spec, o) ?? { kind: 'steady', version: target };
+    if (!next) return recoveryCompletion(o) ?? backupStep(spec, o, leader) ?? verifyStep(spec, o) ?? startMaintenance(spec, o) ?? { kind: 'steady', version: target };
     return catchingUp && isMutating(next) ? catchingUp : next;
   }
   if (catchingUp) return catchingUp;

@@ -158,7 +158,9 @@ export const STEPS = {
   },
   disarmAlarm: {
     mutating: true, scaling: false, settled: false,
-    describe: (s) => `disarm the ${s.alarm} alarm through ${s.member}: every member's KV hash agrees again`,
+    describe: (s) => (s.alarm === 'CORRUPT'
+      ? `disarm the CORRUPT alarm through ${s.member}: every member's KV hash agrees again`
+      : `disarm the NOSPACE alarm of member ${s.memberId} through ${s.member}: compacted and defragmented, the database fits in the quota again`),
     eventReason: () => 'AlarmDisarmed', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: (s) => `disarmAlarm ${s.alarm}`,
   },
@@ -180,6 +182,26 @@ export const STEPS = {
     describe: (s) => `wake: start ${s.members.join(', ')} on their kept data`,
     eventReason: () => 'Wake', statusReason: kindOnly, statusLine: (s) => `starting ${s.members.join(', ')} on their kept data`,
     actionLine: (s) => `wake ${s.members.join(',')}`,
+  },
+  // maintenance (planner/maintenance.ts): recorded in the maintenance record before each part
+  compact: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `compact the history up to revision ${s.revision} through ${s.member} (${s.reason} maintenance ${s.id})`,
+    eventReason: () => 'Compact', statusReason: kindOnly, statusLine: (s) => `compacting up to revision ${s.revision} (${s.reason})`,
+    actionLine: (s) => `compact ${s.revision}`,
+  },
+  defragMember: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `defragment ${s.member} (${s.reason} maintenance ${s.id})`,
+    // the Event of a defragmentation done carries its bytes (MemberDefragmented, from the engine's result)
+    eventReason: () => 'Defragment', statusReason: kindOnly, statusLine: (s) => `defragmenting ${s.member} (${s.reason})`,
+    actionLine: withMember,
+  },
+  expandVolumes: {
+    mutating: true, scaling: false, settled: false,
+    describe: (s) => `grow the members' volumes from ${s.from} to ${s.size}: ${s.members.length > 0 ? `claims of ${s.members.join(', ')} expanded in place, then ` : ''}the StatefulSet recreated with its pods orphaned (no member restarts)`,
+    eventReason: () => 'ExpandVolumes', statusReason: kindOnly, statusLine: (s) => `growing the volumes to ${s.size}`,
+    actionLine: (s) => `expandVolumes ${s.size}`,
   },
 } satisfies StepTable<Step>;
 

@@ -37,6 +37,9 @@ export interface ObservedMember {
   lost?: MemberLoss;
   /** The restart request (TargetRevision.restart token) its current process was started under, if any. */
   restartToken?: string;
+  /** Bytes of its database file, and of them in use (Maintenance.Status); the rest a defragmentation gives back. */
+  dbSize?: number;
+  dbSizeInUse?: number;
 }
 
 /**
@@ -133,6 +136,77 @@ export interface ObservedCluster {
   suspended?: boolean;
   /** Every member was stopped on purpose with its data kept (spec.replicas 0): waking starts them again. */
   hibernated?: boolean;
+  /** The members' volumes, when the runtime has any (Kubernetes): what a larger spec.storage.size is measured against. */
+  volume?: VolumeObservation;
+  /** Member IDs (decimal) with the NOSPACE alarm raised (health is then read without it); undefined: none raised. */
+  noSpace?: string[];
+  /** Compaction and defragmentation: requests and the record, when the runtime keeps one (runtime.loadMaintenance). */
+  maintenance?: MaintenanceObservation;
+}
+
+/** The members' volumes as they are (Kubernetes: the StatefulSet's claim template and each member's claim). */
+export interface VolumeObservation {
+  /** The size new claims get now (the StatefulSet's claim template), a quantity. */
+  size: string;
+  /** The storage class of the claims (the spec's, else the cluster's default), if known. */
+  storageClass?: string;
+  /** The class allows expansion (allowVolumeExpansion); undefined: it could not be read. */
+  expandable?: boolean;
+  /** Each member's claim: its requested size (a quantity). */
+  claims: Record<string, string>;
+}
+
+/** Why members are defragmented. */
+export type MaintenanceReason = 'NoSpace' | 'Scheduled' | 'Threshold' | 'Requested';
+
+/** One member's defragmentation in a round: begun (recorded first), then its bytes after. */
+export interface DefragRecord {
+  begunAt: number;
+  /** Database file bytes before (the observation's) and after (read right after it). */
+  before?: number;
+  after?: number;
+  finishedAt?: number;
+}
+
+/** A round of maintenance: an optional compaction, then every member of `members` defragmented, one at a time. */
+export interface MaintenanceRound {
+  /** NoSpace: "nospace-<ms>"; Scheduled: the slot (ISO); Threshold: "threshold-<ms>"; Requested: the request token. */
+  id: string;
+  reason: MaintenanceReason;
+  startedAt: number;
+  /** The members to defragment (a request may name one); none: a compaction only (`compact`). */
+  members: string[];
+  /** The revision to compact at (recorded before the compaction), and whether it was done. */
+  compactRevision?: number;
+  compacted?: boolean;
+  defrags: Record<string, DefragRecord>;
+  finishedAt?: number;
+}
+
+/** The maintenance record (the local state file's `maintenance`; the svc.dev/maintenance annotation). */
+export interface MaintenanceRecord {
+  /** The round under way, or the last one. */
+  round?: MaintenanceRound;
+  /** The last scheduled slot begun (ISO). */
+  lastSlot?: string;
+  /** The last request token begun. */
+  lastRequest?: string;
+}
+
+/** A defragmentation or compaction asked for (`local defrag`, `local compact`; the svc.dev/maintenance-request annotation). */
+export interface MaintenanceRequest {
+  token: string;
+  /** defrag: every member (or `member` only); compact: the leader's history up to its revision less the retention. */
+  action: 'defrag' | 'compact';
+  member?: string;
+}
+
+/** What the planner needs for maintenance besides the members. */
+export interface MaintenanceObservation {
+  record?: MaintenanceRecord;
+  request?: MaintenanceRequest;
+  /** When the cluster was created (ms): the defrag schedule's first slot comes after it. */
+  created: number;
 }
 
 /**
@@ -255,7 +329,8 @@ export type WaitCode =
   | 'ReplacementNotSafe'
   | 'RecoverySurvivorDown'
   | 'CorruptionUndecided'
-  | 'Suspended';
+  | 'Suspended'
+  | 'MaintenanceNotSafe';
 
 export type BlockedCode =
   | 'SkipMinor'
@@ -264,10 +339,13 @@ export type BlockedCode =
   | 'LargeV2DataNotAcknowledged'
   | 'MixedReleases'
   | 'MemberFailedToStart'
-  | 'UnsupportedVersion';
+  | 'UnsupportedVersion'
+  | 'NoSpaceNotRelieved'
+  | 'VolumeExpansionNotAllowed'
+  | 'VolumeShrinkRefused';
 
 /** The condition a blocked step sets: UpgradeBlocked for a refused or stuck upgrade, MemberFailed outside an upgrade. */
-export type BlockedCondition = 'UpgradeBlocked' | 'MemberFailed';
+export type BlockedCondition = 'UpgradeBlocked' | 'MemberFailed' | 'NoSpace' | 'VolumeExpansion';
 
 /**
  * The next thing to do. What each kind is (touches the cluster or not, its lines and reasons) is its row in
@@ -307,9 +385,12 @@ export type Step =
   | { kind: 'forceNewCluster'; member: string; lost: string[]; token: string }
   | { kind: 'endForceNewCluster'; member: string; version: string }
   | { kind: 'recoverComplete'; member: string; token: string }
-  | { kind: 'disarmAlarm'; member: string; alarm: 'CORRUPT'; memberId: string }
+  | { kind: 'disarmAlarm'; member: string; alarm: 'CORRUPT' | 'NOSPACE'; memberId: string }
   | { kind: 'hibernate'; members: string[] }
   | { kind: 'hibernated'; members: number }
-  | { kind: 'wake'; members: string[] };
+  | { kind: 'wake'; members: string[] }
+  | { kind: 'compact'; member: string; revision: number; reason: MaintenanceReason; id: string }
+  | { kind: 'defragMember'; member: string; reason: MaintenanceReason; id: string }
+  | { kind: 'expandVolumes'; size: string; from: string; members: string[] };
 
 export type StepKind = Step['kind'];

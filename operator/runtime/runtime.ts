@@ -1,7 +1,7 @@
 // The one interface the orchestrator drives members through. A local runtime runs child processes; a
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
 import type { BackupEntry, BackupKind, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
-import type { BackupObservation, MemberLoss, RecoveryObservation, RecoveryProgress, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
+import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MemberLoss, VolumeObservation, RecoveryObservation, RecoveryProgress, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
 import type { ScalingStep } from '../planner/steps.js';
 
 /** A member as the runtime knows it (no network calls: those are the member client's job). */
@@ -139,6 +139,24 @@ export interface Runtime {
   hibernate?(members: string[]): Promise<void>;
   /** Starts every hibernated member on its kept data, then clears the record. Idempotent. */
   wake?(): Promise<void>;
+  // Maintenance (planner/maintenance.ts): with loadMaintenance and saveMaintenance, rounds of compaction and
+  // defragmentation are planned (NOSPACE relief, spec.maintenance.defrag, requests).
+  /** The maintenance request and record as stored (local: the state file; Kubernetes: annotations). */
+  loadMaintenance?(): Promise<MaintenanceObservation | undefined>;
+  /** Records maintenance durably (before each of its steps, and each part's result after it). */
+  saveMaintenance?(record: MaintenanceRecord): Promise<void>;
+  /**
+   * Takes a member out of (`serving` false) or back into the client Service's endpoints around its
+   * defragmentation (Kubernetes: a pod label the Service selects on); a runtime without a Service has none.
+   */
+  setServing?(member: string, serving: boolean): Promise<void>;
+  /** The members' volumes (Kubernetes); without it spec.storage.size reaches members through the quota only. */
+  volumes?(): Promise<VolumeObservation | undefined>;
+  /**
+   * Grows every member's volume to `size`: the claims of `members` expanded in place, then what makes new claims
+   * (the StatefulSet, recreated with its pods orphaned). Idempotent: a claim already that large is left alone.
+   */
+  expandVolumes?(size: string, members: string[]): Promise<void>;
   /** Records a scaling step durably before it is carried out (Kubernetes: the svc.dev/scaling annotation). */
   recordScaling?(step: ScalingStep, replicas: number): Promise<void>;
 

@@ -188,12 +188,15 @@ describe('k8s: packaging of the operator', function () {
       for (const [verb, res] of [['watch', 'svcclusters.svc.dev'], ['patch', 'svcclusters.svc.dev/status'], ['delete', 'pods'], ['patch', 'statefulsets.apps'],
         ['create', 'services'], ['patch', 'configmaps'], ['create', 'poddisruptionbudgets.policy'], ['create', 'events'], ['list', 'events'], ['get', 'secrets'],
         ['create', 'jobs.batch'], ['get', 'jobs.batch'], ['delete', 'jobs.batch'], ['get', 'persistentvolumeclaims'], ['create', 'persistentvolumeclaims'],
-        ['delete', 'persistentvolumeclaims'], ['update', 'svcclusters.svc.dev/finalizers']]) {
+        ['delete', 'persistentvolumeclaims'], ['update', 'svcclusters.svc.dev/finalizers'],
+        // maintenance: a member labelled out of the client Service and its EndpointSlices read; volumes grown (the
+        // claim resized, the StatefulSet recreated with its pods orphaned, the class read)
+        ['patch', 'pods'], ['list', 'endpointslices.discovery.k8s.io'], ['patch', 'persistentvolumeclaims'], ['delete', 'statefulsets.apps'], ['get', 'storageclasses.storage.k8s.io']]) {
         expect(await can(verb, res), `${verb} ${res}`).to.equal(true);
       }
       expect(await can('update', 'leases.coordination.k8s.io', 'svc-operator'), 'its own Lease').to.equal(true);
       expect(await can('update', 'leases.coordination.k8s.io', 'kube-system'), 'leases elsewhere').to.equal(false);
-      for (const [verb, res] of [['list', 'secrets'], ['watch', 'secrets'], ['delete', 'statefulsets.apps'], ['delete', 'svcclusters.svc.dev'], ['create', 'pods'], ['update', 'nodes'], ['update', 'jobs.batch'],
+      for (const [verb, res] of [['list', 'secrets'], ['watch', 'secrets'], ['delete', 'services'], ['delete', 'svcclusters.svc.dev'], ['create', 'pods'], ['update', 'nodes'], ['update', 'jobs.batch'],
         ['update', 'svcclusters.svc.dev/status'], ['update', 'svcclusters.svc.dev']]) {
         expect(await can(verb, res), `${verb} ${res}`).to.equal(false);
       }

@@ -20,7 +20,7 @@ const CASES: Case[] = [
   { name: 'nosched', ns: NS, reason: 'Unschedulable', spec: { version: '3.5.21', replicas: 1, podTemplate: { nodeSelector: { 'svc.dev/no-such-node': 'true' } } }, message: /node/ },
   { name: 'noclass', ns: NS, reason: 'ClaimPending', spec: { version: '3.5.21', replicas: 1, storage: { storageClassName: 'svc-no-such-class' } }, message: /claim data-noclass-0 is Pending \(storage class svc-no-such-class\)/ },
   { name: 'oom', ns: NS, reason: 'OOMKilled', spec: { version: '3.5.21', replicas: 1, resources: { limits: { memory: '24Mi' } } }, message: /more memory than its limit \(24Mi\)/ },
-  { name: 'crash', ns: NS, reason: 'CrashLoopBackOff', spec: { version: '3.5.21', replicas: 1, podTemplate: { env: [{ name: 'SVC_QUOTA_BACKEND_BYTES', value: 'not-a-number' }] } }, message: /keeps exiting/ },
+  { name: 'crash', ns: NS, reason: 'CrashLoopBackOff', spec: { version: '3.5.21', replicas: 1, podTemplate: { env: [{ name: 'SVC_SNAPSHOT_COUNT', value: 'not-a-number' }] } }, message: /keeps exiting/ },
   { name: 'quota', ns: NS_QUOTA, reason: 'FailedCreate', spec: { version: '3.5.21', replicas: 1 }, message: /forbidden: exceeded quota|quota/ },
 ];
 

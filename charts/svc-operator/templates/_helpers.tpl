@@ -67,15 +67,26 @@ members' data claims, which the StatefulSet adopts. Secrets: get by name only (T
 - apiGroups: ["svc.dev"]
   resources: ["svcclusters/finalizers"]
   verbs: ["update"]
+# patch: a member being defragmented is labelled out of the client Service (svc.dev/serving) and back
 - apiGroups: [""]
   resources: ["pods"]
-  verbs: ["get", "list", "watch", "delete"]
+  verbs: ["get", "list", "watch", "delete", "patch"]
+# ... and its defragmentation waits until the Service's EndpointSlices no longer list it
+- apiGroups: ["discovery.k8s.io"]
+  resources: ["endpointslices"]
+  verbs: ["list"]
 - apiGroups: [""]
   resources: ["services", "configmaps"]
   verbs: ["get", "list", "watch", "create", "patch"]
+# delete: a larger spec.storage.size recreates the StatefulSet (its claim template) with its pods orphaned
 - apiGroups: ["apps"]
   resources: ["statefulsets"]
-  verbs: ["get", "list", "watch", "create", "patch"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
+# whether the members' class allows volume expansion (cluster-scoped: granted in the ClusterRole only; without it
+# the claim's resize is tried and the apiserver's refusal shows)
+- apiGroups: ["storage.k8s.io"]
+  resources: ["storageclasses"]
+  verbs: ["get", "list"]
 - apiGroups: ["policy"]
   resources: ["poddisruptionbudgets"]
   verbs: ["get", "create", "patch"]

@@ -6,7 +6,7 @@
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import { memberConfig, type MemberConfig } from '../../api/member-config.js';
 import type { TargetRevision } from '../../planner/types.js';
-import { ownedObjects, releaseOf, revisionOf, type ClusterRef, type KubeObject, type LiveShape } from './manifests.js';
+import { onLiveVolumes, ownedObjects, releaseOf, revisionOf, type ClusterRef, type KubeObject, type LiveShape } from './manifests.js';
 
 export interface DesiredState {
   /** The release of the StatefulSet's template. */
@@ -23,16 +23,18 @@ export interface DesiredState {
 
 /** The owned objects and member configuration of `cluster` with its StatefulSet on `release`. */
 export function desiredState(cluster: ClusterRef, release: string, live: LiveShape): DesiredState {
-  return { release, live, objects: ownedObjects(cluster, release, live), member: memberConfig(cluster.spec, release), revision: revisionOf(cluster.spec, release, live) };
+  const c = { ...cluster, spec: onLiveVolumes(cluster.spec, live) };
+  return { release, live, objects: ownedObjects(c, release, live), member: memberConfig(c.spec, release), revision: revisionOf(c.spec, release, live) };
 }
 
 /** The revision members run with once the cluster is where its spec says (spec.version): no build needed. */
 export function targetRevision(cluster: ClusterRef, live: LiveShape): TargetRevision {
-  return revisionOf(cluster.spec, cluster.spec.version, live);
+  return revisionOf(onLiveVolumes(cluster.spec, live), cluster.spec.version, live);
 }
 
 /** What of a live StatefulSet the desired state keeps: its release (where the upgrade left it) and its size. */
-export function liveStatefulSet(sts: V1StatefulSet | undefined): { release?: string; replicas?: number } {
+export function liveStatefulSet(sts: V1StatefulSet | undefined): { release?: string; replicas?: number; storage?: string } {
   if (!sts) return {};
-  return { release: releaseOf(sts.spec?.template), replicas: sts.spec?.replicas };
+  const storage = sts.spec?.volumeClaimTemplates?.find((t) => t.metadata?.name === 'data')?.spec?.resources?.requests?.storage;
+  return { release: releaseOf(sts.spec?.template), replicas: sts.spec?.replicas, ...(storage !== undefined ? { storage: String(storage) } : {}) };
 }

@@ -63,6 +63,8 @@ export class KubeApi {
   readonly apps: k8s.AppsV1Api;
   readonly batch: k8s.BatchV1Api;
   readonly custom: k8s.CustomObjectsApi;
+  readonly discovery: k8s.DiscoveryV1Api;
+  readonly storage: k8s.StorageV1Api;
   readonly objects: k8s.KubernetesObjectApi;
   /** Write requests made (applies, patches, deletes, events): tests read it. */
   writes = 0;
@@ -80,6 +82,8 @@ export class KubeApi {
     this.apps = kc.makeApiClient(k8s.AppsV1Api);
     this.batch = kc.makeApiClient(k8s.BatchV1Api);
     this.custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    this.discovery = kc.makeApiClient(k8s.DiscoveryV1Api);
+    this.storage = kc.makeApiClient(k8s.StorageV1Api);
     this.objects = k8s.KubernetesObjectApi.makeApiClient(kc);
   }
 
@@ -188,6 +192,56 @@ export class KubeApi {
     }
   }
 
+  /** Sets the requested size of a claim (an expansion: the class must allow it, the apiserver refuses otherwise). */
+  async resizeClaim(namespace: string, name: string, size: string): Promise<void> {
+    this.wrote(`resize pvc to ${size}`, namespace, name);
+    await this.core.patchNamespacedPersistentVolumeClaim({ namespace, name, body: { spec: { resources: { requests: { storage: size } } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+  }
+
+  /** Whether StorageClass `name` allows volume expansion; undefined when it cannot be read (no such class, no access). */
+  async classAllowsExpansion(name: string): Promise<boolean | undefined> {
+    try {
+      return (await this.storage.readStorageClass({ name })).allowVolumeExpansion === true;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The name of the cluster's default StorageClass, if one is marked so (and readable). */
+  async defaultStorageClass(): Promise<string | undefined> {
+    try {
+      const all = await this.storage.listStorageClass();
+      return all.items.find((c) => c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true')?.metadata?.name;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Deletes a StatefulSet leaving its pods and claims (propagationPolicy Orphan: no member restarts) and waits until
+   * it is gone (the garbage collector releases the pods first), for at most `timeoutMs`; false when it is not gone yet.
+   */
+  async orphanStatefulSet(namespace: string, name: string, timeoutMs = 20_000): Promise<boolean> {
+    this.wrote('delete statefulset (orphan)', namespace, name);
+    try {
+      await this.apps.deleteNamespacedStatefulSet({ namespace, name, propagationPolicy: 'Orphan' });
+    } catch (e) {
+      if (!isStatus(e, 404)) throw e;
+    }
+    this.forgetObject('StatefulSet', namespace, name);
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      try {
+        await this.apps.readNamespacedStatefulSet({ namespace, name });
+      } catch (e) {
+        if (isStatus(e, 404)) return true;
+        throw e;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    return false;
+  }
+
   /** A claim as it is now; undefined when there is none. */
   async readClaim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
     try {
@@ -218,6 +272,22 @@ export class KubeApi {
     } catch (e) {
       if (!isStatus(e, 404)) throw e;
     }
+  }
+
+  /** Sets one label of a pod. */
+  async patchPodLabel(namespace: string, name: string, key: string, value: string): Promise<void> {
+    this.wrote(`label ${key}=${value}`, namespace, name);
+    await this.core.patchNamespacedPod({ namespace, name, body: { metadata: { labels: { [key]: value } } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+  }
+
+  /** The pods the EndpointSlices of Service `service` list as ready. */
+  async readyEndpointPods(namespace: string, service: string): Promise<Set<string>> {
+    const slices = await this.discovery.listNamespacedEndpointSlice({ namespace, labelSelector: `kubernetes.io/service-name=${service}` });
+    const out = new Set<string>();
+    for (const sl of slices.items) {
+      for (const e of sl.endpoints ?? []) if (e.conditions?.ready !== false && e.targetRef?.kind === 'Pod' && e.targetRef.name) out.add(e.targetRef.name);
+    }
+    return out;
   }
 
   /** Sets (or with null removes) one annotation of an SvcCluster. */

@@ -7,15 +7,17 @@
 // fallback of a runtime built without Jobs (tests that drive the runtime directly).
 import { join } from 'node:path';
 import type { V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember, type VerifyStep } from '../runtime.js';
+import { RuntimeError, StepPending, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember, type VerifyStep } from '../runtime.js';
 import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../../api/types.js';
 import { judgeDrill, noBackupToVerify } from '../../backup/verify.js';
 import { backupsState, dueOfStep } from '../../backup/schedule.js';
+import { DEFAULT_VOLUME } from '../../api/maintenance.js';
+import { quantityBytes } from '../../api/quantity.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { BackupObservation, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, MemberLoss, VolumeObservation, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
 import { FORCE_ANNOTATION, forcedMember, RECOVERY_ANNOTATION, recoveryJoin } from './kube-recovery.js';
 import type { ScalingStep } from '../../planner/steps.js';
-import { CONFIG_HASH_ANNOTATION, memberClientURL, releaseOf, selectorLabels, TLS_HASH_ANNOTATION, type ClusterRef, type LiveShape } from './manifests.js';
+import { clientServiceName, CONFIG_HASH_ANNOTATION, memberClientURL, releaseOf, selectorLabels, SERVING_LABEL, TLS_HASH_ANNOTATION, type ClusterRef, type LiveShape } from './manifests.js';
 import { desiredState, liveStatefulSet, targetRevision, type DesiredState } from './desired.js';
 import type { KubeApi } from './kube-api.js';
 import type { MemberClient } from '../../members/index.js';
@@ -28,6 +30,40 @@ import { lossInLine, type HealingRuntime } from '../healing.js';
 export const PROGRESS_ANNOTATION = 'svc.dev/upgrade-progress';
 /** Annotation on the SvcCluster holding the exact RolloutProgress (status.rollout is its readable form). */
 export const ROLLOUT_ANNOTATION = 'svc.dev/rollout';
+/** Annotation on the SvcCluster holding the maintenance record (planner/maintenance.ts: the round under way or last). */
+export const MAINTENANCE_ANNOTATION = 'svc.dev/maintenance';
+/**
+ * Annotation asking for a defragmentation or compaction: JSON {"token", "action": "defrag"|"compact", "member"?};
+ * a new token asks again (`maintenanceRequestValue`).
+ */
+export const MAINTENANCE_REQUEST_ANNOTATION = 'svc.dev/maintenance-request';
+
+/** The svc.dev/maintenance-request value of a request (what `kubectl svc defrag|compact` writes). */
+export function maintenanceRequestValue(r: MaintenanceRequest): string {
+  return JSON.stringify(r);
+}
+
+/** A svc.dev/maintenance-request value read back; undefined when it is not one (a hand-written typo is ignored). */
+export function parseMaintenanceRequest(v: string | undefined): MaintenanceRequest | undefined {
+  if (!v) return undefined;
+  try {
+    const r = JSON.parse(v) as Partial<MaintenanceRequest>;
+    if (typeof r.token !== 'string' || r.token === '' || (r.action !== 'defrag' && r.action !== 'compact')) return undefined;
+    return { token: r.token, action: r.action, ...(typeof r.member === 'string' ? { member: r.member } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The svc.dev/maintenance record read back; undefined when absent or unreadable. */
+export function parseMaintenance(v: string | undefined): MaintenanceRecord | undefined {
+  if (!v) return undefined;
+  try {
+    return JSON.parse(v) as MaintenanceRecord;
+  } catch {
+    return undefined;
+  }
+}
 
 /** A desired state and the inputs it was built from (JSON of the cluster, release and observation). */
 export interface DesiredBuild {
@@ -70,6 +106,8 @@ export interface KubeRuntimeOptions {
   suspended?: boolean;
   /** Hibernation record (annotation svc.dev/hibernated): the members the cluster had when it went to sleep. */
   hibernated?: number;
+  /** The maintenance request and record as known (the record: annotation, or newer: this process's). */
+  maintenance?: MaintenanceObservation;
 }
 
 /** Annotation recording a hibernation (spec.replicas 0): the number of members stopped, their claims kept. */
@@ -230,7 +268,10 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     const force = forcedMember(rec);
     // while hibernated the StatefulSet keeps the member count it slept with (running none of them)
     const hib = this.opts.hibernated;
-    return { ...(hib !== undefined ? { replicas: hib, hibernated: true } : replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.formed ? { formed: true } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}) };
+    return {
+      ...(hib !== undefined ? { replicas: hib, hibernated: true } : replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.formed ? { formed: true } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}),
+      ...(this.liveStorage !== undefined ? { storage: this.liveStorage } : {}),
+    };
   }
 
   /** Applies the desired state of the StatefulSet on `release` with `live` (built only when it differs from the last). */
@@ -249,7 +290,51 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   }
 
   private async statefulSet(): Promise<V1StatefulSet | undefined> {
-    return this.api.readStatefulSet(this.cluster.namespace, this.cluster.name);
+    const sts = await this.api.readStatefulSet(this.cluster.namespace, this.cluster.name);
+    // the members' volumes as they are: the desired state keeps them until expandVolumes grows them
+    this.liveStorage = liveStatefulSet(sts).storage;
+    return sts;
+  }
+
+  /** The StatefulSet's claim template size as read last this pass. */
+  private liveStorage?: string;
+
+  async volumes(): Promise<VolumeObservation | undefined> {
+    const sts = await this.statefulSet();
+    const size = liveStatefulSet(sts).storage;
+    if (!sts || size === undefined) return undefined;
+    // the claims and the class are read only when the spec asks for more (expandVolumes grows the claims before the
+    // template, so a template at the spec's size has its claims there too)
+    const want = quantityBytes(this.cluster.spec.storage?.size ?? DEFAULT_VOLUME);
+    if (want === undefined || want <= (quantityBytes(size) ?? 0)) return { size, claims: {} };
+    const claims: Record<string, string> = {};
+    let className = this.cluster.spec.storage?.storageClassName;
+    for (let i = 0; i < (sts.spec?.replicas ?? 0); i++) {
+      const member = `${this.cluster.name}-${i}`;
+      const claim = await this.api.readClaim(this.cluster.namespace, dataClaimName(member));
+      const req = claim?.spec?.resources?.requests?.storage;
+      if (req !== undefined) claims[member] = String(req);
+      className ??= claim?.spec?.storageClassName;
+    }
+    className ??= await this.api.defaultStorageClass();
+    const expandable = className !== undefined ? await this.api.classAllowsExpansion(className) : undefined;
+    return { size, claims, ...(className !== undefined ? { storageClass: className } : {}), ...(expandable !== undefined ? { expandable } : {}) };
+  }
+
+  async expandVolumes(size: string, members: string[]): Promise<void> {
+    const want = quantityBytes(size)!;
+    for (const m of members) {
+      const claim = await this.api.readClaim(this.cluster.namespace, dataClaimName(m));
+      if (claim && (quantityBytes(String(claim.spec?.resources?.requests?.storage ?? '0')) ?? 0) < want) await this.api.resizeClaim(this.cluster.namespace, dataClaimName(m), size);
+    }
+    // a claim template cannot change in place: the StatefulSet is recreated, its pods orphaned and adopted again
+    const now = await this.liveTemplate();
+    if (!now || (quantityBytes(now.live.storage) ?? 0) >= want) return;
+    if (!(await this.api.orphanStatefulSet(this.cluster.namespace, this.cluster.name))) {
+      throw new StepPending('StatefulSetOrphaning', `waiting for StatefulSet ${this.cluster.name} to be deleted (its pods orphaned) before it is created again with ${size} volumes`, 1000);
+    }
+    this.liveStorage = size;
+    await this.applyDesired(now.release, { ...now.live, storage: size });
   }
 
   /** The member pods, by name. */
@@ -311,8 +396,43 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
 
   /** Keeps the owned objects as the spec says, the StatefulSet's release and size where the steps left them. */
   async prepare(): Promise<void> {
+    // pods back in the client Service first (a defragmentation a crash cut short; pods of an operator older than the
+    // label), then the Service that selects on it
+    await this.restoreServing();
     const now = await this.liveTemplate();
     if (now) await this.applyDesired(now.release, now.live);
+  }
+
+  /** Labels every member pod serving again, but the one a defragmentation under way has taken out. */
+  private async restoreServing(): Promise<void> {
+    const round = this.opts.maintenance?.record?.round;
+    const busy = new Set(round && round.finishedAt === undefined ? Object.entries(round.defrags).filter(([, d]) => d.finishedAt === undefined).map(([n]) => n) : []);
+    for (const [name, pod] of await this.pods()) {
+      if (pod.metadata?.deletionTimestamp || busy.has(name) || pod.metadata?.labels?.[SERVING_LABEL] === 'true') continue;
+      await this.api.patchPodLabel(this.cluster.namespace, name, SERVING_LABEL, 'true');
+    }
+  }
+
+  async loadMaintenance(): Promise<MaintenanceObservation | undefined> {
+    return this.opts.maintenance;
+  }
+
+  async saveMaintenance(record: MaintenanceRecord): Promise<void> {
+    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, MAINTENANCE_ANNOTATION, JSON.stringify(record));
+    this.opts.maintenance = { ...(this.opts.maintenance ?? { created: 0 }), record };
+  }
+
+  /**
+   * Labels the member's pod out of (or back into) the client Service; out: StepPending until the Service's
+   * EndpointSlices no longer list it, so the defragmentation starts only once new clients are sent elsewhere.
+   */
+  async setServing(member: string, serving: boolean): Promise<void> {
+    const pod = (await this.pods()).get(member);
+    const want = serving ? 'true' : 'false';
+    if (pod && pod.metadata?.labels?.[SERVING_LABEL] !== want) await this.api.patchPodLabel(this.cluster.namespace, member, SERVING_LABEL, want);
+    if (serving) return;
+    const listed = await this.api.readyEndpointPods(this.cluster.namespace, clientServiceName(this.cluster.name));
+    if (listed.has(member)) throw new StepPending('ServiceEndpoints', `waiting for ${member} to leave the endpoints of Service ${clientServiceName(this.cluster.name)} before defragmenting it`, 500);
   }
 
   async createCluster(spec: SvcClusterSpec): Promise<void> {

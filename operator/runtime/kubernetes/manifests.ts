@@ -37,6 +37,16 @@ export interface LiveShape {
    * sleeps: the usual Delete would drop a removed member's data with its pod).
    */
   hibernated?: boolean;
+  /**
+   * The size of the StatefulSet's claim template (the members' volumes): kept until the expandVolumes step grows it,
+   * and what a derived quota is computed from (a larger spec.storage.size reaches members only once they have it).
+   */
+  storage?: string;
+}
+
+/** The spec as members on the live volumes see it: spec.storage.size is the live claim template's until it grew. */
+export function onLiveVolumes(spec: SvcClusterSpec, live: LiveShape): SvcClusterSpec {
+  return live.storage === undefined ? spec : { ...spec, storage: { ...spec.storage, size: live.storage } };
 }
 
 /** A Kubernetes object as applied (apiVersion, kind, metadata, the rest). */
@@ -66,6 +76,13 @@ const DATA_MOUNT = '/var/lib/svc';
 export const TERMINATION_GRACE_SECONDS = 30;
 
 const scheme = (secret: string | undefined): string => (secret ? 'https' : 'http');
+
+/**
+ * Label of a member pod the client Service selects on ("true"): the operator sets it "false" while the member is
+ * defragmented (its backend blocks), so clients are not sent to it, and back after. Not in the StatefulSet's
+ * selector: a pod labelled out stays the StatefulSet's.
+ */
+export const SERVING_LABEL = 'svc.dev/serving';
 
 /** Labels that select the member pods of a cluster. */
 export function selectorLabels(name: string): Record<string, string> {
@@ -283,7 +300,7 @@ function statefulSet(c: ClusterRef, release: string, live: LiveShape): KubeObjec
       // the SvcCluster keeps the data
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: live.hibernated ? 'Retain' : 'Delete' },
       selector: { matchLabels: selectorLabels(name) },
-      template: { metadata: { labels: { ...(pt.labels ?? {}), ...labels(name), [RELEASE_LABEL]: release }, annotations }, spec: podSpec },
+      template: { metadata: { labels: { ...(pt.labels ?? {}), ...labels(name), [RELEASE_LABEL]: release, [SERVING_LABEL]: 'true' }, annotations }, spec: podSpec },
       volumeClaimTemplates: [{
         metadata: { name: 'data' },
         spec: {
@@ -307,7 +324,7 @@ export function ownedObjects(c: ClusterRef, release: string, live: LiveShape = {
       spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector: selectorLabels(name), ports },
     }),
     owned(c, 'v1', 'Service', clientServiceName(name), {
-      spec: { ...(c.spec.service?.type && c.spec.service.type !== 'ClusterIP' ? { type: c.spec.service.type } : {}), selector: selectorLabels(name), ports: [ports[0]] },
+      spec: { ...(c.spec.service?.type && c.spec.service.type !== 'ClusterIP' ? { type: c.spec.service.type } : {}), selector: { ...selectorLabels(name), [SERVING_LABEL]: 'true' }, ports: [ports[0]] },
     }, { labels: c.spec.service?.labels, annotations: c.spec.service?.annotations }),
     owned(c, 'policy/v1', 'PodDisruptionBudget', name, {
       spec: { maxUnavailable: 1, selector: { matchLabels: selectorLabels(name) } },

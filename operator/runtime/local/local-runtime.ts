@@ -19,7 +19,7 @@ import { applyRetention, DestinationError, downloadRestorePoint, listRestorePoin
 import { describeRange, pickRestorePoint, type RestorePoint } from '../../backup/restore-points.js';
 import { backupFileFor, backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { BackupObservation, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
 import { ordinalOf } from '../../planner/scaling.js';
 import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember, type VerifyStep } from '../runtime.js';
 import type { ScalingRuntime } from '../scaling.js';
@@ -701,6 +701,30 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     } finally {
       dest.store.close();
     }
+  }
+
+  async loadMaintenance(): Promise<MaintenanceObservation | undefined> {
+    const s = this.state();
+    return s && { ...(s.maintenance ? { record: s.maintenance } : {}), ...(s.maintenanceRequest ? { request: s.maintenanceRequest } : {}), created: Date.parse(s.createdAt) };
+  }
+
+  async saveMaintenance(record: MaintenanceRecord): Promise<void> {
+    writeState(this.stateDir, { ...this.mustState(), maintenance: record });
+  }
+
+  /**
+   * Asks for a defragmentation of every member (or `member`), or a compaction (`compact`), carried out by the
+   * loop's next passes through the planner's gates; returns the request token. A member not in the cluster is
+   * refused (RuntimeError NO_MEMBER), nothing recorded.
+   */
+  requestMaintenance(action: MaintenanceRequest['action'], member?: string): string {
+    const s = this.mustState();
+    if (member !== undefined && !s.members.some((m) => m.name === member)) {
+      throw new RuntimeError('NO_MEMBER', `no member ${member} in cluster ${s.name} (members: ${s.members.map((m) => m.name).join(', ')})`);
+    }
+    const token = new Date().toISOString();
+    writeState(this.stateDir, { ...s, maintenanceRequest: { token, action, ...(member !== undefined ? { member } : {}) } });
+    return token;
   }
 
   /** Asks for an on-demand backup (taken by the next pass of the loop); returns the request token. */

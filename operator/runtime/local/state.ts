@@ -4,7 +4,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { BackupsStatus, SvcClusterSpec } from '../../api/types.js';
-import type { RecoveryProgress, ReplacementRecord, RestartRequest, RolloutProgress, UpgradeProgress } from '../../planner/types.js';
+import type { MaintenanceRecord, MaintenanceRequest, RecoveryProgress, ReplacementRecord, RestartRequest, RolloutProgress, UpgradeProgress } from '../../planner/types.js';
 import { RuntimeError } from '../runtime.js';
 
 /** One member's record. */
@@ -66,6 +66,10 @@ export interface LocalState {
   hibernated?: boolean;
   /** The rolling restart `local restart` asked for last (members restarted once under its token). */
   restartRequest?: RestartRequest;
+  /** Compaction and defragmentation: the round under way or finished last, the slot and request answered (planner/maintenance.ts). */
+  maintenance?: MaintenanceRecord;
+  /** The defragmentation or compaction `local defrag` / `local compact` asked for last. */
+  maintenanceRequest?: MaintenanceRequest;
 }
 
 /** Path of the state file in a state dir. */

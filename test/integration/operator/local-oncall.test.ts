@@ -120,6 +120,33 @@ describe('operator local runtime: break-glass and the on-call verbs', function (
     expect(stats.succeeded).to.be.greaterThan(0);
   });
 
+  it('defrag and compact: --dry-run and an unknown member record nothing; compact, then one member and every member defragmented under a writer', async () => {
+    const dry = await cli('defrag', NAME, '--dry-run');
+    expect(dry.code, dry.out).to.equal(0);
+    expect(dry.out).to.match(/dry run: would defragment every member one at a time/);
+    expect((await cli('compact', NAME, '--dry-run')).out).to.match(/dry run: would compact the history/);
+    const bad = await cli('defrag', NAME, 'oc-7');
+    expect(bad.code).to.equal(1);
+    expect(bad.out).to.contain('cannot defragment oc-7: no member oc-7');
+    expect(rt.state()!.maintenanceRequest).to.equal(undefined);
+    // history to compact and free pages to give back
+    const value = Buffer.alloc(20_000, 'v').toString('base64');
+    for (let k = 0; k < 60; k++) await fetch(`${urls()[0]}/v3/kv/put`, { method: 'POST', body: JSON.stringify({ key: Buffer.from(`big-${k % 10}`).toString('base64'), value }) });
+    const compacted = await cli('compact', NAME);
+    expect(compacted.code, why(compacted)).to.equal(0);
+    expect(compacted.out).to.match(/compact .*\ncompacted\n$/s);
+    const writer = new BackgroundWriter({ endpoints: urls(), intervalMs: 10 });
+    await writer.start();
+    const one = await cli('defrag', NAME, 'oc-1');
+    const all = await cli('defrag', NAME);
+    const stats = await writer.stop();
+    expect(one.code, why(one)).to.equal(0);
+    expect([...one.out.matchAll(/member (oc-\d) defragmented \(Requested\)/g)].map((m) => m[1])).to.deep.equal(['oc-1']);
+    expect(all.code, why(all)).to.equal(0);
+    expect([...all.out.matchAll(/member (oc-\d) defragmented \(Requested\)/g)].map((m) => m[1]).sort()).to.deep.equal(['oc-0', 'oc-1', 'oc-2']);
+    expect(stats.succeeded).to.be.greaterThan(0);
+  });
+
   it('alarm list and disarm: refused while the cause persists (naming it), --dry-run keeps the alarm, disarm clears it', async () => {
     expect((await cli('alarm', 'list', NAME)).out).to.contain('no alarm raised in oc');
     const none = await cli('alarm', 'disarm', NAME);

@@ -12,7 +12,7 @@ import type { ClusterMemberInfo, MemberStatusInfo, VersionInfo } from '../../../
 import type { MemberApi } from '../../../operator/orchestrator/member-api.js';
 import { StepPending, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember } from '../../../operator/runtime/runtime.js';
 import type { ScalingRuntime } from '../../../operator/runtime/scaling.js';
-import type { BackupObservation, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/planner/types.js';
+import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/planner/types.js';
 import type { HealingRuntime } from '../../../operator/runtime/healing.js';
 import { ScaleSim } from './scale-sim.js';
 
@@ -63,6 +63,15 @@ export class World {
   forcedStarts: string[] = [];
   /** Recovery snapshot Jobs by token: looks left until done. */
   recoveryJobs = new Map<string, number>();
+  /** Maintenance: the request, the record (JSON, as stored), every defragmentation and compaction carried out. */
+  maintenanceRequest?: MaintenanceRequest;
+  maintenanceRecord?: string;
+  defrags: string[] = [];
+  compactions: number[] = [];
+  /** The store revision members report. */
+  revision = 1;
+  /** Kubernetes: members labelled out of the client Service, and how many looks until the endpoints drop each. */
+  notServing = new Map<string, number>();
 
   /** Members `names` are lost: killed, their data gone (the cluster loses quorum when they are a majority). */
   lose(names: string[]): void {
@@ -148,7 +157,18 @@ export class FakeClient implements MemberApi {
 
   async status(url: string): Promise<MemberStatusInfo> {
     const o = this.w.observed(url);
-    return { id: o.id!, leader: '0', raftIndex: o.appliedIndex!, appliedIndex: o.appliedIndex!, dbSize: 1, revision: 1 };
+    return { id: o.id!, leader: '0', raftIndex: o.appliedIndex!, appliedIndex: o.appliedIndex!, dbSize: 1, revision: this.w.revision };
+  }
+
+  async compact(url: string, revision: number): Promise<void> {
+    this.w.observed(url);
+    this.w.compactions.push(revision);
+  }
+
+  async defragment(url: string): Promise<void> {
+    const o = this.w.observed(url);
+    if (o.leader && this.w.sim.members.length > 1) this.w.sim.violations.push(`defragmented the leader ${o.name}`);
+    this.w.defrags.push(o.name);
   }
 
   async authEnabled(url: string): Promise<boolean> {
@@ -204,6 +224,7 @@ export class FakeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   recordScaling?: (step: Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }>, replicas: number) => Promise<void>;
   takeRecoverySnapshot?: (step: RecoverSnapshotStep) => Promise<SnapshotRecord>;
   recoverySnapshotLocation?: (step: RecoverSnapshotStep) => string;
+  setServing?: (member: string, serving: boolean) => Promise<void>;
 
   constructor(private readonly w: World, readonly kind: Mode) {
     if (kind !== 'kubernetes') {
@@ -244,6 +265,15 @@ export class FakeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
       }
       this.w.backupJobs.delete(step.id);
       return this.w.takeBackupOf(step, `pvc://backups/${step.member}-${step.id}.db`);
+    };
+    this.setServing = async (member, serving) => {
+      if (serving) {
+        this.w.notServing.delete(member);
+        return;
+      }
+      const left = this.w.notServing.get(member) ?? 1;
+      this.w.notServing.set(member, Math.max(0, left - 1));
+      if (left > 0) throw new StepPending('ServiceEndpoints', `waiting for ${member} to leave the endpoints`, 10);
     };
     this.recordScaling = async (step, replicas) => {
       this.w.scalingRecord = { replicas, step: step.kind, member: step.member };
@@ -364,6 +394,15 @@ export class FakeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   async saveRecovery(record: RecoveryProgress): Promise<void> {
     this.w.recoveryRecord = JSON.stringify(record);
     this.w.recoveryWrites++;
+  }
+
+  async loadMaintenance(): Promise<MaintenanceObservation | undefined> {
+    const record = this.w.maintenanceRecord === undefined ? undefined : (JSON.parse(this.w.maintenanceRecord) as MaintenanceRecord);
+    return { ...(record ? { record } : {}), ...(this.w.maintenanceRequest ? { request: this.w.maintenanceRequest } : {}), created: this.w.createdAt };
+  }
+
+  async saveMaintenance(record: MaintenanceRecord): Promise<void> {
+    this.w.maintenanceRecord = JSON.stringify(record);
   }
 
   async forceNewCluster(survivor: string, lost: string[]): Promise<void> {

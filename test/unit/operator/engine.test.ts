@@ -147,6 +147,40 @@ for (const mode of ['local', 'kubernetes'] as const) {
       }
     });
 
+    it('a crash at every point of every step of a requested compaction and defragmentation resumes: every member defragmented, the leader last after MoveLeader, the request answered once', async () => {
+      const world = () => {
+        const w = new World(3, '3.5.21', 0);
+        w.maintenanceRequest = { token: 'd1', action: 'defrag' };
+        return w;
+      };
+      const clean = await drive(world(), mode, spec('3.5.21', 3));
+      expect(clean.acted).to.deep.equal(['defragMember m1', 'defragMember m2', 'moveLeader m0->m1', 'defragMember m0']);
+      for (const at of crashPoints(clean.acted)) {
+        const w = world();
+        const r = await drive(w, mode, spec('3.5.21', 3), at);
+        expect(r.crashes, at).to.equal(1);
+        expect(w.sim.violations, at).to.deep.equal([]);
+        expect(r.final.step.kind, at).to.equal('steady');
+        // again only the member whose defragmentation was carried out and not yet recorded
+        expect(w.defrags.length, at).to.equal(at.startsWith('defragMember') && at.endsWith(':acted') ? 4 : 3);
+        expect(new Set(w.defrags), at).to.deep.equal(new Set(['m0', 'm1', 'm2']));
+        const rec = JSON.parse(w.maintenanceRecord!) as { lastRequest: string; round: { finishedAt?: number; defrags: Record<string, { finishedAt?: number }> } };
+        expect(rec.lastRequest, at).to.equal('d1');
+        expect(rec.round.finishedAt, at).to.be.a('number');
+        expect(Object.values(rec.round.defrags).every((d) => d.finishedAt !== undefined), at).to.equal(true);
+      }
+      // a compaction asked for: through the leader at its revision, once
+      const w = new World(3, '3.5.21', 0);
+      w.maintenanceRequest = { token: 'c1', action: 'compact' };
+      w.revision = 40;
+      expect((await drive(w, mode, spec('3.5.21', 3))).acted).to.deep.equal(['compact m0']);
+      expect(w.compactions).to.deep.equal([40]);
+      // with no history to compact (revision 1), nothing to do
+      const empty = new World(3, '3.5.21', 0);
+      empty.maintenanceRequest = { token: 'c2', action: 'compact' };
+      expect((await drive(empty, mode, spec('3.5.21', 3))).acted).to.deep.equal([]);
+    });
+
     it('creates a cluster from nothing, then is steady', async () => {
       const w = new World(0, '3.4.34', 0, false);
       const r = await drive(w, mode, spec('3.4.34', 3));

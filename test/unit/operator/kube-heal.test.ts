@@ -44,6 +44,7 @@ function fakeApi(pods: V1Pod[], claims: Record<string, V1PersistentVolumeClaim> 
     patchClusterAnnotation: async (_ns: string, _name: string, key: string, value: string | null) => { calls.push(`annotate ${key} ${value}`); },
     deleteClaim: async (_ns: string, name: string) => { calls.push(`delete pvc ${name}`); },
     deletePod: async (_ns: string, name: string) => { calls.push(`delete pod ${name}`); },
+    patchPodLabel: async (_ns: string, name: string, key: string, value: string) => { calls.push(`label ${name} ${key}=${value}`); },
     readClaim: async (_ns: string, name: string) => claims[name],
   };
   return { api: api as unknown as KubeApi, calls };
@@ -100,6 +101,8 @@ describe('operator kubernetes runtime: healing', () => {
     expect(all.calls.some((c) => c.startsWith(`annotate ${FORMED_ANNOTATION} `))).to.equal(true);
     await formed.prepare();
     expect(all.calls.at(-1)).to.equal('apply ConfigMap existing kv-0,kv-1,kv-2');
+    // pods without the serving label (an older operator's) are labelled before the client Service selects on it
+    expect(all.calls.filter((c) => c.startsWith('label '))).to.deep.equal(['label kv-0 svc.dev/serving=true', 'label kv-1 svc.dev/serving=true', 'label kv-2 svc.dev/serving=true']);
   });
 
   it('resetMember: the ConfigMap joins the running cluster (recorded first), then the claim, then the pod go', async () => {

@@ -15,11 +15,16 @@ const spec = (s: Partial<SvcClusterSpec> = {}): SvcClusterSpec => withDefaults({
 describe('unit: memberConfig(spec, release)', () => {
   it('each release gets the flags the spec sets that it knows, its SVC_VERSION, and nothing else', () => {
     const s = spec({ enableV2: true, logging: { logger: 'zap', level: 'debug' } });
-    expect(memberConfig(s, '3.5.21').flags).to.deep.equal(['--enable-v2=true', '--logger=zap', '--log-outputs=stderr', '--log-level=debug']);
-    expect(memberConfig(s, '3.4.34').flags).to.deep.equal(['--enable-v2=true', '--logger=zap', '--log-outputs=stderr', '--log-level=debug']);
+    // the quota always: half the volume (spec.storage.size, default 1Gi)
+    const quota = '--quota-backend-bytes=536870912';
+    expect(memberConfig(s, '3.5.21').flags).to.deep.equal(['--enable-v2=true', '--logger=zap', '--log-outputs=stderr', '--log-level=debug', quota]);
+    expect(memberConfig(s, '3.4.34').flags).to.deep.equal(['--enable-v2=true', '--logger=zap', '--log-outputs=stderr', '--log-level=debug', quota]);
     // 3.3 has no logger flags: a 3.3 member of a cluster upgrading to such a spec keeps running without them
-    expect(memberConfig(s, '3.3.27').flags).to.deep.equal(['--enable-v2=true']);
-    expect(memberConfig(spec(), '3.4.34').flags).to.deep.equal([]);
+    expect(memberConfig(s, '3.3.27').flags).to.deep.equal(['--enable-v2=true', quota]);
+    expect(memberConfig(spec(), '3.4.34').flags).to.deep.equal([quota]);
+    expect(memberConfig(spec({ storage: { size: '64Gi' } }), '3.4.34').flags, 'at most 8 GiB').to.deep.equal([`--quota-backend-bytes=${8 * 2 ** 30}`]);
+    expect(memberConfig(spec({ storage: { size: '4Gi' }, maintenance: { quotaBackendBytes: '3Gi', autoCompaction: { mode: 'revision', retention: '1000' } } }), '3.3.27').flags)
+      .to.deep.equal([`--quota-backend-bytes=${3 * 2 ** 30}`, '--auto-compaction-mode=revision', '--auto-compaction-retention=1000']);
     expect(memberConfig(spec(), '3.4.2').env).to.deep.equal({ SVC_VERSION: '3.4.2' });
     expect(memberConfig(spec(), '3.4.34').release).to.equal('3.4.34');
   });
@@ -32,6 +37,7 @@ describe('unit: memberConfig(spec, release)', () => {
     const variants = [
       spec({ enableV2: true }), spec({ enableV2: false }), spec({ logging: { logger: 'zap' } }), spec({ logging: { logger: 'capnslog' } }),
       spec({ logging: { level: 'warn' } }), spec({ logging: { logger: 'zap', level: 'warn' } }),
+      spec({ storage: { size: '2Gi' } }), spec({ maintenance: { quotaBackendBytes: '100Mi' } }), spec({ maintenance: { autoCompaction: { mode: 'periodic', retention: '1h' } } }),
     ].map((s) => memberConfig(s, '3.4.34').revision);
     expect(new Set([base, ...variants]).size).to.equal(variants.length + 1);
   });
@@ -52,7 +58,7 @@ describe('unit: memberConfig(spec, release)', () => {
     const place = { name: 'm0', dataDir: '/d', clientUrl: 'http://h:1', peerUrl: 'http://h:2', initialCluster: 'm0=http://h:2', token: 't', state: 'new' };
     const args = memberArgs(place, memberConfig(spec({ enableV2: true }), '3.4.34'));
     expect(args).to.deep.equal(['--name=m0', '--data-dir=/d', '--listen-client-urls=http://h:1', '--advertise-client-urls=http://h:1', '--listen-peer-urls=http://h:2',
-      '--initial-advertise-peer-urls=http://h:2', '--initial-cluster=m0=http://h:2', '--initial-cluster-token=t', '--initial-cluster-state=new', '--enable-v2=true']);
+      '--initial-advertise-peer-urls=http://h:2', '--initial-cluster=m0=http://h:2', '--initial-cluster-token=t', '--initial-cluster-state=new', '--enable-v2=true', '--quota-backend-bytes=536870912']);
     expect(harnessMemberArgs).to.equal(memberArgs);
     const tls = memberArgs({ ...place, tls: { clientDir: '/c', peerDir: '/p', metricsUrl: 'http://0.0.0.0:3' } });
     expect(tls).to.include.members(['--cert-file=/c/tls.crt', '--client-cert-auth=true', '--listen-metrics-urls=http://0.0.0.0:3', '--peer-trusted-ca-file=/p/ca.crt']);
@@ -125,7 +131,7 @@ describe('unit: the desired state of a cluster on Kubernetes', () => {
     expect(c.image).to.equal('svc:v3.4.34');
     expect(c.args).to.include.members(['--logger=zap', '--log-outputs=stderr', '--initial-cluster=$(INITIAL_CLUSTER)']);
     expect(c.env.find((e) => e.name === 'SVC_VERSION')?.value).to.equal('3.4.34');
-    expect(liveStatefulSet(sts as never)).to.deep.equal({ release: '3.4.34', replicas: 3 });
+    expect(liveStatefulSet(sts as never)).to.deep.equal({ release: '3.4.34', replicas: 3, storage: '1Gi' });
     expect(releaseOf({ metadata: { labels: { [RELEASE_LABEL]: '3.5.21' } }, spec: { containers: [{ name: 'svc', image: 'svc:v3.4.34' }] } })).to.equal('3.5.21');
     expect(releaseOf({ metadata: {}, spec: { containers: [{ name: 'svc', image: 'reg/svc:v3.3.27' }] } })).to.equal('3.3.27');
     // a 3.3 template of a cluster upgrading to a spec with a logger: the 3.3 members run without it
@@ -140,6 +146,16 @@ describe('unit: the desired state of a cluster on Kubernetes', () => {
     for (const s of [spec({ enableV2: true }), spec({ resources: { limits: { cpu: '1' } } }), spec({ image: { repository: 'reg/svc' } }), spec({ tls: { clientSecret: 'c' } })]) {
       expect(hash(s)).to.not.equal(base);
     }
+  });
+
+  it('the volumes stay as they live until expandVolumes grows them, and a derived quota follows them, not the spec', () => {
+    const grown = spec({ storage: { size: '4Gi' } });
+    const sts = (live: Parameters<typeof desiredState>[2]) => stsOf(desiredState(ref(grown), '3.5.21', live).objects);
+    const args = (live: Parameters<typeof desiredState>[2]) => (sts(live).spec.template.spec as { containers: Array<{ args: string[] }> }).containers[0].args.filter((a) => a.startsWith('--quota'));
+    expect((sts({ storage: '1Gi' }).spec as unknown as { volumeClaimTemplates: Array<{ spec: { resources: { requests: { storage: string } } } }> }).volumeClaimTemplates[0].spec.resources.requests.storage).to.equal('1Gi');
+    expect(args({ storage: '1Gi' })).to.deep.equal(['--quota-backend-bytes=536870912']);
+    expect(args({ storage: '4Gi' })).to.deep.equal([`--quota-backend-bytes=${2 * 2 ** 30}`]);
+    expect(targetRevision(ref(grown), { storage: '1Gi' })).to.deep.equal(targetRevision(ref(spec()), { storage: '1Gi' }));
   });
 });
 

@@ -30,13 +30,19 @@ const SAMPLES: { [K in StepKind]: Extract<Step, { kind: K }> } = {
   hibernate: { kind: 'hibernate', members: ['kv-0', 'kv-1'] },
   hibernated: { kind: 'hibernated', members: 3 },
   wake: { kind: 'wake', members: ['kv-0', 'kv-1', 'kv-2'] },
+  compact: { kind: 'compact', member: 'kv-0', revision: 120, reason: 'NoSpace', id: 'nospace-1' },
+  defragMember: { kind: 'defragMember', member: 'kv-1', reason: 'Scheduled', id: '2026-01-01T03:00:00.000Z' },
+  expandVolumes: { kind: 'expandVolumes', size: '2Gi', from: '1Gi', members: ['kv-0', 'kv-1'] },
 };
 /** The kinds of quorum-loss recovery (their own test below). */
 const RECOVERY_KINDS: readonly string[] = ['recoverSnapshot', 'forceNewCluster', 'endForceNewCluster', 'recoverComplete'];
 /** The break-glass kinds of hibernation (their own test below). */
 const HIBERNATION_KINDS: readonly string[] = ['hibernate', 'hibernated', 'wake'];
-const ALL = (Object.values(SAMPLES) as Step[]).filter((s) => !RECOVERY_KINDS.includes(s.kind) && !HIBERNATION_KINDS.includes(s.kind));
+/** The kinds of maintenance (their own test below). */
+const MAINTENANCE_KINDS: readonly string[] = ['compact', 'defragMember', 'expandVolumes'];
+const ALL = (Object.values(SAMPLES) as Step[]).filter((s) => !RECOVERY_KINDS.includes(s.kind) && !HIBERNATION_KINDS.includes(s.kind) && !MAINTENANCE_KINDS.includes(s.kind));
 const HIBERNATION = (Object.values(SAMPLES) as Step[]).filter((s) => HIBERNATION_KINDS.includes(s.kind));
+const MAINTENANCE = (Object.values(SAMPLES) as Step[]).filter((s) => MAINTENANCE_KINDS.includes(s.kind));
 const RECOVERY = (Object.values(SAMPLES) as Step[]).filter((s) => RECOVERY_KINDS.includes(s.kind));
 const kindsWhere = (f: (s: Step) => boolean): string[] => ALL.filter(f).map((s) => s.kind).sort();
 
@@ -44,7 +50,19 @@ describe('operator: the step table', () => {
   it('has a row for every kind and nothing else; the step gauge enumerates the same kinds', () => {
     expect(Object.keys(STEPS).sort()).to.deep.equal(Object.keys(SAMPLES).sort());
     expect([...STEP_KINDS].sort()).to.deep.equal(Object.keys(SAMPLES).sort());
-    expect(STEP_KINDS).to.have.length(17 + RECOVERY_KINDS.length + HIBERNATION_KINDS.length);
+    expect(STEP_KINDS).to.have.length(17 + RECOVERY_KINDS.length + HIBERNATION_KINDS.length + MAINTENANCE_KINDS.length);
+  });
+
+  it('the maintenance kinds: recorded first, not settled, their words; a NOSPACE disarm names the member', () => {
+    expect(MAINTENANCE.filter(isMutating).map((s) => s.kind)).to.deep.equal(['compact', 'defragMember', 'expandVolumes']);
+    expect(MAINTENANCE.filter(isSettled)).to.deep.equal([]);
+    expect(MAINTENANCE.map(eventReason).join(' | ')).to.equal('Compact | Defragment | ExpandVolumes');
+    expect(MAINTENANCE.map(statusLine).join(' | ')).to.equal('compacting up to revision 120 (NoSpace) | defragmenting kv-1 (Scheduled) | growing the volumes to 2Gi');
+    expect(MAINTENANCE.map(actionLine).join(' | ')).to.equal('compact 120 | defragMember kv-1 | expandVolumes 2Gi');
+    expect(MAINTENANCE.map(describeStep).join('\n')).to.equal(`compact the history up to revision 120 through kv-0 (NoSpace maintenance nospace-1)
+defragment kv-1 (Scheduled maintenance 2026-01-01T03:00:00.000Z)
+grow the members' volumes from 1Gi to 2Gi: claims of kv-0, kv-1 expanded in place, then the StatefulSet recreated with its pods orphaned (no member restarts)`);
+    expect(describeStep({ kind: 'disarmAlarm', member: 'kv-0', alarm: 'NOSPACE', memberId: '42' })).to.equal('disarm the NOSPACE alarm of member 42 through kv-0: compacted and defragmented, the database fits in the quota again');
   });
 
   it('mutating, scaling and settled kinds are those the engine and status always treated so', () => {
