@@ -75,6 +75,7 @@ describe('k8s: maintenance (defragmentation out of the client Service)', functio
     const annotations = async () => (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as { metadata: { annotations?: Record<string, string> } }).metadata.annotations ?? {};
     expect((await annotations())['svc.dev/maintenance-request']).to.equal(undefined);
     expect(await cli('defrag', name)).to.equal(0);
+    const token = (JSON.parse((await annotations())['svc.dev/maintenance-request']) as { token: string; action: string }).token;
     const done = await waitFor('three MemberDefragmented Events', async () => {
       const evs = (await events()).filter((e) => e.reason === 'MemberDefragmented');
       return evs.length >= 3 ? evs : undefined;
@@ -93,7 +94,7 @@ describe('k8s: maintenance (defragmentation out of the client Service)', functio
     expect(order.at(-1), 'the leader last').to.equal(before.leader);
     for (const e of done) expect(e.message).to.match(/^member kv-\d defragmented \(Requested\): database file \d+ -> \d+ bytes/);
     const st = await get();
-    expect(JSON.parse(st.metadata.annotations!['svc.dev/maintenance'])).to.deep.include({ lastRequest: 't1' });
+    expect(JSON.parse(st.metadata.annotations!['svc.dev/maintenance'])).to.deep.include({ lastRequest: token });
     expect((await events()).filter((e) => e.type === 'Warning')).to.deep.equal([]);
     expect(stats.failed, stats.errors.join('\n')).to.equal(0);
     expect(stats.succeeded).to.be.above(0);
