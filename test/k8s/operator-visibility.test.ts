@@ -1,7 +1,7 @@
 // What an on-call engineer and the tools around the operator see, on the real control plane and node:
 // kstatus conditions (the real `kubectl wait --for=condition=Ready`), no status writes while a cluster is idle under
 // client writes, the on-call view through the real kubectl with the plugin on PATH, and a reconcile that throws
-// (a storage size the StatefulSet cannot take) still telling why in status and an Event.
+// (a toleration the apiserver refuses in the StatefulSet) still telling why in status and an Event.
 import { expect } from 'chai';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -172,8 +172,9 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     expect(await argoHealth()).to.deep.equal({ status: 'Healthy', message: '3 of 3 members healthy on 3.5.21' });
   });
 
-  it('a reconcile that throws (a storage size the StatefulSet cannot take) still publishes status and a Warning Event', async () => {
-    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"storage":{"size":"2Gi"}}}']);
+  it('a reconcile that throws (a toleration the apiserver refuses in the StatefulSet) still publishes status and a Warning Event', async () => {
+    // (a larger storage size no longer throws: it is a volume growth, or Stalled where the class cannot expand)
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"podTemplate":{"tolerations":[{"key":"k","operator":"Bogus"}]}}}']);
     const st = await waitFor('the failure in status', async () => {
       const s = (await get()).status;
       return s?.lastError?.startsWith('reconcile failed') ? s : undefined;
