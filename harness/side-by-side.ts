@@ -3,7 +3,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { memberArgs } from './member-args.js';
-import { spawnLogged, type LoggedProcess } from './process.js';
+import { freePorts } from './ports.js';
+import { spawnLogged, waitForHttp, type LoggedProcess } from './process.js';
 import { ref35 } from './reference-cluster.js';
 import { spawnSvc } from './svc-cluster.js';
 
@@ -31,4 +32,30 @@ export function spawnSingleMember(
   const args = [...memberArgs({ name: 'm', dataDir, clientUrl, peerUrl, initialCluster: `m=${peerUrl}`, token: 'side-by-side', state: 'new' }), ...(o.flags ?? [])];
   const log = { logFile: join(o.dir, `${o.name}.log`), name: o.name };
   return { proc: target === 'svc' ? spawnSvc(args, log) : spawnLogged(ref35('etcd'), args, log), clientUrl };
+}
+
+/**
+ * svc and the reference started side by side with the same `flags` (names `<tag>-svc`, `<tag>-reference`, free
+ * ports); resolves once both answer /health (over TLS with `wait`'s CA and client certificate for https). Both
+ * processes are pushed on `procs` for the caller's cleanup.
+ */
+export async function startSideBySide(o: {
+  dir: string;
+  tag: string;
+  procs: LoggedProcess[];
+  flags?: readonly string[];
+  scheme?: 'http' | 'https';
+  wait?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+}): Promise<Record<Target, SingleMember>> {
+  const ports = await freePorts(4);
+  const out = {} as Record<Target, SingleMember>;
+  await Promise.all(
+    TARGETS.map(async (target, i) => {
+      const m = spawnSingleMember(target, { dir: o.dir, name: `${o.tag}-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], scheme: o.scheme, flags: o.flags });
+      o.procs.push(m.proc);
+      await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc, ...o.wait });
+      out[target] = m;
+    }),
+  );
+  return out;
 }

@@ -44,14 +44,19 @@ case "$ver" in
 esac
 say "reference: $ver; $("$etcdctl_bin" version 2>/dev/null | head -1)"
 
-# The reference 3.5: silent when cached; built (a minute or two, once) when go is there; else one message.
-ref35="${SVC_TEST_REF35_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/svc/ref/v3.5.21}"
-if [ "$(cat "$ref35/.version" 2>/dev/null)" != v3.5.21 ] || ! [ -x "$ref35/etcd" ] || ! [ -x "$ref35/etcdutl" ] || ! [ -x "$ref35/etcdctl" ]; then
+# A tool built from the Go module proxy needs Go: without it, one message naming what and how, and exit 1.
+need_go() {
   if ! command -v go >/dev/null 2>&1 && ! [ -x /usr/local/go/bin/go ]; then
-    echo "[prerequisites] npm test needs the reference etcd 3.5.21 ($ref35/{etcd,etcdutl,etcdctl}), built from the Go module proxy: Go is not installed." >&2
+    echo "[prerequisites] npm test needs $1, built from the Go module proxy: Go is not installed." >&2
     echo "[prerequisites] Install Go 1.23 or newer (https://go.dev/dl/, on PATH or in /usr/local/go), then npm test again." >&2
     exit 1
   fi
+}
+
+# The reference 3.5: silent when cached; built (a minute or two, once) when go is there; else one message.
+ref35="${SVC_TEST_REF35_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/svc/ref/v3.5.21}"
+if [ "$(cat "$ref35/.version" 2>/dev/null)" != v3.5.21 ] || ! [ -x "$ref35/etcd" ] || ! [ -x "$ref35/etcdutl" ] || ! [ -x "$ref35/etcdctl" ]; then
+  need_go "the reference etcd 3.5.21 ($ref35/{etcd,etcdutl,etcdctl})"
   say "building the reference etcd, etcdutl, etcdctl v3.5.21 from the Go module proxy (once; cached in $ref35) ..."
   SVC_TEST_REF35_DIR="$ref35" bash "$(dirname "$0")/build-reference-35.sh" >/dev/null ||
     { echo "[prerequisites] building the reference etcd 3.5.21 failed (its output is above); fix that, or set SVC_TEST_REF35_DIR to a folder with etcd, etcdutl, etcdctl 3.5.21 and a .version file saying v3.5.21, then npm test again." >&2; exit 1; }
@@ -61,11 +66,7 @@ fi
 # once from the Go module proxy by scripts/build-versitygw.sh into ${SVC_TEST_S3_DIR:-~/.cache/svc/versitygw/v1.8.0}.
 s3dir="${SVC_TEST_S3_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/svc/versitygw/v1.8.0}"
 if [ "$(cat "$s3dir/.version" 2>/dev/null)" != v1.8.0 ] || ! [ -x "$s3dir/versitygw" ]; then
-  if ! command -v go >/dev/null 2>&1 && ! [ -x /usr/local/go/bin/go ]; then
-    echo "[prerequisites] npm test needs versitygw v1.8.0 ($s3dir/versitygw), built from the Go module proxy: Go is not installed." >&2
-    echo "[prerequisites] Install Go 1.23 or newer (https://go.dev/dl/, on PATH or in /usr/local/go), then npm test again." >&2
-    exit 1
-  fi
+  need_go "versitygw v1.8.0 ($s3dir/versitygw)"
   say "building versitygw v1.8.0 (the S3-compatible server of the backup tests) from the Go module proxy (once; cached in $s3dir) ..."
   SVC_TEST_S3_DIR="$s3dir" bash "$(dirname "$0")/build-versitygw.sh" >/dev/null ||
     { echo "[prerequisites] building versitygw failed (its output is above); fix that, or set SVC_TEST_S3_DIR to a folder with versitygw v1.8.0 and a .version file saying v1.8.0, then npm test again." >&2; exit 1; }

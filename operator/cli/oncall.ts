@@ -135,13 +135,18 @@ async function restart(i: LocalVerbInput): Promise<number> {
     return 0;
   }
   runtime.requestRestart(members);
+  return carryOut(i, state, `restarted ${members.join(', ')}`, `the restart of ${members.join(', ')}`);
+}
+
+/** Once a request is recorded: the planner carries it out through its gates (a local apply of the recorded spec). */
+async function carryOut(i: LocalVerbInput, state: LocalState, done: string, what: string): Promise<number> {
   const cluster: SvcCluster = { apiVersion: API_VERSION, kind: KIND, metadata: { name: state.name }, spec: state.spec };
   const r = await applyCluster(cluster, { stateDir: i.stateDir, printer: new StepPrinter({ write: i.out }), svcEntry: envSvcEntry() });
   if (r.outcome === 'steady') {
-    i.out(`restarted ${members.join(', ')}\n`);
+    i.out(`${done}\n`);
     return 0;
   }
-  throw new CommandError(`the restart of ${members.join(', ')} did not finish: ${r.error ?? describeStep(r.step)}; run \`svc-operator local apply\` to carry on`);
+  throw new CommandError(`${what} did not finish: ${r.error ?? describeStep(r.step)}; run \`svc-operator local apply\` to carry on`);
 }
 
 /**
@@ -164,13 +169,7 @@ function maintenance(action: 'defrag' | 'compact') {
       return 0;
     }
     runtime.requestMaintenance(action, member);
-    const cluster: SvcCluster = { apiVersion: API_VERSION, kind: KIND, metadata: { name: state.name }, spec: state.spec };
-    const r = await applyCluster(cluster, { stateDir: i.stateDir, printer: new StepPrinter({ write: i.out }), svcEntry: envSvcEntry() });
-    if (r.outcome === 'steady') {
-      i.out(`${action === 'defrag' ? `defragmented ${member ?? 'every member'}` : 'compacted'}\n`);
-      return 0;
-    }
-    throw new CommandError(`the ${action === 'defrag' ? 'defragmentation' : 'compaction'} did not finish: ${r.error ?? describeStep(r.step)}; run \`svc-operator local apply\` to carry on`);
+    return carryOut(i, state, action === 'defrag' ? `defragmented ${member ?? 'every member'}` : 'compacted', `the ${action === 'defrag' ? 'defragmentation' : 'compaction'}`);
   };
 }
 

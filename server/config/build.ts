@@ -56,7 +56,8 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   };
   const oneOf = <T extends string>(n: string): T => {
     const r = raw(n);
-    const spec = known.get(n);
+    // (as raw(): a flag this release does not know has its table default, which its table values allow)
+    const spec = known.get(n) ?? FLAGS.find((f) => f.name === n);
     return parseEnum(r.o, r.raw, (spec ? enumValues(spec, release) : []) as readonly T[]);
   };
   const urls = (n: string, bind: boolean, required: boolean): URL[] => {
@@ -124,11 +125,8 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   requireTlsForHttps('--listen-client-urls', listenClientUrls, clientTls);
   requireTlsForHttps('--listen-client-http-urls', listenClientHttpUrls, clientTls);
   requireTlsForHttps('--listen-peer-urls', listenPeerUrls, peerTls);
-  const tlsVersion = (n: string): '' | 'TLSv1.2' | 'TLSv1.3' => {
-    if (!known.has(n)) return n === 'tls-min-version' ? 'TLSv1.2' : '';
-    const v = oneOf<string>(n);
-    return v === '' ? '' : v === 'TLS1.3' ? 'TLSv1.3' : 'TLSv1.2';
-  };
+  // (Node's names for the reference's TLS1.2 / TLS1.3)
+  const tlsVersion = (n: string): '' | 'TLSv1.2' | 'TLSv1.3' => ({ '': '', 'TLS1.2': 'TLSv1.2', 'TLS1.3': 'TLSv1.3' } as const)[oneOf<'' | 'TLS1.2' | 'TLS1.3'>(n)];
   const tlsMinVersion = tlsVersion('tls-min-version') || 'TLSv1.2';
   const tlsMaxVersion = tlsVersion('tls-max-version');
   if (tlsMaxVersion !== '' && tlsMinVersion > tlsMaxVersion) {
@@ -136,24 +134,20 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   }
 
   // v2 deprecation (3.5): from write-only on, the v2 API is gone.
-  const v2Deprecation = known.has('v2-deprecation') ? oneOf<ServerConfig['v2Deprecation']>('v2-deprecation') : 'not-yet';
+  const v2Deprecation = oneOf<ServerConfig['v2Deprecation']>('v2-deprecation');
   if (v2Deprecation !== 'not-yet' && bool('enable-v2')) throw new ConfigError(`--enable-v2 and --v2-deprecation=${v2Deprecation} are mutually exclusive`, 'v2-deprecation');
 
-  const compactionBatchLimit = known.has('experimental-compaction-batch-limit') ? int('experimental-compaction-batch-limit') : 1000;
+  const compactionBatchLimit = int('experimental-compaction-batch-limit');
   if (compactionBatchLimit <= 0) throw new ConfigError(`--experimental-compaction-batch-limit must be > 0 (set to ${compactionBatchLimit})`, 'experimental-compaction-batch-limit');
 
+  // 0 and empty: the backend's own defaults
   const backendBatch: { backendBatchLimit?: number; backendBatchIntervalMs?: number } = {};
-  if (known.has('backend-batch-limit')) {
-    const limit = int('backend-batch-limit');
-    if (limit < 0) throw new ConfigError(`--backend-batch-limit must not be negative (set to ${limit})`, 'backend-batch-limit');
-    if (limit > 0) backendBatch.backendBatchLimit = limit;
-  }
-  if (known.has('backend-batch-interval') && str('backend-batch-interval').trim() !== '') {
-    const ms = dur('backend-batch-interval');
-    if (ms > 0) backendBatch.backendBatchIntervalMs = ms;
-  }
+  const batchLimit = int('backend-batch-limit');
+  if (batchLimit < 0) throw new ConfigError(`--backend-batch-limit must not be negative (set to ${batchLimit})`, 'backend-batch-limit');
+  if (batchLimit > 0) backendBatch.backendBatchLimit = batchLimit;
+  const batchInterval = str('backend-batch-interval').trim() === '' ? 0 : dur('backend-batch-interval');
+  if (batchInterval > 0) backendBatch.backendBatchIntervalMs = batchInterval;
   const raftTimeout = (n: string): number => {
-    if (!known.has(n)) return 5000;
     const ms = dur(n);
     if (ms <= 0) throw new ConfigError(`--${n} must be > 0 (set to ${str(n)})`, n);
     return ms;
@@ -225,7 +219,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     cors: list('cors'),
     hostWhitelist: list('host-whitelist'),
     authToken: str('auth-token'),
-    authTokenTtlSeconds: known.has('auth-token-ttl') ? uint('auth-token-ttl') : 0,
+    authTokenTtlSeconds: uint('auth-token-ttl'),
     tlsMinVersion,
     tlsMaxVersion,
     bcryptCost: uint('bcrypt-cost'),
@@ -242,9 +236,9 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     ...backendBatch,
     raftReadTimeoutMs: raftTimeout('raft-read-timeout'),
     raftWriteTimeoutMs: raftTimeout('raft-write-timeout'),
-    bootstrapDefragThresholdMegabytes: known.has('experimental-bootstrap-defrag-threshold-megabytes') ? uint('experimental-bootstrap-defrag-threshold-megabytes') : 0,
-    compactionSleepMs: known.has('experimental-compaction-sleep-interval') ? dur('experimental-compaction-sleep-interval') : 10,
-    warningApplyMs: known.has('experimental-warning-apply-duration') ? dur('experimental-warning-apply-duration') : 100,
+    bootstrapDefragThresholdMegabytes: uint('experimental-bootstrap-defrag-threshold-megabytes'),
+    compactionSleepMs: dur('experimental-compaction-sleep-interval'),
+    warningApplyMs: dur('experimental-warning-apply-duration'),
     watchProgressNotifyMs: dur('experimental-watch-progress-notify-interval'),
     configFile: opts.configFile,
   };
@@ -313,9 +307,9 @@ function tlsOf(
     autoTls: bool(`${prefix}auto-tls`),
     crlFile: str(prefix === '' ? 'client-crl-file' : 'peer-crl-file'),
     allowedCn: prefix === '' ? '' : str('peer-cert-allowed-cn'),
-    allowedHostname: known.has(`${prefix === '' ? 'client' : 'peer'}-cert-allowed-hostname`) ? str(`${prefix === '' ? 'client' : 'peer'}-cert-allowed-hostname`) : '',
-    clientCertFile: known.has(`${prefix}client-cert-file`) ? str(`${prefix}client-cert-file`) : '',
-    clientKeyFile: known.has(`${prefix}client-key-file`) ? str(`${prefix}client-key-file`) : '',
+    allowedHostname: str(`${prefix === '' ? 'client' : 'peer'}-cert-allowed-hostname`),
+    clientCertFile: str(`${prefix}client-cert-file`),
+    clientKeyFile: str(`${prefix}client-key-file`),
   };
   const caFlag = `${prefix}ca-file`;
   const caFile = known.has(caFlag) ? str(caFlag) : '';

@@ -108,6 +108,8 @@ const CORRUPT_REFUSED = new Set<InternalRequest['kind']>(['put', 'deleteRange', 
 
 export class Applier {
   private _membership: Membership;
+  /** --experimental-warning-apply-duration in ns, compared with each entry's apply time. */
+  private readonly warningApplyNs: bigint;
   private _v2: V2Store;
   private _alarms: AlarmEntry[];
   private _appliedIndex: number;
@@ -130,6 +132,7 @@ export class Applier {
     this._v2 = initial.v2;
     this._alarms = initial.alarms;
     this._appliedIndex = initial.appliedIndex;
+    this.warningApplyNs = BigInt(Math.round(opts.warningApplyMs * 1e6));
   }
 
   get membership(): Membership {
@@ -197,7 +200,7 @@ export class Applier {
       error = err as Error;
     }
     const took = process.hrtime.bigint() - start;
-    if (took > BigInt(Math.round(this.opts.warningApplyMs * 1e6))) this.warnSlowApply(req, took, result, error);
+    if (took > this.warningApplyNs) this.warnSlowApply(req, took, result, error);
     if (!this.waiters.settle(req.id, result, error) && error && !(error instanceof ServerError)) {
       this.opts.logger.warn('applying a committed entry failed', { index: e.index, kind: req.kind, error: error.message });
     }

@@ -110,7 +110,7 @@ export class SvcServer {
     const { memberId, lifecycle, stats, observers } = this;
     this.kv = new V3StateMachine(b.backend, { logger, electionMs: opts.electionMs, unsafeNoFsync: opts.unsafeNoFsync, authTokens: opts.authTokens, simpleTokenTtlMs: opts.simpleTokenTtlMs,
       backend: backendOptions(opts),
-      compaction: { batchLimit: opts.compactionBatchLimit ?? 1000, sleepMs: opts.compactionSleepMs ?? 10, observers: this.observers },
+      compaction: { batchLimit: opts.compactionBatchLimit, sleepMs: opts.compactionSleepMs, observers: this.observers },
     });
 
     this.node = new RaftNode(
@@ -163,8 +163,7 @@ export class SvcServer {
         this.stopRemoved();
       },
       onSnapshotStatus: (id, ok) => node.reportSnapshot(id, ok),
-      // a stream sends a keepalive at least three times per read timeout, as the reference's heartbeat
-      timings: { readTimeoutMs: opts.raftReadTimeoutMs ?? 5000, writeTimeoutMs: opts.raftWriteTimeoutMs ?? 5000, keepaliveMs: Math.min(1000, Math.floor((opts.raftReadTimeoutMs ?? 5000) / 3)) },
+      timings: { ...(opts.raftReadTimeoutMs ? { readTimeoutMs: opts.raftReadTimeoutMs } : {}), ...(opts.raftWriteTimeoutMs ? { writeTimeoutMs: opts.raftWriteTimeoutMs } : {}) },
       tls: opts.peerTls ? { cert: opts.peerTls.dialCert ?? opts.peerTls.cert, key: opts.peerTls.dialKey ?? opts.peerTls.key, ca: opts.peerTls.ca, rejectUnauthorized: !!opts.peerTls.ca && !opts.peerTls.selfSigned, minVersion: opts.peerTls.minVersion, maxVersion: opts.peerTls.maxVersion } : undefined,
     });
     node.attach(this.transport, { forceCommit: () => this.kv.forceCommit(), snapshotTo: async (path) => void (await this.kv.currentBackend().snapshotTo(path)) });

@@ -98,7 +98,7 @@ export interface MvccStoreOptions {
   logger?: Logger;
   lessor?: LeaseHooks & { setRangeDeleter?(fn: () => WriteTxn): void };
   /** Background compaction: revisions per batch, the pause between batches, and who hears how it went. */
-  compaction?: { batchLimit: number; sleepMs: number; observers?: Pick<Observers, 'compactionPause' | 'compactionDone'> };
+  compaction?: { batchLimit?: number; sleepMs?: number; observers?: Pick<Observers, 'compactionPause' | 'compactionDone'> };
 }
 
 /** Listener of committed changes (the watchable store). */
@@ -114,7 +114,7 @@ export class MvccStore {
   private listeners: ChangeListener[] = [];
   private readonly logger: Logger;
   private lessor: MvccStoreOptions['lessor'];
-  private readonly compaction: NonNullable<MvccStoreOptions['compaction']>;
+  private readonly compaction: { batchLimit: number; sleepMs: number; observers?: Pick<Observers, 'compactionPause' | 'compactionDone'> };
   private counters = { put: 0, delete: 0, txn: 0, range: 0 };
   private compactionTail: Promise<void> = Promise.resolve();
   /** Bumped by restore, so background compactions of the previous data stop. */
@@ -123,7 +123,7 @@ export class MvccStore {
   constructor(backend: Backend, opts: MvccStoreOptions = {}) {
     this.backend = backend;
     this.logger = opts.logger ?? nopLogger;
-    this.compaction = opts.compaction ?? { batchLimit: COMPACTION_BATCH, sleepMs: 0 };
+    this.compaction = { batchLimit: opts.compaction?.batchLimit ?? COMPACTION_BATCH, sleepMs: opts.compaction?.sleepMs ?? 0, observers: opts.compaction?.observers };
     this.lessor = opts.lessor;
     this.lessor?.setRangeDeleter?.(() => this.write());
     this.restoreFromBackend();

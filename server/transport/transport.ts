@@ -81,7 +81,9 @@ export class Transport {
   private stopped = false;
 
   constructor(private readonly opts: TransportOptions) {
-    this.timings = { ...DEFAULT_TIMINGS, ...opts.timings };
+    const t = { ...DEFAULT_TIMINGS, ...opts.timings };
+    // unless told, a stream sends a keepalive at least three times per read timeout (the reference's heartbeat)
+    this.timings = opts.timings?.keepaliveMs !== undefined ? t : { ...t, keepaliveMs: Math.min(t.keepaliveMs, Math.floor(t.readTimeoutMs / 3)) };
     this.logger = opts.logger;
   }
 

@@ -461,10 +461,13 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     return this.request('recoverRequest');
   }
 
-  /** A request the loop's next passes answer (a recovery, an on-demand backup): its token, the time, in the state. */
-  private request(field: 'recoverRequest' | 'backupRequest' | 'verifyRequest'): string {
+  /**
+   * A request the loop's next passes answer (a recovery, a backup, a drill, a restart, maintenance): its token, the
+   * time, in the state (`value`: what the field holds besides the token; default the token itself).
+   */
+  private request<F extends 'recoverRequest' | 'backupRequest' | 'verifyRequest' | 'restartRequest' | 'maintenanceRequest'>(field: F, value?: (token: string) => LocalState[F]): string {
     const token = new Date().toISOString();
-    writeState(this.stateDir, { ...this.mustState(), [field]: token });
+    writeState(this.stateDir, { ...this.mustState(), [field]: value ? value(token) : token });
     return token;
   }
 
@@ -534,9 +537,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
 
   /** Asks for a rolling restart of `members` (the planner restarts each once, followers first); returns the token. */
   requestRestart(members: string[]): string {
-    const token = new Date().toISOString();
-    writeState(this.stateDir, { ...this.mustState(), restartRequest: { token, members } });
-    return token;
+    return this.request('restartRequest', (token) => ({ token, members }));
   }
 
   async hibernated(): Promise<boolean> {
@@ -722,9 +723,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     if (member !== undefined && !s.members.some((m) => m.name === member)) {
       throw new RuntimeError('NO_MEMBER', `no member ${member} in cluster ${s.name} (members: ${s.members.map((m) => m.name).join(', ')})`);
     }
-    const token = new Date().toISOString();
-    writeState(this.stateDir, { ...s, maintenanceRequest: { token, action, ...(member !== undefined ? { member } : {}) } });
-    return token;
+    return this.request('maintenanceRequest', (token) => ({ token, action, ...(member !== undefined ? { member } : {}) }));
   }
 
   /** Asks for an on-demand backup (taken by the next pass of the loop); returns the request token. */

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { createSigner } from 'fast-jwt';
 import { etcdctl } from '../../../harness/etcdctl.js';
 import { ref35 } from '../../../harness/reference-cluster.js';
-import { spawnSingleMember, TARGETS, type Target } from '../../../harness/side-by-side.js';
-import { sleep, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
+import { spawnSingleMember, startSideBySide, TARGETS, type Target } from '../../../harness/side-by-side.js';
+import { sleep, type LoggedProcess } from '../../../harness/process.js';
 import { freePorts } from '../../../harness/ports.js';
 
 
@@ -59,16 +59,8 @@ describe('auth: JWT tokens (--auth-token jwt, side by side with the reference 3.
 
   /** Starts svc and the reference with these extra flags; resolves with their client URLs once healthy. */
   async function startBoth(tag: string, flags: string[]): Promise<Record<Target, string>> {
-    const ports = await freePorts(4);
-    const urls = {} as Record<Target, string>;
-    await Promise.all(
-      TARGETS.map(async (target, i) => {
-        const { proc, client } = spawnOne(`${tag}-${target}`, target, flags, ports[2 * i], ports[2 * i + 1]);
-        await waitForHttp(`${client}/health`, { timeoutMs: 30000, process: proc });
-        urls[target] = client;
-      }),
-    );
-    return urls;
+    const m = await startSideBySide({ dir, tag, procs, flags });
+    return { svc: m.svc.clientUrl, reference: m.reference.clientUrl };
   }
 
   function spawnOne(name: string, target: Target, flags: string[], clientPort: number, peerPort: number): { proc: LoggedProcess; client: string } {

@@ -16,7 +16,7 @@ import { memberArgs } from '../../../harness/member-args.js';
 import { freePorts } from '../../../harness/ports.js';
 import { httpGet, sleep, spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { ref35 } from '../../../harness/reference-cluster.js';
-import { spawnSingleMember, TARGETS, type Target } from '../../../harness/side-by-side.js';
+import { startSideBySide, TARGETS, type Target } from '../../../harness/side-by-side.js';
 import { runSvc, spawnSvc } from '../../../harness/svc-cluster.js';
 import { makeLeafCert, makeTestPki, type TestPki } from '../../../harness/tls.js';
 
@@ -40,18 +40,9 @@ describe('TLS version, allowed hostname and token TTL flags (side by side with t
 
   /** svc and the reference, one member each, https client URL with these extra flags; their URLs once healthy. */
   async function startBoth(tag: string, flags: string[]): Promise<Record<Target, string>> {
-    const ports = await freePorts(4);
-    const urls = {} as Record<Target, string>;
     const tlsFlags = [`--cert-file=${pki.serverCertFile}`, `--key-file=${pki.serverKeyFile}`, `--trusted-ca-file=${pki.caFile}`];
-    await Promise.all(
-      TARGETS.map(async (target, i) => {
-        const m = spawnSingleMember(target, { dir, name: `${tag}-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], scheme: 'https', flags: [...tlsFlags, ...flags] });
-        procs.push(m.proc);
-        await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc, ca: pki.ca, ...named });
-        urls[target] = m.clientUrl;
-      }),
-    );
-    return urls;
+    const m = await startSideBySide({ dir, tag, procs, scheme: 'https', flags: [...tlsFlags, ...flags], wait: { ca: pki.ca, ...named } });
+    return { svc: m.svc.clientUrl, reference: m.reference.clientUrl };
   }
 
   /** 'ok <status>' or 'refused' for a GET /health with this client TLS. */
@@ -101,16 +92,8 @@ describe('TLS version, allowed hostname and token TTL flags (side by side with t
   });
 
   it('--auth-token-ttl=2: a simple token used every half second stays good; idle for 4.5 s it is refused', async () => {
-    const ports = await freePorts(4);
-    const urls = {} as Record<Target, string>;
-    await Promise.all(
-      TARGETS.map(async (target, i) => {
-        const m = spawnSingleMember(target, { dir, name: `ttl-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--auth-token-ttl=2'] });
-        procs.push(m.proc);
-        await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
-        urls[target] = m.clientUrl;
-      }),
-    );
+    const m = await startSideBySide({ dir, tag: 'ttl', procs, flags: ['--auth-token-ttl=2'] });
+    const urls = { svc: m.svc.clientUrl, reference: m.reference.clientUrl };
     const range = async (url: string, token: string): Promise<string> => {
       const res = await fetch(`${url}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('k').toString('base64') }), headers: { Authorization: token } });
       const json = (await res.json()) as { error?: string };
@@ -180,11 +163,9 @@ describe('--experimental-warning-apply-duration (side by side with the reference
   });
 
   it('an apply slower than the duration is logged as "apply request took too long" with the expected duration', async () => {
-    const ports = await freePorts(4);
-    for (const [i, target] of TARGETS.entries()) {
-      const m = spawnSingleMember(target, { dir, name: `warn-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--experimental-warning-apply-duration=1ns'] });
-      procs.push(m.proc);
-      await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
+    const both = await startSideBySide({ dir, tag: 'warn', procs, flags: ['--experimental-warning-apply-duration=1ns'] });
+    for (const target of TARGETS) {
+      const m = both[target];
       const r = await etcdctl([`--endpoints=${m.clientUrl}`, 'put', 'slow', 'v'], { bin: ref35('etcdctl') });
       expect(r.code, target).to.equal(0);
       const line = await m.proc.waitForLog(/"msg":"apply request took too long".*/, 10000);
@@ -213,12 +194,10 @@ describe('--experimental-compaction-batch-limit and -sleep-interval (side by sid
   }
 
   it('a compaction deletes in batches of the limit: the same number of pauses and keys compacted as the reference', async () => {
-    const ports = await freePorts(4);
     const seen = {} as Record<Target, { pauses: number; keys: number }>;
-    for (const [i, target] of TARGETS.entries()) {
-      const m = spawnSingleMember(target, { dir, name: `batch-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--experimental-compaction-batch-limit=5', '--experimental-compaction-sleep-interval=1ms'] });
-      procs.push(m.proc);
-      await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
+    const both = await startSideBySide({ dir, tag: 'batch', procs, flags: ['--experimental-compaction-batch-limit=5', '--experimental-compaction-sleep-interval=1ms'] });
+    for (const target of TARGETS) {
+      const m = both[target];
       // 23 revisions of one key: 22 old ones to delete, 23 entries to scan in batches of 5
       for (let k = 0; k < 23; k++) {
         await fetch(`${m.clientUrl}/v3/kv/put`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('k').toString('base64'), value: Buffer.from(String(k)).toString('base64') }) });
@@ -300,12 +279,10 @@ describe('--backend-batch-limit and --backend-batch-interval (side by side with 
 
   /** Commits of the db (the commit-duration histogram's count) made by 10 puts. */
   async function commitsOf10Puts(tag: string, flags: string[]): Promise<Record<Target, number>> {
-    const ports = await freePorts(4);
     const out = {} as Record<Target, number>;
-    for (const [i, target] of TARGETS.entries()) {
-      const m = spawnSingleMember(target, { dir, name: `${tag}-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags });
-      procs.push(m.proc);
-      await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
+    const both = await startSideBySide({ dir, tag, procs, flags });
+    for (const target of TARGETS) {
+      const m = both[target];
       const count = async (): Promise<number> => {
         const text = await (await fetch(`${m.clientUrl}/metrics`)).text();
         const line = text.split('\n').find((l) => /^(etcd|svc)_disk_backend_commit_duration_seconds_count /.test(l));

@@ -435,6 +435,8 @@ export async function startNode(opts: NodeOptions): Promise<Node> {
         }
         const after = await readHostNet();
         assertHostNetUnchanged(hostNetBefore, after, 'after the node stopped');
+        const left = await podNetnsNames();
+        if (left.length) throw new HarnessError('NETWORK_RULE', `pod network namespaces left behind after the node stopped: ${left.join(', ')}`);
       },
     };
   } catch (e) {
