@@ -6,8 +6,13 @@
 import net from 'node:net';
 import { HarnessError } from './errors.js';
 
-const RANGE_START = 20000;
-const RANGE_END = 32000; // exclusive; the ephemeral range starts at 32768
+// Under `mocha --parallel` each worker takes its own slice of the range, so two test files running at once never
+// pick the same port between one's check and its bind.
+const WORKER = Number(process.env.MOCHA_WORKER_ID ?? 0);
+const WORKERS = 4;
+const SLICE = Math.floor((32000 - 20000) / WORKERS);
+const RANGE_START = 20000 + (WORKER % WORKERS) * SLICE;
+const RANGE_END = RANGE_START + SLICE; // exclusive; the ephemeral range starts at 32768
 
 const handedOut = new Set<number>();
 let cursor = RANGE_START + Math.floor(Math.random() * (RANGE_END - RANGE_START));
