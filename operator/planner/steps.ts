@@ -27,6 +27,8 @@ export interface StepRow<S extends { kind: string }> {
 export type StepTable<S extends { kind: string }> = { [K in S['kind']]: StepRow<Extract<S, { kind: K }>> };
 
 const kindOnly = (s: { kind: string }): string => s.kind;
+/** The members a new one joins: its initial cluster without itself. */
+const others = (initialCluster: string[], member: string): string => initialCluster.filter((n) => n !== member).join(', ');
 const withMember = (s: { kind: string; member: string }): string => `${s.kind} ${s.member}`;
 
 export const STEPS = {
@@ -82,13 +84,13 @@ export const STEPS = {
   },
   addMember: {
     mutating: true, scaling: true, settled: false,
-    describe: (s) => `add member ${s.member} (joining ${s.join.join(', ')})`,
+    describe: (s) => `add member ${s.member} (joining ${others(s.join, s.member)})`,
     eventReason: () => 'AddMember', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: withMember,
   },
   startMember: {
     mutating: true, scaling: true, settled: false,
-    describe: (s) => `start member ${s.member}, already added to the cluster (joining ${s.join.join(', ')})`,
+    describe: (s) => `start member ${s.member}, already added to the cluster (joining ${others(s.join, s.member)})`,
     eventReason: () => 'StartMember', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: withMember,
   },
@@ -107,7 +109,7 @@ export const STEPS = {
   replaceMember: {
     // a lost member is no scaling: the size stays, one member is swapped for a fresh one
     mutating: true, scaling: false, settled: false,
-    describe: (s) => `replace member ${s.member} (id ${s.id}; ${s.cause}: ${s.detail}): remove it, a fresh data dir, add it back as a learner joining ${s.join.join(', ')}`,
+    describe: (s) => `replace member ${s.member} (id ${s.id}; ${s.cause}: ${s.detail}): remove it, a fresh data dir, add it back as a learner joining ${others(s.join, s.member)}`,
     eventReason: () => 'ReplaceMember', statusReason: kindOnly, statusLine: (s) => `replacing ${s.member} (${s.cause}: ${s.detail})`,
     actionLine: (s) => `replaceMember ${s.member} ${s.cause}`,
   },

@@ -108,13 +108,13 @@ on-demand backup (request tok-1) from leader kv-0
 restore drill (slot 2026-11-27T03:30:00.000Z) of pvc://kv-backups/kv/kv-0.db, revision 42
 move leadership from kv-0 to kv-1
 restart kv-2 on 3.4.34 (SpecChange)
-add member kv-3 (joining kv-0, kv-1, kv-2, kv-3)
-start member kv-3, already added to the cluster (joining kv-0, kv-3)
+add member kv-3 (joining kv-0, kv-1, kv-2)
+start member kv-3, already added to the cluster (joining kv-0)
 remove member kv-3 (id 42)
 stop member kv-3, no longer in the cluster, and delete its data
 verified: every member reports 3.4.34 (etcdserver and etcdcluster); upgrade 3.3.27 -> 3.4.34 complete
 every member runs 3.4.34; nothing to do
-replace member kv-1 (id 7; DataLost: its data dir is missing): remove it, a fresh data dir, add it back as a learner joining kv-0, kv-1, kv-2
+replace member kv-1 (id 7; DataLost: its data dir is missing): remove it, a fresh data dir, add it back as a learner joining kv-0, kv-2
 promote learner kv-1 (id 9) to a voting member; the replacement of kv-1 (DataLost) is complete
 disarm the CORRUPT alarm through kv-0: every member's KV hash agrees again`);
     // a scale-up's learner is promoted with its own Event reason
