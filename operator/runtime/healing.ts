@@ -15,6 +15,17 @@ export function lossInLine(line: string): MemberLoss | undefined {
   return undefined;
 }
 
+/**
+ * The way out a member's last line points to when its stop is not a loss but a full volume (svc exits on ENOSPC
+ * rather than write a torn log; its data stays intact and it starts again once there is room).
+ */
+export function wayOutOfLine(line: string): string | undefined {
+  if (/ENOSPC|no space left on device/i.test(line)) {
+    return 'its volume is full (no space left on device): give it room (a larger spec.storage.size where the StorageClass allows expansion; locally, free or grow the disk of its data dir), then it starts again with its data and catches up; spec.maintenance.quotaBackendBytes keeps the database well below the volume';
+  }
+  return undefined;
+}
+
 /** The healing side of a runtime. */
 export interface HealingRuntime {
   /** The replacements record as stored (undefined: none yet). */

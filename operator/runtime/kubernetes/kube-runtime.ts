@@ -24,7 +24,7 @@ import type { MemberClient } from '../../members/index.js';
 import { dataClaimName, memberOfPeerURLIn, nextScaling, peerURLOf, retireHighestMember, SCALING_ANNOTATION, startJoiningMember, type ScalingHost, type ScalingRecord } from './kube-scaling.js';
 import { JobFailure, type ClusterJobs } from './backup-job.js';
 import type { ScalingRuntime } from '../scaling.js';
-import { lossInLine, type HealingRuntime } from '../healing.js';
+import { lossInLine, wayOutOfLine, type HealingRuntime } from '../healing.js';
 
 /** Annotation on the SvcCluster holding the exact UpgradeProgress (status.upgrade is its readable form). */
 export const PROGRESS_ANNOTATION = 'svc.dev/upgrade-progress';
@@ -162,7 +162,8 @@ function podFailure(pod: V1Pod): string | undefined {
   if (waiting?.reason === 'CrashLoopBackOff' || (cs.restartCount ?? 0) >= 3) {
     const last = cs.lastState?.terminated;
     const line = lastExitLine(pod);
-    return `container restarted ${cs.restartCount ?? 0} times${last ? ` (last exit ${last.exitCode}${last.reason ? ` ${last.reason}` : ''})` : ''}${line ? `; its last log line: ${line}` : ''}`;
+    const wayOut = line ? wayOutOfLine(line) : undefined;
+    return `container restarted ${cs.restartCount ?? 0} times${last ? ` (last exit ${last.exitCode}${last.reason ? ` ${last.reason}` : ''})` : ''}${line ? `; its last log line: ${line}` : ''}${wayOut ? `; ${wayOut}` : ''}`;
   }
   return undefined;
 }

@@ -23,7 +23,7 @@ import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, Main
 import { ordinalOf } from '../../planner/scaling.js';
 import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember, type VerifyStep } from '../runtime.js';
 import type { ScalingRuntime } from '../scaling.js';
-import { lossInLine, type HealingRuntime } from '../healing.js';
+import { lossInLine, wayOutOfLine, type HealingRuntime } from '../healing.js';
 import { freePorts } from './ports.js';
 import { readState, writeState, type LocalMemberState, type LocalState } from './state.js';
 
@@ -223,7 +223,8 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     if (header.startsWith('=== svc reset')) return 'stopped for its replacement (fresh data dir)';
     const said = lines.map(readable);
     const telling = [...said].reverse().find((l) => /^(error|fatal|panic): /.test(l)) ?? said.at(-1);
-    const tail = telling ? `; its last ${telling === said.at(-1) ? '' : 'error '}log line: ${telling.slice(0, 400)}` : '';
+    const wayOut = telling ? wayOutOfLine(telling) : undefined;
+    const tail = (telling ? `; its last ${telling === said.at(-1) ? '' : 'error '}log line: ${telling.slice(0, 400)}` : '') + (wayOut ? `; ${wayOut}` : '');
     if (lines.some((l) => l.includes('ready to serve client requests'))) {
       return `${how ?? `its process ${m.pid} is gone`} after it had started and served (killed, or crashed)${tail}`;
     }
