@@ -19,7 +19,7 @@ export interface TlsOptions {
 export type ServiceName = 'KV' | 'Watch' | 'Lease' | 'Cluster' | 'Maintenance' | 'Auth' | 'Health';
 
 /** The wire contract's name of each service the client calls. */
-interface ServiceFq {
+export interface ServiceFq {
   KV: 'etcdserverpb.KV';
   Watch: 'etcdserverpb.Watch';
   Lease: 'etcdserverpb.Lease';
