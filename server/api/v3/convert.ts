@@ -1,6 +1,6 @@
 // Conversions between the wire's message shapes (as server/wire/loader.ts decodes them: snake_case names, 64-bit
 // integers as decimal strings, bytes as Buffers, enums as names) and the server's internal requests and results.
-import type { Compare, DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest, SortOrder, SortTarget, CompareResult, CompareTarget } from '../../core/requests.js';
+import type { Compare, DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from '../../core/requests.js';
 import type { KeyValue } from '../../mvcc/kv.js';
 import protobuf from 'protobufjs';
 import type { Int64 } from '../../wire/index.js';
@@ -18,8 +18,8 @@ export function rangeFromPb(r: Incoming<'etcdserverpb.RangeRequest'>): RangeRequ
     rangeEnd: bytes(r.range_end),
     limit: num(r.limit),
     revision: num(r.revision),
-    sortOrder: (r.sort_order || 'NONE') as SortOrder,
-    sortTarget: (r.sort_target || 'KEY') as SortTarget,
+    sortOrder: r.sort_order || 'NONE',
+    sortTarget: r.sort_target || 'KEY',
     serializable: !!r.serializable,
     keysOnly: !!r.keys_only,
     countOnly: !!r.count_only,
@@ -47,8 +47,8 @@ export function deleteFromPb(r: Incoming<'etcdserverpb.DeleteRangeRequest'>): De
 
 function compareFromPb(c: Incoming<'etcdserverpb.Compare'>): Compare {
   return {
-    result: (c.result || 'EQUAL') as CompareResult,
-    target: (c.target || 'VERSION') as CompareTarget,
+    result: c.result || 'EQUAL',
+    target: c.target || 'VERSION',
     key: bytes(c.key),
     rangeEnd: bytes(c.range_end),
     version: num(c.version),

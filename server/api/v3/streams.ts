@@ -67,7 +67,7 @@ export function streamHandlers(server: StreamCore, api: V3Api): Record<string, S
       server.renewLease(id).then(
         (ttl) => call.write({ header: api.header(), ID: id.toString(), TTL: ttl }),
         (e) => {
-          if (e === Errors.leaseNotFound || (e as Error).message === Errors.leaseNotFound().message) {
+          if ((e as Error).message === Errors.leaseNotFound().message) {
             call.write({ header: api.header(), ID: id.toString(), TTL: 0 });
           } else {
             call.emit('error', toGrpcError(e));
