@@ -17,8 +17,8 @@
 //   watch resumes after the last revision it delivered.
 import * as grpc from '@grpc/grpc-js';
 import { ClientError, Status, isConnCanceled, provablyNotApplied, retryableRead, toClientError, waitedForTransport } from './errors.js';
-import { Connection, type ServiceFq, type ServiceName, type TlsOptions } from './connection.js';
-import type { EncodableRequestOf, MessageName, SERVICES, UnaryMethod } from '../wire/index.js';
+import { Connection, type MethodOf, type ServiceFq, type ServiceName, type TlsOptions } from './connection.js';
+import type { EncodableRequestOf, MessageName, SERVICES } from '../wire/index.js';
 import { deleteRequest, prefixEnd, putRequest, rangeEndFor, rangeRequest, toBuf, txnReadOnly, txnRequest } from './keys.js';
 import type { StreamSource } from './stream.js';
 import { Watcher } from './watch.js';
@@ -49,8 +49,6 @@ export interface ClientOptions {
 
 type Kind = 'read' | 'write';
 
-/** A unary method of one of the services the client calls (the compiler rejects a name the .proto files lack). */
-type MethodOf<S extends ServiceName> = UnaryMethod<ServiceFq[S]>;
 /** What a method is sent: its request message, as the encoder takes it. */
 type RequestFor<S extends ServiceName, M extends MethodOf<S>> = EncodableRequestOf<ServiceFq[S], M>;
 /** What a method answers: its response message as decoded (T.Answer: with its header). */
