@@ -4,51 +4,55 @@
 import type { Request, Response } from 'express';
 import type { StreamCore } from '../core/interfaces.js';
 import type { V3Api } from './v3/handlers.js';
-import type { Pb } from './v3/convert.js';
+import type { MessageName, Messages } from '../wire/index.js';
+import type { Outgoing } from './v3/service-methods.js';
 import { eventToPb } from './v3/watch.js';
 import { Errors } from '../core/errors.js';
-import { GATEWAY_STREAMS, jsonToMessage, messageToJson } from './gateway.js';
+import { GATEWAY_STREAMS, jsonToMessage, messageToJson, type GatewayStreamPath } from './gateway.js';
 import { streamSnapshot } from './v3/streams.js';
 import type { WatchResponse } from '../mvcc/watchable-store.js';
 
 export type StreamErrorSender = (res: Response, e: unknown) => void;
 
-function writeResult(res: Response, type: string, msg: Pb): boolean {
+function writeResult<N extends MessageName>(res: Response, type: N, msg: Outgoing<N>): boolean {
   return res.write(JSON.stringify({ result: messageToJson(type, msg) }) + '\n');
 }
 
-/** Serve one streaming gateway call; returns false when `path` is not one. */
-export function serveGatewayStream(path: string, body: unknown, token: string | undefined, req: Request, res: Response, server: StreamCore, api: V3Api, fail: StreamErrorSender): boolean {
-  const route = GATEWAY_STREAMS[path];
-  if (!route) return false;
+/** Serve one streaming gateway call. */
+export function serveGatewayStream(path: GatewayStreamPath, body: unknown, token: string | undefined, req: Request, res: Response, server: StreamCore, api: V3Api, fail: StreamErrorSender): void {
   // A learner serves no stream but the snapshot (as the gRPC streams, streams.ts).
   if (server.isLearner() && path !== '/v3/maintenance/snapshot') {
     fail(res, Errors.notSupportedForLearner());
-    return true;
+    return;
   }
-  let msg: Pb;
-  try {
-    msg = jsonToMessage(route.request, body);
-  } catch (e) {
-    fail(res, e);
-    return true;
-  }
+  /** The request as its message type decodes it; undefined (the error answered) when the body does not fit. */
+  const decode = <N extends MessageName>(name: N): Messages[N] | undefined => {
+    try {
+      return jsonToMessage(name, body);
+    } catch (e) {
+      fail(res, e);
+      return undefined;
+    }
+  };
   const start = () => res.status(200).type('application/json');
   switch (path) {
     case '/v3/watch': {
-      const r: Pb = msg.create_request ?? {};
-      const key: Buffer = r.key ?? Buffer.alloc(0);
-      const end: Buffer = r.range_end ?? Buffer.alloc(0);
+      const route = GATEWAY_STREAMS[path];
+      const msg = decode(route.request);
+      if (!msg) return;
+      const r = msg.create_request;
+      const key = r?.key ?? Buffer.alloc(0);
+      const end = r?.range_end ?? Buffer.alloc(0);
       try {
         api.gate.requireKeys({ token }, key, end, false);
       } catch (e) {
         fail(res, e);
-        return true;
+        return;
       }
       start();
       writeResult(res, route.response, { header: api.header(), created: true });
-      const filters = ((r.filters ?? []) as string[]).map((f) => (f === 'NOPUT' ? 'noput' : 'nodelete') as 'noput' | 'nodelete');
-      const w = server.kv.watchable.watch(key, end.length > 0 ? end : undefined, Number(r.start_revision ?? 0), { prevKv: !!r.prev_kv, filters }, (wr: WatchResponse) => {
+      const filters = (r?.filters ?? []).map((f) => (f === 'NOPUT' ? 'noput' : 'nodelete') as 'noput' | 'nodelete');
+      const w = server.kv.watchable.watch(key, end.length > 0 ? end : undefined, Number(r?.start_revision ?? 0), { prevKv: !!r?.prev_kv, filters }, (wr: WatchResponse) => {
         if (res.writableNeedDrain) return false;
         if (wr.compactRevision) {
           writeResult(res, route.response, { header: api.header(wr.revision), canceled: true, compact_revision: wr.compactRevision });
@@ -62,10 +66,13 @@ export function serveGatewayStream(path: string, body: unknown, token: string | 
         return true;
       });
       req.on('close', () => w.cancel());
-      return true;
+      return;
     }
     case '/v3/lease/keepalive': {
-      const id = BigInt(msg.ID ?? 0);
+      const route = GATEWAY_STREAMS[path];
+      const msg = decode(route.request);
+      if (!msg) return;
+      const id = BigInt(msg.ID || 0);
       server.renewLease(id).then(
         (ttl) => {
           start();
@@ -74,13 +81,16 @@ export function serveGatewayStream(path: string, body: unknown, token: string | 
         },
         (e) => fail(res, e),
       );
-      return true;
+      return;
     }
     case '/v3/election/observe': {
+      const route = GATEWAY_STREAMS[path];
+      const msg = decode(route.request);
+      if (!msg) return;
       const ac = new AbortController();
       res.on('close', () => ac.abort());
       let started = false;
-      const write = (m: Pb) => {
+      const write = (m: Outgoing<typeof route.response>) => {
         if (!started) {
           started = true;
           start();
@@ -95,14 +105,16 @@ export function serveGatewayStream(path: string, body: unknown, token: string | 
           else res.end();
         },
       );
-      return true;
+      return;
     }
-    default: {
+    case '/v3/maintenance/snapshot': {
+      const route = GATEWAY_STREAMS[path];
+      if (!decode(route.request)) return;
       try {
         api.gate.requireAdmin({ token });
       } catch (e) {
         fail(res, e);
-        return true;
+        return;
       }
       start();
       streamSnapshot(server, api, (m) => {
@@ -114,7 +126,7 @@ export function serveGatewayStream(path: string, body: unknown, token: string | 
           res.destroy();
         },
       );
-      return true;
+      return;
     }
   }
 }

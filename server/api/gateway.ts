@@ -3,8 +3,7 @@
 // turned into exactly the message shape the gRPC handlers receive, and the answer is turned back into JSON the
 // way the reference prints it (original field names, zero values left out, 64-bit integers as strings).
 import protobuf from 'protobufjs';
-import { messageType } from '../wire/index.js';
-import type { Pb } from './v3/convert.js';
+import { messageType, type MessageName, type Messages } from '../wire/index.js';
 import { CodedError } from '../coded-error.js';
 
 /** A malformed gateway request: answered 400 with the reference's error JSON (code 3 = InvalidArgument). */
@@ -171,15 +170,17 @@ function integerLiteral(f: protobuf.Field, text: string): string {
 }
 
 /** JSON body -> the message object a gRPC handler receives (same options as the gRPC loader). */
-export function jsonToMessage(typeName: string, body: unknown): Pb {
+export function jsonToMessage<N extends MessageName>(typeName: N, body: unknown): Messages[N];
+export function jsonToMessage(typeName: string, body: unknown): object;
+export function jsonToMessage(typeName: string, body: unknown): object {
   const type = messageType(typeName);
   const norm = normalize(type, body ?? {}, '');
   const msg = type.fromObject(norm);
-  return type.toObject(msg, { longs: String, enums: String, bytes: Buffer, defaults: true, oneofs: true }) as Pb;
+  return type.toObject(msg, { longs: String, enums: String, bytes: Buffer, defaults: true, oneofs: true });
 }
 
 /** A handler's answer -> the JSON the reference's gateway prints. */
-export function messageToJson(typeName: string, obj: Pb): unknown {
+export function messageToJson(typeName: string, obj: object): unknown {
   const type = messageType(typeName);
   return strip(type, type.toObject(type.fromObject(obj), { longs: String, enums: String, bytes: String, defaults: false, oneofs: false }));
 }
@@ -273,9 +274,16 @@ export const GATEWAY_ROUTES: Record<string, GatewayRoute> = {
 };
 
 /** Streaming calls on the gateway: each answer is one JSON line {"result": <message>}, as grpc-gateway streams. */
-export const GATEWAY_STREAMS: Record<string, { request: string; response: string }> = {
+export const GATEWAY_STREAMS = {
   '/v3/watch': { request: 'etcdserverpb.WatchRequest', response: 'etcdserverpb.WatchResponse' },
   '/v3/lease/keepalive': { request: 'etcdserverpb.LeaseKeepAliveRequest', response: 'etcdserverpb.LeaseKeepAliveResponse' },
   '/v3/maintenance/snapshot': { request: 'etcdserverpb.SnapshotRequest', response: 'etcdserverpb.SnapshotResponse' },
   '/v3/election/observe': { request: 'v3electionpb.LeaderRequest', response: 'v3electionpb.LeaderResponse' },
-};
+} as const satisfies Record<string, { request: MessageName; response: MessageName }>;
+
+export type GatewayStreamPath = keyof typeof GATEWAY_STREAMS;
+
+/** Is this path one of the gateway's streaming calls? */
+export function isGatewayStream(path: string): path is GatewayStreamPath {
+  return Object.hasOwn(GATEWAY_STREAMS, path);
+}

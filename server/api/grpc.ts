@@ -5,7 +5,6 @@ import { serviceDefinitions, type ServiceKey } from '../wire/index.js';
 import { ServerError, Code } from '../core/errors.js';
 import type { UnaryLookup } from './v3/service-methods.js';
 import type { RequestMeta } from './v3/auth-gate.js';
-import type { Pb } from './v3/convert.js';
 import type { Logger } from '../log/logger.js';
 
 export type StreamHandlers = Partial<Record<string, grpc.UntypedHandleCall>>;
@@ -67,7 +66,7 @@ export function createGrpcServer(api: UnaryLookup, streams: Record<string, Strea
         impl[name] = unimplementedStream(name);
       } else if (handler) {
         const waits = WAITING_CALLS.has(name);
-        impl[name] = ((call: grpc.ServerUnaryCall<Pb, Pb>, callback: grpc.sendUnaryData<Pb>) => {
+        impl[name] = ((call: grpc.ServerUnaryCall<object, object>, callback: grpc.sendUnaryData<object>) => {
           let signal: AbortSignal | undefined;
           if (waits) {
             // A campaign or lock waiter whose caller went away must give up (and leave no key behind).
@@ -82,11 +81,11 @@ export function createGrpcServer(api: UnaryLookup, streams: Record<string, Strea
               callback(toGrpcError(err));
             },
           );
-        }) as grpc.handleUnaryCall<Pb, Pb>;
+        }) as grpc.handleUnaryCall<object, object>;
       } else {
-        impl[name] = ((_call: unknown, callback: grpc.sendUnaryData<Pb>) => {
+        impl[name] = ((_call: unknown, callback: grpc.sendUnaryData<object>) => {
           callback({ code: Code.Unimplemented, details: `etcdserver: ${name} is not supported by this member` });
-        }) as grpc.handleUnaryCall<Pb, Pb>;
+        }) as grpc.handleUnaryCall<object, object>;
       }
     }
     server.addService(def, impl);
@@ -95,7 +94,7 @@ export function createGrpcServer(api: UnaryLookup, streams: Record<string, Strea
 }
 
 function unimplementedStream(name: string): grpc.UntypedHandleCall {
-  return ((call: grpc.ServerWritableStream<Pb, Pb>) => {
+  return ((call: grpc.ServerWritableStream<object, object>) => {
     call.emit('error', { code: Code.Unimplemented, details: `etcdserver: ${name} is not supported by this member` });
   }) as grpc.UntypedHandleCall;
 }

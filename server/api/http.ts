@@ -6,7 +6,7 @@ import { ServerError, Code } from '../core/errors.js';
 import { V2Error } from '../core/v2store.js';
 import type { V3Api } from './v3/handlers.js';
 import type { MemberMetrics } from './metrics.js';
-import { GATEWAY_ROUTES, GATEWAY_STREAMS, GatewayInputError, jsonToMessage, messageToJson, parseGatewayJson } from './gateway.js';
+import { GATEWAY_ROUTES, GatewayInputError, isGatewayStream, jsonToMessage, messageToJson, parseGatewayJson } from './gateway.js';
 import { serveGatewayStream } from './gateway-streams.js';
 
 export interface HttpAppOptions {
@@ -121,7 +121,7 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
   const gateway = async (path: string, req: Request, res: Response) => {
     const route = GATEWAY_ROUTES[path];
     const handler = route && api.handler(route.method);
-    const streaming = GATEWAY_STREAMS[path] !== undefined;
+    const streaming = isGatewayStream(path);
     if (!streaming && (!route || !handler)) return sendGrpcError(res, new ServerError(Code.NotFound, `Not Found: ${path}`, 404));
     if (req.method !== 'POST') return methodNotAllowed(res, 'POST');
     try {
@@ -135,7 +135,7 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
       }
       if (!(await takeSlot(res))) return;
       const token = req.headers.authorization;
-      if (streaming) {
+      if (isGatewayStream(path)) {
         serveGatewayStream(path, json, token, req, res, server, api, sendGrpcError);
         return;
       }

@@ -17,7 +17,8 @@
 //   watch resumes after the last revision it delivered.
 import * as grpc from '@grpc/grpc-js';
 import { ClientError, Status, isConnCanceled, provablyNotApplied, retryableRead, toClientError, waitedForTransport } from './errors.js';
-import { Connection, type ClientMethod, type ServiceName, type TlsOptions } from './connection.js';
+import { Connection, type MethodOf, type ServiceFq, type ServiceName, type TlsOptions } from './connection.js';
+import type { EncodableRequestOf, MessageName, SERVICES } from '../wire/index.js';
 import { deleteRequest, prefixEnd, putRequest, rangeEndFor, rangeRequest, toBuf, txnReadOnly, txnRequest } from './keys.js';
 import type { StreamSource } from './stream.js';
 import { Watcher } from './watch.js';
@@ -47,6 +48,11 @@ export interface ClientOptions {
 }
 
 type Kind = 'read' | 'write';
+
+/** What a method is sent: its request message, as the encoder takes it. */
+type RequestFor<S extends ServiceName, M extends MethodOf<S>> = EncodableRequestOf<ServiceFq[S], M>;
+/** What a method answers: its response message as decoded (T.Answer: with its header). */
+type ReplyFor<S extends ServiceName, M extends MethodOf<S>> = (typeof SERVICES)[ServiceFq[S]][M] extends { response: infer R extends MessageName } ? T.Answer<R> : never;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -117,16 +123,16 @@ export class Client implements StreamSource {
     if (this.isClosed) throw new ClientError(Status.CANCELLED, 'grpc: the client connection is closing');
   }
 
-  private unaryOn<R>(conn: Connection, service: ServiceName, method: ClientMethod, req: unknown, deadline: number): Promise<R> {
+  private unaryOn<S extends ServiceName, M extends MethodOf<S>>(conn: Connection, service: S, method: M, req: RequestFor<S, M>, deadline: number): Promise<ReplyFor<S, M>> {
     return new Promise((resolve, reject) => {
       const stub = conn.stub(service);
-      const fn = stub[method] as (req: unknown, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: R) => void) => void;
+      const fn = stub[method] as (req: RequestFor<S, M>, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: ReplyFor<S, M>) => void) => void;
       fn.call(stub, req, this.metadata(), { deadline: new Date(deadline) }, (err, res) => (err ? reject(toClientError(err, conn.endpoint)) : resolve(res)));
     });
   }
 
   /** A unary call with failover (see the policy at the top of this file). */
-  private async call<R>(service: ServiceName, method: ClientMethod, req: unknown, kind: Kind): Promise<R> {
+  private async call<S extends ServiceName, M extends MethodOf<S>>(service: S, method: M, req: RequestFor<S, M>, kind: Kind): Promise<ReplyFor<S, M>> {
     this.checkOpen();
     if (this.authing) await this.authing;
     const deadline = Date.now() + (this.opts.commandTimeoutMs ?? 5000);
@@ -135,7 +141,7 @@ export class Client implements StreamSource {
       this.preferReady();
       const conn = this.conns[this.current];
       try {
-        return await this.unaryOn<R>(conn, service, method, req, conn.isReady() ? deadline : this.attemptDeadline(deadline));
+        return await this.unaryOn(conn, service, method, req, conn.isReady() ? deadline : this.attemptDeadline(deadline));
       } catch (e) {
         const err = toClientError(e, conn.endpoint);
         if (this.isClosed) throw new ClientError(Status.CANCELLED, 'grpc: the client connection is closing', { cause: err });
@@ -190,11 +196,11 @@ export class Client implements StreamSource {
   }
 
   /** A unary call on one endpoint, no failover. */
-  private async callOn<R>(endpoint: string | undefined, service: ServiceName, method: ClientMethod, req: unknown): Promise<R> {
+  private async callOn<S extends ServiceName, M extends MethodOf<S>>(endpoint: string | undefined, service: S, method: M, req: RequestFor<S, M>): Promise<ReplyFor<S, M>> {
     if (this.authing) await this.authing;
     const conn = this.connFor(endpoint);
     try {
-      return await this.unaryOn<R>(conn, service, method, req, Date.now() + (this.opts.commandTimeoutMs ?? 5000));
+      return await this.unaryOn(conn, service, method, req, Date.now() + (this.opts.commandTimeoutMs ?? 5000));
     } catch (e) {
       if (this.isClosed) throw new ClientError(Status.CANCELLED, 'grpc: the client connection is closing', { cause: e });
       throw e;
@@ -224,7 +230,7 @@ export class Client implements StreamSource {
       for (let attempt = 1; ; attempt++) {
         const conn = this.conns[this.current];
         try {
-          const r = await this.unaryOn<{ token: string }>(conn, 'Auth', 'Authenticate', { name: auth.username, password: auth.password }, deadline);
+          const r = await this.unaryOn(conn, 'Auth', 'Authenticate', { name: auth.username, password: auth.password }, deadline);
           this.token = r.token || undefined;
           return;
         } catch (e) {
@@ -261,7 +267,8 @@ export class Client implements StreamSource {
 
   /** Runs a transaction: if every compare holds, the success ops, else the failure ops. */
   txn(spec: T.TxnSpec): Promise<T.TxnResponse> {
-    return this.call('KV', 'Txn', txnRequest(spec), txnReadOnly(spec) ? 'read' : 'write');
+    // The nested answers carry their header as the outer one does (svc and the reference fill each).
+    return this.call('KV', 'Txn', txnRequest(spec), txnReadOnly(spec) ? 'read' : 'write') as Promise<T.TxnResponse>;
   }
 
   /** Compacts the key history up to `revision`; `physical` waits until it is removed from the backend. */
@@ -357,8 +364,10 @@ export class Client implements StreamSource {
   }
 
   /** Adds a member (a learner with opts.isLearner). */
-  memberAdd(peerURLs: string[], opts: { isLearner?: boolean } = {}): Promise<T.MemberAddResponse> {
-    return this.call('Cluster', 'MemberAdd', { peerURLs, isLearner: !!opts.isLearner }, 'write');
+  async memberAdd(peerURLs: string[], opts: { isLearner?: boolean } = {}): Promise<T.MemberAddResponse> {
+    const r = await this.call('Cluster', 'MemberAdd', { peerURLs, isLearner: !!opts.isLearner }, 'write');
+    if (!r.member) throw new ClientError(Status.UNKNOWN, 'the MemberAdd answer names no member', { endpoint: this.activeEndpoint });
+    return { ...r, member: r.member };
   }
 
   /** Removes a member by id (decimal string, bigint, or number). */
@@ -394,7 +403,7 @@ export class Client implements StreamSource {
     let last: T.AlarmResponse = { header: undefined as unknown as T.ResponseHeader, alarms: [] };
     const disarmed: T.AlarmMember[] = [];
     for (const a of targets) {
-      last = await this.call<T.AlarmResponse>('Maintenance', 'Alarm', { action: 'DEACTIVATE', memberID: a.memberID, alarm: a.alarm }, 'write');
+      last = await this.call('Maintenance', 'Alarm', { action: 'DEACTIVATE', memberID: a.memberID, alarm: a.alarm }, 'write');
       disarmed.push(...last.alarms);
     }
     return { header: last.header, alarms: disarmed };
@@ -454,16 +463,16 @@ export class Client implements StreamSource {
   }
   /** Authenticates and returns the token (Client.connect with `auth` does this itself). */
   async authenticate(username: string, password: string): Promise<string> {
-    const r = await this.call<{ token: string }>('Auth', 'Authenticate', { name: username, password }, 'read');
+    const r = await this.call('Auth', 'Authenticate', { name: username, password }, 'read');
     return r.token;
   }
   userAdd(name: string, password: string, opts: { noPassword?: boolean } = {}): Promise<T.HeaderResponse> {
     return this.call('Auth', 'UserAdd', { name, password, options: { no_password: !!opts.noPassword } }, 'write');
   }
-  userGet(name: string): Promise<T.NamesResponse> {
+  userGet(name: string): Promise<T.AuthUserGetResponse> {
     return this.call('Auth', 'UserGet', { name }, 'read');
   }
-  userList(): Promise<T.NamesResponse> {
+  userList(): Promise<T.AuthUserListResponse> {
     return this.call('Auth', 'UserList', {}, 'read');
   }
   userDelete(name: string): Promise<T.HeaderResponse> {
@@ -484,7 +493,7 @@ export class Client implements StreamSource {
   roleGet(role: string): Promise<T.AuthRoleGetResponse> {
     return this.call('Auth', 'RoleGet', { role }, 'read');
   }
-  roleList(): Promise<T.NamesResponse> {
+  roleList(): Promise<T.AuthRoleListResponse> {
     return this.call('Auth', 'RoleList', {}, 'read');
   }
   roleDelete(role: string): Promise<T.HeaderResponse> {

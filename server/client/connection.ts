@@ -19,7 +19,7 @@ export interface TlsOptions {
 export type ServiceName = 'KV' | 'Watch' | 'Lease' | 'Cluster' | 'Maintenance' | 'Auth' | 'Health';
 
 /** The wire contract's name of each service the client calls. */
-interface ServiceFq {
+export interface ServiceFq {
   KV: 'etcdserverpb.KV';
   Watch: 'etcdserverpb.Watch';
   Lease: 'etcdserverpb.Lease';
@@ -29,8 +29,11 @@ interface ServiceFq {
   Health: 'grpc.health.v1.Health';
 }
 
-/** A unary method of one of those services (the compiler rejects a name the .proto files do not have). */
-export type ClientMethod = { [S in ServiceName]: UnaryMethod<ServiceFq[S]> }[ServiceName];
+/** A unary method of one service (the compiler rejects a name the .proto files do not have). */
+export type MethodOf<S extends ServiceName> = UnaryMethod<ServiceFq[S]>;
+
+/** A unary method of any of those services. */
+export type ClientMethod = { [S in ServiceName]: MethodOf<S> }[ServiceName];
 
 /** Splits "http://h:p" / "h:p" into the gRPC target and whether TLS is used. */
 export function parseEndpoint(ep: string, tls: TlsOptions | undefined): { target: string; secure: boolean } {

@@ -1,174 +1,74 @@
 // The message shapes the client returns: exactly what the wire carries, decoded like server/wire/loader.ts
 // does (snake_case field names as in the .proto, 64-bit integers as decimal strings, bytes as Buffer, enums
-// as names). Keeping the wire shape means `-w json` and other tools can print responses without a mapping.
+// as names), taken from the generated messages (server/wire/messages.ts), not copied. Keeping the wire shape means
+// `-w json` and other tools can print responses without a mapping.
 
-import type { Messages } from '../wire/index.js';
+import type { MessageName, Messages } from '../wire/index.js';
 
 /** Bytes given by a caller: a string is taken as UTF-8. */
 export type Bytes = string | Uint8Array;
 
+/** A message as the client receives it. */
+type Message<N extends MessageName> = Messages[N];
+
+/** `T` with some of its fields narrowed (each must be a field of T: a misspelled name does not compile). */
+type Narrow<T, R extends { [K in keyof R]: K extends keyof T ? unknown : never }> = Omit<T, keyof R> & R;
+
+/**
+ * A response as a server sends it: the decoder gives an absent message as null, but every answer of svc and of the
+ * reference carries its header, so the type says it is there.
+ */
+export type Answer<N extends MessageName> = Messages[N] extends { header: unknown } ? Narrow<Messages[N], { header: ResponseHeader }> : Messages[N];
+
 /** Every response's header. */
-export type ResponseHeader = Messages['etcdserverpb.ResponseHeader'];
+export type ResponseHeader = Message<'etcdserverpb.ResponseHeader'>;
 
-export type KeyValue = Messages['mvccpb.KeyValue'];
+export type KeyValue = Message<'mvccpb.KeyValue'>;
 
-export interface RangeResponse {
-  header: ResponseHeader;
-  kvs: KeyValue[];
-  more: boolean;
-  count: string;
-}
+export type RangeResponse = Answer<'etcdserverpb.RangeResponse'>;
+export type PutResponse = Answer<'etcdserverpb.PutResponse'>;
+export type DeleteRangeResponse = Answer<'etcdserverpb.DeleteRangeResponse'>;
+/** One answer of a txn (a oneof): the nested answers carry their header too. */
+export type ResponseOp = Narrow<Message<'etcdserverpb.ResponseOp'>, {
+  response_range?: RangeResponse;
+  response_put?: PutResponse;
+  response_delete_range?: DeleteRangeResponse;
+  response_txn?: TxnResponse;
+}>;
+export type TxnResponse = Narrow<Answer<'etcdserverpb.TxnResponse'>, { responses: ResponseOp[] }>;
 
-export interface PutResponse {
-  header: ResponseHeader;
-  prev_kv: KeyValue | null;
-}
+/** A watch event: a server always sends the key's new state (kv); prev_kv only when asked for. */
+export type Event = Narrow<Message<'mvccpb.Event'>, { kv: KeyValue }>;
+export type WatchResponse = Narrow<Answer<'etcdserverpb.WatchResponse'>, { events: Event[] }>;
 
-export interface DeleteRangeResponse {
-  header: ResponseHeader;
-  deleted: string;
-  prev_kvs: KeyValue[];
-}
+export type LeaseGrantResponse = Answer<'etcdserverpb.LeaseGrantResponse'>;
+export type LeaseKeepAliveResponse = Answer<'etcdserverpb.LeaseKeepAliveResponse'>;
+export type LeaseTimeToLiveResponse = Answer<'etcdserverpb.LeaseTimeToLiveResponse'>;
+export type LeaseLeasesResponse = Answer<'etcdserverpb.LeaseLeasesResponse'>;
 
-export interface ResponseOp {
-  response?: 'response_range' | 'response_put' | 'response_delete_range' | 'response_txn';
-  response_range?: RangeResponse | null;
-  response_put?: PutResponse | null;
-  response_delete_range?: DeleteRangeResponse | null;
-  response_txn?: TxnResponse | null;
-}
+export type Member = Message<'etcdserverpb.Member'>;
+export type MemberListResponse = Answer<'etcdserverpb.MemberListResponse'>;
+/** MemberAdd's answer: a server always names the member it added. */
+export type MemberAddResponse = Narrow<Answer<'etcdserverpb.MemberAddResponse'>, { member: Member }>;
+/** The answer of MemberRemove, MemberUpdate and MemberPromote (the same fields). */
+export type MembersResponse = Answer<'etcdserverpb.MemberRemoveResponse'>;
 
-export interface TxnResponse {
-  header: ResponseHeader;
-  succeeded: boolean;
-  responses: ResponseOp[];
-}
-
-export interface Event {
-  type: 'PUT' | 'DELETE';
-  kv: KeyValue;
-  prev_kv: KeyValue | null;
-}
-
-export interface WatchResponse {
-  header: ResponseHeader;
-  watch_id: string;
-  created: boolean;
-  canceled: boolean;
-  compact_revision: string;
-  cancel_reason: string;
-  fragment: boolean;
-  events: Event[];
-}
-
-export interface LeaseGrantResponse {
-  header: ResponseHeader;
-  ID: string;
-  TTL: string;
-  error: string;
-}
-
-export interface LeaseKeepAliveResponse {
-  header: ResponseHeader;
-  ID: string;
-  TTL: string;
-}
-
-export interface LeaseTimeToLiveResponse {
-  header: ResponseHeader;
-  ID: string;
-  TTL: string;
-  grantedTTL: string;
-  keys: Buffer[];
-}
-
-export interface LeaseLeasesResponse {
-  header: ResponseHeader;
-  leases: Array<{ ID: string }>;
-}
-
-export interface Member {
-  ID: string;
-  name: string;
-  peerURLs: string[];
-  clientURLs: string[];
-  isLearner: boolean;
-}
-
-export interface MemberListResponse {
-  header: ResponseHeader;
-  members: Member[];
-}
-
-export interface MemberAddResponse {
-  header: ResponseHeader;
-  member: Member;
-  members: Member[];
-}
-
-export interface MembersResponse {
-  header: ResponseHeader;
-  members: Member[];
-}
-
-export interface StatusResponse {
-  header: ResponseHeader;
-  version: string;
-  dbSize: string;
-  leader: string;
-  raftIndex: string;
-  raftTerm: string;
-  raftAppliedIndex: string;
-  errors: string[];
-  dbSizeInUse: string;
-  isLearner: boolean;
-}
-
-export interface AlarmMember {
-  memberID: string;
-  alarm: 'NONE' | 'NOSPACE' | 'CORRUPT';
-}
-
-export interface AlarmResponse {
-  header: ResponseHeader;
-  alarms: AlarmMember[];
-}
-
-export interface HashKVResponse {
-  header: ResponseHeader;
-  hash: number;
-  compact_revision: string;
-}
+export type StatusResponse = Answer<'etcdserverpb.StatusResponse'>;
+export type AlarmMember = Message<'etcdserverpb.AlarmMember'>;
+export type AlarmResponse = Answer<'etcdserverpb.AlarmResponse'>;
+export type HashKVResponse = Answer<'etcdserverpb.HashKVResponse'>;
 
 /** A response that carries nothing but the header (Compact, Defragment, MoveLeader, most Auth calls). */
 export interface HeaderResponse {
   header: ResponseHeader;
 }
 
-export interface AuthStatusResponse {
-  header: ResponseHeader;
-  enabled: boolean;
-  authRevision: string;
-}
-
-export interface Permission {
-  permType: 'READ' | 'WRITE' | 'READWRITE';
-  key: Buffer;
-  range_end: Buffer;
-}
-
-export interface AuthRoleGetResponse {
-  header: ResponseHeader;
-  perm: Permission[];
-}
-
-export interface NamesResponse {
-  header: ResponseHeader;
-  /** Set by UserGet, RoleList. */
-  roles: string[];
-  /** Set by UserList. */
-  users: string[];
-}
+export type AuthStatusResponse = Answer<'etcdserverpb.AuthStatusResponse'>;
+export type Permission = Message<'authpb.Permission'>;
+export type AuthRoleGetResponse = Answer<'etcdserverpb.AuthRoleGetResponse'>;
+export type AuthUserGetResponse = Answer<'etcdserverpb.AuthUserGetResponse'>;
+export type AuthUserListResponse = Answer<'etcdserverpb.AuthUserListResponse'>;
+export type AuthRoleListResponse = Answer<'etcdserverpb.AuthRoleListResponse'>;
 
 export type SortOrder = 'NONE' | 'ASCEND' | 'DESCEND';
 export type SortTarget = 'KEY' | 'VERSION' | 'CREATE' | 'MOD' | 'VALUE';

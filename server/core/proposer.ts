@@ -1,5 +1,5 @@
-// The proposer: request ids, proposals waiting for their entry to apply, the batching of proposals into one
-// step per ready pass, and linearizable reads through read-index requests.
+// The proposer: request ids, proposals waiting for their entry to apply (the raft node batches them into one step
+// per ready pass), and linearizable reads through read-index requests.
 import { randomBytes } from 'node:crypto';
 import { RaftError } from '../raft/index.js';
 import type { ConfChange, ConfChangeType } from '../raft/types.js';
@@ -11,7 +11,8 @@ import { sleep, type Lifecycle } from './lifecycle.js';
 
 /** What the proposer steps into the consensus core. */
 export interface ProposerRaft {
-  proposeMany(data: Uint8Array[]): void;
+  /** Queue an entry for the next ready pass; `refused` hears when the core drops it. */
+  propose(data: Uint8Array, refused: (e: unknown) => void): void;
   proposeConfChange(cc: ConfChange): void;
   readIndex(ctx: Uint8Array): void;
   /** Schedule a ready pass. */
@@ -56,8 +57,6 @@ type ReadWaiter = { resolve: () => void; reject: (e: Error) => void };
 export class Proposer implements ProposalWaiters {
   private readonly proposals = new IdWaiters<unknown>();
   private readonly confWaiters = new IdWaiters<Member[]>();
-  /** Proposals waiting for the next ready pass (see flush). */
-  private batch: Array<{ id: bigint; data: Uint8Array }> = [];
   private readonly idPrefix: bigint;
   private idCounter = 0n;
   private readCounter = 0n;
@@ -98,36 +97,14 @@ export class Proposer implements ProposalWaiters {
       return this.raft.lead === 0n ? Errors.timeoutDueToLeaderFail() : Errors.timeout();
     });
     this.stats.proposalsPending++;
-    // Proposals of one event-loop turn are stepped together by the next ready pass (flush).
-    this.batch.push({ id: req.id, data });
-    this.raft.kick();
+    this.raft.propose(data, (e) => {
+      this.stats.proposalsFailed++;
+      this.proposals.reject(req.id, e instanceof RaftError ? (this.raft.lead === 0n ? Errors.noLeader() : Errors.leaderChanged()) : (e as Error));
+    });
     try {
       return (await p) as T;
     } finally {
       this.stats.proposalsPending--;
-    }
-  }
-
-  /** Proposals gathered since the last ready pass. */
-  get batched(): number {
-    return this.batch.length;
-  }
-
-  /** Step the proposals gathered since the last pass as one batch: one append message per follower for all. */
-  flush(): void {
-    if (this.batch.length === 0) return;
-    const batch = this.batch;
-    this.batch = [];
-    const data: Uint8Array[] = new Array(batch.length);
-    for (let i = 0; i < batch.length; i++) data[i] = batch[i].data;
-    try {
-      this.raft.proposeMany(data);
-    } catch (e) {
-      const err = e instanceof RaftError ? (this.raft.lead === 0n ? Errors.noLeader() : Errors.leaderChanged()) : (e as Error);
-      for (const p of batch) {
-        this.stats.proposalsFailed++;
-        this.proposals.reject(p.id, err);
-      }
     }
   }
 
@@ -230,7 +207,6 @@ export class Proposer implements ProposalWaiters {
 
   /** The member stops: every waiter fails. */
   stop(): void {
-    this.batch = [];
     this.proposals.rejectAll(() => Errors.stopped());
     this.confWaiters.rejectAll(() => Errors.stopped());
     if (this.inflightRead) {

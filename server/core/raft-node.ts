@@ -29,11 +29,10 @@ export interface SnapshotDb {
   snapshotTo(path: string): Promise<void>;
 }
 
+/** Hears that the consensus core refused a queued proposal (no leader, a leadership transfer under way). */
+export type ProposalRefused = (e: unknown) => void;
+
 export interface RaftNodeHooks {
-  /** Before each ready pass (the proposer steps its batch). */
-  beforeReady(): void;
-  /** More to propose: the loop runs another pass. */
-  hasPending(): boolean;
   onLeaderChange(lead: bigint, prevLead: bigint, term: number): void;
   onRoleChange(role: StateRole, prevRole: StateRole): void;
   applyEntries(entries: Entry[]): void;
@@ -87,6 +86,9 @@ export class RaftNode {
   private _role: StateRole = StateRole.Follower;
   private peers!: PeerSender;
   private db!: SnapshotDb;
+  /** Proposals waiting for the next ready pass, which steps them as one batch (see propose). */
+  private queued: Uint8Array[] = [];
+  private refusals: ProposalRefused[] = [];
 
   constructor(
     st: RaftNodeState,
@@ -175,8 +177,28 @@ export class RaftNode {
     this.kick();
   }
 
-  proposeMany(data: Uint8Array[]): void {
-    this.raft.proposeMany(data);
+  /**
+   * Queue an entry for the next ready pass: the proposals of one event-loop turn are stepped together, so the
+   * leader sends one append per follower for all of them. `refused` hears when the core drops the batch.
+   */
+  propose(data: Uint8Array, refused: ProposalRefused): void {
+    this.queued.push(data);
+    this.refusals.push(refused);
+    this.kick();
+  }
+
+  /** Step what was queued since the last pass as one batch. */
+  private stepQueued(): void {
+    if (this.queued.length === 0) return;
+    const data = this.queued;
+    const refusals = this.refusals;
+    this.queued = [];
+    this.refusals = [];
+    try {
+      this.raft.proposeMany(data);
+    } catch (e) {
+      for (const refused of refusals) refused(e);
+    }
   }
 
   proposeConfChange(cc: ConfChange): void {
@@ -226,7 +248,7 @@ export class RaftNode {
   private async processReady(): Promise<void> {
     try {
       while (!this.lifecycle.stopped) {
-        this.hooks.beforeReady();
+        this.stepQueued();
         if (!this.raft.hasReady()) break;
         const rd = this.raft.ready();
         await this.handleReady(rd);
@@ -237,7 +259,7 @@ export class RaftNode {
     } finally {
       this.processing = false;
     }
-    if (!this.lifecycle.stopped && (this.hooks.hasPending() || this.raft.hasReady())) this.kick();
+    if (!this.lifecycle.stopped && (this.queued.length > 0 || this.raft.hasReady())) this.kick();
   }
 
   private async handleReady(rd: Ready): Promise<void> {

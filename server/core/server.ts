@@ -116,8 +116,6 @@ export class SvcServer {
     this.node = new RaftNode(
       { storage: b.storage, wal: b.wal, snapshotter: b.snapshotter, confState: b.confState, appliedIndex: b.appliedIndex, snapshotIndex: b.snapshotIndex },
       {
-        beforeReady: () => this.proposer.flush(),
-        hasPending: () => this.proposer.batched > 0,
         onLeaderChange: (lead, _prev, term) => {
           if (lead !== 0n) stats.leaderChanges++;
           this.events.onLeaderChange?.(lead, term);

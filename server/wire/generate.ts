@@ -29,6 +29,16 @@ function fieldType(f: protobuf.Field): { ts: string; message: boolean } {
   return { ts: scalar(f.type), message: false };
 }
 
+/** A field as the encoder takes it (see Encodable in the output). */
+function encodableType(f: protobuf.Field): string {
+  const t = f.resolvedType;
+  if (t instanceof protobuf.Type) return `Encodable['${fq(t)}'] | null`;
+  if (t instanceof protobuf.Enum) return Object.keys(t.values).map((v) => `'${v}'`).join(' | ');
+  if (LONGS.has(f.type)) return 'Int64';
+  if (f.type === 'bytes') return 'Uint8Array';
+  return scalar(f.type);
+}
+
 function collect(ns: protobuf.NamespaceBase, types: protobuf.Type[], services: protobuf.Service[]): void {
   for (const o of ns.nestedArray) {
     if (o instanceof protobuf.Type) types.push(o);
@@ -47,9 +57,10 @@ export function renderMessages(root: protobuf.Root): string {
   services.sort(byName);
   const out: string[] = [
     '// Generated from server/wire/proto by server/wire/generate.ts: do not edit (see its header to regenerate).',
-    '// Each message as the loader decodes it (loader.ts): proto field names, 64-bit integers as decimal strings,',
-    '// bytes as Buffer, enums as names, absent messages as null, only the oneof member that was sent (plus a',
-    '// property naming it).',
+    '// Each message twice: as the loader decodes it (Messages: proto field names, 64-bit integers as decimal strings,',
+    '// bytes as Buffer, enums as names, absent messages as null, only the oneof member that was sent plus a property',
+    '// naming it), and as the encoder takes it (Encodable: what a server answers and a client sends).',
+    "import type { Long } from 'protobufjs';",
     '',
     '/** Every message by its fully qualified name. */',
     'export interface Messages {',
@@ -71,6 +82,31 @@ export function renderMessages(root: protobuf.Root): string {
     out.push('  };');
   }
   out.push('}', '', 'export type MessageName = keyof Messages;', '');
+  out.push(
+    '/** A 64-bit integer as the encoder takes it: a number (exact up to 2^53), a decimal string or a protobufjs Long. */',
+    'export type Int64 = number | string | Long;',
+    '',
+    '/**',
+    ' * Every message as the encoder takes it: every field optional (absent is the zero value), 64-bit integers as',
+    ' * Int64, bytes as any Uint8Array, enums by name, a oneof by the one member that is set.',
+    ' */',
+    'export interface Encodable {',
+  );
+  for (const t of types) {
+    if (t.fieldsArray.length === 0) {
+      out.push(`  '${fq(t)}': Record<string, never>;`);
+      continue;
+    }
+    out.push(`  '${fq(t)}': {`);
+    for (const f of t.fieldsArray) {
+      const ts = encodableType(f);
+      if (f.map) out.push(`    ${f.name}?: Record<string, ${ts}>;`);
+      else if (f.repeated) out.push(`    ${f.name}?: Array<${ts.replace(/ \| null$/, '')}>;`);
+      else out.push(`    ${f.name}?: ${ts};`);
+    }
+    out.push('  };');
+  }
+  out.push('}', '');
   out.push('/** Every service by its fully qualified name: its methods, their messages and which side streams. */');
   out.push('export const SERVICES = {');
   for (const s of services) {
@@ -100,6 +136,10 @@ export function renderMessages(root: protobuf.Root): string {
     '/** The decoded request and response of a method. */',
     "export type RequestOf<S extends ServiceName, M extends keyof (typeof SERVICES)[S]> = (typeof SERVICES)[S][M] extends { request: infer R extends MessageName } ? Messages[R] : never;",
     "export type ResponseOf<S extends ServiceName, M extends keyof (typeof SERVICES)[S]> = (typeof SERVICES)[S][M] extends { response: infer R extends MessageName } ? Messages[R] : never;",
+    '',
+    '/** The request and response of a method as the encoder takes them (what a client sends, what a server answers). */',
+    "export type EncodableRequestOf<S extends ServiceName, M extends keyof (typeof SERVICES)[S]> = (typeof SERVICES)[S][M] extends { request: infer R extends MessageName } ? Encodable[R] : never;",
+    "export type EncodableResponseOf<S extends ServiceName, M extends keyof (typeof SERVICES)[S]> = (typeof SERVICES)[S][M] extends { response: infer R extends MessageName } ? Encodable[R] : never;",
     '',
   );
   return out.join('\n');

@@ -8,5 +8,5 @@ export {
 } from './loader.js';
 export {
   SERVICES, type Messages, type MessageName, type MethodInfo, type ServiceName, type UnaryMethod, type RequestOf,
-  type ResponseOf,
+  type ResponseOf, type Encodable, type Int64, type EncodableRequestOf, type EncodableResponseOf,
 } from './messages.js';

@@ -1,7 +1,8 @@
 // Generated from server/wire/proto by server/wire/generate.ts: do not edit (see its header to regenerate).
-// Each message as the loader decodes it (loader.ts): proto field names, 64-bit integers as decimal strings,
-// bytes as Buffer, enums as names, absent messages as null, only the oneof member that was sent (plus a
-// property naming it).
+// Each message twice: as the loader decodes it (Messages: proto field names, 64-bit integers as decimal strings,
+// bytes as Buffer, enums as names, absent messages as null, only the oneof member that was sent plus a property
+// naming it), and as the encoder takes it (Encodable: what a server answers and a client sends).
+import type { Long } from 'protobufjs';
 
 /** Every message by its fully qualified name. */
 export interface Messages {
@@ -489,6 +490,492 @@ export interface Messages {
 
 export type MessageName = keyof Messages;
 
+/** A 64-bit integer as the encoder takes it: a number (exact up to 2^53), a decimal string or a protobufjs Long. */
+export type Int64 = number | string | Long;
+
+/**
+ * Every message as the encoder takes it: every field optional (absent is the zero value), 64-bit integers as
+ * Int64, bytes as any Uint8Array, enums by name, a oneof by the one member that is set.
+ */
+export interface Encodable {
+  'authpb.Permission': {
+    permType?: 'READ' | 'WRITE' | 'READWRITE';
+    key?: Uint8Array;
+    range_end?: Uint8Array;
+  };
+  'authpb.Role': {
+    name?: Uint8Array;
+    keyPermission?: Array<Encodable['authpb.Permission']>;
+  };
+  'authpb.User': {
+    name?: Uint8Array;
+    password?: Uint8Array;
+    roles?: Array<string>;
+    options?: Encodable['authpb.UserAddOptions'] | null;
+  };
+  'authpb.UserAddOptions': {
+    no_password?: boolean;
+  };
+  'etcdserverpb.AlarmMember': {
+    memberID?: Int64;
+    alarm?: 'NONE' | 'NOSPACE' | 'CORRUPT';
+  };
+  'etcdserverpb.AlarmRequest': {
+    action?: 'GET' | 'ACTIVATE' | 'DEACTIVATE';
+    memberID?: Int64;
+    alarm?: 'NONE' | 'NOSPACE' | 'CORRUPT';
+  };
+  'etcdserverpb.AlarmResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    alarms?: Array<Encodable['etcdserverpb.AlarmMember']>;
+  };
+  'etcdserverpb.AuthDisableRequest': Record<string, never>;
+  'etcdserverpb.AuthDisableResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.AuthEnableRequest': Record<string, never>;
+  'etcdserverpb.AuthEnableResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.AuthRoleAddRequest': {
+    name?: string;
+  };
+  'etcdserverpb.AuthRoleAddResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.AuthRoleDeleteRequest': {
+    role?: string;
+  };
+  'etcdserverpb.AuthRoleDeleteResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.AuthRoleGetRequest': {
+    role?: string;
+  };
+  'etcdserverpb.AuthRoleGetResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    perm?: Array<Encodable['authpb.Permission']>;
+  };
+  'etcdserverpb.AuthRoleGrantPermissionRequest': {
+    name?: string;
+    perm?: Encodable['authpb.Permission'] | null;
+  };
+  'etcdserverpb.AuthRoleGrantPermissionResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.AuthRoleListRequest': Record<string, never>;
+  'etcdserverpb.AuthRoleListResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    roles?: Array<string>;
+  };
+  'etcdserverpb.AuthRoleRevokePermissionRequest': {
+    role?: string;
+    key?: Uint8Array;
+    range_end?: Uint8Array;
+  };
+  'etcdserverpb.AuthRoleRevokePermissionResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.AuthStatusRequest': Record<string, never>;
+  'etcdserverpb.AuthStatusResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    enabled?: boolean;
+    authRevision?: Int64;
+  };
+  'etcdserverpb.AuthUserAddRequest': {
+    name?: string;
+    password?: string;
+    options?: Encodable['authpb.UserAddOptions'] | null;
+    hashedPassword?: string;
+  };
+  'etcdserverpb.AuthUserAddResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.AuthUserChangePasswordRequest': {
+    name?: string;
+    password?: string;
+    hashedPassword?: string;
+  };
+  'etcdserverpb.AuthUserChangePasswordResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.AuthUserDeleteRequest': {
+    name?: string;
+  };
+  'etcdserverpb.AuthUserDeleteResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.AuthUserGetRequest': {
+    name?: string;
+  };
+  'etcdserverpb.AuthUserGetResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    roles?: Array<string>;
+  };
+  'etcdserverpb.AuthUserGrantRoleRequest': {
+    user?: string;
+    role?: string;
+  };
+  'etcdserverpb.AuthUserGrantRoleResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.AuthUserListRequest': Record<string, never>;
+  'etcdserverpb.AuthUserListResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    users?: Array<string>;
+  };
+  'etcdserverpb.AuthUserRevokeRoleRequest': {
+    name?: string;
+    role?: string;
+  };
+  'etcdserverpb.AuthUserRevokeRoleResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.AuthenticateRequest': {
+    name?: string;
+    password?: string;
+  };
+  'etcdserverpb.AuthenticateResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    token?: string;
+  };
+  'etcdserverpb.CompactionRequest': {
+    revision?: Int64;
+    physical?: boolean;
+  };
+  'etcdserverpb.CompactionResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.Compare': {
+    result?: 'EQUAL' | 'GREATER' | 'LESS' | 'NOT_EQUAL';
+    target?: 'VERSION' | 'CREATE' | 'MOD' | 'VALUE' | 'LEASE';
+    key?: Uint8Array;
+    version?: Int64;
+    create_revision?: Int64;
+    mod_revision?: Int64;
+    value?: Uint8Array;
+    lease?: Int64;
+    range_end?: Uint8Array;
+  };
+  'etcdserverpb.DefragmentRequest': Record<string, never>;
+  'etcdserverpb.DefragmentResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.DeleteRangeRequest': {
+    key?: Uint8Array;
+    range_end?: Uint8Array;
+    prev_kv?: boolean;
+  };
+  'etcdserverpb.DeleteRangeResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    deleted?: Int64;
+    prev_kvs?: Array<Encodable['mvccpb.KeyValue']>;
+  };
+  'etcdserverpb.DowngradeRequest': {
+    action?: 'VALIDATE' | 'ENABLE' | 'CANCEL';
+    version?: string;
+  };
+  'etcdserverpb.DowngradeResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    version?: string;
+  };
+  'etcdserverpb.HashKVRequest': {
+    revision?: Int64;
+  };
+  'etcdserverpb.HashKVResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    hash?: number;
+    compact_revision?: Int64;
+    hash_revision?: Int64;
+  };
+  'etcdserverpb.HashRequest': Record<string, never>;
+  'etcdserverpb.HashResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    hash?: number;
+  };
+  'etcdserverpb.LeaseCheckpoint': {
+    ID?: Int64;
+    remaining_TTL?: Int64;
+  };
+  'etcdserverpb.LeaseCheckpointRequest': {
+    checkpoints?: Array<Encodable['etcdserverpb.LeaseCheckpoint']>;
+  };
+  'etcdserverpb.LeaseCheckpointResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.LeaseGrantRequest': {
+    TTL?: Int64;
+    ID?: Int64;
+  };
+  'etcdserverpb.LeaseGrantResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    ID?: Int64;
+    TTL?: Int64;
+    error?: string;
+  };
+  'etcdserverpb.LeaseKeepAliveRequest': {
+    ID?: Int64;
+  };
+  'etcdserverpb.LeaseKeepAliveResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    ID?: Int64;
+    TTL?: Int64;
+  };
+  'etcdserverpb.LeaseLeasesRequest': Record<string, never>;
+  'etcdserverpb.LeaseLeasesResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    leases?: Array<Encodable['etcdserverpb.LeaseStatus']>;
+  };
+  'etcdserverpb.LeaseRevokeRequest': {
+    ID?: Int64;
+  };
+  'etcdserverpb.LeaseRevokeResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.LeaseStatus': {
+    ID?: Int64;
+  };
+  'etcdserverpb.LeaseTimeToLiveRequest': {
+    ID?: Int64;
+    keys?: boolean;
+  };
+  'etcdserverpb.LeaseTimeToLiveResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    ID?: Int64;
+    TTL?: Int64;
+    grantedTTL?: Int64;
+    keys?: Array<Uint8Array>;
+  };
+  'etcdserverpb.Member': {
+    ID?: Int64;
+    name?: string;
+    peerURLs?: Array<string>;
+    clientURLs?: Array<string>;
+    isLearner?: boolean;
+  };
+  'etcdserverpb.MemberAddRequest': {
+    peerURLs?: Array<string>;
+    isLearner?: boolean;
+  };
+  'etcdserverpb.MemberAddResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    member?: Encodable['etcdserverpb.Member'] | null;
+    members?: Array<Encodable['etcdserverpb.Member']>;
+  };
+  'etcdserverpb.MemberListRequest': {
+    linearizable?: boolean;
+  };
+  'etcdserverpb.MemberListResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    members?: Array<Encodable['etcdserverpb.Member']>;
+  };
+  'etcdserverpb.MemberPromoteRequest': {
+    ID?: Int64;
+  };
+  'etcdserverpb.MemberPromoteResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    members?: Array<Encodable['etcdserverpb.Member']>;
+  };
+  'etcdserverpb.MemberRemoveRequest': {
+    ID?: Int64;
+  };
+  'etcdserverpb.MemberRemoveResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    members?: Array<Encodable['etcdserverpb.Member']>;
+  };
+  'etcdserverpb.MemberUpdateRequest': {
+    ID?: Int64;
+    peerURLs?: Array<string>;
+  };
+  'etcdserverpb.MemberUpdateResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    members?: Array<Encodable['etcdserverpb.Member']>;
+  };
+  'etcdserverpb.MoveLeaderRequest': {
+    targetID?: Int64;
+  };
+  'etcdserverpb.MoveLeaderResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'etcdserverpb.PutRequest': {
+    key?: Uint8Array;
+    value?: Uint8Array;
+    lease?: Int64;
+    prev_kv?: boolean;
+    ignore_value?: boolean;
+    ignore_lease?: boolean;
+  };
+  'etcdserverpb.PutResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    prev_kv?: Encodable['mvccpb.KeyValue'] | null;
+  };
+  'etcdserverpb.RangeRequest': {
+    key?: Uint8Array;
+    range_end?: Uint8Array;
+    limit?: Int64;
+    revision?: Int64;
+    sort_order?: 'NONE' | 'ASCEND' | 'DESCEND';
+    sort_target?: 'KEY' | 'VERSION' | 'CREATE' | 'MOD' | 'VALUE';
+    serializable?: boolean;
+    keys_only?: boolean;
+    count_only?: boolean;
+    min_mod_revision?: Int64;
+    max_mod_revision?: Int64;
+    min_create_revision?: Int64;
+    max_create_revision?: Int64;
+  };
+  'etcdserverpb.RangeResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    kvs?: Array<Encodable['mvccpb.KeyValue']>;
+    more?: boolean;
+    count?: Int64;
+  };
+  'etcdserverpb.RequestOp': {
+    request_range?: Encodable['etcdserverpb.RangeRequest'] | null;
+    request_put?: Encodable['etcdserverpb.PutRequest'] | null;
+    request_delete_range?: Encodable['etcdserverpb.DeleteRangeRequest'] | null;
+    request_txn?: Encodable['etcdserverpb.TxnRequest'] | null;
+  };
+  'etcdserverpb.ResponseHeader': {
+    cluster_id?: Int64;
+    member_id?: Int64;
+    revision?: Int64;
+    raft_term?: Int64;
+  };
+  'etcdserverpb.ResponseOp': {
+    response_range?: Encodable['etcdserverpb.RangeResponse'] | null;
+    response_put?: Encodable['etcdserverpb.PutResponse'] | null;
+    response_delete_range?: Encodable['etcdserverpb.DeleteRangeResponse'] | null;
+    response_txn?: Encodable['etcdserverpb.TxnResponse'] | null;
+  };
+  'etcdserverpb.SnapshotRequest': Record<string, never>;
+  'etcdserverpb.SnapshotResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    remaining_bytes?: Int64;
+    blob?: Uint8Array;
+  };
+  'etcdserverpb.StatusRequest': Record<string, never>;
+  'etcdserverpb.StatusResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    version?: string;
+    dbSize?: Int64;
+    leader?: Int64;
+    raftIndex?: Int64;
+    raftTerm?: Int64;
+    raftAppliedIndex?: Int64;
+    errors?: Array<string>;
+    dbSizeInUse?: Int64;
+    isLearner?: boolean;
+  };
+  'etcdserverpb.TxnRequest': {
+    compare?: Array<Encodable['etcdserverpb.Compare']>;
+    success?: Array<Encodable['etcdserverpb.RequestOp']>;
+    failure?: Array<Encodable['etcdserverpb.RequestOp']>;
+  };
+  'etcdserverpb.TxnResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    succeeded?: boolean;
+    responses?: Array<Encodable['etcdserverpb.ResponseOp']>;
+  };
+  'etcdserverpb.WatchCancelRequest': {
+    watch_id?: Int64;
+  };
+  'etcdserverpb.WatchCreateRequest': {
+    key?: Uint8Array;
+    range_end?: Uint8Array;
+    start_revision?: Int64;
+    progress_notify?: boolean;
+    filters?: Array<'NOPUT' | 'NODELETE'>;
+    prev_kv?: boolean;
+    watch_id?: Int64;
+    fragment?: boolean;
+  };
+  'etcdserverpb.WatchProgressRequest': Record<string, never>;
+  'etcdserverpb.WatchRequest': {
+    create_request?: Encodable['etcdserverpb.WatchCreateRequest'] | null;
+    cancel_request?: Encodable['etcdserverpb.WatchCancelRequest'] | null;
+    progress_request?: Encodable['etcdserverpb.WatchProgressRequest'] | null;
+  };
+  'etcdserverpb.WatchResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    watch_id?: Int64;
+    created?: boolean;
+    canceled?: boolean;
+    compact_revision?: Int64;
+    cancel_reason?: string;
+    fragment?: boolean;
+    events?: Array<Encodable['mvccpb.Event']>;
+  };
+  'grpc.health.v1.HealthCheckRequest': {
+    service?: string;
+  };
+  'grpc.health.v1.HealthCheckResponse': {
+    status?: 'UNKNOWN' | 'SERVING' | 'NOT_SERVING' | 'SERVICE_UNKNOWN';
+  };
+  'mvccpb.Event': {
+    type?: 'PUT' | 'DELETE';
+    kv?: Encodable['mvccpb.KeyValue'] | null;
+    prev_kv?: Encodable['mvccpb.KeyValue'] | null;
+  };
+  'mvccpb.KeyValue': {
+    key?: Uint8Array;
+    create_revision?: Int64;
+    mod_revision?: Int64;
+    version?: Int64;
+    value?: Uint8Array;
+    lease?: Int64;
+  };
+  'v3electionpb.CampaignRequest': {
+    name?: Uint8Array;
+    lease?: Int64;
+    value?: Uint8Array;
+  };
+  'v3electionpb.CampaignResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    leader?: Encodable['v3electionpb.LeaderKey'] | null;
+  };
+  'v3electionpb.LeaderKey': {
+    name?: Uint8Array;
+    key?: Uint8Array;
+    rev?: Int64;
+    lease?: Int64;
+  };
+  'v3electionpb.LeaderRequest': {
+    name?: Uint8Array;
+  };
+  'v3electionpb.LeaderResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    kv?: Encodable['mvccpb.KeyValue'] | null;
+  };
+  'v3electionpb.ProclaimRequest': {
+    leader?: Encodable['v3electionpb.LeaderKey'] | null;
+    value?: Uint8Array;
+  };
+  'v3electionpb.ProclaimResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'v3electionpb.ResignRequest': {
+    leader?: Encodable['v3electionpb.LeaderKey'] | null;
+  };
+  'v3electionpb.ResignResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+  'v3lockpb.LockRequest': {
+    name?: Uint8Array;
+    lease?: Int64;
+  };
+  'v3lockpb.LockResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+    key?: Uint8Array;
+  };
+  'v3lockpb.UnlockRequest': {
+    key?: Uint8Array;
+  };
+  'v3lockpb.UnlockResponse': {
+    header?: Encodable['etcdserverpb.ResponseHeader'] | null;
+  };
+}
+
 /** Every service by its fully qualified name: its methods, their messages and which side streams. */
 export const SERVICES = {
   'etcdserverpb.Auth': {
@@ -579,3 +1066,7 @@ export type UnaryMethod<S extends ServiceName> = {
 /** The decoded request and response of a method. */
 export type RequestOf<S extends ServiceName, M extends keyof (typeof SERVICES)[S]> = (typeof SERVICES)[S][M] extends { request: infer R extends MessageName } ? Messages[R] : never;
 export type ResponseOf<S extends ServiceName, M extends keyof (typeof SERVICES)[S]> = (typeof SERVICES)[S][M] extends { response: infer R extends MessageName } ? Messages[R] : never;
+
+/** The request and response of a method as the encoder takes them (what a client sends, what a server answers). */
+export type EncodableRequestOf<S extends ServiceName, M extends keyof (typeof SERVICES)[S]> = (typeof SERVICES)[S][M] extends { request: infer R extends MessageName } ? Encodable[R] : never;
+export type EncodableResponseOf<S extends ServiceName, M extends keyof (typeof SERVICES)[S]> = (typeof SERVICES)[S][M] extends { response: infer R extends MessageName } ? Encodable[R] : never;

@@ -1,6 +1,6 @@
 // The Auth service (etcdserverpb.Auth): users, roles and permissions, applied through the log.
 import { Errors } from '../../core/errors.js';
-import { AuthStore, hashPassword, type AuthOp, type PermType } from '../../auth/store.js';
+import { AuthStore, hashPassword, type AuthOp } from '../../auth/store.js';
 import type { ApiLimits, AuthCore, Proposals } from '../../core/interfaces.js';
 import type { AuthGate, RequestMeta } from './auth-gate.js';
 import type { AuthService } from './service-methods.js';
@@ -98,7 +98,7 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
     RoleGrantPermission: async (req, meta) => {
       admin(meta);
       const p = req.perm ?? {};
-      return apply({ op: 'roleGrantPermission', name: String(req.name ?? ''), perm: { permType: (p.permType || 'READ') as PermType, key: p.key ?? EMPTY, rangeEnd: p.range_end ?? EMPTY } }, meta);
+      return apply({ op: 'roleGrantPermission', name: String(req.name ?? ''), perm: { permType: p.permType || 'READ', key: p.key ?? EMPTY, rangeEnd: p.range_end ?? EMPTY } }, meta);
     },
     RoleRevokePermission: async (req, meta) => {
       admin(meta);

@@ -5,8 +5,7 @@ import type { Member } from '../../cluster/membership.js';
 import type { MembershipChanges, ReadBarrier } from '../../core/interfaces.js';
 import type { AuthGate } from './auth-gate.js';
 import type { Headers } from './headers.js';
-import type { ClusterService } from './service-methods.js';
-import type { Pb } from './convert.js';
+import type { ClusterService, Outgoing } from './service-methods.js';
 
 export interface ClusterDeps {
   membership: MembershipChanges;
@@ -15,15 +14,15 @@ export interface ClusterDeps {
   headers: Headers;
 }
 
-const memberToPb = (m: Member): Pb => ({ ID: m.id.toString(), name: m.name, peerURLs: m.peerURLs, clientURLs: m.clientURLs, isLearner: m.isLearner });
-const membersPb = (list: Member[]): Pb[] => list.map(memberToPb);
+const memberToPb = (m: Member): Outgoing<'etcdserverpb.Member'> => ({ ID: m.id.toString(), name: m.name, peerURLs: m.peerURLs, clientURLs: m.clientURLs, isLearner: m.isLearner });
+const membersPb = (list: Member[]): Array<Outgoing<'etcdserverpb.Member'>> => list.map(memberToPb);
 
 export function clusterService(d: ClusterDeps): ClusterService {
   const { gate, headers, membership } = d;
   return {
     MemberAdd: async (req, meta) => {
       gate.requireAdmin(meta);
-      const peerURLs: string[] = req.peerURLs ?? [];
+      const peerURLs = req.peerURLs ?? [];
       if (peerURLs.length === 0 || peerURLs.some((u) => !isMemberUrl(u))) throw Errors.memberBadURLs();
       const { member, members } = await membership.addMember(peerURLs, !!req.isLearner);
       return { header: headers.clusterHeader(), member: memberToPb(member), members: membersPb(members) };
@@ -38,7 +37,7 @@ export function clusterService(d: ClusterDeps): ClusterService {
     MemberUpdate: async (req, meta) => {
       gate.requireAdmin(meta);
       const id = BigInt(req.ID ?? 0);
-      const peerURLs: string[] = req.peerURLs ?? [];
+      const peerURLs = req.peerURLs ?? [];
       if (peerURLs.length === 0 || peerURLs.some((u) => !isMemberUrl(u))) throw Errors.memberBadURLs();
       const list = await membership.updateMember(id, peerURLs);
       return { header: headers.clusterHeader(), members: membersPb(list) };

@@ -9,9 +9,9 @@ import type * as grpc from '@grpc/grpc-js';
 import type { WatchableStore } from '../../mvcc/watchable-store.js';
 import { Errors, ServerError, Code } from '../../core/errors.js';
 import type { ElectionService, LockService, UnaryLookup } from './service-methods.js';
-import type { UnaryMethod } from '../../wire/index.js';
 import type { RequestMeta } from './auth-gate.js';
-import type { Pb } from './convert.js';
+import type { HandlerOf, Incoming, Outgoing } from './service-methods.js';
+import { int64ToNumber } from './convert.js';
 import { eventToPb } from './watch.js';
 import { tokenOf, toGrpcError, type StreamHandlers } from '../grpc.js';
 import type { WatchResponse } from '../../mvcc/watchable-store.js';
@@ -38,7 +38,7 @@ function prefixEnd(p: Buffer): Buffer {
   return Buffer.from([0]);
 }
 
-const bytes = (v: unknown): Buffer => (v instanceof Uint8Array ? Buffer.from(v) : Buffer.alloc(0));
+const bytes = (v: Uint8Array | null | undefined): Buffer => (v instanceof Uint8Array ? Buffer.from(v) : Buffer.alloc(0));
 
 /** `<prefix><lease id as %x>`, as the reference names a session's key (ids are int64: -1 prints as "-1"). */
 function ownKey(prefix: Buffer, lease: bigint): Buffer {
@@ -46,35 +46,61 @@ function ownKey(prefix: Buffer, lease: bigint): Buffer {
   return Buffer.concat([prefix, Buffer.from(hex)]);
 }
 
-const firstCreate = (prefix: Buffer): Pb => ({ key: prefix, range_end: prefixEnd(prefix), sort_order: 'ASCEND', sort_target: 'CREATE', limit: 1 });
-const createRevIs = (key: Buffer, rev: number): Pb => ({ result: 'EQUAL', target: 'CREATE', key, create_revision: rev });
+type Header = Outgoing<'etcdserverpb.ResponseHeader'>;
+type KeyValue = Outgoing<'mvccpb.KeyValue'>;
+type Event = Outgoing<'mvccpb.Event'>;
+/** The KV and Lease methods the recipes call. */
+type RecipeMethod = 'Range' | 'Txn' | 'DeleteRange' | 'LeaseGrant';
+
+const firstCreate = (prefix: Buffer): Incoming<'etcdserverpb.RangeRequest'> => ({ key: prefix, range_end: prefixEnd(prefix), sort_order: 'ASCEND', sort_target: 'CREATE', limit: '1' });
+const createRevIs = (key: Buffer, rev: number): Incoming<'etcdserverpb.Compare'> => ({ result: 'EQUAL', target: 'CREATE', key, create_revision: String(rev) });
+/** A header's revision (0 when absent). */
+const revisionOf = (h: Header | null | undefined): number => int64ToNumber(h?.revision);
+
+/**
+ * The key a session's txn found in its failure branch (its first op ranges over the session's own key, which
+ * exists: the compare on its create revision failed).
+ */
+function ownKv(res: Outgoing<'etcdserverpb.TxnResponse'>): KeyValue {
+  const kv = res.responses?.[0]?.response_range?.kvs?.[0];
+  if (!kv) throw new ServerError(Code.Internal, 'etcdserver: the session key vanished inside its own txn');
+  return kv;
+}
 
 /** One watch response: the store revision it reflects, the revision of its last event, its events. */
 interface Batch {
   revision: number;
   last: number;
-  events: Pb[];
+  events: Event[];
 }
 
 export class ConcurrencyApi {
   constructor(
     private readonly kv: { readonly watchable: WatchableStore },
-    private readonly api: UnaryLookup & { header(revision?: number): Pb },
+    private readonly api: UnaryLookup & { header(revision?: number): Header },
   ) {}
 
-  /** The recipes call KV and Lease methods by name; the type rejects a name those services do not have. */
-  private call(name: UnaryMethod<'etcdserverpb.KV'> | UnaryMethod<'etcdserverpb.Lease'>, req: Pb, meta?: RequestMeta): Promise<Pb> {
+  /** The recipes call KV and Lease methods by name, typed by the method table. */
+  private method<M extends RecipeMethod>(name: M): HandlerOf<M> {
     const h = this.api.handler(name);
     if (!h) throw new ServerError(Code.Unimplemented, `etcdserver: ${name} is not supported by this member`);
-    return h(req, meta);
+    return h;
+  }
+
+  private range(req: Incoming<'etcdserverpb.RangeRequest'>, meta?: RequestMeta) {
+    return this.method('Range')(req, meta);
+  }
+
+  private txn(req: Incoming<'etcdserverpb.TxnRequest'>, meta?: RequestMeta) {
+    return this.method('Txn')(req, meta);
   }
 
   /** The lease a session runs under: the one given, or a new one with the reference's default TTL. */
-  private async sessionLease(lease: unknown, meta?: RequestMeta): Promise<bigint> {
-    const id = BigInt((lease as string | number | undefined) ?? 0);
+  private async sessionLease(lease: string | undefined, meta?: RequestMeta): Promise<bigint> {
+    const id = BigInt(lease || 0);
     if (id !== 0n) return id;
-    const res = await this.call('LeaseGrant', { TTL: DEFAULT_SESSION_TTL, ID: 0 }, meta);
-    return BigInt(res.ID);
+    const res = await this.method('LeaseGrant')({ TTL: String(DEFAULT_SESSION_TTL), ID: '0' }, meta);
+    return BigInt(String(res.ID ?? 0));
   }
 
   /** Resolves once `key` is deleted at or after `rev`. */
@@ -109,32 +135,33 @@ export class ConcurrencyApi {
   }
 
   /** Wait until no key under `prefix` has a create revision at or below `maxCreateRev`; resolves with the last header. */
-  private async waitDeletes(prefix: Buffer, maxCreateRev: number, meta?: RequestMeta): Promise<Pb> {
+  private async waitDeletes(prefix: Buffer, maxCreateRev: number, meta?: RequestMeta): Promise<Header | null | undefined> {
     for (;;) {
-      const res = await this.call('Range', { key: prefix, range_end: prefixEnd(prefix), sort_order: 'DESCEND', sort_target: 'CREATE', limit: 1, max_create_revision: maxCreateRev }, meta);
-      if (res.kvs.length === 0) return res.header;
-      await this.waitDelete(Buffer.from(res.kvs[0].key), Number(res.header.revision), meta?.signal);
+      const res = await this.range({ key: prefix, range_end: prefixEnd(prefix), sort_order: 'DESCEND', sort_target: 'CREATE', limit: '1', max_create_revision: String(maxCreateRev) }, meta);
+      const kvs = res.kvs ?? [];
+      if (kvs.length === 0) return res.header;
+      await this.waitDelete(bytes(kvs[0].key), revisionOf(res.header), meta?.signal);
     }
   }
 
   // ----------------------------------------------------------------------------------------------- Election
 
-  Campaign = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
+  Campaign = async (req: Incoming<'v3electionpb.CampaignRequest'>, meta?: RequestMeta): Promise<Outgoing<'v3electionpb.CampaignResponse'>> => {
     const name = bytes(req.name);
     const value = bytes(req.value);
     const lease = await this.sessionLease(req.lease, meta);
     const prefix = Buffer.concat([name, Buffer.from('/')]);
     const key = ownKey(prefix, lease);
-    const res = await this.call('Txn', {
+    const res = await this.txn({
       compare: [createRevIs(key, 0)],
       success: [{ request_put: { key, value, lease: lease.toString() } }],
       failure: [{ request_range: { key } }],
     }, meta);
-    let rev = Number(res.header.revision);
+    let rev = revisionOf(res.header);
     if (!res.succeeded) {
       // This lease already campaigns: resume that candidacy, with the new value.
-      const kv = res.responses[0].response_range.kvs[0];
-      rev = Number(kv.create_revision);
+      const kv = ownKv(res);
+      rev = int64ToNumber(kv.create_revision);
       if (!bytes(kv.value).equals(value)) {
         try {
           await this.proclaim(key, rev, lease, value, meta);
@@ -154,61 +181,63 @@ export class ConcurrencyApi {
     return { header: res.header, leader: { name, key, rev, lease: lease.toString() } };
   };
 
-  private async proclaim(key: Buffer, rev: number, lease: bigint, value: Buffer, meta?: RequestMeta): Promise<Pb> {
-    const res = await this.call('Txn', { compare: [createRevIs(key, rev)], success: [{ request_put: { key, value, lease: lease.toString() } }], failure: [] }, meta);
+  private async proclaim(key: Buffer, rev: number, lease: bigint, value: Buffer, meta?: RequestMeta): Promise<Header | null | undefined> {
+    const res = await this.txn({ compare: [createRevIs(key, rev)], success: [{ request_put: { key, value, lease: lease.toString() } }], failure: [] }, meta);
     if (!res.succeeded) throw notLeader();
     return res.header;
   }
 
-  private async resign(key: Buffer, rev: number, meta?: RequestMeta): Promise<Pb> {
-    const res = await this.call('Txn', { compare: [createRevIs(key, rev)], success: [{ request_delete_range: { key } }], failure: [] }, meta);
+  private async resign(key: Buffer, rev: number, meta?: RequestMeta): Promise<Header | null | undefined> {
+    const res = await this.txn({ compare: [createRevIs(key, rev)], success: [{ request_delete_range: { key } }], failure: [] }, meta);
     return res.header;
   }
 
-  Proclaim = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
+  Proclaim = async (req: Incoming<'v3electionpb.ProclaimRequest'>, meta?: RequestMeta): Promise<Outgoing<'v3electionpb.ProclaimResponse'>> => {
     const l = req.leader;
     if (!l) throw missingLeaderKey();
-    const header = await this.proclaim(bytes(l.key), Number(l.rev), BigInt(l.lease ?? 0), bytes(req.value), meta);
+    const header = await this.proclaim(bytes(l.key), int64ToNumber(l.rev), BigInt(l.lease || 0), bytes(req.value), meta);
     return { header };
   };
 
-  Resign = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
+  Resign = async (req: Incoming<'v3electionpb.ResignRequest'>, meta?: RequestMeta): Promise<Outgoing<'v3electionpb.ResignResponse'>> => {
     const l = req.leader;
     if (!l) throw missingLeaderKey();
-    return { header: await this.resign(bytes(l.key), Number(l.rev), meta) };
+    return { header: await this.resign(bytes(l.key), int64ToNumber(l.rev), meta) };
   };
 
-  Leader = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
-    const res = await this.call('Range', firstCreate(Buffer.concat([bytes(req.name), Buffer.from('/')])), meta);
-    if (res.kvs.length === 0) throw noLeader();
-    return { header: res.header, kv: res.kvs[0] };
+  Leader = async (req: Incoming<'v3electionpb.LeaderRequest'>, meta?: RequestMeta): Promise<Outgoing<'v3electionpb.LeaderResponse'>> => {
+    const res = await this.range(firstCreate(Buffer.concat([bytes(req.name), Buffer.from('/')])), meta);
+    const kvs = res.kvs ?? [];
+    if (kvs.length === 0) throw noLeader();
+    return { header: res.header, kv: kvs[0] };
   };
 
   /**
    * Observe: the current leader's value, then every value it proclaims; when its key goes, the next leader's.
    * Calls `send` in order until the signal aborts; rejects when the watch is lost (e.g. compacted).
    */
-  async observe(name: Buffer, send: (msg: Pb) => Promise<void> | void, meta: RequestMeta & { signal: AbortSignal }): Promise<void> {
+  async observe(name: Buffer, send: (msg: Outgoing<'v3electionpb.LeaderResponse'>) => Promise<void> | void, meta: RequestMeta & { signal: AbortSignal }): Promise<void> {
     const prefix = Buffer.concat([name, Buffer.from('/')]);
     const signal = meta.signal;
     while (!signal.aborted) {
-      const res = await this.call('Range', firstCreate(prefix), meta);
-      let header: Pb;
-      let kv: Pb;
-      if (res.kvs.length > 0) {
+      const res = await this.range(firstCreate(prefix), meta);
+      const kvs = res.kvs ?? [];
+      let header: Header | null | undefined;
+      let kv: KeyValue;
+      if (kvs.length > 0) {
         header = res.header;
-        kv = res.kvs[0];
+        kv = kvs[0];
       } else {
-        // No leader yet: the first key put under the prefix is the leader.
-        const ev = await this.nextEvents(prefix, prefixEnd(prefix), Number(res.header.revision), signal, (evs) => evs.find((e) => e.type === 'PUT'));
-        kv = ev.kv;
-        header = { ...this.api.header(Number(kv.mod_revision)) };
+        // No leader yet: the first key put under the prefix is the leader (a PUT event always carries its kv).
+        const ev = await this.nextEvents(prefix, prefixEnd(prefix), revisionOf(res.header), signal, (evs) => evs.find((e) => e.type === 'PUT'));
+        kv = ev.kv!;
+        header = { ...this.api.header(int64ToNumber(kv.mod_revision)) };
       }
       await send({ header, kv });
       // Follow that leader's key until it is deleted.
-      let from = Number(header.revision) + 1;
+      let from = revisionOf(header) + 1;
       for (;;) {
-        const batch = await this.nextBatch(Buffer.from(kv.key), from, signal);
+        const batch = await this.nextBatch(bytes(kv.key), from, signal);
         let deleted = false;
         for (const e of batch.events) {
           if (e.type === 'DELETE') {
@@ -224,7 +253,7 @@ export class ConcurrencyApi {
   }
 
   /** Waits for the first event under [key, end) from `rev` that `pick` selects. */
-  private async nextEvents(key: Buffer, end: Buffer, rev: number, signal: AbortSignal, pick: (evs: Pb[]) => Pb | undefined): Promise<Pb> {
+  private async nextEvents(key: Buffer, end: Buffer, rev: number, signal: AbortSignal, pick: (evs: Event[]) => Event | undefined): Promise<Event> {
     for (;;) {
       const batch = await this.nextBatch(key, rev, signal, end);
       const ev = pick(batch.events);
@@ -269,33 +298,33 @@ export class ConcurrencyApi {
 
   // ----------------------------------------------------------------------------------------------- Lock
 
-  Lock = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
+  Lock = async (req: Incoming<'v3lockpb.LockRequest'>, meta?: RequestMeta): Promise<Outgoing<'v3lockpb.LockResponse'>> => {
     const prefix = Buffer.concat([bytes(req.name), Buffer.from('/')]);
     const lease = await this.sessionLease(req.lease, meta);
     const key = ownKey(prefix, lease);
-    const res = await this.call('Txn', {
+    const res = await this.txn({
       compare: [createRevIs(key, 0)],
       // Join the waiters (the oldest key holds the lock), or find our key when this lease already waits or holds.
       success: [{ request_put: { key, value: Buffer.alloc(0), lease: lease.toString() } }, { request_range: firstCreate(prefix) }],
       failure: [{ request_range: { key } }, { request_range: firstCreate(prefix) }],
     }, meta);
-    const rev = res.succeeded ? Number(res.header.revision) : Number(res.responses[0].response_range.kvs[0].create_revision);
-    const owner = res.responses[1].response_range.kvs;
-    if (owner.length === 0 || Number(owner[0].create_revision) === rev) return { header: res.header, key };
+    const rev = res.succeeded ? revisionOf(res.header) : int64ToNumber(ownKv(res).create_revision);
+    const owner = res.responses?.[1]?.response_range?.kvs ?? [];
+    if (owner.length === 0 || int64ToNumber(owner[0].create_revision) === rev) return { header: res.header, key };
     try {
       await this.waitDeletes(prefix, rev - 1, meta);
     } catch (e) {
-      await this.call('DeleteRange', { key }, { token: meta?.token }).catch(() => undefined);
+      await this.method('DeleteRange')({ key }, { token: meta?.token }).catch(() => undefined);
       throw e;
     }
     // The key is gone if the lease expired while waiting: then the lock was not acquired.
-    const own = await this.call('Range', { key }, meta);
-    if (own.kvs.length === 0) throw sessionExpired();
+    const own = await this.range({ key }, meta);
+    if ((own.kvs ?? []).length === 0) throw sessionExpired();
     return { header: own.header, key };
   };
 
-  Unlock = async (req: Pb, meta?: RequestMeta): Promise<Pb> => {
-    const res = await this.call('DeleteRange', { key: bytes(req.key) }, meta);
+  Unlock = async (req: Incoming<'v3lockpb.UnlockRequest'>, meta?: RequestMeta): Promise<Outgoing<'v3lockpb.UnlockResponse'>> => {
+    const res = await this.method('DeleteRange')({ key: bytes(req.key) }, meta);
     return { header: res.header };
   };
 
@@ -307,11 +336,11 @@ export class ConcurrencyApi {
 
   /** Election/Observe as a gRPC server stream. */
   observeStream(): StreamHandlers {
-    const observe = (call: grpc.ServerWritableStream<Pb, Pb>) => {
+    const observe = (call: grpc.ServerWritableStream<Incoming<'v3electionpb.LeaderRequest'>, Outgoing<'v3electionpb.LeaderResponse'>>) => {
       const ac = new AbortController();
       call.on('cancelled', () => ac.abort());
       call.on('close', () => ac.abort());
-      const write = (msg: Pb) =>
+      const write = (msg: Outgoing<'v3electionpb.LeaderResponse'>) =>
         new Promise<void>((resolve) => {
           if (call.write(msg)) resolve();
           else call.once('drain', () => resolve());

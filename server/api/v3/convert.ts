@@ -1,24 +1,25 @@
 // Conversions between the wire's message shapes (as server/wire/loader.ts decodes them: snake_case names, 64-bit
 // integers as decimal strings, bytes as Buffers, enums as names) and the server's internal requests and results.
-import type { Compare, DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest, SortOrder, SortTarget, CompareResult, CompareTarget } from '../../core/requests.js';
+import type { Compare, DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from '../../core/requests.js';
 import type { KeyValue } from '../../mvcc/kv.js';
-
-/** A decoded protobuf message; fields as the loader gives them. */
-export type Pb = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+import protobuf from 'protobufjs';
+import type { Int64 } from '../../wire/index.js';
+import type { Incoming, Outgoing } from './service-methods.js';
 
 const EMPTY = Buffer.alloc(0);
-const num = (v: unknown): number => (v === undefined || v === null || v === '' ? 0 : Number(v));
-const big = (v: unknown): bigint => (v === undefined || v === null || v === '' ? 0n : BigInt(v as string));
-const bytes = (v: unknown): Buffer => (v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : EMPTY);
+/** A decoded integer field (absent: 0). */
+const num = (v: string | number | undefined): number => (v === undefined || v === '' ? 0 : Number(v));
+const big = (v: string | undefined): bigint => (v === undefined || v === '' ? 0n : BigInt(v));
+const bytes = (v: Uint8Array | undefined): Buffer => (v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : EMPTY);
 
-export function rangeFromPb(r: Pb): RangeRequest {
+export function rangeFromPb(r: Incoming<'etcdserverpb.RangeRequest'>): RangeRequest {
   return {
     key: bytes(r.key),
     rangeEnd: bytes(r.range_end),
     limit: num(r.limit),
     revision: num(r.revision),
-    sortOrder: (r.sort_order || 'NONE') as SortOrder,
-    sortTarget: (r.sort_target || 'KEY') as SortTarget,
+    sortOrder: r.sort_order || 'NONE',
+    sortTarget: r.sort_target || 'KEY',
     serializable: !!r.serializable,
     keysOnly: !!r.keys_only,
     countOnly: !!r.count_only,
@@ -29,7 +30,7 @@ export function rangeFromPb(r: Pb): RangeRequest {
   };
 }
 
-export function putFromPb(r: Pb): PutRequest {
+export function putFromPb(r: Incoming<'etcdserverpb.PutRequest'>): PutRequest {
   return {
     key: bytes(r.key),
     value: bytes(r.value),
@@ -40,14 +41,14 @@ export function putFromPb(r: Pb): PutRequest {
   };
 }
 
-export function deleteFromPb(r: Pb): DeleteRangeRequest {
+export function deleteFromPb(r: Incoming<'etcdserverpb.DeleteRangeRequest'>): DeleteRangeRequest {
   return { key: bytes(r.key), rangeEnd: bytes(r.range_end), prevKv: !!r.prev_kv };
 }
 
-function compareFromPb(c: Pb): Compare {
+function compareFromPb(c: Incoming<'etcdserverpb.Compare'>): Compare {
   return {
-    result: (c.result || 'EQUAL') as CompareResult,
-    target: (c.target || 'VERSION') as CompareTarget,
+    result: c.result || 'EQUAL',
+    target: c.target || 'VERSION',
     key: bytes(c.key),
     rangeEnd: bytes(c.range_end),
     version: num(c.version),
@@ -58,7 +59,7 @@ function compareFromPb(c: Pb): Compare {
   };
 }
 
-function opFromPb(op: Pb): RequestOp {
+function opFromPb(op: Incoming<'etcdserverpb.RequestOp'>): RequestOp {
   if (op.request_range) return { range: rangeFromPb(op.request_range) };
   if (op.request_put) return { put: putFromPb(op.request_put) };
   if (op.request_delete_range) return { deleteRange: deleteFromPb(op.request_delete_range) };
@@ -67,7 +68,7 @@ function opFromPb(op: Pb): RequestOp {
   return { range: rangeFromPb({}) };
 }
 
-export function txnFromPb(r: Pb): TxnRequest {
+export function txnFromPb(r: Incoming<'etcdserverpb.TxnRequest'>): TxnRequest {
   return {
     compare: (r.compare ?? []).map(compareFromPb),
     success: (r.success ?? []).map(opFromPb),
@@ -75,7 +76,7 @@ export function txnFromPb(r: Pb): TxnRequest {
   };
 }
 
-export function kvToPb(kv: KeyValue): Pb {
+export function kvToPb(kv: KeyValue): Outgoing<'mvccpb.KeyValue'> {
   return {
     key: kv.key,
     create_revision: kv.createRevision,
@@ -85,6 +86,13 @@ export function kvToPb(kv: KeyValue): Pb {
     // most keys have no lease: a number 0 spares protobufjs parsing the string "0" into a Long for every key
     lease: kv.lease === 0n ? 0 : kv.lease.toString(),
   };
+}
+
+/** A 64-bit integer of an answer (as svc's own handlers give it: a number, a decimal string or a Long) as a number. */
+export function int64ToNumber(v: Int64 | undefined): number {
+  if (v === undefined) return 0;
+  if (typeof v === 'object') return protobuf.util.LongBits.from(v).toNumber(v.unsigned);
+  return Number(v);
 }
 
 /** Is the transaction free of writes (so it can be served as a read)? */

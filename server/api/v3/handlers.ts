@@ -12,14 +12,13 @@ import { Headers } from './headers.js';
 import { kvService } from './kv.js';
 import { leaseService } from './lease.js';
 import { healthService, maintenanceService } from './maintenance.js';
-import type { AuthService, ClusterService, HealthService, KvService, LeaseService, MaintenanceService, UnaryHandler } from './service-methods.js';
-import type { Pb } from './convert.js';
+import type { AuthService, ClusterService, HandlerOf, HealthService, Incoming, KvService, LeaseService, MaintenanceService, Outgoing, UnaryHandler, UnaryLookup, UnaryName } from './service-methods.js';
 
 export type { UnaryHandler } from './service-methods.js';
 
 /** What a learner serves, as the reference: its status and serializable reads (it is not in sync with the leader). */
-function servedByLearner(method: string, req: Pb): boolean {
-  return method === 'Status' || (method === 'Range' && !!req.serializable);
+function servedByLearner(method: string, req: object): boolean {
+  return method === 'Status' || (method === 'Range' && !!(req as Incoming<'etcdserverpb.RangeRequest'>).serializable);
 }
 
 /** What the API needs of the member. */
@@ -40,7 +39,7 @@ export interface V3Services {
   health: HealthService;
 }
 
-export class V3Api {
+export class V3Api implements UnaryLookup {
   readonly gate: AuthGate;
   readonly headers: Headers;
   /** The Election and Lock services. */
@@ -62,13 +61,15 @@ export class V3Api {
       health: healthService(core),
     };
     this.concurrency = new ConcurrencyApi(kv, this);
-    for (const svc of Object.values(this.services) as Array<Record<string, UnaryHandler>>) {
-      for (const [name, fn] of Object.entries(svc)) this.byName.set(name, fn);
+    // Each method under its own name: the callers by name decode its request with that method's type.
+    for (const svc of [...Object.values(this.services), this.concurrency.handlers()]) {
+      for (const [name, fn] of Object.entries(svc)) this.byName.set(name, fn as UnaryHandler);
     }
-    for (const [name, fn] of Object.entries(this.concurrency.handlers())) this.byName.set(name, fn);
   }
 
   /** The unary handler for a method name (KV, Lease, Cluster, Maintenance, Auth, Health, Election, Lock), if any. */
+  handler<M extends UnaryName>(name: M): HandlerOf<M> | undefined;
+  handler(name: string): UnaryHandler | undefined;
   handler(name: string): UnaryHandler | undefined {
     // RPCs a release does not have are unknown to it (Unimplemented), whoever implements them.
     const release = this.deps.limits.release;
@@ -80,7 +81,7 @@ export class V3Api {
     return (req, meta) => (core.isLearner() && !servedByLearner(name, req) ? Promise.reject(Errors.notSupportedForLearner()) : fn(req, meta));
   }
 
-  header(revision?: number): Pb {
+  header(revision?: number): Outgoing<'etcdserverpb.ResponseHeader'> {
     return this.headers.header(revision);
   }
 }

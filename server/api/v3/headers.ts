@@ -1,7 +1,7 @@
 // Response headers: every answer carries the cluster and member ids, the raft term and (mostly) a revision.
 import protobuf from 'protobufjs';
 import type { HeaderFacts } from '../../core/interfaces.js';
-import type { Pb } from './convert.js';
+import type { Outgoing } from './service-methods.js';
 
 export class Headers {
   /** The ids as protobuf 64-bit values, made once: a decimal string would be parsed again for every answer. */
@@ -13,13 +13,13 @@ export class Headers {
     this.memberId = toLong(facts.memberId);
   }
 
-  header(revision?: number): Pb {
+  header(revision?: number): Outgoing<'etcdserverpb.ResponseHeader'> {
     const f = this.facts;
     return { cluster_id: this.clusterId, member_id: this.memberId, revision: revision ?? f.revision(), raft_term: f.term };
   }
 
   /** Membership answers carry no revision in the reference. */
-  clusterHeader(): Pb {
+  clusterHeader(): Outgoing<'etcdserverpb.ResponseHeader'> {
     return { cluster_id: this.clusterId, member_id: this.memberId, raft_term: this.facts.term };
   }
 }

@@ -6,8 +6,8 @@ import type { RangeResult, PutResult, DeleteResult, TxnResult, OpResult } from '
 import type { KvReads, Proposals, QuotaGuard, ReadBarrier } from '../../core/interfaces.js';
 import type { AuthGate } from './auth-gate.js';
 import type { Headers } from './headers.js';
-import type { KvService } from './service-methods.js';
-import { deleteFromPb, kvToPb, putFromPb, rangeFromPb, txnFromPb, txnIsReadOnly, type Pb } from './convert.js';
+import type { KvService, Outgoing } from './service-methods.js';
+import { deleteFromPb, kvToPb, putFromPb, rangeFromPb, txnFromPb, txnIsReadOnly } from './convert.js';
 
 export interface KvDeps {
   reads: KvReads;
@@ -26,14 +26,14 @@ export function kvService(d: KvDeps): KvService {
   const { gate, headers, proposals } = d;
   const header = (rev?: number) => headers.header(rev);
 
-  const rangeToPb = (res: RangeResult): Pb => ({ header: header(res.revision), kvs: res.kvs.map(kvToPb), more: res.more, count: res.count });
-  const putToPb = (res: PutResult): Pb => {
-    const out: Pb = { header: header(res.revision) };
+  const rangeToPb = (res: RangeResult): Outgoing<'etcdserverpb.RangeResponse'> => ({ header: header(res.revision), kvs: res.kvs.map(kvToPb), more: res.more, count: res.count });
+  const putToPb = (res: PutResult): Outgoing<'etcdserverpb.PutResponse'> => {
+    const out: Outgoing<'etcdserverpb.PutResponse'> = { header: header(res.revision) };
     if (res.prevKv) out.prev_kv = kvToPb(res.prevKv);
     return out;
   };
-  const deleteToPb = (res: DeleteResult): Pb => ({ header: header(res.revision), deleted: res.deleted, prev_kvs: res.prevKvs.map(kvToPb) });
-  const txnToPb = (res: TxnResult): Pb => ({
+  const deleteToPb = (res: DeleteResult): Outgoing<'etcdserverpb.DeleteRangeResponse'> => ({ header: header(res.revision), deleted: res.deleted, prev_kvs: res.prevKvs.map(kvToPb) });
+  const txnToPb = (res: TxnResult): Outgoing<'etcdserverpb.TxnResponse'> => ({
     header: header(res.revision),
     succeeded: res.succeeded,
     responses: res.responses.map((r: OpResult) => {

@@ -22,9 +22,9 @@ export function maintenanceService(d: MaintenanceDeps): MaintenanceService {
   const { core, gate, headers, proposals } = d;
   return {
     Alarm: async (req, meta) => {
-      const action = (req.action || 'GET') as 'GET' | 'ACTIVATE' | 'DEACTIVATE';
+      const action = req.action || 'GET';
       if (action !== 'GET') gate.requireAdmin(meta);
-      const alarm = (req.alarm || 'NONE') as AlarmType;
+      const alarm: AlarmType = req.alarm || 'NONE';
       const memberId = BigInt(req.memberID ?? 0);
       let list: readonly AlarmEntry[];
       if (action === 'GET') {

@@ -1,21 +1,49 @@
 // The unary methods of each service, by name, from the wire contract's method table (server/wire/messages.ts,
 // generated from server/wire/proto; streaming methods are served by streams.ts). A service module is an object of
-// this shape, so the compiler rejects a missing or misspelled method, and a method added to a .proto (after
-// regenerating messages.ts) does not build until a module implements it. test/unit/wire/wire.test.ts checks the
-// table against the .proto files.
-import { SERVICES, type ServiceName, type UnaryMethod } from '../../wire/index.js';
+// this shape, so the compiler rejects a missing or misspelled method, a request field read under a wrong name or
+// type, and an answer the encoder would not take; a method added to a .proto (after regenerating messages.ts) does
+// not build until a module implements it. test/unit/wire/wire.test.ts checks the table against the .proto files.
+import {
+  SERVICES, type Encodable, type EncodableResponseOf, type MessageName, type Messages, type RequestOf, type ServiceName,
+  type UnaryMethod,
+} from '../../wire/index.js';
 import type { RequestMeta } from './auth-gate.js';
-import type { Pb } from './convert.js';
 
-export type UnaryHandler = (req: Pb, meta?: RequestMeta) => Promise<Pb>;
+/**
+ * A message as a handler is given it: decoded (64-bit integers as decimal strings, bytes as Buffers), but any field
+ * may be absent, meaning its zero value: the gRPC server and the gateway pass every field, callers inside the member
+ * (the Election/Lock recipes) only those they set.
+ */
+export type Given<T> = T extends Uint8Array ? T : T extends ReadonlyArray<infer E> ? Array<Given<E>> : T extends object ? { [K in keyof T]?: Given<T[K]> } : T;
+
+/** A message of this name as a handler is given it. */
+export type Incoming<N extends MessageName> = Given<Messages[N]>;
+/** A message of this name as a handler answers it (what the encoder takes). */
+export type Outgoing<N extends MessageName> = Encodable[N];
+
+/** One unary method of a service, typed from the method table. */
+export type MethodHandler<S extends ServiceName, M extends UnaryMethod<S>> = (req: Given<RequestOf<S, M>>, meta?: RequestMeta) => Promise<EncodableResponseOf<S, M>>;
+
+/** A complete implementation of a service's unary methods. */
+export type UnaryService<S extends ServiceName> = { readonly [M in UnaryMethod<S>]: MethodHandler<S, M> };
+
+/** Every unary method name (unique across the services, so a name alone finds its method). */
+export type UnaryName = { [S in ServiceName]: UnaryMethod<S> }[ServiceName];
+
+/** The handler of a unary method, by its name alone. */
+export type HandlerOf<M extends UnaryName> = { [S in ServiceName]: M extends UnaryMethod<S> ? MethodHandler<S, M> : never }[ServiceName];
+
+/**
+ * A unary handler found by a name known only at run time (the gRPC server, the gateway): the request must be the
+ * method's own message, which the caller decoded with the method's type from the same table.
+ */
+export type UnaryHandler = (req: object, meta?: RequestMeta) => Promise<object>;
 
 /** Finds a unary method by name (what the gRPC server, the gateway and the Election/Lock recipes call). */
 export interface UnaryLookup {
+  handler<M extends UnaryName>(name: M): HandlerOf<M> | undefined;
   handler(name: string): UnaryHandler | undefined;
 }
-
-/** A complete implementation of a service's unary methods. */
-export type UnaryService<S extends ServiceName> = { readonly [K in UnaryMethod<S>]: UnaryHandler };
 
 export type KvService = UnaryService<'etcdserverpb.KV'>;
 export type LeaseService = UnaryService<'etcdserverpb.Lease'>;

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
 import type { StreamCore } from '../../core/interfaces.js';
 import type { V3Api } from './handlers.js';
-import type { Pb } from './convert.js';
+import type { Incoming, Outgoing } from './service-methods.js';
 import { requestMetaOf, toGrpcError, type StreamHandlers } from '../grpc.js';
 import { Errors } from '../../core/errors.js';
 import { watchHandler } from './watch.js';
@@ -13,7 +13,7 @@ import { openBoltSnapshot } from '../../cluster/bolt-snapshot.js';
 export const SNAPSHOT_CHUNK = 32 * 1024;
 
 /** Stream a consistent copy of the db; the last message's blob is the sha256 of everything sent before. */
-export async function streamSnapshot(server: StreamCore, api: V3Api, write: (msg: Pb) => Promise<void> | void): Promise<void> {
+export async function streamSnapshot(server: StreamCore, api: V3Api, write: (msg: Outgoing<'etcdserverpb.SnapshotResponse'>) => Promise<void> | void): Promise<void> {
   server.kv.forceCommit();
   // the reference's format (a bbolt file), so its tools can read and restore what svc saves
   const snap = await openBoltSnapshot(
@@ -43,14 +43,14 @@ export async function streamSnapshot(server: StreamCore, api: V3Api, write: (msg
 }
 
 export function streamHandlers(server: StreamCore, api: V3Api): Record<string, StreamHandlers> {
-  const snapshot = (call: grpc.ServerWritableStream<Pb, Pb>) => {
+  const snapshot = (call: grpc.ServerWritableStream<Incoming<'etcdserverpb.SnapshotRequest'>, Outgoing<'etcdserverpb.SnapshotResponse'>>) => {
     try {
       api.gate.requireAdmin(requestMetaOf(call));
     } catch (e) {
       call.emit('error', toGrpcError(e));
       return;
     }
-    const write = (msg: Pb) =>
+    const write = (msg: Outgoing<'etcdserverpb.SnapshotResponse'>) =>
       new Promise<void>((resolve) => {
         if (call.write(msg)) resolve();
         else call.once('drain', resolve);
@@ -61,13 +61,13 @@ export function streamHandlers(server: StreamCore, api: V3Api): Record<string, S
     );
   };
 
-  const keepAlive = (call: grpc.ServerDuplexStream<Pb, Pb>) => {
-    call.on('data', (req: Pb) => {
+  const keepAlive = (call: grpc.ServerDuplexStream<Incoming<'etcdserverpb.LeaseKeepAliveRequest'>, Outgoing<'etcdserverpb.LeaseKeepAliveResponse'>>) => {
+    call.on('data', (req: Incoming<'etcdserverpb.LeaseKeepAliveRequest'>) => {
       const id = BigInt(req.ID ?? 0);
       server.renewLease(id).then(
         (ttl) => call.write({ header: api.header(), ID: id.toString(), TTL: ttl }),
         (e) => {
-          if (e === Errors.leaseNotFound || (e as Error).message === Errors.leaseNotFound().message) {
+          if ((e as Error).message === Errors.leaseNotFound().message) {
             call.write({ header: api.header(), ID: id.toString(), TTL: 0 });
           } else {
             call.emit('error', toGrpcError(e));
@@ -81,7 +81,7 @@ export function streamHandlers(server: StreamCore, api: V3Api): Record<string, S
 
   // A learner serves no stream but the snapshot, as the reference.
   const notForLearner = (h: grpc.UntypedHandleCall): grpc.UntypedHandleCall =>
-    ((call: grpc.ServerWritableStream<Pb, Pb>) => {
+    ((call: grpc.ServerWritableStream<object, object>) => {
       if (server.isLearner()) call.emit('error', toGrpcError(Errors.notSupportedForLearner()));
       else (h as (c: typeof call) => void)(call);
     }) as grpc.UntypedHandleCall;

@@ -3,7 +3,8 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { StreamCore } from '../../core/interfaces.js';
 import type { AuthGate } from './auth-gate.js';
-import { kvToPb, type Pb } from './convert.js';
+import { kvToPb } from './convert.js';
+import type { Incoming, Outgoing } from './service-methods.js';
 import { requestMetaOf } from '../grpc.js';
 import type { Watcher, WatchResponse } from '../../mvcc/watchable-store.js';
 import type { MvccEvent } from '../../mvcc/event.js';
@@ -14,19 +15,19 @@ export const PROGRESS_NOTIFY_MS = 10 * 60 * 1000;
 const EMPTY = Buffer.alloc(0);
 
 /** A store event in the wire's mvccpb.Event shape. */
-export function eventToPb(ev: MvccEvent): Pb {
-  const out: Pb = { type: ev.type, kv: kvToPb(ev.kv) };
+export function eventToPb(ev: MvccEvent): Outgoing<'mvccpb.Event'> {
+  const out: Outgoing<'mvccpb.Event'> = { type: ev.type, kv: kvToPb(ev.kv) };
   if (ev.prevKv) out.prev_kv = kvToPb(ev.prevKv);
   return out;
 }
 
-export function watchHandler(server: StreamCore, api: { readonly gate: AuthGate; header(revision?: number): Pb }): grpc.handleBidiStreamingCall<Pb, Pb> {
+export function watchHandler(server: StreamCore, api: { readonly gate: AuthGate; header(revision?: number): Outgoing<'etcdserverpb.ResponseHeader'> }): grpc.handleBidiStreamingCall<Incoming<'etcdserverpb.WatchRequest'>, Outgoing<'etcdserverpb.WatchResponse'>> {
   return (call) => {
     const meta = requestMetaOf(call);
     const watchers = new Map<number, Watcher>();
     let nextId = 0;
     let closed = false;
-    const send = (msg: Pb) => {
+    const send = (msg: Outgoing<'etcdserverpb.WatchResponse'>) => {
       if (!closed) call.write(msg);
     };
     const progressTimer = setInterval(() => {
@@ -49,7 +50,7 @@ export function watchHandler(server: StreamCore, api: { readonly gate: AuthGate;
       if (progressDeferred && tryProgress()) progressDeferred = false;
     };
 
-    const create = (r: Pb) => {
+    const create = (r: Incoming<'etcdserverpb.WatchCreateRequest'>) => {
       let id = Number(r.watch_id ?? 0);
       if (id === 0 || id === -1) {
         while (watchers.has(nextId)) nextId++;
@@ -58,15 +59,15 @@ export function watchHandler(server: StreamCore, api: { readonly gate: AuthGate;
         send({ header: api.header(), watch_id: id, created: true, canceled: true, cancel_reason: 'etcdserver: duplicate watch ID provided on the WatchStream' });
         return;
       }
-      const key: Buffer = r.key ?? EMPTY;
-      const end: Buffer = r.range_end ?? EMPTY;
+      const key = r.key ?? EMPTY;
+      const end = r.range_end ?? EMPTY;
       try {
         api.gate.requireKeys(meta, key, end, false);
       } catch (e) {
         send({ header: api.header(), watch_id: id, created: true, canceled: true, cancel_reason: (e as Error).message });
         return;
       }
-      const filters = ((r.filters ?? []) as string[]).map((f) => (f === 'NOPUT' ? 'noput' : 'nodelete') as 'noput' | 'nodelete');
+      const filters = (r.filters ?? []).map((f) => (f === 'NOPUT' ? 'noput' : 'nodelete') as 'noput' | 'nodelete');
       // The created response goes first; events may follow immediately.
       send({ header: api.header(), watch_id: id, created: true });
       try {
@@ -90,7 +91,7 @@ export function watchHandler(server: StreamCore, api: { readonly gate: AuthGate;
       }
     };
 
-    call.on('data', (req: Pb) => {
+    call.on('data', (req: Incoming<'etcdserverpb.WatchRequest'>) => {
       if (req.create_request) create(req.create_request);
       else if (req.cancel_request) {
         const id = Number(req.cancel_request.watch_id ?? 0);

@@ -6,7 +6,6 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { newConfig, startEmbedded, type EmbeddedMember } from '../../../server/embed/index.js';
-import type { Pb } from '../../../server/api/v3/convert.js';
 import type { RequestMeta } from '../../../server/api/v3/auth-gate.js';
 import { freePorts } from '../../../harness/ports.js';
 import { useTempDir } from '../../../harness/temp-dir.js';
@@ -15,7 +14,8 @@ describe('auth: a write past the gate, its permission revoked before it is appli
   this.timeout(60000);
   const tmp = useTempDir('svc-authrev-');
   let m: EmbeddedMember;
-  const call = (name: string, req: Pb, meta?: RequestMeta): Promise<Pb> => m.member.api.handler(name)!(req, meta);
+  const call = (name: string, req: object, meta?: RequestMeta): Promise<object> => m.member.api.handler(name)!(req, meta);
+  const authenticate = async (name: string, password: string) => ({ token: String((await m.member.api.handler('Authenticate')!({ name, password })).token) });
   const outcome = (p: Promise<unknown>) => p.then(() => 'ok', (e: Error) => e.message);
 
   before(async () => {
@@ -45,9 +45,9 @@ describe('auth: a write past the gate, its permission revoked before it is appli
     await call('RoleGrantPermission', { name: 'app', perm });
     await call('UserGrantRole', { user: 'alice', role: 'app' });
     await call('AuthEnable', {});
-    const root = { token: String((await call('Authenticate', { name: 'root', password: 'rootpw' })).token) };
-    const alice = { token: String((await call('Authenticate', { name: 'alice', password: 'alicepw' })).token) };
-    const get = async (key: string) => ((await call('Range', { key: Buffer.from(key) }, root)).kvs as Pb[]).map((kv) => Buffer.from(kv.value).toString());
+    const root = await authenticate('root', 'rootpw');
+    const alice = await authenticate('alice', 'alicepw');
+    const get = async (key: string) => ((await m.member.api.handler('Range')!({ key: Buffer.from(key) }, root)).kvs ?? []).map((kv) => Buffer.from(kv.value ?? []).toString());
 
     expect(await outcome(call('Put', { key: Buffer.from('app/a'), value: Buffer.from('1') }, alice))).to.equal('ok');
 

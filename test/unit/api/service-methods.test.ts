@@ -25,3 +25,12 @@ export const missing: KvService = { Range: h, Put: h, DeleteRange: h, Txn: h };
 // @ts-expect-error: a streaming method is not a unary one (Watch is served by streams.ts)
 export const streaming: KvService = { Range: h, Put: h, DeleteRange: h, Txn: h, Compact: h, Watch: h };
 export const lock: LockService = { Lock: h, Unlock: h };
+
+// Compile-time: a handler is given its request message and answers its response message, field by field.
+// @ts-expect-error: an answer field of the wrong type (kvs is a list of KeyValue)
+export const wrongAnswer: KvService['Range'] = async () => ({ kvs: 'x' });
+// @ts-expect-error: a request field read under a name the message does not have (the wire's is range_end)
+export const wrongField: KvService['Range'] = async (req) => ({ count: req.rangeEnd });
+// @ts-expect-error: a 64-bit request field is a decimal string, not a bigint
+export const wrongInt: KvService['Put'] = async (req) => ({ header: { revision: req.lease === 0n ? 0 : 1 } });
+export const typed: KvService['Range'] = async (req) => ({ count: req.limit ?? 0, kvs: [{ key: req.key, lease: 0 }] });

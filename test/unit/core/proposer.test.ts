@@ -1,5 +1,6 @@
-// The proposer without a cluster: request ids, waiters settled by the applier, batching of one event-loop turn
-// into one step, failures of refused batches, and linearizable reads through read-index requests.
+// The proposer without a cluster: request ids, waiters settled by the applier, each proposal handed to the raft
+// node in order (which batches them: raft-node.test.ts), failures of refused proposals, and linearizable reads
+// through read-index requests.
 import { expect } from 'chai';
 import { ProposalDroppedError } from '../../../server/raft/errors.js';
 import { ConfChangeType, type ConfChange } from '../../../server/raft/types.js';
@@ -10,14 +11,17 @@ import { Errors } from '../../../server/core/errors.js';
 
 class FakeRaft implements ProposerRaft {
   lead = 1n;
-  batches: Uint8Array[][] = [];
+  proposed: Array<{ data: Uint8Array; refused: (e: unknown) => void }> = [];
   confChanges: ConfChange[] = [];
   reads: Buffer[] = [];
   kicks = 0;
   refuse?: Error;
-  proposeMany(data: Uint8Array[]): void {
-    if (this.refuse) throw this.refuse;
-    this.batches.push(data);
+  propose(data: Uint8Array, refused: (e: unknown) => void): void {
+    this.proposed.push({ data, refused });
+  }
+  /** The next ready pass steps what was proposed: the core refuses it all. */
+  refuseProposed(e: Error): void {
+    for (const p of this.proposed.splice(0)) p.refused(e);
   }
   proposeConfChange(cc: ConfChange): void {
     if (this.refuse) throw this.refuse;
@@ -66,16 +70,14 @@ describe('core/proposer', () => {
     expect(b).to.equal(a + 1n);
   });
 
-  it('steps the proposals of one turn as one batch, and the applier settles each waiter', async () => {
+  it('hands each proposal to the raft node in order, and the applier settles each waiter', async () => {
     const { raft, p, stats } = setup();
     const r1 = p.propose<string>(put(p.nextRequestId(), 'a'));
     const r2 = p.propose<string>(put(p.nextRequestId(), 'b'));
     await Promise.resolve();
-    expect(p.batched).to.equal(2);
     expect(stats.proposalsPending).to.equal(2);
-    p.flush();
-    expect(raft.batches).to.have.length(1);
-    const reqs = raft.batches[0].map((d) => decodeRequest(d));
+    expect(raft.proposed).to.have.length(2);
+    const reqs = raft.proposed.map((q) => decodeRequest(q.data));
     expect(reqs.map((r) => r.kind === 'put' && Buffer.from(r.put.key).toString())).to.deep.equal(['a', 'b']);
     expect(p.settle(reqs[0].id, 'one')).to.equal(true);
     expect(p.settle(reqs[1].id, undefined, Errors.leaseNotFound())).to.equal(true);
@@ -88,16 +90,23 @@ describe('core/proposer', () => {
 
   it('a batch the consensus core refuses fails every proposal in it (leader changed / no leader)', async () => {
     const { raft, p, stats } = setup();
-    raft.refuse = new ProposalDroppedError();
     const r1 = settled(p.propose(put(p.nextRequestId())));
     const r2 = settled(p.propose(put(p.nextRequestId())));
     await Promise.resolve();
-    p.flush();
+    raft.refuseProposed(new ProposalDroppedError());
     for (const r of [await r1, await r2]) {
       expect(r.ok).to.equal(false);
       if (!r.ok) expect(r.e.message).to.equal(Errors.leaderChanged().message);
     }
     expect(stats.proposalsFailed).to.equal(2);
+    // refused once the leader is gone: no leader
+    const r3 = settled(p.propose(put(p.nextRequestId())));
+    await Promise.resolve();
+    raft.lead = 0n;
+    raft.refuseProposed(new ProposalDroppedError());
+    const r = await r3;
+    expect(r.ok).to.equal(false);
+    if (!r.ok) expect(r.e.message).to.equal(Errors.noLeader().message);
   });
 
   it('refuses a request above --max-request-bytes before proposing it', async () => {
@@ -105,8 +114,7 @@ describe('core/proposer', () => {
     const r = await settled(p.propose(put(p.nextRequestId(), 'a-long-key-well-past-ten-bytes')));
     expect(r.ok).to.equal(false);
     if (!r.ok) expect(r.e.message).to.equal(Errors.requestTooLarge().message);
-    p.flush();
-    expect(raft.batches).to.have.length(0);
+    expect(raft.proposed).to.have.length(0);
   });
 
   it('a proposal that never applies times out (and counts as failed)', async () => {

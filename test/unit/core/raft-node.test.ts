@@ -1,8 +1,10 @@
 // The raft node's ready loop without disk or sockets: a one-member cluster over MemoryStorage and a fake WAL
-// elects itself, persists and applies what it is given in log order, reports leadership, ignores removed
-// members' messages, and does nothing once stopped.
+// elects itself, persists and applies what it is given in log order, steps the proposals of one turn as one
+// batch (and tells each proposer when the core refuses it), reports leadership, ignores removed members'
+// messages, and does nothing once stopped.
 import { expect } from 'chai';
 import { RawNode, MemoryStorage, decodeConfChange } from '../../../server/raft/index.js';
+import { ProposalDroppedError } from '../../../server/raft/errors.js';
 import { EntryType, MessageType, StateRole, type Entry, type HardState, type Message } from '../../../server/raft/types.js';
 import { RaftNode, type RaftNodeHooks } from '../../../server/core/raft-node.js';
 import { MemberLifecycle } from '../../../server/core/lifecycle.js';
@@ -12,11 +14,14 @@ import { nopLogger } from '../../../server/log/logger.js';
 
 class FakeWal {
   saved: Entry[] = [];
+  /** The entries of each save, in order. */
+  saves: Entry[][] = [];
   hardStates: HardState[] = [];
   fsyncCount = 0;
   async save(hs: HardState | undefined, entries: Entry[], mustSync: boolean): Promise<void> {
     if (hs) this.hardStates.push(hs);
     this.saved.push(...entries);
+    if (entries.length > 0) this.saves.push(entries);
     if (mustSync) this.fsyncCount++;
   }
   async saveSnapshot(): Promise<void> {}
@@ -35,8 +40,6 @@ function setup() {
   const removed = new Set<bigint>();
   const ref: { node?: RaftNode } = {};
   const hooks: RaftNodeHooks = {
-    beforeReady: () => undefined,
-    hasPending: () => false,
     onLeaderChange: (lead) => leaders.push(lead),
     onRoleChange: (role) => roles.push(role),
     applyEntries: (entries) => {
@@ -94,8 +97,9 @@ describe('core/raft-node', () => {
   it('persists proposals in the WAL and applies them in log order', async () => {
     const { node, wal, applied } = setup();
     await elect(node);
-    node.proposeMany([Buffer.from('a'), Buffer.from('b')]);
-    node.kick();
+    const refused = (e: unknown) => expect.fail(`refused: ${String(e)}`);
+    node.propose(Buffer.from('a'), refused);
+    node.propose(Buffer.from('b'), refused);
     for (let i = 0; i < 10 && applied.filter((e) => e.data.length > 0 && e.type === EntryType.Normal).length < 2; i++) await turn();
     const data = applied.filter((e) => e.type === EntryType.Normal && e.data.length > 0);
     expect(data.map((e) => Buffer.from(e.data).toString())).to.deep.equal(['a', 'b']);
@@ -103,6 +107,31 @@ describe('core/raft-node', () => {
     const walData = wal.saved.filter((e) => e.type === EntryType.Normal && e.data.length > 0).map((e) => e.index);
     expect(walData).to.deep.equal(data.map((e) => e.index));
     expect(wal.hardStates.at(-1)?.commit).to.be.at.least(data[1].index);
+  });
+
+  it('steps the proposals of one event-loop turn as one batch: one ready pass, one WAL save', async () => {
+    const { node, wal, applied } = setup();
+    await elect(node);
+    const refused = (e: unknown) => expect.fail(`refused: ${String(e)}`);
+    const normal = (entries: Entry[]) => entries.filter((e) => e.type === EntryType.Normal && e.data.length > 0).map((e) => Buffer.from(e.data).toString());
+    for (const d of ['a', 'b', 'c']) node.propose(Buffer.from(d), refused);
+    for (let i = 0; i < 10 && normal(applied).length < 3; i++) await turn();
+    for (const d of ['d', 'e']) node.propose(Buffer.from(d), refused);
+    for (let i = 0; i < 10 && normal(applied).length < 5; i++) await turn();
+    expect(wal.saves.map(normal).filter((s) => s.length > 0)).to.deep.equal([['a', 'b', 'c'], ['d', 'e']]);
+    expect(normal(applied)).to.deep.equal(['a', 'b', 'c', 'd', 'e']);
+  });
+
+  it('a batch the consensus core refuses (no leader yet) is told to each proposer, and nothing is written', async () => {
+    const { node, wal } = setup();
+    const errors: unknown[] = [];
+    node.propose(Buffer.from('x'), (e) => errors.push(e));
+    node.propose(Buffer.from('y'), (e) => errors.push(e));
+    await turn();
+    await turn();
+    expect(errors).to.have.length(2);
+    for (const e of errors) expect(e).to.be.instanceOf(ProposalDroppedError);
+    expect(wal.saved.filter((e) => e.type === EntryType.Normal && e.data.length > 0)).to.deep.equal([]);
   });
 
   it('drops messages from removed members, and does nothing once stopped', async () => {
