@@ -63,7 +63,7 @@ const NOT_IN_SVC_35 = [
   'enable-log-rotation', 'log-rotation-config-json',
   'experimental-enable-distributed-tracing', 'experimental-distributed-tracing-address', 'experimental-distributed-tracing-service-name',
   'experimental-distributed-tracing-instance-id', 'experimental-distributed-tracing-sampling-rate',
-  'experimental-compact-hash-check-enabled', 'experimental-compact-hash-check-time', 'experimental-enable-lease-checkpoint-persist',
+  'experimental-enable-lease-checkpoint-persist',
   'experimental-downgrade-check-time', 'experimental-memory-mlock',
   'experimental-txn-mode-write-with-shared-buffer', 'experimental-stop-grpc-service-on-defrag',
 ];
@@ -74,6 +74,7 @@ const NEW_IN_35 = [
   'v2-deprecation', 'raft-read-timeout', 'raft-write-timeout', 'experimental-compaction-sleep-interval',
   'experimental-bootstrap-defrag-threshold-megabytes', 'client-cert-file', 'client-key-file', 'peer-client-cert-file',
   'peer-client-key-file', 'tls-min-version', 'tls-max-version',
+  'experimental-compact-hash-check-enabled', 'experimental-compact-hash-check-time',
 ];
 
 const r33: Release = {

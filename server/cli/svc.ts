@@ -208,6 +208,7 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     initialElectionTickAdvance: cfg.initialElectionTickAdvance,
     initialCorruptCheck: cfg.experimentalInitialCorruptCheck,
     corruptCheckTimeMs: cfg.experimentalCorruptCheckTimeMs,
+    compactHashCheckTimeMs: cfg.experimentalCompactHashCheckTimeMs,
     enableV2: cfg.enableV2,
     warningApplyMs: cfg.warningApplyMs,
     compactionBatchLimit: cfg.compactionBatchLimit,

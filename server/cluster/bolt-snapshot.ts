@@ -17,7 +17,7 @@ import { setImmediate as tick } from 'node:timers/promises';
 import { BoltFileWriter, type BucketWriter } from '../storage/bbolt/writer.js';
 import { readBolt, checkBolt, type BoltBucket } from '../storage/bbolt/reader.js';
 import { openBackend, BUCKETS, type Backend, type BucketName, type OpenSnapshot } from '../storage/backend.js';
-import { encodeKv, decodeKv } from '../mvcc/kv.js';
+import { encodeKv, referenceKvBytes } from '../mvcc/kv.js';
 import { nopLogger } from '../log/logger.js';
 import { crc32c } from '../storage/crc.js';
 import { pbRead, pbAll as all, pbBytes as bytes, pbInt64 as int64, pbNum as num } from '../storage/protobuf.js';
@@ -81,11 +81,8 @@ interface SvcRoleJSON {
 /** An svc value as the reference stores it; undefined drops the entry. */
 export function toReference(bucket: string, key: Uint8Array, value: Uint8Array): Uint8Array | undefined {
   switch (bucket) {
-    case 'key': {
-      const kv = decodeKv(value);
-      if (isTombstoneKey(key)) return new PbWriter().bytes(1, kv.key).done();
-      return new PbWriter().bytes(1, kv.key).int(2, kv.createRevision).int(3, kv.modRevision).int(4, kv.version).bytes(5, kv.value).int(6, kv.lease).done();
-    }
+    case 'key':
+      return referenceKvBytes(value, isTombstoneKey(key));
     case 'lease': {
       const b = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
       return new PbWriter().int(1, b.readBigInt64BE(0)).int(2, b.readBigInt64BE(8)).int(3, b.readBigInt64BE(16)).done();

@@ -232,6 +232,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     enableGrpcGateway: bool('enable-grpc-gateway'),
     experimentalInitialCorruptCheck: bool('experimental-initial-corrupt-check'),
     experimentalCorruptCheckTimeMs: dur('experimental-corrupt-check-time'),
+    experimentalCompactHashCheckTimeMs: bool('experimental-compact-hash-check-enabled') ? dur('experimental-compact-hash-check-time') : 0,
     compactionBatchLimit,
     ...backendBatch,
     raftReadTimeoutMs: raftTimeout('raft-read-timeout'),

@@ -118,6 +118,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'experimental-compaction-sleep-interval', kind: 'duration', group: 'experimental', def: '10ms', help: 'Sets the sleep interval between each compaction batch.' },
   { name: 'experimental-bootstrap-defrag-threshold-megabytes', kind: 'uint', group: 'experimental', def: '0', help: 'Defragment the database at start when at least this many megabytes would be freed (0: never).' },
   { name: 'experimental-corrupt-check-time', kind: 'duration', group: 'experimental', def: '0s', help: 'Duration of time between cluster corruption check passes.' },
+  { name: 'experimental-compact-hash-check-enabled', kind: 'bool', group: 'experimental', def: 'false', help: 'Enable leader to periodically check followers compaction hashes.' },
+  { name: 'experimental-compact-hash-check-time', kind: 'duration', group: 'experimental', def: '1m', help: 'Duration of time between leader checks followers compaction hashes.' },
 ];
 
 const BY_NAME: ReadonlyMap<string, FlagSpec> = new Map(FLAGS.map((f) => [f.name, f]));

@@ -90,6 +90,8 @@ export interface ServerConfig {
   enableGrpcGateway: boolean;
   experimentalInitialCorruptCheck: boolean;
   experimentalCorruptCheckTimeMs: number;
+  /** --experimental-compact-hash-check-time when --experimental-compact-hash-check-enabled, else 0 (ms). */
+  experimentalCompactHashCheckTimeMs: number;
   /** --experimental-compaction-batch-limit and --experimental-compaction-sleep-interval (ms; 3.4: 10 ms). */
   compactionBatchLimit: number;
   /** --backend-batch-limit / --backend-batch-interval (ms); undefined: the defaults. */

@@ -10,6 +10,11 @@
 //   or a peer at the leader's compact revision with another hash raises the CORRUPT alarm, once per pass. As the
 //   reference 3.5 does, the alarm names member 0: which member's data is wrong is not known. Peers that do not
 //   answer (behind, unreachable) are skipped.
+// - the compaction hash check (--experimental-compact-hash-check-enabled, every --experimental-compact-hash-check-time),
+//   on the leader: each hash its own compactions took (the newest first, down to the last revision checked) is
+//   compared with the peers' hashes at that revision, which they took at the same compaction. Peers with another
+//   compact revision or no answer are skipped; a pass ends at the first revision every peer answered. On a
+//   mismatch the members outside the majority hash get the CORRUPT alarm; with no majority, member 0 does.
 import { idHex } from '../cluster/ids.js';
 import { peerRequest, type PeerTlsClient } from '../cluster/peer-http.js';
 import type { Logger } from '../log/logger.js';
@@ -47,6 +52,8 @@ export interface CorruptionDeps {
   tls?: PeerTlsClient;
   linearizableReadNotify(): Promise<void>;
   triggerCorruptAlarm(memberId: bigint): void;
+  /** The hashes this member's compactions took (revision: the compaction's), any order. */
+  compactionHashes?(): readonly KvHash[];
   /** How one peer URL is asked (default: fetchPeerHash over HTTP; tests hand in another). */
   fetch?(url: string, rev: number): Promise<KvHash>;
 }
@@ -110,6 +117,9 @@ export function serveHashKV(
 }
 
 export class CorruptionChecker {
+  /** The newest compaction revision every peer agreed on (a pass looks only above it). */
+  private latestRevisionChecked = 0;
+
   constructor(private readonly d: CorruptionDeps) {}
 
   /** The peers' hashes at `rev` (each peer's URLs in turn until one answers). */
@@ -211,5 +221,62 @@ export class CorruptionChecker {
       }
     }
     d.logger.info('finished peer corruption check', { 'number-of-peers-checked': checked });
+  }
+
+  /** One pass of the leader's compaction hash check; returns how many of its hashes it looked at. */
+  async compactHashCheck(): Promise<number> {
+    const { d } = this;
+    d.logger.info('starting compact hash check', { 'local-member-id': idHex(d.memberId), timeout: formatDuration(d.requestTimeoutMs()) });
+    const hashes = [...(d.compactionHashes?.() ?? [])].filter((h) => h.revision > this.latestRevisionChecked).sort((a, b) => b.revision - a.revision);
+    for (const [i, h] of hashes.entries()) {
+      const peers = await this.peerHashes(h.revision);
+      if (peers.length === 0) continue;
+      if (this.comparePeerHashes(h, peers)) {
+        d.logger.info('finished compaction hash check', { 'number-of-hashes-checked': i + 1 });
+        return i + 1;
+      }
+    }
+    d.logger.info('finished compaction hash check', { 'number-of-hashes-checked': hashes.length });
+    return hashes.length;
+  }
+
+  /** False only when some peer could not be compared at this revision (the pass goes on to an older one). */
+  private comparePeerHashes(leader: KvHash, peers: PeerHash[]): boolean {
+    const { d } = this;
+    const me = idHex(d.memberId);
+    const byHash = new Map<number, bigint[]>([[leader.hash, [d.memberId]]]);
+    let checked = 0;
+    for (const p of peers) {
+      const reason = !p.resp ? 'no response'
+        : p.resp.compactRevision !== leader.compactRevision ? `the peer's CompactRevision ${p.resp.compactRevision} doesn't match leader's CompactRevision ${leader.compactRevision}` : undefined;
+      if (reason !== undefined) {
+        d.logger.warn("Skipped peer's hash", { 'number-of-peers': peers.length, 'leader-id': me, 'peer-id': idHex(p.id), reason });
+        continue;
+      }
+      checked++;
+      byHash.set(p.resp!.hash, [...(byHash.get(p.resp!.hash) ?? []), p.id]);
+    }
+    const at = { 'leader-revision': leader.revision, 'leader-compact-revision': leader.compactRevision, 'leader-hash': leader.hash };
+    if (byHash.size === 1) {
+      if (checked < peers.length) {
+        d.logger.warn('skipped revision in compaction hash check; was not able to check all peers', { 'number-of-peers-checked': checked, 'number-of-peers': peers.length, revision: leader.revision, compactRevision: leader.compactRevision });
+        return false;
+      }
+      d.logger.info('successfully checked hash on whole cluster', { 'number-of-peers-checked': checked, revision: leader.revision, compactRevision: leader.compactRevision });
+      this.latestRevisionChecked = Math.max(this.latestRevisionChecked, leader.revision);
+      return true;
+    }
+    const quorum = Math.floor((peers.length + 1) / 2) + 1;
+    const majority = [...byHash].find(([, ids]) => ids.length >= quorum);
+    if (majority) byHash.delete(majority[0]);
+    else {
+      d.logger.error('Detected compaction hash mismatch but cannot identify the corrupted members, so intentionally set the memberID as 0', { 'leader-id': me, ...at });
+      d.triggerCorruptAlarm(0n);
+    }
+    for (const [hash, ids] of byHash) {
+      if (majority) for (const id of ids) d.triggerCorruptAlarm(id);
+      d.logger.error('Detected compaction hash mismatch', { 'leader-id': me, ...at, 'peer-hash': hash, 'peer-ids': ids.map(idHex), 'quorum-exist': majority !== undefined });
+    }
+    return true;
   }
 }

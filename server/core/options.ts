@@ -98,6 +98,8 @@ export interface MemberOptions {
   initialCorruptCheck?: boolean;
   /** --experimental-corrupt-check-time (ms; 0 or absent: off): how often the leader compares the members' KV hashes. */
   corruptCheckTimeMs?: number;
+  /** --experimental-compact-hash-check-enabled with -time (ms; 0 or absent: off): how often the leader compares its compactions' hashes with the peers'. */
+  compactHashCheckTimeMs?: number;
   release: Release;
   logger: Logger;
 }

@@ -75,7 +75,8 @@ export class SvcServer {
   private readonly quota: Quota;
   private readonly publisher: Publisher;
   private readonly corruption: CorruptionChecker;
-  private corruptTimer?: NodeJS.Timeout;
+  /** The leader's periodic checks' next passes, by check. */
+  private readonly checkTimers = new Map<string, NodeJS.Timeout>();
   private peerServer?: { close(): Promise<void> };
   private timers: NodeJS.Timeout[] = [];
   private stopCompactor: (() => void) | undefined;
@@ -239,6 +240,7 @@ export class SvcServer {
       memberId, clusterId: b.clusterId, logger, tls: opts.peerTls,
       requestTimeoutMs: () => proposals.requestTimeoutMs(),
       hashByRev: (rev) => this.hashByRev(rev),
+      compactionHashes: () => this.kv.store.storedCompactionHashes(),
       // the members this member knows: from its data, else (no snapshot yet) from its --initial-cluster
       peers: () => {
         const known = membership().list();
@@ -275,7 +277,7 @@ export class SvcServer {
         hashKV: (method, path, cid, body) => serveHashKV({ clusterId: this.clusterId, logger, hashByRev: (rev) => this.hashByRev(rev) }, method, path, cid, body),
       },
     });
-    this.startCorruptionMonitor();
+    this.startCorruptionMonitors();
     this.timers.push(setInterval(() => this.node.tick(), opts.tickMs));
     void adjustTicks({
       memberId: this.memberId, clusterSize: this.startClusterSize, electionTicks: this.node.electionTicks, tickMs: opts.tickMs,
@@ -303,24 +305,32 @@ export class SvcServer {
     void this.publisher.run();
   }
 
-  /** The leader's periodic corruption check (--experimental-corrupt-check-time). */
-  private startCorruptionMonitor(): void {
-    const interval = this.opts.corruptCheckTimeMs ?? 0;
+  /**
+   * The leader's periodic checks: the KV hash comparison (--experimental-corrupt-check-time) and the compaction hash
+   * check (--experimental-compact-hash-check-enabled, every --experimental-compact-hash-check-time).
+   */
+  private startCorruptionMonitors(): void {
+    const corruptEvery = this.opts.corruptCheckTimeMs ?? 0;
+    if (corruptEvery > 0) this.logger.info('enabled corruption checking', { 'local-member-id': idHex(this.memberId), interval: formatDuration(corruptEvery) });
+    this.everyAsLeader('corrupt', corruptEvery, 'failed to check hash KV', () => this.corruption.periodicCheck());
+    this.everyAsLeader('compactHash', this.opts.compactHashCheckTimeMs ?? 0, 'failed to check compaction hashes', () => this.corruption.compactHashCheck());
+  }
+
+  /** Runs `check` every `interval` ms (0: never) while this member leads, until it stops; a failed pass is logged. */
+  private everyAsLeader(name: string, interval: number, failure: string, check: () => Promise<unknown>): void {
     if (interval <= 0) return;
-    const { logger } = this;
-    logger.info('enabled corruption checking', { 'local-member-id': idHex(this.memberId), interval: formatDuration(interval) });
     const pass = async (): Promise<void> => {
       if (this.lifecycle.ending) return;
       if (this.isLeader()) {
         try {
-          await this.corruption.periodicCheck();
+          await check();
         } catch (e) {
-          logger.warn('failed to check hash KV', { error: (e as Error).message });
+          this.logger.warn(failure, { error: (e as Error).message });
         }
       }
-      if (!this.lifecycle.ending) this.corruptTimer = setTimeout(() => void pass(), interval);
+      if (!this.lifecycle.ending) this.checkTimers.set(name, setTimeout(() => void pass(), interval));
     };
-    this.corruptTimer = setTimeout(() => void pass(), interval);
+    this.checkTimers.set(name, setTimeout(() => void pass(), interval));
   }
 
   /** The KV hash at `rev` (0: now) with this member's current revision, as HashKV computes it. */
@@ -569,7 +579,7 @@ export class SvcServer {
     if (o.transferLeadership !== false) await this.leadership.transferOnStop();
     lc.stopped = true;
     for (const t of this.timers) clearInterval(t);
-    clearTimeout(this.corruptTimer);
+    for (const t of this.checkTimers.values()) clearTimeout(t);
     this.stopCompactor?.();
     await this.node.drained();
     this.proposer.stop();

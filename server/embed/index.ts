@@ -53,6 +53,9 @@ export interface EmbedConfig {
   experimentalInitialCorruptCheck?: boolean;
   /** The reference's ExperimentalCorruptCheckTime, in ms (0: off): the leader's periodic corruption check. */
   experimentalCorruptCheckTimeMs?: number;
+  /** The reference's ExperimentalCompactHashCheckEnabled and ExperimentalCompactHashCheckTime (ms; default 1 min). */
+  experimentalCompactHashCheckEnabled?: boolean;
+  experimentalCompactHashCheckTimeMs?: number;
   /**
    * The release to behave as; default the newest. The library reads no environment (as the reference's embed
    * package): an embedding program that follows SVC_VERSION passes `newConfig(process.env.SVC_VERSION)`.
@@ -178,6 +181,7 @@ export async function startEmbedded(cfg: EmbedConfig): Promise<EmbeddedMember> {
     enableV2: cfg.enableV2 ?? base.enableV2,
     initialCorruptCheck: cfg.experimentalInitialCorruptCheck ?? false,
     corruptCheckTimeMs: cfg.experimentalCorruptCheckTimeMs ?? 0,
+    compactHashCheckTimeMs: cfg.experimentalCompactHashCheckEnabled ? cfg.experimentalCompactHashCheckTimeMs ?? 60_000 : 0,
     peerTls,
     clientTls: clientTls ? { cert: clientTls.cert, key: clientTls.key, ca: clientTls.ca, requestCert: clientTls.clientCertAuth, rejectUnauthorized: clientTls.clientCertAuth } : undefined,
     setLogLevel: logger ? (level: string) => logger.setLevel(parseLevel(level)) : undefined,

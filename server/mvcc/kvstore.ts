@@ -8,11 +8,11 @@ import { nopLogger } from '../log/logger.js';
 import { duration } from '../log/fields.js';
 import type { Observers } from '../core/interfaces.js';
 import type { Backend, BackendBatchTx } from '../storage/backend.js';
-import { crc32 } from 'node:zlib';
+import { crc32c } from '../storage/crc.js';
 import { errCompacted, errFutureRev, MvccError } from './errors.js';
 import type { MvccEvent } from './event.js';
 import { KeyIndex } from './key-index.js';
-import { decodeKv, encodeKv, keyStr, normalizeEnd, type KeyValue } from './kv.js';
+import { decodeKv, encodeKv, keyStr, normalizeEnd, referenceKvBytes, type KeyValue } from './kv.js';
 import { bytesToRev, isTombstone, mainRevBound, revKey, revToBytes, type Revision } from './revision.js';
 import { TreeIndex } from './tree-index.js';
 
@@ -85,6 +85,16 @@ export interface StoreStats {
   dbTotalSizeInUse: number;
 }
 
+/** The KV hash a compaction took at its revision, over the store as the previous compaction left it. */
+export interface CompactionHash {
+  hash: number;
+  compactRevision: number;
+  revision: number;
+}
+
+/** How many compaction hashes are kept (the reference keeps 10). */
+const COMPACTION_HASHES_KEPT = 10;
+
 export interface HashKvResult {
   hash: number;
   /** The store's current revision. */
@@ -117,6 +127,7 @@ export class MvccStore {
   private readonly compaction: { batchLimit: number; sleepMs: number; observers?: Pick<Observers, 'compactionPause' | 'compactionDone'> };
   private counters = { put: 0, delete: 0, txn: 0, range: 0 };
   private compactionTail: Promise<void> = Promise.resolve();
+  private compactionHashes: CompactionHash[] = [];
   /** Bumped by restore, so background compactions of the previous data stop. */
   private epoch = 0;
 
@@ -272,7 +283,7 @@ export class MvccStore {
     tx.put(META_BUCKET, SCHEDULED_COMPACT_KEY, revToBytes({ main: rev, sub: 0 }));
     tx.end();
     const keep = this.index.compact(rev);
-    return { compactRev: rev, prevCompactRev: prev, done: this.scheduleCompaction(rev, keep) };
+    return { compactRev: rev, prevCompactRev: prev, done: this.scheduleCompaction(rev, prev, keep) };
   }
 
   /** Resolves when every compaction scheduled so far has been applied to the backend. */
@@ -280,17 +291,20 @@ export class MvccStore {
     return this.compactionTail;
   }
 
-  private scheduleCompaction(rev: number, keep: Set<string>): Promise<void> {
+  private scheduleCompaction(rev: number, prev: number, keep: Set<string>): Promise<void> {
     const epoch = this.epoch;
     const backend = this.backend;
-    const job = this.compactionTail.then(() => this.runCompaction(rev, keep, epoch, backend));
+    const job = this.compactionTail.then(() => this.runCompaction(rev, prev, keep, epoch, backend));
     this.compactionTail = job;
     return job;
   }
 
-  private async runCompaction(rev: number, keep: Set<string>, epoch: number, backend: Backend): Promise<void> {
+  private async runCompaction(rev: number, prev: number, keep: Set<string>, epoch: number, backend: Backend): Promise<void> {
     const end = mainRevBound(rev + 1);
     let start = mainRevBound(0);
+    // the KV hash at `rev` as it stood with the previous compaction (HashKV's rules), taken on the way through: the
+    // compaction hash check compares it with the peers' (stored below)
+    let h = crc32c(Buffer.from(KEY_BUCKET, 'latin1'));
     const { batchLimit, sleepMs, observers } = this.compaction;
     const began = performance.now();
     let deleted = 0;
@@ -301,8 +315,11 @@ export class MvccStore {
         const batchStart = performance.now();
         const tx = backend.batchTx();
         const chunk = tx.range(KEY_BUCKET, start, end, batchLimit);
-        for (const { key } of chunk) {
-          if (!keep.has(revKey(bytesToRev(key)))) {
+        for (const { key, value } of chunk) {
+          const r = bytesToRev(key);
+          const kept = keep.has(revKey(r));
+          if (kept || r.main > prev || keep.size === 0) h = crc32c(referenceKvBytes(value, isTombstone(key)), crc32c(key, h));
+          if (!kept) {
             tx.delete(KEY_BUCKET, key);
             deleted++;
           }
@@ -312,7 +329,9 @@ export class MvccStore {
           tx.end();
           const took = performance.now() - began;
           observers?.compactionDone?.(took, deleted);
-          this.logger.info('finished scheduled compaction', { 'compact-revision': rev, took: duration(took) });
+          const hash = { hash: h >>> 0, compactRevision: prev, revision: rev };
+          this.logger.info('finished scheduled compaction', { 'compact-revision': rev, took: duration(took), hash: hash.hash });
+          this.storeCompactionHash(hash);
           return;
         }
         tx.end();
@@ -327,6 +346,17 @@ export class MvccStore {
     }
   }
 
+  /** Keeps the hash a compaction took, the newest COMPACTION_HASHES_KEPT of them in revision order. */
+  private storeCompactionHash(hash: CompactionHash): void {
+    this.logger.info('storing new hash', { hash: hash.hash, revision: hash.revision, 'compact-revision': hash.compactRevision });
+    this.compactionHashes = [...this.compactionHashes, hash].sort((a, b) => a.revision - b.revision).slice(-COMPACTION_HASHES_KEPT);
+  }
+
+  /** The hashes the last compactions took, oldest first (in memory only: a restarted member has none). */
+  storedCompactionHashes(): readonly CompactionHash[] {
+    return this.compactionHashes;
+  }
+
   /** crc32 of the whole backend (Maintenance.Hash). */
   hash(): { hash: number; revision: number } {
     return { hash: this.backend.hash(), revision: this.currentRev };
@@ -339,11 +369,14 @@ export class MvccStore {
   hashByRev(rev: number): HashKvResult {
     const compactRev = this.compactMainRev;
     const currentRev = this.currentRev;
+    // a compaction's own revision answers with the hash that compaction took, as the reference does (compacted or not)
+    const stored = this.compactionHashes.find((x) => x.revision === rev);
+    if (stored) return { hash: stored.hash, currentRev, compactRev: stored.compactRevision, hashRev: rev };
     if (rev > 0 && rev <= compactRev) throw errCompacted(compactRev);
     if (rev > 0 && rev > currentRev) throw errFutureRev();
     if (rev === 0) rev = currentRev;
     const keep = this.index.keep(rev);
-    let h = crc32(Buffer.from(KEY_BUCKET, 'latin1'));
+    let h = crc32c(Buffer.from(KEY_BUCKET, 'latin1'));
     const tx = this.backend.readTx();
     const end = mainRevBound(rev + 1);
     let start = mainRevBound(0);
@@ -352,9 +385,9 @@ export class MvccStore {
       for (const { key, value } of chunk) {
         const r = bytesToRev(key);
         // Below the compaction point only what compaction would keep counts.
-        if (r.main <= compactRev && !keep.has(revKey(r))) continue;
-        h = crc32(key, h);
-        h = crc32(value, h);
+        if (r.main <= compactRev && keep.size > 0 && !keep.has(revKey(r))) continue;
+        h = crc32c(key, h);
+        h = crc32c(referenceKvBytes(value, isTombstone(key)), h);
       }
       if (chunk.length < SCAN_CHUNK) break;
       start = successor(chunk[chunk.length - 1].key);
@@ -412,8 +445,9 @@ export class MvccStore {
     // No scheduled compaction recorded (0): nothing to resume, and a store never compacted keeps -1.
     if (scheduled !== 0 && scheduled > this.compactMainRev) {
       this.logger.info('resume scheduled compaction', { 'scheduled-compact-revision': scheduled });
+      const prev = this.compactMainRev;
       this.compactMainRev = scheduled;
-      void this.scheduleCompaction(scheduled, this.index.compact(scheduled));
+      void this.scheduleCompaction(scheduled, prev, this.index.compact(scheduled));
     }
     if (this.lessor) {
       for (const [k, id] of keyToLease) {

@@ -214,6 +214,38 @@ describe('--experimental-compaction-batch-limit and -sleep-interval (side by sid
     expect(seen.svc).to.deep.equal(seen.reference);
     expect(seen.svc).to.deep.equal({ pauses: 4, keys: 22 });
   });
+
+  it('--experimental-compact-hash-check-enabled: HashKV at a compaction\'s revision answers the hash it took, compacted or not; the leader\'s pass checks them', async () => {
+    const seen = {} as Record<Target, string[]>;
+    const both = await startSideBySide({ dir, tag: 'hashes', procs, flags: ['--experimental-compact-hash-check-enabled', '--experimental-compact-hash-check-time=300ms'] });
+    for (const target of TARGETS) {
+      const m = both[target];
+      const ctl = async (...args: string[]) => {
+        const r = await etcdctl([`--endpoints=${m.clientUrl}`, ...args], { bin: ref35('etcdctl') });
+        return r.code === 0 ? r.stdout.trim() : `exit ${r.code}: ${/compacted|future/.exec(r.stderr)?.[0] ?? r.stderr}`;
+      };
+      const hashkv = async (rev: number) => {
+        const out = await ctl('endpoint', 'hashkv', `--rev=${rev}`, '-w', 'json');
+        if (out.startsWith('exit')) return `${rev}: ${out}`;
+        const h = (JSON.parse(out) as Array<{ HashKV: { hash: number; compact_revision?: number } }>)[0].HashKV;
+        return `${rev}: hash ${h.hash} compact_revision ${h.compact_revision ?? 0}`;
+      };
+      for (let k = 0; k < 5; k++) await ctl('put', 'a', `v${k}`);
+      await ctl('put', 'b', 'x');
+      await ctl('compaction', '--physical', '4');
+      const first = [await hashkv(4), await hashkv(5), await hashkv(3)];
+      await ctl('compaction', '--physical', '6');
+      seen[target] = [...first, await hashkv(6), await hashkv(4)];
+      const line = await m.proc.waitForLog(/"msg":"finished compaction hash check","number-of-hashes-checked":2/, 10000);
+      expect(line, target).to.be.a('string');
+    }
+    expect(seen.svc).to.deep.equal(seen.reference);
+    // the stored hashes: rev 4 over the uncompacted store (-1), rev 6 over the store compacted at 4; rev 3 is gone
+    expect(seen.svc[0]).to.match(/^4: hash \d+ compact_revision -1$/);
+    expect(seen.svc[2]).to.match(/^3: exit \d+: compacted/);
+    expect(seen.svc[3]).to.match(/^6: hash \d+ compact_revision 4$/);
+    expect(seen.svc[4]).to.equal(seen.svc[0]);
+  });
 });
 
 describe('--experimental-bootstrap-defrag-threshold-megabytes (side by side with the reference 3.5)', function () {
