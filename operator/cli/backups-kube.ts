@@ -20,6 +20,8 @@ export const BACKUPS_USAGE = 'backups <cluster> [-n NAMESPACE] [--kubeconfig FIL
 
 /** Runs `kubectl svc backups ...` (argv[0] is `backups`); resolves with the exit code. */
 export async function kubeBackupsMain(argv: string[], out: (s: string) => void = (s) => void process.stdout.write(s)): Promise<number> {
+  // the S3 SDK's notice about future Node releases is not the user's business here (as svc-operator's main.ts)
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   try {
     const { words, flags } = parseArgs(argv.slice(1), { string: ['namespace', 'kubeconfig', 'output'] });
     if (words.length !== 1) throw new UsageError('backups needs exactly one SvcCluster name');
