@@ -3,12 +3,13 @@ _svc_words() {
   # $1: the program's command words after its name
   local cur="${COMP_WORDS[COMP_CWORD]}" words=""
   if [ "$1" = plugin ]; then
-    if [ "$COMP_CWORD" -le 1 ]; then words="status backup verify recover suspend resume defrag compact report"; else
+    if [ "$COMP_CWORD" -le 1 ]; then words="status backup verify recover backups suspend resume defrag compact report"; else
     case "${COMP_WORDS[1]}" in
       status) words="--namespace -n --kubeconfig --watch --interval --output" ;;
       backup) words="--namespace -n --kubeconfig --token --wait" ;;
       verify) words="--namespace -n --kubeconfig --token --wait" ;;
       recover) words="--namespace -n --kubeconfig --dry-run --token --wait" ;;
+      backups) words="--namespace -n --kubeconfig --output" ;;
       suspend) words="--namespace -n --kubeconfig --dry-run" ;;
       resume) words="--namespace -n --kubeconfig --dry-run" ;;
       defrag) words="--namespace -n --kubeconfig --dry-run" ;;
@@ -16,7 +17,7 @@ _svc_words() {
       report) words="--namespace -n --kubeconfig --file" ;;
     esac; fi
   else
-    if [ "$COMP_CWORD" -le 1 ]; then words="local demo crd run backup restore verify completion status backup-now verify-now recover suspend resume defrag compact report"
+    if [ "$COMP_CWORD" -le 1 ]; then words="local demo crd run backup restore verify completion status backup-now verify-now recover backups suspend resume defrag compact report"
     elif [ "${COMP_WORDS[1]}" = local ]; then
       if [ "$COMP_CWORD" -le 2 ]; then words="apply status backup verify-backup backups delete recover suspend resume move-leader restart defrag compact alarm report"; else
       case "${COMP_WORDS[2]}" in
@@ -43,6 +44,7 @@ _svc_words() {
       backup) words="--namespace -n --kubeconfig --token --wait" ;;
       verify) words="--namespace -n --kubeconfig --token --wait" ;;
       recover) words="--namespace -n --kubeconfig --dry-run --token --wait" ;;
+      backups) words="--namespace -n --kubeconfig --output" ;;
       suspend) words="--namespace -n --kubeconfig --dry-run" ;;
       resume) words="--namespace -n --kubeconfig --dry-run" ;;
       defrag) words="--namespace -n --kubeconfig --dry-run" ;;

@@ -16,6 +16,18 @@ export interface BackupRecord {
   compactRevision?: number;
   /** Files removed by --keep. */
   pruned: string[];
+  /** Keys of the snapshot objects uploaded to the object-store destinations (--s3), in their order. */
+  uploaded?: string[];
+}
+
+/**
+ * What a Job reports when it fails: the message, and for a destination that failed its name as messages give it
+ * and the cause (backup/destinations/store.ts DestinationCause), so the operator classifies it as the local runtime does.
+ */
+export interface JobError {
+  error: string;
+  destination?: string;
+  cause?: string;
 }
 
 /** What `restore` reports. */
@@ -24,6 +36,8 @@ export interface RestoreRecord {
   /** sha256 of the database bytes of the snapshot. */
   sha256: string;
   clusterId: string;
+  /** The object it was downloaded from (a restore from an object-store destination). */
+  object?: string;
   /** Member name -> member id (hex); `skipped` members were restored by an earlier run. */
   members: Array<{ name: string; memberId?: string; skipped?: boolean }>;
 }

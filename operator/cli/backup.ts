@@ -3,10 +3,15 @@
 //       [--cacert FILE --cert FILE --key FILE]   (a TLS cluster: its CA and a client certificate, as etcdctl takes them)
 //       streams a snapshot of the member into DIR/NAME.db (through a .part file, sha256 checked), removes the
 //       oldest .db files of DIR beyond the newest N, and writes a BackupRecord (JSON) to FILE
+//       [--s3 JSON --cluster NAME --release X.Y.Z --kind KIND [--max-age DURATION]]  then uploads it with its manifest
+//       to each object-store destination of JSON ([{name, s3}], its Secrets in the environment and under
+//       /etc/svc/secrets) and applies retention there (--keep, --max-age): the local runtime's code
 //   svc-operator restore --snapshot FILE --members NAME=DATADIR,... --initial-cluster NAME=URL,...
 //       --initial-cluster-token TOKEN [--record FILE]
 //       builds each member's data dir from the snapshot (svc's own restore), one temp dir renamed into place,
 //       and writes a RestoreRecord to FILE
+//       [--s3 JSON --object KEY --download DIR]  instead of --snapshot: downloads the restore point whose manifest is
+//       KEY from the destination JSON ({name, s3}) into DIR and checks its sha256 first
 //   svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
 //       a restore drill: restores FILE into DIR (a scratch member with no peers, removed after) and writes a
 //       VerifyRecord with its KV hash at revision N (the operator compares it with the one recorded at backup time)
@@ -19,7 +24,9 @@ import { nopLogger } from '../../server/log/logger.js';
 import { createHash } from 'node:crypto';
 import { MemberClient } from '../members/index.js';
 import { pruneSnapshotDir } from '../runtime/snapshot-files.js';
-import type { BackupRecord, RestoreRecord, VerifyRecord } from '../api/job-records.js';
+import type { BackupRecord, JobError, RestoreRecord, VerifyRecord } from '../api/job-records.js';
+import type { BackupKind } from '../api/types.js';
+import { DestinationError, fetchByManifest, jobDestinationAccess, openS3, shipToDestinations, type NamedS3 } from '../backup/destinations/index.js';
 import { runDrill } from '../runtime/local/drill.js';
 import { DEFAULT_SVC_ENTRY } from '../runtime/local/index.js';
 import { parseArgs, UsageError } from './args.js';
@@ -33,7 +40,8 @@ const RESTORED_MARKER = 'restored-from.json';
 const USAGE = `usage:
   svc-operator backup --endpoint URL --member NAME --dir DIR --file NAME.db [--keep N] [--record FILE]
                       [--cacert FILE --cert FILE --key FILE]
-  svc-operator restore --snapshot FILE --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
+                      [--s3 JSON --cluster NAME --release X.Y.Z --kind KIND [--max-age DURATION]]
+  svc-operator restore (--snapshot FILE | --s3 JSON --object KEY --download DIR) --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
   svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
 `;
 
@@ -45,7 +53,10 @@ export function isJobCommand(argv: readonly string[]): boolean {
 function writeRecord(file: string | undefined, record: object): void {
   if (!file) return;
   let text = JSON.stringify(record);
-  if (Buffer.byteLength(text) > MAX_RECORD_BYTES) text = JSON.stringify({ error: String((record as { error?: string }).error ?? text).slice(0, MAX_RECORD_BYTES - 200) });
+  if (Buffer.byteLength(text) > MAX_RECORD_BYTES) {
+    const { error, destination, cause } = record as Partial<JobError>;
+    text = JSON.stringify({ error: String(error ?? text).slice(0, MAX_RECORD_BYTES - 600), ...(cause ? { destination: destination?.slice(0, 300), cause } : {}) });
+  }
   writeFileSync(file, text);
 }
 
@@ -64,7 +75,33 @@ function pairs(text: string, flag: string): Array<[string, string]> {
   });
 }
 
-/** `backup`: snapshot of one member into dir/file, then pruning. */
+/** A file's text, or undefined when it is not there (a Secret that is not mounted). */
+function readIfThere(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isNamedS3(v: unknown): v is NamedS3 {
+  const d = v as NamedS3;
+  return typeof d === 'object' && d !== null && typeof d.name === 'string' && typeof d.s3 === 'object' && d.s3 !== null && typeof d.s3.bucket === 'string';
+}
+
+/** A flag holding JSON of the shape `ok` accepts. */
+function jsonFlag<T>(flags: Map<string, string>, name: string, ok: (v: unknown) => boolean): T {
+  let v: unknown;
+  try {
+    v = JSON.parse(need(flags, name));
+  } catch (e) {
+    throw new UsageError(`--${name} is not JSON: ${(e as Error).message}`);
+  }
+  if (!ok(v)) throw new UsageError(`--${name} is not what it should be (object-store destinations: {"name", "s3": {"bucket", ...}})`);
+  return v as T;
+}
+
+/** `backup`: snapshot of one member into dir/file, then pruning, then the upload to the object-store destinations. */
 export async function backup(flags: Map<string, string>): Promise<BackupRecord> {
   const endpoint = need(flags, 'endpoint');
   const member = need(flags, 'member');
@@ -83,12 +120,29 @@ export async function backup(flags: Map<string, string>): Promise<BackupRecord> 
     }
   };
   const tls = tlsFiles[0] === undefined ? undefined : { ca: readTls(tlsFiles[0]), cert: readTls(tlsFiles[1]!), key: readTls(tlsFiles[2]!) };
+  // checked before the snapshot: a Job given a wrong list takes none
+  const dests = flags.has('s3') ? jsonFlag<NamedS3[]>(flags, 's3', (v) => Array.isArray(v) && v.every(isNamedS3)) : [];
+  const kind = dests.length > 0 ? need(flags, 'kind') as BackupKind : undefined;
+  if (kind !== undefined && !['scheduled', 'pre-upgrade', 'on-demand'].includes(kind)) throw new UsageError('--kind must be scheduled, pre-upgrade or on-demand');
+  if (dests.length > 0) {
+    need(flags, 'cluster');
+    need(flags, 'release');
+  }
   mkdirSync(dir, { recursive: true });
   const client = new MemberClient({ timeoutMs: 10_000, attempts: 3, tls });
   try {
     const rec = await client.snapshot(endpoint, member, join(dir, file));
     const pruned = pruneSnapshotDir(dir, Number(keepText));
-    return { file, member, revision: rec.revision, size: rec.size, sha256: rec.sha256, time: rec.time, ...(rec.kvHash !== undefined ? { kvHash: rec.kvHash, compactRevision: rec.compactRevision } : {}), pruned };
+    const kv = rec.kvHash !== undefined ? { kvHash: rec.kvHash, compactRevision: rec.compactRevision } : {};
+    const out: BackupRecord = { file, member, revision: rec.revision, size: rec.size, sha256: rec.sha256, time: rec.time, ...kv, pruned };
+    if (dests.length > 0) {
+      const points = await shipToDestinations(dests, jobDestinationAccess(process.env, readIfThere), join(dir, file), {
+        cluster: need(flags, 'cluster'), member, revision: rec.revision, time: rec.time, sha256: rec.sha256, size: rec.size, release: need(flags, 'release'), backupKind: kind!,
+        ...(rec.kvHash !== undefined && rec.compactRevision !== undefined ? { hashKV: rec.kvHash, compactRevision: rec.compactRevision } : {}),
+      }, { keep: Number(keepText), ...(flags.get('max-age') ? { maxAge: flags.get('max-age') } : {}) }, new Date());
+      out.uploaded = points.map((p) => p.key);
+    }
+    return out;
   } finally {
     client.close();
   }
@@ -96,16 +150,32 @@ export async function backup(flags: Map<string, string>): Promise<BackupRecord> 
 
 /** `restore`: every member's data dir from one snapshot. */
 export async function restore(flags: Map<string, string>): Promise<RestoreRecord> {
-  const snapshot = need(flags, 'snapshot');
   const members = pairs(need(flags, 'members'), 'members');
   const initial = pairs(need(flags, 'initial-cluster'), 'initial-cluster');
   const token = need(flags, 'initial-cluster-token');
+  if (flags.has('snapshot') === flags.has('s3')) throw new UsageError('give --snapshot FILE, or --s3 JSON with --object KEY and --download DIR');
+  let snapshot: string;
+  let object: string | undefined;
+  if (flags.has('s3')) {
+    // downloaded and checked (its manifest's size and sha256) before any data dir is touched
+    const source = jsonFlag<NamedS3>(flags, 's3', isNamedS3);
+    const download = need(flags, 'download');
+    mkdirSync(download, { recursive: true });
+    const dest = openS3(source.name, source.s3, jobDestinationAccess(process.env, readIfThere));
+    try {
+      const got = await fetchByManifest(dest, need(flags, 'object'), download);
+      snapshot = got.file;
+      object = got.point.key;
+    } finally {
+      dest.store.close();
+    }
+  } else snapshot = need(flags, 'snapshot');
   const byName = new Map<string, string[]>();
   for (const [n, url] of initial) byName.set(n, [...(byName.get(n) ?? []), url]);
   const initialCluster = [...byName].map(([name, peerURLs]) => ({ name, peerURLs }));
   // checked once here (a missing or corrupt file fails before any data dir is touched)
   const sha256 = createHash('sha256').update(verifySnapshotFile(snapshot)).digest('hex');
-  const out: RestoreRecord = { snapshot: basename(snapshot), sha256, clusterId: '', members: [] };
+  const out: RestoreRecord = { snapshot: basename(snapshot), sha256, clusterId: '', ...(object ? { object } : {}), members: [] };
   for (const [name, dataDir] of members) {
     const peerURLs = byName.get(name);
     if (!peerURLs) throw new UsageError(`--members names ${name}, which --initial-cluster does not`);
@@ -144,7 +214,7 @@ export async function verify(flags: Map<string, string>): Promise<VerifyRecord> 
 export async function jobMain(argv: string[]): Promise<number> {
   let record: string | undefined;
   try {
-    const { words, flags } = parseArgs(argv, { string: ['endpoint', 'member', 'dir', 'file', 'keep', 'record', 'cacert', 'cert', 'key', 'snapshot', 'members', 'initial-cluster', 'initial-cluster-token', 'revision', 'scratch'] });
+    const { words, flags } = parseArgs(argv, { string: ['endpoint', 'member', 'dir', 'file', 'keep', 'record', 'cacert', 'cert', 'key', 'snapshot', 'members', 'initial-cluster', 'initial-cluster-token', 'revision', 'scratch', 's3', 'cluster', 'release', 'kind', 'max-age', 'object', 'download'] });
     record = flags.get('record');
     if (words.length !== 1) throw new UsageError(`unknown command: ${words.join(' ')}`);
     const result = words[0] === 'backup' ? await backup(flags) : words[0] === 'verify' ? await verify(flags) : await restore(flags);
@@ -154,7 +224,8 @@ export async function jobMain(argv: string[]): Promise<number> {
   } catch (e) {
     const message = (e as Error).message;
     try {
-      writeRecord(record, { error: message });
+      const failed: JobError = e instanceof DestinationError ? { error: message, destination: e.destination, cause: e.reason } : { error: message };
+      writeRecord(record, failed);
     } catch {
       // the message below still reaches the log
     }

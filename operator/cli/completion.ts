@@ -19,6 +19,7 @@ function pluginWords(): Record<string, Words> {
     backup: { commands: [], flags: [...KUBE_FLAGS, '--token', '--wait'] },
     verify: { commands: [], flags: [...KUBE_FLAGS, '--token', '--wait'] },
     recover: { commands: [], flags: [...KUBE_FLAGS, '--dry-run', '--token', '--wait'] },
+    backups: { commands: [], flags: [...KUBE_FLAGS, '--output'] },
     ...Object.fromEntries(Object.keys(KUBE_ONCALL_USAGE).map((v) => [v, { commands: [], flags: [...KUBE_FLAGS, ...(v === 'report' ? ['--file'] : ['--dry-run'])] }])),
   };
 }

@@ -4,6 +4,7 @@
 //   kubectl svc verify <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--wait SECONDS]   (a restore drill now)
 //   kubectl svc recover <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--dry-run] [--wait SECONDS]   (quorum-loss recovery)
 //   kubectl svc suspend|resume|report <cluster> ...   (break-glass and the bug-report archive: cli/oncall-kube.ts)
+//   kubectl svc backups <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--output json]   (restore points: cli/backups-kube.ts)
 // kubectl does not hand its own flags to plugins: the kubeconfig comes from --kubeconfig, $KUBECONFIG or
 // ~/.kube/config, the namespace from -n or the current context.
 import { setProtoDir } from '../../server/wire/index.js';
@@ -11,6 +12,7 @@ import { statusMain, statusUsage } from './status-cmd.js';
 import { backupNowMain, backupNowUsage } from './backup-now.js';
 import { recoverMain, recoverUsage } from './recover-kube.js';
 import { KUBE_ONCALL_USAGE, kubeOnCallMain } from './oncall-kube.js';
+import { BACKUPS_USAGE, kubeBackupsMain } from './backups-kube.js';
 
 const USAGE = `usage: kubectl svc <command>
   ${statusUsage('kubectl svc')}
@@ -22,6 +24,7 @@ const USAGE = `usage: kubectl svc <command>
   ${recoverUsage('kubectl svc recover')}
       quorum-loss recovery, never automatic (refused while the cluster has quorum): the members' applied indexes,
       the survivor and what each other member loses; --dry-run stops there, else the annotation svc.dev/recover
+  kubectl svc ${BACKUPS_USAGE}
 ${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  kubectl svc ${verb} ${usage}\n`).join('')}`;
 
 /** Runs the plugin with `argv` (without node and script); resolves with the exit code. */
@@ -35,6 +38,7 @@ export async function kubectlSvcMain(argv: string[]): Promise<number> {
   if (argv[0] === 'backup') return backupNowMain(argv, undefined, 'kubectl svc backup');
   if (argv[0] === 'verify') return backupNowMain(argv, undefined, 'kubectl svc verify');
   if (argv[0] === 'recover') return recoverMain(argv, undefined, 'kubectl svc recover');
+  if (argv[0] === 'backups') return kubeBackupsMain(argv);
   if (Object.hasOwn(KUBE_ONCALL_USAGE, argv[0])) return kubeOnCallMain(argv);
   process.stderr.write(`kubectl svc: unknown command ${argv[0]}\n${USAGE}`);
   return 2;

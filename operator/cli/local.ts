@@ -5,15 +5,15 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { parseSvcCluster, updateProblems, ValidationError } from '../api/validate.js';
-import { API_VERSION, KIND, type RestoreSpec, type SvcCluster } from '../api/types.js';
+import { API_VERSION, KIND, type SvcCluster } from '../api/types.js';
 import { backupsState } from '../backup/schedule.js';
 import { describeVerified } from '../backup/verify.js';
 import { MemberClient } from '../members/index.js';
 import { observe, reconcile, type ReconcileResult } from '../orchestrator/index.js';
 import { LocalRuntime, restoreProblem } from '../runtime/local/index.js';
 import { RuntimeError } from '../runtime/index.js';
-import { DestinationError, s3Destinations, type DestinationAccess } from '../backup/destinations/index.js';
-import { coveredRange, describeRange, type RestorePoint } from '../backup/restore-points.js';
+import { DestinationError, type DestinationAccess } from '../backup/destinations/index.js';
+import { backupSources, listBackups, printBackups } from './backups-view.js';
 import { Backoff } from '../orchestrator/backoff.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { describeStep } from '../planner/steps.js';
@@ -341,21 +341,6 @@ export async function localDelete(stateDir: string): Promise<number> {
   return 0;
 }
 
-/** One destination's restore points as `local backups` shows them. */
-interface DestinationListing {
-  name: string;
-  /** Whose backups. */
-  cluster: string;
-  where: string;
-  oldest: { revision: number; time: string } | null;
-  newest: { revision: number; time: string } | null;
-  points: RestorePoint[];
-  /** Objects found that are not restore points (corrupt or foreign manifests). */
-  problems: string[];
-  /** Why the destination could not be listed (unreachable, credentials, bucket). */
-  error: string | null;
-}
-
 /**
  * `local backups`: the restore points of every object-store destination of the cluster (each full snapshot; the
  * oldest and newest restorable revision and time), and what is there that is not one. With `-f FILE` (no cluster
@@ -369,42 +354,7 @@ export async function localBackups(stateDir: string, output: string | undefined,
   if (!manifest && !state) throw new CommandError(`no local cluster in ${runtime.stateDir}; or name a manifest: svc-operator local backups -f <cluster.yaml>`);
   const name = manifest?.metadata.name ?? state!.name;
   const spec = manifest?.spec ?? state!.spec;
-  const sources = s3Destinations(spec).map((d) => ({ name: d.name, restore: { source: { destination: d.name, cluster: name } } as RestoreSpec }));
-  if (manifest && spec.restore?.source?.s3) sources.push({ name: 'restore source', restore: { source: spec.restore.source } });
-  const out: DestinationListing[] = [];
-  for (const d of sources) {
-    const listing: DestinationListing = { name: d.name, cluster: name, where: d.name, oldest: null, newest: null, points: [], problems: [], error: null };
-    try {
-      const r = await runtime.restorePoints(d.restore, spec);
-      listing.cluster = r.cluster;
-      const range = coveredRange(r.points);
-      Object.assign(listing, { where: r.where, points: r.points, problems: r.problems });
-      if (range) {
-        listing.oldest = { revision: range.oldest.revision, time: range.oldest.time };
-        listing.newest = { revision: range.newest.revision, time: range.newest.time };
-      }
-    } catch (e) {
-      if (!(e instanceof DestinationError) && !(e instanceof RuntimeError)) throw e;
-      listing.error = e.message;
-    }
-    out.push(listing);
-  }
-  if (output === 'json') process.stdout.write(`${JSON.stringify({ cluster: name, destinations: out }, null, 2)}\n`);
-  else {
-    if (out.length === 0) process.stdout.write(`${name} has no object-store destinations (spec.backup.destinations[].s3${manifest ? ' or spec.restore.source.s3' : ''}); its local backups: svc-operator local status --state-dir ${stateDir}\n`);
-    for (const l of out) {
-      if (l.error) {
-        process.stdout.write(`${l.error}\n`);
-        continue;
-      }
-      process.stdout.write(`${l.where}, cluster ${l.cluster}: ${describeRange(l.points)}\n`);
-      if (l.points.length > 0) {
-        const rows = [['REVISION', 'TIME', 'KIND', 'MEMBER', 'RELEASE', 'BYTES', 'HASHKV', 'OBJECT'], ...l.points.map((p) => [String(p.revision), p.time, p.backupKind, p.member, p.release, String(p.size), p.hashKV === undefined ? '-' : String(p.hashKV), p.key])];
-        const w = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-        for (const r of rows) process.stdout.write(`${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(w[i]))).join('  ')}\n`);
-      }
-      for (const p of l.problems) process.stdout.write(`not a restore point: ${p}\n`);
-    }
-  }
+  const out = await listBackups(name, backupSources(name, spec, manifest !== undefined), (restore) => runtime.restorePoints(restore, spec));
+  printBackups((s) => process.stdout.write(s), name, out, output, `${name} has no object-store destinations (spec.backup.destinations[].s3${manifest ? ' or spec.restore.source.s3' : ''}); its local backups: svc-operator local status --state-dir ${stateDir}`);
   return out.some((l) => l.error) ? 1 : 0;
 }

@@ -14,6 +14,7 @@
 //   svc-operator backup-now <cluster> [-n NS] [--wait SECONDS]   (an on-demand backup: cli/backup-now.ts)
 //   svc-operator verify-now <cluster> [-n NS] [--wait SECONDS]   (a restore drill now: cli/backup-now.ts)
 //   svc-operator recover <cluster> [-n NS] [--dry-run] [--wait SECONDS]   (quorum-loss recovery: cli/recover-kube.ts)
+//   svc-operator backups <cluster> [-n NS] [--output json]   (restore points in the object stores: cli/backups-kube.ts)
 // Exit codes: 0 done, 1 failure (including a refused upgrade), 2 usage.
 import { parseArgs, UsageError } from './args.js';
 import { setProtoDir } from '../../server/wire/index.js';
@@ -29,6 +30,7 @@ import { isRecoverCommand, recoverMain } from './recover-kube.js';
 import { onCallUsage, onCallVerb } from './oncall.js';
 import { KUBE_ONCALL_USAGE, kubeOnCallMain } from './oncall-kube.js';
 import { bashCompletion, zshCompletion } from './completion.js';
+import { BACKUPS_USAGE, kubeBackupsMain } from './backups-kube.js';
 
 const USAGE = `usage: svc-operator <command>
 
@@ -45,6 +47,8 @@ Kubernetes:
       annotation svc.dev/recover (a manifest may carry the same): the operator snapshots the survivor onto the backup
       claim, restarts it in place with --force-new-cluster and grows back to spec.replicas (status.recovery).
       Also the kubectl plugin: kubectl svc recover <cluster>
+  svc-operator ${BACKUPS_USAGE}
+      (also the kubectl plugin: kubectl svc backups <cluster>; the same listing as svc-operator local backups)
 ${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${verb} ${usage}\n`).join('')}      (also the kubectl plugin: kubectl svc suspend|resume|defrag|compact|report <cluster>)
   svc-operator run [--kubeconfig FILE] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--lease-name NAME]
                    [--operator-image IMAGE] [--namespaces NS,...] [--cluster-selector SELECTOR]
@@ -54,8 +58,9 @@ ${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${ver
   svc-operator completion bash|zsh
       prints the shell completion of svc-operator and kubectl-svc (also in completions/)
   svc-operator backup --endpoint URL --member NAME --dir DIR --file NAME.db [--keep N] [--record FILE] [--cacert F --cert F --key F]
+                      [--s3 JSON --cluster NAME --release X.Y.Z --kind KIND [--max-age DURATION]]
   svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
-  svc-operator restore --snapshot FILE --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
+  svc-operator restore (--snapshot FILE | --s3 JSON --object KEY --download DIR) --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
       what the operator's backup, restore-drill and restore Jobs run
 
 Local (members as child processes):
@@ -104,6 +109,7 @@ export async function main(argv: string[]): Promise<number> {
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
   if (isBackupNowCommand(argv)) return backupNowMain(argv); // svc-operator backup-now <cluster> (cli/backup-now.ts)
   if (isRecoverCommand(argv)) return recoverMain(argv); // svc-operator recover <cluster> (cli/recover-kube.ts)
+  if (argv[0] === 'backups') return kubeBackupsMain(argv); // svc-operator backups <cluster> (cli/backups-kube.ts)
   if (Object.hasOwn(KUBE_ONCALL_USAGE, argv[0] ?? '')) return kubeOnCallMain(argv);
   if (argv[0] === 'completion' && argv.length === 2 && (argv[1] === 'bash' || argv[1] === 'zsh')) {
     process.stdout.write(argv[1] === 'bash' ? bashCompletion() : zshCompletion());

@@ -299,7 +299,7 @@ export class Controller {
       session.lastStep = undefined;
     } else if (r.acted) {
       this.upgradeMetrics.stepDone(namespace, name, step);
-      if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${spec.restore.snapshot}`);
+      if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${restoredFrom(spec.restore)}`);
       if (r.backup) await this.api.event(target, 'Normal', 'BackupTaken', describeBackup(r.backup));
       if (r.verified) await this.api.event(target, r.verified.result === 'Passed' ? 'Normal' : 'Warning', r.verified.result === 'Passed' ? 'BackupVerified' : 'BackupVerifyFailed', describeVerified(r.verified));
       if (r.defrag) {
@@ -380,6 +380,14 @@ export function recoveryStatus(request: string | undefined, record: RecoveryProg
     startedAt: new Date(record.startedAt).toISOString(),
     ...(record.finishedAt !== undefined ? { finishedAt: new Date(record.finishedAt).toISOString() } : {}),
   };
+}
+
+/** Where a restore came from, as the Restored Event says it. */
+function restoredFrom(r: NonNullable<SvcCluster['spec']['restore']>): string {
+  if (r.snapshot !== undefined) return r.snapshot;
+  const at = r.revision !== undefined ? ` at revision ${r.revision}` : r.time !== undefined ? ` at ${r.time}` : ' (the newest restore point)';
+  const s3 = r.source?.s3;
+  return `${s3 ? `s3://${s3.bucket}${s3.prefix ? `/${s3.prefix}` : ''}` : `destination ${r.source?.destination}`}${r.source?.cluster ? `, cluster ${r.source.cluster}` : ''}${at}`;
 }
 
 /** The rollout recorded in the annotation, if any (a malformed one is ignored: members are compared anyway). */

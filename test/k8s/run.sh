@@ -19,6 +19,9 @@ say "images (test/k8s/images/build-images.sh; the first build takes several minu
 bash test/k8s/images/build-images.sh | tail -n 1
 say "images ready"
 
+say "versitygw, the S3-compatible server of the object-store backup tests (scripts/build-versitygw.sh; built once)"
+bash scripts/build-versitygw.sh | tail -n 1
+
 out="${SVC_K8S_DIST:-dist}"
 say "compiling TypeScript into $out"
 if ! npx tsc -p tsconfig.json --outDir "$out"; then

@@ -97,7 +97,8 @@ members' data claims, which the StatefulSet adopts. Secrets: get by name only (T
   verbs: ["create", "list"]
 # TLS clusters: the operator reads spec.tls.clientSecret/peerSecret by name (a GET each reconcile) to check
 # them and to present the client certificate to the members. Only get: no list or watch, so it never holds
-# (or is sent) the other Secrets of a namespace; a renewed Secret is picked up at the next resync.
+# (or is sent) the other Secrets of a namespace; a renewed Secret is picked up at the next resync. The same for the
+# Secrets of object-store destinations: checked before a backup Job starts, and read to list a bucket for a restore.
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["get"]

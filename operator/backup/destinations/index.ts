@@ -3,10 +3,10 @@
 // check it. The layout and the choices are pure (../restore-points.ts); this is the I/O around them.
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import type { BackupDestination, S3Destination, SvcClusterSpec } from '../../api/types.js';
+import type { BackupDestination, RestoreSpec, S3Destination, SvcClusterSpec } from '../../api/types.js';
 import { durationMs } from '../../api/duration.js';
 import {
-  clusterFolder, clustersIn, fullManifest, fullSnapshotKey, manifestKeyOf, parseManifest, retainFull,
+  clusterFolder, clustersIn, describeRange, fullManifest, fullSnapshotKey, manifestKeyOf, parseManifest, pickRestorePoint, retainFull,
   type FullManifest, type RestorePoint,
 } from '../restore-points.js';
 import { DEFAULT_KEEP } from '../schedule.js';
@@ -99,10 +99,22 @@ export async function clustersOf(d: OpenDestination): Promise<string[]> {
   return clustersIn(await d.store.list(d.prefix ? `${d.prefix}/` : ''), d.prefix);
 }
 
-/** Applies spec.backup.keep and maxAge to a destination's full snapshots; returns the points removed. */
-export async function applyRetention(d: OpenDestination, points: RestorePoint[], spec: SvcClusterSpec, now: Date): Promise<RestorePoint[]> {
-  const maxAge = spec.backup?.maxAge ? durationMs(spec.backup.maxAge) : undefined;
-  const { removed } = retainFull(points, spec.backup?.keep ?? DEFAULT_KEEP, maxAge, now);
+/** What retention keeps of full snapshots: spec.backup.keep and maxAge. */
+export interface Retention {
+  keep: number;
+  /** A duration ("168h"). */
+  maxAge?: string;
+}
+
+/** The retention of a spec. */
+export function retentionOf(spec: SvcClusterSpec): Retention {
+  return { keep: spec.backup?.keep ?? DEFAULT_KEEP, ...(spec.backup?.maxAge ? { maxAge: spec.backup.maxAge } : {}) };
+}
+
+/** Applies the retention to a destination's full snapshots; returns the points removed. */
+export async function applyRetention(d: OpenDestination, points: RestorePoint[], retention: Retention, now: Date): Promise<RestorePoint[]> {
+  const maxAge = retention.maxAge ? durationMs(retention.maxAge) : undefined;
+  const { removed } = retainFull(points, retention.keep, maxAge, now);
   // the manifest first: a snapshot left without one (a delete cut short) is not offered as a restore point
   for (const p of removed) {
     await d.store.delete(p.manifestKey);
@@ -138,4 +150,145 @@ export async function downloadRestorePoint(d: OpenDestination, point: RestorePoi
   if (digest !== point.sha256 || tail.toString('hex') !== digest) {
     throw new DestinationError(d.store.label, 'ObjectCorrupt', `${point.key} is corrupt: its sha256 ${digest} does not match ${digest !== point.sha256 ? `its manifest's ${point.sha256}` : 'its own trailing digest'}; pick another restore point (revision or time), or take a new backup`);
   }
+}
+
+/** An S3 destination by name, as the spec gives it (what a backup Job is handed). */
+export interface NamedS3 {
+  name: string;
+  s3: S3Destination;
+}
+
+/**
+ * Uploads a snapshot file with its manifest to every destination, each listed first (an unreachable store, refused
+ * credentials or a missing bucket show as such, not as an upload cut short), then applies retention there. The
+ * first destination that fails throws its DestinationError. Both runtimes call it: the local runtime after the engine
+ * streamed the snapshot, on Kubernetes the backup Job (svc-operator backup --s3) after it wrote the claim's file.
+ */
+export async function shipToDestinations(dests: readonly NamedS3[], access: DestinationAccess, file: string, m: FullSnapshotInput, retention: Retention, now: Date): Promise<RestorePoint[]> {
+  const added: RestorePoint[] = [];
+  for (const d of dests) {
+    const dest = openS3(d.name, d.s3, access);
+    try {
+      const { points } = await listRestorePoints(dest, m.cluster);
+      const point = await uploadFull(dest, file, m);
+      await applyRetention(dest, [...points.filter((p) => p.key !== point.key), point], retention, now);
+      added.push(point);
+    } finally {
+      dest.store.close();
+    }
+  }
+  return added;
+}
+
+/** spec.restore.source cannot be used as it is written (a destination it names that is not there, no or several clusters). */
+export class RestoreSourceError extends Error {
+  /** NotCovered: the revision or time asked for is outside the backups (the message gives their range). */
+  constructor(message: string, readonly code: 'NotCovered' | 'SourceInvalid' = 'SourceInvalid') {
+    super(message);
+    this.name = 'RestoreSourceError';
+  }
+}
+
+/** The destination spec.restore.source names: one of `spec`'s S3 destinations by name, or its own bucket. */
+export function restoreDestination(restore: RestoreSpec, spec: SvcClusterSpec): NamedS3 {
+  const src = restore.source;
+  if (!src) throw new RestoreSourceError('spec.restore names no source');
+  if (src.destination !== undefined) {
+    const named = s3Destinations(spec).find((d) => d.name === src.destination);
+    if (!named) throw new RestoreSourceError(`spec.restore.source.destination "${src.destination}" is not an s3 destination of spec.backup.destinations`);
+    return { name: named.name, s3: named.s3 };
+  }
+  return { name: 'restore source', s3: src.s3! };
+}
+
+/**
+ * Opens spec.restore.source and finds whose backups it restores: source.cluster, else the only cluster under the
+ * prefix (none or several: a RestoreSourceError saying what is there). The caller closes the store.
+ */
+export async function openRestoreSource(restore: RestoreSpec, spec: SvcClusterSpec, access: DestinationAccess): Promise<{ dest: OpenDestination; cluster: string; source: NamedS3 }> {
+  const source = restoreDestination(restore, spec);
+  const dest = openS3(source.name, source.s3, access);
+  try {
+    if (restore.source?.cluster) return { dest, cluster: restore.source.cluster, source };
+    const clusters = await clustersOf(dest);
+    if (clusters.length === 1) return { dest, cluster: clusters[0], source };
+    throw new RestoreSourceError(clusters.length === 0
+      ? `${dest.store.label} holds no backups under its prefix; check bucket and prefix`
+      : `${dest.store.label} holds the backups of ${clusters.join(', ')}: name one in spec.restore.source.cluster`);
+  } catch (e) {
+    dest.store.close();
+    throw e;
+  }
+}
+
+/** The restore points of spec.restore.source, what is in the way (corrupt or foreign objects), where and whose they are. */
+export async function restoreSourcePoints(restore: RestoreSpec, spec: SvcClusterSpec, access: DestinationAccess): Promise<{ points: RestorePoint[]; problems: string[]; where: string; cluster: string }> {
+  const { dest, cluster } = await openRestoreSource(restore, spec, access);
+  try {
+    return { ...(await listRestorePoints(dest, cluster)), where: dest.store.label, cluster };
+  } finally {
+    dest.store.close();
+  }
+}
+
+/** The restore point spec.restore picks, with the destination it is in and the range there. */
+export interface PickedRestore {
+  point: RestorePoint;
+  source: NamedS3;
+  /** The destination and its covered range, as messages name them. */
+  where: string;
+}
+
+/**
+ * Picks the restore point of spec.restore (the newest full snapshot at or before its revision or time, or the newest);
+ * a point the backups do not cover is a RestoreSourceError with their range (`name`: the cluster to be created).
+ * Full snapshots only: delta segments are not replayed in this release.
+ */
+export async function pickRestore(restore: RestoreSpec, spec: SvcClusterSpec, access: DestinationAccess, name: string): Promise<PickedRestore> {
+  const { dest, cluster, source } = await openRestoreSource(restore, spec, access);
+  try {
+    const { points, problems } = await listRestorePoints(dest, cluster);
+    const picked = pickRestorePoint(points, { revision: restore.revision, time: restore.time }, `${dest.store.label} (cluster ${cluster})`);
+    if ('refused' in picked) throw new RestoreSourceError(`cannot create ${name}: ${picked.refused}${problems.length > 0 ? `; also found: ${problems.join('; ')}` : ''}`, 'NotCovered');
+    return { point: picked.point, source, where: `${dest.store.label}, ${describeRange(points)}` };
+  } finally {
+    dest.store.close();
+  }
+}
+
+/** Where a backup or restore Job finds the Secrets a destination names: mounted Secrets (a CA bundle's ca.crt). */
+export const JOB_SECRETS_MOUNT = '/etc/svc/secrets';
+
+/** The environment variable a Job carries key `key` of Secret `secret` in (credentials: a secretKeyRef). */
+export function secretEnvName(secret: string, key: string): string {
+  return `SVC_SECRET_${secret.replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}_${key.replace(/[^A-Za-z0-9]/g, '_').toUpperCase()}`;
+}
+
+/** The Secrets (and their keys) a destination needs: credentials as variables, a CA bundle as a mounted file. */
+export function destinationSecrets(s3: S3Destination): { env: Array<{ secret: string; key: string; optional: boolean }>; mounts: string[] } {
+  return {
+    env: s3.credentialsSecret ? [
+      { secret: s3.credentialsSecret, key: 'accessKeyId', optional: false },
+      { secret: s3.credentialsSecret, key: 'secretAccessKey', optional: false },
+      { secret: s3.credentialsSecret, key: 'sessionToken', optional: true },
+    ] : [],
+    mounts: s3.caSecret ? [s3.caSecret] : [],
+  };
+}
+
+/** How a Job opens destinations: the variables its Secrets are handed in as, then the Secrets mounted under JOB_SECRETS_MOUNT. */
+export function jobDestinationAccess(env: NodeJS.ProcessEnv, readFile: (path: string) => string | undefined): DestinationAccess {
+  return {
+    secrets: (secret, key) => env[secretEnvName(secret, key)] || readFile(`${JOB_SECRETS_MOUNT}/${secret}/${key}`),
+    secretsWhere: 'the Job\'s environment and mounted Secrets (a Secret of the cluster\'s namespace)',
+  };
+}
+
+/** Reads the manifest at `manifestKey`, then downloads and checks its snapshot into `dir`; returns the file and the point. */
+export async function fetchByManifest(d: OpenDestination, manifestKey: string, dir: string): Promise<{ file: string; point: RestorePoint }> {
+  const p = parseManifest((await d.store.get(manifestKey)).toString('utf8'), manifestKey);
+  if ('problem' in p) throw new DestinationError(d.store.label, 'ObjectCorrupt', `${p.problem}; pick another restore point, or take a new backup`);
+  const file = `${dir.replace(/\/+$/, '')}/${p.key.slice(p.key.lastIndexOf('/') + 1)}`;
+  await downloadRestorePoint(d, p, file);
+  return { file, point: p };
 }

@@ -7,10 +7,15 @@
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
-import type { BackupEntry, SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
+import type { BackupEntry, BackupKind, SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
 import { quantityBytes } from '../../api/quantity.js';
 import { backupClaimName, backupFileFor, jobDeadlineSeconds } from '../../backup/schedule.js';
-import type { BackupRecord, RestoreRecord, VerifyRecord } from '../../api/job-records.js';
+import type { BackupRecord, JobError, RestoreRecord, VerifyRecord } from '../../api/job-records.js';
+import {
+  DestinationError, destinationSecrets, JOB_SECRETS_MOUNT, openS3, pickRestore, RestoreSourceError, restoreDestination, s3Destinations, secretEnvName,
+  type DestinationCause, type NamedS3, type PickedRestore,
+} from '../../backup/destinations/index.js';
+import { kubeDestinationAccess } from './destination-access.js';
 import type { DrillMeasure } from '../../backup/verify.js';
 import { StepPending } from '../runtime.js';
 import { isStatus, type KubeApi } from './kube-api.js';
@@ -37,7 +42,11 @@ export type JobFailureReason =
   | 'RestoreJobFailed'
   | 'RestoreJobTimeout'
   | 'VerifyJobFailed'
-  | 'VerifyJobTimeout';
+  | 'VerifyJobTimeout'
+  /** spec.restore asks for a revision or time the destination's backups do not cover (the message gives the range). */
+  | 'RestoreNotCovered'
+  /** An object-store destination failed, as the local runtime classifies it (DestinationUnreachable, DestinationCredentialsRefused...). */
+  | `Destination${DestinationCause}`;
 
 /** A backup or restore that did not succeed; `reason` says why in one word. */
 export class JobFailure extends Error {
@@ -62,18 +71,15 @@ function jobName(base: string, suffix: string): string {
 }
 
 /**
- * What of the spec the Kubernetes runtime does not carry out yet, each with the way out: object-store destinations
- * and restores from one are the local runtime's so far (the backup Job writes onto the claim only). Refused as
- * InvalidSpec rather than silently skipped: a user relying on an off-site copy must know there is none.
+ * What of the spec the Kubernetes runtime does not carry out yet, each with the way out. Refused as InvalidSpec
+ * rather than silently skipped: a user relying on a copy must know there is none.
  */
 export function unsupportedOnKubernetes(name: string, spec: SvcClusterSpec): string[] {
   const p: string[] = [];
   for (const d of spec.backup?.destinations ?? []) {
-    if (d.s3) p.push(`spec.backup.destinations[${d.name}].s3: object-store destinations are carried out by the local runtime only in this release (backups here go to the claim); remove it, or copy the claim's backups off-site`);
-    else if (d.pvc && d.pvc !== backupClaimName(name, spec)) p.push(`spec.backup.destinations[${d.name}].pvc: backups go to one claim (${backupClaimName(name, spec)}) in this release; name ${d.pvc} in spec.backup.pvc instead`);
+    if (d.pvc && d.pvc !== backupClaimName(name, spec)) p.push(`spec.backup.destinations[${d.name}].pvc: backups go to one claim (${backupClaimName(name, spec)}) in this release; name ${d.pvc} in spec.backup.pvc instead`);
   }
   if (spec.backup?.credentialsSecret) p.push('spec.backup.credentialsSecret: backups of a cluster with authentication on are taken by the local runtime only in this release; give the operator client certificates (spec.tls.clientSecret) instead');
-  if (spec.restore?.source) p.push('spec.restore.source: restoring from an object-store destination is carried out by the local runtime only in this release; copy the restore point (svc-operator local backups lists them) onto a claim and name it in spec.restore.snapshot');
   return p;
 }
 
@@ -192,7 +198,7 @@ export class ClusterJobs {
     }
   }
 
-  private job(name: string, kind: string, args: string[], volumes: object[], mounts: object[], deadlineSeconds: number): V1Job {
+  private job(name: string, kind: string, args: string[], volumes: object[], mounts: object[], deadlineSeconds: number, env: k8s.V1EnvVar[] = []): V1Job {
     return {
       apiVersion: 'batch/v1',
       kind: 'Job',
@@ -216,6 +222,7 @@ export class ClusterJobs {
               terminationMessagePath: TERMINATION_LOG,
               terminationMessagePolicy: 'FallbackToLogsOnError',
               volumeMounts: mounts as k8s.V1VolumeMount[],
+              ...(env.length > 0 ? { env } : {}),
               securityContext: CONTAINER_SECURITY,
             }],
             volumes: volumes as k8s.V1Volume[],
@@ -267,16 +274,16 @@ export class ClusterJobs {
     const fail = conds.find((c) => c.type === 'Failed' && c.status === 'True');
     if (done || fail) {
       const message = await this.podMessage(job);
-      let record: (T & { error?: string }) | undefined;
+      let record: (T & Partial<JobError>) | undefined;
       try {
-        record = message ? JSON.parse(message) as T & { error?: string } : undefined;
+        record = message ? JSON.parse(message) as T & Partial<JobError> : undefined;
       } catch {
         record = undefined;
       }
       if (done && record && record.error === undefined) return { record, job };
       await this.deleteJob(name);
       const why = record?.error ?? message?.trim().split('\n').slice(-3).join(' ') ?? `${fail?.reason ?? 'no record'}${fail?.message ? `: ${fail.message}` : ''}`;
-      const reason = fail?.reason === 'DeadlineExceeded' ? timedOut : failed;
+      const reason = fail?.reason === 'DeadlineExceeded' ? timedOut : record?.cause ? `Destination${record.cause as DestinationCause}` as const : failed;
       throw new JobFailure(reason, `Job ${this.cluster.namespace}/${name} failed: ${why}`);
     }
     // the Job's own age, so that a restarted operator keeps the same deadline (the Job has activeDeadlineSeconds too)
@@ -291,18 +298,18 @@ export class ClusterJobs {
 
   /** Snapshot of `member` (the leader) onto the backup claim before from -> to; the upgrade's start time names it. */
   async backup(member: string, from: string, to: string, startedAt: number, dbBytes?: () => Promise<number | undefined>): Promise<SnapshotRecord> {
-    return this.runBackup(member, backupFileName(member, from, to, startedAt), `backup-${startedAt.toString(36)}`, dbBytes);
+    return this.runBackup(member, backupFileName(member, from, to, startedAt), `backup-${startedAt.toString(36)}`, dbBytes, { kind: 'pre-upgrade', release: from });
   }
 
   /**
    * A scheduled (named by its slot) or on-demand (named by its request token) backup of `member`. The Job's name
    * comes from that fact, so a restarted operator finds the Job it started; the file name is in the Job's args.
    */
-  async takeBackup(kind: 'scheduled' | 'on-demand', member: string, id: string, now: Date, dbBytes?: () => Promise<number | undefined>): Promise<BackupEntry> {
+  async takeBackup(kind: 'scheduled' | 'on-demand', member: string, id: string, now: Date, release: string, dbBytes?: () => Promise<number | undefined>): Promise<BackupEntry> {
     const suffix = `${kind === 'scheduled' ? 'sched' : 'req'}-${createHash('sha256').update(id).digest('hex').slice(0, 10)}`;
     // a scheduled backup's file is named by its slot: taken again after a crash before it was recorded, it replaces
     // the same file instead of leaving one the record does not know
-    const rec = await this.runBackup(member, backupFileFor(kind, member, kind === 'scheduled' ? new Date(id) : now), suffix, dbBytes);
+    const rec = await this.runBackup(member, backupFileFor(kind, member, kind === 'scheduled' ? new Date(id) : now), suffix, dbBytes, { kind, release });
     return { ...rec, kind };
   }
 
@@ -312,15 +319,53 @@ export class ClusterJobs {
     return this.runBackup(member, `${member}-recover-${hash}.db`, `recover-${hash}`, dbBytes);
   }
 
-  private async runBackup(member: string, fileName: string, suffix: string, dbBytes?: () => Promise<number | undefined>): Promise<SnapshotRecord> {
+  /**
+   * The Secrets a Job's destinations need, as its environment (credentials) and mounted volumes (CA bundles); each
+   * checked first, so that a Secret or key that is not there is a DestinationNoCredentials failure naming it, before
+   * a Job is created (its pod would only wait, unstartable, for the deadline).
+   */
+  private async destinationSecrets(dests: readonly NamedS3[]): Promise<{ env: k8s.V1EnvVar[]; volumes: object[]; mounts: object[] }> {
+    const access = await kubeDestinationAccess(this.api.core, this.cluster.namespace, dests.map((d) => d.s3));
+    const env = new Map<string, k8s.V1EnvVar>();
+    const cas = new Set<string>();
+    for (const d of dests) {
+      try {
+        openS3(d.name, d.s3, access).store.close();
+      } catch (e) {
+        if (e instanceof DestinationError) throw new JobFailure(`Destination${e.reason}`, e.message);
+        throw e;
+      }
+      const need = destinationSecrets(d.s3);
+      for (const v of need.env) env.set(secretEnvName(v.secret, v.key), { name: secretEnvName(v.secret, v.key), valueFrom: { secretKeyRef: { name: v.secret, key: v.key, optional: v.optional } } });
+      for (const m of need.mounts) cas.add(m);
+    }
+    const ca = [...cas];
+    return {
+      env: [...env.values()],
+      volumes: ca.map((secret, i) => ({ name: `ca-${i}`, secret: { secretName: secret, items: [{ key: 'ca.crt', path: 'ca.crt' }] } })),
+      mounts: ca.map((secret, i) => ({ name: `ca-${i}`, mountPath: `${JOB_SECRETS_MOUNT}/${secret}`, readOnly: true })),
+    };
+  }
+
+  /**
+   * A snapshot Job onto the claim; with `upload` (a backup, not the survivor's snapshot of a recovery) the same Job
+   * then uploads it to every object-store destination of the spec with its manifest and applies retention there.
+   */
+  private async runBackup(member: string, fileName: string, suffix: string, dbBytes?: () => Promise<number | undefined>, upload?: { kind: BackupKind; release: string }): Promise<SnapshotRecord> {
     const claim = this.claim;
     this.image();
+    const dests = upload ? s3Destinations(this.cluster.spec).map((d) => ({ name: d.name, s3: d.s3 })) : [];
+    const secrets = await this.destinationSecrets(dests);
     await this.ensureClaim();
     const name = jobName(this.cluster.name, suffix);
     const dir = `${this.cluster.namespace}/${this.cluster.name}`;
     const keep = this.cluster.spec.backup?.keep ?? 3;
-    const volumes: object[] = [{ name: 'backups', persistentVolumeClaim: { claimName: claim } }];
-    const mounts: object[] = [{ name: 'backups', mountPath: BACKUP_MOUNT }];
+    const volumes: object[] = [{ name: 'backups', persistentVolumeClaim: { claimName: claim } }, ...secrets.volumes];
+    const mounts: object[] = [{ name: 'backups', mountPath: BACKUP_MOUNT }, ...secrets.mounts];
+    const maxAge = this.cluster.spec.backup?.maxAge;
+    const uploadArgs = upload && dests.length > 0
+      ? [`--s3=${JSON.stringify(dests)}`, `--cluster=${this.cluster.name}`, `--release=${upload.release}`, `--kind=${upload.kind}`, ...(maxAge ? [`--max-age=${maxAge}`] : [])]
+      : [];
     const tlsArgs: string[] = [];
     const clientSecret = this.cluster.spec.tls?.clientSecret;
     if (clientSecret) {
@@ -331,8 +376,8 @@ export class ClusterJobs {
     }
     const { record: rec, job } = await this.run<BackupRecord>(name, async () => this.job(name, 'backup', [
       'backup', `--endpoint=${memberClientURL(this.cluster, member)}`, `--member=${member}`,
-      `--dir=${BACKUP_MOUNT}/${dir}`, `--file=${fileName}`, `--keep=${keep}`, `--record=${TERMINATION_LOG}`, ...tlsArgs,
-    ], volumes, mounts, this.deadline(await dbBytes?.().catch(() => undefined))), 'BackupJobFailed', 'BackupJobTimeout');
+      `--dir=${BACKUP_MOUNT}/${dir}`, `--file=${fileName}`, `--keep=${keep}`, `--record=${TERMINATION_LOG}`, ...tlsArgs, ...uploadArgs,
+    ], volumes, mounts, this.deadline(await dbBytes?.().catch(() => undefined)), secrets.env), 'BackupJobFailed', 'BackupJobTimeout');
     // the record must be the one this Job was asked for (a Job found after a restart may have been started for
     // the member that led then), and well-formed
     const asked = (flag: string) => job.spec?.template.spec?.containers[0].args?.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3);
@@ -380,17 +425,31 @@ export class ClusterJobs {
    * Resolves once every member is restored; StepPending while the Job runs (a restarted operator finds it).
    */
   async restore(version: string): Promise<RestoreRecord> {
-    const snapshot = this.cluster.spec.restore!.snapshot;
-    // the restore init step that downloads from a bucket is not built yet: said before anything is created
-    if (snapshot === undefined) throw new JobFailure('RestoreSnapshotInvalid', 'spec.restore.source (restoring from an object-store destination) is carried out by the local runtime only in this release; on Kubernetes copy the restore point (svc-operator local backups lists them) onto a claim and name it in spec.restore.snapshot');
-    const { claim, path: rel } = restoreSource(snapshot, this.claim);
+    const restore = this.cluster.spec.restore!;
+    const name = jobName(this.cluster.name, 'restore');
     this.image();
-    await this.requireClaim(claim, `spec.restore.snapshot ${snapshot}`);
+    // the source first, before anything is created: a claim that is not there, or the restore point picked from
+    // the bucket (a revision or time the backups do not cover is refused with their range); a Job already started
+    // (an operator restart) carries its own choice
+    const started = await this.readJob(name) !== undefined;
+    let claimSource: { claim: string; path: string } | undefined;
+    let picked: PickedRestore | undefined;
+    if (restore.snapshot !== undefined) {
+      claimSource = restoreSource(restore.snapshot, this.claim);
+      await this.requireClaim(claimSource.claim, `spec.restore.snapshot ${restore.snapshot}`);
+    } else if (!started) picked = await this.pickRestore();
+    const secrets = await this.destinationSecrets(picked ? [picked.source] : []);
     const l = memberLayout(this.cluster, version);
     for (const pvc of this.dataClaims(version)) await this.api.apply(pvc);
-    const name = jobName(this.cluster.name, 'restore');
-    const volumes: object[] = [{ name: 'backups', persistentVolumeClaim: { claimName: claim, readOnly: true } }];
-    const mounts: object[] = [{ name: 'backups', mountPath: BACKUP_MOUNT, readOnly: true }];
+    const volumes: object[] = claimSource
+      ? [{ name: 'backups', persistentVolumeClaim: { claimName: claimSource.claim, readOnly: true } }]
+      : [{ name: 'scratch', emptyDir: {} }, ...secrets.volumes];
+    const mounts: object[] = claimSource
+      ? [{ name: 'backups', mountPath: BACKUP_MOUNT, readOnly: true }]
+      : [{ name: 'scratch', mountPath: SCRATCH_MOUNT }, ...secrets.mounts];
+    const from = claimSource
+      ? [`--snapshot=${BACKUP_MOUNT}/${claimSource.path}`]
+      : picked ? [`--s3=${JSON.stringify(picked.source)}`, `--object=${picked.point.manifestKey}`, `--download=${SCRATCH_MOUNT}/restore`] : [];
     const members: string[] = [];
     const sub = l.dataDir.startsWith(`${l.dataMount}/`) ? l.dataDir.slice(l.dataMount.length) : '';
     for (let i = 0; i < this.cluster.spec.replicas; i++) {
@@ -400,15 +459,28 @@ export class ClusterJobs {
       members.push(`${pod}=/restore/${pod}${sub}`);
     }
     const { record: rec } = await this.run<RestoreRecord>(name, () => this.job(name, 'restore', [
-      'restore', `--snapshot=${BACKUP_MOUNT}/${rel}`, `--members=${members.join(',')}`,
+      'restore', ...from, `--members=${members.join(',')}`,
       `--initial-cluster=${l.initialCluster}`, `--initial-cluster-token=${l.token}`, `--record=${TERMINATION_LOG}`,
       // the database is at most a member's volume: its size bounds the time
-    ], volumes, mounts, this.deadline(quantityBytes(this.cluster.spec.storage?.size ?? '1Gi'))), 'RestoreJobFailed', 'RestoreJobTimeout');
+    ], volumes, mounts, this.deadline(quantityBytes(this.cluster.spec.storage?.size ?? '1Gi')), secrets.env), 'RestoreJobFailed', 'RestoreJobTimeout');
     if (!Array.isArray(rec.members) || rec.members.length !== this.cluster.spec.replicas) {
       await this.deleteJob(name);
       throw new JobFailure('RestoreJobFailed', `Job ${this.cluster.namespace}/${name} reported an unexpected record: ${JSON.stringify(rec).slice(0, 300)}`);
     }
     return rec;
+  }
+
+  /** The restore point spec.restore.source picks, listed with the namespace's Secrets; a refusal is a JobFailure saying why. */
+  private async pickRestore(): Promise<PickedRestore> {
+    const restore = this.cluster.spec.restore!;
+    try {
+      const access = await kubeDestinationAccess(this.api.core, this.cluster.namespace, [restoreDestination(restore, this.cluster.spec).s3]);
+      return await pickRestore(restore, this.cluster.spec, access, this.cluster.name);
+    } catch (e) {
+      if (e instanceof RestoreSourceError) throw new JobFailure(e.code === 'NotCovered' ? 'RestoreNotCovered' : 'RestoreSnapshotInvalid', e.message);
+      if (e instanceof DestinationError) throw new JobFailure(`Destination${e.reason}`, e.message);
+      throw e;
+    }
   }
 
   /** Removes the restore Job once the StatefulSet exists. */

@@ -491,7 +491,10 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   async takeBackup(step: BackupStep): Promise<BackupEntry> {
     if (!this.opts.jobs) throw new RuntimeError('UNSUPPORTED', 'backups run as Jobs: this runtime has none');
     const dbBytes = async () => (await this.opts.client?.status(memberClientURL(this.cluster, step.member)))?.dbSize;
-    return this.opts.jobs.takeBackup(dueOfStep(step).kind, step.member, step.id, new Date(), dbBytes);
+    // the manifest names the release the leader runs (its pod's), as the local runtime's does
+    const pod = (await this.pods()).get(step.member);
+    const release = (pod && releaseOf(pod)) ?? this.cluster.spec.version;
+    return this.opts.jobs.takeBackup(dueOfStep(step).kind, step.member, step.id, new Date(), release, dbBytes);
   }
 
   /** The record with the backup taken; the controller publishes it as status.backups (the Job pruned the claim). */

@@ -15,8 +15,8 @@ import type { BackupEntry, BackupKind, BackupsStatus, RestoreSpec, SnapshotRecor
 import { runDrill } from './drill.js';
 import { svcNodeArgs } from './svc-process.js';
 import { judgeDrill, noBackupToVerify } from '../../backup/verify.js';
-import { applyRetention, DestinationError, downloadRestorePoint, listRestorePoints, clustersOf, openS3, s3Destinations, uploadFull, type DestinationAccess, type OpenDestination } from '../../backup/destinations/index.js';
-import { describeRange, pickRestorePoint, type RestorePoint } from '../../backup/restore-points.js';
+import { DestinationError, downloadRestorePoint, openS3, pickRestore, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations, type DestinationAccess, type OpenDestination, type PickedRestore } from '../../backup/destinations/index.js';
+import type { RestorePoint } from '../../backup/restore-points.js';
 import { backupFileFor, backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
@@ -635,52 +635,26 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   /** Uploads a backup to every S3 destination of the spec with its manifest, then applies retention there. */
   async shipBackup(taken: SnapshotRecord, kind: BackupKind, kv?: { hash: number; compactRevision: number }): Promise<void> {
     const s = this.mustState();
+    const dests = s3Destinations(s.spec);
+    if (dests.length === 0) return;
     const release = s.members.find((m) => m.name === taken.member)?.version ?? s.spec.version;
-    for (const d of s3Destinations(s.spec)) {
-      const dest = this.openDestination(d.name, d.s3);
-      try {
-        // listed first: an unreachable store, refused credentials or a missing bucket show as such, not as an upload cut short
-        const { points } = await listRestorePoints(dest, s.name);
-        const added = await uploadFull(dest, taken.location, {
-          cluster: s.name, member: taken.member, revision: taken.revision, time: taken.time, sha256: taken.sha256, size: taken.size, release, backupKind: kind,
-          ...(kv ? { hashKV: kv.hash, compactRevision: kv.compactRevision } : {}),
-        });
-        await applyRetention(dest, [...points.filter((p) => p.key !== added.key), added], s.spec, new Date());
-      } finally {
-        dest.store.close();
-      }
-    }
+    await shipToDestinations(dests, this.mustAccess(), taken.location, {
+      cluster: s.name, member: taken.member, revision: taken.revision, time: taken.time, sha256: taken.sha256, size: taken.size, release, backupKind: kind,
+      ...(kv ? { hashKV: kv.hash, compactRevision: kv.compactRevision } : {}),
+    }, retentionOf(s.spec), new Date());
   }
 
-  /**
-   * The destination spec.restore.source names (one of `spec`'s destinations, or a bucket) and whose backups
-   * (source.cluster, else the only cluster under the prefix; `fallback` when there are none to choose from).
-   */
-  private async restoreSource(restore: RestoreSpec, spec: SvcClusterSpec): Promise<{ dest: OpenDestination; cluster: string }> {
-    const src = restore.source!;
-    const named = src.destination !== undefined ? s3Destinations(spec).find((d) => d.name === src.destination) : undefined;
-    if (src.destination !== undefined && !named) throw new RuntimeError('START_FAILED', `spec.restore.source.destination "${src.destination}" is not an s3 destination of spec.backup.destinations`);
-    const dest = this.openDestination(named?.name ?? 'restore source', named?.s3 ?? src.s3!);
-    try {
-      if (src.cluster) return { dest, cluster: src.cluster };
-      const clusters = await clustersOf(dest);
-      if (clusters.length === 1) return { dest, cluster: clusters[0] };
-      throw new RuntimeError('START_FAILED', clusters.length === 0
-        ? `${dest.store.label} holds no backups under its prefix; check bucket and prefix`
-        : `${dest.store.label} holds the backups of ${clusters.join(', ')}: name one in spec.restore.source.cluster`);
-    } catch (e) {
-      dest.store.close();
-      throw e;
-    }
+  private mustAccess(): DestinationAccess {
+    if (!this.access) throw new DestinationError('(object store)', 'NoCredentials', 'this runtime was given no way to open object-store destinations');
+    return this.access;
   }
 
   /** The restore points of spec.restore.source, what is in the way (corrupt or foreign objects), and where they are. */
   async restorePoints(restore: RestoreSpec, spec: SvcClusterSpec): Promise<{ points: RestorePoint[]; problems: string[]; where: string; cluster: string }> {
-    const { dest, cluster } = await this.restoreSource(restore, spec);
     try {
-      return { ...(await listRestorePoints(dest, cluster)), where: dest.store.label, cluster };
-    } finally {
-      dest.store.close();
+      return await restoreSourcePoints(restore, spec, this.mustAccess());
+    } catch (e) {
+      throw e instanceof RestoreSourceError ? new RuntimeError('START_FAILED', e.message) : e;
     }
   }
 
@@ -689,16 +663,19 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
    * into restore/ and checks it; a point the backups do not cover is refused with their range, before anything is created.
    */
   async fetchRestore(restore: RestoreSpec, spec: SvcClusterSpec, name = this.name ?? 'cluster'): Promise<FetchedRestore> {
-    const { dest, cluster } = await this.restoreSource(restore, spec);
+    let picked: PickedRestore;
     try {
-      const { points, problems } = await listRestorePoints(dest, cluster);
-      const picked = pickRestorePoint(points, { revision: restore.revision, time: restore.time }, `${dest.store.label} (cluster ${cluster})`);
-      if ('refused' in picked) throw new RuntimeError('START_FAILED', `cannot create ${name}: ${picked.refused}${problems.length > 0 ? `; also found: ${problems.join('; ')}` : ''}`);
+      picked = await pickRestore(restore, spec, this.mustAccess(), name);
+    } catch (e) {
+      throw e instanceof RestoreSourceError ? new RuntimeError('START_FAILED', e.message) : e;
+    }
+    const dest = this.openDestination(picked.source.name, picked.source.s3);
+    try {
       const dir = join(this.stateDir, 'restore');
       mkdirSync(dir, { recursive: true });
       const file = join(dir, picked.point.key.slice(picked.point.key.lastIndexOf('/') + 1));
       await downloadRestorePoint(dest, picked.point, file);
-      this.fetched = { file, point: picked.point, where: `${dest.store.label}, ${describeRange(points)}` };
+      this.fetched = { file, point: picked.point, where: picked.where };
       return this.fetched;
     } finally {
       dest.store.close();

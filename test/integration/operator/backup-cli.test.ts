@@ -1,13 +1,19 @@
 // `svc-operator backup` and `svc-operator restore` (what the operator's Jobs run) against real svc processes:
 // snapshots into a folder with pruning and the record a Job leaves as its termination message (with the member's KV
 // hash at its revision), then a new 3-member cluster restored from one of them that serves every key; a corrupt or missing snapshot is refused
-// before any data dir is touched, and a re-run restore keeps what an earlier run restored.
+// before any data dir is touched, and a re-run restore keeps what an earlier run restored. With --s3 (what the
+// Kubernetes Jobs run for object-store destinations) against a real versitygw on loopback: a wrong credential is a
+// failed Job whose record names the destination and the cause, nothing uploaded; the right one uploads the snapshot
+// with its manifest; a restore downloads the restore point by its manifest, checks it and restores from it.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { BackupRecord, RestoreRecord } from '../../../operator/api/job-records.js';
+import type { BackupRecord, JobError, RestoreRecord } from '../../../operator/api/job-records.js';
+import { secretEnvName } from '../../../operator/backup/destinations/index.js';
+import type { FullManifest } from '../../../operator/backup/restore-points.js';
+import { startS3Server } from '../../../harness/s3-server.js';
 import { jobMain } from '../../../operator/cli/backup.js';
 import { freePorts } from '../../../harness/ports.js';
 import { waitForHttp, type LoggedProcess } from '../../../harness/process.js';
@@ -147,5 +153,55 @@ describe('operator: svc-operator backup and restore (the Job commands)', functio
     // a data dir with other data: refused, left as it was
     expect(await jobMain(args(join(dir, 'ns', 'kv', 'a-2.db'), src.members[0].dataDir))).to.equal(1);
     expect((JSON.parse(readFileSync(record, 'utf8')) as { error: string }).error).to.contain('refusing to overwrite');
+  });
+
+  it('--s3: a wrong credential fails naming the destination and the cause; the right one uploads with the manifest; restore --s3 downloads, checks and restores', async () => {
+    const s3 = await startS3Server({ buckets: ['bkt1'] });
+    const dests = JSON.stringify([{ name: 'offsite', s3: { endpoint: s3.endpoint, bucket: 'bkt1', prefix: 'p', forcePathStyle: true, credentialsSecret: 'creds' } }]);
+    const env = (secret: string) => {
+      process.env[secretEnvName('creds', 'accessKeyId')] = s3.accessKeyId;
+      process.env[secretEnvName('creds', 'secretAccessKey')] = secret;
+    };
+    const out = join(dir, 's3', 'claim');
+    const record = join(dir, 'record-s3');
+    const args = [...backupArgs(out, 'b-1.db', record, 3), `--s3=${dests}`, '--cluster=kv', '--release=3.5.21', '--kind=on-demand'];
+    try {
+      env('wrong-secret');
+      expect(await jobMain(args)).to.equal(1);
+      const failed = JSON.parse(readFileSync(record, 'utf8')) as JobError;
+      expect(failed, failed.error).to.include({ cause: 'CredentialsRefused', destination: `"offsite" (s3://bkt1/p at ${s3.endpoint})` });
+      expect(failed.error).to.contain('the credentials were refused');
+      expect(readdirSync(join(s3.root, 'bkt1'))).to.deep.equal([]);
+
+      env(s3.secretAccessKey);
+      expect(await jobMain(args)).to.equal(0);
+      const rec = JSON.parse(readFileSync(record, 'utf8')) as BackupRecord;
+      expect(rec.uploaded).to.have.length(1);
+      const key = rec.uploaded![0];
+      expect(key).to.match(/^p\/kv\/full\/0+\d+-.*\.db$/);
+      const manifest = JSON.parse(readFileSync(join(s3.root, 'bkt1', key.replace(/\.db$/, '.json')), 'utf8')) as FullManifest;
+      expect(manifest).to.include({ cluster: 'kv', member: 'm0', revision: rec.revision, sha256: rec.sha256, size: rec.size, release: '3.5.21', backupKind: 'on-demand', hashKV: rec.kvHash });
+      expect(readFileSync(join(s3.root, 'bkt1', key)).equals(readFileSync(join(out, 'b-1.db')))).to.equal(true);
+
+      const ports = await freePorts(2);
+      const data = join(dir, 's3', 'r0');
+      const restoreRecord = join(dir, 'record-s3-restore');
+      const restoreArgs = ['restore', `--s3=${JSON.stringify(JSON.parse(dests)[0])}`, `--object=${key.replace(/\.db$/, '.json')}`, `--download=${join(dir, 's3', 'download')}`,
+        `--members=r0=${data}`, `--initial-cluster=r0=http://127.0.0.1:${ports[1]}`, '--initial-cluster-token=from-s3', `--record=${restoreRecord}`];
+      expect(await jobMain(restoreArgs)).to.equal(0);
+      expect(JSON.parse(readFileSync(restoreRecord, 'utf8')) as RestoreRecord).to.include({ object: key, sha256: rec.sha256 });
+      const p = spawnSvc([
+        '--name=r0', `--data-dir=${data}`, `--listen-client-urls=http://127.0.0.1:${ports[0]}`, `--advertise-client-urls=http://127.0.0.1:${ports[0]}`,
+        `--listen-peer-urls=http://127.0.0.1:${ports[1]}`, `--initial-advertise-peer-urls=http://127.0.0.1:${ports[1]}`, `--initial-cluster=r0=http://127.0.0.1:${ports[1]}`, '--initial-cluster-token=from-s3',
+      ], { logFile: join(dir, 'r0-s3.log'), name: 'r0-s3' });
+      procs.push(p);
+      await waitForHttp(`http://127.0.0.1:${ports[0]}/health`, { timeoutMs: 30_000 });
+      const a = await postJson(`http://127.0.0.1:${ports[0]}/v3/kv/range`, { key: b64('k'), range_end: b64('l') });
+      expect((a.body.kvs as Array<{ key: string; value: string }>).map((kv) => `${unb64(kv.key)}=${unb64(kv.value)}`).sort()).to.deep.equal(Array.from({ length: 20 }, (_, k) => `k${k}=v${k}`).sort());
+    } finally {
+      delete process.env[secretEnvName('creds', 'accessKeyId')];
+      delete process.env[secretEnvName('creds', 'secretAccessKey')];
+      await s3.stop();
+    }
   });
 });

@@ -1,9 +1,11 @@
-// The pure parts of backups into spec.backup.pvc and restores: status while a backup Job fails, the snapshot
-// path spec.restore names, the file name of a pre-upgrade snapshot.
+// The pure parts of backups into spec.backup.pvc and restores: status while a backup Job fails (its object-store
+// destination too), the Secrets a Job's destinations need, the snapshot path spec.restore names, the file name of a
+// pre-upgrade snapshot.
 import { expect } from 'chai';
 import { computeStatus, type StatusInput } from '../../../operator/controller/status.js';
 import { backupFileName, JobFailure, restoreSource } from '../../../operator/runtime/kubernetes/backup-job.js';
 import type { ObservedMember } from '../../../operator/planner/types.js';
+import { destinationSecrets, JOB_SECRETS_MOUNT, jobDestinationAccess, secretEnvName } from '../../../operator/backup/destinations/index.js';
 
 function member(name: string, leader = false): ObservedMember {
   return { name, configuredVersion: '3.4.34', running: true, release: '3.4.34', clusterVersion: '3.4.0', healthy: true, leader, appliedIndex: 10, id: '1' };
@@ -27,6 +29,32 @@ describe('operator controller: backup and restore Jobs', () => {
     const ok = computeStatus(input());
     expect(ok.conditions!.find((c) => c.type === 'UpgradeBlocked')).to.include({ status: 'False' });
     expect(ok.conditions!.find((c) => c.type === 'BackupReady')).to.include({ status: 'False', reason: 'NoSnapshot' });
+  });
+
+  it('a pre-upgrade backup whose object-store destination fails blocks the upgrade with the classified cause', () => {
+    const message = 'Job ns/kv-backup-x failed: destination "offsite" (s3://kv-backups/prod/kv at https://s3.example): the credentials were refused (SignatureDoesNotMatch)';
+    const s = computeStatus(input({ jobFailure: new JobFailure('DestinationCredentialsRefused', message) }));
+    expect(s.phase).to.equal('Blocked');
+    expect(s.conditions!.find((c) => c.type === 'BackupReady')).to.include({ status: 'False', reason: 'DestinationCredentialsRefused', message });
+    expect(s.conditions!.find((c) => c.type === 'UpgradeBlocked')).to.include({ status: 'True', reason: 'DestinationCredentialsRefused' });
+    expect(s.conditions!.find((c) => c.type === 'Stalled')).to.include({ status: 'True', reason: 'DestinationCredentialsRefused' });
+  });
+
+  it('a Job\'s destination Secrets: credentials as env variables named by Secret and key, a CA bundle as a mounted file', () => {
+    expect(secretEnvName('kv-backup.s3', 'accessKeyId')).to.equal('SVC_SECRET_KV_BACKUP_S3_ACCESSKEYID');
+    const need = destinationSecrets({ bucket: 'kvb', credentialsSecret: 'creds', caSecret: 'ca' });
+    expect(need.env.map((e) => `${e.secret}/${e.key}${e.optional ? '?' : ''}`)).to.deep.equal(['creds/accessKeyId', 'creds/secretAccessKey', 'creds/sessionToken?']);
+    expect(need.mounts).to.deep.equal(['ca']);
+    expect(destinationSecrets({ bucket: 'kvb' })).to.deep.equal({ env: [], mounts: [] });
+    const read: string[] = [];
+    const access = jobDestinationAccess({ [secretEnvName('creds', 'accessKeyId')]: 'AK' }, (f) => {
+      read.push(f);
+      return f.endsWith('/ca/ca.crt') ? 'PEM' : undefined;
+    });
+    expect(access.secrets('creds', 'accessKeyId')).to.equal('AK');
+    expect(access.secrets('ca', 'ca.crt')).to.equal('PEM');
+    expect(access.secrets('creds', 'secretAccessKey')).to.equal(undefined);
+    expect(read).to.deep.equal([`${JOB_SECRETS_MOUNT}/ca/ca.crt`, `${JOB_SECRETS_MOUNT}/creds/secretAccessKey`]);
   });
 
   it('a failed restore shows in BackupReady but blocks no upgrade', () => {

@@ -33,6 +33,8 @@ describe('operator/cli: shell completion and the krew manifest', () => {
     expect(complete('_svc_operator', ['svc-operator', 'local', 'move-leader', 'oc', '--t'])).to.deep.equal(['--to']);
     expect(complete('_kubectl_svc', ['kubectl-svc', ''])).to.include.members(['status', 'backup', 'recover', 'suspend', 'resume', 'report']);
     expect(complete('_kubectl_svc', ['kubectl-svc', 'suspend', 'kv', '--d'])).to.deep.equal(['--dry-run']);
+    expect(complete('_kubectl_svc', ['kubectl-svc', 'back'])).to.deep.equal(['backup', 'backups']);
+    expect(complete('_kubectl_svc', ['kubectl-svc', 'backups', 'kv', '--o'])).to.deep.equal(['--output']);
   });
 
   it('the krew manifest: plugin svc, the package\'s version, binary kubectl-svc', () => {

@@ -1,0 +1,77 @@
+// The restore points of a cluster's object-store destinations, as `svc-operator local backups` and `kubectl svc
+// backups` list and print them: per destination every full snapshot, the oldest and newest restorable revision and
+// time, what is there that is not a restore point (corrupt or foreign objects), or why it could not be listed.
+// Listing is the caller's (its runtime's way to Secrets); gathering and printing are here, once.
+import type { RestoreSpec, SvcClusterSpec } from '../api/types.js';
+import { DestinationError, RestoreSourceError, s3Destinations } from '../backup/destinations/index.js';
+import { coveredRange, describeRange, type RestorePoint } from '../backup/restore-points.js';
+import { RuntimeError } from '../runtime/index.js';
+
+/** One destination's restore points as the listing shows them. */
+export interface DestinationListing {
+  name: string;
+  /** Whose backups. */
+  cluster: string;
+  where: string;
+  oldest: { revision: number; time: string } | null;
+  newest: { revision: number; time: string } | null;
+  points: RestorePoint[];
+  /** Objects found that are not restore points (corrupt or foreign manifests). */
+  problems: string[];
+  /** Why the destination could not be listed (unreachable, credentials, bucket). */
+  error: string | null;
+}
+
+/** Lists one source (a destination or spec.restore.source): its points, problems, label and whose backups. */
+export type ListSource = (restore: RestoreSpec) => Promise<{ points: RestorePoint[]; problems: string[]; where: string; cluster: string }>;
+
+/** What to list: each S3 destination of the spec (the cluster's own backups), and its spec.restore.source when asked. */
+export function backupSources(cluster: string, spec: SvcClusterSpec, withRestoreSource: boolean): Array<{ name: string; restore: RestoreSpec }> {
+  const sources = s3Destinations(spec).map((d) => ({ name: d.name, restore: { source: { destination: d.name, cluster } } as RestoreSpec }));
+  if (withRestoreSource && spec.restore?.source?.s3) sources.push({ name: 'restore source', restore: { source: spec.restore.source } });
+  return sources;
+}
+
+/** Lists every source; a destination that cannot be listed is a listing with its error (other errors throw). */
+export async function listBackups(cluster: string, sources: ReadonlyArray<{ name: string; restore: RestoreSpec }>, list: ListSource): Promise<DestinationListing[]> {
+  const out: DestinationListing[] = [];
+  for (const d of sources) {
+    const listing: DestinationListing = { name: d.name, cluster, where: d.name, oldest: null, newest: null, points: [], problems: [], error: null };
+    try {
+      const r = await list(d.restore);
+      const range = coveredRange(r.points);
+      Object.assign(listing, { cluster: r.cluster, where: r.where, points: r.points, problems: r.problems });
+      if (range) {
+        listing.oldest = { revision: range.oldest.revision, time: range.oldest.time };
+        listing.newest = { revision: range.newest.revision, time: range.newest.time };
+      }
+    } catch (e) {
+      if (!(e instanceof DestinationError) && !(e instanceof RestoreSourceError) && !(e instanceof RuntimeError)) throw e;
+      listing.error = (e as Error).message;
+    }
+    out.push(listing);
+  }
+  return out;
+}
+
+/** Prints the listings (json: `{cluster, destinations}`; else a line per destination and a table of its points); `none` when there are none. */
+export function printBackups(write: (s: string) => void, cluster: string, listings: readonly DestinationListing[], output: string | undefined, none: string): void {
+  if (output === 'json') {
+    write(`${JSON.stringify({ cluster, destinations: listings }, null, 2)}\n`);
+    return;
+  }
+  if (listings.length === 0) write(`${none}\n`);
+  for (const l of listings) {
+    if (l.error) {
+      write(`${l.error}\n`);
+      continue;
+    }
+    write(`${l.where}, cluster ${l.cluster}: ${describeRange(l.points)}\n`);
+    if (l.points.length > 0) {
+      const rows = [['REVISION', 'TIME', 'KIND', 'MEMBER', 'RELEASE', 'BYTES', 'HASHKV', 'OBJECT'], ...l.points.map((p) => [String(p.revision), p.time, p.backupKind, p.member, p.release, String(p.size), p.hashKV === undefined ? '-' : String(p.hashKV), p.key])];
+      const w = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+      for (const r of rows) write(`${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(w[i]))).join('  ')}\n`);
+    }
+    for (const p of l.problems) write(`not a restore point: ${p}\n`);
+  }
+}
