@@ -56,7 +56,7 @@ export function openS3(name: string, s3: S3Destination, access: DestinationAcces
     const token = access.secrets(s3.credentialsSecret, 'sessionToken');
     credentials = { accessKeyId: id, secretAccessKey: secret, ...(token ? { sessionToken: token } : {}) };
   }
-  if (!credentials) throw new DestinationError(label, 'NoCredentials', 'no credentials: name a credentialsSecret (keys accessKeyId, secretAccessKey), or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY for the operator');
+  if (!credentials) throw new DestinationError(label, 'NoCredentials', 'no credentials: name a credentialsSecret (keys accessKeyId, secretAccessKey); locally, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment of svc-operator serve too');
   let ca = s3.caBundle;
   if (s3.caSecret) {
     ca = access.secrets(s3.caSecret, 'ca.crt');
