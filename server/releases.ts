@@ -60,7 +60,6 @@ const NOT_IN_SVC_34 = [
 const NOT_IN_SVC_35 = [
   ...NOT_IN_SVC_34.filter((f) => f !== 'experimental-backend-bbolt-freelist-type'),
   'backend-bbolt-freelist-type', 'socket-reuse-port', 'socket-reuse-address',
-  'enable-log-rotation', 'log-rotation-config-json',
   'experimental-enable-distributed-tracing', 'experimental-distributed-tracing-address', 'experimental-distributed-tracing-service-name',
   'experimental-distributed-tracing-instance-id', 'experimental-distributed-tracing-sampling-rate',
   'experimental-enable-lease-checkpoint-persist',
@@ -75,6 +74,7 @@ const NEW_IN_35 = [
   'experimental-bootstrap-defrag-threshold-megabytes', 'client-cert-file', 'client-key-file', 'peer-client-cert-file',
   'peer-client-key-file', 'tls-min-version', 'tls-max-version',
   'experimental-compact-hash-check-enabled', 'experimental-compact-hash-check-time',
+  'enable-log-rotation', 'log-rotation-config-json',
 ];
 
 const r33: Release = {

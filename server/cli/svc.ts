@@ -49,7 +49,7 @@ export async function main(argv: string[]): Promise<number> {
   const cfg = parsed.config;
   let logger: ControllableLogger & { withPackage(pkg: string): import('../log/logger.js').Logger };
   try {
-    logger = createLogger({ logger: cfg.logger, outputs: cfg.logOutputs, level: cfg.logLevel, pkg: 'etcdmain' });
+    logger = createLogger({ logger: cfg.logger, outputs: cfg.logOutputs, level: cfg.logLevel, pkg: 'etcdmain', rotation: cfg.logRotation });
   } catch (e) {
     if (e instanceof LogSetupError) {
       process.stderr.write(`svc: ${e.message}\n`);

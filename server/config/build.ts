@@ -3,6 +3,7 @@
 import type { Release } from '../releases.js';
 import type { LogLevel } from '../log/logger.js';
 import { parseLevel } from '../log/levels.js';
+import { parseLogRotation, type LogRotation } from '../log/rotate.js';
 import { ConfigError } from './errors.js';
 import { defaultText, enumValues, FLAGS, type FlagSpec } from './flag-table.js';
 import type { Setting } from './settings.js';
@@ -156,6 +157,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   // Logging.
   const logger = known.has('logger') ? oneOf<'capnslog' | 'zap'>('logger') : release.loggerDefault;
   const logOutputs = logOutputsOf(release, known, isSet, str, list, logger);
+  const logRotation = known.has('enable-log-rotation') && bool('enable-log-rotation') ? logRotationOf(logOutputs, str('log-rotation-config-json')) : undefined;
   let logLevel: LogLevel = 'info';
   if (known.has('log-level')) logLevel = zapLevel(oneOf<string>('log-level'));
   if (known.has('debug') && bool('debug')) logLevel = 'debug';
@@ -225,6 +227,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     bcryptCost: uint('bcrypt-cost'),
     logger,
     logOutputs,
+    ...(logRotation ? { logRotation } : {}),
     logLevel,
     logPackageLevels,
     metrics: oneOf<'basic' | 'extensive'>('metrics'),
@@ -336,6 +339,17 @@ function requireTlsForHttps(flag: string, urls: URL[], tls: TlsConfig): void {
     const p = flag.includes('peer') ? 'peer-' : '';
     throw new ConfigError(`${flag} has ${https.protocol}//${https.host}, which needs TLS: give --${p}cert-file and --${p}key-file, or --${p}auto-tls`, flag.slice(2));
   }
+}
+
+/** The rotation of the one file among the log outputs (--enable-log-rotation), or the reference's refusal. */
+function logRotationOf(outputs: string[], json: string): LogRotation {
+  const files = outputs.filter((o) => !['default', 'stderr', 'stdout'].includes(o)).length;
+  if ((outputs.length === 1 && files === 0) || files > 1) {
+    throw new ConfigError('--log-outputs requires a single file path when --log-rotate-config-json is defined', 'log-outputs');
+  }
+  const r = parseLogRotation(json);
+  if (typeof r === 'string') throw new ConfigError(r, 'log-rotation-config-json');
+  return r;
 }
 
 function logOutputsOf(

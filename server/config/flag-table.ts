@@ -1,6 +1,7 @@
 // Every server flag: its name (also the config-file key and, upper-cased, the SVC_* variable), the
 // kind of value, its default and help text. Which flags a release knows and which ones warn comes
 // from the release table; nothing here compares versions.
+import { DEFAULT_LOG_ROTATION_JSON } from '../log/rotate.js';
 import type { Release } from '../releases.js';
 
 export type FlagKind = 'string' | 'bool' | 'uint' | 'int' | 'urls' | 'duration' | 'list' | 'cluster' | 'enum';
@@ -118,6 +119,8 @@ export const FLAGS: readonly FlagSpec[] = [
   { name: 'experimental-compaction-sleep-interval', kind: 'duration', group: 'experimental', def: '10ms', help: 'Sets the sleep interval between each compaction batch.' },
   { name: 'experimental-bootstrap-defrag-threshold-megabytes', kind: 'uint', group: 'experimental', def: '0', help: 'Defragment the database at start when at least this many megabytes would be freed (0: never).' },
   { name: 'experimental-corrupt-check-time', kind: 'duration', group: 'experimental', def: '0s', help: 'Duration of time between cluster corruption check passes.' },
+  { name: 'enable-log-rotation', kind: 'bool', group: 'logging', def: 'false', help: 'Enable log rotation of a single log-outputs file target.' },
+  { name: 'log-rotation-config-json', kind: 'string', group: 'logging', def: DEFAULT_LOG_ROTATION_JSON, help: 'Configures log rotation if enabled with a JSON logger config. MaxSize(MB), MaxAge(days,0=no limit), MaxBackups(0=no limit), LocalTime(use computers local time), Compress(gzip).' },
   { name: 'experimental-compact-hash-check-enabled', kind: 'bool', group: 'experimental', def: 'false', help: 'Enable leader to periodically check followers compaction hashes.' },
   { name: 'experimental-compact-hash-check-time', kind: 'duration', group: 'experimental', def: '1m', help: 'Duration of time between leader checks followers compaction hashes.' },
 ];

@@ -1,5 +1,6 @@
 // The parsed server configuration: typed, camelCase, defaults applied, validated.
 import type { LogLevel } from '../log/logger.js';
+import type { LogRotation } from '../log/rotate.js';
 
 export interface TlsConfig {
   certFile: string;
@@ -90,6 +91,8 @@ export interface ServerConfig {
   enableGrpcGateway: boolean;
   experimentalInitialCorruptCheck: boolean;
   experimentalCorruptCheckTimeMs: number;
+  /** --enable-log-rotation with --log-rotation-config-json (3.5): the one file output rotates. */
+  logRotation?: LogRotation;
   /** --experimental-compact-hash-check-time when --experimental-compact-hash-check-enabled, else 0 (ms). */
   experimentalCompactHashCheckTimeMs: number;
   /** --experimental-compaction-batch-limit and --experimental-compaction-sleep-interval (ms; 3.4: 10 ms). */

@@ -8,6 +8,7 @@ import { LEVEL_RANK } from './levels.js';
 import { capnslogLine, textFields, zapFields, zapLine } from './format.js';
 import { CallerCache } from './caller.js';
 import { CodedError } from '../coded-error.js';
+import { RotatingFile, type LogRotation } from './rotate.js';
 
 export type LoggerKind = 'capnslog' | 'zap';
 
@@ -20,6 +21,8 @@ export interface CreateLoggerOptions {
   pkg?: string;
   /** Add zap's "caller" key (default true). */
   caller?: boolean;
+  /** --enable-log-rotation: the one file output is written through rotation with these settings. */
+  rotation?: LogRotation;
 }
 
 export class LogSetupError extends CodedError<'LOG_SETUP'> {
@@ -108,9 +111,18 @@ class BufferedSink implements Sink {
   }
 }
 
-function openSink(output: string): Sink {
+function openSink(output: string, rotation?: LogRotation): Sink {
   if (output === 'default' || output === 'stderr') return new BufferedSink((c) => void process.stderr.write(c), () => {});
   if (output === 'stdout') return new BufferedSink((c) => void process.stdout.write(c), () => {});
+  if (rotation) {
+    let file: RotatingFile;
+    try {
+      file = new RotatingFile(output, rotation);
+    } catch (e) {
+      throw new LogSetupError(`cannot open log output "${output}": ${(e as Error).message}`);
+    }
+    return new BufferedSink((c) => file.write(c), () => file.close());
+  }
   let fd: number;
   try {
     fd = openSync(output, 'a');
@@ -214,7 +226,7 @@ export function createLogger(opts: CreateLoggerOptions): ControllableLogger & { 
   if (!Object.hasOwn(LEVEL_RANK, opts.level)) throw new LogSetupError(`unknown log level "${String(opts.level)}"`);
   const sinks: Sink[] = [];
   try {
-    for (const o of opts.outputs) sinks.push(openSink(o));
+    for (const o of opts.outputs) sinks.push(openSink(o, opts.rotation));
   } catch (e) {
     for (const s of sinks) s.close();
     throw e;
