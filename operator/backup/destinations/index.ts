@@ -6,9 +6,10 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { BackupDestination, S3Destination, SvcClusterSpec } from '../../api/types.js';
 import { durationMs } from '../../api/duration.js';
 import {
-  clusterFolder, clustersIn, fullManifest, fullSnapshotKey, manifestKeyOf, parseManifest, retainFull,
-  type FullManifest, type RestorePoint,
+  clusterFolder, clustersIn, deltaKey, fullManifest, fullSnapshotKey, manifestKeyOf, parseDeltaKey, parseManifest, retainFull, segmentsToRemove,
+  type FullManifest, type RestorePoint, type SegmentRef,
 } from '../restore-points.js';
+import { decodeSegment, encodeSegment, type DeltaSegment } from '../delta.js';
 import { DEFAULT_KEEP } from '../schedule.js';
 import { S3Store, type S3Credentials } from './s3.js';
 import { DestinationError, type ObjectStore } from './store.js';
@@ -99,16 +100,45 @@ export async function clustersOf(d: OpenDestination): Promise<string[]> {
   return clustersIn(await d.store.list(d.prefix ? `${d.prefix}/` : ''), d.prefix);
 }
 
-/** Applies spec.backup.keep and maxAge to a destination's full snapshots; returns the points removed. */
-export async function applyRetention(d: OpenDestination, points: RestorePoint[], spec: SvcClusterSpec, now: Date): Promise<RestorePoint[]> {
+/**
+ * Applies spec.backup.keep and maxAge to a destination's full snapshots, then removes the delta segments only the
+ * removed ones needed; returns the points removed. `cluster` is whose segments (the points' cluster).
+ */
+export async function applyRetention(d: OpenDestination, points: RestorePoint[], spec: Pick<SvcClusterSpec, 'backup'>, now: Date): Promise<RestorePoint[]> {
   const maxAge = spec.backup?.maxAge ? durationMs(spec.backup.maxAge) : undefined;
-  const { removed } = retainFull(points, spec.backup?.keep ?? DEFAULT_KEEP, maxAge, now);
+  const { kept, removed } = retainFull(points, spec.backup?.keep ?? DEFAULT_KEEP, maxAge, now);
   // the manifest first: a snapshot left without one (a delete cut short) is not offered as a restore point
   for (const p of removed) {
     await d.store.delete(p.manifestKey);
     await d.store.delete(p.key);
   }
+  if (removed.length > 0 && kept.length > 0) {
+    for (const s of segmentsToRemove(kept, await listSegments(d, kept[0].cluster))) await d.store.delete(s.key);
+  }
   return removed;
+}
+
+/** The delta segments of `cluster` in a destination, by their keys (not read). */
+export async function listSegments(d: OpenDestination, cluster: string): Promise<SegmentRef[]> {
+  const keys = await d.store.list(`${clusterFolder(d.prefix, cluster)}delta/`);
+  return keys.map(parseDeltaKey).filter((s): s is SegmentRef => s !== undefined);
+}
+
+/** Writes a segment of `cluster`; resolves with its key once the store has it. */
+export async function uploadSegment(d: OpenDestination, cluster: string, s: DeltaSegment): Promise<string> {
+  const key = deltaKey(d.prefix, cluster, s);
+  await d.store.put(key, encodeSegment(s), 'application/jsonl');
+  return key;
+}
+
+/** Reads and checks a segment; a damaged one is ObjectCorrupt naming it. */
+export async function readSegment(d: OpenDestination, ref: SegmentRef): Promise<DeltaSegment> {
+  const data = await d.store.get(ref.key);
+  try {
+    return decodeSegment(data, ref.key);
+  } catch (e) {
+    throw new DestinationError(d.store.label, 'ObjectCorrupt', `${(e as Error).message}; the revisions it holds cannot be restored (a full snapshot taken later can)`);
+  }
 }
 
 /**
