@@ -1,4 +1,4 @@
-// svc-operator backup-agent: the backup agent of continuous backup (backup/agent.ts), runtime-independent: the local
+// svc-operator backup-agent: the backup agent of continuous backup (runtime/backup-agent.ts), runtime-independent: the local
 // runtime runs it as a child process, a Kubernetes Deployment can run it with the operator image. Every setting is a
 // flag, else an environment variable SVC_AGENT_<FLAG> (upper case, "-" as "_"), else a key of the JSON file --config
 // (camelCase); the first found wins:
@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BackupDestination } from '../api/types.js';
 import { durationMs } from '../api/duration.js';
-import { BackupAgent, type AgentStatus } from '../backup/agent.js';
+import { BackupAgent, type AgentStatus } from '../runtime/backup-agent.js';
 import { DestinationError, openS3 } from '../backup/destinations/index.js';
 import { parseArgs, UsageError } from './args.js';
 import { envDestinationAccess } from './local.js';

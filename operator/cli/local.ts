@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { parseSvcCluster, updateProblems, ValidationError } from '../api/validate.js';
 import { API_VERSION, KIND, type BackupsStatus, type RestoreSpec, type SvcCluster } from '../api/types.js';
-import type { AgentStatus } from '../backup/agent.js';
+import type { AgentStatus } from '../runtime/backup-agent.js';
 import { backupsState } from '../backup/schedule.js';
 import { describeVerified } from '../backup/verify.js';
 import { MemberClient } from '../members/index.js';

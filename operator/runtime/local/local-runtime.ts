@@ -31,7 +31,7 @@ import type { ScalingRuntime } from '../scaling.js';
 import { lossInLine, type HealingRuntime } from '../healing.js';
 import { freePorts } from './ports.js';
 import { readState, writeState, type LocalMemberState, type LocalState } from './state.js';
-import type { AgentStatus } from '../../backup/agent.js';
+import type { AgentStatus } from '../backup-agent.js';
 
 /** The compiled svc server entry next to this module's build (<outDir>/server/cli/svc.js). */
 /** svc.js of the same build (the CLIs hand in SVC_OPERATOR_SVC_ENTRY as `svcEntry`: the environment is read in cli/ only). */
@@ -369,7 +369,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     mkdirSync(dir, { recursive: true });
     const file = join(dir, 'config.json');
     writeFileSync(file, config);
-    const pid = this.spawnDetached(this.operatorEntry, ['backup-agent', '--config', file], this.agentLog(), `=== backup-agent start ${new Date().toISOString()}`, process.env, 'the backup agent');
+    const pid = this.spawnDetached(this.operatorEntry, ['backup-agent', '--config', file], this.agentLog(), `=== backup-agent start ${new Date().toISOString()}`, { ...process.env }, 'the backup agent');
     writeState(this.stateDir, { ...state, agent: { pid, startedAt: new Date().toISOString(), config } });
     return `${running ? 'restarted' : 'started'} the backup agent (pid ${pid}, log ${this.agentLog()})`;
   }

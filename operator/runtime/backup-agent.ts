@@ -10,9 +10,9 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '../../server/client/index.js';
 import { MemberClient, type MemberTls } from '../members/index.js';
-import { groupByRevision, makeSegment, type RevisionChange } from './delta.js';
-import { applyRetention, listRestorePoints, listSegments, readSegment, uploadFull, uploadSegment, type OpenDestination } from './destinations/index.js';
-import { chainFrom } from './restore-points.js';
+import { groupByRevision, makeSegment, type RevisionChange } from '../backup/delta.js';
+import { applyRetention, listRestorePoints, listSegments, readSegment, uploadFull, uploadSegment, type OpenDestination } from '../backup/destinations/index.js';
+import { chainFrom } from '../backup/restore-points.js';
 import type { BackupsStatus, BackupSpec } from '../api/types.js';
 
 export interface AgentOptions {
