@@ -12,7 +12,7 @@ import { Client } from '../../server/client/index.js';
 import { MemberClient, type MemberTls } from '../members/index.js';
 import { groupByRevision, makeSegment, type RevisionChange } from '../backup/delta.js';
 import { applyRetention, listRestorePoints, listSegments, readSegment, uploadFull, uploadSegment, type OpenDestination } from '../backup/destinations/index.js';
-import { chainFrom } from '../backup/restore-points.js';
+import { chainFrom, type RestorePoint, type SegmentRef } from '../backup/restore-points.js';
 import type { BackupsStatus, BackupSpec } from '../api/types.js';
 
 export interface AgentOptions {
@@ -44,6 +44,23 @@ export interface AgentOptions {
 export type AgentStatus = Pick<BackupsStatus, 'continuousRevision' | 'continuousTime' | 'continuousFull'> & { lastError?: string };
 
 const isCompacted = (e: unknown) => /required revision has been compacted/.test((e as Error)?.message ?? '');
+
+/**
+ * Where the agent's own record ends in a destination: the furthest a chain of segments reaches, from any full
+ * snapshot (its own, or one the engine took that its segments pass through). Not simply the newest full snapshot: one
+ * taken while the agent was down would leave the revisions before it uncovered. Without any segment, the newest
+ * full snapshot of its own, else the newest of all (continuous backup just turned on).
+ */
+export function agentEnd(points: readonly RestorePoint[], segments: readonly SegmentRef[]): { point: RestorePoint; end: number; last?: SegmentRef } {
+  let best: { point: RestorePoint; end: number; last?: SegmentRef } | undefined;
+  for (const p of points) {
+    const { end, used } = chainFrom(p.revision, segments);
+    if (used.length === 0 && p.backupKind !== 'continuous') continue;
+    if (!best || end > best.end) best = { point: p, end, ...(used.length > 0 ? { last: used.at(-1)! } : {}) };
+  }
+  const newest = points.reduce((a, b) => (b.revision > a.revision ? b : a));
+  return best ?? { point: newest, end: newest.revision };
+}
 
 /** Runs until stop(): resumes, watches, writes segments, takes full snapshots when it must. */
 export class BackupAgent {
@@ -122,21 +139,19 @@ export class BackupAgent {
   }
 
   /**
-   * Where to go on from: the newest revision every destination can restore (its newest full snapshot and that
-   * one's segments). A destination without a full snapshot, or a newest point older than maxAwayMs, asks for a new full.
+   * Where to go on from: the oldest of the destinations' agentEnd (each is then written from where its record ends).
+   * A destination without a full snapshot, or a record older than maxAwayMs, asks for a new full snapshot.
    */
   private async resume(): Promise<void> {
     let from: number | undefined;
     let at: string | undefined;
     for (const d of this.o.destinations) {
       const { points } = await listRestorePoints(d, this.o.cluster);
-      const newest = points.at(-1);
-      if (!newest) return this.full(`${d.store.label} holds no full snapshot of ${this.o.cluster}`);
-      const chain = chainFrom(newest.revision, await listSegments(d, this.o.cluster));
-      const last = chain.used.at(-1);
-      const time = last ? (await readSegment(d, last)).lastTime : newest.time;
-      if (from === undefined || chain.end < from) {
-        from = chain.end;
+      if (points.length === 0) return this.full(`${d.store.label} holds no full snapshot of ${this.o.cluster}`);
+      const { point, end, last } = agentEnd(points, await listSegments(d, this.o.cluster));
+      const time = last ? (await readSegment(d, last)).lastTime : point.time;
+      if (from === undefined || end < from) {
+        from = end;
         at = time;
       }
     }

@@ -84,6 +84,18 @@ describe('continuous backup: segments, coverage, restore plans, retention', () =
   });
 });
 
+describe('backup agent: where it resumes', () => {
+  it('from the end of its own record, not from a newer full snapshot taken while it was down', async () => {
+    const { agentEnd } = await import('../../../operator/runtime/backup-agent.js');
+    const own = point(10, '2026-11-27T10:00:00.000Z');
+    const onDemand = { ...point(50, '2026-11-27T10:05:00.000Z'), backupKind: 'on-demand' as const };
+    expect(agentEnd([own, onDemand], [seg(11, 20)])).to.deep.include({ point: own, end: 20 });
+    expect(agentEnd([own, onDemand], []), 'its own full snapshot, no segment yet').to.deep.include({ point: own, end: 10 });
+    expect(agentEnd([own, onDemand], [seg(11, 60)]), 'a chain through the newer snapshot').to.deep.include({ end: 60 });
+    expect(agentEnd([onDemand], []), 'continuous backup just turned on').to.deep.include({ point: onDemand, end: 50 });
+  });
+});
+
 describe('svc-operator backup-agent settings', () => {
   it('a flag wins over SVC_AGENT_<FLAG>, which wins over the --config file (camelCase keys)', async () => {
     const { agentSettings, agentEnvName } = await import('../../../operator/cli/backup-agent.js');
