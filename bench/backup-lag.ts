@@ -61,6 +61,7 @@ export async function benchBackupLag(argv: readonly string[]): Promise<number> {
   process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
   process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
   process.env.SVC_AGENT_SEGMENT_SECONDS = String(o.segmentSeconds);
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const load0 = loadavg();
   let client: Client | undefined;
   const store = new S3Store({ name: 'lag', spec: { bucket: 'lag', endpoint: s3.endpoint, forcePathStyle: true }, credentials: s3 });

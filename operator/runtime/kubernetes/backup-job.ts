@@ -73,6 +73,7 @@ export function unsupportedOnKubernetes(name: string, spec: SvcClusterSpec): str
     else if (d.pvc && d.pvc !== backupClaimName(name, spec)) p.push(`spec.backup.destinations[${d.name}].pvc: backups go to one claim (${backupClaimName(name, spec)}) in this release; name ${d.pvc} in spec.backup.pvc instead`);
   }
   if (spec.backup?.credentialsSecret) p.push('spec.backup.credentialsSecret: backups of a cluster with authentication on are taken by the local runtime only in this release; give the operator client certificates (spec.tls.clientSecret) instead');
+  if (spec.backup?.continuous) p.push('spec.backup.continuous: the backup agent runs with the local runtime only in this release (`svc-operator backup-agent` is the command its Deployment will run); remove it, or run the agent yourself against the cluster\'s client endpoints');
   if (spec.restore?.source) p.push('spec.restore.source: restoring from an object-store destination is carried out by the local runtime only in this release; copy the restore point (svc-operator local backups lists them) onto a claim and name it in spec.restore.snapshot');
   return p;
 }

@@ -82,6 +82,13 @@ describe('continuous backup: segments, coverage, restore plans, retention', () =
     expect(problems({ continuous: true })).to.deep.equal(['spec.backup.continuous needs an s3 destination in spec.backup.destinations (delta segments are written to object storage)']);
     expect(problems({ continuous: 'yes', destinations: [s3] })).to.deep.equal(['spec.backup.continuous must be true or false']);
   });
+
+  it('the Kubernetes runtime refuses spec.backup.continuous by name until the agent has its Deployment (never ignores it)', async () => {
+    const { unsupportedOnKubernetes } = await import('../../../operator/runtime/kubernetes/backup-job.js');
+    expect(unsupportedOnKubernetes('kv', { version: '3.5.21', replicas: 1, backup: { continuous: true } })).to.deep.equal([
+      'spec.backup.continuous: the backup agent runs with the local runtime only in this release (`svc-operator backup-agent` is the command its Deployment will run); remove it, or run the agent yourself against the cluster\'s client endpoints',
+    ]);
+  });
 });
 
 describe('backup agent: where it resumes', () => {
