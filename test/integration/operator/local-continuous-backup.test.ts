@@ -209,6 +209,10 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     expect(segs.every((s) => s.toRevision > second.revision), 'no segment only the removed snapshot needed').to.equal(true);
     expect(segs.some((s) => s.fromRevision <= second.revision + 1), 'the second snapshot keeps its chain').to.equal(true);
     expect(l.oldest!.revision).to.equal(second.revision);
+    expect(l.deltas!.coverage).to.match(new RegExp(`^restorable revisions ${second.revision}\\.\\.\\d+, ${full.revision}\\.\\.${l.newest!.revision}$`));
+    const text = await operatorCli(['local', 'backups', '--state-dir', stateDir], env);
+    // (the writer goes on: the counts may have grown since the listing above)
+    expect(text.out).to.match(new RegExp(`continuous: \\d+ delta segment\\(s\\); restorable revisions ${second.revision}\\.\\.\\d+, ${full.revision}\\.\\.\\d+; newest restorable revision \\d+ \\(\\S+Z\\)`));
 
     // a revision the agent never saw (compacted away while it was down) is refused with what is covered
     const sd = join(dir, 'gap');
