@@ -26,6 +26,8 @@
 //   --components-only      only the component benches
 // `npm run bench -- operator [--clusters=500]`: svc-operator reconciling many SvcClusters on a real kube-apiserver
 // (bench/operator.ts).
+// `npm run bench -- backup-lag [--duration=60000] [--segment-seconds=2] [--rate=100]`: continuous backup's recovery
+// point, how far the newest restorable revision is behind acknowledged writes (bench/backup-lag.ts).
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { runPutLoad } from './put.js';
@@ -623,6 +625,8 @@ async function runComponents(): Promise<void> {
 export async function main(argv: readonly string[]): Promise<number> {
   // `npm run bench -- operator ...`: the operator at scale against a real kube-apiserver (bench/operator.ts)
   if (argv[0] === 'operator') return (await import('./operator.js')).benchOperator(argv.slice(1));
+  // `npm run bench -- backup-lag ...`: continuous backup's recovery point (bench/backup-lag.ts)
+  if (argv[0] === 'backup-lag') return (await import('./backup-lag.js')).benchBackupLag(argv.slice(1));
   let o: BenchRunOptions;
   try {
     o = parseArgs(argv);

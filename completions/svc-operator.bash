@@ -17,7 +17,7 @@ _svc_words() {
       report) words="--namespace -n --kubeconfig --file" ;;
     esac; fi
   else
-    if [ "$COMP_CWORD" -le 1 ]; then words="local demo crd run backup restore verify completion status backup-now verify-now recover backups suspend resume defrag compact report"
+    if [ "$COMP_CWORD" -le 1 ]; then words="local demo crd run backup restore verify backup-agent completion status backup-now verify-now recover backups suspend resume defrag compact report"
     elif [ "${COMP_WORDS[1]}" = local ]; then
       if [ "$COMP_CWORD" -le 2 ]; then words="apply status backup verify-backup backups delete recover suspend resume move-leader restart defrag compact alarm report"; else
       case "${COMP_WORDS[2]}" in

@@ -151,6 +151,7 @@ const specSchema: Schema = obj<SvcClusterSpec>('Desired state of an SvcCluster.'
     verify: obj<BackupVerifySpec>('Restore drills: the newest backup restored into a scratch member, its KV hash compared with the one recorded at backup time (status.backups.lastVerified, the BackupVerified condition).', {
       schedule: str('Cron schedule of drills, e.g. "30 3 * * *", in spec.backup.timeZone.', { maxLength: 128 }),
     }, { required: ['schedule'] }),
+    continuous: bool('Continuous backup: a backup agent writes every change after the newest full snapshot as delta segments (every 2 s or 1000 revisions) to every object-store destination; a restore then reaches any revision since.'),
     credentialsSecret: str('For a cluster with authentication on and no client certificates: a Secret with the keys username and password of a user with the root role, whom backups are taken as.'),
     maxAge: str('Full snapshots older than this ("168h", "90m", "7d") are removed from every object-store destination (the newest one stays).', { pattern: '^([0-9]+(d|h|m|s))+$' }),
     destinations: {
@@ -252,6 +253,13 @@ const backupsSchema = obj<BackupsStatus>('Where backups go and the ones kept.', 
   lastVerifyScheduleTime: str('Scheduled time of the last scheduled drill.', { format: 'date-time' }),
   nextVerifyTime: str('When the next scheduled drill is due.', { format: 'date-time' }),
   lastVerifyRequest: str('svc.dev/verify-request token of the last drill asked for and run.'),
+  continuousRevision: int('Continuous backup: the newest revision the backup agent has made durable in every destination.'),
+  continuousTime: str('When the agent saw that revision.', { format: 'date-time' }),
+  continuousFull: obj<NonNullable<BackupsStatus['continuousFull']>>('The last full snapshot the backup agent took itself, and why (compaction passed it, or it was away too long).', {
+    revision: int('Its revision.'),
+    time: str('When it was taken.', { format: 'date-time' }),
+    reason: str('Why.'),
+  }),
 });
 
 const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcCluster.', {

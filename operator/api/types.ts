@@ -30,6 +30,11 @@ export interface BackupSpec {
   /** Restore drills: on this schedule the newest backup is restored into a scratch member and its KV hash checked. */
   verify?: BackupVerifySpec;
   /**
+   * Continuous backup: a backup agent watches every change after the newest full snapshot and writes delta segments
+   * (every 2 s or 1000 revisions) to every object-store destination, so a restore reaches any revision since then.
+   */
+  continuous?: boolean;
+  /**
    * Full snapshots older than this ("168h", "90m", "7d") are removed from every object-store destination (the newest
    * one always stays). Default: none (spec.backup.keep alone).
    */
@@ -292,6 +297,12 @@ export interface BackupsStatus {
   nextVerifyTime?: string;
   /** The svc.dev/verify-request token of the last drill asked for and run. */
   lastVerifyRequest?: string;
+  /** Continuous backup: the newest revision the backup agent has made durable in every destination. */
+  continuousRevision?: number;
+  /** When the agent saw that revision. */
+  continuousTime?: string;
+  /** The last full snapshot the agent took itself (compaction passed it, or it was away too long), and why. */
+  continuousFull?: { revision: number; time: string; reason: string };
 }
 
 /** The outcome of a restore drill (status.backups.lastVerified). */

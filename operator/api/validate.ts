@@ -74,6 +74,13 @@ export function specProblems(spec: unknown): string[] {
       if (d.s3 !== undefined) p.push(...s3Problems(d.s3, `${at}.s3`));
     });
   }
+  if (b !== undefined && b.continuous !== undefined) {
+    if (typeof b.continuous !== 'boolean') p.push('spec.backup.continuous must be true or false');
+    // the segments go to object stores only: without one they would go nowhere
+    else if (b.continuous && !(Array.isArray(b.destinations) && b.destinations.some((d: Record<string, unknown> | null) => typeof d === 'object' && d !== null && d.s3 !== undefined))) {
+      p.push('spec.backup.continuous needs an s3 destination in spec.backup.destinations (delta segments are written to object storage)');
+    }
+  }
   const r = s.restore as Record<string, unknown> | undefined;
   if (r !== undefined) p.push(...restoreProblems(r, names));
   const l = s.logging as Record<string, unknown> | undefined;

@@ -4,10 +4,14 @@
 //
 // Layout under a destination's prefix:   <prefix>/<cluster>/full/<revision, 20 digits>-<time>.db   the snapshot
 //                                        <prefix>/<cluster>/full/<revision, 20 digits>-<time>.json its manifest
-//                                        <prefix>/<cluster>/delta/...                              (delta segments)
+//                                        <prefix>/<cluster>/delta/delta-<from>-<to>.jsonl            a delta segment
 // The revision leads the name, zero-padded, so a listing in key order is in revision order. The manifest is
 // written after its snapshot: a snapshot without one is an upload that did not finish and is not a restore point.
 import type { BackupKind } from '../api/types.js';
+import { segmentFileName } from './delta.js';
+
+/** What made a full snapshot: the engine's kinds, or the backup agent (a new base after compaction or a long absence). */
+export type FullKind = BackupKind | 'continuous';
 
 /** The manifest's format tag: a .json without it is not ours (a foreign object). */
 export const MANIFEST_FORMAT = 'svc.dev/backup/v1';
@@ -34,7 +38,7 @@ export interface FullManifest {
   /** The svc release the member ran. */
   release: string;
   /** What made it. */
-  backupKind: BackupKind;
+  backupKind: FullKind;
   /** The snapshot's key, relative to the cluster's folder (full/<...>.db). */
   snapshot: string;
 }
@@ -156,4 +160,132 @@ export function clustersIn(keys: readonly string[], prefix: string | undefined):
     if (m) out.add(m[1]);
   }
   return [...out].sort();
+}
+
+/** A delta segment a destination holds, known by its key (its revisions are in its name). */
+export interface SegmentRef {
+  key: string;
+  fromRevision: number;
+  toRevision: number;
+  /** When the agent saw its last revision: known once the segment was read (time targets need it). */
+  lastTime?: string;
+}
+
+/** Key of a delta segment of `cluster` under `prefix`. */
+export function deltaKey(prefix: string | undefined, cluster: string, s: { fromRevision: number; toRevision: number }): string {
+  return `${clusterFolder(prefix, cluster)}delta/${segmentFileName(s)}`;
+}
+
+/** The segment a key names, or undefined (not a segment's name). */
+export function parseDeltaKey(key: string): SegmentRef | undefined {
+  const m = /\/delta\/delta-(\d{16})-(\d{16})\.jsonl$/.exec(key);
+  if (!m) return undefined;
+  const fromRevision = Number(m[1]);
+  const toRevision = Number(m[2]);
+  return fromRevision >= 1 && toRevision >= fromRevision ? { key, fromRevision, toRevision } : undefined;
+}
+
+/**
+ * The segments that continue a full snapshot at `base` without a hole, in order (overlaps are fine: an agent
+ * restarted after an upload it had not recorded), and the newest revision they reach (base itself without any).
+ */
+export function chainFrom(base: number, segments: readonly SegmentRef[]): { end: number; used: SegmentRef[] } {
+  const sorted = [...segments].sort((a, b) => a.fromRevision - b.fromRevision || a.toRevision - b.toRevision);
+  let end = base;
+  const used: SegmentRef[] = [];
+  for (const s of sorted) {
+    if (s.toRevision <= end) continue;
+    if (s.fromRevision > end + 1) break; // sorted by start: nothing later closes the hole
+    used.push(s);
+    end = s.toRevision;
+  }
+  return { end, used };
+}
+
+/** What a destination can restore: each full snapshot and the newest revision its delta chain reaches. */
+export interface Coverage {
+  point: RestorePoint;
+  /** The newest revision restorable from the point (its own revision without segments). */
+  end: number;
+  /** When the agent saw `end` (the last segment's lastTime when read, else the point's time). */
+  endTime?: string;
+  segments: SegmentRef[];
+}
+
+export function deltaCoverage(points: readonly RestorePoint[], segments: readonly SegmentRef[]): Coverage[] {
+  return [...points].sort(byRevision).map((point) => {
+    const { end, used } = chainFrom(point.revision, segments);
+    const last = used.at(-1);
+    return { point, end, endTime: last ? last.lastTime : point.time, segments: used };
+  });
+}
+
+/** The oldest and newest restorable revision (and time) of a destination, or undefined without restore points. */
+export function restorableRange(points: readonly RestorePoint[], segments: readonly SegmentRef[]): { oldest: { revision: number; time: string }; newest: { revision: number; time?: string } } | undefined {
+  const cov = deltaCoverage(points, segments);
+  if (cov.length === 0) return undefined;
+  const newest = cov.reduce((a, b) => (b.end >= a.end ? b : a));
+  return { oldest: { revision: cov[0].point.revision, time: cov[0].point.time }, newest: { revision: newest.end, ...(newest.endTime ? { time: newest.endTime } : {}) } };
+}
+
+/** The covered revisions as one phrase for messages: each run a full snapshot and its segments reach. */
+export function describeCoverage(points: readonly RestorePoint[], segments: readonly SegmentRef[]): string {
+  const runs: Array<[number, number]> = [];
+  for (const c of deltaCoverage(points, segments)) {
+    const last = runs.at(-1);
+    if (last && c.point.revision <= last[1]) last[1] = Math.max(last[1], c.end);
+    else runs.push([c.point.revision, c.end]);
+  }
+  if (runs.length === 0) return 'no restore points';
+  return `restorable revisions ${runs.map(([a, b]) => (a === b ? `${a}` : `${a}..${b}`)).join(', ')}`;
+}
+
+/** A restore: the full snapshot, the revision it is taken to, and the segments replayed on it (none: the snapshot alone). */
+export interface RestorePlan {
+  point: RestorePoint;
+  revision: number;
+  segments: SegmentRef[];
+}
+
+/**
+ * The restore a target asks for with continuous backup: a revision is restored exactly (the newest full snapshot at
+ * or before it whose segments reach it); a time gives the newest restorable state the agent had seen by then (the
+ * segments' lastTime must be known); no target, the newest restorable revision. Without any segments, a full snapshot
+ * is the finest point (pickRestorePoint). A point not covered is refused with the covered revisions.
+ */
+export function planRestore(points: readonly RestorePoint[], segments: readonly SegmentRef[], target: RestoreTarget, where: string): RestorePlan | { refused: string } {
+  const picked = pickRestorePoint(points, target, where);
+  if ('refused' in picked) return picked;
+  if (segments.length === 0) return { point: picked.point, revision: picked.point.revision, segments: [] };
+  const cov = deltaCoverage(points, segments);
+  if (target.revision !== undefined) {
+    const r = target.revision;
+    const fit = [...cov].reverse().find((c) => c.point.revision <= r && c.end >= r);
+    if (!fit) return { refused: `${where} does not cover revision ${r}: it has ${describeCoverage(points, segments)}; ask for a revision in one of those ranges` };
+    return { point: fit.point, revision: r, segments: fit.segments.filter((s) => s.fromRevision <= r) };
+  }
+  if (target.time !== undefined) {
+    const t = Date.parse(target.time);
+    const c = cov.find((x) => x.point.key === picked.point.key)!;
+    const upTo = c.segments.filter((s) => s.lastTime !== undefined && Date.parse(s.lastTime) <= t);
+    // the run of segments seen by then (a later one seen earlier would be an agent's clock jump: stop at the first later)
+    const used: SegmentRef[] = [];
+    for (const s of c.segments) {
+      if (!upTo.includes(s)) break;
+      used.push(s);
+    }
+    return { point: c.point, revision: used.at(-1)?.toRevision ?? c.point.revision, segments: used };
+  }
+  const newest = cov.reduce((a, b) => (b.end >= a.end ? b : a));
+  return { point: newest.point, revision: newest.end, segments: newest.segments };
+}
+
+/**
+ * The segments retention removes once `kept` full snapshots remain: those that end at or before the oldest kept
+ * one's revision (only removed, older snapshots needed them); any segment a kept point's chain may use stays.
+ */
+export function segmentsToRemove(kept: readonly RestorePoint[], segments: readonly SegmentRef[]): SegmentRef[] {
+  if (kept.length === 0) return [];
+  const oldest = Math.min(...kept.map((p) => p.revision));
+  return segments.filter((s) => s.toRevision <= oldest);
 }

@@ -4,7 +4,7 @@
 // Listing is the caller's (its runtime's way to Secrets); gathering and printing are here, once.
 import type { RestoreSpec, SvcClusterSpec } from '../api/types.js';
 import { DestinationError, RestoreSourceError, s3Destinations } from '../backup/destinations/index.js';
-import { coveredRange, describeRange, type RestorePoint } from '../backup/restore-points.js';
+import { describeCoverage, describeRange, restorableRange, type RestorePoint, type SegmentRef } from '../backup/restore-points.js';
 import { RuntimeError } from '../runtime/index.js';
 
 /** One destination's restore points as the listing shows them. */
@@ -14,8 +14,11 @@ export interface DestinationListing {
   cluster: string;
   where: string;
   oldest: { revision: number; time: string } | null;
-  newest: { revision: number; time: string } | null;
+  /** The newest restorable revision (a full snapshot's, or the end of its delta segments) and when it was seen. */
+  newest: { revision: number; time?: string } | null;
   points: RestorePoint[];
+  /** Continuous backup's delta segments: how many, and the revisions restorable with them. */
+  deltas: { segments: number; coverage: string } | null;
   /** Objects found that are not restore points (corrupt or foreign manifests). */
   problems: string[];
   /** Why the destination could not be listed (unreachable, credentials, bucket). */
@@ -23,7 +26,7 @@ export interface DestinationListing {
 }
 
 /** Lists one source (a destination or spec.restore.source): its points, problems, label and whose backups. */
-export type ListSource = (restore: RestoreSpec) => Promise<{ points: RestorePoint[]; problems: string[]; where: string; cluster: string }>;
+export type ListSource = (restore: RestoreSpec) => Promise<{ points: RestorePoint[]; segments: SegmentRef[]; problems: string[]; where: string; cluster: string }>;
 
 /** What to list: each S3 destination of the spec (the cluster's own backups), and its spec.restore.source when asked. */
 export function backupSources(cluster: string, spec: SvcClusterSpec, withRestoreSource: boolean): Array<{ name: string; restore: RestoreSpec }> {
@@ -36,15 +39,13 @@ export function backupSources(cluster: string, spec: SvcClusterSpec, withRestore
 export async function listBackups(cluster: string, sources: ReadonlyArray<{ name: string; restore: RestoreSpec }>, list: ListSource): Promise<DestinationListing[]> {
   const out: DestinationListing[] = [];
   for (const d of sources) {
-    const listing: DestinationListing = { name: d.name, cluster, where: d.name, oldest: null, newest: null, points: [], problems: [], error: null };
+    const listing: DestinationListing = { name: d.name, cluster, where: d.name, oldest: null, newest: null, points: [], deltas: null, problems: [], error: null };
     try {
       const r = await list(d.restore);
-      const range = coveredRange(r.points);
+      const range = restorableRange(r.points, r.segments);
       Object.assign(listing, { cluster: r.cluster, where: r.where, points: r.points, problems: r.problems });
-      if (range) {
-        listing.oldest = { revision: range.oldest.revision, time: range.oldest.time };
-        listing.newest = { revision: range.newest.revision, time: range.newest.time };
-      }
+      if (range) Object.assign(listing, range);
+      if (r.segments.length > 0) listing.deltas = { segments: r.segments.length, coverage: describeCoverage(r.points, r.segments) };
     } catch (e) {
       if (!(e instanceof DestinationError) && !(e instanceof RestoreSourceError) && !(e instanceof RuntimeError)) throw e;
       listing.error = (e as Error).message;
@@ -67,6 +68,7 @@ export function printBackups(write: (s: string) => void, cluster: string, listin
       continue;
     }
     write(`${l.where}, cluster ${l.cluster}: ${describeRange(l.points)}\n`);
+    if (l.deltas && l.newest) write(`continuous: ${l.deltas.segments} delta segment(s); ${l.deltas.coverage}; newest restorable revision ${l.newest.revision}${l.newest.time ? ` (${l.newest.time})` : ''}\n`);
     if (l.points.length > 0) {
       const rows = [['REVISION', 'TIME', 'KIND', 'MEMBER', 'RELEASE', 'BYTES', 'HASHKV', 'OBJECT'], ...l.points.map((p) => [String(p.revision), p.time, p.backupKind, p.member, p.release, String(p.size), p.hashKV === undefined ? '-' : String(p.hashKV), p.key])];
       const w = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));

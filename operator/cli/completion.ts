@@ -46,7 +46,7 @@ function localWords(): Record<string, Words> {
 export function bashCompletion(): string {
   const plugin = pluginWords();
   const local = localWords();
-  const top = ['local', 'demo', 'crd', 'run', 'backup', 'restore', 'verify', 'completion', ...Object.keys(plugin).map((c) => (c === 'backup' ? 'backup-now' : c === 'verify' ? 'verify-now' : c))];
+  const top = ['local', 'demo', 'crd', 'run', 'backup', 'restore', 'verify', 'backup-agent', 'completion', ...Object.keys(plugin).map((c) => (c === 'backup' ? 'backup-now' : c === 'verify' ? 'verify-now' : c))];
   const cases = (table: Record<string, Words>, var_: string) => Object.entries(table).map(([c, w]) => `      ${c}) ${var_}="${[...w.commands, ...w.flags].join(' ')}" ;;`).join('\n');
   return `# bash completion for svc-operator and kubectl-svc (generated: svc-operator completion bash)
 _svc_words() {

@@ -5,7 +5,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { parseSvcCluster, updateProblems, ValidationError } from '../api/validate.js';
-import { API_VERSION, KIND, type SvcCluster } from '../api/types.js';
+import { API_VERSION, KIND, type BackupsStatus, type SvcCluster } from '../api/types.js';
+import type { AgentStatus } from '../runtime/backup-agent.js';
 import { backupsState } from '../backup/schedule.js';
 import { describeVerified } from '../backup/verify.js';
 import { MemberClient } from '../members/index.js';
@@ -125,7 +126,7 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
     // the point picked, downloaded and checked before anything is created (createCluster finds it in restore/)
     try {
       const f = await runtime.fetchRestore(cluster.spec.restore, cluster.spec);
-      printer?.line(`restoring from ${f.point.key} of ${f.where}: revision ${f.point.revision}, taken ${f.point.time} from ${f.point.member}`);
+      printer?.line(`restoring from ${f.point.key} of ${f.where}: revision ${f.point.revision}, taken ${f.point.time} from ${f.point.member}${f.revision > f.point.revision ? `; ${f.segments} delta segment(s) replayed to revision ${f.revision}` : ''}`);
     } catch (e) {
       if (e instanceof RuntimeError || e instanceof DestinationError) throw new CommandError(e.message.startsWith('cannot create') ? e.message : `cannot create ${cluster.metadata.name}: ${e.message}`);
       throw e;
@@ -134,7 +135,7 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
   // a cluster with authentication on: its backups are taken as the user of spec.backup.credentialsSecret
   const client = backupClient(cluster.spec);
   try {
-    return await reconcile(runtime, cluster.spec, {
+    const r = await reconcile(runtime, cluster.spec, {
       client,
       timeoutMs: opts.timeoutMs,
       pollMs: opts.pollMs,
@@ -151,6 +152,12 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
         if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));
       },
     });
+    // spec.backup.continuous: the agent runs beside a steady cluster (started again if it died, stopped when turned off)
+    if (r.outcome === 'steady') {
+      const did = await runtime.ensureAgent();
+      if (did) printer?.line(did);
+    }
+    return r;
   } finally {
     client.close();
   }
@@ -195,6 +202,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
   const state = runtime.state();
   if (!state) throw new CommandError(`no local cluster in ${runtime.stateDir}`);
   const client = new MemberClient({ timeoutMs: 2000, attempts: 1 });
+  const agent = runtime.agentStatus();
   try {
     const { cluster, urls } = await observe(runtime, client);
     const members = cluster.members.map((m) => ({
@@ -219,7 +227,8 @@ export async function localStatus(stateDir: string, output: string | undefined):
       upgrade: state.progress ?? null,
       lastStep: state.lastStep ?? null,
       // the record as stored, with the next scheduled time as of now
-      backups: backupsState({ name: state.name, where: runtime.backupDir(), spec: state.spec, previous: state.backups, created: new Date(state.createdAt), now: new Date() }),
+      backups: { ...backupsState({ name: state.name, where: runtime.backupDir(), spec: state.spec, previous: state.backups, created: new Date(state.createdAt), now: new Date() }), ...continuousFields(agent) },
+      backupAgent: agent ? { running: agent.running, pid: agent.pid ?? null, lastError: agent.lastError ?? null, log: runtime.agentLog() } : null,
       backupRequested: state.backupRequest !== undefined && state.backupRequest !== state.backups?.lastRequest ? state.backupRequest : null,
       backupFailure: state.backupFailure ?? null,
       verifyRequested: state.verifyRequest !== undefined && state.verifyRequest !== state.backups?.lastVerifyRequest ? state.verifyRequest : null,
@@ -263,6 +272,11 @@ export async function localStatus(stateDir: string, output: string | undefined):
     }
     if (out.backupRequested) process.stdout.write(`on-demand backup requested (${out.backupRequested}): the next \`svc-operator local apply\` (or \`local backup --wait\`) takes it\n`);
     if (out.backupFailure) process.stdout.write(`last backup failed: ${out.backupFailure}\n`);
+    if (agent) {
+      process.stdout.write(`continuous backup: agent ${agent.running ? `running (pid ${agent.pid})` : 'not running (the next `svc-operator local apply` starts it)'}; durable to revision ${b.continuousRevision ?? 'none yet'}${b.continuousTime ? ` (${b.continuousTime})` : ''}; log ${runtime.agentLog()}\n`);
+      if (b.continuousFull) process.stdout.write(`continuous backup: new full snapshot at revision ${b.continuousFull.revision} (${b.continuousFull.time}): ${b.continuousFull.reason}\n`);
+      if (agent.lastError) process.stdout.write(`continuous backup: last error: ${agent.lastError}\n`);
+    }
     const v = b.lastVerified;
     process.stdout.write(`last restore drill: ${v ? describeVerified(v) : 'none'}${b.nextVerifyTime ? `; next ${b.nextVerifyTime}` : ''}\n`);
     if (out.verifyRequested) process.stdout.write(`restore drill requested (${out.verifyRequested}): the next \`svc-operator local apply\` (or \`local verify-backup --wait\`) runs it\n`);
@@ -275,6 +289,16 @@ export async function localStatus(stateDir: string, output: string | undefined):
   } finally {
     client.close();
   }
+}
+
+/** status.backups' continuous fields from what the agent reported. */
+function continuousFields(a: AgentStatus | undefined): Pick<BackupsStatus, 'continuousRevision' | 'continuousTime' | 'continuousFull'> {
+  if (!a) return {};
+  return {
+    ...(a.continuousRevision !== undefined ? { continuousRevision: a.continuousRevision } : {}),
+    ...(a.continuousTime !== undefined ? { continuousTime: a.continuousTime } : {}),
+    ...(a.continuousFull !== undefined ? { continuousFull: a.continuousFull } : {}),
+  };
 }
 
 /**

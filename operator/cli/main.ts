@@ -9,6 +9,7 @@
 //   svc-operator local suspend|resume|move-leader|restart|alarm|report ...   (on call: cli/oncall.ts)
 //   svc-operator demo [--state-dir DIR] [--keep]
 //   svc-operator backup ... | restore ...   (what the operator's Jobs run: cli/backup.ts)
+//   svc-operator backup-agent ...           (continuous backup's agent: cli/backup-agent.ts)
 //   svc-operator crd | run ...              (Kubernetes: cli/kube.ts)
 //   svc-operator status <cluster> ...       (the on-call view of an SvcCluster: cli/status-cmd.ts)
 //   svc-operator backup-now <cluster> [-n NS] [--wait SECONDS]   (an on-demand backup: cli/backup-now.ts)
@@ -31,6 +32,7 @@ import { onCallUsage, onCallVerb } from './oncall.js';
 import { KUBE_ONCALL_USAGE, kubeOnCallMain } from './oncall-kube.js';
 import { bashCompletion, zshCompletion } from './completion.js';
 import { BACKUPS_USAGE, kubeBackupsMain } from './backups-kube.js';
+import { backupAgentMain } from './backup-agent.js';
 
 const USAGE = `usage: svc-operator <command>
 
@@ -62,6 +64,10 @@ ${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${ver
   svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
   svc-operator restore (--snapshot FILE | --s3 JSON --object KEY --download DIR) --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
       what the operator's backup, restore-drill and restore Jobs run
+  svc-operator backup-agent --cluster NAME --endpoints URL,... --destinations JSON [--config FILE] [--segment-seconds N]
+                            [--segment-events M] [--max-away DURATION] [--status-file FILE] ...   (--help: every flag)
+      continuous backup: watches every change after the newest full snapshot and writes delta segments to every
+      object-store destination; a new full snapshot when compaction passes it (spec.backup.continuous runs it)
 
 Local (members as child processes):
   svc-operator local apply -f <cluster.yaml> [--state-dir DIR] [--output json]
@@ -106,6 +112,7 @@ export async function main(argv: string[]): Promise<number> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   if (isKubeCommand(argv)) return kubeMain(argv); // svc-operator crd | run (cli/kube.ts)
   if (argv[0] === 'status') return statusMain(argv, 'svc-operator'); // the on-call view (cli/status-cmd.ts)
+  if (argv[0] === 'backup-agent') return backupAgentMain(argv); // continuous backup (cli/backup-agent.ts)
   if (isJobCommand(argv)) return jobMain(argv); // svc-operator backup | restore, run by the operator's Jobs (cli/backup.ts)
   if (isBackupNowCommand(argv)) return backupNowMain(argv); // svc-operator backup-now <cluster> (cli/backup-now.ts)
   if (isRecoverCommand(argv)) return recoverMain(argv); // svc-operator recover <cluster> (cli/recover-kube.ts)

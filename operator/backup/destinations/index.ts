@@ -6,9 +6,10 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { BackupDestination, RestoreSpec, S3Destination, SvcClusterSpec } from '../../api/types.js';
 import { durationMs } from '../../api/duration.js';
 import {
-  clusterFolder, clustersIn, describeRange, fullManifest, fullSnapshotKey, manifestKeyOf, parseManifest, pickRestorePoint, retainFull,
-  type FullManifest, type RestorePoint,
+  clusterFolder, clustersIn, deltaCoverage, deltaKey, describeCoverage, describeRange, fullManifest, fullSnapshotKey, manifestKeyOf, parseDeltaKey, parseManifest,
+  planRestore, retainFull, segmentsToRemove, type Coverage, type FullManifest, type RestorePoint, type SegmentRef,
 } from '../restore-points.js';
+import { decodeSegment, encodeSegment, type DeltaSegment } from '../delta.js';
 import { DEFAULT_KEEP } from '../schedule.js';
 import { S3Store, type S3Credentials } from './s3.js';
 import { DestinationError, type ObjectStore } from './store.js';
@@ -107,20 +108,49 @@ export interface Retention {
 }
 
 /** The retention of a spec. */
-export function retentionOf(spec: SvcClusterSpec): Retention {
+export function retentionOf(spec: Pick<SvcClusterSpec, 'backup'>): Retention {
   return { keep: spec.backup?.keep ?? DEFAULT_KEEP, ...(spec.backup?.maxAge ? { maxAge: spec.backup.maxAge } : {}) };
 }
 
-/** Applies the retention to a destination's full snapshots; returns the points removed. */
+/**
+ * Applies the retention to a destination's full snapshots, then removes the delta segments only the removed ones
+ * needed; returns the points removed.
+ */
 export async function applyRetention(d: OpenDestination, points: RestorePoint[], retention: Retention, now: Date): Promise<RestorePoint[]> {
   const maxAge = retention.maxAge ? durationMs(retention.maxAge) : undefined;
-  const { removed } = retainFull(points, retention.keep, maxAge, now);
+  const { kept, removed } = retainFull(points, retention.keep, maxAge, now);
   // the manifest first: a snapshot left without one (a delete cut short) is not offered as a restore point
   for (const p of removed) {
     await d.store.delete(p.manifestKey);
     await d.store.delete(p.key);
   }
+  if (removed.length > 0 && kept.length > 0) {
+    for (const s of segmentsToRemove(kept, await listSegments(d, kept[0].cluster))) await d.store.delete(s.key);
+  }
   return removed;
+}
+
+/** The delta segments of `cluster` in a destination, by their keys (not read). */
+export async function listSegments(d: OpenDestination, cluster: string): Promise<SegmentRef[]> {
+  const keys = await d.store.list(`${clusterFolder(d.prefix, cluster)}delta/`);
+  return keys.map(parseDeltaKey).filter((s): s is SegmentRef => s !== undefined);
+}
+
+/** Writes a segment of `cluster`; resolves with its key once the store has it. */
+export async function uploadSegment(d: OpenDestination, cluster: string, s: DeltaSegment): Promise<string> {
+  const key = deltaKey(d.prefix, cluster, s);
+  await d.store.put(key, encodeSegment(s), 'application/jsonl');
+  return key;
+}
+
+/** Reads and checks a segment; a damaged one is ObjectCorrupt naming it. */
+export async function readSegment(d: OpenDestination, ref: SegmentRef): Promise<DeltaSegment> {
+  const data = await d.store.get(ref.key);
+  try {
+    return decodeSegment(data, ref.key);
+  } catch (e) {
+    throw new DestinationError(d.store.label, 'ObjectCorrupt', `${(e as Error).message}; the revisions it holds cannot be restored (a full snapshot taken later can)`);
+  }
 }
 
 /**
@@ -222,35 +252,56 @@ export async function openRestoreSource(restore: RestoreSpec, spec: SvcClusterSp
 }
 
 /** The restore points of spec.restore.source, what is in the way (corrupt or foreign objects), where and whose they are. */
-export async function restoreSourcePoints(restore: RestoreSpec, spec: SvcClusterSpec, access: DestinationAccess): Promise<{ points: RestorePoint[]; problems: string[]; where: string; cluster: string }> {
+export async function restoreSourcePoints(restore: RestoreSpec, spec: SvcClusterSpec, access: DestinationAccess): Promise<SourcePoints> {
   const { dest, cluster } = await openRestoreSource(restore, spec, access);
   try {
-    return { ...(await listRestorePoints(dest, cluster)), where: dest.store.label, cluster };
+    const listed = await listRestorePoints(dest, cluster);
+    const segments = await listSegments(dest, cluster);
+    // the newest restorable time is when the agent saw the newest revision: in the last segment of the longest chain
+    const best = deltaCoverage(listed.points, segments).reduce<Coverage | undefined>((a, c) => (!a || c.end >= a.end ? c : a), undefined);
+    const last = best?.segments.at(-1);
+    if (last) last.lastTime = (await readSegment(dest, last)).lastTime;
+    return { ...listed, segments, where: dest.store.label, cluster };
   } finally {
     dest.store.close();
   }
 }
 
-/** The restore point spec.restore picks, with the destination it is in and the range there. */
+/** A restore source's points and delta segments, what is in the way (corrupt or foreign objects), and where. */
+export interface SourcePoints {
+  points: RestorePoint[];
+  segments: SegmentRef[];
+  problems: string[];
+  where: string;
+  cluster: string;
+}
+
+/** What spec.restore picks: a full snapshot, and with continuous backup the delta segments up to `revision`. */
 export interface PickedRestore {
   point: RestorePoint;
+  /** The revision restored: the point's, or past it through `segments`. */
+  revision: number;
+  segments: SegmentRef[];
   source: NamedS3;
   /** The destination and its covered range, as messages name them. */
   where: string;
 }
 
 /**
- * Picks the restore point of spec.restore (the newest full snapshot at or before its revision or time, or the newest);
- * a point the backups do not cover is a RestoreSourceError with their range (`name`: the cluster to be created).
- * Full snapshots only: delta segments are not replayed in this release.
+ * Picks the restore of spec.restore (restore-points.ts planRestore: the newest full snapshot at or before its revision
+ * or time, and the delta segments up to it, or the newest point); a point the backups do not cover is a
+ * RestoreSourceError with their range (`name`: the cluster to be created).
  */
 export async function pickRestore(restore: RestoreSpec, spec: SvcClusterSpec, access: DestinationAccess, name: string): Promise<PickedRestore> {
   const { dest, cluster, source } = await openRestoreSource(restore, spec, access);
   try {
     const { points, problems } = await listRestorePoints(dest, cluster);
-    const picked = pickRestorePoint(points, { revision: restore.revision, time: restore.time }, `${dest.store.label} (cluster ${cluster})`);
-    if ('refused' in picked) throw new RestoreSourceError(`cannot create ${name}: ${picked.refused}${problems.length > 0 ? `; also found: ${problems.join('; ')}` : ''}`, 'NotCovered');
-    return { point: picked.point, source, where: `${dest.store.label}, ${describeRange(points)}` };
+    const segments = await listSegments(dest, cluster);
+    // a time is matched against when the agent saw each segment's revisions (in the segment, not its name)
+    if (restore.time !== undefined) for (const ref of segments) ref.lastTime = (await readSegment(dest, ref)).lastTime;
+    const plan = planRestore(points, segments, { revision: restore.revision, time: restore.time }, `${dest.store.label} (cluster ${cluster})`);
+    if ('refused' in plan) throw new RestoreSourceError(`cannot create ${name}: ${plan.refused}${problems.length > 0 ? `; also found: ${problems.join('; ')}` : ''}`, 'NotCovered');
+    return { ...plan, source, where: `${dest.store.label}, ${describeRange(points)}${segments.length > 0 ? `, ${describeCoverage(points, segments)}` : ''}` };
   } finally {
     dest.store.close();
   }

@@ -80,6 +80,7 @@ export function unsupportedOnKubernetes(name: string, spec: SvcClusterSpec): str
     if (d.pvc && d.pvc !== backupClaimName(name, spec)) p.push(`spec.backup.destinations[${d.name}].pvc: backups go to one claim (${backupClaimName(name, spec)}) in this release; name ${d.pvc} in spec.backup.pvc instead`);
   }
   if (spec.backup?.credentialsSecret) p.push('spec.backup.credentialsSecret: backups of a cluster with authentication on are taken by the local runtime only in this release; give the operator client certificates (spec.tls.clientSecret) instead');
+  if (spec.backup?.continuous) p.push('spec.backup.continuous: the backup agent runs with the local runtime only in this release (`svc-operator backup-agent` is the command its Deployment will run); remove it, or run the agent yourself against the cluster\'s client endpoints');
   return p;
 }
 
@@ -475,8 +476,16 @@ export class ClusterJobs {
     const restore = this.cluster.spec.restore!;
     try {
       const access = await kubeDestinationAccess(this.api.core, this.cluster.namespace, [restoreDestination(restore, this.cluster.spec).s3]);
-      return await pickRestore(restore, this.cluster.spec, access, this.cluster.name);
+      const picked = await pickRestore(restore, this.cluster.spec, access, this.cluster.name);
+      // no point asked for: the newest full snapshot
+      if (restore.revision === undefined && restore.time === undefined) return { ...picked, revision: picked.point.revision, segments: [] };
+      if (picked.revision > picked.point.revision) {
+        // (delta segments are replayed by the local runtime only in this release: never a silently older point)
+        throw new JobFailure('RestoreNotCovered', `cannot create ${this.cluster.name}: revision ${picked.revision} needs the delta segments after the full snapshot at revision ${picked.point.revision} replayed, which the Kubernetes runtime does not do in this release; ask for revision ${picked.point.revision} (or a time at or before ${picked.point.time}), or restore it locally (svc-operator local apply -f with the same spec.restore) and take a backup from there`);
+      }
+      return picked;
     } catch (e) {
+      if (e instanceof JobFailure) throw e;
       if (e instanceof RestoreSourceError) throw new JobFailure(e.code === 'NotCovered' ? 'RestoreNotCovered' : 'RestoreSnapshotInvalid', e.message);
       if (e instanceof DestinationError) throw new JobFailure(`Destination${e.reason}`, e.message);
       throw e;

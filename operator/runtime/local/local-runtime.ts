@@ -4,7 +4,7 @@
 // the state file, which is written before every change.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SvcClusterSpec } from '../../api/types.js';
@@ -15,8 +15,16 @@ import type { BackupEntry, BackupKind, BackupsStatus, RestoreSpec, SnapshotRecor
 import { runDrill } from './drill.js';
 import { svcNodeArgs } from './svc-process.js';
 import { judgeDrill, noBackupToVerify } from '../../backup/verify.js';
-import { DestinationError, downloadRestorePoint, openS3, pickRestore, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations, type DestinationAccess, type OpenDestination, type PickedRestore } from '../../backup/destinations/index.js';
+import {
+  DestinationError, downloadRestorePoint, openS3, pickRestore, readSegment, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations,
+  type DestinationAccess, type OpenDestination, type PickedRestore, type SourcePoints,
+} from '../../backup/destinations/index.js';
+import { changesBetween, type RevisionChange } from '../../backup/delta.js';
 import type { RestorePoint } from '../../backup/restore-points.js';
+import { replayChanges } from '../delta-replay.js';
+import { startScratchMember } from './drill.js';
+import { Client } from '../../../server/client/index.js';
+import { MemberClient } from '../../members/index.js';
 import { backupFileFor, backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
@@ -26,10 +34,13 @@ import type { ScalingRuntime } from '../scaling.js';
 import { lossInLine, wayOutOfLine, type HealingRuntime } from '../healing.js';
 import { freePorts } from './ports.js';
 import { readState, writeState, type LocalMemberState, type LocalState } from './state.js';
+import type { AgentStatus } from '../backup-agent.js';
 
 /** The compiled svc server entry next to this module's build (<outDir>/server/cli/svc.js). */
 /** svc.js of the same build (the CLIs hand in SVC_OPERATOR_SVC_ENTRY as `svcEntry`: the environment is read in cli/ only). */
 export const DEFAULT_SVC_ENTRY = fileURLToPath(new URL('../../../server/cli/svc.js', import.meta.url));
+/** The operator's main.js of the same build: the backup agent runs `svc-operator backup-agent` from it. */
+export const OPERATOR_ENTRY = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 
 export interface LocalRuntimeOptions {
   /** Where state, data dirs, logs and snapshots live. Default ./.svc-local. */
@@ -44,10 +55,14 @@ export interface LocalRuntimeOptions {
   destinations?: DestinationAccess;
 }
 
-/** The restore point spec.restore.source picks, downloaded and checked. */
+/** The restore spec.restore.source picks, downloaded and checked (and the delta segments replayed into it). */
 export interface FetchedRestore {
   file: string;
   point: RestorePoint;
+  /** The revision the file holds: the point's, or later with delta segments replayed. */
+  revision: number;
+  /** Delta segments replayed. */
+  segments: number;
   /** The destination, as messages name it. */
   where: string;
 }
@@ -133,6 +148,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   readonly stateDir: string;
   private readonly name?: string;
   private readonly svcEntry: string;
+  private readonly operatorEntry = OPERATOR_ENTRY;
   private readonly stopGraceMs: number;
   private readonly access?: DestinationAccess;
   /** The restore point this process fetched already (`local apply` checks it before it creates the cluster). */
@@ -287,31 +303,97 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     }, memberConfig(state.spec, m.version));
   }
 
-  /** Starts member m's process (state is saved by the caller); `force`: with --force-new-cluster (forceNewCluster only). */
-  private spawnMember(state: LocalState, m: LocalMemberState, force = false): void {
-    mkdirSync(m.dataDir, { recursive: true });
-    appendFileSync(m.logFile, `=== svc start ${m.version} ${new Date().toISOString()}\n`);
-    const fd = openSync(m.logFile, 'a');
+  /**
+   * The one launcher of this runtime's long-lived processes (members, the backup agent): node running `entry`'s
+   * main() with `args`, detached (it outlives this process), its output appended to `logFile` after `header`.
+   */
+  private spawnDetached(entry: string, args: string[], logFile: string, header: string, env: NodeJS.ProcessEnv, what: string): number {
+    appendFileSync(logFile, `${header}\n`);
+    const fd = openSync(logFile, 'a');
     try {
-      const child = spawn(process.execPath, [...svcNodeArgs(this.svcEntry), ...this.args(state, m), ...(force ? ['--force-new-cluster'] : [])], {
-        detached: true,
-        stdio: ['ignore', fd, fd],
-        env: { ...process.env, ...memberConfig(state.spec, m.version).env },
-      });
-      if (child.pid === undefined) throw new RuntimeError('START_FAILED', `cannot start ${m.name}`);
+      const child = spawn(process.execPath, [...svcNodeArgs(entry), ...args], { detached: true, stdio: ['ignore', fd, fd], env });
+      if (child.pid === undefined) throw new RuntimeError('START_FAILED', `cannot start ${what}`);
       const pid = child.pid;
       child.on('exit', (code, signal) => exits.set(pid, signal ? `killed by ${signal}` : `exited with code ${code}`));
       child.unref();
-      m.pid = pid;
-      m.startedAt = new Date().toISOString();
-      m.revision = memberConfig(state.spec, m.version).revision;
-      // any start answers a restart asked for (the member runs a process begun after the request)
-      if (state.restartRequest?.members.includes(m.name)) m.restartToken = state.restartRequest.token;
-      if (force) m.forced = true;
-      else delete m.forced;
+      return pid;
     } finally {
       closeSync(fd);
     }
+  }
+
+  /** Starts member m's process (state is saved by the caller); `force`: with --force-new-cluster (forceNewCluster only). */
+  private spawnMember(state: LocalState, m: LocalMemberState, force = false): void {
+    mkdirSync(m.dataDir, { recursive: true });
+    m.pid = this.spawnDetached(this.svcEntry, [...this.args(state, m), ...(force ? ['--force-new-cluster'] : [])], m.logFile,
+      `=== svc start ${m.version} ${new Date().toISOString()}`, { ...process.env, ...memberConfig(state.spec, m.version).env }, m.name);
+    m.startedAt = new Date().toISOString();
+    m.revision = memberConfig(state.spec, m.version).revision;
+    // any start answers a restart asked for (the member runs a process begun after the request)
+    if (state.restartRequest?.members.includes(m.name)) m.restartToken = state.restartRequest.token;
+    if (force) m.forced = true;
+    else delete m.forced;
+  }
+
+  /** The backup agent's configuration for `svc-operator backup-agent --config` (cli/backup-agent.ts). */
+  private agentConfig(state: LocalState): string {
+    const b = state.spec.backup ?? {};
+    return `${JSON.stringify({
+      cluster: state.name,
+      endpoints: state.members.map((m) => `http://127.0.0.1:${m.clientPort}`),
+      destinations: s3Destinations(state.spec),
+      keep: b.keep,
+      maxAge: b.maxAge,
+      credentialsSecret: b.credentialsSecret,
+      release: state.spec.version,
+      workDir: join(this.stateDir, 'agent', 'work'),
+      statusFile: join(this.stateDir, 'agent', 'status.json'),
+    }, null, 2)}\n`;
+  }
+
+  /**
+   * Runs the backup agent while spec.backup.continuous is on (started when its process is gone, restarted when its
+   * configuration changed: members or destinations), stops it otherwise. Returns what it did, or undefined.
+   */
+  async ensureAgent(): Promise<string | undefined> {
+    const state = this.state();
+    if (!state) return undefined;
+    const want = state.spec.backup?.continuous === true && state.hibernated !== true && state.members.length > 0;
+    const running = alive(state.agent?.pid);
+    if (!want) {
+      if (!running) return undefined;
+      await this.stopPid(state.agent!.pid);
+      writeState(this.stateDir, { ...state, agent: {} });
+      return 'stopped the backup agent';
+    }
+    const config = this.agentConfig(state);
+    if (running && state.agent?.config === config) return undefined;
+    if (running) await this.stopPid(state.agent!.pid);
+    const dir = join(this.stateDir, 'agent');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'config.json');
+    writeFileSync(file, config);
+    const pid = this.spawnDetached(this.operatorEntry, ['backup-agent', '--config', file], this.agentLog(), `=== backup-agent start ${new Date().toISOString()}`, { ...process.env }, 'the backup agent');
+    writeState(this.stateDir, { ...state, agent: { pid, startedAt: new Date().toISOString(), config } });
+    return `${running ? 'restarted' : 'started'} the backup agent (pid ${pid}, log ${this.agentLog()})`;
+  }
+
+  /** The backup agent's log file. */
+  agentLog(): string {
+    return join(this.stateDir, 'logs', 'backup-agent.log');
+  }
+
+  /** What the backup agent last reported (status.backups' continuous fields, and its last error), and whether it runs. */
+  agentStatus(): (AgentStatus & { running: boolean; pid?: number }) | undefined {
+    const s = this.state();
+    if (!s?.agent) return undefined;
+    let st: AgentStatus = {};
+    try {
+      st = JSON.parse(readFileSync(join(this.stateDir, 'agent', 'status.json'), 'utf8')) as AgentStatus;
+    } catch {
+      // not written yet
+    }
+    return { ...st, running: alive(s.agent.pid), ...(s.agent.pid !== undefined ? { pid: s.agent.pid } : {}) };
   }
 
   /** SIGTERM, wait for exit (SIGKILL after the grace period). */
@@ -550,6 +632,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     // recorded first: a crash half-way still wakes every member
     state.hibernated = true;
     writeState(this.stateDir, state);
+    await this.stopPid(state.agent?.pid);
     for (const m of state.members.filter((x) => members.includes(x.name))) {
       await this.stopPid(m.pid);
       m.pid = undefined;
@@ -650,7 +733,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   }
 
   /** The restore points of spec.restore.source, what is in the way (corrupt or foreign objects), and where they are. */
-  async restorePoints(restore: RestoreSpec, spec: SvcClusterSpec): Promise<{ points: RestorePoint[]; problems: string[]; where: string; cluster: string }> {
+  async restorePoints(restore: RestoreSpec, spec: SvcClusterSpec): Promise<SourcePoints> {
     try {
       return await restoreSourcePoints(restore, spec, this.mustAccess());
     } catch (e) {
@@ -659,8 +742,10 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   }
 
   /**
-   * Picks the restore point of spec.restore (the newest full snapshot at or before its revision or time), downloads it
-   * into restore/ and checks it; a point the backups do not cover is refused with their range, before anything is created.
+   * Picks the restore of spec.restore (restore-points.ts planRestore: the newest full snapshot at or before its revision
+   * or time, and with continuous backup the delta segments up to it), downloads the snapshot into restore/ and checks
+   * it, and replays the segments' changes into it (a scratch member, then its snapshot); a point the backups do not
+   * cover is refused with the covered revisions, before anything is created.
    */
   async fetchRestore(restore: RestoreSpec, spec: SvcClusterSpec, name = this.name ?? 'cluster'): Promise<FetchedRestore> {
     let picked: PickedRestore;
@@ -673,12 +758,47 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     try {
       const dir = join(this.stateDir, 'restore');
       mkdirSync(dir, { recursive: true });
-      const file = join(dir, picked.point.key.slice(picked.point.key.lastIndexOf('/') + 1));
+      let file = join(dir, picked.point.key.slice(picked.point.key.lastIndexOf('/') + 1));
       await downloadRestorePoint(dest, picked.point, file);
-      this.fetched = { file, point: picked.point, where: picked.where };
+      if (picked.revision > picked.point.revision) {
+        const segments = await Promise.all(picked.segments.map((ref) => readSegment(dest, ref)));
+        file = await this.replayed(file, picked.point.revision, changesBetween(segments, picked.point.revision, picked.revision), join(dir, `replayed-${picked.revision}.db`));
+      }
+      this.fetched = { file, point: picked.point, revision: picked.revision, segments: picked.segments.length, where: picked.where };
       return this.fetched;
     } finally {
       dest.store.close();
+    }
+  }
+
+  /**
+   * The snapshot at `base` with `changes` replayed (delta-replay.ts): a lone scratch member restored from it takes the
+   * changes one transaction per revision, and its snapshot is the file the members are restored from.
+   */
+  private async replayed(snapshot: string, base: number, changes: RevisionChange[], out: string): Promise<string> {
+    const member = await startScratchMember(snapshot, join(this.stateDir, 'restore', 'replay'), this.svcEntry);
+    const client = await Client.connect({ endpoints: [member.clientURL], commandTimeoutMs: 5000 });
+    const members = new MemberClient({ timeoutMs: 10_000, attempts: 3 });
+    try {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const exited = member.exited();
+        if (exited) throw new RuntimeError('START_FAILED', `the scratch member the deltas are replayed into ${exited}: ${member.logTail()}`);
+        try {
+          await client.get('\u0000', { serializable: true, countOnly: true });
+          break;
+        } catch (e) {
+          if (Date.now() > deadline) throw new RuntimeError('START_FAILED', `the scratch member the deltas are replayed into did not serve within 60 s (${(e as Error).message}): ${member.logTail()}`);
+          await sleep(100);
+        }
+      }
+      await replayChanges(client, base, changes);
+      await members.snapshot(member.clientURL, 'replay', out);
+      return out;
+    } finally {
+      client.close();
+      members.close();
+      await member.stop();
     }
   }
 
@@ -732,7 +852,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
    */
   async delete(keepBackups = false): Promise<string[]> {
     const s = this.state();
-    if (s) await Promise.all(s.members.map((m) => this.stopPid(m.pid)));
+    if (s) await Promise.all([...s.members.map((m) => m.pid), s.agent?.pid].map((pid) => this.stopPid(pid)));
     const keep = ['backups', 'snapshots', 'recovery'].filter((d) => keepBackups && existsSync(join(this.stateDir, d)) && readdirSync(join(this.stateDir, d)).length > 0);
     if (keep.length === 0) {
       rmSync(this.stateDir, { recursive: true, force: true });

@@ -70,6 +70,8 @@ export interface LocalState {
   maintenance?: MaintenanceRecord;
   /** The defragmentation or compaction `local defrag` / `local compact` asked for last. */
   maintenanceRequest?: MaintenanceRequest;
+  /** The backup agent of spec.backup.continuous: its process and the configuration it was started with. */
+  agent?: { pid?: number; startedAt?: string; config?: string };
 }
 
 /** Path of the state file in a state dir. */

@@ -1,0 +1,226 @@
+// Continuous backup with the local runtime, against a real S3-compatible server (versitygw on loopback) and real svc
+// members, through the command line: with spec.backup.continuous the runtime runs `svc-operator backup-agent` beside
+// the cluster; under a writer its delta segments land in the bucket; a restore to a revision between two full
+// snapshots holds exactly the keyspace at that revision (the model the test keeps from the writer's answers); the
+// agent killed with SIGKILL and started again resumes without a hole; compaction past the agent makes it take a new
+// full snapshot and say so, retention then removes the older full snapshot and exactly the segments only it needed,
+// and a revision in the compacted gap is refused with the covered revisions before anything is created.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { Client } from '../../../server/client/index.js';
+import { LocalRuntime } from '../../../operator/runtime/local/index.js';
+import { parseDeltaKey, type RestorePoint } from '../../../operator/backup/restore-points.js';
+import { startS3Server, type S3Server } from '../../../harness/s3-server.js';
+import { operatorCli } from './operator-cli.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const BUCKET = 'svc-backups';
+const PREFIX = 'cont';
+
+interface Listing {
+  destinations: Array<{ oldest: { revision: number } | null; newest: { revision: number; time?: string } | null; points: RestorePoint[]; deltas: { segments: number; coverage: string } | null; error: string | null }>;
+}
+
+/** The writer's history: keyspace(R) is the model at revision R. */
+class Model {
+  private readonly ops: Array<{ rev: number; key: string; value?: string }> = [];
+  record(rev: number, key: string, value?: string): void {
+    this.ops.push({ rev, key, value });
+  }
+  keyspace(rev: number): string[] {
+    const m = new Map<string, string>();
+    for (const o of this.ops) {
+      if (o.rev > rev) continue;
+      if (o.value === undefined) m.delete(o.key);
+      else m.set(o.key, o.value);
+    }
+    return [...m.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`);
+  }
+  get last(): number {
+    return this.ops.at(-1)?.rev ?? 0;
+  }
+}
+
+describe('operator local runtime: continuous backup (backup agent, delta segments, restore to any revision)', function () {
+  this.timeout(120_000);
+  const dir = mkdtempSync(join(tmpdir(), 'svc-op-cont-'));
+  const stateDir = join(dir, 'src');
+  const secrets = join(dir, 'secrets');
+  // short segments keep the test quick (the agent reads SVC_AGENT_* from the environment it inherits)
+  const env = { SVC_OPERATOR_SECRETS_DIR: secrets, SVC_AGENT_SEGMENT_SECONDS: '0.3' };
+  const rt = new LocalRuntime({ stateDir });
+  const model = new Model();
+  let s3: S3Server;
+  let client: Client;
+  let writing = true;
+  let writer: Promise<void> = Promise.resolve();
+
+  const s3Yaml = () => `{endpoint: "${s3.endpoint}", bucket: ${BUCKET}, prefix: ${PREFIX}, region: us-east-1, forcePathStyle: true, credentialsSecret: s3creds}`;
+  const manifest = () => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', 'metadata: {name: kv}', 'spec:', '  version: 3.5.21', '  replicas: 1',
+    '  backup:', '    continuous: true', '    keep: 2', '    destinations:', `      - {name: offsite, s3: ${s3Yaml()}}`, ''].join('\n');
+  const restoreManifest = (name: string, revision: number) => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', `metadata: {name: ${name}}`, 'spec:', '  version: 3.5.21', '  replicas: 1',
+    '  restore:', `    source: {s3: ${s3Yaml()}}`, `    revision: ${revision}`, ''].join('\n');
+  const apply = async (yaml: string, sd: string) => {
+    const f = join(dir, `m-${Math.random().toString(36).slice(2)}.yaml`);
+    writeFileSync(f, yaml);
+    return operatorCli(['local', 'apply', '-f', f, '--state-dir', sd], env);
+  };
+  const listing = async () => {
+    const r = await operatorCli(['local', 'backups', '--state-dir', stateDir, '--output', 'json'], env);
+    expect(r.code, r.out).to.equal(0);
+    return (JSON.parse(r.out) as Listing).destinations[0];
+  };
+  const segments = () => readdirSync(join(s3.root, BUCKET, PREFIX, 'kv', 'delta')).map((f) => parseDeltaKey(`x/delta/${f}`)!).sort((a, b) => a.fromRevision - b.fromRevision);
+  /** Waits until the agent reports `revision` durable. */
+  const durable = async (revision: number) => {
+    const until = Date.now() + 20_000;
+    for (;;) {
+      const st = rt.agentStatus();
+      if ((st?.continuousRevision ?? 0) >= revision) return st!;
+      if (Date.now() > until) throw new Error(`the agent did not make revision ${revision} durable: ${JSON.stringify(st)}; its log: ${readFileSync(rt.agentLog(), 'utf8').slice(-2000)}`);
+      await sleep(100);
+    }
+  };
+  /** A new cluster restored to `revision`: its keyspace and revision, then it is deleted. */
+  const restoreTo = async (name: string, revision: number) => {
+    const sd = join(dir, name);
+    const r = await apply(restoreManifest(name, revision), sd);
+    const other = new LocalRuntime({ stateDir: sd });
+    try {
+      expect(r.code, r.out).to.equal(0);
+      const c = await Client.connect({ endpoints: [`http://127.0.0.1:${other.state()!.members[0].clientPort}`] });
+      try {
+        const got = await c.get('w/', { prefix: true });
+        return { out: r.out, keys: got.kvs.map((kv) => `${kv.key.toString()}=${kv.value.toString()}`).sort(), revision: Number(got.header.revision) };
+      } finally {
+        c.close();
+      }
+    } finally {
+      await other.delete();
+    }
+  };
+  const killAgent = async () => {
+    const pid = rt.state()!.agent!.pid!;
+    process.kill(pid, 'SIGKILL');
+    while (rt.agentStatus()!.running) await sleep(20);
+  };
+
+  before(async function () {
+    s3 = await startS3Server({ buckets: [BUCKET] });
+    mkdirSync(join(secrets, 's3creds'), { recursive: true });
+    writeFileSync(join(secrets, 's3creds', 'accessKeyId'), s3.accessKeyId);
+    writeFileSync(join(secrets, 's3creds', 'secretAccessKey'), s3.secretAccessKey);
+  });
+
+  after(async function () {
+    this.timeout(60_000);
+    writing = false;
+    await writer.catch(() => undefined);
+    client?.close();
+    await rt.delete().catch(() => undefined);
+    await s3?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  let first: RestorePoint;
+  let second: RestorePoint;
+
+  it('the agent writes delta segments under a writer; killed (SIGKILL) and started again it resumes without a hole; a restore to a revision between two full snapshots holds exactly its keyspace', async () => {
+    const created = await apply(manifest(), stateDir);
+    expect(created.code, created.out).to.equal(0);
+    expect(created.out).to.match(/started the backup agent \(pid \d+/);
+    client = await Client.connect({ endpoints: [`http://127.0.0.1:${rt.state()!.members[0].clientPort}`] });
+    writer = (async () => {
+      for (let i = 0; writing; i++) {
+        const key = `w/${String(i % 400).padStart(4, '0')}`;
+        // every 7th write a delete: restored keyspaces must drop keys too
+        if (i % 7 === 6) {
+          const r = await client.delete(key);
+          if (r.deleted !== '0') model.record(Number(r.header.revision), key);
+        } else {
+          const r = await client.put(key, `v${i}`);
+          model.record(Number(r.header.revision), key, `v${i}`);
+        }
+        await sleep(3);
+      }
+    })();
+    // the agent found no full snapshot: it took one itself, then segments follow it
+    await sleep(500);
+    await durable(model.last);
+    expect(rt.agentStatus()!.continuousFull?.reason).to.match(/holds no full snapshot of kv/);
+
+    // killed, the writer going on: the revisions written meanwhile are read back from history once it is started again
+    await killAgent();
+    const during = model.last + 30;
+    while (model.last < during + 30) await sleep(20);
+    const again = await apply(manifest(), stateDir);
+    expect(again.code, again.out).to.equal(0);
+    expect(again.out).to.match(/started the backup agent/);
+    const onDemand = await operatorCli(['local', 'backup', '--wait', '--state-dir', stateDir], env);
+    expect(onDemand.code, onDemand.out).to.equal(0);
+    await sleep(300);
+    await durable(model.last);
+    expect(readFileSync(rt.agentLog(), 'utf8')).to.match(/resuming after revision \d+/);
+
+    const l = await listing();
+    expect(l.error).to.equal(null);
+    expect(l.points.map((p) => p.backupKind)).to.deep.equal(['continuous', 'on-demand']);
+    [first, second] = l.points;
+    expect(l.deltas!.segments).to.be.greaterThan(2);
+    expect(l.newest!.revision).to.be.at.least(second.revision);
+    // the segments chain from the first full snapshot without a hole
+    const segs = segments();
+    expect(segs[0].fromRevision).to.equal(first.revision + 1);
+    for (let i = 1; i < segs.length; i++) expect(segs[i].fromRevision, 'no hole').to.be.at.most(segs[i - 1].toRevision + 1);
+
+    expect(during).to.be.within(first.revision + 1, second.revision - 1);
+    const r = await restoreTo('mid', during);
+    expect(r.out).to.include(`restoring from ${first.key}`);
+    expect(r.out).to.match(new RegExp(`delta segment\\(s\\) replayed to revision ${during}`));
+    expect(r.revision).to.equal(during);
+    expect(r.keys, `the keyspace at revision ${during}, written while the agent was down`).to.deep.equal(model.keyspace(during));
+  });
+
+  it('compaction past the agent: a new full snapshot, said so; retention drops the oldest and only its segments; the gap is refused', async () => {
+    await killAgent();
+    const gone = model.last + 1;
+    while (model.last < gone + 50) await sleep(50);
+    const compactAt = model.last;
+    await client.compact(compactAt);
+    const again = await apply(manifest(), stateDir);
+    expect(again.code, again.out).to.equal(0);
+    const until = Date.now() + 20_000;
+    while ((rt.agentStatus()?.continuousFull?.revision ?? 0) < compactAt && Date.now() < until) await sleep(100);
+    const full = rt.agentStatus()!.continuousFull!;
+    expect(full.revision).to.be.at.least(compactAt);
+    expect(full.reason).to.match(/^compaction passed revision \d+, the next the agent needed$/);
+    expect(readFileSync(rt.agentLog(), 'utf8')).to.match(new RegExp(`took a new full snapshot at revision ${full.revision} from http://127\\.0\\.0\\.1:\\d+: compaction passed revision`));
+    const status = await operatorCli(['local', 'status', '--state-dir', stateDir], env);
+    expect(status.out).to.match(new RegExp(`continuous backup: new full snapshot at revision ${full.revision} \\(.*\\): compaction passed revision`));
+    await durable(model.last);
+
+    // keep 2: the first full snapshot went, and with it exactly the segments that end at or before the second
+    const l = await listing();
+    expect(l.points.map((p) => p.key)).to.deep.equal([second.key, l.points[1].key]);
+    expect(l.points[1].revision).to.equal(full.revision);
+    const segs = segments();
+    expect(segs.every((s) => s.toRevision > second.revision), 'no segment only the removed snapshot needed').to.equal(true);
+    expect(segs.some((s) => s.fromRevision <= second.revision + 1), 'the second snapshot keeps its chain').to.equal(true);
+    expect(l.oldest!.revision).to.equal(second.revision);
+    expect(l.deltas!.coverage).to.match(new RegExp(`^restorable revisions ${second.revision}\\.\\.\\d+, ${full.revision}\\.\\.${l.newest!.revision}$`));
+    const text = await operatorCli(['local', 'backups', '--state-dir', stateDir], env);
+    // (the writer goes on: the counts may have grown since the listing above)
+    expect(text.out).to.match(new RegExp(`continuous: \\d+ delta segment\\(s\\); restorable revisions ${second.revision}\\.\\.\\d+, ${full.revision}\\.\\.\\d+; newest restorable revision \\d+ \\(\\S+Z\\)`));
+
+    // a revision the agent never saw (compacted away while it was down) is refused with what is covered
+    const sd = join(dir, 'gap');
+    const r = await apply(restoreManifest('gap', gone + 10), sd);
+    expect(r.code, r.out).to.equal(1);
+    expect(r.out).to.match(new RegExp(`cannot create gap: .* does not cover revision ${gone + 10}: it has restorable revisions ${second.revision}\\.\\.\\d+, ${full.revision}\\.\\.\\d+; ask for a revision in one of those ranges`));
+    expect(existsSync(join(sd, 'state.json'))).to.equal(false);
+    writing = false;
+    await writer;
+  });
+});
