@@ -45,7 +45,7 @@ Kubernetes:
       annotation svc.dev/recover (a manifest may carry the same): the operator snapshots the survivor onto the backup
       claim, restarts it in place with --force-new-cluster and grows back to spec.replicas (status.recovery).
       Also the kubectl plugin: kubectl svc recover <cluster>
-${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${verb} ${usage}\n`).join('')}      (also the kubectl plugin: kubectl svc suspend|resume|defrag|compact|report <cluster>)
+${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${verb} ${usage}\n`).join('')}      (also the kubectl plugin: kubectl svc suspend|resume|defrag|compact|move-leader|restart|alarm|report <cluster>)
   svc-operator run [--kubeconfig FILE] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--lease-name NAME]
                    [--operator-image IMAGE] [--namespaces NS,...] [--cluster-selector SELECTOR]
       runs the controller until SIGTERM/SIGINT (what the chart's Deployment runs)
@@ -108,7 +108,7 @@ export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'completion' && argv.length === 2 && (argv[1] === 'bash' || argv[1] === 'zsh')) {
     process.stdout.write(argv[1] === 'bash' ? bashCompletion() : zshCompletion());
     return 0;
-  } // svc-operator suspend|resume|report <cluster> (cli/oncall-kube.ts)
+  } // svc-operator suspend|resume|defrag|compact|move-leader|restart|alarm|report <cluster> (cli/oncall-kube.ts)
   try {
     // `local backup|verify-backup --wait` is a bare flag (backup-now's --wait takes seconds)
     const wait = argv.includes('--wait');

@@ -80,6 +80,10 @@ export interface ClusterView {
   scaling?: { from?: number; to?: number; member?: string };
   /** The quorum-loss recovery request (annotation svc.dev/recover), if any. */
   recoverRequest?: string;
+  /** The client certificate the members were read with (TLS clusters): an on-call action reaches them the same way. */
+  memberTls?: MemberTls;
+  /** The SvcCluster's annotations as read. */
+  annotations?: Record<string, string>;
   at: Date;
 }
 
@@ -290,7 +294,7 @@ export async function gatherView(kc: k8s.KubeConfig, namespace: string, name: st
   }
   return {
     namespace, name, generation: stored.metadata.generation, spec, status: stored.status ?? {}, members, alarms, alarmsError,
-    certificates, events: evs, scaling, at: now,
+    certificates, events: evs, scaling, at: now, annotations: stored.metadata.annotations ?? {}, ...(tls ? { memberTls: tls } : {}),
     ...(stored.metadata.annotations?.['svc.dev/recover'] ? { recoverRequest: stored.metadata.annotations['svc.dev/recover'] } : {}),
   };
 }

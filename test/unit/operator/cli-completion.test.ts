@@ -33,6 +33,11 @@ describe('operator/cli: shell completion and the krew manifest', () => {
     expect(complete('_svc_operator', ['svc-operator', 'local', 'move-leader', 'oc', '--t'])).to.deep.equal(['--to']);
     expect(complete('_kubectl_svc', ['kubectl-svc', ''])).to.include.members(['status', 'backup', 'recover', 'suspend', 'resume', 'report']);
     expect(complete('_kubectl_svc', ['kubectl-svc', 'suspend', 'kv', '--d'])).to.deep.equal(['--dry-run']);
+    expect(complete('_kubectl_svc', ['kubectl-svc', ''])).to.include.members(['move-leader', 'restart', 'alarm', 'defrag', 'compact']);
+    expect(complete('_kubectl_svc', ['kubectl-svc', 'alarm', ''])).to.include.members(['list', 'disarm', '--dry-run', '--namespace', '--kubeconfig']);
+    expect(complete('_kubectl_svc', ['kubectl-svc', 'move-leader', 'kv', '--t'])).to.deep.equal(['--to']);
+    expect(complete('_kubectl_svc', ['kubectl-svc', 'restart', 'kv', '--d'])).to.deep.equal(['--dry-run']);
+    expect(complete('_kubectl_svc', ['kubectl-svc', 'report', 'kv', '--'])).to.include('--file').and.not.include('--dry-run');
   });
 
   it('the krew manifest: plugin svc, the package\'s version, binary kubectl-svc', () => {
