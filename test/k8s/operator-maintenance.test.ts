@@ -4,13 +4,15 @@
 // last, with a MemberDefragmented Event carrying the bytes before and after, while a client keeps writing: no write
 // fails, every key stays. Volumes that grow: refused with nothing changed on local-path (no expansion); on a class
 // that allows expansion the claims are grown in place and the StatefulSet recreated with its pods orphaned (no
-// resizer runs here, so the volumes themselves keep their size: the operator's side is what is tested).
+// resizer runs here, so the volumes themselves keep their size: the operator's side is what is tested). The on-call
+// verbs on the same cluster: kubectl svc move-leader, restart (every member once, the leader last) and alarm.
 import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { BackgroundWriter } from '../../operator/workload/writer.js';
 import { Client } from '../../server/client/index.js';
 import { kubeOnCallMain } from '../../operator/cli/oncall-kube.js';
+import { MemberClient } from '../../operator/members/index.js';
 import { useOperator } from './operator/fixture.js';
 import { waitFor } from '../../harness/process.js';
 
@@ -103,6 +105,68 @@ describe('k8s: maintenance (defragmentation out of the client Service)', functio
       for (let i = 0; i < 4; i++) expect((await check.get(`big/${i}`)).kvs).to.have.length(1);
     } finally {
       check.close();
+    }
+  });
+
+  it('kubectl svc move-leader (a --dry-run and an unknown member that change nothing) moves the leader; restart (after the same) restarts each member once, the leader last; alarm list|disarm', async () => {
+    const said: string[] = [];
+    const cli = (...args: string[]) => kubeOnCallMain([...args, '-n', NS, '--kubeconfig', op.tb.kubeconfigPath], (s) => void said.push(s));
+    const client = new MemberClient({ timeoutMs: 3000, attempts: 2 });
+    const url = (m: string) => `http://${m}.${name}.${NS}.svc:2379`;
+    const leader = async () => {
+      for (const m of all) if (await client.isLeader(url(m)).catch(() => false)) return m;
+      return undefined;
+    };
+    const annotations = async () => (await get()).metadata.annotations ?? {};
+    try {
+      const was = await waitFor('a leader', leader, 30_000, 300);
+      const to = all.find((m) => m !== was)!;
+      expect(await cli('move-leader', name, '--to', to, '--dry-run')).to.equal(0);
+      expect(said.join('')).to.contain(`dry run: would move leadership from ${was} to ${to}`);
+      expect(await cli('move-leader', name, '--to', `${name}-9`)).to.equal(1);
+      expect(await cli('move-leader', 'no-such-cluster')).to.equal(1);
+      expect(await leader()).to.equal(was);
+      expect(await cli('move-leader', name, '--to', to)).to.equal(0);
+      expect(await leader()).to.equal(to);
+      expect((await events()).filter((e) => e.reason === 'MoveLeaderRequested').map((e) => e.message)).to.deep.include(`move leadership from ${was} to ${to} (kubectl svc move-leader)`);
+
+      // restart: every pod once (a watch sees each new pod), the leader last
+      expect(await cli('restart', name, `${name}-9`)).to.equal(1);
+      expect(await cli('restart', name, '--dry-run')).to.equal(0);
+      expect(said.join('')).to.contain(`dry run: would restart ${all.join(', ')} one at a time`);
+      expect((await annotations())['svc.dev/restart-request']).to.equal(undefined);
+      const uids = new Map<string, Set<string>>();
+      const kc = new k8s.KubeConfig();
+      kc.loadFromFile(op.tb.kubeconfigPath);
+      const order: string[] = [];
+      const watch = await new k8s.Watch(kc).watch(`/api/v1/namespaces/${NS}/pods`, { labelSelector: `app.kubernetes.io/instance=${name}` }, (_type: string, p: k8s.V1Pod) => {
+        const set = uids.get(p.metadata!.name!) ?? new Set<string>();
+        if (!set.has(p.metadata!.uid!) && set.size > 0) order.push(p.metadata!.name!);
+        uids.set(p.metadata!.name!, set.add(p.metadata!.uid!));
+      }, () => undefined);
+      const from = op.logs.length;
+      expect(await cli('restart', name)).to.equal(0);
+      expect(JSON.parse((await annotations())['svc.dev/restart-request'])).to.deep.include({ members: all });
+      await waitFor('every member restarted once and Ready 3/3', async () => {
+        const s = (await get()).status;
+        return order.length === 3 && s?.ready === '3/3' && s.members?.every((m) => m.healthy) ? true : undefined;
+      }, 180_000, 1000);
+      // a few passes more: nobody restarts again
+      await new Promise((r) => setTimeout(r, 3000));
+      watch.abort();
+      expect([...uids.values()].map((u) => u.size), JSON.stringify([...uids])).to.deep.equal([2, 2, 2]);
+      expect(order.at(-1), `the leader last (${order.join(', ')})`).to.equal(to);
+      const restarts = op.logs.slice(from).filter((l) => l.msg === 'step' && /^restart \S+ on .*\(RestartRequested\)/.test(String(l.line)));
+      expect(restarts.length, 'recorded before it acts, each restart once').to.be.at.least(3);
+
+      // alarms: none raised; a disarm with nothing raised is refused; list takes no --dry-run
+      said.length = 0;
+      expect(await cli('alarm', 'list', name)).to.equal(0);
+      expect(said.join('')).to.equal(`no alarm raised in ${NS}/${name}\n`);
+      expect(await cli('alarm', 'disarm', name, '--dry-run')).to.equal(1);
+      expect(await cli('alarm', 'list', name, '--dry-run')).to.equal(2);
+    } finally {
+      client.close();
     }
   });
 

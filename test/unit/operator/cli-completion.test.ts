@@ -47,7 +47,7 @@ describe('operator/cli: shell completion and the krew manifest', () => {
     expect(m.metadata.name).to.equal('svc');
     expect(m.spec.version).to.equal(`v${pkg.version}`);
     for (const p of m.spec.platforms) {
-      expect(p.bin).to.equal('kubectl-svc');
+      expect(p.bin).to.equal('bin/kubectl-svc');
       expect(p.uri).to.contain(`v${pkg.version}`);
     }
     expect(pkg.bin['kubectl-svc'] ?? readFileSync(join(ROOT, 'bin', 'kubectl-svc'), 'utf8')).to.be.a('string');
