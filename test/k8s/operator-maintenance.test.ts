@@ -126,9 +126,15 @@ describe('k8s: maintenance (defragmentation out of the client Service)', functio
       expect(await cli('move-leader', name, '--to', `${name}-9`)).to.equal(1);
       expect(await cli('move-leader', 'no-such-cluster')).to.equal(1);
       expect(await leader()).to.equal(was);
+      expect((await annotations())['svc.dev/maintenance-request'], 'the defrag request still').to.match(/"action":"defrag"/);
       expect(await cli('move-leader', name, '--to', to)).to.equal(0);
+      expect(said.at(-1)).to.equal(`move leadership from ${was} to ${to}: ${to} leads\n`);
       expect(await leader()).to.equal(to);
-      expect((await events()).filter((e) => e.reason === 'MoveLeaderRequested').map((e) => e.message)).to.deep.include(`move leadership from ${was} to ${to} (kubectl svc move-leader)`);
+      // the operator answered the request (its token recorded before the move) and said so
+      const asked = JSON.parse((await annotations())['svc.dev/maintenance-request']) as { token: string; action: string; member: string };
+      expect(asked).to.deep.include({ action: 'move-leader', member: to });
+      expect(JSON.parse((await annotations())['svc.dev/maintenance'])).to.deep.include({ lastRequest: asked.token });
+      expect((await events()).filter((e) => e.reason === 'MoveLeader').map((e) => e.message)).to.deep.include(`move leadership from ${was} to ${to}`);
 
       // restart: every pod once (a watch sees each new pod), the leader last
       expect(await cli('restart', name, `${name}-9`)).to.equal(1);

@@ -33,12 +33,13 @@ export const ROLLOUT_ANNOTATION = 'svc.dev/rollout';
 /** Annotation on the SvcCluster holding the maintenance record (planner/maintenance.ts: the round under way or last). */
 export const MAINTENANCE_ANNOTATION = 'svc.dev/maintenance';
 /**
- * Annotation asking for a defragmentation or compaction: JSON {"token", "action": "defrag"|"compact", "member"?};
+ * Annotation asking for a defragmentation, compaction or leadership move: JSON {"token", "action":
+ * "defrag"|"compact"|"move-leader", "member"?};
  * a new token asks again (`maintenanceRequestValue`).
  */
 export const MAINTENANCE_REQUEST_ANNOTATION = 'svc.dev/maintenance-request';
 
-/** The svc.dev/maintenance-request value of a request (what `kubectl svc defrag|compact` writes). */
+/** The svc.dev/maintenance-request value of a request (what `kubectl svc defrag|compact|move-leader` writes). */
 export function maintenanceRequestValue(r: MaintenanceRequest): string {
   return JSON.stringify(r);
 }
@@ -48,7 +49,7 @@ export function parseMaintenanceRequest(v: string | undefined): MaintenanceReque
   if (!v) return undefined;
   try {
     const r = JSON.parse(v) as Partial<MaintenanceRequest>;
-    if (typeof r.token !== 'string' || r.token === '' || (r.action !== 'defrag' && r.action !== 'compact')) return undefined;
+    if (typeof r.token !== 'string' || r.token === '' || (r.action !== 'defrag' && r.action !== 'compact' && r.action !== 'move-leader')) return undefined;
     return { token: r.token, action: r.action, ...(typeof r.member === 'string' ? { member: r.member } : {}) };
   } catch {
     return undefined;

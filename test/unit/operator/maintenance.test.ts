@@ -45,6 +45,25 @@ describe('operator planner: maintenance (NOSPACE relief, defragmentation rounds)
     expect(compactRevision(spec({ autoCompaction: { mode: 'revision', retention: '1000' } }), 900), 'nothing older than the retention').to.equal(undefined);
   });
 
+  it('a move-leader request: leadership to the member named through the gate, its token recorded before the move, answered once', () => {
+    const s = spec();
+    const request = { token: 't-move', action: 'move-leader' as const, member: 'kv-2' };
+    const o = cluster(three(), { maintenance: { created: 0, request } });
+    const step = plan(s, o, undefined);
+    expect(step).to.deep.equal({ kind: 'moveLeader', from: 'kv-0', to: 'kv-2', toId: '102', request: 't-move' });
+    const record = beginMaintenance(undefined, step, o);
+    expect(record).to.deep.equal({ lastRequest: 't-move' });
+    expect(beginMaintenance(record, step, o), 'recorded once').to.equal(record);
+    // answered: not again, even once another member leads
+    const moved = three().map((m) => ({ ...m, leader: m.name === 'kv-1' }));
+    expect(plan(s, cluster(moved, { maintenance: { created: 0, request, record: record! } }), undefined)).to.deep.equal({ kind: 'steady', version: V });
+    // not while a member catches up (the gate), nor to a member that does not exist; a move of a round keeps no token
+    const behind = three().map((m) => (m.name === 'kv-1' ? { ...m, appliedIndex: 1 } : m));
+    expect(plan(s, cluster(behind, { maintenance: { created: 0, request } }), undefined).kind).to.not.equal('moveLeader');
+    expect(plan(s, cluster(three(), { maintenance: { created: 0, request: { ...request, member: 'kv-9' } } }), undefined)).to.deep.equal({ kind: 'steady', version: V });
+    expect(beginMaintenance(undefined, { kind: 'moveLeader', from: 'kv-0', to: 'kv-1' }, o)).to.equal(undefined);
+  });
+
   it('a round defragments followers in name order, then moves leadership to a member done and defragments the old leader', () => {
     const s = spec();
     let record: MaintenanceRecord | undefined;
