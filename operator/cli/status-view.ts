@@ -368,6 +368,12 @@ export function renderView(v: ClusterView): string {
       ? `Last drill:     ${drill.result === 'Failed' ? 'FAILED' : 'passed'} ${age(drill.time, v.at)} ago, revision ${drill.revision}${drill.location ? ` of ${drill.location}` : ''}: ${drill.message}`
       : `Last drill:     none yet (spec.backup.verify "${v.spec.backup!.verify!.schedule}"${st.backups?.nextVerifyTime ? `, next ${st.backups.nextVerifyTime}` : ''})`);
   }
+  const mt = st.maintenance;
+  if (mt) {
+    const compaction = mt.lastCompaction ? `last compaction to revision ${mt.lastCompaction.revision} (${mt.lastCompaction.reason}, its round began ${age(mt.lastCompaction.roundStartedAt, v.at)} ago)` : 'no compaction by the operator yet';
+    const defrags = mt.members?.length ? `last defragmented: ${mt.members.map((m) => `${m.name} ${age(m.time, v.at)} ago (${m.reason}, ${bytes(m.before)} -> ${bytes(m.after)})`).join(', ')}` : 'no defragmentation by the operator yet';
+    out.push(`Maintenance:    quota ${bytes(mt.quotaBackendBytes)}; ${compaction}; ${defrags}`);
+  }
   for (const c of v.certificates) {
     out.push(`Certificate:    ${c.use} Secret ${c.secret}: ${c.error ? `PROBLEM: ${c.error}` : `expires ${c.notAfter} (${c.daysLeft! < 0 ? 'EXPIRED' : `in ${c.daysLeft} days`})`}`);
   }

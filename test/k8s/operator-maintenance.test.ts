@@ -119,6 +119,13 @@ describe('k8s: maintenance (defragmentation out of the client Service)', functio
     };
     const annotations = async () => (await get()).metadata.annotations ?? {};
     try {
+      // the round before it in status.maintenance (each member's bytes), with the quota derived from the 1Gi volumes
+      const mt = await waitFor('status.maintenance lists the three defragmentations', async () => {
+        const m = (await get()).status?.maintenance;
+        return m?.members?.length === 3 ? m : undefined;
+      }, 30_000, 500);
+      expect(mt.quotaBackendBytes).to.equal(512 * 2 ** 20);
+      expect(mt.members!.map((m) => `${m.name} ${m.reason} ${typeof m.before} ${typeof m.after}`)).to.deep.equal(all.map((m) => `${m} Requested number number`));
       const was = await waitFor('a leader', leader, 30_000, 300);
       const to = all.find((m) => m !== was)!;
       expect(await cli('move-leader', name, '--to', to, '--dry-run')).to.equal(0);
