@@ -211,7 +211,8 @@ async function alarm(kc: k8s.KubeConfig, target: { namespace: string; name: stri
         if (h) hashes[m.name] = h.hash;
       }
     }
-    const d = disarmDecision({ alarms, dbSizes, hashes, quotaBytes: quotaBytes(view.spec), members: view.members.map((m) => m.name) });
+    // the quota the members run with as the operator reports it (a grown volume's derived quota only once they have it)
+    const d = disarmDecision({ alarms, dbSizes, hashes, quotaBytes: view.status.maintenance?.quotaBackendBytes ?? quotaBytes(view.spec), members: view.members.map((m) => m.name) });
     if ('refused' in d) throw new StatusError(`cannot disarm in ${namespace}/${name}: ${d.refused}; nothing was changed`);
     const what = d.disarm.map((a) => `${a.alarm} (${byId(a.memberId)})`).join(', ');
     if (dryRun) {

@@ -5,7 +5,8 @@
 // fails, every key stays. Volumes that grow: refused with nothing changed on local-path (no expansion); on a class
 // that allows expansion the claims are grown in place and the StatefulSet recreated with its pods orphaned (no
 // resizer runs here, so the volumes themselves keep their size: the operator's side is what is tested). The on-call
-// verbs on the same cluster: kubectl svc move-leader, restart (every member once, the leader last) and alarm.
+// verbs on the same cluster: kubectl svc move-leader, restart (every member once, the leader last) and alarm (a
+// disarm refused while NOSPACE's cause persists, then relieved by the operator once resumed).
 import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
@@ -236,5 +237,57 @@ describe('k8s: maintenance (defragmentation out of the client Service)', functio
     expect((await events()).length).to.be.greaterThan(0);
     const evs = (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${c}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string }> }).items;
     expect(evs.filter((e) => e.reason === 'ExpandVolumes').map((e) => e.message)).to.deep.include("grow the members' volumes from 1Gi to 2Gi: claims of kx-0 expanded in place, then the StatefulSet recreated with its pods orphaned (no member restarts)");
+  });
+
+  it('alarm disarm is refused while NOSPACE\'s cause persists (suspended: the operator relieves nothing), nothing changed; resumed, the operator relieves it', async () => {
+    const said: string[] = [];
+    const errors: string[] = [];
+    const cli = async (...args: string[]) => {
+      const write = process.stderr.write.bind(process.stderr);
+      process.stderr.write = ((chunk: string) => errors.push(String(chunk)) > 0) as typeof process.stderr.write;
+      try {
+        return await kubeOnCallMain([...args, '-n', NS, '--kubeconfig', op.tb.kubeconfigPath], (x) => void said.push(x));
+      } finally {
+        process.stderr.write = write;
+      }
+    };
+    const QUOTA = 6 * 2 ** 20;
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', name, '--type=merge', '-p', JSON.stringify({ spec: { maintenance: { quotaBackendBytes: '6Mi' } } })]);
+    await waitFor('every member restarted with the 6Mi quota', async () => {
+      const st = (await get()).status;
+      return st?.rollout?.reason === 'SpecChange' && st.rollout.finishedAt !== undefined && st.maintenance?.quotaBackendBytes === QUOTA &&
+        st.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined;
+    }, 180_000, 1000);
+    expect(await cli('suspend', name)).to.equal(0);
+    const c = await Client.connect({ endpoints, dialTimeoutMs: 5000, commandTimeoutMs: 10_000 });
+    try {
+      // overwrites of a few keys: history a compaction frees
+      const big = 'x'.repeat(64 * 1024);
+      let refused = false;
+      for (let i = 0; i < 2000 && !refused; i++) {
+        await c.put(`fill/${i % 4}`, big).catch((e: Error) => {
+          if (!/database space exceeded/.test(e.message)) throw e;
+          refused = true;
+        });
+      }
+      expect(refused, 'the quota was reached').to.equal(true);
+      said.length = 0;
+      await waitFor('alarm list shows NOSPACE', async () => (await cli('alarm', 'list', name)) === 0 && said.join('').includes('NOSPACE') ? true : undefined, 30_000, 500);
+      expect(await cli('alarm', 'disarm', name)).to.equal(1);
+      expect(errors.join('')).to.match(new RegExp(`cannot disarm in ${NS}/${name}: the NOSPACE alarm's cause persists: .*quota ${QUOTA}.*nothing was changed`));
+      said.length = 0;
+      expect(await cli('alarm', 'list', name)).to.equal(0);
+      expect(said.join(''), 'still raised').to.contain('NOSPACE');
+      // resumed: the operator compacts, defragments and disarms it by itself
+      expect(await cli('resume', name)).to.equal(0);
+      await waitFor('the operator disarmed NOSPACE', async () => {
+        said.length = 0;
+        return (await cli('alarm', 'list', name)) === 0 && said.join('') === `no alarm raised in ${NS}/${name}\n` ? true : undefined;
+      }, 150_000, 1000);
+      await c.put('after/nospace', 'ok');
+      expect((await get()).status?.maintenance?.lastCompaction?.reason).to.equal('NoSpace');
+    } finally {
+      c.close();
+    }
   });
 });
