@@ -3,7 +3,7 @@ _svc_words() {
   # $1: the program's command words after its name
   local cur="${COMP_WORDS[COMP_CWORD]}" words=""
   if [ "$1" = plugin ]; then
-    if [ "$COMP_CWORD" -le 1 ]; then words="status backup verify recover backups suspend resume defrag compact report"; else
+    if [ "$COMP_CWORD" -le 1 ]; then words="status backup verify recover backups suspend resume defrag compact move-leader restart alarm report"; else
     case "${COMP_WORDS[1]}" in
       status) words="--namespace -n --kubeconfig --watch --interval --output" ;;
       backup) words="--namespace -n --kubeconfig --token --wait" ;;
@@ -14,10 +14,13 @@ _svc_words() {
       resume) words="--namespace -n --kubeconfig --dry-run" ;;
       defrag) words="--namespace -n --kubeconfig --dry-run" ;;
       compact) words="--namespace -n --kubeconfig --dry-run" ;;
+      move-leader) words="--namespace -n --to --kubeconfig --dry-run" ;;
+      restart) words="--namespace -n --kubeconfig --dry-run" ;;
+      alarm) words="list disarm --namespace -n --kubeconfig --dry-run" ;;
       report) words="--namespace -n --kubeconfig --file" ;;
     esac; fi
   else
-    if [ "$COMP_CWORD" -le 1 ]; then words="local demo crd run backup restore verify backup-agent completion status backup-now verify-now recover backups suspend resume defrag compact report"
+    if [ "$COMP_CWORD" -le 1 ]; then words="local demo crd run backup restore verify backup-agent completion status backup-now verify-now recover backups suspend resume defrag compact move-leader restart alarm report"
     elif [ "${COMP_WORDS[1]}" = local ]; then
       if [ "$COMP_CWORD" -le 2 ]; then words="apply status backup verify-backup backups delete recover suspend resume move-leader restart defrag compact alarm report"; else
       case "${COMP_WORDS[2]}" in
@@ -49,6 +52,9 @@ _svc_words() {
       resume) words="--namespace -n --kubeconfig --dry-run" ;;
       defrag) words="--namespace -n --kubeconfig --dry-run" ;;
       compact) words="--namespace -n --kubeconfig --dry-run" ;;
+      move-leader) words="--namespace -n --to --kubeconfig --dry-run" ;;
+      restart) words="--namespace -n --kubeconfig --dry-run" ;;
+      alarm) words="list disarm --namespace -n --kubeconfig --dry-run" ;;
       report) words="--namespace -n --kubeconfig --file" ;;
       backup-now) words="--namespace -n --kubeconfig --token --wait" ;;
       esac

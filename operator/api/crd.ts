@@ -4,7 +4,7 @@
 // crds/svc.dev_svcclusters.yaml is its checked-in output (a test keeps them equal).
 import { dump } from 'js-yaml';
 import type {
-  BackupDestination, BackupEntry, BackupSpec, BackupVerifySpec, BackupsStatus, DefragSpec, MaintenanceSpec, RestoreSource, S3Destination, Condition, MemberStatus, MemberReplacementStatus, RecoveryStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus, VerifiedStatus,
+  MaintenanceStatus, MemberDefragStatus, BackupDestination, BackupEntry, BackupSpec, BackupVerifySpec, BackupsStatus, DefragSpec, MaintenanceSpec, RestoreSource, S3Destination, Condition, MemberStatus, MemberReplacementStatus, RecoveryStatus, RolloutStatus, SnapshotRecord, SvcClusterSpec, SvcClusterStatus, UpgradeSpec, UpgradeStatus, VerifiedStatus,
 } from './types.js';
 import { API_VERSION, KIND, PLURAL } from './types.js';
 import { SUPPORTED_MINORS } from './versions.js';
@@ -330,6 +330,24 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
     finishedAt: str('End.', { format: 'date-time' }),
     refused: str('Why the request was not acted on (the cluster has quorum...); nothing was touched.'),
   }, { required: ['request'] }),
+  maintenance: obj<MaintenanceStatus>('Compaction, defragmentation and the quota in effect (spec.maintenance).', {
+    quotaBackendBytes: int('The backend quota the members run with (bytes): spec.maintenance.quotaBackendBytes, else derived from their volumes.'),
+    lastCompaction: obj<NonNullable<MaintenanceStatus['lastCompaction']>>('The last compaction the operator made.', {
+      revision: int('Compacted up to this revision.'),
+      reason: str('Why: NoSpace, Scheduled, Threshold or Requested.'),
+      roundStartedAt: str('When its maintenance round began.', { format: 'date-time' }),
+    }, { required: ['revision', 'reason', 'roundStartedAt'] }),
+    members: {
+      type: 'array', description: 'Each member\'s last defragmentation by the operator.', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'],
+      items: obj<MemberDefragStatus>('A member\'s last defragmentation.', {
+        name: str('The member.'),
+        time: str('When it ended.', { format: 'date-time' }),
+        reason: str('Why: NoSpace, Scheduled, Threshold or Requested.'),
+        before: int('Bytes of its database file before.'),
+        after: int('Bytes of its database file after.'),
+      }, { required: ['name', 'time', 'reason'] }),
+    },
+  }),
   lastError: str('Last error of the operator on this cluster.'),
 });
 

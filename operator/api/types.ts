@@ -386,7 +386,28 @@ export interface SvcClusterStatus {
   backups?: BackupsStatus;
   /** The quorum-loss recovery asked for last. */
   recovery?: RecoveryStatus;
+  /** Compaction, defragmentation and the quota in effect. */
+  maintenance?: MaintenanceStatus;
   lastError?: string;
+}
+
+/** status.maintenance: what the operator's maintenance last did, and the quota the members run with. */
+export interface MaintenanceStatus {
+  /** The backend quota the members run with (bytes): spec.maintenance.quotaBackendBytes, else derived from their volumes. */
+  quotaBackendBytes?: number;
+  /** The last compaction the operator made: up to which revision, why, and when its round began. */
+  lastCompaction?: { revision: number; reason: string; roundStartedAt: string };
+  /** Each member's last defragmentation by the operator: when it ended, why, the database file's bytes before and after. */
+  members?: MemberDefragStatus[];
+}
+
+/** One member's last defragmentation. */
+export interface MemberDefragStatus {
+  name: string;
+  time: string;
+  reason: string;
+  before?: number;
+  after?: number;
 }
 
 /** The resource. */

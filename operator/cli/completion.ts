@@ -20,8 +20,16 @@ function pluginWords(): Record<string, Words> {
     verify: { commands: [], flags: [...KUBE_FLAGS, '--token', '--wait'] },
     recover: { commands: [], flags: [...KUBE_FLAGS, '--dry-run', '--token', '--wait'] },
     backups: { commands: [], flags: [...KUBE_FLAGS, '--output'] },
-    ...Object.fromEntries(Object.keys(KUBE_ONCALL_USAGE).map((v) => [v, { commands: [], flags: [...KUBE_FLAGS, ...(v === 'report' ? ['--file'] : ['--dry-run'])] }])),
+    ...Object.fromEntries(Object.entries(KUBE_ONCALL_USAGE).map(([v, usage]) => [v, usageWords(usage)])),
   };
+}
+
+/** The sub-words (a leading `a|b`) and flags (-n and every --flag) a usage line names. */
+function usageWords(usage: string): Words {
+  const line = usage.split('\n')[0];
+  const first = line.split(' ')[0];
+  const commands = first.includes('|') && !first.startsWith('<') ? first.split('|') : [];
+  return { commands, flags: [...new Set([...(line.includes('-n NAMESPACE') ? ['--namespace', '-n'] : []), ...(line.match(/--[a-z][\w-]*/g) ?? [])])] };
 }
 
 /** svc-operator local <command> and their flags. */

@@ -3,7 +3,7 @@
 //   kubectl svc backup <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--wait SECONDS]   (an on-demand backup)
 //   kubectl svc verify <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--wait SECONDS]   (a restore drill now)
 //   kubectl svc recover <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--dry-run] [--wait SECONDS]   (quorum-loss recovery)
-//   kubectl svc suspend|resume|report <cluster> ...   (break-glass and the bug-report archive: cli/oncall-kube.ts)
+//   kubectl svc suspend|resume|defrag|compact|move-leader|restart|alarm|report <cluster> ...   (on call: cli/oncall-kube.ts)
 //   kubectl svc backups <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--output json]   (restore points: cli/backups-kube.ts)
 // kubectl does not hand its own flags to plugins: the kubeconfig comes from --kubeconfig, $KUBECONFIG or
 // ~/.kube/config, the namespace from -n or the current context.

@@ -51,7 +51,7 @@ Kubernetes:
       Also the kubectl plugin: kubectl svc recover <cluster>
   svc-operator ${BACKUPS_USAGE}
       (also the kubectl plugin: kubectl svc backups <cluster>; the same listing as svc-operator local backups)
-${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${verb} ${usage}\n`).join('')}      (also the kubectl plugin: kubectl svc suspend|resume|defrag|compact|report <cluster>)
+${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${verb} ${usage}\n`).join('')}      (also the kubectl plugin: kubectl svc suspend|resume|defrag|compact|move-leader|restart|alarm|report <cluster>)
   svc-operator run [--kubeconfig FILE] [--probe-port N] [--probe-address IP] [--leader-elect=true] [--lease-name NAME]
                    [--operator-image IMAGE] [--namespaces NS,...] [--cluster-selector SELECTOR]
       runs the controller until SIGTERM/SIGINT (what the chart's Deployment runs)
@@ -121,7 +121,7 @@ export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'completion' && argv.length === 2 && (argv[1] === 'bash' || argv[1] === 'zsh')) {
     process.stdout.write(argv[1] === 'bash' ? bashCompletion() : zshCompletion());
     return 0;
-  } // svc-operator suspend|resume|report <cluster> (cli/oncall-kube.ts)
+  } // svc-operator suspend|resume|defrag|compact|move-leader|restart|alarm|report <cluster> (cli/oncall-kube.ts)
   try {
     // `local backup|verify-backup --wait` is a bare flag (backup-now's --wait takes seconds)
     const wait = argv.includes('--wait');

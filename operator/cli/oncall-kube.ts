@@ -1,18 +1,26 @@
-// The on-call verbs of the kubectl plugin that act through the SvcCluster itself: `kubectl svc suspend|resume
-// <cluster>` (the break-glass annotation svc.dev/reconcile: suspended, which the operator reads at every reconcile)
-// and `kubectl svc report <cluster>` (one tar.gz for a bug report). Each takes -n/--namespace and --kubeconfig;
-// suspend and resume take --dry-run, which prints what would change and changes nothing.
+// The on-call verbs of the kubectl plugin: `kubectl svc suspend|resume <cluster>` (the break-glass annotation
+// svc.dev/reconcile: suspended, which the operator reads at every reconcile), `defrag|compact|move-leader` and
+// `restart` (a request annotation the operator carries out through the planner's gates, after the planner's on-call
+// rule refused what it would refuse), `alarm list|disarm` (read from the members; disarm decided by the on-call rule,
+// recorded as an Event on the SvcCluster, then sent to a member, as `svc-operator local` does), and `kubectl svc report <cluster>` (one tar.gz for a bug report). Each takes
+// -n/--namespace and --kubeconfig; every mutation takes --dry-run, which prints what would change and changes nothing.
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as k8s from '@kubernetes/client-node';
 import { API_VERSION, PLURAL } from '../api/types.js';
 import { isStatus, KubeApi } from '../runtime/kubernetes/kube-api.js';
-import { MAINTENANCE_REQUEST_ANNOTATION, maintenanceRequestValue, RECONCILE_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
-import { CLUSTER_LABEL } from '../runtime/kubernetes/manifests.js';
+import { MAINTENANCE_REQUEST_ANNOTATION, maintenanceRequestValue, RECONCILE_ANNOTATION, RESTART_REQUEST_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
+import { CLUSTER_LABEL, memberClientURL, memberHost } from '../runtime/kubernetes/manifests.js';
+import { quotaBytes } from '../api/maintenance.js';
+import { MemberClient } from '../members/index.js';
+import { disarmDecision, moveLeaderDecision, restartDecision } from '../planner/oncall.js';
+import { describeStep } from '../planner/steps.js';
+import type { RestartRequest } from '../planner/types.js';
+import { observedOf } from './recover-kube.js';
 import { parseArgs, UsageError } from './args.js';
 import { REPORT_LOG_LINES } from './oncall.js';
-import { contextNamespace, gatherView, loadKubeConfig, renderView, StatusError } from './status-view.js';
+import { contextNamespace, gatherView, loadKubeConfig, pinHosts, renderView, StatusError, type ClusterView } from './status-view.js';
 import { tarArchive, type TarEntry } from './tar.js';
 
 const [GROUP, VERSION] = API_VERSION.split('/');
@@ -23,6 +31,9 @@ export const KUBE_ONCALL_USAGE: Record<string, string> = {
   resume: '<cluster> [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      removes the annotation: what was held back carries on',
   defrag: '<cluster> [MEMBER] [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      asks for a defragmentation of every member (or MEMBER): annotation svc.dev/maintenance-request; the operator defragments one member at a time through its gates (Events MemberDefragmented)',
   compact: '<cluster> [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      asks for a compaction of the history, keeping what spec.maintenance.autoCompaction keeps (annotation svc.dev/maintenance-request)',
+  'move-leader': '<cluster> [--to MEMBER] [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      asks for leadership to move to MEMBER (else the most up-to-date follower): annotation svc.dev/maintenance-request; the operator moves it once every member is healthy and caught up (Event MoveLeader)',
+  restart: '<cluster> [MEMBER] [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      a rolling restart of every member (or MEMBER): annotation svc.dev/restart-request; the operator restarts each once, followers first, the leader last after moving leadership (reason RestartRequested)',
+  alarm: 'list|disarm <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      the alarms the members raised; disarm is refused while a cause persists (NOSPACE: a database still over the quota; CORRUPT: KV hashes that differ)',
   report: '<cluster> [-n NAMESPACE] [--kubeconfig FILE] [--file F.tar.gz]\n      one archive for a bug report: the resource and status, Events, owned objects, each member\'s status, the last logs of members and operator',
 };
 
@@ -30,8 +41,12 @@ export const KUBE_ONCALL_USAGE: Record<string, string> = {
 export async function kubeOnCallMain(argv: string[], out: (s: string) => void = (s) => void process.stdout.write(s)): Promise<number> {
   const verb = argv[0];
   try {
-    const { words, flags } = parseArgs(argv.slice(1), { string: ['namespace', 'kubeconfig', ...(verb === 'report' ? ['file'] : [])], boolean: verb === 'report' ? [] : ['dry-run'] });
-    if (words.length < 1 || words.length > (verb === 'defrag' ? 2 : 1)) throw new UsageError(verb === 'defrag' ? 'defrag needs the SvcCluster name and at most one member' : `${verb} needs exactly one SvcCluster name`);
+    const { words, flags } = parseArgs(argv.slice(1), { string: ['namespace', 'kubeconfig', ...(verb === 'report' ? ['file'] : []), ...(verb === 'move-leader' ? ['to'] : [])], boolean: verb === 'report' ? [] : ['dry-run'] });
+    const sub = verb === 'alarm' ? words.shift() : undefined;
+    if (verb === 'alarm' && sub !== 'list' && sub !== 'disarm') throw new UsageError('alarm needs list or disarm, then the SvcCluster name');
+    if (sub === 'list' && flags.has('dry-run')) throw new UsageError('--dry-run belongs to alarm disarm (alarm list changes nothing)');
+    const withMember = verb === 'defrag' || verb === 'restart';
+    if (words.length < 1 || words.length > (withMember ? 2 : 1)) throw new UsageError(withMember ? `${verb} needs the SvcCluster name and at most one member` : `${verb} needs exactly one SvcCluster name`);
     const name = words[0];
     const kc = loadKubeConfig(flags.get('kubeconfig'));
     const namespace = flags.get('namespace') ?? contextNamespace(kc);
@@ -45,6 +60,10 @@ export async function kubeOnCallMain(argv: string[], out: (s: string) => void = 
     }
     if (verb === 'report') return await report(kc, namespace, name, stored, flags.get('file'), out);
     if (verb === 'defrag' || verb === 'compact') return await askMaintenance(kc, verb, namespace, name, words[1], stored, flags.has('dry-run'), out);
+    const target = { namespace, name, uid: stored.metadata.uid ?? '' };
+    if (verb === 'restart') return await askRestart(kc, namespace, name, words[1], flags.has('dry-run'), out);
+    if (verb === 'move-leader') return await moveLeader(kc, namespace, name, flags.get('to'), flags.has('dry-run'), out);
+    if (sub === 'list' || sub === 'disarm') return await alarm(kc, target, sub, flags.has('dry-run'), out);
     const on = verb === 'suspend';
     const now = stored.metadata.annotations?.[RECONCILE_ANNOTATION] === SUSPENDED;
     if (now === on) {
@@ -89,6 +108,122 @@ async function askMaintenance(kc: k8s.KubeConfig, action: 'defrag' | 'compact', 
   await new KubeApi(kc).patchClusterAnnotation(namespace, name, MAINTENANCE_REQUEST_ANNOTATION, value);
   out(`asked for ${what} of ${namespace}/${name}: the operator carries it out one member at a time once every member is healthy and caught up (Events ${action === 'compact' ? 'Compact' : 'MemberDefragmented'})\n`);
   return 0;
+}
+
+/**
+ * A member client that reaches the members of `view` as the view read them (their pod addresses pinned to the names
+ * their certificates carry, the cluster's client certificate), and each member's client URL.
+ */
+async function withMembers<T>(view: ClusterView, fn: (client: MemberClient, url: (member: string) => string) => Promise<T>): Promise<T> {
+  const ref = { name: view.name, namespace: view.namespace, spec: view.spec };
+  const unpin = pinHosts(new Map(view.members.filter((m) => m.podIP).map((m) => [memberHost(view.name, view.namespace, m.name), m.podIP!])));
+  const client = new MemberClient({ timeoutMs: 5000, attempts: 2, ...(view.memberTls ? { tls: view.memberTls } : {}) });
+  try {
+    return await fn(client, (m) => memberClientURL(ref, m));
+  } finally {
+    client.close();
+    unpin();
+  }
+}
+
+/**
+ * `kubectl svc restart <cluster> [MEMBER]`: the annotation svc.dev/restart-request (the RestartRequest the local
+ * runtime keeps in its state file); the operator restarts each member named once through its gates. A member the
+ * cluster does not have, or a suspended cluster, is refused with nothing changed.
+ */
+async function askRestart(kc: k8s.KubeConfig, namespace: string, name: string, member: string | undefined, dryRun: boolean, out: (s: string) => void): Promise<number> {
+  const d = restartDecision(observedOf(await gatherView(kc, namespace, name)), member);
+  if ('refused' in d) throw new StatusError(`cannot restart ${member ?? `${namespace}/${name}`}: ${d.refused}; nothing was changed`);
+  const request: RestartRequest = { token: new Date().toISOString(), members: d.members };
+  const how = 'one at a time (followers first, the leader last after moving leadership; each once every member is healthy and caught up; reason RestartRequested)';
+  if (dryRun) {
+    out(`dry run: would restart ${d.members.join(', ')} ${how} (annotation ${RESTART_REQUEST_ANNOTATION}=${JSON.stringify(request)}); nothing was changed\n`);
+    return 0;
+  }
+  await new KubeApi(kc).patchClusterAnnotation(namespace, name, RESTART_REQUEST_ANNOTATION, JSON.stringify(request));
+  out(`asked for a restart of ${d.members.join(', ')}: the operator restarts them ${how}; \`kubectl svc status ${name} -n ${namespace}\` follows it\n`);
+  return 0;
+}
+
+/** How long `move-leader` waits for the new leader to say so (the request stands after it). */
+const MOVE_LEADER_WAIT_MS = 30_000;
+
+/**
+ * `kubectl svc move-leader <cluster> [--to MEMBER]`: decided by the planner's on-call rule on the members as read
+ * live (every member healthy and caught up, not suspended; a member that does not exist or leads already refused),
+ * then asked for through the svc.dev/maintenance-request annotation naming the member decided: the operator records
+ * the request answered and moves leadership through the same gate. Waits for the new leader to say so.
+ */
+async function moveLeader(kc: k8s.KubeConfig, namespace: string, name: string, to: string | undefined, dryRun: boolean, out: (s: string) => void): Promise<number> {
+  const view = await gatherView(kc, namespace, name);
+  const d = moveLeaderDecision(observedOf(view), to);
+  if ('refused' in d) throw new StatusError(`cannot move the leader of ${namespace}/${name}: ${d.refused}; nothing was changed`);
+  const step = d.step;
+  if (step.kind !== 'moveLeader') throw new Error(`unexpected step ${step.kind}`);
+  const value = maintenanceRequestValue({ token: new Date().toISOString(), action: 'move-leader', member: step.to });
+  if (dryRun) {
+    out(`dry run: would ${describeStep(step)} (annotation ${MAINTENANCE_REQUEST_ANNOTATION}=${value}); nothing was changed\n`);
+    return 0;
+  }
+  await new KubeApi(kc).patchClusterAnnotation(namespace, name, MAINTENANCE_REQUEST_ANNOTATION, value);
+  return withMembers(view, async (client, url) => {
+    const deadline = Date.now() + MOVE_LEADER_WAIT_MS;
+    while (Date.now() < deadline) {
+      if (await client.isLeader(url(step.to)).catch(() => false)) {
+        out(`${describeStep(step)}: ${step.to} leads\n`);
+        return 0;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    out(`asked to ${describeStep(step)}; ${step.to} does not lead yet after ${MOVE_LEADER_WAIT_MS / 1000} s: the operator moves it once every member is healthy and caught up (Event MoveLeader); \`kubectl svc status ${name} -n ${namespace}\` shows who leads\n`);
+    return 0;
+  });
+}
+
+/**
+ * `kubectl svc alarm list|disarm <cluster>`: the alarms as the members report them; disarm decided by the planner's
+ * rule (refused while a cause persists), recorded as an Event on the SvcCluster, then sent to a member.
+ */
+async function alarm(kc: k8s.KubeConfig, target: { namespace: string; name: string; uid: string }, sub: 'list' | 'disarm', dryRun: boolean, out: (s: string) => void): Promise<number> {
+  const { namespace, name } = target;
+  const view = await gatherView(kc, namespace, name);
+  const observed = observedOf(view);
+  const byId = (id: string) => observed.members.find((m) => m.id === id)?.name ?? (id === '0' ? 'the cluster' : `member ${id}`);
+  return withMembers(view, async (client, url) => {
+    const answering = view.members.filter((m) => m.reachable).sort((a, b) => Number(b.role === 'leader') - Number(a.role === 'leader')).map((m) => url(m.name));
+    let alarms: Array<{ memberId: string; alarm: string }> | undefined;
+    for (const u of answering) {
+      alarms = await client.alarms(u).catch(() => undefined);
+      if (alarms) break;
+    }
+    if (!alarms) throw new StatusError(`no member of ${namespace}/${name} answered the alarm list; \`kubectl svc status ${name} -n ${namespace}\` shows which members answer`);
+    if (sub === 'list') {
+      out(alarms.length === 0 ? `no alarm raised in ${namespace}/${name}\n` : alarms.map((a) => `${a.alarm}\t${byId(a.memberId)}\n`).join(''));
+      return 0;
+    }
+    const dbSizes = Object.fromEntries(view.members.filter((m) => m.dbSize !== undefined).map((m) => [m.name, m.dbSize!]));
+    const hashes: Record<string, number> = {};
+    const revisions = view.members.flatMap((m) => (m.revision !== undefined ? [m.revision] : []));
+    if (alarms.some((a) => a.alarm === 'CORRUPT') && revisions.length > 0) {
+      const rev = Math.min(...revisions);
+      for (const m of view.members) {
+        const h = await client.hashKV(url(m.name), rev).catch(() => undefined);
+        if (h) hashes[m.name] = h.hash;
+      }
+    }
+    // the quota the members run with as the operator reports it (a grown volume's derived quota only once they have it)
+    const d = disarmDecision({ alarms, dbSizes, hashes, quotaBytes: view.status.maintenance?.quotaBackendBytes ?? quotaBytes(view.spec), members: view.members.map((m) => m.name) });
+    if ('refused' in d) throw new StatusError(`cannot disarm in ${namespace}/${name}: ${d.refused}; nothing was changed`);
+    const what = d.disarm.map((a) => `${a.alarm} (${byId(a.memberId)})`).join(', ');
+    if (dryRun) {
+      out(`dry run: would disarm ${what}; nothing was changed\n`);
+      return 0;
+    }
+    await new KubeApi(kc).event(target, 'Normal', 'AlarmDisarmRequested', `disarm ${what} (kubectl svc alarm disarm)`);
+    for (const a of d.disarm) await client.disarmAlarm(answering[0], a.memberId, a.alarm);
+    out(`disarmed ${what}\n`);
+    return 0;
+  });
 }
 
 /** Writes the report archive; a part that cannot be read is an entry saying why (the archive is still written). */

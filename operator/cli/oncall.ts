@@ -12,7 +12,7 @@ import { MemberClient } from '../members/index.js';
 import { observe } from '../orchestrator/index.js';
 import { disarmDecision, moveLeaderDecision, restartDecision } from '../planner/oncall.js';
 import { describeStep } from '../planner/steps.js';
-import type { ObservedCluster } from '../planner/types.js';
+import type { ObservedCluster, Step } from '../planner/types.js';
 import { LocalRuntime } from '../runtime/local/index.js';
 import type { LocalState } from '../runtime/local/state.js';
 import type { FlagSpec } from './args.js';
@@ -91,30 +91,22 @@ async function moveLeader(i: LocalVerbInput): Promise<number> {
   extraArgs(i.args, 1, 'move-leader');
   const { runtime, state } = openLocal(i.stateDir, i.args[0], 'move-leader');
   const client = new MemberClient({ timeoutMs: 3000, attempts: 2 });
+  let step: Step;
   try {
-    const { cluster, urls } = await observeLocal(runtime, client);
-    const d = moveLeaderDecision(cluster, i.flags.get('to'));
+    const d = moveLeaderDecision((await observeLocal(runtime, client)).cluster, i.flags.get('to'));
     if ('refused' in d) throw new CommandError(`cannot move the leader of ${state.name}: ${d.refused}`);
-    const step = d.step;
-    if (step.kind !== 'moveLeader') throw new Error(`unexpected step ${step.kind}`);
-    if (i.dryRun) {
-      i.out(`dry run: would ${describeStep(step)}; nothing was changed\n`);
-      return 0;
-    }
-    await runtime.noteStep(describeStep(step)); // recorded before it acts
-    await client.moveLeader(urls.get(step.from)!, step.toId ?? cluster.members.find((m) => m.name === step.to)!.id!);
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      if (await client.isLeader(urls.get(step.to)!).catch(() => false)) {
-        i.out(`${describeStep(step)}: ${step.to} leads\n`);
-        return 0;
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new CommandError(`asked ${step.from} to hand leadership to ${step.to}, but ${step.to} does not report leading after 10 s; \`svc-operator local status\` shows who leads`);
+    step = d.step;
   } finally {
     client.close();
   }
+  if (step.kind !== 'moveLeader') throw new Error(`unexpected step ${step.kind}`);
+  if (i.dryRun) {
+    i.out(`dry run: would ${describeStep(step)}; nothing was changed\n`);
+    return 0;
+  }
+  // the request names the member decided here: the planner moves leadership there through its gate
+  runtime.requestMaintenance('move-leader', step.to);
+  return carryOut(i, state, `${describeStep(step)}: ${step.to} leads`, 'the leadership move');
 }
 
 async function restart(i: LocalVerbInput): Promise<number> {

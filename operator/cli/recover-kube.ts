@@ -15,6 +15,7 @@ import { recoveryLines, recoveryPlan, recoveryRefusal } from '../planner/recover
 import type { ObservedCluster } from '../planner/types.js';
 import { RECOVER_ANNOTATION } from '../runtime/kubernetes/kube-recovery.js';
 import { isStatus, KubeApi } from '../runtime/kubernetes/kube-api.js';
+import { RECONCILE_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
 import { parseArgs, UsageError } from './args.js';
 import { contextNamespace, gatherView, loadKubeConfig, StatusError, type ClusterView } from './status-view.js';
 
@@ -38,7 +39,11 @@ export function observedOf(view: ClusterView): ObservedCluster {
       ...(m.release !== undefined ? { release: m.release } : {}),
       ...(m.appliedIndex !== undefined ? { appliedIndex: m.appliedIndex } : {}),
       ...(m.revision !== undefined ? { revision: m.revision } : {}),
+      // the view shows IDs in hex (as etcdctl does); the planner's are decimal
+      ...(m.id !== undefined ? { id: BigInt(`0x${m.id}`).toString() } : {}),
+      ...(m.dbSize !== undefined ? { dbSize: m.dbSize } : {}),
     })),
+    ...(view.annotations?.[RECONCILE_ANNOTATION] === SUSPENDED ? { suspended: true } : {}),
   };
 }
 

@@ -80,6 +80,10 @@ export interface ClusterView {
   scaling?: { from?: number; to?: number; member?: string };
   /** The quorum-loss recovery request (annotation svc.dev/recover), if any. */
   recoverRequest?: string;
+  /** The client certificate the members were read with (TLS clusters): an on-call action reaches them the same way. */
+  memberTls?: MemberTls;
+  /** The SvcCluster's annotations as read. */
+  annotations?: Record<string, string>;
   at: Date;
 }
 
@@ -290,7 +294,7 @@ export async function gatherView(kc: k8s.KubeConfig, namespace: string, name: st
   }
   return {
     namespace, name, generation: stored.metadata.generation, spec, status: stored.status ?? {}, members, alarms, alarmsError,
-    certificates, events: evs, scaling, at: now,
+    certificates, events: evs, scaling, at: now, annotations: stored.metadata.annotations ?? {}, ...(tls ? { memberTls: tls } : {}),
     ...(stored.metadata.annotations?.['svc.dev/recover'] ? { recoverRequest: stored.metadata.annotations['svc.dev/recover'] } : {}),
   };
 }
@@ -363,6 +367,12 @@ export function renderView(v: ClusterView): string {
     out.push(drill
       ? `Last drill:     ${drill.result === 'Failed' ? 'FAILED' : 'passed'} ${age(drill.time, v.at)} ago, revision ${drill.revision}${drill.location ? ` of ${drill.location}` : ''}: ${drill.message}`
       : `Last drill:     none yet (spec.backup.verify "${v.spec.backup!.verify!.schedule}"${st.backups?.nextVerifyTime ? `, next ${st.backups.nextVerifyTime}` : ''})`);
+  }
+  const mt = st.maintenance;
+  if (mt) {
+    const compaction = mt.lastCompaction ? `last compaction to revision ${mt.lastCompaction.revision} (${mt.lastCompaction.reason}, its round began ${age(mt.lastCompaction.roundStartedAt, v.at)} ago)` : 'no compaction by the operator yet';
+    const defrags = mt.members?.length ? `last defragmented: ${mt.members.map((m) => `${m.name} ${age(m.time, v.at)} ago (${m.reason}, ${bytes(m.before)} -> ${bytes(m.after)})`).join(', ')}` : 'no defragmentation by the operator yet';
+    out.push(`Maintenance:    quota ${bytes(mt.quotaBackendBytes)}; ${compaction}; ${defrags}`);
   }
   for (const c of v.certificates) {
     out.push(`Certificate:    ${c.use} Secret ${c.secret}: ${c.error ? `PROBLEM: ${c.error}` : `expires ${c.notAfter} (${c.daysLeft! < 0 ? 'EXPIRED' : `in ${c.daysLeft} days`})`}`);

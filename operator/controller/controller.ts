@@ -12,7 +12,7 @@ import { specProblems, unknownFields, withDefaults } from '../api/validate.js';
 import { MemberClient, type MemberClientOptions } from '../members/index.js';
 import { envCrash, runPass } from '../orchestrator/engine.js';
 import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
-import { FORMED_ANNOTATION, HIBERNATED_ANNOTATION, KubeRuntime, MAINTENANCE_ANNOTATION, MAINTENANCE_REQUEST_ANNOTATION, parseHibernated, parseMaintenance, parseMaintenanceRequest, parseReplacements, podImage, PROGRESS_ANNOTATION, RECONCILE_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
+import { FORMED_ANNOTATION, HIBERNATED_ANNOTATION, KubeRuntime, MAINTENANCE_ANNOTATION, MAINTENANCE_REQUEST_ANNOTATION, parseHibernated, parseMaintenance, parseMaintenanceRequest, parseReplacements, parseRestartRequest, RESTART_REQUEST_ANNOTATION, podImage, PROGRESS_ANNOTATION, RECONCILE_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure, unsupportedOnKubernetes } from '../runtime/kubernetes/backup-job.js';
 import { BACKUP_REQUEST_ANNOTATION, backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
 import { describeVerified, VERIFY_REQUEST_ANNOTATION } from '../backup/verify.js';
@@ -247,6 +247,7 @@ export class Controller {
       hibernated: parseHibernated(stored.metadata.annotations?.[HIBERNATED_ANNOTATION]),
       ...(tlsHash ? { tlsHash } : {}),
       maintenance,
+      restart: parseRestartRequest(stored.metadata.annotations?.[RESTART_REQUEST_ANNOTATION]),
       // what the planner needs for scheduled and on-demand backups (the engine prefers the record it saved last)
       // (restore drills run as Jobs too: svc-operator verify)
       backups: {

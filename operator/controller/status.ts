@@ -1,12 +1,13 @@
 // SvcCluster status from one observation, the planned step and the recorded progress: pure. Conditions keep
 // their lastTransitionTime while their status stays the same, so an unchanged cluster gives an equal status.
-import type { BackupsStatus, Condition, ConditionType, MemberStatus, Phase, RolloutStatus, SvcClusterSpec, SvcClusterStatus } from '../api/types.js';
+import type { BackupsStatus, Condition, ConditionType, MaintenanceStatus, MemberStatus, Phase, RolloutStatus, SvcClusterSpec, SvcClusterStatus } from '../api/types.js';
+import { memberQuota } from '../planner/maintenance.js';
 import { backupReadyState } from '../backup/schedule.js';
 import { backupVerifiedState } from '../backup/verify.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { upgradeStatus } from '../planner/status.js';
 import { isScalingStep, isSettled, statusLine, statusReason } from '../planner/steps.js';
-import type { ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
+import type { MaintenanceRecord, ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
 import { compareVersions } from '../api/versions.js';
 
 /** Pod facts status shows next to what members answer. */
@@ -178,6 +179,7 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   if (i.progress) status.upgrade = dropUndefined(upgradeStatus(i.progress));
   if (i.rollout) status.rollout = dropUndefined(rolloutStatus(i.rollout));
   if (i.backups) status.backups = i.backups;
+  if (observed.maintenance) status.maintenance = maintenanceStatus(observed.maintenance.record, i.previous?.maintenance, memberQuota(spec, observed));
   // the STEP column: a pod problem first (it is what stops everything else), then the upgrade's step, then any step
   // under way but steady
   const shown = podProblems[0]?.reason ?? (upgrading ? status.upgrade?.step : undefined)
@@ -186,6 +188,24 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const lastError = i.error ?? (podProblems.length > 0 ? podProblemsLine(podProblems) : undefined);
   if (lastError) status.lastError = lastError;
   return status;
+}
+
+/**
+ * status.maintenance: the quota in effect, the last compaction and each member's last defragmentation (the record
+ * keeps the last round only: members it did not defragment keep what the previous status said).
+ */
+export function maintenanceStatus(record: MaintenanceRecord | undefined, previous: MaintenanceStatus | undefined, quota: number): MaintenanceStatus {
+  const out: MaintenanceStatus = { quotaBackendBytes: quota };
+  const round = record?.round;
+  if (round?.compacted && round.compactRevision !== undefined) out.lastCompaction = { revision: round.compactRevision, reason: round.reason, roundStartedAt: new Date(round.startedAt).toISOString() };
+  else if (previous?.lastCompaction) out.lastCompaction = previous.lastCompaction;
+  const members = new Map((previous?.members ?? []).map((m) => [m.name, m]));
+  for (const [name, d] of Object.entries(round?.defrags ?? {})) {
+    if (d.finishedAt === undefined) continue;
+    members.set(name, { name, time: new Date(d.finishedAt).toISOString(), reason: round!.reason, ...(d.before !== undefined ? { before: d.before } : {}), ...(d.after !== undefined ? { after: d.after } : {}) });
+  }
+  if (members.size > 0) out.members = [...members.values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+  return out;
 }
 
 /** status.rollout of a recorded rollout. */

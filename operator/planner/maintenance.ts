@@ -13,7 +13,7 @@
 //   NOSPACE_HEADROOM of the quota. If it does not fit, `blocked` NoSpaceNotRelieved (Stalled) with the numbers and
 //   the two ways out: the alarm stays raised, so no write is acknowledged that the quota cannot hold.
 // - A steady cluster starts a round for a request (`local defrag`/`local compact`, the svc.dev/maintenance-request
-//   annotation; any time), a defrag schedule's slot or a member past a threshold (fragmentation: the unused share of
+//   annotation; any time), or moves leadership for one (`move-leader`: through the same gate, answered once), a defrag schedule's slot or a member past a threshold (fragmentation: the unused share of
 //   its file; quotaUsage: its file as a share of the quota, only when defragmenting would bring it under), those two
 //   only inside the window when one is set.
 import { dueSlot } from '../backup/schedule.js';
@@ -22,6 +22,7 @@ import { quantityBytes } from '../api/quantity.js';
 import { scheduleProblem } from '../api/cron.js';
 import type { SvcClusterSpec } from '../api/types.js';
 import { catchUpSlack } from './catch-up.js';
+import { moveLeaderDecision } from './oncall.js';
 import type { MaintenanceReason, MaintenanceRecord, MaintenanceRound, ObservedCluster, ObservedMember, Step } from './types.js';
 
 /** After a NOSPACE relief, the largest database must fit in this share of the quota before the alarm is disarmed. */
@@ -151,6 +152,11 @@ export function startMaintenance(spec: SvcClusterSpec, o: ObservedCluster): Step
   const begin = (id: string, reason: MaintenanceReason, members: string[]): Step | undefined => roundStep(spec, o, { id, reason, startedAt: o.now, members, defrags: {} });
   const req = m.request;
   if (req && req.token !== '' && req.token !== record?.lastRequest) {
+    if (req.action === 'move-leader') {
+      // by the on-call rule (the gate; a member named that leads already is refused before it is asked for)
+      const d = moveLeaderDecision(o, req.member);
+      return 'step' in d && d.step.kind === 'moveLeader' ? { ...d.step, request: req.token } : undefined;
+    }
     if (req.action === 'compact') return begin(req.token, 'Requested', []);
     if (req.member !== undefined && !names.includes(req.member)) return undefined; // refused before it was recorded (requestMaintenance)
     return begin(req.token, 'Requested', req.member !== undefined ? [req.member] : names);
@@ -188,6 +194,8 @@ export function thresholdPassed(spec: SvcClusterSpec, members: ObservedMember[],
 
 /** The record with maintenance `step` begun (written before it acts): its round started, the part begun. */
 export function beginMaintenance(record: MaintenanceRecord | undefined, step: Step, o: ObservedCluster): MaintenanceRecord | undefined {
+  // a leadership move asked for: answered once (its token recorded before the move)
+  if (step.kind === 'moveLeader' && step.request !== undefined) return record?.lastRequest === step.request ? record : { ...(record ?? {}), lastRequest: step.request };
   if (step.kind !== 'compact' && step.kind !== 'defragMember') return record;
   let round = record?.round?.id === step.id && record.round.finishedAt === undefined ? record.round : undefined;
   const next: MaintenanceRecord = { ...(record ?? {}) };

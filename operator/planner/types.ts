@@ -193,11 +193,17 @@ export interface MaintenanceRecord {
   lastRequest?: string;
 }
 
-/** A defragmentation or compaction asked for (`local defrag`, `local compact`; the svc.dev/maintenance-request annotation). */
+/**
+ * A defragmentation, compaction or leadership move asked for (`local defrag|compact|move-leader`, `kubectl svc
+ * defrag|compact|move-leader`: the svc.dev/maintenance-request annotation).
+ */
 export interface MaintenanceRequest {
   token: string;
-  /** defrag: every member (or `member` only); compact: the leader's history up to its revision less the retention. */
-  action: 'defrag' | 'compact';
+  /**
+   * defrag: every member (or `member` only); compact: the leader's history up to its revision less the retention;
+   * move-leader: leadership to `member` (else the most up-to-date follower).
+   */
+  action: 'defrag' | 'compact' | 'move-leader';
   member?: string;
 }
 
@@ -369,7 +375,7 @@ export type Step =
   | { kind: 'wait'; code: WaitCode; reason: string }
   | { kind: 'blocked'; code: BlockedCode; reason: string; condition: BlockedCondition }
   | { kind: 'snapshot'; member: string; from: string; to: string }
-  | { kind: 'moveLeader'; from: string; to: string; toId?: string }
+  | { kind: 'moveLeader'; from: string; to: string; toId?: string; request?: string }
   | { kind: 'backup'; reason: BackupReason; member: string; id: string }
   | { kind: 'verifyBackup'; reason: BackupReason; id: string; backup?: BackupEntry }
   | { kind: 'restartMember'; member: string; version: string; reason?: RestartReason }

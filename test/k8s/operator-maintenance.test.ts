@@ -4,13 +4,16 @@
 // last, with a MemberDefragmented Event carrying the bytes before and after, while a client keeps writing: no write
 // fails, every key stays. Volumes that grow: refused with nothing changed on local-path (no expansion); on a class
 // that allows expansion the claims are grown in place and the StatefulSet recreated with its pods orphaned (no
-// resizer runs here, so the volumes themselves keep their size: the operator's side is what is tested).
+// resizer runs here, so the volumes themselves keep their size: the operator's side is what is tested). The on-call
+// verbs on the same cluster: kubectl svc move-leader, restart (every member once, the leader last) and alarm (a
+// disarm refused while NOSPACE's cause persists, then relieved by the operator once resumed).
 import * as k8s from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { BackgroundWriter } from '../../operator/workload/writer.js';
 import { Client } from '../../server/client/index.js';
 import { kubeOnCallMain } from '../../operator/cli/oncall-kube.js';
+import { MemberClient } from '../../operator/members/index.js';
 import { useOperator } from './operator/fixture.js';
 import { waitFor } from '../../harness/process.js';
 
@@ -106,6 +109,82 @@ describe('k8s: maintenance (defragmentation out of the client Service)', functio
     }
   });
 
+  it('kubectl svc move-leader (a --dry-run and an unknown member that change nothing) moves the leader; restart (after the same) restarts each member once, the leader last; alarm list|disarm', async () => {
+    const said: string[] = [];
+    const cli = (...args: string[]) => kubeOnCallMain([...args, '-n', NS, '--kubeconfig', op.tb.kubeconfigPath], (s) => void said.push(s));
+    const client = new MemberClient({ timeoutMs: 3000, attempts: 2 });
+    const url = (m: string) => `http://${m}.${name}.${NS}.svc:2379`;
+    const leader = async () => {
+      for (const m of all) if (await client.isLeader(url(m)).catch(() => false)) return m;
+      return undefined;
+    };
+    const annotations = async () => (await get()).metadata.annotations ?? {};
+    try {
+      // the round before it in status.maintenance (each member's bytes), with the quota derived from the 1Gi volumes
+      const mt = await waitFor('status.maintenance lists the three defragmentations', async () => {
+        const m = (await get()).status?.maintenance;
+        return m?.members?.length === 3 ? m : undefined;
+      }, 30_000, 500);
+      expect(mt.quotaBackendBytes).to.equal(512 * 2 ** 20);
+      expect(mt.members!.map((m) => `${m.name} ${m.reason} ${typeof m.before} ${typeof m.after}`)).to.deep.equal(all.map((m) => `${m} Requested number number`));
+      const was = await waitFor('a leader', leader, 30_000, 300);
+      const to = all.find((m) => m !== was)!;
+      expect(await cli('move-leader', name, '--to', to, '--dry-run')).to.equal(0);
+      expect(said.join('')).to.contain(`dry run: would move leadership from ${was} to ${to}`);
+      expect(await cli('move-leader', name, '--to', `${name}-9`)).to.equal(1);
+      expect(await cli('move-leader', 'no-such-cluster')).to.equal(1);
+      expect(await leader()).to.equal(was);
+      expect((await annotations())['svc.dev/maintenance-request'], 'the defrag request still').to.match(/"action":"defrag"/);
+      expect(await cli('move-leader', name, '--to', to)).to.equal(0);
+      expect(said.at(-1)).to.equal(`move leadership from ${was} to ${to}: ${to} leads\n`);
+      expect(await leader()).to.equal(to);
+      // the operator answered the request (its token recorded before the move) and said so
+      const asked = JSON.parse((await annotations())['svc.dev/maintenance-request']) as { token: string; action: string; member: string };
+      expect(asked).to.deep.include({ action: 'move-leader', member: to });
+      expect(JSON.parse((await annotations())['svc.dev/maintenance'])).to.deep.include({ lastRequest: asked.token });
+      const moves = (await events()).filter((e) => e.reason === 'MoveLeader').map((e) => e.message);
+      expect(moves.some((m) => m.includes(`${was}`) && m.includes(`${to}`)), moves.join('\n')).to.equal(true);
+
+      // restart: every pod once (a watch sees each new pod), the leader last
+      expect(await cli('restart', name, `${name}-9`)).to.equal(1);
+      expect(await cli('restart', name, '--dry-run')).to.equal(0);
+      expect(said.join('')).to.contain(`dry run: would restart ${all.join(', ')} one at a time`);
+      expect((await annotations())['svc.dev/restart-request']).to.equal(undefined);
+      const uids = new Map<string, Set<string>>();
+      const kc = new k8s.KubeConfig();
+      kc.loadFromFile(op.tb.kubeconfigPath);
+      const order: string[] = [];
+      const watch = await new k8s.Watch(kc).watch(`/api/v1/namespaces/${NS}/pods`, { labelSelector: `app.kubernetes.io/instance=${name}` }, (_type: string, p: k8s.V1Pod) => {
+        const set = uids.get(p.metadata!.name!) ?? new Set<string>();
+        if (!set.has(p.metadata!.uid!) && set.size > 0) order.push(p.metadata!.name!);
+        uids.set(p.metadata!.name!, set.add(p.metadata!.uid!));
+      }, () => undefined);
+      const from = op.logs.length;
+      expect(await cli('restart', name)).to.equal(0);
+      expect(JSON.parse((await annotations())['svc.dev/restart-request'])).to.deep.include({ members: all });
+      await waitFor('every member restarted once and Ready 3/3', async () => {
+        const s = (await get()).status;
+        return order.length === 3 && s?.ready === '3/3' && s.members?.every((m) => m.healthy) ? true : undefined;
+      }, 180_000, 1000);
+      // a few passes more: nobody restarts again
+      await new Promise((r) => setTimeout(r, 3000));
+      watch.abort();
+      expect([...uids.values()].map((u) => u.size), JSON.stringify([...uids])).to.deep.equal([2, 2, 2]);
+      expect(order.at(-1), `the leader last (${order.join(', ')})`).to.equal(to);
+      const restarts = op.logs.slice(from).filter((l) => l.msg === 'step' && /^restart \S+ on .*\(RestartRequested\)/.test(String(l.line)));
+      expect(restarts.length, 'recorded before it acts, each restart once').to.be.at.least(3);
+
+      // alarms: none raised; a disarm with nothing raised is refused; list takes no --dry-run
+      said.length = 0;
+      expect(await cli('alarm', 'list', name)).to.equal(0);
+      expect(said.join('')).to.equal(`no alarm raised in ${NS}/${name}\n`);
+      expect(await cli('alarm', 'disarm', name, '--dry-run')).to.equal(1);
+      expect(await cli('alarm', 'list', name, '--dry-run')).to.equal(2);
+    } finally {
+      client.close();
+    }
+  });
+
   /** The pods of cluster `c`: name -> uid and restarts of the svc container. */
   const podsOf = async (c: string): Promise<Record<string, string>> => Object.fromEntries(
     (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'pods', '-l', `app.kubernetes.io/instance=${c}`, '-o', 'json'])) as { items: Array<{ metadata: { name: string; uid: string }; status: { containerStatuses?: Array<{ restartCount: number }> } }> }).items
@@ -158,5 +237,57 @@ describe('k8s: maintenance (defragmentation out of the client Service)', functio
     expect((await events()).length).to.be.greaterThan(0);
     const evs = (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${c}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string }> }).items;
     expect(evs.filter((e) => e.reason === 'ExpandVolumes').map((e) => e.message)).to.deep.include("grow the members' volumes from 1Gi to 2Gi: claims of kx-0 expanded in place, then the StatefulSet recreated with its pods orphaned (no member restarts)");
+  });
+
+  it('alarm disarm is refused while NOSPACE\'s cause persists (suspended: the operator relieves nothing), nothing changed; resumed, the operator relieves it', async () => {
+    const said: string[] = [];
+    const errors: string[] = [];
+    const cli = async (...args: string[]) => {
+      const write = process.stderr.write.bind(process.stderr);
+      process.stderr.write = ((chunk: string) => errors.push(String(chunk)) > 0) as typeof process.stderr.write;
+      try {
+        return await kubeOnCallMain([...args, '-n', NS, '--kubeconfig', op.tb.kubeconfigPath], (x) => void said.push(x));
+      } finally {
+        process.stderr.write = write;
+      }
+    };
+    const QUOTA = 6 * 2 ** 20;
+    await op.tb.kubectl(['-n', NS, 'patch', 'svcc', name, '--type=merge', '-p', JSON.stringify({ spec: { maintenance: { quotaBackendBytes: '6Mi' } } })]);
+    await waitFor('every member restarted with the 6Mi quota', async () => {
+      const st = (await get()).status;
+      return st?.rollout?.reason === 'SpecChange' && st.rollout.finishedAt !== undefined && st.maintenance?.quotaBackendBytes === QUOTA &&
+        st.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined;
+    }, 180_000, 1000);
+    expect(await cli('suspend', name)).to.equal(0);
+    const c = await Client.connect({ endpoints, dialTimeoutMs: 5000, commandTimeoutMs: 10_000 });
+    try {
+      // overwrites of a few keys: history a compaction frees
+      const big = 'x'.repeat(64 * 1024);
+      let refused = false;
+      for (let i = 0; i < 2000 && !refused; i++) {
+        await c.put(`fill/${i % 4}`, big).catch((e: Error) => {
+          if (!/database space exceeded/.test(e.message)) throw e;
+          refused = true;
+        });
+      }
+      expect(refused, 'the quota was reached').to.equal(true);
+      said.length = 0;
+      await waitFor('alarm list shows NOSPACE', async () => (await cli('alarm', 'list', name)) === 0 && said.join('').includes('NOSPACE') ? true : undefined, 30_000, 500);
+      expect(await cli('alarm', 'disarm', name)).to.equal(1);
+      expect(errors.join('')).to.match(new RegExp(`cannot disarm in ${NS}/${name}: the NOSPACE alarm's cause persists: .*quota ${QUOTA}.*nothing was changed`));
+      said.length = 0;
+      expect(await cli('alarm', 'list', name)).to.equal(0);
+      expect(said.join(''), 'still raised').to.contain('NOSPACE');
+      // resumed: the operator compacts, defragments and disarms it by itself
+      expect(await cli('resume', name)).to.equal(0);
+      await waitFor('the operator disarmed NOSPACE', async () => {
+        said.length = 0;
+        return (await cli('alarm', 'list', name)) === 0 && said.join('') === `no alarm raised in ${NS}/${name}\n` ? true : undefined;
+      }, 150_000, 1000);
+      await c.put('after/nospace', 'ok');
+      expect((await get()).status?.maintenance?.lastCompaction?.reason).to.equal('NoSpace');
+    } finally {
+      c.close();
+    }
   });
 });

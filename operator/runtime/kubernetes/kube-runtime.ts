@@ -14,10 +14,10 @@ import { backupsState, dueOfStep } from '../../backup/schedule.js';
 import { DEFAULT_VOLUME } from '../../api/maintenance.js';
 import { quantityBytes } from '../../api/quantity.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, MemberLoss, VolumeObservation, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, MemberLoss, RestartRequest, VolumeObservation, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
 import { FORCE_ANNOTATION, forcedMember, RECOVERY_ANNOTATION, recoveryJoin } from './kube-recovery.js';
 import type { ScalingStep } from '../../planner/steps.js';
-import { clientServiceName, CONFIG_HASH_ANNOTATION, memberClientURL, releaseOf, selectorLabels, SERVING_LABEL, TLS_HASH_ANNOTATION, type ClusterRef, type LiveShape } from './manifests.js';
+import { clientServiceName, CONFIG_HASH_ANNOTATION, memberClientURL, releaseOf, RESTART_TOKEN_ANNOTATION, selectorLabels, SERVING_LABEL, TLS_HASH_ANNOTATION, type ClusterRef, type LiveShape } from './manifests.js';
 import { desiredState, liveStatefulSet, targetRevision, type DesiredState } from './desired.js';
 import type { KubeApi } from './kube-api.js';
 import type { MemberClient } from '../../members/index.js';
@@ -33,12 +33,13 @@ export const ROLLOUT_ANNOTATION = 'svc.dev/rollout';
 /** Annotation on the SvcCluster holding the maintenance record (planner/maintenance.ts: the round under way or last). */
 export const MAINTENANCE_ANNOTATION = 'svc.dev/maintenance';
 /**
- * Annotation asking for a defragmentation or compaction: JSON {"token", "action": "defrag"|"compact", "member"?};
+ * Annotation asking for a defragmentation, compaction or leadership move: JSON {"token", "action":
+ * "defrag"|"compact"|"move-leader", "member"?};
  * a new token asks again (`maintenanceRequestValue`).
  */
 export const MAINTENANCE_REQUEST_ANNOTATION = 'svc.dev/maintenance-request';
 
-/** The svc.dev/maintenance-request value of a request (what `kubectl svc defrag|compact` writes). */
+/** The svc.dev/maintenance-request value of a request (what `kubectl svc defrag|compact|move-leader` writes). */
 export function maintenanceRequestValue(r: MaintenanceRequest): string {
   return JSON.stringify(r);
 }
@@ -48,8 +49,26 @@ export function parseMaintenanceRequest(v: string | undefined): MaintenanceReque
   if (!v) return undefined;
   try {
     const r = JSON.parse(v) as Partial<MaintenanceRequest>;
-    if (typeof r.token !== 'string' || r.token === '' || (r.action !== 'defrag' && r.action !== 'compact')) return undefined;
+    if (typeof r.token !== 'string' || r.token === '' || (r.action !== 'defrag' && r.action !== 'compact' && r.action !== 'move-leader')) return undefined;
     return { token: r.token, action: r.action, ...(typeof r.member === 'string' ? { member: r.member } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Annotation asking for a rolling restart: the RestartRequest as JSON {"token", "members"} (what `kubectl svc restart`
+ * writes, as `local restart` writes it into the state file); a new token asks again.
+ */
+export const RESTART_REQUEST_ANNOTATION = 'svc.dev/restart-request';
+
+/** A svc.dev/restart-request value read back; undefined when it is not one (a hand-written typo is ignored). */
+export function parseRestartRequest(v: string | undefined): RestartRequest | undefined {
+  if (!v) return undefined;
+  try {
+    const r = JSON.parse(v) as Partial<RestartRequest>;
+    if (typeof r.token !== 'string' || r.token === '' || !Array.isArray(r.members) || !r.members.every((m) => typeof m === 'string')) return undefined;
+    return { token: r.token, members: r.members };
   } catch {
     return undefined;
   }
@@ -108,6 +127,8 @@ export interface KubeRuntimeOptions {
   hibernated?: number;
   /** The maintenance request and record as known (the record: annotation, or newer: this process's). */
   maintenance?: MaintenanceObservation;
+  /** The rolling restart asked for (annotation svc.dev/restart-request), if any. */
+  restart?: RestartRequest;
 }
 
 /** Annotation recording a hibernation (spec.replicas 0): the number of members stopped, their claims kept. */
@@ -272,6 +293,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     return {
       ...(hib !== undefined ? { replicas: hib, hibernated: true } : replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.formed ? { formed: true } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}),
       ...(this.liveStorage !== undefined ? { storage: this.liveStorage } : {}),
+      ...(this.opts.restart ? { restart: this.opts.restart.token } : {}),
     };
   }
 
@@ -366,6 +388,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
       const revisions = {
         ...(from[CONFIG_HASH_ANNOTATION] ? { configRevision: from[CONFIG_HASH_ANNOTATION] } : {}),
         ...(from[TLS_HASH_ANNOTATION] ? { tlsRevision: from[TLS_HASH_ANNOTATION] } : {}),
+        ...(from[RESTART_TOKEN_ANNOTATION] ? { restartToken: from[RESTART_TOKEN_ANNOTATION] } : {}),
       };
       out.push({
         ...revisions,
@@ -458,12 +481,14 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     if (!old || old.metadata?.deletionTimestamp) return;
     const a = old.metadata?.annotations ?? {};
     // (a pod started with --force-new-cluster is restarted without it: the template carries the flag no more)
-    const current = releaseOf(old) === version && a[CONFIG_HASH_ANNOTATION] === want.config && (a[TLS_HASH_ANNOTATION] ?? '') === (want.tls ?? '') && a[FORCE_ANNOTATION] === undefined;
+    const current = releaseOf(old) === version && a[CONFIG_HASH_ANNOTATION] === want.config && (a[TLS_HASH_ANNOTATION] ?? '') === (want.tls ?? '') && a[FORCE_ANNOTATION] === undefined &&
+      (a[RESTART_TOKEN_ANNOTATION] ?? '') === (live.restart ?? '');
     if (!current) await this.api.deletePod(this.cluster.namespace, name, this.cluster.name);
   }
 
   async targetRevision(): Promise<TargetRevision | undefined> {
-    return targetRevision(this.cluster, this.live(undefined));
+    const r = this.opts.restart;
+    return { ...targetRevision(this.cluster, this.live(undefined)), ...(r ? { restart: r } : {}) };
   }
 
   async loadRollout(): Promise<RolloutProgress | undefined> {

@@ -33,6 +33,11 @@ export interface LiveShape {
    */
   force?: string;
   /**
+   * The token of the rolling restart asked for (svc.dev/restart-request): pods started from the template carry it in
+   * svc.dev/restart-token, so a member whose pod does not is restarted once (reason RestartRequested).
+   */
+  restart?: string;
+  /**
    * Hibernation (spec.replicas 0): the StatefulSet runs no pod and keeps every claim (whenScaled Retain while it
    * sleeps: the usual Delete would drop a removed member's data with its pod).
    */
@@ -63,6 +68,8 @@ export const PEER_PORT = 2380;
 export const METRICS_PORT = 2381;
 /** Pod template annotation: hash of the members' configuration without the release (a change is rolled out). */
 export const CONFIG_HASH_ANNOTATION = 'svc.dev/config-hash';
+/** Pod template annotation: the restart request (LiveShape.restart) the pod was started under. */
+export const RESTART_TOKEN_ANNOTATION = 'svc.dev/restart-token';
 /** Pod template annotation: fingerprint of the TLS Secrets the pod started with (a renewal is rolled out). */
 export const TLS_HASH_ANNOTATION = 'svc.dev/tls-hash';
 /** Annotation holding the hash of what the operator last applied (equal hash: nothing to write). */
@@ -289,6 +296,7 @@ function statefulSet(c: ClusterRef, release: string, live: LiveShape): KubeObjec
   const annotations: Record<string, string> = { ...(pt.annotations ?? {}), [CONFIG_HASH_ANNOTATION]: configRevision(spec, release) };
   if (live.tlsHash) annotations[TLS_HASH_ANNOTATION] = live.tlsHash;
   if (live.force) annotations[FORCE_ANNOTATION] = live.force;
+  if (live.restart) annotations[RESTART_TOKEN_ANNOTATION] = live.restart;
   return owned(c, 'apps/v1', 'StatefulSet', name, {
     spec: {
       replicas: live.hibernated ? 0 : live.replicas ?? spec.replicas,

@@ -74,7 +74,7 @@ describe('operator local runtime: break-glass and the on-call verbs', function (
     expect(await releases()).to.deep.equal(['3.5.21', '3.5.21', '3.5.21']);
   });
 
-  it('move-leader: --dry-run leaves the leader; --to a follower moves it there; an unknown member is refused naming it', async () => {
+  it('move-leader: --dry-run leaves the leader; --to a follower moves it there (a request the planner answers); an unknown member is refused naming it', async () => {
     const from = await leader();
     const to = rt.state()!.members.map((m) => m.name).find((n) => n !== from)!;
     const dry = await cli('move-leader', NAME, '--to', to, '--dry-run');
@@ -84,6 +84,8 @@ describe('operator local runtime: break-glass and the on-call verbs', function (
     const moved = await cli('move-leader', NAME, '--to', to);
     expect(moved.code, moved.out).to.equal(0);
     expect(await leader()).to.equal(to);
+    expect(rt.state()!.maintenanceRequest).to.deep.include({ action: 'move-leader', member: to });
+    expect(rt.state()!.maintenance?.lastRequest, 'answered').to.equal(rt.state()!.maintenanceRequest!.token);
     const bad = await cli('move-leader', NAME, '--to', 'oc-9');
     expect(bad.code).to.equal(1);
     expect(bad.out).to.contain('no member oc-9; the members are oc-0, oc-1, oc-2');
@@ -128,7 +130,9 @@ describe('operator local runtime: break-glass and the on-call verbs', function (
     const bad = await cli('defrag', NAME, 'oc-7');
     expect(bad.code).to.equal(1);
     expect(bad.out).to.contain('cannot defragment oc-7: no member oc-7');
-    expect(rt.state()!.maintenanceRequest).to.equal(undefined);
+    // the request recorded last is still move-leader's (answered)
+    expect(rt.state()!.maintenanceRequest).to.deep.include({ action: 'move-leader' });
+    expect(rt.state()!.maintenance?.lastRequest).to.equal(rt.state()!.maintenanceRequest!.token);
     // history to compact and free pages to give back
     const value = Buffer.alloc(20_000, 'v').toString('base64');
     for (let k = 0; k < 60; k++) await fetch(`${urls()[0]}/v3/kv/put`, { method: 'POST', body: JSON.stringify({ key: Buffer.from(`big-${k % 10}`).toString('base64'), value }) });

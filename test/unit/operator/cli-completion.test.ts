@@ -35,6 +35,11 @@ describe('operator/cli: shell completion and the krew manifest', () => {
     expect(complete('_kubectl_svc', ['kubectl-svc', 'suspend', 'kv', '--d'])).to.deep.equal(['--dry-run']);
     expect(complete('_kubectl_svc', ['kubectl-svc', 'back'])).to.deep.equal(['backup', 'backups']);
     expect(complete('_kubectl_svc', ['kubectl-svc', 'backups', 'kv', '--o'])).to.deep.equal(['--output']);
+    expect(complete('_kubectl_svc', ['kubectl-svc', ''])).to.include.members(['move-leader', 'restart', 'alarm', 'defrag', 'compact']);
+    expect(complete('_kubectl_svc', ['kubectl-svc', 'alarm', ''])).to.include.members(['list', 'disarm', '--dry-run', '--namespace', '--kubeconfig']);
+    expect(complete('_kubectl_svc', ['kubectl-svc', 'move-leader', 'kv', '--t'])).to.deep.equal(['--to']);
+    expect(complete('_kubectl_svc', ['kubectl-svc', 'restart', 'kv', '--d'])).to.deep.equal(['--dry-run']);
+    expect(complete('_kubectl_svc', ['kubectl-svc', 'report', 'kv', '--'])).to.include('--file').and.not.include('--dry-run');
   });
 
   it('the krew manifest: plugin svc, the package\'s version, binary kubectl-svc', () => {
@@ -44,7 +49,7 @@ describe('operator/cli: shell completion and the krew manifest', () => {
     expect(m.metadata.name).to.equal('svc');
     expect(m.spec.version).to.equal(`v${pkg.version}`);
     for (const p of m.spec.platforms) {
-      expect(p.bin).to.equal('kubectl-svc');
+      expect(p.bin).to.equal('bin/kubectl-svc');
       expect(p.uri).to.contain(`v${pkg.version}`);
     }
     expect(pkg.bin['kubectl-svc'] ?? readFileSync(join(ROOT, 'bin', 'kubectl-svc'), 'utf8')).to.be.a('string');

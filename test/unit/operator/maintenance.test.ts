@@ -7,7 +7,8 @@ import { expect } from 'chai';
 import type { SvcClusterSpec } from '../../../operator/api/types.js';
 import { specProblems, updateProblems, withDefaults } from '../../../operator/api/validate.js';
 import { inWindow, parseWindow, quotaBytes } from '../../../operator/api/maintenance.js';
-import { computeStatus } from '../../../operator/controller/status.js';
+import { computeStatus, maintenanceStatus } from '../../../operator/controller/status.js';
+import { renderView, type ClusterView } from '../../../operator/cli/status-view.js';
 import { beginMaintenance, compactRevision, disarmProblem, finishMaintenancePart, noteMaintenance } from '../../../operator/planner/maintenance.js';
 import { plan } from '../../../operator/planner/plan.js';
 import type { MaintenanceRecord, ObservedCluster, ObservedMember, Step } from '../../../operator/planner/types.js';
@@ -43,6 +44,25 @@ describe('operator planner: maintenance (NOSPACE relief, defragmentation rounds)
     expect(plan(spec({ autoCompaction: { mode: 'periodic', retention: '1h' } }), o, undefined)).to.deep.include({ kind: 'defragMember', member: 'kv-1', reason: 'NoSpace' });
     expect(compactRevision(spec({ autoCompaction: { mode: 'periodic', retention: '1h' } }), 900, true), 'asked for: up to now').to.equal(900);
     expect(compactRevision(spec({ autoCompaction: { mode: 'revision', retention: '1000' } }), 900), 'nothing older than the retention').to.equal(undefined);
+  });
+
+  it('a move-leader request: leadership to the member named through the gate, its token recorded before the move, answered once', () => {
+    const s = spec();
+    const request = { token: 't-move', action: 'move-leader' as const, member: 'kv-2' };
+    const o = cluster(three(), { maintenance: { created: 0, request } });
+    const step = plan(s, o, undefined);
+    expect(step).to.deep.equal({ kind: 'moveLeader', from: 'kv-0', to: 'kv-2', toId: '102', request: 't-move' });
+    const record = beginMaintenance(undefined, step, o);
+    expect(record).to.deep.equal({ lastRequest: 't-move' });
+    expect(beginMaintenance(record, step, o), 'recorded once').to.equal(record);
+    // answered: not again, even once another member leads
+    const moved = three().map((m) => ({ ...m, leader: m.name === 'kv-1' }));
+    expect(plan(s, cluster(moved, { maintenance: { created: 0, request, record: record! } }), undefined)).to.deep.equal({ kind: 'steady', version: V });
+    // not while a member catches up (the gate), nor to a member that does not exist; a move of a round keeps no token
+    const behind = three().map((m) => (m.name === 'kv-1' ? { ...m, appliedIndex: 1 } : m));
+    expect(plan(s, cluster(behind, { maintenance: { created: 0, request } }), undefined).kind).to.not.equal('moveLeader');
+    expect(plan(s, cluster(three(), { maintenance: { created: 0, request: { ...request, member: 'kv-9' } } }), undefined)).to.deep.equal({ kind: 'steady', version: V });
+    expect(beginMaintenance(undefined, { kind: 'moveLeader', from: 'kv-0', to: 'kv-1' }, o)).to.equal(undefined);
   });
 
   it('a round defragments followers in name order, then moves leadership to a member done and defragments the old leader', () => {
@@ -238,5 +258,26 @@ describe('spec.maintenance: defaults and bad input', () => {
       'spec.storage.size cannot shrink from 2Gi to 1Gi (volumes do not shrink); set it back to 2Gi or more',
     ]);
     expect(updateProblems({ ...spec(), storage: { size: '1Gi' } }, { ...spec(), storage: { size: '2Gi' } })).to.deep.equal([]);
+  });
+
+  it('status.maintenance: the quota in effect, the last compaction, each member\'s last defragmentation (kept across rounds); kubectl svc status shows it', () => {
+    const t = (min: number) => Date.parse('2026-03-02T03:00:00Z') + min * 60_000;
+    const first: MaintenanceRecord = { round: { id: 'r1', reason: 'Scheduled', startedAt: t(0), members: ['kv-0', 'kv-1'], compactRevision: 800, compacted: true, finishedAt: t(5), defrags: { 'kv-0': { begunAt: t(1), finishedAt: t(2), before: 10 * MiB, after: 4 * MiB }, 'kv-1': { begunAt: t(3), finishedAt: t(4), before: 9 * MiB, after: 4 * MiB } } } };
+    const s1 = maintenanceStatus(first, undefined, 512 * MiB);
+    expect(s1).to.deep.equal({
+      quotaBackendBytes: 512 * MiB, lastCompaction: { revision: 800, reason: 'Scheduled', roundStartedAt: '2026-03-02T03:00:00.000Z' },
+      members: [{ name: 'kv-0', time: '2026-03-02T03:02:00.000Z', reason: 'Scheduled', before: 10 * MiB, after: 4 * MiB }, { name: 'kv-1', time: '2026-03-02T03:04:00.000Z', reason: 'Scheduled', before: 9 * MiB, after: 4 * MiB }],
+    });
+    // a later round of kv-1 only, no compaction, one member under way: kv-0 and the compaction as they were
+    const second: MaintenanceRecord = { lastRequest: 'x', round: { id: 'x', reason: 'Requested', startedAt: t(10), members: ['kv-1', 'kv-2'], defrags: { 'kv-1': { begunAt: t(11), finishedAt: t(12), before: 5 * MiB, after: 4 * MiB }, 'kv-2': { begunAt: t(13) } } } };
+    const s2 = maintenanceStatus(second, s1, 512 * MiB);
+    expect(s2.lastCompaction).to.deep.equal(s1.lastCompaction);
+    expect(s2.members!.map((m) => `${m.name} ${m.reason}`)).to.deep.equal(['kv-0 Scheduled', 'kv-1 Requested']);
+    // computeStatus: the quota the members run with (derived from the volume when the spec names none)
+    const o = withRecord(cluster(three()), first);
+    const st = computeStatus({ spec: spec(), observed: o, pods: new Map(), step: { kind: 'steady', version: V }, now: new Date(o.now) });
+    expect(st.maintenance?.quotaBackendBytes).to.equal(quotaBytes(spec()));
+    const view: ClusterView = { namespace: 'ns', name: 'kv', spec: spec(), status: { maintenance: s2 }, members: [], alarms: [], certificates: [], events: [], at: new Date(t(20)) };
+    expect(renderView(view)).to.match(/^Maintenance:\s+quota 512 MiB; last compaction to revision 800 \(Scheduled, its round began 20m ago\); last defragmented: kv-0 18m ago \(Scheduled, 10 MiB -> 4\.0 MiB\), kv-1 8m ago \(Requested, 5\.0 MiB -> 4\.0 MiB\)$/m);
   });
 });

@@ -10,6 +10,8 @@ import { parseArgs, UsageError } from '../../../operator/cli/args.js';
 import { computeStatus } from '../../../operator/controller/status.js';
 import { newMemory, runPass } from '../../../operator/orchestrator/engine.js';
 import { FakeClient, FakeRuntime, World } from './engine-fake.js';
+import { parseRestartRequest } from '../../../operator/runtime/kubernetes/kube-runtime.js';
+import { ownedObjects, RESTART_TOKEN_ANNOTATION } from '../../../operator/runtime/kubernetes/manifests.js';
 
 const V = '3.5.21';
 const member = (i: number, extra: Partial<ObservedMember> = {}): ObservedMember => ({
@@ -159,5 +161,26 @@ describe('operator/cli: parseArgs (node:util)', () => {
     expect(fails(['--file'])).to.equal('flag --file needs a value');
     expect(fails(['-f'])).to.equal('flag --file needs a value');
     expect(fails(['--dry-run=yes'])).to.equal('flag --dry-run takes no value');
+  });
+});
+
+describe('operator: kubectl svc restart on Kubernetes (the svc.dev/restart-request annotation)', () => {
+  it('the annotation is the RestartRequest as JSON; anything else is ignored', () => {
+    const r = { token: '2026-11-27T12:00:00.000Z', members: ['kv-0', 'kv-2'] };
+    expect(parseRestartRequest(JSON.stringify(r))).to.deep.equal(r);
+    for (const bad of [undefined, '', 'restart please', '{"token":"","members":["kv-0"]}', '{"token":"t"}', '{"token":"t","members":[1]}']) expect(parseRestartRequest(bad), String(bad)).to.equal(undefined);
+  });
+
+  it('the pod template carries the token (svc.dev/restart-token), so a pod started after the request answers it and one before does not', () => {
+    const cluster = { name: 'kv', namespace: 'ns', uid: 'u', spec: spec() };
+    const template = (live: { restart?: string }) => (ownedObjects(cluster, V, live).find((o) => o.kind === 'StatefulSet') as unknown as { spec: { template: { metadata: { annotations: Record<string, string> } } } }).spec.template.metadata.annotations;
+    expect(template({})).to.not.have.property(RESTART_TOKEN_ANNOTATION);
+    expect(template({ restart: 't1' })[RESTART_TOKEN_ANNOTATION]).to.equal('t1');
+    // the planner: a member named whose pod has another token (or none) is restarted once, reason RestartRequested
+    const want = { config: 'c1', restart: { token: 't1', members: ['kv-1'] } };
+    expect(restartReason(member(1), want)).to.equal('RestartRequested');
+    expect(restartReason(member(1, { restartToken: 't1' }), want)).to.equal(undefined);
+    expect(restartReason(member(2), want), 'a member not named').to.equal(undefined);
+    expect(plan(spec(), healthy({ revision: want }), undefined)).to.deep.include({ kind: 'restartMember', member: 'kv-1', reason: 'RestartRequested' });
   });
 });
