@@ -5,7 +5,9 @@
 // --peer-client-cert-file (the certificate a member presents when it dials its peers) with
 // --peer-cert-allowed-hostname (the peer port takes only certificates naming that SAN).
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SecureVersion } from 'node:tls';
@@ -16,7 +18,7 @@ import { memberArgs } from '../../../harness/member-args.js';
 import { freePorts } from '../../../harness/ports.js';
 import { httpGet, sleep, spawnLogged, waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { ref35 } from '../../../harness/reference-cluster.js';
-import { startSideBySide, TARGETS, type Target } from '../../../harness/side-by-side.js';
+import { spawnSingleMember, startSideBySide, TARGETS, type Target } from '../../../harness/side-by-side.js';
 import { runSvc, spawnSvc } from '../../../harness/svc-cluster.js';
 import { makeLeafCert, makeTestPki, type TestPki } from '../../../harness/tls.js';
 
@@ -333,5 +335,73 @@ describe('--backend-batch-limit and --backend-batch-interval (side by side with 
     expect(each.svc, JSON.stringify(each)).to.be.at.least(10);
     expect(each.reference, JSON.stringify(each)).to.be.at.least(10);
     expect(await commitsOf10Puts('none', ['--backend-batch-limit=100000', '--backend-batch-interval=1h'])).to.deep.equal({ svc: 0, reference: 0 });
+  });
+});
+
+describe('--enable-log-rotation and --log-rotation-config-json (side by side with the reference 3.5)', function () {
+  this.timeout(120000);
+  let dir: string;
+  const procs: LoggedProcess[] = [];
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-logrotate-'));
+  });
+  after(async () => {
+    for (const p of procs) await p.stop('SIGKILL', 5000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the same refusals: no file output, two file outputs, a config that is not JSON or has a field of the wrong type', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [[], /--log-outputs requires a single file path when --log-rotate-config-json is defined/],
+      [[`--log-outputs=${join(dir, 'a.log')},${join(dir, 'b.log')}`], /--log-outputs requires a single file path when --log-rotate-config-json is defined/],
+      [[`--log-outputs=${join(dir, 'a.log')}`, '--log-rotation-config-json={bad'], /improperly formatted log rotation config: /],
+      [[`--log-outputs=${join(dir, 'a.log')}`, '--log-rotation-config-json={"maxsize":"x"}'], /invalid log rotation config: json: cannot unmarshal string into Go struct field logRotationConfig\.Logger\.maxsize of type int/],
+    ];
+    for (const [flags, refusal] of cases) {
+      const args = ['--enable-log-rotation', ...flags, `--data-dir=${join(dir, 'never')}`];
+      const svc = await runSvc(args, { version: '3.5.21' });
+      expect(svc.code, flags.join(' ')).to.not.equal(0);
+      expect(svc.stderr, flags.join(' ')).to.match(refusal);
+      const ref = await new Promise<string>((resolve) => execFile(ref35('etcd'), args, { timeout: 10000 }, (_e, _o, stderr) => resolve(stderr)));
+      expect(ref, `reference: ${flags.join(' ')}`).to.match(refusal);
+    }
+    expect(existsSync(join(dir, 'never'))).to.equal(false);
+  });
+
+  it('maxsize 1, maxbackups 1, compress: the file rotates near 1 MiB into one gzipped backup, as the reference\'s does', async () => {
+    const shapes = {} as Record<Target, string[]>;
+    for (const target of TARGETS) mkdirSync(join(dir, target));
+    const config = '--log-rotation-config-json={"maxsize": 1, "maxbackups": 1, "compress": true}';
+    const ports = await freePorts(4);
+    for (const [i, target] of TARGETS.entries()) {
+      const logFile = join(dir, target, 'm.log');
+      const m = spawnSingleMember(target, { dir, name: `rot-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--enable-log-rotation', `--log-outputs=${logFile}`, config, '--experimental-warning-apply-duration=1ns'] });
+      procs.push(m.proc);
+      await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
+      // each put logs "apply request took too long" (the reference with its 1.5 KiB key, svc shorter): puts until the
+      // file rotated twice, so that maxbackups 1 has removed the first backup
+      const backups = () => readdirSync(join(dir, target)).filter((f) => f !== 'm.log');
+      const seen = new Set<string>();
+      for (let k = 0; k < 20000 && seen.size < 2; k += 8) {
+        await Promise.all(Array.from({ length: 8 }, async (_, j) => {
+          const key = Buffer.from(`${String(k + j).padStart(6, '0')}`.padEnd(1536, 'k')).toString('base64');
+          const r = await fetch(`${m.clientUrl}/v3/kv/put`, { method: 'POST', body: JSON.stringify({ key, value: Buffer.from('v').toString('base64') }) });
+          expect(r.status).to.equal(200);
+        }));
+        for (const b of backups()) seen.add(b.replace(/\.gz$/, ''));
+      }
+      expect(seen.size, `${target}: rotations seen`).to.equal(2);
+      // the reference compresses in the background: wait for the listing to settle
+      const shape = () => readdirSync(join(dir, target)).map((f) => f.replace(/^m-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3}/, 'm-<time>')).sort();
+      for (const deadline = Date.now() + 10000; Date.now() < deadline && shape().join() !== 'm-<time>.log.gz,m.log'; await sleep(200));
+      shapes[target] = shape();
+      const backup = readdirSync(join(dir, target)).find((f) => f.endsWith('.gz'));
+      expect(backup, `${target}: ${shape().join(', ')}; the file is ${statSync(logFile).size} bytes`).to.be.a('string');
+      const unpacked = gunzipSync(readFileSync(join(dir, target, backup!))).length;
+      expect(unpacked, `${target}: the backup's size`).to.be.within(1024 * 1024 - 80 * 1024, 1024 * 1024);
+      expect(statSync(logFile).size, `${target}: the current file`).to.be.below(1024 * 1024);
+    }
+    expect(shapes.svc).to.deep.equal(shapes.reference);
+    expect(shapes.svc).to.deep.equal(['m-<time>.log.gz', 'm.log']);
   });
 });
