@@ -66,7 +66,8 @@ describe('operator local runtime: break-glass and the on-call verbs', function (
     expect(move.code).to.equal(1);
     expect(move.out).to.match(/suspended .*resume it first/);
     expect((await cli('status', '--output', 'json')).out).to.match(/"suspended": true/);
-    expect((await cli('resume', NAME, '--dry-run')).out).to.match(/would resume/);
+    const wouldResume = await cli('resume', NAME, '--dry-run');
+    expect(wouldResume.out, wouldResume.out).to.match(/would resume/);
     expect(rt.state()!.suspended).to.equal(true);
     expect((await cli('resume', NAME)).code).to.equal(0);
     const go = await cli('apply', '-f', file);
