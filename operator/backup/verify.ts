@@ -76,6 +76,17 @@ export function noBackupToVerify(now: Date): VerifiedStatus {
   return { time: now.toISOString(), location: '', revision: 0, result: 'Failed', message: 'no backup recorded yet: take one first (spec.backup.schedule, or an on-demand backup)' };
 }
 
+/**
+ * One outcome of drills of several backups (the claim's newest and each object-store destination's): Passed when all
+ * passed, else Failed with the failures first; the first drilled is the one named.
+ */
+export function combineDrills(outcomes: readonly VerifiedStatus[]): VerifiedStatus {
+  if (outcomes.length === 1) return outcomes[0];
+  const failed = outcomes.filter((o) => o.result === 'Failed');
+  const first = failed[0] ?? outcomes[0];
+  return { ...first, result: failed.length > 0 ? 'Failed' : 'Passed', message: [...failed, ...outcomes.filter((o) => o.result === 'Passed')].map((o) => o.message).join('; ') };
+}
+
 /** The BackupVerified condition of a drill's outcome (none before the first drill). */
 export function backupVerifiedState(backups: BackupsStatus | undefined): { ok: boolean; reason: string; message: string } | undefined {
   const v = backups?.lastVerified;

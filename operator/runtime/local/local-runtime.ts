@@ -14,9 +14,9 @@ import { nopLogger } from '../../../server/log/logger.js';
 import type { BackupEntry, BackupKind, BackupsStatus, RestoreSpec, SnapshotRecord, VerifiedStatus } from '../../api/types.js';
 import { runDrill } from './drill.js';
 import { svcNodeArgs } from './svc-process.js';
-import { judgeDrill, noBackupToVerify } from '../../backup/verify.js';
+import { combineDrills, judgeDrill, noBackupToVerify } from '../../backup/verify.js';
 import {
-  DestinationError, downloadRestorePoint, openS3, pickRestore, readSegment, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations,
+  DestinationError, downloadRestorePoint, listRestorePoints, openS3, pickRestore, readSegment, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations,
   type DestinationAccess, type OpenDestination, type PickedRestore, type SourcePoints,
 } from '../../backup/destinations/index.js';
 import { changesBetween, type RevisionChange } from '../../backup/delta.js';
@@ -689,12 +689,48 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     return record;
   }
 
-  /** A restore drill of the step's backup file in drill/ under the state dir, by this runtime's svc build. */
+  /**
+   * A restore drill, in drill/ under the state dir by this runtime's svc build, of the step's backup file and of the
+   * newest restore point of each object-store destination (downloaded and checked first: a corrupt object fails it).
+   */
   async verifyBackup(step: VerifyStep): Promise<VerifiedStatus> {
+    const outcomes: VerifiedStatus[] = [];
     const b = step.backup;
-    if (!b) return noBackupToVerify(new Date());
-    const measure = await runDrill({ snapshotFile: b.location, revision: b.revision, scratchDir: join(this.stateDir, 'drill'), svcEntry: this.svcEntry });
-    return judgeDrill(b, measure, new Date());
+    if (b) outcomes.push(judgeDrill(b, await runDrill({ snapshotFile: b.location, revision: b.revision, scratchDir: join(this.stateDir, 'drill'), svcEntry: this.svcEntry }), new Date()));
+    const s = this.mustState();
+    for (const d of s3Destinations(s.spec)) outcomes.push(await this.drillDestination(d.name, d.s3, s.name));
+    return outcomes.length > 0 ? combineDrills(outcomes) : noBackupToVerify(new Date());
+  }
+
+  /** The drill of a destination's newest restore point of `cluster`. */
+  private async drillDestination(name: string, s3: Parameters<typeof openS3>[1], cluster: string): Promise<VerifiedStatus> {
+    const failed = (location: string, message: string): VerifiedStatus => ({ time: new Date().toISOString(), location, revision: 0, result: 'Failed', message });
+    let dest: OpenDestination;
+    try {
+      dest = this.openDestination(name, s3);
+    } catch (e) {
+      return failed(name, (e as Error).message);
+    }
+    const dir = join(this.stateDir, 'drill-download');
+    try {
+      const point = (await listRestorePoints(dest, cluster)).points.at(-1);
+      if (!point) return failed(dest.store.label, `${dest.store.label} holds no restore point of ${cluster} yet: take a backup first`);
+      const location = `s3://${s3.bucket}/${point.key}`;
+      mkdirSync(dir, { recursive: true });
+      const file = join(dir, point.key.slice(point.key.lastIndexOf('/') + 1));
+      try {
+        await downloadRestorePoint(dest, point, file);
+      } catch (e) {
+        return { ...failed(location, `restoring ${location} failed: ${(e as Error).message}`), revision: point.revision };
+      }
+      const entry: BackupEntry = { location, member: point.member, revision: point.revision, size: point.size, sha256: point.sha256, time: point.time, kind: 'scheduled', ...(point.hashKV !== undefined ? { kvHash: point.hashKV, compactRevision: point.compactRevision } : {}) };
+      return judgeDrill(entry, await runDrill({ snapshotFile: file, revision: point.revision, scratchDir: join(this.stateDir, 'drill'), svcEntry: this.svcEntry }), new Date());
+    } catch (e) {
+      return failed(dest.store.label, (e as Error).message);
+    } finally {
+      dest.store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   async recordVerify(step: VerifyStep, outcome: VerifiedStatus): Promise<BackupsStatus> {

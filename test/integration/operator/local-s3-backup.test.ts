@@ -260,12 +260,19 @@ describe('operator local runtime: backups to an S3-compatible store and restores
     expect((await client.get('w/', { prefix: true, countOnly: true })).count).to.equal(before);
   });
 
-  it('a corrupt snapshot object is refused before anything is created; a foreign manifest is listed as not a restore point', async () => {
+  it('a drill restores the bucket\'s newest point and passes; once it is corrupt the drill fails and a restore from it is refused before anything is created; a foreign manifest is listed as not a restore point', async () => {
     const newest = (await listing()).points.at(-1)!;
+    const drill = () => operatorCli(['local', 'verify-backup', '--wait', '--state-dir', stateDir], env);
+    const passed = await drill();
+    expect(passed.code, passed.out).to.equal(0);
+    expect(passed.out).to.contain(`${newest.key} into a scratch member: KV hash at revision ${newest.revision}`);
     const file = join(s3.root, BUCKET, newest.key);
     const bytes = readFileSync(file);
     bytes[200] ^= 0xff;
     writeFileSync(file, bytes);
+    const failed = await drill();
+    expect(failed.code, failed.out).to.equal(1);
+    expect(failed.out, failed.out).to.match(new RegExp(`restoring s3://${BUCKET}/${newest.key.replace(/[.]/g, '[.]')} failed: .*is corrupt: its sha256`));
     const sd = join(dir, 'corrupt');
     const r = await apply(restoreManifest('corrupt', ''), sd);
     expect(r.code, r.out).to.equal(1);

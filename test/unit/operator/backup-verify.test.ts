@@ -9,7 +9,7 @@ import { computeStatus } from '../../../operator/controller/status.js';
 import type { BackupEntry, BackupsStatus, SvcClusterSpec } from '../../../operator/api/types.js';
 import { parseSvcCluster, withDefaults } from '../../../operator/api/validate.js';
 import { backupsState, msUntilNext } from '../../../operator/backup/schedule.js';
-import { backupVerifiedState, dueVerify, judgeDrill, newestBackup, noBackupToVerify } from '../../../operator/backup/verify.js';
+import { backupVerifiedState, combineDrills, dueVerify, judgeDrill, newestBackup, noBackupToVerify } from '../../../operator/backup/verify.js';
 import { plan, type ObservedCluster, type ObservedMember } from '../../../operator/planner/index.js';
 
 const NOW = new Date('2026-03-01T10:00:30Z');
@@ -80,6 +80,13 @@ describe('operator/backup restore drills (verify.ts)', () => {
     expect(r3).to.deep.include({ lastVerified: outcome, lastVerifyRequest: 'tok', nextVerifyTime: '2026-03-01T10:30:00.000Z' });
     // the controller looks again by the sooner of the next backup and the next drill
     expect(msUntilNext({ claim: 'c', nextScheduleTime: '2026-03-01T11:00:00.000Z', nextVerifyTime: '2026-03-01T10:30:00.000Z' }, NOW)).to.equal(29.5 * 60_000);
+  });
+
+  it('drills of several backups (the claim\'s and each bucket\'s newest): Passed only when all passed, the failures named first', () => {
+    const at = (location: string, result: 'Passed' | 'Failed') => ({ time: '2026-11-27T00:00:00.000Z', location, revision: 7, result, message: `${location} ${result}` });
+    expect(combineDrills([at('a', 'Passed')])).to.deep.equal(at('a', 'Passed'));
+    expect(combineDrills([at('a', 'Passed'), at('b', 'Passed')])).to.include({ result: 'Passed', location: 'a', message: 'a Passed; b Passed' });
+    expect(combineDrills([at('a', 'Passed'), at('b', 'Failed')])).to.include({ result: 'Failed', location: 'b', message: 'b Failed; a Passed' });
   });
 
   it('BackupVerified: none before the first drill; True DrillPassed or False DrillFailed with the message', () => {
