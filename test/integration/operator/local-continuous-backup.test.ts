@@ -14,6 +14,7 @@ import { LocalRuntime } from '../../../operator/runtime/local/index.js';
 import { parseDeltaKey, type RestorePoint } from '../../../operator/backup/restore-points.js';
 import { startS3Server, type S3Server } from '../../../harness/s3-server.js';
 import { operatorCli } from './operator-cli.js';
+import { KeyspaceModel } from './keyspace-model.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BUCKET = 'svc-backups';
@@ -21,26 +22,6 @@ const PREFIX = 'cont';
 
 interface Listing {
   destinations: Array<{ oldest: { revision: number } | null; newest: { revision: number; time?: string } | null; points: RestorePoint[]; deltas: { segments: number; coverage: string } | null; error: string | null }>;
-}
-
-/** The writer's history: keyspace(R) is the model at revision R. */
-class Model {
-  private readonly ops: Array<{ rev: number; key: string; value?: string }> = [];
-  record(rev: number, key: string, value?: string): void {
-    this.ops.push({ rev, key, value });
-  }
-  keyspace(rev: number): string[] {
-    const m = new Map<string, string>();
-    for (const o of this.ops) {
-      if (o.rev > rev) continue;
-      if (o.value === undefined) m.delete(o.key);
-      else m.set(o.key, o.value);
-    }
-    return [...m.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`);
-  }
-  get last(): number {
-    return this.ops.at(-1)?.rev ?? 0;
-  }
 }
 
 describe('operator local runtime: continuous backup (backup agent, delta segments, restore to any revision)', function () {
@@ -51,7 +32,7 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
   // short segments keep the test quick (the agent reads SVC_AGENT_* from the environment it inherits)
   const env = { SVC_OPERATOR_SECRETS_DIR: secrets, SVC_AGENT_SEGMENT_SECONDS: '0.3' };
   const rt = new LocalRuntime({ stateDir });
-  const model = new Model();
+  const model = new KeyspaceModel();
   let s3: S3Server;
   let client: Client;
   let writing = true;

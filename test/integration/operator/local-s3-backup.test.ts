@@ -17,6 +17,7 @@ import { S3Store } from '../../../operator/backup/destinations/index.js';
 import { startS3Server, type S3Server } from '../../../harness/s3-server.js';
 import { etcdctl, ref35 } from '../../../harness/reference-cluster.js';
 import { operatorCli } from './operator-cli.js';
+import { KeyspaceModel } from './keyspace-model.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BUCKET = 'svc-backups';
@@ -27,23 +28,6 @@ interface Listing {
   destinations: Array<{ name: string; where: string; oldest: { revision: number; time: string } | null; newest: { revision: number; time: string } | null; points: RestorePoint[]; problems: string[]; error: string | null }>;
 }
 
-/** The writer's history: every put and delete with the revision it made; keyspace(R) is the model at revision R. */
-class Model {
-  private readonly ops: Array<{ rev: number; key: string; value?: string }> = [];
-  record(rev: number, key: string, value?: string): void {
-    this.ops.push({ rev, key, value });
-  }
-  keyspace(rev: number): string[] {
-    const m = new Map<string, string>();
-    for (const o of this.ops) {
-      if (o.rev > rev) continue;
-      if (o.value === undefined) m.delete(o.key);
-      else m.set(o.key, o.value);
-    }
-    return [...m.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`);
-  }
-}
-
 describe('operator local runtime: backups to an S3-compatible store and restores to a point', function () {
   this.timeout(120_000);
   const dir = mkdtempSync(join(tmpdir(), 'svc-op-s3-'));
@@ -51,7 +35,7 @@ describe('operator local runtime: backups to an S3-compatible store and restores
   const secrets = join(dir, 'secrets');
   const env = { SVC_OPERATOR_SECRETS_DIR: secrets };
   const runtimes: LocalRuntime[] = [new LocalRuntime({ stateDir })];
-  const model = new Model();
+  const model = new KeyspaceModel();
   let s3: S3Server;
   let client: Client;
   let writing = true;
