@@ -19,4 +19,9 @@ export class KeyspaceModel {
     }
     return [...m.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`);
   }
+
+  /** The revision of the newest write recorded (0: none). */
+  get last(): number {
+    return this.ops.at(-1)?.rev ?? 0;
+  }
 }
