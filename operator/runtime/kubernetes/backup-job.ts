@@ -490,7 +490,11 @@ export class ClusterJobs {
       : [{ name: 'scratch', mountPath: SCRATCH_MOUNT }, ...secrets.mounts];
     const from = claimSource
       ? [`--snapshot=${BACKUP_MOUNT}/${claimSource.path}`]
-      : picked ? [`--s3=${JSON.stringify(picked.source)}`, `--object=${picked.point.manifestKey}`, `--download=${SCRATCH_MOUNT}/restore`] : [];
+      : picked ? [
+        `--s3=${JSON.stringify(picked.source)}`, `--object=${picked.point.manifestKey}`, `--download=${SCRATCH_MOUNT}/restore`,
+        // a point after the full snapshot: its delta segments replayed on top (a scratch member in the emptyDir)
+        ...(picked.revision > picked.point.revision ? [`--revision=${picked.revision}`, `--segments=${picked.segments.map((r) => r.key).join(',')}`] : []),
+      ] : [];
     const members: string[] = [];
     const sub = l.dataDir.startsWith(`${l.dataMount}/`) ? l.dataDir.slice(l.dataMount.length) : '';
     for (let i = 0; i < this.cluster.spec.replicas; i++) {
@@ -516,14 +520,8 @@ export class ClusterJobs {
     const restore = this.cluster.spec.restore!;
     try {
       const access = await kubeDestinationAccess(this.api.core, this.cluster.namespace, [restoreDestination(restore, this.cluster.spec).s3]);
-      const picked = await pickRestore(restore, this.cluster.spec, access, this.cluster.name);
-      // no point asked for: the newest full snapshot
-      if (restore.revision === undefined && restore.time === undefined) return { ...picked, revision: picked.point.revision, segments: [] };
-      if (picked.revision > picked.point.revision) {
-        // (delta segments are replayed by the local runtime only in this release: never a silently older point)
-        throw new JobFailure('RestoreNotCovered', `cannot create ${this.cluster.name}: revision ${picked.revision} needs the delta segments after the full snapshot at revision ${picked.point.revision} replayed, which the Kubernetes runtime does not do in this release; ask for revision ${picked.point.revision} (or a time at or before ${picked.point.time}), or restore it locally (svc-operator local apply -f with the same spec.restore) and take a backup from there`);
-      }
-      return picked;
+      // no point asked for: the newest restorable revision, segments included (as the local runtime restores)
+      return await pickRestore(restore, this.cluster.spec, access, this.cluster.name);
     } catch (e) {
       if (e instanceof JobFailure) throw e;
       if (e instanceof RestoreSourceError) throw new JobFailure(e.code === 'NotCovered' ? 'RestoreNotCovered' : 'RestoreSnapshotInvalid', e.message);
