@@ -290,7 +290,8 @@ export class Controller {
       const status = await this.status(session, rt, spec, stored, observed, step, progress);
       await this.publish(session, stored, status);
       // a steady cluster is looked at again by its next scheduled backup or drill at the latest
-      if (step.kind === 'steady' || step.kind === 'hibernated') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity));
+      // (continuous backup: by the next read of its progress)
+      if (step.kind === 'steady' || step.kind === 'hibernated') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity, spec.backup?.continuous ? AGENT_STATUS_MS : Infinity));
       if (step.kind === 'blocked') return 15_000;
       // waiting for Kubernetes to run a member's pod: the pod's own changes enqueue the cluster (informer), so the
       // poll only backs that up (hundreds of clusters with Pending pods would otherwise keep the workers busy)
