@@ -235,7 +235,7 @@ export async function verify(flags: Map<string, string>): Promise<VerifyRecord> 
 export async function jobMain(argv: string[]): Promise<number> {
   let record: string | undefined;
   try {
-    const { words, flags } = parseArgs(argv, { string: ['endpoint', 'member', 'dir', 'file', 'keep', 'record', 'cacert', 'cert', 'key', 'snapshot', 'members', 'initial-cluster', 'initial-cluster-token', 'revision', 'scratch', 's3', 'cluster', 'release', 'kind', 'max-age', 'object', 'download'] });
+    const { words, flags } = parseArgs(argv, { string: ['endpoint', 'member', 'dir', 'file', 'keep', 'record', 'cacert', 'cert', 'key', 'snapshot', 'members', 'initial-cluster', 'initial-cluster-token', 'revision', 'scratch', 's3', 'cluster', 'release', 'kind', 'max-age', 'object', 'download', 'segments'] });
     record = flags.get('record');
     if (words.length !== 1) throw new UsageError(`unknown command: ${words.join(' ')}`);
     const result = words[0] === 'backup' ? await backup(flags) : words[0] === 'verify' ? await verify(flags) : await restore(flags);
