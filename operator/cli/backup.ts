@@ -13,7 +13,7 @@
 //       [--s3 JSON --object KEY --download DIR]  instead of --snapshot: downloads the restore point whose manifest is
 //       KEY from the destination JSON ({name, s3}) into DIR and checks its sha256 first
 //       [--revision N --segments KEY,...]  then replays the delta segments KEY,... up to revision N into it (a scratch
-//       member under DIR, runtime/delta-replay.ts: the local runtime's code)
+//       member under DIR, replayIntoSnapshot of runtime/local/drill.ts: the local runtime's code)
 //   svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
 //       a restore drill: restores FILE into DIR (a scratch member with no peers, removed after) and writes a
 //       VerifyRecord with its KV hash at revision N (the operator compares it with the one recorded at backup time)
@@ -31,8 +31,7 @@ import type { BackupKind } from '../api/types.js';
 import { DestinationError, fetchByManifest, jobDestinationAccess, openS3, readSegment, shipToDestinations, type NamedS3 } from '../backup/destinations/index.js';
 import { changesBetween } from '../backup/delta.js';
 import { parseDeltaKey } from '../backup/restore-points.js';
-import { replayIntoSnapshot } from '../runtime/delta-replay.js';
-import { runDrill } from '../runtime/local/drill.js';
+import { replayIntoSnapshot, runDrill } from '../runtime/local/drill.js';
 import { DEFAULT_SVC_ENTRY } from '../runtime/local/index.js';
 import { parseArgs, UsageError } from './args.js';
 

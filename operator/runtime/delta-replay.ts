@@ -2,10 +2,8 @@
 // watch of the whole keyspace, and replaying changes into a member restored from the snapshot they follow, one
 // transaction per revision, so that each replayed revision gets its original number (a transaction with writes is
 // exactly one revision; the replay checks it after every one and stops at the first that is not).
-import { Client } from '../../server/client/index.js';
+import type { Client } from '../../server/client/index.js';
 import { groupByRevision, type RevisionChange } from '../backup/delta.js';
-import { MemberClient } from '../members/index.js';
-import { startScratchMember } from './local/drill.js';
 
 /** Raised when a replay cannot go on: the member is not at the revision the changes follow, or a revision came out different. */
 export class ReplayError extends Error {
@@ -58,34 +56,3 @@ export async function replayChanges(client: Client, base: number, changes: reado
   return at;
 }
 
-/**
- * The snapshot at `base` with `changes` replayed, written to `out`: a lone scratch member restored from it in
- * `scratchDir` takes the changes one transaction per revision, and its snapshot is the file members are restored
- * from. The local runtime's restore and the Kubernetes restore Job (cli/backup.ts) both run it.
- */
-export async function replayIntoSnapshot(i: { snapshot: string; base: number; changes: RevisionChange[]; scratchDir: string; svcEntry: string; out: string }): Promise<string> {
-  const member = await startScratchMember(i.snapshot, i.scratchDir, i.svcEntry);
-  const client = await Client.connect({ endpoints: [member.clientURL], commandTimeoutMs: 5000 });
-  const members = new MemberClient({ timeoutMs: 10_000, attempts: 3 });
-  try {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const exited = member.exited();
-      if (exited) throw new ReplayError(`the scratch member the deltas are replayed into ${exited}: ${member.logTail()}`);
-      try {
-        await client.get('\u0000', { serializable: true, countOnly: true });
-        break;
-      } catch (e) {
-        if (Date.now() > deadline) throw new ReplayError(`the scratch member the deltas are replayed into did not serve within 60 s (${(e as Error).message}): ${member.logTail()}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    await replayChanges(client, i.base, i.changes);
-    await members.snapshot(member.clientURL, 'replay', i.out);
-    return i.out;
-  } finally {
-    client.close();
-    members.close();
-    await member.stop();
-  }
-}

@@ -21,7 +21,8 @@ import {
 } from '../../backup/destinations/index.js';
 import { changesBetween, type RevisionChange } from '../../backup/delta.js';
 import type { RestorePoint } from '../../backup/restore-points.js';
-import { replayIntoSnapshot, ReplayError } from '../delta-replay.js';
+import { ReplayError } from '../delta-replay.js';
+import { replayIntoSnapshot } from './drill.js';
 import { backupFileFor, backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
