@@ -38,6 +38,8 @@ export interface RestoreRecord {
   clusterId: string;
   /** The object it was downloaded from (a restore from an object-store destination). */
   object?: string;
+  /** The revision restored when delta segments were replayed onto the object (continuous backup). */
+  revision?: number;
   /** Member name -> member id (hex); `skipped` members were restored by an earlier run. */
   members: Array<{ name: string; memberId?: string; skipped?: boolean }>;
 }

@@ -12,6 +12,8 @@
 //       and writes a RestoreRecord to FILE
 //       [--s3 JSON --object KEY --download DIR]  instead of --snapshot: downloads the restore point whose manifest is
 //       KEY from the destination JSON ({name, s3}) into DIR and checks its sha256 first
+//       [--revision N --segments KEY,...]  then replays the delta segments KEY,... up to revision N into it (a scratch
+//       member under DIR, replayIntoSnapshot of runtime/local/drill.ts: the local runtime's code)
 //   svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
 //       a restore drill: restores FILE into DIR (a scratch member with no peers, removed after) and writes a
 //       VerifyRecord with its KV hash at revision N (the operator compares it with the one recorded at backup time)
@@ -26,8 +28,10 @@ import { MemberClient } from '../members/index.js';
 import { pruneSnapshotDir } from '../runtime/snapshot-files.js';
 import type { BackupRecord, JobError, RestoreRecord, VerifyRecord } from '../api/job-records.js';
 import type { BackupKind } from '../api/types.js';
-import { DestinationError, fetchByManifest, jobDestinationAccess, openS3, shipToDestinations, type NamedS3 } from '../backup/destinations/index.js';
-import { runDrill } from '../runtime/local/drill.js';
+import { DestinationError, fetchByManifest, jobDestinationAccess, openS3, readSegment, shipToDestinations, type NamedS3 } from '../backup/destinations/index.js';
+import { changesBetween } from '../backup/delta.js';
+import { parseDeltaKey } from '../backup/restore-points.js';
+import { replayIntoSnapshot, runDrill } from '../runtime/local/drill.js';
 import { DEFAULT_SVC_ENTRY } from '../runtime/local/index.js';
 import { parseArgs, UsageError } from './args.js';
 
@@ -41,7 +45,7 @@ const USAGE = `usage:
   svc-operator backup --endpoint URL --member NAME --dir DIR --file NAME.db [--keep N] [--record FILE]
                       [--cacert FILE --cert FILE --key FILE]
                       [--s3 JSON --cluster NAME --release X.Y.Z --kind KIND [--max-age DURATION]]
-  svc-operator restore (--snapshot FILE | --s3 JSON --object KEY --download DIR) --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
+  svc-operator restore (--snapshot FILE | --s3 JSON --object KEY --download DIR [--revision N --segments KEY,...]) --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
   svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
 `;
 
@@ -156,6 +160,7 @@ export async function restore(flags: Map<string, string>): Promise<RestoreRecord
   if (flags.has('snapshot') === flags.has('s3')) throw new UsageError('give --snapshot FILE, or --s3 JSON with --object KEY and --download DIR');
   let snapshot: string;
   let object: string | undefined;
+  let revision: number | undefined;
   if (flags.has('s3')) {
     // downloaded and checked (its manifest's size and sha256) before any data dir is touched
     const source = jsonFlag<NamedS3>(flags, 's3', isNamedS3);
@@ -166,6 +171,21 @@ export async function restore(flags: Map<string, string>): Promise<RestoreRecord
       const got = await fetchByManifest(dest, need(flags, 'object'), download);
       snapshot = got.file;
       object = got.point.key;
+      if (flags.has('revision')) {
+        // continuous backup: the picked delta segments replayed into a scratch member on top of the full snapshot
+        const target = Number(need(flags, 'revision'));
+        if (!Number.isInteger(target) || target < got.point.revision) throw new UsageError(`--revision must be an integer at or after the full snapshot's revision ${got.point.revision}`);
+        if (target > got.point.revision) {
+          const refs = need(flags, 'segments').split(',').map((k) => parseDeltaKey(k));
+          if (refs.some((r) => r === undefined)) throw new UsageError('--segments must be delta segment keys (<prefix>/<cluster>/delta/delta-<from>-<to>.jsonl), comma-separated');
+          const segments = await Promise.all(refs.map((r) => readSegment(dest, r!)));
+          snapshot = await replayIntoSnapshot({
+            snapshot, base: got.point.revision, changes: changesBetween(segments, got.point.revision, target),
+            scratchDir: join(download, 'replay'), svcEntry: DEFAULT_SVC_ENTRY, out: join(download, `replayed-${target}.db`),
+          });
+          revision = target;
+        }
+      }
     } finally {
       dest.store.close();
     }
@@ -175,7 +195,7 @@ export async function restore(flags: Map<string, string>): Promise<RestoreRecord
   const initialCluster = [...byName].map(([name, peerURLs]) => ({ name, peerURLs }));
   // checked once here (a missing or corrupt file fails before any data dir is touched)
   const sha256 = createHash('sha256').update(verifySnapshotFile(snapshot)).digest('hex');
-  const out: RestoreRecord = { snapshot: basename(snapshot), sha256, clusterId: '', ...(object ? { object } : {}), members: [] };
+  const out: RestoreRecord = { snapshot: basename(snapshot), sha256, clusterId: '', ...(object ? { object } : {}), ...(revision !== undefined ? { revision } : {}), members: [] };
   for (const [name, dataDir] of members) {
     const peerURLs = byName.get(name);
     if (!peerURLs) throw new UsageError(`--members names ${name}, which --initial-cluster does not`);
@@ -214,7 +234,7 @@ export async function verify(flags: Map<string, string>): Promise<VerifyRecord> 
 export async function jobMain(argv: string[]): Promise<number> {
   let record: string | undefined;
   try {
-    const { words, flags } = parseArgs(argv, { string: ['endpoint', 'member', 'dir', 'file', 'keep', 'record', 'cacert', 'cert', 'key', 'snapshot', 'members', 'initial-cluster', 'initial-cluster-token', 'revision', 'scratch', 's3', 'cluster', 'release', 'kind', 'max-age', 'object', 'download'] });
+    const { words, flags } = parseArgs(argv, { string: ['endpoint', 'member', 'dir', 'file', 'keep', 'record', 'cacert', 'cert', 'key', 'snapshot', 'members', 'initial-cluster', 'initial-cluster-token', 'revision', 'scratch', 's3', 'cluster', 'release', 'kind', 'max-age', 'object', 'download', 'segments'] });
     record = flags.get('record');
     if (words.length !== 1) throw new UsageError(`unknown command: ${words.join(' ')}`);
     const result = words[0] === 'backup' ? await backup(flags) : words[0] === 'verify' ? await verify(flags) : await restore(flags);

@@ -34,6 +34,8 @@ import { canonical, computeStatus, dropUndefined, errorLine, stoppedStatus, type
 import { ScopedInformer } from './scope.js';
 
 const [GROUP, VERSION] = API_VERSION.split('/');
+/** How often status.backups.continuousRevision is read from the destination (a LIST and a GET). */
+const AGENT_STATUS_MS = 10_000;
 
 /** A stored SvcCluster (the API's metadata on top of the typed resource). */
 type StoredCluster = SvcCluster & { metadata: k8s.V1ObjectMeta & { name: string } };
@@ -258,6 +260,11 @@ export class Controller {
 
     // The engine's pass: observe -> plan -> record -> act. Nothing in it sleeps, and it does not call back here.
     const r = await runPass(rt, spec, client, session.memory, { crash: envCrash(this.opts.crashAt) });
+    // continuous backup's agent follows the pass once the cluster formed, as the local runtime's follows `local apply`
+    // (not while suspended: nothing of the cluster is changed)
+    if (stored.metadata.annotations?.[RECONCILE_ANNOTATION] !== SUSPENDED && stored.metadata.annotations?.[FORMED_ANNOTATION] !== undefined) {
+      await this.ensureAgent(session, jobs, target, stored, r.observed.hibernated === true);
+    }
     const { step, line, progress, observed } = r;
     // a step that reached its act (carried out, under way or failed) is announced by an Event; one under way once
     const began = r.acted || r.pending !== undefined || r.error !== undefined;
@@ -283,7 +290,8 @@ export class Controller {
       const status = await this.status(session, rt, spec, stored, observed, step, progress);
       await this.publish(session, stored, status);
       // a steady cluster is looked at again by its next scheduled backup or drill at the latest
-      if (step.kind === 'steady' || step.kind === 'hibernated') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity));
+      // (continuous backup: by the next read of its progress)
+      if (step.kind === 'steady' || step.kind === 'hibernated') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity, spec.backup?.continuous ? AGENT_STATUS_MS : Infinity));
       if (step.kind === 'blocked') return 15_000;
       // waiting for Kubernetes to run a member's pod: the pod's own changes enqueue the cluster (informer), so the
       // poll only backs that up (hundreds of clusters with Pending pods would otherwise keep the workers busy)
@@ -332,6 +340,12 @@ export class Controller {
     }
     session.podProblemsSeen = current;
     const now = new Date();
+    if (spec.backup?.continuous && (session.continuous === undefined || now.getTime() - session.continuous.at >= AGENT_STATUS_MS)) {
+      // the destination, not the agent's pod: what is durable is what a restore can use
+      const progress = await new ClusterJobs(this.api, { name: stored.metadata.name, namespace: stored.metadata.namespace!, uid: stored.metadata.uid!, spec }, {}).continuousProgress().catch(() => session.continuous?.status ?? {});
+      session.continuous = { at: now.getTime(), status: progress };
+    }
+    if (!spec.backup?.continuous) session.continuous = undefined;
     const backups = backupsState({ name: stored.metadata.name, spec, previous: session.memory.backups ?? stored.status?.backups, preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now });
     // a failed backup Job shows until a Job succeeds or no Job is due any more (a scheduled or on-demand backup
     // is only planned on a steady cluster: its failure never blocks an upgrade)
@@ -340,7 +354,27 @@ export class Controller {
     this.upgradeMetrics.verified(stored.metadata.namespace!, stored.metadata.name, backups.lastVerified);
     const status = computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? jobFailure?.message, now, jobFailure, rollout: await rt.loadRollout(), podProblems, backups });
     if (session.recovery) status.recovery = session.recovery;
+    if (session.continuous && status.backups) Object.assign(status.backups, session.continuous.status);
     return status;
+  }
+
+  /** Applies or deletes the backup agent's Deployment; a failure is a Warning Event (once per message), not a stop. */
+  private async ensureAgent(session: ClusterSession, jobs: ClusterJobs, target: EventTarget, stored: StoredCluster, hibernated: boolean): Promise<void> {
+    try {
+      const { deployed, did } = await jobs.ensureAgent(hibernated, session.agentDeployed);
+      session.agentDeployed = deployed;
+      session.agentFailure = undefined;
+      if (did) {
+        this.log({ level: 'info', msg: 'backup agent', cluster: session.key, line: did });
+        await this.api.event(target, 'Normal', 'BackupAgent', did);
+      }
+    } catch (e) {
+      if (!(e instanceof JobFailure)) throw e;
+      session.agentDeployed = undefined;
+      if (session.agentFailure !== e.message) await this.api.event(target, 'Warning', e.reason, `backup agent: ${e.message}`);
+      session.agentFailure = e.message;
+      this.log({ level: 'error', msg: 'backup agent', cluster: `${stored.metadata.namespace}/${stored.metadata.name}`, error: e.message });
+    }
   }
 
   /** A reconcile that threw still tells: status.lastError, Reconciling with reason ReconcileError, a Warning Event once per message. */

@@ -1,7 +1,7 @@
 // Everything the controller remembers about one SvcCluster between reconciles, in one object: created on the
 // cluster's first reconcile and dropped, whole, when the cluster is gone (Sessions.drop). None of it is needed to
 // resume (the records are on the SvcCluster); it saves repeated work and keeps a write from being read back stale.
-import type { RecoveryStatus } from '../api/types.js';
+import type { BackupsStatus, RecoveryStatus } from '../api/types.js';
 import { MemberClient, type MemberClientOptions, type MemberTls } from '../members/index.js';
 import { newMemory, type EngineMemory } from '../orchestrator/engine.js';
 import type { JobFailure } from '../runtime/kubernetes/backup-job.js';
@@ -31,6 +31,12 @@ export class ClusterSession {
   recovery?: RecoveryStatus;
   /** The last backup/restore Job failure of a step (status shows it until a Job succeeds). */
   jobFailure?: JobFailure;
+  /** Whether the backup agent's Deployment exists, as this process last saw or made it (undefined: not known yet). */
+  agentDeployed?: boolean;
+  /** The backup agent's last failure (announced by one Warning Event). */
+  agentFailure?: string;
+  /** continuous backup's progress read from the destination, and when (read again at most every AGENT_STATUS_MS). */
+  continuous?: { at: number; status: Pick<BackupsStatus, 'continuousRevision' | 'continuousTime'> };
   /** The status this process published last and the resourceVersion the write returned (read-your-writes). */
   status?: { canonical: string; rv: string | undefined };
   /** The member client of a TLS cluster (its CA and client certificate) and the key of that material. */

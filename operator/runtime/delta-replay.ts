@@ -55,3 +55,4 @@ export async function replayChanges(client: Client, base: number, changes: reado
   }
   return at;
 }
+

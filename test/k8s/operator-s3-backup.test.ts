@@ -6,12 +6,14 @@
 // one; `kubectl svc backups` lists them. Then the cluster's namespace is DELETED (its claim and its backups there
 // go with it), and a new SvcCluster in another namespace is created from the bucket holding every key; one asking
 // for a revision the bucket does not cover is refused with the covered range before anything of it is created.
+// Between the two, continuous backup is turned on: its agent's Deployment writes delta segments under a writer, and
+// the new cluster is restored to a revision R after the last full snapshot (the segments replayed): exactly R's keys.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
-import type { FullManifest } from '../../operator/backup/restore-points.js';
+import { parseDeltaKey, type FullManifest, type SegmentRef } from '../../operator/backup/restore-points.js';
 import { backupNowMain } from '../../operator/cli/backup-now.js';
 import { kubeBackupsMain } from '../../operator/cli/backups-kube.js';
 import { startS3Server, type S3Server } from '../../harness/s3-server.js';
@@ -25,9 +27,13 @@ const BUCKET = 'kv-backups';
 const PREFIX = 'prod/kv';
 const BEFORE = Array.from({ length: 20 }, (_, i) => `key-a${String(i).padStart(2, '0')}`);
 const AFTER = Array.from({ length: 10 }, (_, i) => `key-b${String(i).padStart(2, '0')}`);
+/** Written with continuous backup on, up to revision R (with AFTER_R[0]); the rest of AFTER_R and a delete come after R. */
+const CONTINUOUS = Array.from({ length: 5 }, (_, i) => `key-c${i}`);
+const AFTER_R = Array.from({ length: 4 }, (_, i) => `key-d${i}`);
 
 interface Stored { metadata: { uid: string }; status?: SvcClusterStatus }
 interface KubeEvent { reason: string; message: string; type: string }
+interface AgentDeployment { metadata: { name: string; ownerReferences: object[] }; spec: { replicas: number } }
 
 describe('k8s: backups to an S3-compatible store, and a restore after the namespace is gone', function () {
   this.timeout(240_000);
@@ -44,7 +50,26 @@ describe('k8s: backups to an S3-compatible store, and a restore after the namesp
   const dest = () => ({ endpoint: s3.endpoint, bucket: BUCKET, prefix: PREFIX, region: s3.region, forcePathStyle: true, credentialsSecret: 's3-creds' });
   const apply = (ns: string, name: string, spec: object) => kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: ns }, spec }));
   const member = (ns: string, cluster: string) => `http://${cluster}-0.${cluster}.${ns}.svc:2379`;
-  const put = async (k: string) => expect((await postJson(`${member(NS, 'kv')}/v3/kv/put`, { key: b64(k), value: b64(`v-${k}`) })).status).to.equal(200);
+  /** Writes k=v-k; resolves with the revision of the write. */
+  const put = async (k: string): Promise<number> => {
+    const r = await postJson(`${member(NS, 'kv')}/v3/kv/put`, { key: b64(k), value: b64(`v-${k}`) });
+    expect(r.status).to.equal(200);
+    return Number((r.body.header as { revision: string }).revision);
+  };
+  const del = async (k: string): Promise<number> => {
+    const r = await postJson(`${member(NS, 'kv')}/v3/kv/deleterange`, { key: b64(k) });
+    expect(r.status).to.equal(200);
+    return Number((r.body.header as { revision: string }).revision);
+  };
+  /** The delta segments of kv in the bucket. */
+  const segments = (): SegmentRef[] => {
+    try {
+      return readdirSync(join(s3.root, BUCKET, PREFIX, 'kv', 'delta')).map((f) => parseDeltaKey(`${PREFIX}/kv/delta/${f}`)).filter((x): x is SegmentRef => x !== undefined);
+    } catch {
+      return [];
+    }
+  };
+  let atR = 0;
   const readKeys = async (ns: string, cluster: string): Promise<string[]> => {
     const a = await postJson(`${member(ns, cluster)}/v3/kv/range`, { key: b64('key-'), range_end: b64('key.') });
     return ((a.body.kvs ?? []) as Array<{ key: string; value: string }>).map((kv) => `${unb64(kv.key)}=${unb64(kv.value)}`);
@@ -133,7 +158,35 @@ describe('k8s: backups to an S3-compatible store, and a restore after the namesp
     expect(text.join('')).to.contain('REVISION').and.to.contain(ms.at(-1)!.snapshot);
   });
 
-  it('the namespace deleted, a new SvcCluster elsewhere is created from the bucket with every key; a revision not covered is refused before anything is created', async () => {
+  it('continuous on: the agent\'s Deployment (owned by kv) writes delta segments under a writer, status.backups.continuousRevision follows; off: the Deployment is gone', async () => {
+    const uid = (await get(NS, 'kv')).metadata.uid;
+    await kubectl(['-n', NS, 'patch', 'svcc', 'kv', '--type=merge', '-p', JSON.stringify({ spec: { backup: { continuous: true } } })]);
+    const dep = await waitFor('the agent Deployment', async () => {
+      const out = await kubectl(['-n', NS, 'get', 'deployments', '-o', 'json']);
+      return (JSON.parse(out) as { items: AgentDeployment[] }).items.find((d) => d.metadata.name === 'kv-backup-agent');
+    }, 60_000, 500);
+    expect(dep.metadata.ownerReferences).to.deep.include({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', name: 'kv', uid, controller: true, blockOwnerDeletion: true });
+    expect(dep.spec.replicas).to.equal(1);
+    // the writer: keys up to revision R (the restore below asks for it), then more writes and a delete after R
+    for (const k of CONTINUOUS) await put(k);
+    atR = await put(AFTER_R[0]);
+    for (const k of AFTER_R.slice(1)) await put(k);
+    const last = await del(BEFORE[0]);
+    const segs = await waitFor(`segments up to revision ${last}`, async () => {
+      const s = segments();
+      return s.length > 0 && Math.max(...s.map((x) => x.toRevision)) >= last ? s : undefined;
+    }, 90_000, 500);
+    expect(Math.min(...segs.map((x) => x.fromRevision)), 'the segments follow the newest full snapshot').to.be.at.most(Math.max(...manifests().map((m) => m.revision)) + 1);
+    const st = await waitFor('status.backups.continuousRevision', async () => {
+      const b = (await get(NS, 'kv')).status?.backups;
+      return (b?.continuousRevision ?? 0) >= last ? b : undefined;
+    }, 40_000, 500);
+    expect(Date.parse(st!.continuousTime!)).to.be.above(Date.now() - 120_000);
+    await kubectl(['-n', NS, 'patch', 'svcc', 'kv', '--type=json', '-p', '[{"op":"replace","path":"/spec/backup/continuous","value":false}]']);
+    await waitFor('the agent Deployment gone', async () => ((await kubectl(['-n', NS, 'get', 'deployments', '-o', 'name'])).includes('kv-backup-agent') ? undefined : true), 30_000, 500);
+  });
+
+  it('the namespace deleted, a new SvcCluster elsewhere is created from the bucket at revision R with exactly its keys (segments replayed); a revision not covered is refused before anything is created', async () => {
     await kubectl(['delete', 'namespace', NS, '--wait=true', '--timeout=120s']);
     expect(objects().length).to.be.at.least(4);
     await secret(NS2, s3.secretAccessKey);
@@ -150,11 +203,15 @@ describe('k8s: backups to an S3-compatible store, and a restore after the namesp
     expect(await kubectl(['-n', NS2, 'get', 'statefulsets,pvc,jobs', '-o', 'name'])).to.equal('');
     await kubectl(['-n', NS2, 'delete', 'svcc', 'early', '--wait=true']);
 
-    await apply(NS2, 'kv-restored', { version: '3.5.21', replicas: 1, restore: { source } });
+    // revision R is after the last full snapshot: the restore Job replays the delta segments up to it
+    expect(atR).to.be.above(range.at(-1)!.revision);
+    await apply(NS2, 'kv-restored', { version: '3.5.21', replicas: 1, restore: { source, revision: atR } });
     await waitFor('kv-restored Running', async () => ((await get(NS2, 'kv-restored')).status?.phase === 'Running' ? true : undefined), 150_000, 1000);
-    expect(await readKeys(NS2, 'kv-restored')).to.deep.equal([...BEFORE, ...AFTER].sort().map((k) => `${k}=v-${k}`));
+    expect(await readKeys(NS2, 'kv-restored')).to.deep.equal([...BEFORE, ...AFTER, ...CONTINUOUS, AFTER_R[0]].sort().map((k) => `${k}=v-${k}`));
+    const r = await postJson(`${member(NS2, 'kv-restored')}/v3/kv/range`, { key: b64('key-'), range_end: b64('key.'), count_only: true });
+    expect(Number((r.body.header as { revision: string }).revision), 'the restored revision').to.equal(atR);
     const restored = (await events(NS2, 'kv-restored')).find((e) => e.reason === 'Restored');
-    expect(restored?.message).to.contain(`s3://${BUCKET}/${PREFIX}`);
+    expect(restored?.message).to.contain(`s3://${BUCKET}/${PREFIX}`).and.to.contain(`at revision ${atR}`);
     // versitygw on the bridge changed no rule of the host's network
     await op.tb.node.checkNetwork('after the object-store backups');
   });

@@ -82,6 +82,10 @@ members' data claims, which the StatefulSet adopts. Secrets: get by name only (T
 - apiGroups: ["apps"]
   resources: ["statefulsets"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
+# continuous backup: the backup agent's Deployment (<cluster>-backup-agent), deleted when continuous is turned off
+- apiGroups: ["apps"]
+  resources: ["deployments"]
+  verbs: ["get", "create", "patch", "delete"]
 # whether the members' class allows volume expansion (cluster-scoped: granted in the ClusterRole only; without it
 # the claim's resize is tried and the apiserver's refusal shows)
 - apiGroups: ["storage.k8s.io"]

@@ -7,12 +7,14 @@
 import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
-import type { BackupEntry, BackupKind, SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
+import type { BackupEntry, BackupKind, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
+import type { SegmentRef } from '../../backup/restore-points.js';
+import { agentDeployment, agentName, agentReplicas } from './backup-agent.js';
 import { quantityBytes } from '../../api/quantity.js';
 import { backupClaimName, backupFileFor, jobDeadlineSeconds } from '../../backup/schedule.js';
 import type { BackupRecord, JobError, RestoreRecord, VerifyRecord } from '../../api/job-records.js';
 import {
-  DestinationError, destinationSecrets, JOB_SECRETS_MOUNT, openS3, pickRestore, RestoreSourceError, restoreDestination, s3Destinations, secretEnvName,
+  DestinationError, destinationSecrets, JOB_SECRETS_MOUNT, listSegments, openS3, readSegment, pickRestore, RestoreSourceError, restoreDestination, s3Destinations, secretEnvName,
   type DestinationCause, type NamedS3, type PickedRestore,
 } from '../../backup/destinations/index.js';
 import { kubeDestinationAccess } from './destination-access.js';
@@ -80,7 +82,6 @@ export function unsupportedOnKubernetes(name: string, spec: SvcClusterSpec): str
     if (d.pvc && d.pvc !== backupClaimName(name, spec)) p.push(`spec.backup.destinations[${d.name}].pvc: backups go to one claim (${backupClaimName(name, spec)}) in this release; name ${d.pvc} in spec.backup.pvc instead`);
   }
   if (spec.backup?.credentialsSecret) p.push('spec.backup.credentialsSecret: backups of a cluster with authentication on are taken by the local runtime only in this release; give the operator client certificates (spec.tls.clientSecret) instead');
-  if (spec.backup?.continuous) p.push('spec.backup.continuous: the backup agent runs with the local runtime only in this release (`svc-operator backup-agent` is the command its Deployment will run); remove it, or run the agent yourself against the cluster\'s client endpoints');
   return p;
 }
 
@@ -410,6 +411,45 @@ export class ClusterJobs {
     return rec.failure !== undefined ? { error: rec.failure } : { hash: rec.hash, compactRevision: rec.compactRevision };
   }
 
+  /**
+   * Keeps the backup agent's Deployment as the spec wants it (backup-agent.ts): applied (its Secrets checked first,
+   * a missing one is a DestinationNoCredentials failure naming it), or deleted when continuous backup is off.
+   * `deployed` is what is known of the Deployment (undefined: read it); resolves with what is true afterwards.
+   */
+  async ensureAgent(hibernated: boolean, deployed: boolean | undefined): Promise<{ deployed: boolean; did?: string }> {
+    const replicas = agentReplicas(this.cluster.spec, hibernated);
+    const name = agentName(this.cluster.name);
+    if (replicas === undefined) {
+      if (deployed === false || (deployed === undefined && !await this.api.deploymentExists(this.cluster.namespace, name))) return { deployed: false };
+      await this.api.deleteDeployment(this.cluster.namespace, name);
+      return { deployed: false, did: `deleted Deployment ${name}: continuous backup is off` };
+    }
+    const image = this.image();
+    await this.destinationSecrets(s3Destinations(this.cluster.spec).map((d) => ({ name: d.name, s3: d.s3 })));
+    const wrote = await this.api.apply(agentDeployment(this.cluster, image, replicas));
+    return { deployed: true, ...(wrote ? { did: `applied Deployment ${name} (${replicas} replica${replicas === 1 ? '' : 's'})` } : {}) };
+  }
+
+  /**
+   * Continuous backup's progress from the first s3 destination (the durable truth, whatever the agent's pod is
+   * doing): the newest segment's end revision and the time its writer saw it.
+   */
+  async continuousProgress(): Promise<Pick<BackupsStatus, 'continuousRevision' | 'continuousTime'>> {
+    const d = s3Destinations(this.cluster.spec)[0];
+    if (!d) return {};
+    const access = await kubeDestinationAccess(this.api.core, this.cluster.namespace, [d.s3]);
+    const dest = openS3(d.name, d.s3, access);
+    try {
+      const segs = await listSegments(dest, this.cluster.name);
+      const newest = segs.reduce<SegmentRef | undefined>((a, b) => (a === undefined || b.toRevision > a.toRevision ? b : a), undefined);
+      if (!newest) return {};
+      const seg = await readSegment(dest, newest);
+      return { continuousRevision: seg.toRevision, continuousTime: seg.lastTime };
+    } finally {
+      dest.store.close();
+    }
+  }
+
   /** The data claims of the members (what the StatefulSet's volumeClaimTemplate would create; it adopts them). */
   dataClaims(version: string): KubeObject[] {
     const l = memberLayout(this.cluster, version);
@@ -450,7 +490,11 @@ export class ClusterJobs {
       : [{ name: 'scratch', mountPath: SCRATCH_MOUNT }, ...secrets.mounts];
     const from = claimSource
       ? [`--snapshot=${BACKUP_MOUNT}/${claimSource.path}`]
-      : picked ? [`--s3=${JSON.stringify(picked.source)}`, `--object=${picked.point.manifestKey}`, `--download=${SCRATCH_MOUNT}/restore`] : [];
+      : picked ? [
+        `--s3=${JSON.stringify(picked.source)}`, `--object=${picked.point.manifestKey}`, `--download=${SCRATCH_MOUNT}/restore`,
+        // a point after the full snapshot: its delta segments replayed on top (a scratch member in the emptyDir)
+        ...(picked.revision > picked.point.revision ? [`--revision=${picked.revision}`, `--segments=${picked.segments.map((r) => r.key).join(',')}`] : []),
+      ] : [];
     const members: string[] = [];
     const sub = l.dataDir.startsWith(`${l.dataMount}/`) ? l.dataDir.slice(l.dataMount.length) : '';
     for (let i = 0; i < this.cluster.spec.replicas; i++) {
@@ -476,14 +520,8 @@ export class ClusterJobs {
     const restore = this.cluster.spec.restore!;
     try {
       const access = await kubeDestinationAccess(this.api.core, this.cluster.namespace, [restoreDestination(restore, this.cluster.spec).s3]);
-      const picked = await pickRestore(restore, this.cluster.spec, access, this.cluster.name);
-      // no point asked for: the newest full snapshot
-      if (restore.revision === undefined && restore.time === undefined) return { ...picked, revision: picked.point.revision, segments: [] };
-      if (picked.revision > picked.point.revision) {
-        // (delta segments are replayed by the local runtime only in this release: never a silently older point)
-        throw new JobFailure('RestoreNotCovered', `cannot create ${this.cluster.name}: revision ${picked.revision} needs the delta segments after the full snapshot at revision ${picked.point.revision} replayed, which the Kubernetes runtime does not do in this release; ask for revision ${picked.point.revision} (or a time at or before ${picked.point.time}), or restore it locally (svc-operator local apply -f with the same spec.restore) and take a backup from there`);
-      }
-      return picked;
+      // no point asked for: the newest restorable revision, segments included (as the local runtime restores)
+      return await pickRestore(restore, this.cluster.spec, access, this.cluster.name);
     } catch (e) {
       if (e instanceof JobFailure) throw e;
       if (e instanceof RestoreSourceError) throw new JobFailure(e.code === 'NotCovered' ? 'RestoreNotCovered' : 'RestoreSnapshotInvalid', e.message);

@@ -274,6 +274,28 @@ export class KubeApi {
     }
   }
 
+  /** Whether Deployment `name` exists. */
+  async deploymentExists(namespace: string, name: string): Promise<boolean> {
+    try {
+      await this.apps.readNamespacedDeployment({ namespace, name });
+      return true;
+    } catch (e) {
+      if (isStatus(e, 404)) return false;
+      throw e;
+    }
+  }
+
+  /** Deletes a Deployment and, in the background, its pods; a missing one is no error. */
+  async deleteDeployment(namespace: string, name: string): Promise<void> {
+    this.wrote('delete deployment', namespace, name);
+    this.forgetObject('Deployment', namespace, name);
+    try {
+      await this.apps.deleteNamespacedDeployment({ namespace, name, propagationPolicy: 'Background' });
+    } catch (e) {
+      if (!isStatus(e, 404)) throw e;
+    }
+  }
+
   /** Sets one label of a pod. */
   async patchPodLabel(namespace: string, name: string, key: string, value: string): Promise<void> {
     this.wrote(`label ${key}=${value}`, namespace, name);

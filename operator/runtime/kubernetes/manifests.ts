@@ -188,7 +188,8 @@ export function configRevision(spec: SvcClusterSpec, release: string): string {
 /** Builds of the StatefulSet by this process (tests count them: one per pass). */
 export const statefulSetBuilds = { count: 0 };
 
-function owned(c: ClusterRef, apiVersion: string, kind: string, name: string, rest: Record<string, unknown>, extra: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}): KubeObject {
+/** An object owned by the SvcCluster (its owner reference, the operator's labels), annotated with the hash of its content. */
+export function owned(c: ClusterRef, apiVersion: string, kind: string, name: string, rest: Record<string, unknown>, extra: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}): KubeObject {
   const obj: KubeObject = {
     apiVersion, kind,
     metadata: {

@@ -9,6 +9,9 @@ import { join, resolve } from 'node:path';
 import { restoreSnapshot } from '../../../server/cluster/restore.js';
 import { nopLogger } from '../../../server/log/logger.js';
 import { MemberClient } from '../../members/index.js';
+import { Client } from '../../../server/client/index.js';
+import type { RevisionChange } from '../../backup/delta.js';
+import { replayChanges, ReplayError } from '../delta-replay.js';
 import type { DrillMeasure } from '../../backup/verify.js';
 import { freePorts } from './ports.js';
 import { svcNodeArgs } from './svc-process.js';
@@ -127,6 +130,38 @@ export async function runDrill(i: DrillInput): Promise<DrillMeasure> {
     }
   } finally {
     client.close();
+    await member.stop();
+  }
+}
+
+/**
+ * The snapshot at `base` with `changes` replayed, written to `out`: a lone scratch member restored from it in
+ * `scratchDir` takes the changes one transaction per revision, and its snapshot is the file members are restored
+ * from. The local runtime's restore and the Kubernetes restore Job (cli/backup.ts) both run it (delta-replay.ts replays).
+ */
+export async function replayIntoSnapshot(i: { snapshot: string; base: number; changes: RevisionChange[]; scratchDir: string; svcEntry: string; out: string }): Promise<string> {
+  const member = await startScratchMember(i.snapshot, i.scratchDir, i.svcEntry);
+  const client = await Client.connect({ endpoints: [member.clientURL], commandTimeoutMs: 5000 });
+  const members = new MemberClient({ timeoutMs: 10_000, attempts: 3 });
+  try {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const exited = member.exited();
+      if (exited) throw new ReplayError(`the scratch member the deltas are replayed into ${exited}: ${member.logTail()}`);
+      try {
+        await client.get('\u0000', { serializable: true, countOnly: true });
+        break;
+      } catch (e) {
+        if (Date.now() > deadline) throw new ReplayError(`the scratch member the deltas are replayed into did not serve within 60 s (${(e as Error).message}): ${member.logTail()}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    await replayChanges(client, i.base, i.changes);
+    await members.snapshot(member.clientURL, 'replay', i.out);
+    return i.out;
+  } finally {
+    client.close();
+    members.close();
     await member.stop();
   }
 }

@@ -21,10 +21,8 @@ import {
 } from '../../backup/destinations/index.js';
 import { changesBetween, type RevisionChange } from '../../backup/delta.js';
 import type { RestorePoint } from '../../backup/restore-points.js';
-import { replayChanges } from '../delta-replay.js';
-import { startScratchMember } from './drill.js';
-import { Client } from '../../../server/client/index.js';
-import { MemberClient } from '../../members/index.js';
+import { ReplayError } from '../delta-replay.js';
+import { replayIntoSnapshot } from './drill.js';
 import { backupFileFor, backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
@@ -812,29 +810,12 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
    * changes one transaction per revision, and its snapshot is the file the members are restored from.
    */
   private async replayed(snapshot: string, base: number, changes: RevisionChange[], out: string): Promise<string> {
-    const member = await startScratchMember(snapshot, join(this.stateDir, 'restore', 'replay'), this.svcEntry);
-    const client = await Client.connect({ endpoints: [member.clientURL], commandTimeoutMs: 5000 });
-    const members = new MemberClient({ timeoutMs: 10_000, attempts: 3 });
     try {
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const exited = member.exited();
-        if (exited) throw new RuntimeError('START_FAILED', `the scratch member the deltas are replayed into ${exited}: ${member.logTail()}`);
-        try {
-          await client.get('\u0000', { serializable: true, countOnly: true });
-          break;
-        } catch (e) {
-          if (Date.now() > deadline) throw new RuntimeError('START_FAILED', `the scratch member the deltas are replayed into did not serve within 60 s (${(e as Error).message}): ${member.logTail()}`);
-          await sleep(100);
-        }
-      }
-      await replayChanges(client, base, changes);
-      await members.snapshot(member.clientURL, 'replay', out);
-      return out;
-    } finally {
-      client.close();
-      members.close();
-      await member.stop();
+      return await replayIntoSnapshot({ snapshot, base, changes, scratchDir: join(this.stateDir, 'restore', 'replay'), svcEntry: this.svcEntry, out });
+    } catch (e) {
+      // the scratch member itself failed: a failed start, as before (a replay that does not add up stays a ReplayError)
+      if (e instanceof ReplayError && /^the scratch member/.test(e.message)) throw new RuntimeError('START_FAILED', e.message);
+      throw e;
     }
   }
 

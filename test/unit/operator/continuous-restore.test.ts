@@ -83,11 +83,76 @@ describe('continuous backup: segments, coverage, restore plans, retention', () =
     expect(problems({ continuous: 'yes', destinations: [s3] })).to.deep.equal(['spec.backup.continuous must be true or false']);
   });
 
-  it('the Kubernetes runtime refuses spec.backup.continuous by name until the agent has its Deployment (never ignores it)', async () => {
+  it('the Kubernetes runtime carries spec.backup.continuous out (the agent\'s Deployment): no refusal', async () => {
     const { unsupportedOnKubernetes } = await import('../../../operator/runtime/kubernetes/backup-job.js');
-    expect(unsupportedOnKubernetes('kv', { version: '3.5.21', replicas: 1, backup: { continuous: true } })).to.deep.equal([
-      'spec.backup.continuous: the backup agent runs with the local runtime only in this release (`svc-operator backup-agent` is the command its Deployment will run); remove it, or run the agent yourself against the cluster\'s client endpoints',
+    expect(unsupportedOnKubernetes('kv', { version: '3.5.21', replicas: 1, backup: { continuous: true } })).to.deep.equal([]);
+  });
+});
+
+describe('backup agent on Kubernetes: its Deployment', () => {
+  const S3 = { endpoint: 'http://10.0.0.1:7070', bucket: 'b', prefix: 'p', region: 'us-east-1', forcePathStyle: true, credentialsSecret: 'creds', caSecret: 'ca' };
+  const ref = (spec: Record<string, unknown> = {}) => ({
+    name: 'kv', namespace: 'ns', uid: 'u-1',
+    spec: { version: '3.5.21', replicas: 3, backup: { continuous: true, keep: 4, maxAge: '24h', destinations: [{ name: 'offsite', s3: S3 }, { name: 'claim', pvc: 'kv-backups' }] }, ...spec },
+  });
+  interface Dep {
+    kind: string; metadata: { name: string; labels: Record<string, string>; ownerReferences: Array<{ kind: string; name: string; uid: string; controller: boolean }>; annotations: Record<string, string> };
+    spec: { replicas: number; strategy: { type: string }; selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: {
+      containers: Array<{ image: string; command: string[]; args: string[]; env: Array<{ name: string; value: string }>; volumeMounts: Array<{ name: string; mountPath: string }> }>;
+      volumes: Array<{ name: string; secret?: { secretName: string }; emptyDir?: object }>;
+    } } };
+  }
+
+  it('runs while continuous is on: 1 replica; 0 while hibernated or at spec.replicas 0; none once it is off', async () => {
+    const { agentReplicas } = await import('../../../operator/runtime/kubernetes/backup-agent.js');
+    expect(agentReplicas({ replicas: 3, backup: { continuous: true } }, false)).to.equal(1);
+    expect(agentReplicas({ replicas: 3, backup: { continuous: true } }, true)).to.equal(0);
+    expect(agentReplicas({ replicas: 0, backup: { continuous: true } }, false)).to.equal(0);
+    expect(agentReplicas({ replicas: 3, backup: { continuous: false } }, false)).to.equal(undefined);
+    expect(agentReplicas({ replicas: 3 }, false)).to.equal(undefined);
+  });
+
+  it('svc-operator backup-agent of the operator image against every member, the s3 destinations as JSON, their Secrets mounted where the agent reads them, owned by the SvcCluster', async () => {
+    const { agentDeployment, agentName } = await import('../../../operator/runtime/kubernetes/backup-agent.js');
+    const { JOB_SECRETS_MOUNT } = await import('../../../operator/backup/destinations/index.js');
+    const d = agentDeployment(ref(), 'svc-operator:dev', 1) as unknown as Dep;
+    expect(d.kind).to.equal('Deployment');
+    expect(d.metadata.name).to.equal('kv-backup-agent').and.to.equal(agentName('kv'));
+    expect(d.metadata.ownerReferences).to.deep.equal([{ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', name: 'kv', uid: 'u-1', controller: true, blockOwnerDeletion: true }]);
+    expect(d.metadata.labels['svc.dev/cluster']).to.equal('kv');
+    expect(d.spec.replicas).to.equal(1);
+    expect(d.spec.strategy.type, 'never two agents at once').to.equal('Recreate');
+    // the pods are not the members: the Services do not select them
+    expect(d.spec.template.metadata.labels['app.kubernetes.io/name']).to.equal('svc-backup-agent');
+    expect(d.spec.selector.matchLabels).to.deep.include({ 'app.kubernetes.io/name': 'svc-backup-agent', 'app.kubernetes.io/instance': 'kv' });
+    const c = d.spec.template.spec.containers[0];
+    expect(c.image).to.equal('svc-operator:dev');
+    expect(c.command).to.deep.equal(['svc-operator']);
+    expect(c.args).to.deep.equal([
+      'backup-agent', '--cluster=kv',
+      '--endpoints=http://kv-0.kv.ns.svc:2379,http://kv-1.kv.ns.svc:2379,http://kv-2.kv.ns.svc:2379',
+      `--destinations=${JSON.stringify([{ name: 'offsite', s3: S3 }])}`,
+      '--release=3.5.21', '--work-dir=/work/agent', '--keep=4', '--max-age=24h',
     ]);
+    expect(c.env).to.deep.equal([{ name: 'SVC_OPERATOR_SECRETS_DIR', value: JOB_SECRETS_MOUNT }]);
+    const vols = d.spec.template.spec.volumes;
+    const mountOf = (secret: string) => c.volumeMounts.find((m) => m.name === vols.find((v) => v.secret?.secretName === secret)?.name)?.mountPath;
+    expect(mountOf('creds')).to.equal(`${JOB_SECRETS_MOUNT}/creds`);
+    expect(mountOf('ca')).to.equal(`${JOB_SECRETS_MOUNT}/ca`);
+    expect(vols.find((v) => v.name === 'work')?.emptyDir).to.deep.equal({});
+  });
+
+  it('a TLS cluster: https members and the client certificate mounted as the backup Jobs do; a changed spec changes its hash (re-applied)', async () => {
+    const { agentDeployment } = await import('../../../operator/runtime/kubernetes/backup-agent.js');
+    const d = agentDeployment(ref({ replicas: 1, tls: { peerSecret: 'peer', clientSecret: 'cli' } }), 'img', 1) as unknown as Dep;
+    const c = d.spec.template.spec.containers[0];
+    expect(c.args).to.include('--endpoints=https://kv-0.kv.ns.svc:2379');
+    expect(c.args).to.include.members(['--cacert=/etc/svc/client-tls/ca.crt', '--cert=/etc/svc/client-tls/tls.crt', '--key=/etc/svc/client-tls/tls.key']);
+    expect(d.spec.template.spec.volumes.find((v) => v.secret?.secretName === 'cli')).to.not.equal(undefined);
+    const h = (x: Dep) => x.metadata.annotations['svc.dev/applied-hash'];
+    expect(h(agentDeployment(ref(), 'img', 1) as unknown as Dep)).to.equal(h(agentDeployment(ref(), 'img', 1) as unknown as Dep));
+    expect(h(agentDeployment(ref(), 'img', 0) as unknown as Dep)).to.not.equal(h(agentDeployment(ref(), 'img', 1) as unknown as Dep));
+    expect(h(agentDeployment(ref({ replicas: 5 }), 'img', 1) as unknown as Dep)).to.not.equal(h(agentDeployment(ref(), 'img', 1) as unknown as Dep));
   });
 });
 
