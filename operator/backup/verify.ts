@@ -4,6 +4,7 @@
 import type { BackupEntry, BackupsStatus, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
 import { scheduleProblem } from '../api/cron.js';
 import { dueSlot, type DueBackup } from './schedule.js';
+import type { RestorePoint } from './restore-points.js';
 
 /** The annotation that asks for a restore drill now; any new token asks again. */
 export const VERIFY_REQUEST_ANNOTATION = 'svc.dev/verify-request';
@@ -74,6 +75,14 @@ export function judgeDrill(backup: BackupEntry, m: DrillMeasure, now: Date): Ver
 /** The drill answering a request when no backup exists yet. */
 export function noBackupToVerify(now: Date): VerifiedStatus {
   return { time: now.toISOString(), location: '', revision: 0, result: 'Failed', message: 'no backup recorded yet: take one first (spec.backup.schedule, or an on-demand backup)' };
+}
+
+/** A destination's restore point as the backup a drill judges (`location`: how messages name it). */
+export function pointEntry(point: RestorePoint, location: string): BackupEntry {
+  return {
+    location, member: point.member, revision: point.revision, size: point.size, sha256: point.sha256, time: point.time, kind: 'scheduled',
+    ...(point.hashKV !== undefined ? { kvHash: point.hashKV, compactRevision: point.compactRevision } : {}),
+  };
 }
 
 /**

@@ -14,7 +14,7 @@
 //       KEY from the destination JSON ({name, s3}) into DIR and checks its sha256 first
 //       [--revision N --segments KEY,...]  then replays the delta segments KEY,... up to revision N into it (a scratch
 //       member under DIR, replayIntoSnapshot of runtime/local/drill.ts: the local runtime's code)
-//   svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
+//   svc-operator verify (--snapshot FILE | --s3 JSON --object MANIFEST-KEY --download DIR) --revision N --scratch DIR [--record FILE]
 //       a restore drill: restores FILE into DIR (a scratch member with no peers, removed after) and writes a
 //       VerifyRecord with its KV hash at revision N (the operator compares it with the one recorded at backup time)
 // FILE is meant to be the container's terminationMessagePath: the operator reads the record from the pod status.
@@ -46,7 +46,7 @@ const USAGE = `usage:
                       [--cacert FILE --cert FILE --key FILE]
                       [--s3 JSON --cluster NAME --release X.Y.Z --kind KIND [--max-age DURATION]]
   svc-operator restore (--snapshot FILE | --s3 JSON --object KEY --download DIR [--revision N --segments KEY,...]) --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
-  svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
+  svc-operator verify (--snapshot FILE | --s3 JSON --object MANIFEST-KEY --download DIR) --revision N --scratch DIR [--record FILE]
 `;
 
 /** True when argv names a Job command (main.ts hands those to jobMain). */
@@ -223,11 +223,29 @@ export async function restore(flags: Map<string, string>): Promise<RestoreRecord
 
 /** `verify`: a restore drill of one snapshot file (runtime/local/drill.ts, the same code the local runtime runs). */
 export async function verify(flags: Map<string, string>): Promise<VerifyRecord> {
-  const snapshot = need(flags, 'snapshot');
   const revisionText = need(flags, 'revision');
   if (!/^[1-9]\d*$/.test(revisionText)) throw new UsageError('--revision must be a positive integer');
-  const m = await runDrill({ snapshotFile: snapshot, revision: Number(revisionText), scratchDir: need(flags, 'scratch'), svcEntry: DEFAULT_SVC_ENTRY });
-  return { snapshot: basename(snapshot), revision: Number(revisionText), ...(m.hash !== undefined ? { hash: m.hash, compactRevision: m.compactRevision } : {}), ...(m.error !== undefined ? { failure: m.error } : {}) };
+  const revision = Number(revisionText);
+  if (flags.has('snapshot') === flags.has('s3')) throw new UsageError('give --snapshot FILE, or --s3 JSON with --object KEY and --download DIR');
+  let snapshot: string;
+  if (flags.has('s3')) {
+    // a bucket's restore point: downloaded and checked against its manifest first (a corrupt object fails the drill)
+    const source = jsonFlag<NamedS3>(flags, 's3', isNamedS3);
+    const object = need(flags, 'object');
+    const download = need(flags, 'download');
+    mkdirSync(download, { recursive: true });
+    const dest = openS3(source.name, source.s3, jobDestinationAccess(process.env, readIfThere));
+    try {
+      snapshot = (await fetchByManifest(dest, object, download)).file;
+    } catch (e) {
+      if (e instanceof DestinationError) return { snapshot: object, revision, failure: e.message };
+      throw e;
+    } finally {
+      dest.store.close();
+    }
+  } else snapshot = need(flags, 'snapshot');
+  const m = await runDrill({ snapshotFile: snapshot, revision, scratchDir: need(flags, 'scratch'), svcEntry: DEFAULT_SVC_ENTRY });
+  return { snapshot: basename(snapshot), revision, ...(m.hash !== undefined ? { hash: m.hash, compactRevision: m.compactRevision } : {}), ...(m.error !== undefined ? { failure: m.error } : {}) };
 }
 
 /** Runs `backup`, `restore` or `verify`; resolves with the exit code. */

@@ -61,7 +61,7 @@ ${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${ver
       prints the shell completion of svc-operator and kubectl-svc (also in completions/)
   svc-operator backup --endpoint URL --member NAME --dir DIR --file NAME.db [--keep N] [--record FILE] [--cacert F --cert F --key F]
                       [--s3 JSON --cluster NAME --release X.Y.Z --kind KIND [--max-age DURATION]]
-  svc-operator verify --snapshot FILE --revision N --scratch DIR [--record FILE]
+  svc-operator verify (--snapshot FILE | --s3 JSON --object MANIFEST-KEY --download DIR) --revision N --scratch DIR [--record FILE]
   svc-operator restore (--snapshot FILE | --s3 JSON --object KEY --download DIR) --members NAME=DATADIR,... --initial-cluster NAME=URL,... --initial-cluster-token TOKEN [--record FILE]
       what the operator's backup, restore-drill and restore Jobs run
   svc-operator backup-agent --cluster NAME --endpoints URL,... --destinations JSON [--config FILE] [--segment-seconds N]

@@ -9,7 +9,7 @@
 // Between the two, continuous backup is turned on: its agent's Deployment writes delta segments under a writer, and
 // the new cluster is restored to a revision R after the last full snapshot (the segments replayed): exactly R's keys.
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
@@ -156,6 +156,32 @@ describe('k8s: backups to an S3-compatible store, and a restore after the namesp
     expect(await kubeBackupsMain(['backups', 'kv', '-n', NS, `--kubeconfig=${op.tb.kubeconfigPath}`], (s) => text.push(s))).to.equal(0);
     expect(text.join('')).to.match(new RegExp(`^"offsite" \\(s3://${BUCKET}/${PREFIX} at ${s3.endpoint.replace(/[.]/g, '\\.')}\\), cluster kv: restore points from revision ${ms[0].revision} `));
     expect(text.join('')).to.contain('REVISION').and.to.contain(ms.at(-1)!.snapshot);
+  });
+
+  it('restore drills (kubectl svc verify): the claim\'s backup and the bucket\'s newest point pass; that object corrupted, the next drill fails naming it', async () => {
+    const verify = async (token: string) => {
+      const out: string[] = [];
+      const code = await backupNowMain(['verify-now', 'kv', '-n', NS, `--kubeconfig=${op.tb.kubeconfigPath}`, `--token=${token}`, '--wait=150'], (x) => out.push(x), 'kubectl svc verify');
+      return { code, out: out.join('') };
+    };
+    const newest = manifests().sort((a, b) => a.revision - b.revision).at(-1)!;
+    const ok = await verify('s3-drill-1');
+    expect(ok.code, ok.out).to.equal(0);
+    expect(ok.out).to.contain(`restored s3://${BUCKET}/${PREFIX}/kv/${newest.snapshot} into a scratch member: KV hash at revision ${newest.revision}`);
+    const file = join(s3.root, BUCKET, PREFIX, 'kv', newest.snapshot);
+    const original = readFileSync(file);
+    const bad = Buffer.from(original);
+    bad[200] ^= 0xff;
+    writeFileSync(file, bad);
+    try {
+      const failed = await verify('s3-drill-2');
+      expect(failed.code, failed.out).to.equal(1);
+      const v = (await get(NS, 'kv')).status!.backups!.lastVerified!;
+      expect(v).to.include({ result: 'Failed', location: `s3://${BUCKET}/${PREFIX}/kv/${newest.snapshot}` });
+      expect(v.message).to.match(/is corrupt: its sha256 \S+ does not match its manifest's/);
+    } finally {
+      writeFileSync(file, original);
+    }
   });
 
   it('continuous on: the agent\'s Deployment (owned by kv) writes delta segments under a writer, status.backups.continuousRevision follows; off: the Deployment is gone', async () => {

@@ -8,13 +8,13 @@ import { createHash } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import type { BackupEntry, BackupKind, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../../api/types.js';
-import type { SegmentRef } from '../../backup/restore-points.js';
+import type { RestorePoint, SegmentRef } from '../../backup/restore-points.js';
 import { agentDeployment, agentName, agentReplicas } from './backup-agent.js';
 import { quantityBytes } from '../../api/quantity.js';
 import { backupClaimName, backupFileFor, jobDeadlineSeconds } from '../../backup/schedule.js';
 import type { BackupRecord, JobError, RestoreRecord, VerifyRecord } from '../../api/job-records.js';
 import {
-  DestinationError, destinationSecrets, JOB_SECRETS_MOUNT, listSegments, openS3, readSegment, pickRestore, RestoreSourceError, restoreDestination, s3Destinations, secretEnvName,
+  DestinationError, destinationSecrets, JOB_SECRETS_MOUNT, listRestorePoints, listSegments, openS3, readSegment, pickRestore, RestoreSourceError, restoreDestination, s3Destinations, secretEnvName,
   type DestinationCause, type NamedS3, type PickedRestore,
 } from '../../backup/destinations/index.js';
 import { kubeDestinationAccess } from './destination-access.js';
@@ -70,6 +70,11 @@ export interface ClusterJobsOptions {
 /** A DNS-1123 label from `base` and a suffix, at most 63 characters. */
 function jobName(base: string, suffix: string): string {
   return `${base.slice(0, 63 - suffix.length - 1).replace(/-+$/, '')}-${suffix}`;
+}
+
+/** The drill Job of slot or request `id`: the claim's backup, or (`destination`) that destination's newest point. */
+function verifyJobName(cluster: string, id: string, destination?: string): string {
+  return jobName(cluster, `verify-${createHash('sha256').update(destination === undefined ? id : `${id}\n${destination}`).digest('hex').slice(0, 10)}`);
 }
 
 /**
@@ -400,15 +405,52 @@ export class ClusterJobs {
   async verify(backup: BackupEntry, id: string): Promise<DrillMeasure> {
     const { claim, path: rel } = restoreSource(backup.location, this.claim);
     this.image();
-    const name = jobName(this.cluster.name, `verify-${createHash('sha256').update(id).digest('hex').slice(0, 10)}`);
+    const name = verifyJobName(this.cluster.name, id);
     const volumes: object[] = [{ name: 'backups', persistentVolumeClaim: { claimName: claim, readOnly: true } }, { name: 'scratch', emptyDir: {} }];
     const mounts: object[] = [{ name: 'backups', mountPath: BACKUP_MOUNT, readOnly: true }, { name: 'scratch', mountPath: SCRATCH_MOUNT }];
     const { record: rec } = await this.run<VerifyRecord>(name, () => this.job(name, 'verify', [
       'verify', `--snapshot=${BACKUP_MOUNT}/${rel}`, `--revision=${backup.revision}`, `--scratch=${SCRATCH_MOUNT}/drill`, `--record=${TERMINATION_LOG}`,
     ], volumes, mounts, this.deadline(backup.size)), 'VerifyJobFailed', 'VerifyJobTimeout');
-    await this.deleteJob(name);
     if (rec.revision !== backup.revision) throw new JobFailure('VerifyJobFailed', `Job ${this.cluster.namespace}/${name} reported an unexpected record: ${JSON.stringify(rec).slice(0, 300)}`);
     return rec.failure !== undefined ? { error: rec.failure } : { hash: rec.hash, compactRevision: rec.compactRevision };
+  }
+
+  /** The newest restore point of this cluster in a destination (listed with the namespace's Secrets), if any. */
+  async newestPoint(source: NamedS3): Promise<RestorePoint | undefined> {
+    const dest = openS3(source.name, source.s3, await kubeDestinationAccess(this.api.core, this.cluster.namespace, [source.s3]));
+    try {
+      return (await listRestorePoints(dest, this.cluster.name)).points.at(-1);
+    } finally {
+      dest.store.close();
+    }
+  }
+
+  /**
+   * A restore drill of a destination's restore point (a Job of its own per destination, with the destination's
+   * Secrets): the Job downloads the object, checks it against its manifest, restores it into a scratch member and
+   * reports the KV hash at its revision. StepPending while it runs; a JobFailure when the Job itself failed.
+   */
+  async verifyObject(source: NamedS3, point: RestorePoint, id: string): Promise<DrillMeasure> {
+    this.image();
+    const secrets = await this.destinationSecrets([source]);
+    const name = verifyJobName(this.cluster.name, id, source.name);
+    const volumes: object[] = [{ name: 'scratch', emptyDir: {} }, ...secrets.volumes];
+    const mounts: object[] = [{ name: 'scratch', mountPath: SCRATCH_MOUNT }, ...secrets.mounts];
+    const { record: rec } = await this.run<VerifyRecord>(name, () => this.job(name, 'verify', [
+      'verify', `--s3=${JSON.stringify(source)}`, `--object=${point.manifestKey}`, `--download=${SCRATCH_MOUNT}/download`,
+      `--revision=${point.revision}`, `--scratch=${SCRATCH_MOUNT}/drill`, `--record=${TERMINATION_LOG}`,
+    ], volumes, mounts, this.deadline(point.size), secrets.env), 'VerifyJobFailed', 'VerifyJobTimeout');
+    if (rec.revision !== point.revision) {
+      // a newer point landed since the Job started: it is the one to drill
+      await this.deleteJob(name);
+      throw new StepPending('VerifyRunning', `a newer restore point (revision ${point.revision}) landed in ${source.name}; drilling it`, this.opts.pollMs ?? 1000);
+    }
+    return rec.failure !== undefined ? { error: rec.failure } : { hash: rec.hash, compactRevision: rec.compactRevision };
+  }
+
+  /** Removes the drill Jobs of `id` (the claim's and each destination's), once every one of them was judged. */
+  async verifyDone(id: string, destinations: readonly string[]): Promise<void> {
+    for (const n of [undefined, ...destinations]) await this.deleteJob(verifyJobName(this.cluster.name, id, n));
   }
 
   /**

@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import type { V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { RuntimeError, StepPending, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember, type VerifyStep } from '../runtime.js';
 import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../../api/types.js';
-import { judgeDrill, noBackupToVerify } from '../../backup/verify.js';
+import { combineDrills, judgeDrill, noBackupToVerify, pointEntry, type DrillMeasure } from '../../backup/verify.js';
+import { DestinationError, s3Destinations } from '../../backup/destinations/index.js';
+import type { RestorePoint } from '../../backup/restore-points.js';
 import { backupsState, dueOfStep } from '../../backup/schedule.js';
 import { DEFAULT_VOLUME } from '../../api/maintenance.js';
 import { quantityBytes } from '../../api/quantity.js';
@@ -530,17 +532,41 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     return record;
   }
 
-  /** A restore drill Job of the step's backup; a Job that could not run the drill is a failed drill, saying why. */
+  /**
+   * Restore drill Jobs of the step's backup and of each object-store destination's newest restore point (a corrupt
+   * object fails its drill); a Job that could not run its drill is a failed drill, saying why. The Jobs stay until
+   * every drill was judged, so that a pass finding one still running does not run the others again.
+   */
   async verifyBackup(step: VerifyStep): Promise<VerifiedStatus> {
+    const jobs = this.opts.jobs;
+    if (!jobs) throw new RuntimeError('UNSUPPORTED', 'restore drills run as Jobs: this runtime has none');
+    const drill = async (b: BackupEntry, measure: () => Promise<DrillMeasure>): Promise<VerifiedStatus> => {
+      try {
+        return judgeDrill(b, await measure(), new Date());
+      } catch (e) {
+        if (e instanceof JobFailure) return judgeDrill(b, { error: `${e.reason}: ${e.message}` }, new Date());
+        throw e;
+      }
+    };
+    const outcomes: VerifiedStatus[] = [];
     const b = step.backup;
-    if (!b) return noBackupToVerify(new Date());
-    if (!this.opts.jobs) throw new RuntimeError('UNSUPPORTED', 'restore drills run as Jobs: this runtime has none');
-    try {
-      return judgeDrill(b, await this.opts.jobs.verify(b, step.id), new Date());
-    } catch (e) {
-      if (e instanceof JobFailure) return judgeDrill(b, { error: `${e.reason}: ${e.message}` }, new Date());
-      throw e;
+    if (b) outcomes.push(await drill(b, () => jobs.verify(b, step.id)));
+    const dests = s3Destinations(this.cluster.spec).map((d) => ({ name: d.name, s3: d.s3 }));
+    for (const d of dests) {
+      let point: RestorePoint | undefined;
+      try {
+        point = await jobs.newestPoint(d);
+      } catch (e) {
+        if (!(e instanceof DestinationError)) throw e;
+        outcomes.push({ time: new Date().toISOString(), location: d.name, revision: 0, result: 'Failed', message: e.message });
+        continue;
+      }
+      const location = `s3://${d.s3.bucket}/${point?.key ?? ''}`;
+      if (!point) outcomes.push({ time: new Date().toISOString(), location, revision: 0, result: 'Failed', message: `destination ${d.name} holds no restore point of ${this.cluster.name} yet: take a backup first` });
+      else outcomes.push(await drill(pointEntry(point, location), () => jobs.verifyObject(d, point, step.id)));
     }
+    await jobs.verifyDone(step.id, dests.map((d) => d.name));
+    return outcomes.length > 0 ? combineDrills(outcomes) : noBackupToVerify(new Date());
   }
 
   /** The record with the drill's outcome; the controller publishes it as status.backups. */

@@ -14,7 +14,7 @@ import { nopLogger } from '../../../server/log/logger.js';
 import type { BackupEntry, BackupKind, BackupsStatus, RestoreSpec, SnapshotRecord, VerifiedStatus } from '../../api/types.js';
 import { runDrill } from './drill.js';
 import { svcNodeArgs } from './svc-process.js';
-import { combineDrills, judgeDrill, noBackupToVerify } from '../../backup/verify.js';
+import { combineDrills, judgeDrill, noBackupToVerify, pointEntry } from '../../backup/verify.js';
 import {
   DestinationError, downloadRestorePoint, listRestorePoints, openS3, pickRestore, readSegment, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations,
   type DestinationAccess, type OpenDestination, type PickedRestore, type SourcePoints,
@@ -721,8 +721,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
       } catch (e) {
         return { ...failed(location, `restoring ${location} failed: ${(e as Error).message}`), revision: point.revision };
       }
-      const entry: BackupEntry = { location, member: point.member, revision: point.revision, size: point.size, sha256: point.sha256, time: point.time, kind: 'scheduled', ...(point.hashKV !== undefined ? { kvHash: point.hashKV, compactRevision: point.compactRevision } : {}) };
-      return judgeDrill(entry, await runDrill({ snapshotFile: file, revision: point.revision, scratchDir: join(this.stateDir, 'drill'), svcEntry: this.svcEntry }), new Date());
+      return judgeDrill(pointEntry(point, location), await runDrill({ snapshotFile: file, revision: point.revision, scratchDir: join(this.stateDir, 'drill'), svcEntry: this.svcEntry }), new Date());
     } catch (e) {
       return failed(dest.store.label, (e as Error).message);
     } finally {

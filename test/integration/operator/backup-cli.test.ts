@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { BackupRecord, JobError, RestoreRecord } from '../../../operator/api/job-records.js';
+import type { BackupRecord, JobError, RestoreRecord, VerifyRecord } from '../../../operator/api/job-records.js';
 import { secretEnvName } from '../../../operator/backup/destinations/index.js';
 import type { FullManifest } from '../../../operator/backup/restore-points.js';
 import { startS3Server } from '../../../harness/s3-server.js';
@@ -198,6 +198,21 @@ describe('operator: svc-operator backup and restore (the Job commands)', functio
       await waitForHttp(`http://127.0.0.1:${ports[0]}/health`, { timeoutMs: 30_000 });
       const a = await postJson(`http://127.0.0.1:${ports[0]}/v3/kv/range`, { key: b64('k'), range_end: b64('l') });
       expect((a.body.kvs as Array<{ key: string; value: string }>).map((kv) => `${unb64(kv.key)}=${unb64(kv.value)}`).sort()).to.deep.equal(Array.from({ length: 20 }, (_, k) => `k${k}=v${k}`).sort());
+
+      // verify --s3 (the Kubernetes drill of a bucket's restore point): the hash at its revision; a corrupt object, the cause
+      const verifyRecord = join(dir, 'record-s3-verify');
+      const verifyArgs = ['verify', `--s3=${JSON.stringify(JSON.parse(dests)[0])}`, `--object=${key.replace(/\.db$/, '.json')}`, `--download=${join(dir, 's3', 'drill-download')}`,
+        `--revision=${rec.revision}`, `--scratch=${join(dir, 's3', 'drill')}`, `--record=${verifyRecord}`];
+      expect(await jobMain(verifyArgs)).to.equal(0);
+      expect(JSON.parse(readFileSync(verifyRecord, 'utf8')) as VerifyRecord).to.include({ revision: rec.revision, hash: rec.kvHash });
+      const object = join(s3.root, 'bkt1', key);
+      const bytes = readFileSync(object);
+      bytes[200] ^= 0xff;
+      writeFileSync(object, bytes);
+      await jobMain(verifyArgs);
+      const corrupt = JSON.parse(readFileSync(verifyRecord, 'utf8')) as VerifyRecord;
+      expect(corrupt.hash).to.equal(undefined);
+      expect(corrupt.failure).to.match(/is corrupt: its sha256 \S+ does not match its manifest's/);
     } finally {
       delete process.env[secretEnvName('creds', 'accessKeyId')];
       delete process.env[secretEnvName('creds', 'secretAccessKey')];
