@@ -164,10 +164,18 @@ describe('k8s: backups to an S3-compatible store, and a restore after the namesp
       const code = await backupNowMain(['verify-now', 'kv', '-n', NS, `--kubeconfig=${op.tb.kubeconfigPath}`, `--token=${token}`, '--wait=150'], (x) => out.push(x), 'kubectl svc verify');
       return { code, out: out.join('') };
     };
+    // a scheduled backup Job still running when the schedule was removed lands first: the newest point must hold still
+    let seen = -1;
+    await waitFor('no backup landing any more', async () => {
+      const n = manifests().length;
+      const still = n === seen;
+      seen = n;
+      return still ? true : undefined;
+    }, 90_000, 6000);
     const newest = manifests().sort((a, b) => a.revision - b.revision).at(-1)!;
     const ok = await verify('s3-drill-1');
     expect(ok.code, ok.out).to.equal(0);
-    expect(ok.out).to.contain(`restored s3://${BUCKET}/${PREFIX}/kv/${newest.snapshot} into a scratch member: KV hash at revision ${newest.revision}`);
+    expect(ok.out, ok.out).to.contain(`restored s3://${BUCKET}/${PREFIX}/kv/${newest.snapshot} into a scratch member: KV hash at revision ${newest.revision}`);
     const file = join(s3.root, BUCKET, PREFIX, 'kv', newest.snapshot);
     const original = readFileSync(file);
     const bad = Buffer.from(original);
