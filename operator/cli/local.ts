@@ -319,10 +319,13 @@ export async function localBackup(stateDir: string, wait: boolean, output: strin
   // to 1 s) rather than after the loop's minute of backoff
   const r = await applyCluster(cluster, { stateDir, printer: output === 'json' ? undefined : new StepPrinter(), svcEntry: envSvcEntry(), crashAt: process.env.SVC_OPERATOR_CRASH_AT, backoff: new Backoff(200, 1000) });
   const after = runtime.state();
-  const taken = after?.backups?.lastRequest === token ? after.backups.items?.filter((i) => i.kind === 'on-demand').at(-1) : undefined;
+  const answered = after?.backups?.lastRequest === token;
+  const taken = answered ? after.backups!.items?.filter((i) => i.kind === 'on-demand').at(-1) : undefined;
   if (output === 'json') process.stdout.write(`${JSON.stringify({ request: token, backup: taken ?? null, outcome: r.outcome, error: r.error ?? null }, null, 2)}\n`);
   else if (taken) process.stdout.write(`on-demand backup of ${taken.member} at ${taken.location}: revision ${taken.revision}, ${taken.size} bytes, sha256 ${taken.sha256}\n`);
-  if (taken) return 0;
+  // (taken, then removed by spec.backup.keep for scheduled backups whose slots passed in the same run)
+  else if (answered) process.stdout.write(`on-demand backup ${token} taken; spec.backup.keep (${state.spec.backup?.keep ?? 3}) has since removed it for newer scheduled backups taken in the same run\n`);
+  if (answered) return 0;
   const why = r.step.kind === 'blocked' ? `${r.step.condition} (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
   process.stderr.write(`svc-operator: on-demand backup ${token} of ${state.name} not taken: ${why}${after?.backupFailure ? `\n${after.backupFailure}` : ''}\n`);
   return 1;

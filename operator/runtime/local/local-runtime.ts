@@ -236,7 +236,8 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     const { header, lines } = lastRun(m.logFile);
     if (header.startsWith('=== svc reset')) return 'stopped for its replacement (fresh data dir)';
     const said = lines.map(readable);
-    const telling = [...said].reverse().find((l) => /^(error|fatal|panic): /.test(l)) ?? said.at(-1);
+    // its own last error line; after an uncaught exception (Node's stack, then "Node.js vX"), the thrown error's line
+    const telling = [...said].reverse().find((l) => /^(error|fatal|panic): /.test(l)) ?? [...said].reverse().find((l) => /^([A-Z]\w*)?Error( \[\w+\])?: /.test(l)) ?? said.at(-1);
     const wayOut = telling ? wayOutOfLine(telling) : undefined;
     const tail = (telling ? `; its last ${telling === said.at(-1) ? '' : 'error '}log line: ${telling.slice(0, 400)}` : '') + (wayOut ? `; ${wayOut}` : '');
     if (lines.some((l) => l.includes('ready to serve client requests'))) {
