@@ -20,42 +20,13 @@ import { openBackend, BUCKETS, type Backend, type BucketName, type OpenSnapshot 
 import { encodeKv, referenceKvBytes } from '../mvcc/kv.js';
 import { nopLogger } from '../log/logger.js';
 import { crc32c } from '../storage/crc.js';
-import { pbRead, pbAll as all, pbBytes as bytes, pbInt64 as int64, pbNum as num } from '../storage/protobuf.js';
+import { PbWriter, pbRead, pbAll as all, pbBytes as bytes, pbInt64 as int64, pbNum as num } from '../storage/protobuf.js';
 
 export { crc32c } from '../storage/crc.js';
 import type { Member } from './membership.js';
 
 // ------------------------------------------------------------------------------------------- protobuf
 
-
-function varint(n: bigint): number[] {
-  let v = BigInt.asUintN(64, n);
-  const out: number[] = [];
-  while (v >= 0x80n) {
-    out.push(Number(v & 0x7fn) | 0x80);
-    v >>= 7n;
-  }
-  out.push(Number(v));
-  return out;
-}
-
-/** Encodes fields in the given order, proto3 style: zero numbers and empty bytes left out unless `keep`. */
-class PbWriter {
-  private parts: Buffer[] = [];
-  int(field: number, v: bigint | number | boolean): this {
-    const n = typeof v === 'boolean' ? (v ? 1n : 0n) : BigInt(v);
-    if (n !== 0n) this.parts.push(Buffer.from([...varint(BigInt(field << 3)), ...varint(n)]));
-    return this;
-  }
-  bytes(field: number, v: Uint8Array | string, keep = false): this {
-    const b = typeof v === 'string' ? Buffer.from(v, 'utf8') : Buffer.from(v);
-    if (b.length > 0 || keep) this.parts.push(Buffer.from([...varint(BigInt((field << 3) | 2)), ...varint(BigInt(b.length))]), b);
-    return this;
-  }
-  done(): Buffer {
-    return Buffer.concat(this.parts);
-  }
-}
 
 
 // ------------------------------------------------------------------------------------ value translation

@@ -1,6 +1,7 @@
 // The key-value record as clients see it and as the "key" bucket stores it (our own compact encoding:
 // a fixed header, the key, then the value).
 import { bytesToKey } from '../storage/backend-buffer.js';
+import { PbWriter } from '../storage/protobuf.js';
 
 /** A key's state at one revision (the reference's mvccpb.KeyValue). */
 export interface KeyValue {
@@ -104,36 +105,7 @@ export function normalizeEnd(end: Uint8Array | undefined | null): string | null 
  */
 export function referenceKvBytes(value: Uint8Array, tombstone: boolean): Uint8Array {
   const kv = decodeKv(value, false);
-  const out: number[] = [];
-  const varint = (n: number | bigint): void => {
-    if (typeof n === 'number' && n >= 0) {
-      // revisions, versions and lengths: non-negative and below 2^53, so plain numbers do (no BigInt per field)
-      for (; n >= 0x80; n = Math.floor(n / 0x80)) out.push((n % 0x80) | 0x80);
-      out.push(n);
-      return;
-    }
-    let v = BigInt.asUintN(64, BigInt(n));
-    for (; v >= 0x80n; v >>= 7n) out.push(Number(v & 0x7fn) | 0x80);
-    out.push(Number(v));
-  };
-  const bytes = (field: number, b: Uint8Array): void => {
-    if (b.byteLength === 0) return;
-    varint((field << 3) | 2);
-    varint(b.byteLength);
-    for (const x of b) out.push(x);
-  };
-  const int = (field: number, n: number | bigint): void => {
-    if (n === 0 || n === 0n) return;
-    varint(field << 3);
-    varint(n);
-  };
-  bytes(1, kv.key);
-  if (!tombstone) {
-    int(2, kv.createRevision);
-    int(3, kv.modRevision);
-    int(4, kv.version);
-    bytes(5, kv.value);
-    int(6, kv.lease);
-  }
-  return Uint8Array.from(out);
+  const w = new PbWriter().bytes(1, kv.key);
+  if (!tombstone) w.int(2, kv.createRevision).int(3, kv.modRevision).int(4, kv.version).bytes(5, kv.value).int(6, kv.lease);
+  return w.done();
 }

@@ -1,5 +1,5 @@
-// A minimal protobuf reader for the reference's on-disk records (bbolt values, WAL records, snapshot files):
-// field number -> values, without a schema, so the formats' facts stay next to the code that reads them.
+// A minimal protobuf reader and writer for the reference's on-disk records (bbolt values, WAL records, snapshot
+// files): field number -> values, without a schema, so the formats' facts stay next to the code that uses them.
 
 /** A decoded field: varints and fixed64/32 as given (varint as bigint, fixed as Buffer), length-delimited as Buffer. */
 export type PbField = bigint | Buffer;
@@ -54,3 +54,41 @@ export const pbBytes = (m: Map<number, Field[]>, f: number): Buffer => {
 };
 export const pbAll = (m: Map<number, Field[]>, f: number): Buffer[] => (m.get(f) ?? []).filter((v): v is Buffer => Buffer.isBuffer(v));
 export const pbInt64 = (v: bigint) => Number(BigInt.asIntN(64, v));
+
+/** Encodes fields in the given order, proto3 style: zero numbers and empty bytes left out unless `keep`. */
+export class PbWriter {
+  private readonly out: number[] = [];
+
+  int(field: number, v: bigint | number | boolean): this {
+    const n = typeof v === 'boolean' ? (v ? 1 : 0) : v;
+    if (n === 0 || n === 0n) return this;
+    this.varint(field << 3);
+    this.varint(n);
+    return this;
+  }
+
+  bytes(field: number, v: Uint8Array | string, keep = false): this {
+    const b = typeof v === 'string' ? Buffer.from(v, 'utf8') : v;
+    if (b.byteLength === 0 && !keep) return this;
+    this.varint((field << 3) | 2);
+    this.varint(b.byteLength);
+    for (const x of b) this.out.push(x);
+    return this;
+  }
+
+  done(): Buffer {
+    return Buffer.from(this.out);
+  }
+
+  private varint(n: number | bigint): void {
+    if (typeof n === 'number' && n >= 0) {
+      // tags, lengths, revisions: non-negative and below 2^53, so plain numbers do (no BigInt per field)
+      for (; n >= 0x80; n = Math.floor(n / 0x80)) this.out.push((n % 0x80) | 0x80);
+      this.out.push(n);
+      return;
+    }
+    let v = BigInt.asUintN(64, BigInt(n));
+    for (; v >= 0x80n; v >>= 7n) this.out.push(Number(v & 0x7fn) | 0x80);
+    this.out.push(Number(v));
+  }
+}
