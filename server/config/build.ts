@@ -157,7 +157,7 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
   // Logging.
   const logger = known.has('logger') ? oneOf<'capnslog' | 'zap'>('logger') : release.loggerDefault;
   const logOutputs = logOutputsOf(release, known, isSet, str, list, logger);
-  const logRotation = known.has('enable-log-rotation') && bool('enable-log-rotation') ? logRotationOf(logOutputs, str('log-rotation-config-json')) : undefined;
+  const logRotation = bool('enable-log-rotation') ? logRotationOf(logOutputs, str('log-rotation-config-json')) : undefined;
   let logLevel: LogLevel = 'info';
   if (known.has('log-level')) logLevel = zapLevel(oneOf<string>('log-level'));
   if (known.has('debug') && bool('debug')) logLevel = 'debug';

@@ -7,12 +7,13 @@ import type { Member } from '../cluster/membership.js';
 import { encodeRequest, encodeTagged, type InternalRequest } from './requests.js';
 import { Errors } from './errors.js';
 import { IdWaiters } from './wait.js';
+import type { ProposalRefused } from './raft-node.js';
 import { sleep, type Lifecycle } from './lifecycle.js';
 
 /** What the proposer steps into the consensus core. */
 export interface ProposerRaft {
   /** Queue an entry for the next ready pass; `refused` hears when the core drops it. */
-  propose(data: Uint8Array, refused: (e: unknown) => void): void;
+  propose(data: Uint8Array, refused: ProposalRefused): void;
   proposeConfChange(cc: ConfChange): void;
   readIndex(ctx: Uint8Array): void;
   /** Schedule a ready pass. */

@@ -56,7 +56,6 @@ export class RotatingFile {
   constructor(
     private readonly path: string,
     private readonly r: LogRotation,
-    private readonly now: () => Date = () => new Date(),
   ) {
     this.max = (r.maxsize > 0 ? r.maxsize : 100) * MiB;
     this.fd = openSync(path, 'a');
@@ -77,7 +76,7 @@ export class RotatingFile {
 
   private rotate(): void {
     closeSync(this.fd);
-    renameSync(this.path, this.backupName(this.now()));
+    renameSync(this.path, this.backupName(new Date()));
     this.fd = openSync(this.path, 'a');
     this.size = 0;
     this.prune();
@@ -106,7 +105,7 @@ export class RotatingFile {
     let keep = backups;
     if (this.r.maxbackups > 0) keep = keep.slice(0, this.r.maxbackups);
     if (this.r.maxage > 0) {
-      const cutoff = new Date(this.now().getTime() - this.r.maxage * 86_400_000).toISOString().slice(0, 23).replace(/:/g, '-');
+      const cutoff = new Date(Date.now() - this.r.maxage * 86_400_000).toISOString().slice(0, 23).replace(/:/g, '-');
       keep = keep.filter((b) => b.time >= cutoff);
     }
     for (const b of backups) if (!keep.includes(b)) rmSync(join(dir, b.f), { force: true });

@@ -2,6 +2,7 @@
 // a fixed header, the key, then the value).
 import { bytesToKey } from '../storage/backend-buffer.js';
 import { PbWriter } from '../storage/protobuf.js';
+import { crc32c } from '../storage/crc.js';
 
 /** A key's state at one revision (the reference's mvccpb.KeyValue). */
 export interface KeyValue {
@@ -100,12 +101,59 @@ export function normalizeEnd(end: Uint8Array | undefined | null): string | null 
 
 /**
  * A "key" bucket entry's value as the reference stores it: mvccpb.KeyValue in protobuf (zero fields left out), or
- * for a tombstone (`tombstone`) the key alone. Snapshots are written in it, and HashKV hashes it, so that svc's
- * hashes are the reference's.
+ * for a tombstone (`tombstone`) the key alone. Snapshots are written in it.
  */
 export function referenceKvBytes(value: Uint8Array, tombstone: boolean): Uint8Array {
   const kv = decodeKv(value, false);
   const w = new PbWriter().bytes(1, kv.key);
   if (!tombstone) w.int(2, kv.createRevision).int(3, kv.modRevision).int(4, kv.version).bytes(5, kv.value).int(6, kv.lease);
   return w.done();
+}
+
+// the field headers and numbers of one entry, written between the key and value views crcReferenceKv hashes
+const headerBytes = new Uint8Array(64);
+
+/**
+ * crc32c continued from `crc` over referenceKvBytes(value, tombstone), without building those bytes: HashKV and
+ * compaction hash every entry, so the key and the value are hashed where they are and only the headers are written.
+ */
+export function crcReferenceKv(crc: number, value: Uint8Array, tombstone: boolean): number {
+  const kv = decodeKv(value, false);
+  let n = 0;
+  const varint = (x: number | bigint): void => {
+    if (typeof x === 'number') {
+      for (; x >= 0x80; x = Math.floor(x / 0x80)) headerBytes[n++] = (x % 0x80) | 0x80;
+      headerBytes[n++] = x;
+      return;
+    }
+    let v = BigInt.asUintN(64, x);
+    for (; v >= 0x80n; v >>= 7n) headerBytes[n++] = Number(v & 0x7fn) | 0x80;
+    headerBytes[n++] = Number(v);
+  };
+  const flush = (): void => {
+    crc = crc32c(headerBytes.subarray(0, n), crc);
+    n = 0;
+  };
+  const bytes = (field: number, b: Uint8Array): void => {
+    if (b.byteLength === 0) return;
+    varint((field << 3) | 2);
+    varint(b.byteLength);
+    flush();
+    crc = crc32c(b, crc);
+  };
+  const int = (field: number, x: number | bigint): void => {
+    if (x === 0 || x === 0n) return;
+    varint(field << 3);
+    varint(x);
+  };
+  bytes(1, kv.key);
+  if (!tombstone) {
+    int(2, kv.createRevision);
+    int(3, kv.modRevision);
+    int(4, kv.version);
+    bytes(5, kv.value);
+    int(6, kv.lease);
+    flush();
+  }
+  return crc;
 }

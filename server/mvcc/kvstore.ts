@@ -12,7 +12,7 @@ import { crc32c } from '../storage/crc.js';
 import { errCompacted, errFutureRev, MvccError } from './errors.js';
 import type { MvccEvent } from './event.js';
 import { KeyIndex } from './key-index.js';
-import { decodeKv, encodeKv, keyStr, normalizeEnd, referenceKvBytes, type KeyValue } from './kv.js';
+import { crcReferenceKv, decodeKv, encodeKv, keyStr, normalizeEnd, type KeyValue } from './kv.js';
 import { bytesToRev, isTombstone, mainRevBound, revKey, revToBytes, type Revision } from './revision.js';
 import { TreeIndex } from './tree-index.js';
 
@@ -23,7 +23,22 @@ const FINISHED_COMPACT_KEY = new TextEncoder().encode('finishedCompactRev');
 const SCAN_CHUNK = 10000;
 /** Revisions examined per background compaction step by default (the reference's default batch is 1000). */
 const COMPACTION_BATCH = 1000;
+/** The pause between those steps by default (ms; the reference's --experimental-compaction-sleep-interval, 10ms). */
+const COMPACTION_SLEEP_MS = 10;
 const EMPTY = new Uint8Array(0);
+/** HashKV starts from the bucket's name, as the reference's does. */
+const HASH_SEED = crc32c(Buffer.from(KEY_BUCKET, 'latin1'));
+
+/**
+ * HashKV's rule for one "key" bucket entry (the reference's): below the compaction point `compactRev` only the
+ * revisions compaction keeps count (all of them when it keeps none); the key, then the value as the reference
+ * encodes it.
+ */
+function hashEntry(h: number, key: Uint8Array, value: Uint8Array, compactRev: number, keep: Set<string>): number {
+  const r = bytesToRev(key);
+  if (r.main <= compactRev && keep.size > 0 && !keep.has(revKey(r))) return h;
+  return crcReferenceKv(crc32c(key, h), value, isTombstone(key));
+}
 
 /** What the store needs from the lessor (implemented by Lessor). */
 export interface LeaseHooks {
@@ -134,7 +149,7 @@ export class MvccStore {
   constructor(backend: Backend, opts: MvccStoreOptions = {}) {
     this.backend = backend;
     this.logger = opts.logger ?? nopLogger;
-    this.compaction = { batchLimit: opts.compaction?.batchLimit ?? COMPACTION_BATCH, sleepMs: opts.compaction?.sleepMs ?? 0, observers: opts.compaction?.observers };
+    this.compaction = { batchLimit: opts.compaction?.batchLimit ?? COMPACTION_BATCH, sleepMs: opts.compaction?.sleepMs ?? COMPACTION_SLEEP_MS, observers: opts.compaction?.observers };
     this.lessor = opts.lessor;
     this.lessor?.setRangeDeleter?.(() => this.write());
     this.restoreFromBackend();
@@ -304,7 +319,7 @@ export class MvccStore {
     let start = mainRevBound(0);
     // the KV hash at `rev` as it stood with the previous compaction (HashKV's rules), taken on the way through: the
     // compaction hash check compares it with the peers' (stored below)
-    let h = crc32c(Buffer.from(KEY_BUCKET, 'latin1'));
+    let h = HASH_SEED;
     const { batchLimit, sleepMs, observers } = this.compaction;
     const began = performance.now();
     let deleted = 0;
@@ -316,10 +331,8 @@ export class MvccStore {
         const tx = backend.batchTx();
         const chunk = tx.range(KEY_BUCKET, start, end, batchLimit);
         for (const { key, value } of chunk) {
-          const r = bytesToRev(key);
-          const kept = keep.has(revKey(r));
-          if (kept || r.main > prev || keep.size === 0) h = crc32c(referenceKvBytes(value, isTombstone(key)), crc32c(key, h));
-          if (!kept) {
+          h = hashEntry(h, key, value, prev, keep);
+          if (!keep.has(revKey(bytesToRev(key)))) {
             tx.delete(KEY_BUCKET, key);
             deleted++;
           }
@@ -376,19 +389,13 @@ export class MvccStore {
     if (rev > 0 && rev > currentRev) throw errFutureRev();
     if (rev === 0) rev = currentRev;
     const keep = this.index.keep(rev);
-    let h = crc32c(Buffer.from(KEY_BUCKET, 'latin1'));
+    let h = HASH_SEED;
     const tx = this.backend.readTx();
     const end = mainRevBound(rev + 1);
     let start = mainRevBound(0);
     while (true) {
       const chunk = tx.range(KEY_BUCKET, start, end, SCAN_CHUNK);
-      for (const { key, value } of chunk) {
-        const r = bytesToRev(key);
-        // Below the compaction point only what compaction would keep counts.
-        if (r.main <= compactRev && keep.size > 0 && !keep.has(revKey(r))) continue;
-        h = crc32c(key, h);
-        h = crc32c(referenceKvBytes(value, isTombstone(key)), h);
-      }
+      for (const { key, value } of chunk) h = hashEntry(h, key, value, compactRev, keep);
       if (chunk.length < SCAN_CHUNK) break;
       start = successor(chunk[chunk.length - 1].key);
     }

@@ -57,7 +57,9 @@ export const pbInt64 = (v: bigint) => Number(BigInt.asIntN(64, v));
 
 /** Encodes fields in the given order, proto3 style: zero numbers and empty bytes left out unless `keep`. */
 export class PbWriter {
-  private readonly out: number[] = [];
+  private readonly parts: Uint8Array[] = [];
+  /** Tags, lengths and numbers not yet in `parts`: bytes fields go in as they are, not copied byte by byte. */
+  private head: number[] = [];
 
   int(field: number, v: bigint | number | boolean): this {
     const n = typeof v === 'boolean' ? (v ? 1 : 0) : v;
@@ -72,23 +74,24 @@ export class PbWriter {
     if (b.byteLength === 0 && !keep) return this;
     this.varint((field << 3) | 2);
     this.varint(b.byteLength);
-    for (const x of b) this.out.push(x);
+    this.parts.push(Uint8Array.from(this.head), b);
+    this.head = [];
     return this;
   }
 
   done(): Buffer {
-    return Buffer.from(this.out);
+    return Buffer.concat([...this.parts, Uint8Array.from(this.head)]);
   }
 
   private varint(n: number | bigint): void {
     if (typeof n === 'number' && n >= 0) {
       // tags, lengths, revisions: non-negative and below 2^53, so plain numbers do (no BigInt per field)
-      for (; n >= 0x80; n = Math.floor(n / 0x80)) this.out.push((n % 0x80) | 0x80);
-      this.out.push(n);
+      for (; n >= 0x80; n = Math.floor(n / 0x80)) this.head.push((n % 0x80) | 0x80);
+      this.head.push(n);
       return;
     }
     let v = BigInt.asUintN(64, BigInt(n));
-    for (; v >= 0x80n; v >>= 7n) this.out.push(Number(v & 0x7fn) | 0x80);
-    this.out.push(Number(v));
+    for (; v >= 0x80n; v >>= 7n) this.head.push(Number(v & 0x7fn) | 0x80);
+    this.head.push(Number(v));
   }
 }

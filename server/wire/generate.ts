@@ -47,6 +47,17 @@ function collect(ns: protobuf.NamespaceBase, types: protobuf.Type[], services: p
   }
 }
 
+/** The members of an interface of every message: one line per field (`line`), then any `extra` lines of its own. */
+function renderFields(out: string[], types: protobuf.Type[], line: (f: protobuf.Field) => string, extra: (t: protobuf.Type) => string[] = () => []): void {
+  for (const t of types) {
+    if (t.fieldsArray.length === 0) {
+      out.push(`  '${fq(t)}': Record<string, never>;`);
+      continue;
+    }
+    out.push(`  '${fq(t)}': {`, ...t.fieldsArray.map((f) => `    ${line(f)}`), ...extra(t).map((l) => `    ${l}`), '  };');
+  }
+}
+
 /** The text of messages.ts for a loaded Root. */
 export function renderMessages(root: protobuf.Root): string {
   const types: protobuf.Type[] = [];
@@ -65,22 +76,13 @@ export function renderMessages(root: protobuf.Root): string {
     '/** Every message by its fully qualified name. */',
     'export interface Messages {',
   ];
-  for (const t of types) {
-    if (t.fieldsArray.length === 0) {
-      out.push(`  '${fq(t)}': Record<string, never>;`);
-      continue;
-    }
-    out.push(`  '${fq(t)}': {`);
-    for (const f of t.fieldsArray) {
-      const { ts, message } = fieldType(f);
-      if (f.map) out.push(`    ${f.name}: Record<string, ${ts}>;`);
-      else if (f.repeated) out.push(`    ${f.name}: Array<${ts}>;`);
-      else if (f.partOf) out.push(`    ${f.name}?: ${ts};`);
-      else out.push(`    ${f.name}: ${ts}${message ? ' | null' : ''};`);
-    }
-    for (const o of t.oneofsArray) out.push(`    ${o.name}?: ${o.oneof.map((n) => `'${n}'`).join(' | ')};`);
-    out.push('  };');
-  }
+  renderFields(out, types, (f) => {
+    const { ts, message } = fieldType(f);
+    if (f.map) return `${f.name}: Record<string, ${ts}>;`;
+    if (f.repeated) return `${f.name}: Array<${ts}>;`;
+    if (f.partOf) return `${f.name}?: ${ts};`;
+    return `${f.name}: ${ts}${message ? ' | null' : ''};`;
+  }, (t) => t.oneofsArray.map((o) => `${o.name}?: ${o.oneof.map((n) => `'${n}'`).join(' | ')};`));
   out.push('}', '', 'export type MessageName = keyof Messages;', '');
   out.push(
     '/** A 64-bit integer as the encoder takes it: a number (exact up to 2^53), a decimal string or a protobufjs Long. */',
@@ -92,20 +94,12 @@ export function renderMessages(root: protobuf.Root): string {
     ' */',
     'export interface Encodable {',
   );
-  for (const t of types) {
-    if (t.fieldsArray.length === 0) {
-      out.push(`  '${fq(t)}': Record<string, never>;`);
-      continue;
-    }
-    out.push(`  '${fq(t)}': {`);
-    for (const f of t.fieldsArray) {
-      const ts = encodableType(f);
-      if (f.map) out.push(`    ${f.name}?: Record<string, ${ts}>;`);
-      else if (f.repeated) out.push(`    ${f.name}?: Array<${ts.replace(/ \| null$/, '')}>;`);
-      else out.push(`    ${f.name}?: ${ts};`);
-    }
-    out.push('  };');
-  }
+  renderFields(out, types, (f) => {
+    const ts = encodableType(f);
+    if (f.map) return `${f.name}?: Record<string, ${ts}>;`;
+    if (f.repeated) return `${f.name}?: Array<${ts.replace(/ \| null$/, '')}>;`;
+    return `${f.name}?: ${ts};`;
+  });
   out.push('}', '');
   out.push('/** Every service by its fully qualified name: its methods, their messages and which side streams. */');
   out.push('export const SERVICES = {');

@@ -7,8 +7,6 @@ import type { Int64 } from '../../wire/index.js';
 import type { Incoming, Outgoing } from './service-methods.js';
 
 const EMPTY = Buffer.alloc(0);
-/** A decoded integer field (absent: 0). */
-const num = (v: string | number | undefined): number => (v === undefined || v === '' ? 0 : Number(v));
 const big = (v: string | undefined): bigint => (v === undefined || v === '' ? 0n : BigInt(v));
 const bytes = (v: Uint8Array | undefined): Buffer => (v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : EMPTY);
 
@@ -16,17 +14,17 @@ export function rangeFromPb(r: Incoming<'etcdserverpb.RangeRequest'>): RangeRequ
   return {
     key: bytes(r.key),
     rangeEnd: bytes(r.range_end),
-    limit: num(r.limit),
-    revision: num(r.revision),
+    limit: int64ToNumber(r.limit),
+    revision: int64ToNumber(r.revision),
     sortOrder: r.sort_order || 'NONE',
     sortTarget: r.sort_target || 'KEY',
     serializable: !!r.serializable,
     keysOnly: !!r.keys_only,
     countOnly: !!r.count_only,
-    minModRevision: num(r.min_mod_revision),
-    maxModRevision: num(r.max_mod_revision),
-    minCreateRevision: num(r.min_create_revision),
-    maxCreateRevision: num(r.max_create_revision),
+    minModRevision: int64ToNumber(r.min_mod_revision),
+    maxModRevision: int64ToNumber(r.max_mod_revision),
+    minCreateRevision: int64ToNumber(r.min_create_revision),
+    maxCreateRevision: int64ToNumber(r.max_create_revision),
   };
 }
 
@@ -51,9 +49,9 @@ function compareFromPb(c: Incoming<'etcdserverpb.Compare'>): Compare {
     target: c.target || 'VERSION',
     key: bytes(c.key),
     rangeEnd: bytes(c.range_end),
-    version: num(c.version),
-    createRevision: num(c.create_revision),
-    modRevision: num(c.mod_revision),
+    version: int64ToNumber(c.version),
+    createRevision: int64ToNumber(c.create_revision),
+    modRevision: int64ToNumber(c.mod_revision),
     value: bytes(c.value),
     lease: big(c.lease),
   };
@@ -88,7 +86,7 @@ export function kvToPb(kv: KeyValue): Outgoing<'mvccpb.KeyValue'> {
   };
 }
 
-/** A 64-bit integer of an answer (as svc's own handlers give it: a number, a decimal string or a Long) as a number. */
+/** A 64-bit integer (decoded: a decimal string or a number; as svc's own handlers answer: also a Long) as a number; absent or empty: 0. */
 export function int64ToNumber(v: Int64 | undefined): number {
   if (v === undefined) return 0;
   if (typeof v === 'object') return protobuf.util.LongBits.from(v).toNumber(v.unsigned);

@@ -17,10 +17,13 @@ export function backendIn(dir: string, opts: BackendOptions = {}): Backend {
   return openBackend(nopLogger, path.join(dir, 'member', 'snap', 'db'), opts);
 }
 
-/** A store on the backend at `dir` (a reopen after close() is a restart); batches commit at once by default. */
+/**
+ * A store on the backend at `dir` (a reopen after close() is a restart); batches commit at once by default, and
+ * compaction steps follow each other without the member's pause.
+ */
 export function openStore(dir: string, opts: BackendOptions = { batchIntervalMs: 0 }): { be: Backend; st: MvccStore } {
   const be = backendIn(dir, opts);
-  return { be, st: new MvccStore(be) };
+  return { be, st: new MvccStore(be, { compaction: { sleepMs: 0 } }) };
 }
 
 /** UTF-8 bytes. */
