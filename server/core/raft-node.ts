@@ -254,7 +254,8 @@ export class RaftNode {
         await this.handleReady(rd);
       }
     } catch (e) {
-      this.opts.logger.error('consensus loop failed; stopping the member', { error: (e as Error).stack ?? String(e) });
+      // the cause in `error` (what an operator shows), where it came from in `stack`
+      this.opts.logger.error('consensus loop failed; stopping the member', { error: (e as Error).message ?? String(e), stack: (e as Error).stack });
       this.hooks.fatal(e as Error);
     } finally {
       this.processing = false;
