@@ -24,6 +24,7 @@ import type { BackupDestination } from '../api/types.js';
 import { durationMs } from '../api/duration.js';
 import { BackupAgent, type AgentStatus } from '../runtime/backup-agent.js';
 import { DestinationError, openS3 } from '../backup/destinations/index.js';
+import { DEFAULT_KEEP } from '../backup/schedule.js';
 import { parseArgs, UsageError } from './args.js';
 import { envDestinationAccess } from './local.js';
 
@@ -134,7 +135,7 @@ export async function backupAgentMain(argv: string[], env: NodeJS.ProcessEnv = p
       segmentMs: positive(get('segment-seconds'), 'segment-seconds', 2) * 1000,
       segmentEvents: Math.ceil(positive(get('segment-events'), 'segment-events', 1000)),
       maxAwayMs,
-      retention: { keep: Math.ceil(positive(get('keep'), 'keep', 3)), ...(maxAge ? { maxAge } : {}) },
+      retention: { keep: Math.ceil(positive(get('keep'), 'keep', DEFAULT_KEEP)), ...(maxAge ? { maxAge } : {}) },
       workDir: str('work-dir') ?? join(tmpdir(), `svc-backup-agent-${cluster}`),
       release: str('release') ?? env.SVC_VERSION ?? 'unknown',
       ...(statusFile ? { onStatus: (s: AgentStatus) => writeStatus(statusFile, s) } : {}),

@@ -6,8 +6,8 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { BackupDestination, RestoreSpec, S3Destination, SvcClusterSpec } from '../../api/types.js';
 import { durationMs } from '../../api/duration.js';
 import {
-  clusterFolder, clustersIn, deltaCoverage, deltaKey, describeCoverage, describeRange, fullManifest, fullSnapshotKey, manifestKeyOf, parseDeltaKey, parseManifest,
-  planRestore, retainFull, segmentsToRemove, type Coverage, type FullManifest, type RestorePoint, type SegmentRef,
+  chainFrom, clusterFolder, clustersIn, deltaKey, describeCoverage, describeRange, fullManifest, fullSnapshotKey, manifestKeyOf, newestCoverage, parseDeltaKey, parseManifest,
+  pickRestorePoint, planRestore, retainFull, seenBy, segmentsToRemove, type FullManifest, type RestorePoint, type SegmentRef,
 } from '../restore-points.js';
 import { decodeSegment, encodeSegment, type DeltaSegment } from '../delta.js';
 import { DEFAULT_KEEP } from '../schedule.js';
@@ -41,9 +41,9 @@ export interface OpenDestination {
   store: ObjectStore;
 }
 
-/** The S3 destinations of a spec (pvc destinations are the Kubernetes runtime's claims). */
-export function s3Destinations(spec: SvcClusterSpec): Array<BackupDestination & { s3: S3Destination }> {
-  return (spec.backup?.destinations ?? []).filter((d): d is BackupDestination & { s3: S3Destination } => d.s3 !== undefined);
+/** The S3 destinations of a spec, by name (pvc destinations are the Kubernetes runtime's claims). */
+export function s3Destinations(spec: SvcClusterSpec): NamedS3[] {
+  return (spec.backup?.destinations ?? []).filter((d): d is BackupDestination & { s3: S3Destination } => d.s3 !== undefined).map((d) => ({ name: d.name, s3: d.s3 }));
 }
 
 /** Opens an S3 destination; a credentials secret that is not there is a DestinationError naming it. */
@@ -199,15 +199,23 @@ export async function shipToDestinations(dests: readonly NamedS3[], access: Dest
   for (const d of dests) {
     const dest = openS3(d.name, d.s3, access);
     try {
-      const { points } = await listRestorePoints(dest, m.cluster);
-      const point = await uploadFull(dest, file, m);
-      await applyRetention(dest, [...points.filter((p) => p.key !== point.key), point], retention, now);
-      added.push(point);
+      added.push(await shipFull(dest, file, m, retention, now));
     } finally {
       dest.store.close();
     }
   }
   return added;
+}
+
+/**
+ * One destination's part of shipToDestinations (the backup agent's full snapshots too): lists its restore points,
+ * uploads the snapshot with its manifest, then applies retention to what is there; returns the point added.
+ */
+export async function shipFull(dest: OpenDestination, file: string, m: FullSnapshotInput, retention: Retention, now: Date): Promise<RestorePoint> {
+  const { points } = await listRestorePoints(dest, m.cluster);
+  const point = await uploadFull(dest, file, m);
+  await applyRetention(dest, [...points.filter((p) => p.key !== point.key), point], retention, now);
+  return point;
 }
 
 /** spec.restore.source cannot be used as it is written (a destination it names that is not there, no or several clusters). */
@@ -226,7 +234,7 @@ export function restoreDestination(restore: RestoreSpec, spec: SvcClusterSpec): 
   if (src.destination !== undefined) {
     const named = s3Destinations(spec).find((d) => d.name === src.destination);
     if (!named) throw new RestoreSourceError(`spec.restore.source.destination "${src.destination}" is not an s3 destination of spec.backup.destinations`);
-    return { name: named.name, s3: named.s3 };
+    return named;
   }
   return { name: 'restore source', s3: src.s3! };
 }
@@ -258,8 +266,7 @@ export async function restoreSourcePoints(restore: RestoreSpec, spec: SvcCluster
     const listed = await listRestorePoints(dest, cluster);
     const segments = await listSegments(dest, cluster);
     // the newest restorable time is when the agent saw the newest revision: in the last segment of the longest chain
-    const best = deltaCoverage(listed.points, segments).reduce<Coverage | undefined>((a, c) => (!a || c.end >= a.end ? c : a), undefined);
-    const last = best?.segments.at(-1);
+    const last = newestCoverage(listed.points, segments)?.segments.at(-1);
     if (last) last.lastTime = (await readSegment(dest, last)).lastTime;
     return { ...listed, segments, where: dest.store.label, cluster };
   } finally {
@@ -297,9 +304,21 @@ export async function pickRestore(restore: RestoreSpec, spec: SvcClusterSpec, ac
   try {
     const { points, problems } = await listRestorePoints(dest, cluster);
     const segments = await listSegments(dest, cluster);
-    // a time is matched against when the agent saw each segment's revisions (in the segment, not its name)
-    if (restore.time !== undefined) for (const ref of segments) ref.lastTime = (await readSegment(dest, ref)).lastTime;
-    const plan = planRestore(points, segments, { revision: restore.revision, time: restore.time }, `${dest.store.label} (cluster ${cluster})`);
+    const target = { revision: restore.revision, time: restore.time };
+    const where = `${dest.store.label} (cluster ${cluster})`;
+    // a time is matched against when the agent saw each segment's revisions (in the segment, not its name); planRestore
+    // looks only at the chain after the point the time picks, up to the first segment seen later: only those are read
+    if (restore.time !== undefined) {
+      const picked = pickRestorePoint(points, target, where);
+      const t = Date.parse(restore.time);
+      if ('point' in picked) {
+        for (const ref of chainFrom(picked.point.revision, segments).used) {
+          ref.lastTime = (await readSegment(dest, ref)).lastTime;
+          if (!seenBy(ref, t)) break;
+        }
+      }
+    }
+    const plan = planRestore(points, segments, target, where);
     if ('refused' in plan) throw new RestoreSourceError(`cannot create ${name}: ${plan.refused}${problems.length > 0 ? `; also found: ${problems.join('; ')}` : ''}`, 'NotCovered');
     return { ...plan, source, where: `${dest.store.label}, ${describeRange(points)}${segments.length > 0 ? `, ${describeCoverage(points, segments)}` : ''}` };
   } finally {
