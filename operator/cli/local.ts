@@ -13,7 +13,7 @@ import { MemberClient } from '../members/index.js';
 import { observe, reconcile, type ReconcileResult } from '../orchestrator/index.js';
 import { LocalRuntime, restoreProblem } from '../runtime/local/index.js';
 import { RuntimeError } from '../runtime/index.js';
-import { DestinationError, type DestinationAccess } from '../backup/destinations/index.js';
+import { DestinationError, userCredentials, type DestinationAccess } from '../backup/destinations/index.js';
 import { backupSources, listBackups, printBackups } from './backups-view.js';
 import { Backoff } from '../orchestrator/backoff.js';
 import { observedClusterVersion } from '../planner/plan.js';
@@ -171,10 +171,9 @@ function backupClient(spec: SvcCluster['spec']): MemberClient {
   const secret = spec.backup?.credentialsSecret;
   if (!secret) return new MemberClient();
   const access = envDestinationAccess();
-  const username = access.secrets(secret, 'username');
-  const password = access.secrets(secret, 'password');
-  if (!username || !password) throw new CommandError(`spec.backup.credentialsSecret ${secret} has no username and password in ${access.secretsWhere}; create them (a user with the root role)`);
-  return new MemberClient({ backupAuth: { username, password } });
+  const backupAuth = userCredentials(access.secrets, secret);
+  if (!backupAuth) throw new CommandError(`spec.backup.credentialsSecret ${secret} has no username and password in ${access.secretsWhere}; create them (a user with the root role)`);
+  return new MemberClient({ backupAuth });
 }
 
 /** A failed scheduled or on-demand backup: the cause and the way out. */

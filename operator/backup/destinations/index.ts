@@ -23,6 +23,13 @@ export { S3Store, classify, type S3Credentials } from './s3.js';
  */
 export type SecretReader = (secret: string, key: string) => string | undefined;
 
+/** The username and password in Secret `secret` (a cluster with authentication on), or undefined when either is not there. */
+export function userCredentials(secrets: SecretReader, secret: string): { username: string; password: string } | undefined {
+  const username = secrets(secret, 'username');
+  const password = secrets(secret, 'password');
+  return username && password ? { username, password } : undefined;
+}
+
 /** How a runtime opens destinations. */
 export interface DestinationAccess {
   secrets: SecretReader;
@@ -153,6 +160,13 @@ export async function readSegment(d: OpenDestination, ref: SegmentRef): Promise<
   }
 }
 
+/** Downloads and checks a restore point's snapshot into folder `dir` (which must exist), named as its key ends; returns the file. */
+export async function downloadInto(d: OpenDestination, point: RestorePoint, dir: string): Promise<string> {
+  const file = `${dir.replace(/\/+$/, '')}/${point.key.slice(point.key.lastIndexOf('/') + 1)}`;
+  await downloadRestorePoint(d, point, file);
+  return file;
+}
+
 /**
  * Downloads a restore point's snapshot into `file` and checks it: the reference format (database bytes, then their
  * sha256) of the manifest's size and digest. A mismatch is ObjectCorrupt naming the object.
@@ -186,6 +200,12 @@ export async function downloadRestorePoint(d: OpenDestination, point: RestorePoi
 export interface NamedS3 {
   name: string;
   s3: S3Destination;
+}
+
+/** Whether a value (parsed JSON a command was handed) is a NamedS3: a name and an s3 with a bucket. */
+export function isNamedS3(v: unknown): v is NamedS3 {
+  const d = v as NamedS3;
+  return typeof d === 'object' && d !== null && typeof d.name === 'string' && typeof d.s3 === 'object' && d.s3 !== null && typeof d.s3.bucket === 'string';
 }
 
 /**
@@ -358,7 +378,5 @@ export function jobDestinationAccess(env: NodeJS.ProcessEnv, readFile: (path: st
 export async function fetchByManifest(d: OpenDestination, manifestKey: string, dir: string): Promise<{ file: string; point: RestorePoint }> {
   const p = parseManifest((await d.store.get(manifestKey)).toString('utf8'), manifestKey);
   if ('problem' in p) throw new DestinationError(d.store.label, 'ObjectCorrupt', `${p.problem}; pick another restore point, or take a new backup`);
-  const file = `${dir.replace(/\/+$/, '')}/${p.key.slice(p.key.lastIndexOf('/') + 1)}`;
-  await downloadRestorePoint(d, p, file);
-  return { file, point: p };
+  return { file: await downloadInto(d, p, dir), point: p };
 }

@@ -16,7 +16,7 @@ import { runDrill } from './drill.js';
 import { svcNodeArgs } from './svc-process.js';
 import { combineDrills, judgeDrill, noBackupToVerify, pointEntry } from '../../backup/verify.js';
 import {
-  DestinationError, downloadRestorePoint, listRestorePoints, openS3, pickRestore, readSegment, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations,
+  DestinationError, downloadInto, listRestorePoints, openS3, pickRestore, readSegment, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations,
   type DestinationAccess, type OpenDestination, type PickedRestore, type SourcePoints,
 } from '../../backup/destinations/index.js';
 import { changesBetween, type RevisionChange } from '../../backup/delta.js';
@@ -716,9 +716,9 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
       if (!point) return failed(dest.store.label, `${dest.store.label} holds no restore point of ${cluster} yet: take a backup first`);
       const location = `s3://${s3.bucket}/${point.key}`;
       mkdirSync(dir, { recursive: true });
-      const file = join(dir, point.key.slice(point.key.lastIndexOf('/') + 1));
+      let file: string;
       try {
-        await downloadRestorePoint(dest, point, file);
+        file = await downloadInto(dest, point, dir);
       } catch (e) {
         return { ...failed(location, `restoring ${location} failed: ${(e as Error).message}`), revision: point.revision };
       }
@@ -792,8 +792,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     try {
       const dir = join(this.stateDir, 'restore');
       mkdirSync(dir, { recursive: true });
-      let file = join(dir, picked.point.key.slice(picked.point.key.lastIndexOf('/') + 1));
-      await downloadRestorePoint(dest, picked.point, file);
+      let file = await downloadInto(dest, picked.point, dir);
       if (picked.revision > picked.point.revision) {
         const segments = await Promise.all(picked.segments.map((ref) => readSegment(dest, ref)));
         file = await this.replayed(file, picked.point.revision, changesBetween(segments, picked.point.revision, picked.revision), join(dir, `replayed-${picked.revision}.db`));
