@@ -263,7 +263,7 @@ export function restoreDestination(restore: RestoreSpec, spec: SvcClusterSpec): 
  * Opens spec.restore.source and finds whose backups it restores: source.cluster, else the only cluster under the
  * prefix (none or several: a RestoreSourceError saying what is there). The caller closes the store.
  */
-export async function openRestoreSource(restore: RestoreSpec, spec: SvcClusterSpec, access: DestinationAccess): Promise<{ dest: OpenDestination; cluster: string; source: NamedS3 }> {
+async function openRestoreSource(restore: RestoreSpec, spec: SvcClusterSpec, access: DestinationAccess): Promise<{ dest: OpenDestination; cluster: string; source: NamedS3 }> {
   const source = restoreDestination(restore, spec);
   const dest = openS3(source.name, source.s3, access);
   try {
