@@ -17,8 +17,7 @@ import { startS3Server } from '../harness/s3-server.js';
 import { Client } from '../server/client/index.js';
 import { applyCluster } from '../operator/cli/local.js';
 import { LocalRuntime } from '../operator/runtime/local/index.js';
-import { S3Store } from '../operator/backup/destinations/index.js';
-import { parseDeltaKey } from '../operator/backup/restore-points.js';
+import { listSegments, S3Store } from '../operator/backup/destinations/index.js';
 import { API_VERSION, KIND } from '../operator/api/types.js';
 import { quantile } from './lib/stats.js';
 
@@ -93,11 +92,10 @@ export async function benchBackupLag(argv: readonly string[]): Promise<number> {
     let measuring = false;
     const start = Date.now();
     let measureFrom = Number.POSITIVE_INFINITY;
-    const folder = 'lag/delta/';
     while (Date.now() - start < o.warmupMs + o.durationMs) {
-      const keys = await store.list(folder);
+      const segments = await listSegments({ name: 'lag', store }, 'lag'); // lag/delta/
       const now = Date.now();
-      for (const k of keys) covered = Math.max(covered, parseDeltaKey(k)?.toRevision ?? 0);
+      for (const s of segments) covered = Math.max(covered, s.toRevision);
       if (!measuring && Date.now() - start >= o.warmupMs && covered > 0) {
         measuring = true;
         measureFrom = now;

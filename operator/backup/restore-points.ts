@@ -220,11 +220,23 @@ export function deltaCoverage(points: readonly RestorePoint[], segments: readonl
   });
 }
 
+/**
+ * The coverage that reaches the newest restorable revision (of equal ends, the newer point's), or undefined without
+ * restore points: what a restore with no target gets, and whose last segment holds the newest restorable time.
+ */
+export function newestCoverage(points: readonly RestorePoint[], segments: readonly SegmentRef[]): Coverage | undefined {
+  return newestOf(deltaCoverage(points, segments));
+}
+
+function newestOf(cov: readonly Coverage[]): Coverage | undefined {
+  return cov.reduce<Coverage | undefined>((a, c) => (!a || c.end >= a.end ? c : a), undefined);
+}
+
 /** The oldest and newest restorable revision (and time) of a destination, or undefined without restore points. */
 export function restorableRange(points: readonly RestorePoint[], segments: readonly SegmentRef[]): { oldest: { revision: number; time: string }; newest: { revision: number; time?: string } } | undefined {
   const cov = deltaCoverage(points, segments);
-  if (cov.length === 0) return undefined;
-  const newest = cov.reduce((a, b) => (b.end >= a.end ? b : a));
+  const newest = newestOf(cov);
+  if (!newest) return undefined;
   return { oldest: { revision: cov[0].point.revision, time: cov[0].point.time }, newest: { revision: newest.end, ...(newest.endTime ? { time: newest.endTime } : {}) } };
 }
 
@@ -267,17 +279,21 @@ export function planRestore(points: readonly RestorePoint[], segments: readonly 
   if (target.time !== undefined) {
     const t = Date.parse(target.time);
     const c = cov.find((x) => x.point.key === picked.point.key)!;
-    const upTo = c.segments.filter((s) => s.lastTime !== undefined && Date.parse(s.lastTime) <= t);
     // the run of segments seen by then (a later one seen earlier would be an agent's clock jump: stop at the first later)
     const used: SegmentRef[] = [];
     for (const s of c.segments) {
-      if (!upTo.includes(s)) break;
+      if (!seenBy(s, t)) break;
       used.push(s);
     }
     return { point: c.point, revision: used.at(-1)?.toRevision ?? c.point.revision, segments: used };
   }
-  const newest = cov.reduce((a, b) => (b.end >= a.end ? b : a));
+  const newest = newestOf(cov)!;
   return { point: newest.point, revision: newest.end, segments: newest.segments };
+}
+
+/** Whether the agent had seen a segment's last revision by `t` (ms): its lastTime is known and not after `t`. */
+export function seenBy(s: SegmentRef, t: number): boolean {
+  return s.lastTime !== undefined && Date.parse(s.lastTime) <= t;
 }
 
 /**

@@ -1,6 +1,8 @@
 // Command-line parsing of svc-operator on node:util parseArgs: positional words and --flags (--flag value,
 // --flag=value, -f value). Each command declares its flags; anything else is a usage error naming the flag.
+import { readFileSync } from 'node:fs';
 import { parseArgs as nodeParseArgs, type ParseArgsConfig } from 'node:util';
+import type { MemberTls } from '../members/index.js';
 import { CodedError } from '../../server/coded-error.js';
 
 /** Raised on bad usage (exit code 2). */
@@ -59,4 +61,20 @@ function usageLine(e: Error & { code?: string }): string {
     default:
       return e.message;
   }
+}
+
+/**
+ * --cacert, --cert and --key (all three or none; each value as resolved by the command): the files read, or undefined
+ * without them (the Job command backup and the backup agent).
+ */
+export function readTlsFiles(files: readonly [string | undefined, string | undefined, string | undefined]): MemberTls | undefined {
+  if (files.some((f) => f !== undefined) && files.some((f) => f === undefined)) throw new UsageError('--cacert, --cert and --key go together');
+  const read = (f: string) => {
+    try {
+      return readFileSync(f);
+    } catch (e) {
+      throw new UsageError(`cannot read ${f}: ${(e as Error).message}`);
+    }
+  };
+  return files[0] === undefined ? undefined : { ca: read(files[0]), cert: read(files[1]!), key: read(files[2]!) };
 }

@@ -23,8 +23,9 @@ import { join } from 'node:path';
 import type { BackupDestination } from '../api/types.js';
 import { durationMs } from '../api/duration.js';
 import { BackupAgent, type AgentStatus } from '../runtime/backup-agent.js';
-import { DestinationError, openS3 } from '../backup/destinations/index.js';
-import { parseArgs, UsageError } from './args.js';
+import { DestinationError, openS3, userCredentials } from '../backup/destinations/index.js';
+import { DEFAULT_KEEP } from '../backup/schedule.js';
+import { parseArgs, readTlsFiles, UsageError } from './args.js';
 import { envDestinationAccess } from './local.js';
 
 export const AGENT_FLAGS = ['config', 'cluster', 'endpoints', 'destinations', 'segment-seconds', 'segment-events', 'max-away', 'keep', 'max-age', 'work-dir', 'status-file', 'release', 'cacert', 'cert', 'key', 'credentials-secret'] as const;
@@ -64,14 +65,6 @@ function positive(v: unknown, flag: string, dflt: number): number {
   return n;
 }
 
-function readFile(f: string): Buffer {
-  try {
-    return readFileSync(f);
-  } catch (e) {
-    throw new UsageError(`cannot read ${f}: ${(e as Error).message}`);
-  }
-}
-
 /** Writes the status atomically (a reader never sees half of it). */
 function writeStatus(file: string, s: AgentStatus): void {
   const tmp = `${file}.tmp`;
@@ -109,17 +102,13 @@ export async function backupAgentMain(argv: string[], env: NodeJS.ProcessEnv = p
     }
     const s3 = (Array.isArray(dests) ? (dests as BackupDestination[]) : []).filter((d) => d && typeof d.name === 'string' && d.s3);
     if (s3.length === 0) throw new UsageError('--destinations names no s3 destination (a JSON list as spec.backup.destinations)');
-    const tlsFiles = (['cacert', 'cert', 'key'] as const).map(str);
-    if (tlsFiles.some((f) => f !== undefined) && tlsFiles.some((f) => f === undefined)) throw new UsageError('--cacert, --cert and --key go together');
-    const tls = tlsFiles[0] === undefined ? undefined : { ca: readFile(tlsFiles[0]), cert: readFile(tlsFiles[1]!), key: readFile(tlsFiles[2]!) };
+    const tls = readTlsFiles([str('cacert'), str('cert'), str('key')]);
     const access = envDestinationAccess();
     const secret = str('credentials-secret');
     let auth: { username: string; password: string } | undefined;
     if (secret) {
-      const username = access.secrets(secret, 'username');
-      const password = access.secrets(secret, 'password');
-      if (!username || !password) throw new UsageError(`--credentials-secret ${secret} has no username and password in ${access.secretsWhere}`);
-      auth = { username, password };
+      auth = userCredentials(access.secrets, secret);
+      if (!auth) throw new UsageError(`--credentials-secret ${secret} has no username and password in ${access.secretsWhere}`);
     }
     const maxAwayText = str('max-away') ?? '1h';
     const maxAwayMs = durationMs(maxAwayText);
@@ -134,7 +123,7 @@ export async function backupAgentMain(argv: string[], env: NodeJS.ProcessEnv = p
       segmentMs: positive(get('segment-seconds'), 'segment-seconds', 2) * 1000,
       segmentEvents: Math.ceil(positive(get('segment-events'), 'segment-events', 1000)),
       maxAwayMs,
-      retention: { keep: Math.ceil(positive(get('keep'), 'keep', 3)), ...(maxAge ? { maxAge } : {}) },
+      retention: { keep: Math.ceil(positive(get('keep'), 'keep', DEFAULT_KEEP)), ...(maxAge ? { maxAge } : {}) },
       workDir: str('work-dir') ?? join(tmpdir(), `svc-backup-agent-${cluster}`),
       release: str('release') ?? env.SVC_VERSION ?? 'unknown',
       ...(statusFile ? { onStatus: (s: AgentStatus) => writeStatus(statusFile, s) } : {}),

@@ -28,12 +28,12 @@ import { MemberClient } from '../members/index.js';
 import { pruneSnapshotDir } from '../runtime/snapshot-files.js';
 import type { BackupRecord, JobError, RestoreRecord, VerifyRecord } from '../api/job-records.js';
 import type { BackupKind } from '../api/types.js';
-import { DestinationError, fetchByManifest, jobDestinationAccess, openS3, readSegment, shipToDestinations, type NamedS3 } from '../backup/destinations/index.js';
+import { DestinationError, fetchByManifest, isNamedS3, jobDestinationAccess, openS3, readSegment, shipToDestinations, type NamedS3, type OpenDestination } from '../backup/destinations/index.js';
 import { changesBetween } from '../backup/delta.js';
 import { parseDeltaKey } from '../backup/restore-points.js';
 import { replayIntoSnapshot, runDrill } from '../runtime/local/drill.js';
 import { DEFAULT_SVC_ENTRY } from '../runtime/local/index.js';
-import { parseArgs, UsageError } from './args.js';
+import { parseArgs, readTlsFiles, UsageError } from './args.js';
 
 /** Termination messages are cut at 4096 bytes by the kubelet. */
 export const MAX_RECORD_BYTES = 4096;
@@ -88,11 +88,6 @@ function readIfThere(path: string): string | undefined {
   }
 }
 
-function isNamedS3(v: unknown): v is NamedS3 {
-  const d = v as NamedS3;
-  return typeof d === 'object' && d !== null && typeof d.name === 'string' && typeof d.s3 === 'object' && d.s3 !== null && typeof d.s3.bucket === 'string';
-}
-
 /** A flag holding JSON of the shape `ok` accepts. */
 function jsonFlag<T>(flags: Map<string, string>, name: string, ok: (v: unknown) => boolean): T {
   let v: unknown;
@@ -105,6 +100,23 @@ function jsonFlag<T>(flags: Map<string, string>, name: string, ok: (v: unknown) 
   return v as T;
 }
 
+/**
+ * --s3 JSON (one destination) and --download DIR of restore and verify: checks them (and the flags of `checkFirst`
+ * between the two), makes DIR, opens the destination for `use` and closes it after.
+ */
+async function withS3Download<T>(flags: Map<string, string>, use: (dest: OpenDestination, download: string) => Promise<T>, checkFirst: readonly string[] = []): Promise<T> {
+  const source = jsonFlag<NamedS3>(flags, 's3', isNamedS3);
+  for (const f of checkFirst) need(flags, f);
+  const download = need(flags, 'download');
+  mkdirSync(download, { recursive: true });
+  const dest = openS3(source.name, source.s3, jobDestinationAccess(process.env, readIfThere));
+  try {
+    return await use(dest, download);
+  } finally {
+    dest.store.close();
+  }
+}
+
 /** `backup`: snapshot of one member into dir/file, then pruning, then the upload to the object-store destinations. */
 export async function backup(flags: Map<string, string>): Promise<BackupRecord> {
   const endpoint = need(flags, 'endpoint');
@@ -114,16 +126,7 @@ export async function backup(flags: Map<string, string>): Promise<BackupRecord> 
   if (file.includes('/') || !file.endsWith('.db')) throw new UsageError('--file must be a plain file name ending in .db');
   const keepText = flags.get('keep') ?? '3';
   if (!/^[1-9]\d*$/.test(keepText)) throw new UsageError('--keep must be a positive integer');
-  const tlsFiles = ['cacert', 'cert', 'key'].map((f) => flags.get(f));
-  if (tlsFiles.some((f) => f !== undefined) && tlsFiles.some((f) => f === undefined)) throw new UsageError('--cacert, --cert and --key go together');
-  const readTls = (f: string) => {
-    try {
-      return readFileSync(f);
-    } catch (e) {
-      throw new UsageError(`cannot read ${f}: ${(e as Error).message}`);
-    }
-  };
-  const tls = tlsFiles[0] === undefined ? undefined : { ca: readTls(tlsFiles[0]), cert: readTls(tlsFiles[1]!), key: readTls(tlsFiles[2]!) };
+  const tls = readTlsFiles([flags.get('cacert'), flags.get('cert'), flags.get('key')]);
   // checked before the snapshot: a Job given a wrong list takes none
   const dests = flags.has('s3') ? jsonFlag<NamedS3[]>(flags, 's3', (v) => Array.isArray(v) && v.every(isNamedS3)) : [];
   const kind = dests.length > 0 ? need(flags, 'kind') as BackupKind : undefined;
@@ -163,13 +166,9 @@ export async function restore(flags: Map<string, string>): Promise<RestoreRecord
   let revision: number | undefined;
   if (flags.has('s3')) {
     // downloaded and checked (its manifest's size and sha256) before any data dir is touched
-    const source = jsonFlag<NamedS3>(flags, 's3', isNamedS3);
-    const download = need(flags, 'download');
-    mkdirSync(download, { recursive: true });
-    const dest = openS3(source.name, source.s3, jobDestinationAccess(process.env, readIfThere));
-    try {
+    snapshot = await withS3Download(flags, async (dest, download) => {
       const got = await fetchByManifest(dest, need(flags, 'object'), download);
-      snapshot = got.file;
+      let file = got.file;
       object = got.point.key;
       if (flags.has('revision')) {
         // continuous backup: the picked delta segments replayed into a scratch member on top of the full snapshot
@@ -179,16 +178,15 @@ export async function restore(flags: Map<string, string>): Promise<RestoreRecord
           const refs = need(flags, 'segments').split(',').map((k) => parseDeltaKey(k));
           if (refs.some((r) => r === undefined)) throw new UsageError('--segments must be delta segment keys (<prefix>/<cluster>/delta/delta-<from>-<to>.jsonl), comma-separated');
           const segments = await Promise.all(refs.map((r) => readSegment(dest, r!)));
-          snapshot = await replayIntoSnapshot({
-            snapshot, base: got.point.revision, changes: changesBetween(segments, got.point.revision, target),
+          file = await replayIntoSnapshot({
+            snapshot: file, base: got.point.revision, changes: changesBetween(segments, got.point.revision, target),
             scratchDir: join(download, 'replay'), svcEntry: DEFAULT_SVC_ENTRY, out: join(download, `replayed-${target}.db`),
           });
           revision = target;
         }
       }
-    } finally {
-      dest.store.close();
-    }
+      return file;
+    });
   } else snapshot = need(flags, 'snapshot');
   const byName = new Map<string, string[]>();
   for (const [n, url] of initial) byName.set(n, [...(byName.get(n) ?? []), url]);
@@ -230,19 +228,17 @@ export async function verify(flags: Map<string, string>): Promise<VerifyRecord> 
   let snapshot: string;
   if (flags.has('s3')) {
     // a bucket's restore point: downloaded and checked against its manifest first (a corrupt object fails the drill)
-    const source = jsonFlag<NamedS3>(flags, 's3', isNamedS3);
-    const object = need(flags, 'object');
-    const download = need(flags, 'download');
-    mkdirSync(download, { recursive: true });
-    const dest = openS3(source.name, source.s3, jobDestinationAccess(process.env, readIfThere));
-    try {
-      snapshot = (await fetchByManifest(dest, object, download)).file;
-    } catch (e) {
-      if (e instanceof DestinationError) return { snapshot: object, revision, failure: e.message };
-      throw e;
-    } finally {
-      dest.store.close();
-    }
+    const got = await withS3Download(flags, async (dest, download) => {
+      const object = need(flags, 'object');
+      try {
+        return (await fetchByManifest(dest, object, download)).file;
+      } catch (e) {
+        if (e instanceof DestinationError) return { snapshot: object, revision, failure: e.message } satisfies VerifyRecord;
+        throw e;
+      }
+    }, ['object']);
+    if (typeof got !== 'string') return got;
+    snapshot = got;
   } else snapshot = need(flags, 'snapshot');
   const m = await runDrill({ snapshotFile: snapshot, revision, scratchDir: need(flags, 'scratch'), svcEntry: DEFAULT_SVC_ENTRY });
   return { snapshot: basename(snapshot), revision, ...(m.hash !== undefined ? { hash: m.hash, compactRevision: m.compactRevision } : {}), ...(m.error !== undefined ? { failure: m.error } : {}) };

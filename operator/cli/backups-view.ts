@@ -3,8 +3,8 @@
 // time, what is there that is not a restore point (corrupt or foreign objects), or why it could not be listed.
 // Listing is the caller's (its runtime's way to Secrets); gathering and printing are here, once.
 import type { RestoreSpec, SvcClusterSpec } from '../api/types.js';
-import { DestinationError, RestoreSourceError, s3Destinations } from '../backup/destinations/index.js';
-import { describeCoverage, describeRange, restorableRange, type RestorePoint, type SegmentRef } from '../backup/restore-points.js';
+import { DestinationError, RestoreSourceError, s3Destinations, type SourcePoints } from '../backup/destinations/index.js';
+import { describeCoverage, describeRange, restorableRange, type RestorePoint } from '../backup/restore-points.js';
 import { RuntimeError } from '../runtime/index.js';
 
 /** One destination's restore points as the listing shows them. */
@@ -26,7 +26,7 @@ export interface DestinationListing {
 }
 
 /** Lists one source (a destination or spec.restore.source): its points, problems, label and whose backups. */
-export type ListSource = (restore: RestoreSpec) => Promise<{ points: RestorePoint[]; segments: SegmentRef[]; problems: string[]; where: string; cluster: string }>;
+export type ListSource = (restore: RestoreSpec) => Promise<SourcePoints>;
 
 /** What to list: each S3 destination of the spec (the cluster's own backups), and its spec.restore.source when asked. */
 export function backupSources(cluster: string, spec: SvcClusterSpec, withRestoreSource: boolean): Array<{ name: string; restore: RestoreSpec }> {

@@ -7,13 +7,13 @@ import { loadAll } from 'js-yaml';
 import { parseSvcCluster, updateProblems, ValidationError } from '../api/validate.js';
 import { API_VERSION, KIND, type BackupsStatus, type SvcCluster } from '../api/types.js';
 import type { AgentStatus } from '../runtime/backup-agent.js';
-import { backupsState } from '../backup/schedule.js';
+import { backupsState, DEFAULT_KEEP } from '../backup/schedule.js';
 import { describeVerified } from '../backup/verify.js';
 import { MemberClient } from '../members/index.js';
 import { observe, reconcile, type ReconcileResult } from '../orchestrator/index.js';
 import { LocalRuntime, restoreProblem } from '../runtime/local/index.js';
 import { RuntimeError } from '../runtime/index.js';
-import { DestinationError, type DestinationAccess } from '../backup/destinations/index.js';
+import { DestinationError, userCredentials, type DestinationAccess } from '../backup/destinations/index.js';
 import { backupSources, listBackups, printBackups } from './backups-view.js';
 import { Backoff } from '../orchestrator/backoff.js';
 import { observedClusterVersion } from '../planner/plan.js';
@@ -171,10 +171,9 @@ function backupClient(spec: SvcCluster['spec']): MemberClient {
   const secret = spec.backup?.credentialsSecret;
   if (!secret) return new MemberClient();
   const access = envDestinationAccess();
-  const username = access.secrets(secret, 'username');
-  const password = access.secrets(secret, 'password');
-  if (!username || !password) throw new CommandError(`spec.backup.credentialsSecret ${secret} has no username and password in ${access.secretsWhere}; create them (a user with the root role)`);
-  return new MemberClient({ backupAuth: { username, password } });
+  const backupAuth = userCredentials(access.secrets, secret);
+  if (!backupAuth) throw new CommandError(`spec.backup.credentialsSecret ${secret} has no username and password in ${access.secretsWhere}; create them (a user with the root role)`);
+  return new MemberClient({ backupAuth });
 }
 
 /** A failed scheduled or on-demand backup: the cause and the way out. */
@@ -324,7 +323,7 @@ export async function localBackup(stateDir: string, wait: boolean, output: strin
   if (output === 'json') process.stdout.write(`${JSON.stringify({ request: token, backup: taken ?? null, outcome: r.outcome, error: r.error ?? null }, null, 2)}\n`);
   else if (taken) process.stdout.write(`on-demand backup of ${taken.member} at ${taken.location}: revision ${taken.revision}, ${taken.size} bytes, sha256 ${taken.sha256}\n`);
   // (taken, then removed by spec.backup.keep for scheduled backups whose slots passed in the same run)
-  else if (answered) process.stdout.write(`on-demand backup ${token} taken; spec.backup.keep (${state.spec.backup?.keep ?? 3}) has since removed it for newer scheduled backups taken in the same run\n`);
+  else if (answered) process.stdout.write(`on-demand backup ${token} taken; spec.backup.keep (${state.spec.backup?.keep ?? DEFAULT_KEEP}) has since removed it for newer scheduled backups taken in the same run\n`);
   if (answered) return 0;
   const why = r.step.kind === 'blocked' ? `${r.step.condition} (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
   process.stderr.write(`svc-operator: on-demand backup ${token} of ${state.name} not taken: ${why}${after?.backupFailure ? `\n${after.backupFailure}` : ''}\n`);

@@ -287,7 +287,7 @@ export class Controller {
     }
     session.recovery = recoveryStatus(recoverRequest, record, refused);
     if (!began) {
-      const status = await this.status(session, rt, spec, stored, observed, step, progress);
+      const status = await this.status(session, rt, jobs, spec, stored, observed, step, progress);
       await this.publish(session, stored, status);
       // a steady cluster is looked at again by its next scheduled backup or drill at the latest
       // (continuous backup: by the next read of its progress)
@@ -318,7 +318,7 @@ export class Controller {
       session.jobFailure = undefined;
     }
     const fresh = this.clusters.get(name, namespace) ?? stored;
-    await this.publish(session, fresh, await this.status(session, rt, spec, fresh, observed, step, progress, error));
+    await this.publish(session, fresh, await this.status(session, rt, jobs, spec, fresh, observed, step, progress, error));
     if (r.pending) return r.pending.retryMs;
     // a step that keeps failing is retried less and less often (each try is two Events)
     session.stepFailures = error ? session.stepFailures + 1 : 0;
@@ -326,7 +326,7 @@ export class Controller {
     return error ? this.queue.policy.delay(session.stepFailures) : 200;
   }
 
-  private async status(session: ClusterSession, rt: KubeRuntime, spec: SvcCluster['spec'], stored: StoredCluster, observed: ObservedCluster, step: Step, progress: UpgradeProgress | undefined, error?: string): Promise<SvcClusterStatus> {
+  private async status(session: ClusterSession, rt: KubeRuntime, jobs: ClusterJobs, spec: SvcCluster['spec'], stored: StoredCluster, observed: ObservedCluster, step: Step, progress: UpgradeProgress | undefined, error?: string): Promise<SvcClusterStatus> {
     const pods = new Map<string, PodFacts>();
     const live = await rt.pods();
     for (const [n, p] of live) {
@@ -342,7 +342,7 @@ export class Controller {
     const now = new Date();
     if (spec.backup?.continuous && (session.continuous === undefined || now.getTime() - session.continuous.at >= AGENT_STATUS_MS)) {
       // the destination, not the agent's pod: what is durable is what a restore can use
-      const progress = await new ClusterJobs(this.api, { name: stored.metadata.name, namespace: stored.metadata.namespace!, uid: stored.metadata.uid!, spec }, {}).continuousProgress().catch(() => session.continuous?.status ?? {});
+      const progress = await jobs.continuousProgress().catch(() => session.continuous?.status ?? {});
       session.continuous = { at: now.getTime(), status: progress };
     }
     if (!spec.backup?.continuous) session.continuous = undefined;

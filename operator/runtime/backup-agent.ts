@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { Client } from '../../server/client/index.js';
 import { MemberClient, type MemberTls } from '../members/index.js';
 import { groupByRevision, makeSegment, type RevisionChange } from '../backup/delta.js';
-import { applyRetention, retentionOf, listRestorePoints, listSegments, readSegment, uploadFull, uploadSegment, type OpenDestination } from '../backup/destinations/index.js';
-import { chainFrom, type RestorePoint, type SegmentRef } from '../backup/restore-points.js';
-import type { BackupsStatus, BackupSpec } from '../api/types.js';
+import { listRestorePoints, listSegments, readSegment, retentionOf, shipFull, uploadSegment, type FullSnapshotInput, type OpenDestination, type Retention } from '../backup/destinations/index.js';
+import { deltaCoverage, type Coverage, type RestorePoint, type SegmentRef } from '../backup/restore-points.js';
+import type { BackupsStatus } from '../api/types.js';
 
 export interface AgentOptions {
   cluster: string;
@@ -31,8 +31,8 @@ export interface AgentOptions {
   maxAwayMs?: number;
   /** Where full snapshots are staged before the upload (removed after). */
   workDir: string;
-  /** spec.backup's keep and maxAge, applied after a full snapshot of the agent's. */
-  retention?: Pick<BackupSpec, 'keep' | 'maxAge'>;
+  /** spec.backup's keep and maxAge, applied after a full snapshot of the agent's (default: keep DEFAULT_KEEP). */
+  retention?: Retention;
   /** The release recorded in a full snapshot's manifest. */
   release: string;
   log: (line: string) => void;
@@ -52,14 +52,15 @@ const isCompacted = (e: unknown) => /required revision has been compacted/.test(
  * full snapshot of its own, else the newest of all (continuous backup just turned on).
  */
 export function agentEnd(points: readonly RestorePoint[], segments: readonly SegmentRef[]): { point: RestorePoint; end: number; last?: SegmentRef } {
-  let best: { point: RestorePoint; end: number; last?: SegmentRef } | undefined;
-  for (const p of points) {
-    const { end, used } = chainFrom(p.revision, segments);
-    if (used.length === 0 && p.backupKind !== 'continuous') continue;
-    if (!best || end > best.end) best = { point: p, end, ...(used.length > 0 ? { last: used.at(-1)! } : {}) };
+  // not newestCoverage: of equal ends the older point stays (its own record), and points without segments count only when its own
+  let best: Coverage | undefined;
+  for (const c of deltaCoverage(points, segments)) {
+    if (c.segments.length === 0 && c.point.backupKind !== 'continuous') continue;
+    if (!best || c.end > best.end) best = c;
   }
+  if (best) return { point: best.point, end: best.end, ...(best.segments.length > 0 ? { last: best.segments.at(-1)! } : {}) };
   const newest = points.reduce((a, b) => (b.revision > a.revision ? b : a));
-  return best ?? { point: newest, end: newest.revision };
+  return { point: newest, end: newest.revision };
 }
 
 /** Runs until stop(): resumes, watches, writes segments, takes full snapshots when it must. */
@@ -174,14 +175,11 @@ export class BackupAgent {
     const file = join(this.o.workDir, `full-${Date.now()}.db`);
     try {
       const rec = await this.members.snapshot(url, url, file);
-      for (const d of this.o.destinations) {
-        const { points } = await listRestorePoints(d, this.o.cluster);
-        const added = await uploadFull(d, file, {
-          cluster: this.o.cluster, member: new URL(url).host, revision: rec.revision, time: rec.time, sha256: rec.sha256, size: rec.size, release: this.o.release, backupKind: 'continuous',
-          ...(rec.kvHash !== undefined ? { hashKV: rec.kvHash, compactRevision: rec.compactRevision } : {}),
-        });
-        await applyRetention(d, [...points.filter((p) => p.key !== added.key), added], retentionOf({ backup: this.o.retention }), new Date());
-      }
+      const m: FullSnapshotInput = {
+        cluster: this.o.cluster, member: new URL(url).host, revision: rec.revision, time: rec.time, sha256: rec.sha256, size: rec.size, release: this.o.release, backupKind: 'continuous',
+        ...(rec.kvHash !== undefined ? { hashKV: rec.kvHash, compactRevision: rec.compactRevision } : {}),
+      };
+      for (const d of this.o.destinations) await shipFull(d, file, m, this.o.retention ?? retentionOf({}), new Date());
       this.pending = this.pending.filter((c) => c.revision > rec.revision);
       this.pendingEvents = this.pending.reduce((n, c) => n + c.ops.length, 0);
       this.durable = rec.revision;

@@ -6,8 +6,8 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { BackupDestination, RestoreSpec, S3Destination, SvcClusterSpec } from '../../api/types.js';
 import { durationMs } from '../../api/duration.js';
 import {
-  clusterFolder, clustersIn, deltaCoverage, deltaKey, describeCoverage, describeRange, fullManifest, fullSnapshotKey, manifestKeyOf, parseDeltaKey, parseManifest,
-  planRestore, retainFull, segmentsToRemove, type Coverage, type FullManifest, type RestorePoint, type SegmentRef,
+  chainFrom, clusterFolder, clustersIn, deltaKey, describeCoverage, describeRange, fullManifest, fullSnapshotKey, manifestKeyOf, newestCoverage, parseDeltaKey, parseManifest,
+  pickRestorePoint, planRestore, retainFull, seenBy, segmentsToRemove, type FullManifest, type RestorePoint, type SegmentRef,
 } from '../restore-points.js';
 import { decodeSegment, encodeSegment, type DeltaSegment } from '../delta.js';
 import { DEFAULT_KEEP } from '../schedule.js';
@@ -22,6 +22,13 @@ export { S3Store, classify, type S3Credentials } from './s3.js';
  * environment (the Secret as env vars); locally: the folder <secrets dir>/<secret>/<key>, as a mounted Secret.
  */
 export type SecretReader = (secret: string, key: string) => string | undefined;
+
+/** The username and password in Secret `secret` (a cluster with authentication on), or undefined when either is not there. */
+export function userCredentials(secrets: SecretReader, secret: string): { username: string; password: string } | undefined {
+  const username = secrets(secret, 'username');
+  const password = secrets(secret, 'password');
+  return username && password ? { username, password } : undefined;
+}
 
 /** How a runtime opens destinations. */
 export interface DestinationAccess {
@@ -41,9 +48,9 @@ export interface OpenDestination {
   store: ObjectStore;
 }
 
-/** The S3 destinations of a spec (pvc destinations are the Kubernetes runtime's claims). */
-export function s3Destinations(spec: SvcClusterSpec): Array<BackupDestination & { s3: S3Destination }> {
-  return (spec.backup?.destinations ?? []).filter((d): d is BackupDestination & { s3: S3Destination } => d.s3 !== undefined);
+/** The S3 destinations of a spec, by name (pvc destinations are the Kubernetes runtime's claims). */
+export function s3Destinations(spec: SvcClusterSpec): NamedS3[] {
+  return (spec.backup?.destinations ?? []).filter((d): d is BackupDestination & { s3: S3Destination } => d.s3 !== undefined).map((d) => ({ name: d.name, s3: d.s3 }));
 }
 
 /** Opens an S3 destination; a credentials secret that is not there is a DestinationError naming it. */
@@ -153,6 +160,13 @@ export async function readSegment(d: OpenDestination, ref: SegmentRef): Promise<
   }
 }
 
+/** Downloads and checks a restore point's snapshot into folder `dir` (which must exist), named as its key ends; returns the file. */
+export async function downloadInto(d: OpenDestination, point: RestorePoint, dir: string): Promise<string> {
+  const file = `${dir.replace(/\/+$/, '')}/${point.key.slice(point.key.lastIndexOf('/') + 1)}`;
+  await downloadRestorePoint(d, point, file);
+  return file;
+}
+
 /**
  * Downloads a restore point's snapshot into `file` and checks it: the reference format (database bytes, then their
  * sha256) of the manifest's size and digest. A mismatch is ObjectCorrupt naming the object.
@@ -188,6 +202,12 @@ export interface NamedS3 {
   s3: S3Destination;
 }
 
+/** Whether a value (parsed JSON a command was handed) is a NamedS3: a name and an s3 with a bucket. */
+export function isNamedS3(v: unknown): v is NamedS3 {
+  const d = v as NamedS3;
+  return typeof d === 'object' && d !== null && typeof d.name === 'string' && typeof d.s3 === 'object' && d.s3 !== null && typeof d.s3.bucket === 'string';
+}
+
 /**
  * Uploads a snapshot file with its manifest to every destination, each listed first (an unreachable store, refused
  * credentials or a missing bucket show as such, not as an upload cut short), then applies retention there. The
@@ -199,15 +219,23 @@ export async function shipToDestinations(dests: readonly NamedS3[], access: Dest
   for (const d of dests) {
     const dest = openS3(d.name, d.s3, access);
     try {
-      const { points } = await listRestorePoints(dest, m.cluster);
-      const point = await uploadFull(dest, file, m);
-      await applyRetention(dest, [...points.filter((p) => p.key !== point.key), point], retention, now);
-      added.push(point);
+      added.push(await shipFull(dest, file, m, retention, now));
     } finally {
       dest.store.close();
     }
   }
   return added;
+}
+
+/**
+ * One destination's part of shipToDestinations (the backup agent's full snapshots too): lists its restore points,
+ * uploads the snapshot with its manifest, then applies retention to what is there; returns the point added.
+ */
+export async function shipFull(dest: OpenDestination, file: string, m: FullSnapshotInput, retention: Retention, now: Date): Promise<RestorePoint> {
+  const { points } = await listRestorePoints(dest, m.cluster);
+  const point = await uploadFull(dest, file, m);
+  await applyRetention(dest, [...points.filter((p) => p.key !== point.key), point], retention, now);
+  return point;
 }
 
 /** spec.restore.source cannot be used as it is written (a destination it names that is not there, no or several clusters). */
@@ -226,7 +254,7 @@ export function restoreDestination(restore: RestoreSpec, spec: SvcClusterSpec): 
   if (src.destination !== undefined) {
     const named = s3Destinations(spec).find((d) => d.name === src.destination);
     if (!named) throw new RestoreSourceError(`spec.restore.source.destination "${src.destination}" is not an s3 destination of spec.backup.destinations`);
-    return { name: named.name, s3: named.s3 };
+    return named;
   }
   return { name: 'restore source', s3: src.s3! };
 }
@@ -235,7 +263,7 @@ export function restoreDestination(restore: RestoreSpec, spec: SvcClusterSpec): 
  * Opens spec.restore.source and finds whose backups it restores: source.cluster, else the only cluster under the
  * prefix (none or several: a RestoreSourceError saying what is there). The caller closes the store.
  */
-export async function openRestoreSource(restore: RestoreSpec, spec: SvcClusterSpec, access: DestinationAccess): Promise<{ dest: OpenDestination; cluster: string; source: NamedS3 }> {
+async function openRestoreSource(restore: RestoreSpec, spec: SvcClusterSpec, access: DestinationAccess): Promise<{ dest: OpenDestination; cluster: string; source: NamedS3 }> {
   const source = restoreDestination(restore, spec);
   const dest = openS3(source.name, source.s3, access);
   try {
@@ -258,8 +286,7 @@ export async function restoreSourcePoints(restore: RestoreSpec, spec: SvcCluster
     const listed = await listRestorePoints(dest, cluster);
     const segments = await listSegments(dest, cluster);
     // the newest restorable time is when the agent saw the newest revision: in the last segment of the longest chain
-    const best = deltaCoverage(listed.points, segments).reduce<Coverage | undefined>((a, c) => (!a || c.end >= a.end ? c : a), undefined);
-    const last = best?.segments.at(-1);
+    const last = newestCoverage(listed.points, segments)?.segments.at(-1);
     if (last) last.lastTime = (await readSegment(dest, last)).lastTime;
     return { ...listed, segments, where: dest.store.label, cluster };
   } finally {
@@ -297,9 +324,21 @@ export async function pickRestore(restore: RestoreSpec, spec: SvcClusterSpec, ac
   try {
     const { points, problems } = await listRestorePoints(dest, cluster);
     const segments = await listSegments(dest, cluster);
-    // a time is matched against when the agent saw each segment's revisions (in the segment, not its name)
-    if (restore.time !== undefined) for (const ref of segments) ref.lastTime = (await readSegment(dest, ref)).lastTime;
-    const plan = planRestore(points, segments, { revision: restore.revision, time: restore.time }, `${dest.store.label} (cluster ${cluster})`);
+    const target = { revision: restore.revision, time: restore.time };
+    const where = `${dest.store.label} (cluster ${cluster})`;
+    // a time is matched against when the agent saw each segment's revisions (in the segment, not its name); planRestore
+    // looks only at the chain after the point the time picks, up to the first segment seen later: only those are read
+    if (restore.time !== undefined) {
+      const picked = pickRestorePoint(points, target, where);
+      const t = Date.parse(restore.time);
+      if ('point' in picked) {
+        for (const ref of chainFrom(picked.point.revision, segments).used) {
+          ref.lastTime = (await readSegment(dest, ref)).lastTime;
+          if (!seenBy(ref, t)) break;
+        }
+      }
+    }
+    const plan = planRestore(points, segments, target, where);
     if ('refused' in plan) throw new RestoreSourceError(`cannot create ${name}: ${plan.refused}${problems.length > 0 ? `; also found: ${problems.join('; ')}` : ''}`, 'NotCovered');
     return { ...plan, source, where: `${dest.store.label}, ${describeRange(points)}${segments.length > 0 ? `, ${describeCoverage(points, segments)}` : ''}` };
   } finally {
@@ -339,7 +378,5 @@ export function jobDestinationAccess(env: NodeJS.ProcessEnv, readFile: (path: st
 export async function fetchByManifest(d: OpenDestination, manifestKey: string, dir: string): Promise<{ file: string; point: RestorePoint }> {
   const p = parseManifest((await d.store.get(manifestKey)).toString('utf8'), manifestKey);
   if ('problem' in p) throw new DestinationError(d.store.label, 'ObjectCorrupt', `${p.problem}; pick another restore point, or take a new backup`);
-  const file = `${dir.replace(/\/+$/, '')}/${p.key.slice(p.key.lastIndexOf('/') + 1)}`;
-  await downloadRestorePoint(d, p, file);
-  return { file, point: p };
+  return { file: await downloadInto(d, p, dir), point: p };
 }

@@ -34,7 +34,7 @@ export function agentReplicas(spec: Pick<SvcClusterSpec, 'backup' | 'replicas'>,
  */
 export function agentDeployment(c: ClusterRef, image: string, replicas: 0 | 1): KubeObject {
   const spec = c.spec;
-  const dests = s3Destinations(spec).map((d) => ({ name: d.name, s3: d.s3 }));
+  const dests = s3Destinations(spec);
   const secrets = [...new Set(dests.flatMap((d) => [d.s3.credentialsSecret, d.s3.caSecret]).filter((n): n is string => n !== undefined))].sort();
   const members = Array.from({ length: Math.max(1, spec.replicas) }, (_, i) => memberClientURL(c, `${c.name}-${i}`));
   const args = [

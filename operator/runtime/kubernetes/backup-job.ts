@@ -361,7 +361,7 @@ export class ClusterJobs {
   private async runBackup(member: string, fileName: string, suffix: string, dbBytes?: () => Promise<number | undefined>, upload?: { kind: BackupKind; release: string }): Promise<SnapshotRecord> {
     const claim = this.claim;
     this.image();
-    const dests = upload ? s3Destinations(this.cluster.spec).map((d) => ({ name: d.name, s3: d.s3 })) : [];
+    const dests = upload ? s3Destinations(this.cluster.spec) : [];
     const secrets = await this.destinationSecrets(dests);
     await this.ensureClaim();
     const name = jobName(this.cluster.name, suffix);
@@ -467,7 +467,7 @@ export class ClusterJobs {
       return { deployed: false, did: `deleted Deployment ${name}: continuous backup is off` };
     }
     const image = this.image();
-    await this.destinationSecrets(s3Destinations(this.cluster.spec).map((d) => ({ name: d.name, s3: d.s3 })));
+    await this.destinationSecrets(s3Destinations(this.cluster.spec));
     const wrote = await this.api.apply(agentDeployment(this.cluster, image, replicas));
     return { deployed: true, ...(wrote ? { did: `applied Deployment ${name} (${replicas} replica${replicas === 1 ? '' : 's'})` } : {}) };
   }

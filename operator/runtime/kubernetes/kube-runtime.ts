@@ -551,7 +551,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     const outcomes: VerifiedStatus[] = [];
     const b = step.backup;
     if (b) outcomes.push(await drill(b, () => jobs.verify(b, step.id)));
-    const dests = s3Destinations(this.cluster.spec).map((d) => ({ name: d.name, s3: d.s3 }));
+    const dests = s3Destinations(this.cluster.spec);
     for (const d of dests) {
       let point: RestorePoint | undefined;
       try {

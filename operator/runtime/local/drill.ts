@@ -101,6 +101,26 @@ export async function startScratchMember(snapshotFile: string, scratchDir: strin
   }
 }
 
+/**
+ * Tries `probe` on a scratch member every 100 ms until it answers (its answer), the member's process ends (why), or
+ * `timeoutMs` passed (the last error's message). A probe that throws is tried again.
+ */
+async function untilServing<T>(member: ScratchMember, timeoutMs: number, probe: () => Promise<T>): Promise<{ answer: T } | { exited: string } | { timedOut: string }> {
+  const deadline = Date.now() + timeoutMs;
+  let last: string;
+  for (;;) {
+    const exited = member.exited();
+    if (exited) return { exited };
+    try {
+      return { answer: await probe() };
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    if (Date.now() > deadline) return { timedOut: last };
+    await sleep(100);
+  }
+}
+
 /** Restores `snapshotFile` into a scratch member and reads its KV hash at `revision`; failures come back as `error`. */
 export async function runDrill(i: DrillInput): Promise<DrillMeasure> {
   let member: ScratchMember;
@@ -112,27 +132,31 @@ export async function runDrill(i: DrillInput): Promise<DrillMeasure> {
   const client = new MemberClient({ timeoutMs: 2000, attempts: 1 });
   try {
     const timeoutMs = i.timeoutMs ?? 60_000;
-    const deadline = Date.now() + timeoutMs;
-    let last = '';
-    for (;;) {
-      const exited = member.exited();
-      if (exited) return { error: `the scratch member ${exited}: ${member.logTail()}` };
+    const r = await untilServing(member, timeoutMs, async (): Promise<DrillMeasure> => {
       try {
         const h = await client.hashKV(member.clientURL, i.revision);
         return { hash: h.hash, compactRevision: h.compactRevision };
       } catch (e) {
-        last = (e as Error).message;
+        const message = (e as Error).message;
         // an answer from a serving member that refuses the revision is final (compacted, a future revision)
-        if (/compacted|future revision/.test(last)) return { error: `the restored member refuses revision ${i.revision}: ${last}` };
+        if (/compacted|future revision/.test(message)) return { error: `the restored member refuses revision ${i.revision}: ${message}` };
+        throw e;
       }
-      if (Date.now() > deadline) return { error: `the scratch member did not serve within ${Math.round(timeoutMs / 1000)} s (${last}); its log: ${member.logTail()}` };
-      await sleep(100);
-    }
+    });
+    if ('exited' in r) return { error: `the scratch member ${r.exited}: ${member.logTail()}` };
+    if ('timedOut' in r) return { error: `the scratch member did not serve within ${Math.round(timeoutMs / 1000)} s (${r.timedOut}); its log: ${member.logTail()}` };
+    return r.answer;
   } finally {
     client.close();
     await member.stop();
   }
 }
+
+/**
+ * The scratch member of replayIntoSnapshot failed (ended, or did not serve in time), as opposed to a replay that does
+ * not add up (a ReplayError of delta-replay.ts); still a ReplayError by class and name, as it was thrown before.
+ */
+export class ScratchMemberError extends ReplayError {}
 
 /**
  * The snapshot at `base` with `changes` replayed, written to `out`: a lone scratch member restored from it in
@@ -144,18 +168,9 @@ export async function replayIntoSnapshot(i: { snapshot: string; base: number; ch
   const client = await Client.connect({ endpoints: [member.clientURL], commandTimeoutMs: 5000 });
   const members = new MemberClient({ timeoutMs: 10_000, attempts: 3 });
   try {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const exited = member.exited();
-      if (exited) throw new ReplayError(`the scratch member the deltas are replayed into ${exited}: ${member.logTail()}`);
-      try {
-        await client.get('\u0000', { serializable: true, countOnly: true });
-        break;
-      } catch (e) {
-        if (Date.now() > deadline) throw new ReplayError(`the scratch member the deltas are replayed into did not serve within 60 s (${(e as Error).message}): ${member.logTail()}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    const r = await untilServing(member, 60_000, () => client.get('\u0000', { serializable: true, countOnly: true }));
+    if ('exited' in r) throw new ScratchMemberError(`the scratch member the deltas are replayed into ${r.exited}: ${member.logTail()}`);
+    if ('timedOut' in r) throw new ScratchMemberError(`the scratch member the deltas are replayed into did not serve within 60 s (${r.timedOut}): ${member.logTail()}`);
     await replayChanges(client, i.base, i.changes);
     await members.snapshot(member.clientURL, 'replay', i.out);
     return i.out;

@@ -16,13 +16,12 @@ import { runDrill } from './drill.js';
 import { svcNodeArgs } from './svc-process.js';
 import { combineDrills, judgeDrill, noBackupToVerify, pointEntry } from '../../backup/verify.js';
 import {
-  DestinationError, downloadRestorePoint, listRestorePoints, openS3, pickRestore, readSegment, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations,
+  DestinationError, downloadInto, listRestorePoints, openS3, pickRestore, readSegment, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations,
   type DestinationAccess, type OpenDestination, type PickedRestore, type SourcePoints,
 } from '../../backup/destinations/index.js';
 import { changesBetween, type RevisionChange } from '../../backup/delta.js';
 import type { RestorePoint } from '../../backup/restore-points.js';
-import { ReplayError } from '../delta-replay.js';
-import { replayIntoSnapshot } from './drill.js';
+import { replayIntoSnapshot, ScratchMemberError } from './drill.js';
 import { backupFileFor, backupsState, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
@@ -146,7 +145,6 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   readonly stateDir: string;
   private readonly name?: string;
   private readonly svcEntry: string;
-  private readonly operatorEntry = OPERATOR_ENTRY;
   private readonly stopGraceMs: number;
   private readonly access?: DestinationAccess;
   /** The restore point this process fetched already (`local apply` checks it before it creates the cluster). */
@@ -372,7 +370,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     mkdirSync(dir, { recursive: true });
     const file = join(dir, 'config.json');
     writeFileSync(file, config);
-    const pid = this.spawnDetached(this.operatorEntry, ['backup-agent', '--config', file], this.agentLog(), `=== backup-agent start ${new Date().toISOString()}`, { ...process.env }, 'the backup agent');
+    const pid = this.spawnDetached(OPERATOR_ENTRY, ['backup-agent', '--config', file], this.agentLog(), `=== backup-agent start ${new Date().toISOString()}`, { ...process.env }, 'the backup agent');
     writeState(this.stateDir, { ...state, agent: { pid, startedAt: new Date().toISOString(), config } });
     return `${running ? 'restarted' : 'started'} the backup agent (pid ${pid}, log ${this.agentLog()})`;
   }
@@ -716,9 +714,9 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
       if (!point) return failed(dest.store.label, `${dest.store.label} holds no restore point of ${cluster} yet: take a backup first`);
       const location = `s3://${s3.bucket}/${point.key}`;
       mkdirSync(dir, { recursive: true });
-      const file = join(dir, point.key.slice(point.key.lastIndexOf('/') + 1));
+      let file: string;
       try {
-        await downloadRestorePoint(dest, point, file);
+        file = await downloadInto(dest, point, dir);
       } catch (e) {
         return { ...failed(location, `restoring ${location} failed: ${(e as Error).message}`), revision: point.revision };
       }
@@ -792,8 +790,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     try {
       const dir = join(this.stateDir, 'restore');
       mkdirSync(dir, { recursive: true });
-      let file = join(dir, picked.point.key.slice(picked.point.key.lastIndexOf('/') + 1));
-      await downloadRestorePoint(dest, picked.point, file);
+      let file = await downloadInto(dest, picked.point, dir);
       if (picked.revision > picked.point.revision) {
         const segments = await Promise.all(picked.segments.map((ref) => readSegment(dest, ref)));
         file = await this.replayed(file, picked.point.revision, changesBetween(segments, picked.point.revision, picked.revision), join(dir, `replayed-${picked.revision}.db`));
@@ -814,7 +811,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
       return await replayIntoSnapshot({ snapshot, base, changes, scratchDir: join(this.stateDir, 'restore', 'replay'), svcEntry: this.svcEntry, out });
     } catch (e) {
       // the scratch member itself failed: a failed start, as before (a replay that does not add up stays a ReplayError)
-      if (e instanceof ReplayError && /^the scratch member/.test(e.message)) throw new RuntimeError('START_FAILED', e.message);
+      if (e instanceof ScratchMemberError) throw new RuntimeError('START_FAILED', e.message);
       throw e;
     }
   }
