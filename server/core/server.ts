@@ -113,6 +113,7 @@ export class SvcServer {
       backend: backendOptions(opts),
       compaction: { batchLimit: opts.compactionBatchLimit, sleepMs: opts.compactionSleepMs, observers: this.observers },
     });
+    b.backend.onFailure = (e) => this.fatal(e);
 
     this.node = new RaftNode(
       { storage: b.storage, wal: b.wal, snapshotter: b.snapshotter, confState: b.confState, appliedIndex: b.appliedIndex, snapshotIndex: b.snapshotIndex },

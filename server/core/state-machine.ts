@@ -379,9 +379,9 @@ export class V3StateMachine {
       closeSync(fd);
     }
     renameSync(tmp, path);
-    const onCommit = this.backend.onCommit;
+    const { onCommit, onFailure } = this.backend;
     this.backend = openBackend(this.opts.logger, path, { unsafeNoFsync: this.opts.unsafeNoFsync, ...this.opts.backend });
-    this.backend.onCommit = onCommit;
+    Object.assign(this.backend, { onCommit, onFailure });
     this.lessor.recover(this.backend);
     // Restoring the watchable store restores the kv store under it.
     this.watchable.restore(this.backend);

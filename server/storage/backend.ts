@@ -36,7 +36,7 @@ export type BucketName = (typeof BUCKETS)[number] | (string & {});
 export const META_CONSISTENT_INDEX = new TextEncoder().encode('consistent_index');
 export const META_TERM = new TextEncoder().encode('term');
 
-export type BackendErrorCode = 'BACKEND_CLOSED' | 'BACKEND_DEFRAG_RUNNING' | 'BACKEND_OPEN_FAILED' | 'BACKEND_CORRUPT';
+export type BackendErrorCode = 'BACKEND_CLOSED' | 'BACKEND_DEFRAG_RUNNING' | 'BACKEND_OPEN_FAILED' | 'BACKEND_CORRUPT' | 'BACKEND_COMMIT_FAILED';
 
 /** Errors of the backend, with a stable code. */
 export class BackendError extends Error {
@@ -124,6 +124,8 @@ export interface Backend {
   stats(): BackendStats;
   /** Called with each commit's duration in seconds (the commit-duration metric). */
   onCommit?: (seconds: number) => void;
+  /** Called when a timed commit fails (a full disk, an I/O error): nothing more is written to the file. */
+  onFailure?: (e: Error) => void;
   close(): void;
 }
 
@@ -199,6 +201,16 @@ function openEnv(file: string): RootDatabase {
   });
 }
 
+/** The native layer reports a full disk as a plain I/O error: say so when the data dir's volume has no room left. */
+function fullVolume(file: string): string {
+  try {
+    const st = fs.statfsSync(pathDir(file));
+    return st.bavail * st.bsize < 1024 * 1024 ? ' (no space left on device: the volume holding the data dir is full)' : '';
+  } catch {
+    return '';
+  }
+}
+
 function isIgnoredInHash(bucket: string, key: Uint8Array): boolean {
   if (bucket !== 'meta') return false;
   const k = bytesToKey(key);
@@ -215,6 +227,9 @@ class LmdbBackend implements Backend {
   private ciDirty = false;
   private closed = false;
   onCommit?: (seconds: number) => void;
+  onFailure?: (e: Error) => void;
+  /** A commit failed: the file holds what came before it, and the WAL replays the rest at the next start. */
+  private failure: Error | undefined;
   private defragging = false;
   private timer: NodeJS.Timeout | undefined;
   private fsyncRunning = false;
@@ -375,6 +390,7 @@ class LmdbBackend implements Backend {
 
   /** Writes the buffer and the consistent index in one lmdb transaction. */
   private commit(): void {
+    if (this.failure) throw this.failure;
     if (this.closed || this.defragging) return;
     if (this.pending === 0 && !this.ciDirty) return;
     const start = process.hrtime.bigint();
@@ -382,17 +398,21 @@ class LmdbBackend implements Backend {
     const buffers = [...this.buffers.entries()];
     for (const [name] of buffers) this.db(name);
     const meta = this.db('meta');
-    this.env.transactionSync(() => {
-      for (const [name, buf] of buffers) {
-        const d = this.db(name);
-        for (const p of buf.entries.values()) {
-          if (p.value) d.putSync(p.key, p.value);
-          else d.removeSync(p.key);
+    try {
+      this.env.transactionSync(() => {
+        for (const [name, buf] of buffers) {
+          const d = this.db(name);
+          for (const p of buf.entries.values()) {
+            if (p.value) d.putSync(p.key, p.value);
+            else d.removeSync(p.key);
+          }
         }
-      }
-      meta.putSync(META_CONSISTENT_INDEX, u64(this.ci));
-      meta.putSync(META_TERM, u64(this.ciTerm));
-    });
+        meta.putSync(META_CONSISTENT_INDEX, u64(this.ci));
+        meta.putSync(META_TERM, u64(this.ciTerm));
+      });
+    } catch (e) {
+      throw this.fail(e as Error);
+    }
     for (const [, buf] of buffers) buf.clear();
     this.pending = 0;
     this.ciDirty = false;
@@ -403,8 +423,23 @@ class LmdbBackend implements Backend {
   private onTick(): void {
     if (this.closed || this.defragging) return;
     if (this.pending === 0 && !this.ciDirty) return;
-    this.commit();
+    try {
+      this.commit();
+    } catch (e) {
+      // no caller to throw to: the member is told, and stops (the reference exits on a failed commit too)
+      if (!this.onFailure) throw e;
+      this.onFailure(e as Error);
+      return;
+    }
     this.backgroundFsync();
+  }
+
+  /** Records the first failed commit and stops the timed ones; returns the error every later commit throws. */
+  private fail(e: Error): Error {
+    if (this.timer) clearInterval(this.timer);
+    this.failure = new BackendError('BACKEND_COMMIT_FAILED', `failed to commit to ${this.path}: ${e.message}${fullVolume(this.path)}`);
+    this.logger.error('failed to commit tx', { path: this.path, error: this.failure.message });
+    return this.failure;
   }
 
   private backgroundFsync(): void {
@@ -642,7 +677,7 @@ class LmdbBackend implements Backend {
     if (this.closed) return;
     if (this.timer) clearInterval(this.timer);
     this.defragging = false;
-    this.commit();
+    if (!this.failure) this.commit();
     this.closed = true;
     const env = this.env;
     // A running copy reads through the env: close it only after the copy is done.
