@@ -362,13 +362,12 @@ export class ClusterJobs {
     const claim = this.claim;
     this.image();
     const dests = upload ? s3Destinations(this.cluster.spec) : [];
-    const secrets = await this.destinationSecrets(dests);
     await this.ensureClaim();
     const name = jobName(this.cluster.name, suffix);
     const dir = `${this.cluster.namespace}/${this.cluster.name}`;
     const keep = this.cluster.spec.backup?.keep ?? 3;
-    const volumes: object[] = [{ name: 'backups', persistentVolumeClaim: { claimName: claim } }, ...secrets.volumes];
-    const mounts: object[] = [{ name: 'backups', mountPath: BACKUP_MOUNT }, ...secrets.mounts];
+    const volumes: object[] = [{ name: 'backups', persistentVolumeClaim: { claimName: claim } }];
+    const mounts: object[] = [{ name: 'backups', mountPath: BACKUP_MOUNT }];
     const maxAge = this.cluster.spec.backup?.maxAge;
     const uploadArgs = upload && dests.length > 0
       ? [`--s3=${JSON.stringify(dests)}`, `--cluster=${this.cluster.name}`, `--release=${upload.release}`, `--kind=${upload.kind}`, ...(maxAge ? [`--max-age=${maxAge}`] : [])]
@@ -381,10 +380,14 @@ export class ClusterJobs {
       mounts.push({ name: 'client-tls', mountPath: CLIENT_TLS_MOUNT, readOnly: true });
       tlsArgs.push(`--cacert=${CLIENT_TLS_MOUNT}/ca.crt`, `--cert=${CLIENT_TLS_MOUNT}/tls.crt`, `--key=${CLIENT_TLS_MOUNT}/tls.key`);
     }
-    const { record: rec, job } = await this.run<BackupRecord>(name, async () => this.job(name, 'backup', [
-      'backup', `--endpoint=${memberClientURL(this.cluster, member)}`, `--member=${member}`,
-      `--dir=${BACKUP_MOUNT}/${dir}`, `--file=${fileName}`, `--keep=${keep}`, `--record=${TERMINATION_LOG}`, ...tlsArgs, ...uploadArgs,
-    ], volumes, mounts, this.deadline(await dbBytes?.().catch(() => undefined)), secrets.env), 'BackupJobFailed', 'BackupJobTimeout');
+    // the Secrets are read when the Job is made, not on each look at a running one
+    const { record: rec, job } = await this.run<BackupRecord>(name, async () => {
+      const secrets = await this.destinationSecrets(dests);
+      return this.job(name, 'backup', [
+        'backup', `--endpoint=${memberClientURL(this.cluster, member)}`, `--member=${member}`,
+        `--dir=${BACKUP_MOUNT}/${dir}`, `--file=${fileName}`, `--keep=${keep}`, `--record=${TERMINATION_LOG}`, ...tlsArgs, ...uploadArgs,
+      ], [...volumes, ...secrets.volumes], [...mounts, ...secrets.mounts], this.deadline(await dbBytes?.().catch(() => undefined)), secrets.env);
+    }, 'BackupJobFailed', 'BackupJobTimeout');
     // the record must be the one this Job was asked for (a Job found after a restart may have been started for
     // the member that led then), and well-formed
     const asked = (flag: string) => job.spec?.template.spec?.containers[0].args?.find((a) => a.startsWith(`--${flag}=`))?.slice(flag.length + 3);
@@ -432,14 +435,14 @@ export class ClusterJobs {
    */
   async verifyObject(source: NamedS3, point: RestorePoint, id: string): Promise<DrillMeasure> {
     this.image();
-    const secrets = await this.destinationSecrets([source]);
     const name = verifyJobName(this.cluster.name, id, source.name);
-    const volumes: object[] = [{ name: 'scratch', emptyDir: {} }, ...secrets.volumes];
-    const mounts: object[] = [{ name: 'scratch', mountPath: SCRATCH_MOUNT }, ...secrets.mounts];
-    const { record: rec } = await this.run<VerifyRecord>(name, () => this.job(name, 'verify', [
-      'verify', `--s3=${JSON.stringify(source)}`, `--object=${point.manifestKey}`, `--download=${SCRATCH_MOUNT}/download`,
-      `--revision=${point.revision}`, `--scratch=${SCRATCH_MOUNT}/drill`, `--record=${TERMINATION_LOG}`,
-    ], volumes, mounts, this.deadline(point.size), secrets.env), 'VerifyJobFailed', 'VerifyJobTimeout');
+    const { record: rec } = await this.run<VerifyRecord>(name, async () => {
+      const secrets = await this.destinationSecrets([source]);
+      return this.job(name, 'verify', [
+        'verify', `--s3=${JSON.stringify(source)}`, `--object=${point.manifestKey}`, `--download=${SCRATCH_MOUNT}/download`,
+        `--revision=${point.revision}`, `--scratch=${SCRATCH_MOUNT}/drill`, `--record=${TERMINATION_LOG}`,
+      ], [{ name: 'scratch', emptyDir: {} }, ...secrets.volumes], [{ name: 'scratch', mountPath: SCRATCH_MOUNT }, ...secrets.mounts], this.deadline(point.size), secrets.env);
+    }, 'VerifyJobFailed', 'VerifyJobTimeout');
     if (rec.revision !== point.revision) {
       // a newer point landed since the Job started: it is the one to drill
       await this.deleteJob(name);
