@@ -120,6 +120,7 @@ export async function backupAgentMain(argv: string[], env: NodeJS.ProcessEnv = p
     const destinations = s3.map((d) => openS3(d.name, d.s3!, access));
     agent = new BackupAgent({
       cluster, endpoints, destinations, tls, auth, log,
+      reopen: () => s3.map((d) => openS3(d.name, d.s3!, envDestinationAccess())),
       segmentMs: positive(get('segment-seconds'), 'segment-seconds', 2) * 1000,
       segmentEvents: Math.ceil(positive(get('segment-events'), 'segment-events', 1000)),
       maxAwayMs,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Client } from '../../server/client/index.js';
 import { MemberClient, type MemberTls } from '../members/index.js';
 import { groupByRevision, makeSegment, type RevisionChange } from '../backup/delta.js';
-import { listRestorePoints, listSegments, readSegment, retentionOf, shipFull, uploadSegment, type FullSnapshotInput, type OpenDestination, type Retention } from '../backup/destinations/index.js';
+import { DestinationError, listRestorePoints, listSegments, readSegment, retentionOf, shipFull, uploadSegment, type FullSnapshotInput, type OpenDestination, type Retention } from '../backup/destinations/index.js';
 import { deltaCoverage, type Coverage, type RestorePoint, type SegmentRef } from '../backup/restore-points.js';
 import type { BackupsStatus } from '../api/types.js';
 
@@ -39,6 +39,11 @@ export interface AgentOptions {
   onStatus?: (s: AgentStatus) => void;
   /** Wait before retrying a failed upload, watch or snapshot. Default 500 ms (doubling to 10 s). */
   retryMs?: number;
+  /**
+   * Opens the destinations again with the credentials as they are now: called when a store refused them, so that a
+   * rotated Secret (mounted files change in place) is taken up without a restart.
+   */
+  reopen?: () => OpenDestination[];
 }
 
 export type AgentStatus = Pick<BackupsStatus, 'continuousRevision' | 'continuousTime' | 'continuousFull'> & { lastError?: string };
@@ -137,6 +142,11 @@ export class BackupAgent {
     this.status.lastError = msg;
     this.o.log(`error (retrying): ${msg}`);
     this.o.onStatus?.({ ...this.status });
+    if (e instanceof DestinationError && e.reason === 'CredentialsRefused' && this.o.reopen) {
+      for (const d of this.o.destinations) d.store.close();
+      this.o.destinations = this.o.reopen();
+      this.o.log('the credentials were refused: read them again for the next try');
+    }
   }
 
   /**

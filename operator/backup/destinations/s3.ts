@@ -25,7 +25,13 @@ export interface S3StoreOptions {
   ca?: string;
   /** Per request: connecting and waiting for an answer. Default 10 s. */
   timeoutMs?: number;
+  /** Files larger than this go up in parts of this size (S3 takes at most 5 GiB in one PUT). Default 64 MiB. */
+  partBytes?: number;
 }
+
+/** S3's smallest part (all but the last) and its most parts per upload. */
+const MIN_PART_BYTES = 5 * 1024 * 1024;
+const MAX_PARTS = 10_000;
 
 const CREDENTIAL_CODES = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'InvalidToken', 'ExpiredToken', 'Forbidden', 'InvalidClientTokenId']);
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'ECONNRESET', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
@@ -56,9 +62,11 @@ export class S3Store implements ObjectStore {
   private readonly config: S3ClientConfig;
   private client?: S3Client;
   private readonly bucket: string;
+  private readonly partBytes: number;
 
   constructor(o: S3StoreOptions) {
     this.bucket = o.spec.bucket;
+    this.partBytes = Math.max(MIN_PART_BYTES, o.partBytes ?? 64 * 1024 * 1024);
     this.label = `"${o.name}" (s3://${o.spec.bucket}${o.spec.prefix ? `/${o.spec.prefix}` : ''}${o.spec.endpoint ? ` at ${o.spec.endpoint}` : ''})`;
     const timeout = o.timeoutMs ?? 10_000;
     this.config = {
@@ -104,11 +112,36 @@ export class S3Store implements ObjectStore {
   }
 
   async putFile(key: string, file: string): Promise<void> {
+    const size = statSync(file).size;
     try {
       const { m, c } = await this.sdk();
-      await c.send(new m.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(file), ContentLength: statSync(file).size, ContentType: 'application/octet-stream' }));
+      if (size <= this.partBytes) {
+        await c.send(new m.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(file), ContentLength: size, ContentType: 'application/octet-stream' }));
+        return;
+      }
+      await this.putParts(key, file, size);
     } catch (e) {
       this.fail(e, `uploading ${key}`);
+    }
+  }
+
+  /** A multipart upload, one part at a time from the file; aborted on failure so no stored parts are left behind. */
+  private async putParts(key: string, file: string, size: number): Promise<void> {
+    const { m, c } = await this.sdk();
+    const partBytes = Math.max(this.partBytes, Math.ceil(size / MAX_PARTS));
+    const { UploadId } = await c.send(new m.CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: 'application/octet-stream' }));
+    const parts: { ETag?: string; PartNumber: number }[] = [];
+    try {
+      for (let start = 0, n = 1; start < size; start += partBytes, n++) {
+        const length = Math.min(partBytes, size - start);
+        const body = createReadStream(file, { start, end: start + length - 1 });
+        const r = await c.send(new m.UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId, PartNumber: n, Body: body, ContentLength: length }));
+        parts.push({ ETag: r.ETag, PartNumber: n });
+      }
+      await c.send(new m.CompleteMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }));
+    } catch (e) {
+      await c.send(new m.AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId })).catch(() => undefined);
+      throw e;
     }
   }
 

@@ -204,4 +204,23 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     writing = false;
     await writer;
   });
+
+  it('credentials changed under a running agent (a rotated Secret): refused, it reads them again and goes on without a restart', async () => {
+    const keyFile = join(secrets, 's3creds', 'secretAccessKey');
+    await killAgent();
+    writeFileSync(keyFile, 'revoked-key');
+    const again = await apply(manifest(), stateDir);
+    expect(again.code, again.out).to.equal(0);
+    const pid = rt.state()!.agent!.pid;
+    const put = await client.put('w/rotated', 'x');
+    const until = Date.now() + 20_000;
+    while (!/credentials were refused/.test(readFileSync(rt.agentLog(), 'utf8'))) {
+      if (Date.now() > until) throw new Error(`the agent never reported the refused credentials: ${readFileSync(rt.agentLog(), 'utf8').slice(-2000)}`);
+      await sleep(100);
+    }
+    writeFileSync(keyFile, s3.secretAccessKey);
+    await durable(Number(put.header.revision));
+    expect(rt.state()!.agent!.pid, 'the same agent process').to.equal(pid);
+    expect(readFileSync(rt.agentLog(), 'utf8')).to.match(/the credentials were refused: read them again for the next try/);
+  });
 });

@@ -7,6 +7,7 @@
 // bucket, a corrupt or a foreign object) is refused or reported naming the destination and the cause, the cluster
 // untouched.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -269,6 +270,28 @@ describe('operator local runtime: backups to an S3-compatible store and restores
     const l = await listing();
     expect(l.points).to.have.length(3);
     expect(l.problems).to.deep.equal([`${PREFIX}/kv/full/notes.json is not an svc-operator manifest (no format "svc.dev/backup/v1")`]);
+  });
+
+  it('a file larger than a part goes up in parts and reads back whole; one into a missing bucket fails naming the bucket', async () => {
+    const file = join(dir, 'large.db');
+    const bytes = randomBytes(12 * 1024 * 1024 + 123);
+    writeFileSync(file, bytes);
+    const store = new S3Store({ name: 'test', spec: { bucket: BUCKET, endpoint: s3.endpoint, forcePathStyle: true }, credentials: s3, partBytes: 5 * 1024 * 1024 });
+    try {
+      await store.putFile('parts/large.db', file);
+      const back = await store.get('parts/large.db');
+      expect(createHash('sha256').update(back).digest('hex')).to.equal(createHash('sha256').update(bytes).digest('hex'));
+      await store.delete('parts/large.db');
+    } finally {
+      store.close();
+    }
+    const missing = new S3Store({ name: 'test', spec: { bucket: 'no-such-bucket', endpoint: s3.endpoint, forcePathStyle: true }, credentials: s3, partBytes: 5 * 1024 * 1024 });
+    try {
+      await missing.putFile('parts/large.db', file).then(() => expect.fail('uploaded into a missing bucket'), (e: Error) => expect(e.message).to.match(/the bucket does not exist/));
+    } finally {
+      missing.close();
+    }
+    rmSync(file);
   });
 
   it('a cluster with authentication on is backed up as the user of spec.backup.credentialsSecret; without it the failure says so', async () => {
