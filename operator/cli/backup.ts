@@ -263,7 +263,8 @@ export async function jobMain(argv: string[]): Promise<number> {
     } catch {
       // the message below still reaches the log
     }
-    process.stderr.write(`svc-operator: ${message}\n${e instanceof UsageError ? USAGE : ''}`);
+    // the message last: a Job's failure is read from the end of its log when no record could be written
+    process.stderr.write(`${e instanceof UsageError ? USAGE : ''}svc-operator: ${message}\n`);
     return e instanceof UsageError ? 2 : 1;
   }
 }

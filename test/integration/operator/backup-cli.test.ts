@@ -15,6 +15,7 @@ import { secretEnvName } from '../../../operator/backup/destinations/index.js';
 import type { FullManifest } from '../../../operator/backup/restore-points.js';
 import { startS3Server } from '../../../harness/s3-server.js';
 import { jobMain } from '../../../operator/cli/backup.js';
+import { operatorCli } from './operator-cli.js';
 import { freePorts } from '../../../harness/ports.js';
 import { waitForHttp, type LoggedProcess } from '../../../harness/process.js';
 import { makeTestPki } from '../../../harness/tls.js';
@@ -97,6 +98,10 @@ describe('operator: svc-operator backup and restore (the Job commands)', functio
     // without a client certificate the member refuses the stream
     expect(await jobMain([...args, '--file=u.db'])).to.equal(1);
     expect(await jobMain([...args, `--cacert=${pki.caFile}`])).to.equal(2);
+    // a usage error ends the output (a Job that could not write its record is judged by its log's last lines)
+    const usage = await operatorCli(['backup', `--endpoint=${url}`, '--member=t0', `--dir=${out}`, '--file=t.txt']);
+    expect(usage.code, usage.out).to.equal(2);
+    expect(usage.out.trim().split('\n').at(-1)).to.equal('svc-operator: --file must be a plain file name ending in .db');
   });
 
   it('restores every member of a new 3-member cluster from the snapshot; it serves every key', async () => {
