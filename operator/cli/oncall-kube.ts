@@ -202,6 +202,7 @@ async function alarm(kc: k8s.KubeConfig, target: { namespace: string; name: stri
       return 0;
     }
     const dbSizes = Object.fromEntries(view.members.filter((m) => m.dbSize !== undefined).map((m) => [m.name, m.dbSize!]));
+    const dbSizesInUse = Object.fromEntries(view.members.filter((m) => m.dbSizeInUse !== undefined).map((m) => [m.name, m.dbSizeInUse!]));
     const hashes: Record<string, number> = {};
     const revisions = view.members.flatMap((m) => (m.revision !== undefined ? [m.revision] : []));
     if (alarms.some((a) => a.alarm === 'CORRUPT') && revisions.length > 0) {
@@ -212,7 +213,7 @@ async function alarm(kc: k8s.KubeConfig, target: { namespace: string; name: stri
       }
     }
     // the quota the members run with as the operator reports it (a grown volume's derived quota only once they have it)
-    const d = disarmDecision({ alarms, dbSizes, hashes, quotaBytes: view.status.maintenance?.quotaBackendBytes ?? quotaBytes(view.spec), members: view.members.map((m) => m.name) });
+    const d = disarmDecision({ alarms, dbSizes, dbSizesInUse, hashes, quotaBytes: view.status.maintenance?.quotaBackendBytes ?? quotaBytes(view.spec), members: view.members.map((m) => m.name) });
     if ('refused' in d) throw new StatusError(`cannot disarm in ${namespace}/${name}: ${d.refused}; nothing was changed`);
     const what = d.disarm.map((a) => `${a.alarm} (${byId(a.memberId)})`).join(', ');
     if (dryRun) {

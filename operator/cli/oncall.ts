@@ -188,12 +188,14 @@ async function alarm(i: LocalVerbInput): Promise<number> {
       return 0;
     }
     const dbSizes: Record<string, number> = {};
+    const dbSizesInUse: Record<string, number> = {};
     const hashes: Record<string, number> = {};
     const revisions: number[] = [];
     for (const m of cluster.members) {
       const s = await client.status(urls.get(m.name)!).catch(() => undefined);
       if (s) {
         dbSizes[m.name] = s.dbSize;
+        if (s.dbSizeInUse !== undefined) dbSizesInUse[m.name] = s.dbSizeInUse;
         revisions.push(s.revision);
       }
     }
@@ -204,7 +206,7 @@ async function alarm(i: LocalVerbInput): Promise<number> {
         if (h) hashes[m.name] = h.hash;
       }
     }
-    const d = disarmDecision({ alarms, dbSizes, hashes, quotaBytes: quotaBytes(state.spec), members: names });
+    const d = disarmDecision({ alarms, dbSizes, dbSizesInUse, hashes, quotaBytes: quotaBytes(state.spec), members: names });
     if ('refused' in d) throw new CommandError(`cannot disarm in ${state.name}: ${d.refused}`);
     if (i.dryRun) {
       i.out(`dry run: would disarm ${d.disarm.map((a) => `${a.alarm} (${byId(a.memberId)})`).join(', ')}; nothing was changed\n`);

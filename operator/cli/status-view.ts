@@ -37,6 +37,7 @@ export interface MemberView {
   /** The member's store revision (Maintenance.Status; served without quorum). */
   revision?: number;
   dbSize?: number;
+  dbSizeInUse?: number;
   id?: string;
   /** The pod: phase and readiness, or what keeps it from running (ImagePullBackOff, ...). */
   pod: string;
@@ -238,6 +239,7 @@ export async function gatherView(kc: k8s.KubeConfig, namespace: string, name: st
           v.appliedIndex = st.value.appliedIndex;
           v.revision = st.value.revision;
           v.dbSize = st.value.dbSize;
+          if (st.value.dbSizeInUse !== undefined) v.dbSizeInUse = st.value.dbSizeInUse;
           v.role = st.value.leader === st.value.id ? 'leader' : st.value.leader === '0' ? 'no leader' : 'follower';
         } else v.error = (st.reason as Error).message;
         if (ver.status === 'fulfilled') v.release = ver.value.etcdserver;

@@ -22,14 +22,13 @@ import { quantityBytes } from '../api/quantity.js';
 import { scheduleProblem } from '../api/cron.js';
 import type { SvcClusterSpec } from '../api/types.js';
 import { catchUpSlack } from './catch-up.js';
-import { moveLeaderDecision } from './oncall.js';
+import { mib, moveLeaderDecision, NOSPACE_HEADROOM, noSpacePersists } from './oncall.js';
+
+export { NOSPACE_HEADROOM };
 import type { MaintenanceReason, MaintenanceRecord, MaintenanceRound, ObservedCluster, ObservedMember, Step } from './types.js';
 
-/** After a NOSPACE relief, the largest database must fit in this share of the quota before the alarm is disarmed. */
-export const NOSPACE_HEADROOM = 0.9;
 
 const byName = (a: ObservedMember, b: ObservedMember) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-const mib = (n: number | undefined) => (n === undefined ? '?' : `${(n / 2 ** 20).toFixed(1)} MiB`);
 
 function wait(reason: string): Step {
   return { kind: 'wait', code: 'MaintenanceNotSafe', reason };
@@ -291,8 +290,5 @@ export function disarmProblem(spec: SvcClusterSpec, o: ObservedCluster, alarm: '
     if (hashes.size <= 1 && Object.keys(c.hashes).length === o.members.length) return undefined;
     return `the CORRUPT alarm's cause persists: the members' KV hashes at revision ${c.revision} differ (${Object.entries(c.hashes).map(([n, h]) => `${n} ${h.hash}`).join(', ') || 'none answered'}); the operator replaces a member that differs from a strict majority and then disarms it itself`;
   }
-  const quota = memberQuota(spec, o);
-  const largest = [...o.members].filter((m) => m.dbSize !== undefined).sort((a, b) => b.dbSize! - a.dbSize!)[0];
-  if (!largest || largest.dbSize! <= quota * NOSPACE_HEADROOM) return undefined;
-  return `the NOSPACE alarm's cause persists: the database of ${largest.name} is ${mib(largest.dbSize)} (${mib(largest.dbSizeInUse)} in use) against a quota of ${mib(quota)}; disarmed now, the next write raises it again. Compact and defragment first (the operator does so by itself), raise spec.maintenance.quotaBackendBytes, or grow spec.storage.size`;
+  return noSpacePersists(o.members, memberQuota(spec, o));
 }

@@ -67,6 +67,8 @@ export interface AlarmFacts {
   alarms: Array<{ memberId: string; alarm: string }>;
   /** Each member's database size (Maintenance.Status dbSize) by name; a member that did not answer is missing. */
   dbSizes: Record<string, number>;
+  /** ... and the part of it in use (Maintenance.Status dbSizeInUse), where known. */
+  dbSizesInUse?: Record<string, number>;
   /** The members' backend quota (bytes). */
   quotaBytes: number;
   /** Each member's KV hash at one revision, by name (taken while CORRUPT is raised). */
@@ -74,8 +76,23 @@ export interface AlarmFacts {
   members: string[];
 }
 
+/** After a NOSPACE relief, the largest database must fit in this share of the quota before the alarm is disarmed. */
+export const NOSPACE_HEADROOM = 0.9;
+
+export const mib = (n: number | undefined) => (n === undefined ? '?' : `${(n / 2 ** 20).toFixed(1)} MiB`);
+
 /**
- * `alarm disarm`: refused while a cause persists (NOSPACE: a member's database still at or above the quota; CORRUPT:
+ * Why disarming NOSPACE now would not hold (the one rule for the operator's relief and a person's `alarm disarm`):
+ * the largest database is over NOSPACE_HEADROOM of the quota, so the next write would raise the alarm again.
+ */
+export function noSpacePersists(members: ReadonlyArray<{ name: string; dbSize?: number; dbSizeInUse?: number }>, quota: number): string | undefined {
+  const largest = members.filter((m) => m.dbSize !== undefined).sort((a, b) => b.dbSize! - a.dbSize!)[0];
+  if (!largest || largest.dbSize! <= quota * NOSPACE_HEADROOM) return undefined;
+  return `the NOSPACE alarm's cause persists: the database of ${largest.name} is ${mib(largest.dbSize)} (${mib(largest.dbSizeInUse)} in use) against a quota of ${mib(quota)}; disarmed now, the next write raises it again. Compact and defragment first (the operator does so by itself), raise spec.maintenance.quotaBackendBytes, or grow spec.storage.size`;
+}
+
+/**
+ * `alarm disarm`: refused while a cause persists (NOSPACE: a member's database still over NOSPACE_HEADROOM of the quota, or one that did not report; CORRUPT:
  * the members' KV hashes not all equal, or a member that did not answer); else the alarms to disarm.
  */
 export function disarmDecision(f: AlarmFacts): { disarm: Array<{ memberId: string; alarm: 'NOSPACE' | 'CORRUPT' }> } | { refused: string } {
@@ -83,10 +100,10 @@ export function disarmDecision(f: AlarmFacts): { disarm: Array<{ memberId: strin
   const out: Array<{ memberId: string; alarm: 'NOSPACE' | 'CORRUPT' }> = [];
   for (const a of f.alarms) {
     if (a.alarm === 'NOSPACE') {
-      const full = f.members.filter((m) => f.dbSizes[m] === undefined || f.dbSizes[m] >= f.quotaBytes);
-      if (full.length > 0) {
-        return { refused: `the NOSPACE alarm's cause persists: ${full.map((m) => (f.dbSizes[m] === undefined ? `${m} did not report its database size` : `${m}'s database is ${f.dbSizes[m]} bytes, quota ${f.quotaBytes}`)).join('; ')}; compact and defragment first (or raise the quota), then disarm` };
-      }
+      const silent = f.members.filter((m) => f.dbSizes[m] === undefined);
+      if (silent.length > 0) return { refused: `the NOSPACE alarm's cause may persist: ${silent.join(', ')} did not report its database size; disarm once every member answers` };
+      const persists = noSpacePersists(f.members.map((name) => ({ name, dbSize: f.dbSizes[name], dbSizeInUse: f.dbSizesInUse?.[name] })), f.quotaBytes);
+      if (persists) return { refused: persists };
       out.push({ memberId: a.memberId, alarm: 'NOSPACE' });
     } else if (a.alarm === 'CORRUPT') {
       const missing = f.members.filter((m) => f.hashes[m] === undefined);

@@ -127,9 +127,13 @@ describe('operator: on-call decisions', () => {
 
   it('alarm disarm: refused while the cause persists, naming it', () => {
     const members = ['kv-0', 'kv-1'];
-    const nospace = { alarms: [{ memberId: '10', alarm: 'NOSPACE' }], hashes: {}, quotaBytes: 1000, members };
-    expect(disarmDecision({ ...nospace, dbSizes: { 'kv-0': 500, 'kv-1': 1200 } })).to.deep.equal({ refused: 'the NOSPACE alarm\'s cause persists: kv-1\'s database is 1200 bytes, quota 1000; compact and defragment first (or raise the quota), then disarm' });
-    expect(disarmDecision({ ...nospace, dbSizes: { 'kv-0': 500, 'kv-1': 600 } })).to.deep.equal({ disarm: [{ memberId: '10', alarm: 'NOSPACE' }] });
+    const MiB = 2 ** 20;
+    const nospace = { alarms: [{ memberId: '10', alarm: 'NOSPACE' }], hashes: {}, quotaBytes: 10 * MiB, members };
+    expect(disarmDecision({ ...nospace, dbSizes: { 'kv-0': 5 * MiB, 'kv-1': 12 * MiB }, dbSizesInUse: { 'kv-1': 11 * MiB } })).to.deep.equal({ refused: 'the NOSPACE alarm\'s cause persists: the database of kv-1 is 12.0 MiB (11.0 MiB in use) against a quota of 10.0 MiB; disarmed now, the next write raises it again. Compact and defragment first (the operator does so by itself), raise spec.maintenance.quotaBackendBytes, or grow spec.storage.size' });
+    // the same rule as the operator's own relief: under the quota but above its 90% headroom is refused too
+    expect(disarmDecision({ ...nospace, dbSizes: { 'kv-0': 5 * MiB, 'kv-1': 9.5 * MiB } })).to.have.property('refused').that.matches(/kv-1 is 9\.5 MiB \(\? in use\)/);
+    expect(disarmDecision({ ...nospace, dbSizes: { 'kv-0': 5 * MiB } })).to.deep.equal({ refused: 'the NOSPACE alarm\'s cause may persist: kv-1 did not report its database size; disarm once every member answers' });
+    expect(disarmDecision({ ...nospace, dbSizes: { 'kv-0': 5 * MiB, 'kv-1': 8 * MiB } })).to.deep.equal({ disarm: [{ memberId: '10', alarm: 'NOSPACE' }] });
     const corrupt = { alarms: [{ memberId: '0', alarm: 'CORRUPT' }], dbSizes: {}, quotaBytes: 1000, members };
     expect((disarmDecision({ ...corrupt, hashes: { 'kv-0': 1, 'kv-1': 2 } }) as { refused: string }).refused).to.match(/KV hashes differ \(kv-0 1, kv-1 2\)/);
     expect((disarmDecision({ ...corrupt, hashes: { 'kv-0': 1 } }) as { refused: string }).refused).to.match(/no KV hash from kv-1/);
