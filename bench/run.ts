@@ -22,6 +22,9 @@
 //                          turns with the others: an A/B of two builds in the same run, same machine load
 //   --svc-node-args=<label>:<flags>  node flags for the members of one svc cluster ("svc", or a --svc-build label),
 //                          e.g. --svc-node-args=b:--max-semi-space-size=32 (an A/B of V8 settings: the same dir twice)
+//   --cores-factor         instead of the cluster benches: a 1-member cluster of each system, its put throughput with
+//                          the member allowed 2 cores, then 1 core (taskset -a), at each --concurrency; the factor
+//                          2-core/1-core says how much of a second core the member can use
 //   --no-components        skip the raft/engine/mvcc benches
 //   --components-only      only the component benches
 // `npm run bench -- operator [--clusters=500]`: svc-operator reconciling many SvcClusters on a real kube-apiserver
@@ -36,7 +39,9 @@ import { runWatchLoad, type WatchLoadResult } from './watch.js';
 import { startEtcdCluster, startSvcCluster, type BenchCluster } from './lib/cluster.js';
 import type { LoadResult } from './lib/load.js';
 import { buildReferenceTool, parseToolReport, runTool, toLoadResult, toolGlobalArgs } from './lib/reference-loadgen.js';
-import { cpuTimeMs, formatTable, markdownTable, median, mib, ms, peakRssBytes, RssSampler, rssBytes } from './lib/stats.js';
+import { busyShare, cpuTimeMs, formatTable, machineCpuTicks, markdownTable, median, mib, ms, peakRssBytes, RssSampler, rssBytes } from './lib/stats.js';
+import { execFileSync } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { formatProfile, monotonicUs, summariseProfile, type TimeWindow } from './lib/cpuprofile.js';
 import { countBetween, meanMsBetween, scrapeDiskMetrics } from './lib/metrics.js';
 import { deliveryVerdict } from './lib/watch-check.js';
@@ -73,6 +78,8 @@ export interface BenchRunOptions {
   refWatchPuts: number;
   /** With the reference tool: follow each watch run with a 2 s Node run that checks every delivery. */
   watchCheck: boolean;
+  /** --cores-factor: 1-member put throughput on 2 cores over 1 core, instead of the cluster benches. */
+  coresFactor: boolean;
 }
 
 /** A clear message for a bad flag (the bench exits with status 2). */
@@ -120,6 +127,7 @@ export function parseArgs(argv: readonly string[]): BenchRunOptions {
     refRanges: 50000,
     refWatchPuts: 200,
     watchCheck: true,
+    coresFactor: false,
   };
   for (const a of argv) {
     const eq = a.indexOf('=');
@@ -148,6 +156,7 @@ export function parseArgs(argv: readonly string[]): BenchRunOptions {
     else if (k === '--ref-ranges') o.refRanges = positive(k, v);
     else if (k === '--ref-watch-puts') o.refWatchPuts = positive(k, v);
     else if (k === '--no-watch-check') o.watchCheck = false;
+    else if (k === '--cores-factor') o.coresFactor = true;
     else throw new BenchFlagError(`unknown bench flag ${a} (see the flags at the top of bench/run.ts or docs/benchmarks.md)`);
   }
   if (o.watchers % o.streams !== 0 && o.loadgen === 'reference') {
@@ -191,6 +200,10 @@ export interface Sample {
   watch?: WatchLoadResult;
   /** The watch delivery verdict ("ok", "FAILED (...)", or "not checked ..." for the reference tool). */
   verdict?: string;
+  /** The share of the whole machine's CPU time that was busy during the run (every process, the load generator too). */
+  machineBusy?: number;
+  /** The 1-minute load average just before the run. */
+  loadBefore?: number;
 }
 
 /** The rounds of one system and spec combined: the median of each figure, counts summed. */
@@ -204,6 +217,8 @@ export interface Row {
   memberCpuMsPer1k: number;
   leaderWalMs: number;
   putsPerWalSync: number;
+  /** Median share of the machine's CPU busy during the runs (all processes). */
+  machineBusy: number;
   /** Watch only: totals over rounds and the verdicts. */
   watch?: { puts: number; putsPerSec: number; delivered: number; missing: number; duplicated: number; outOfOrder: number; unexpected: number; writerErrors: number; verdict: string };
 }
@@ -235,6 +250,7 @@ export function combine(system: string, spec: Spec, rounds: readonly Sample[]): 
     memberCpuMsPer1k: median(ok.map((x) => x.cpu)),
     leaderWalMs: median(ok.map((x) => x.walMs)),
     putsPerWalSync: median(ok.map((x) => x.putsPerSync)),
+    machineBusy: median(ok.filter((x) => x.machineBusy !== undefined).map((x) => x.machineBusy!)),
     watch:
       spec.workload === 'watch'
         ? {
@@ -353,8 +369,10 @@ async function benchClusters(o: BenchRunOptions): Promise<{ rows: Row[]; memory:
       if (o.profile && profiles.length) {
         const root = fileURLToPath(new URL('../../', import.meta.url));
         for (const file of profiles) {
-          const name = file.replace(/.*\//, '').replace('.cpuprofile', '');
-          const role = targets.get(c)?.leader === name ? 'leader' : 'follower';
+          // A member's other threads (a worker) write node's default names: CPU.<date>.<time>.<pid>.<thread>.<seq>
+          const thread = /^CPU\.\d+\.\d+\.(\d+)\.(\d+)\./.exec(file.replace(/.*\//, ''));
+          const name = thread ? (c.members.find((m) => m.pid === Number(thread[1]))?.name ?? `pid ${thread[1]}`) : file.replace(/.*\//, '').replace('.cpuprofile', '');
+          const role = (targets.get(c)?.leader === name ? 'leader' : 'follower') + (thread ? `, thread ${thread[2]}` : '');
           console.log(`\nCPU profile of svc member ${name}, ${role} (${file}):`);
           console.log(formatProfile(summariseProfile(file, root, 25, windows.get(c.system))));
         }
@@ -368,9 +386,77 @@ function maxOf(a: number | undefined, b: number | undefined): number | undefined
   return a === undefined ? b : b === undefined ? a : Math.max(a, b);
 }
 
+/** Restricts every thread of a process to these CPUs (taskset's list syntax, e.g. "0" or "0,1"). */
+function pinTo(pid: number, cpuList: string): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cpuList, String(pid)], { stdio: 'ignore' });
+}
+
+/**
+ * --cores-factor: a 1-member cluster of each system; its put throughput with the member allowed 2 cores, then 1
+ * core, the two taking turns in each round, after one unmeasured run. The load generator is not pinned: it runs
+ * where the kernel puts it (on a 2-core machine it shares the member's cores).
+ */
+async function coresFactor(o: BenchRunOptions, tool: string | undefined): Promise<string[][]> {
+  if (cpus().length < 2) throw new BenchFlagError(`--cores-factor needs at least 2 CPUs; this machine has ${cpus().length}`);
+  const table: string[][] = [['system', 'in-flight', 'puts/s on 2 cores', 'puts/s on 1 core', '2-core factor', 'p99 ms 2 / 1 cores', 'member CPU ms/1k puts 2 / 1 cores', 'machine CPU busy 2 / 1 cores']];
+  const starts: Array<{ system: string; start: () => Promise<BenchCluster> }> = o.systems.map((system) => ({
+    system,
+    start: () => (system === 'svc' ? startSvcCluster({ size: 1, nodeArgs: o.svcNodeArgs.get('svc') }) : startEtcdCluster(1)),
+  }));
+  for (const b of o.svcBuilds) starts.push({ system: `svc ${b.label}`, start: () => startSvcCluster({ size: 1, buildDir: b.dir, system: `svc ${b.label}`, nodeArgs: o.svcNodeArgs.get(b.label) }) });
+  const windows = new Map<string, TimeWindow[]>();
+  for (const { system, start } of starts) {
+    let c: BenchCluster;
+    try {
+      c = await start();
+    } catch (e) {
+      console.log(`${system}: cannot start the 1-member cluster, skipped: ${(e as Error).message}`);
+      continue;
+    }
+    try {
+      const m = c.members[0];
+      const t: Target = { endpoints: [m.endpoint], leader: m.name, leaderEndpoint: m.endpoint };
+      await c.leader();
+      // one unmeasured run first, so that neither pinning measures a cold start (JIT, caches)
+      await measure(o, { workload: 'put', concurrency: o.concurrency[0] }, c, t, tool, windows);
+      for (const concurrency of o.concurrency) {
+        const spec: Spec = { workload: 'put', concurrency };
+        const by: Record<'2' | '1', Sample[]> = { '2': [], '1': [] };
+        for (let round = 1; round <= o.rounds; round++) {
+          for (const [cores, list] of [['2', '0,1'], ['1', '0']] as const) {
+            pinTo(m.pid, list);
+            const sample = await measure(o, spec, c, t, tool, windows);
+            by[cores].push(sample);
+            console.log(`  round ${round} ${system} 1 member on ${cores} core(s), put in-flight ${concurrency}: ${sampleLine(spec, sample)}`);
+          }
+        }
+        const two = combine(system, spec, by['2']);
+        const one = combine(system, spec, by['1']);
+        table.push([
+          systemLabel(system),
+          String(concurrency),
+          rate(two.result.opsPerSec),
+          rate(one.result.opsPerSec),
+          (two.result.opsPerSec / one.result.opsPerSec).toFixed(2),
+          `${ms(two.result.p99Ms)} / ${ms(one.result.p99Ms)}`,
+          `${rate(two.memberCpuMsPer1k)} / ${rate(one.memberCpuMsPer1k)}`,
+          `${pct(two.machineBusy)} / ${pct(one.machineBusy)}`,
+        ]);
+      }
+    } catch (e) {
+      console.log(`${system}: failed: ${(e as Error).message}`);
+    } finally {
+      await c.stop();
+    }
+  }
+  return table;
+}
+
 /** One run of one spec against one cluster, with its member CPU, RSS and (puts) WAL figures. */
 async function measure(o: BenchRunOptions, spec: Spec, c: BenchCluster, t: Target, tool: string | undefined, windows: Map<string, TimeWindow[]>): Promise<Sample> {
   const cpuBefore = c.members.map((m) => cpuTimeMs(m.pid) ?? 0);
+  const machineBefore = machineCpuTicks();
+  const loadBefore = loadavg()[0];
   const diskBefore = await scrapeDiskMetrics(t.leaderEndpoint);
   const rss = new RssSampler(c.members.map((m) => m.pid));
   const startUs = monotonicUs();
@@ -414,6 +500,7 @@ async function measure(o: BenchRunOptions, spec: Spec, c: BenchCluster, t: Targe
     return { failure: (e as Error).message, cpu: Number.NaN, walMs: Number.NaN, putsPerSync: Number.NaN, rss: rss.stop() };
   }
   const peaks = rss.stop();
+  const machineBusy = busyShare(machineBefore, machineCpuTicks());
   const measuredFrom = tool || spec.workload === 'watch' ? startUs : startUs + o.warmupMs * 1000;
   windows.set(c.system, [...(windows.get(c.system) ?? []), { startUs: measuredFrom, endUs: monotonicUs() }]);
   const cpuUsed = c.members.reduce((s, m, i) => s + ((cpuTimeMs(m.pid) ?? 0) - cpuBefore[i]), 0);
@@ -438,6 +525,8 @@ async function measure(o: BenchRunOptions, spec: Spec, c: BenchCluster, t: Targe
     rss: peaks,
     watch,
     verdict,
+    machineBusy,
+    loadBefore,
   };
 }
 
@@ -474,7 +563,7 @@ function describe(spec: Spec): string {
 function sampleLine(spec: Spec, s: Sample): string {
   if (!s.result) return `failed: ${s.failure}`;
   const r = s.result;
-  const errs = r.errors ? `, ${r.errors} errors (${r.firstError})` : '';
+  const errs = (r.errors ? `, ${r.errors} errors (${r.firstError})` : '') + (s.machineBusy === undefined ? '' : `, member CPU ${s.cpu.toFixed(0)} ms/1k, machine busy ${(s.machineBusy * 100).toFixed(0)}%, load before ${s.loadBefore?.toFixed(2)}`);
   if (spec.workload === 'put') {
     return `${r.opsPerSec.toFixed(0).padStart(6)} puts/s, p50 ${ms(r.p50Ms)} ms, p99 ${ms(r.p99Ms)} ms, leader WAL sync ${ms(s.walMs)} ms, ${s.putsPerSync.toFixed(1)} puts/sync${errs}`;
   }
@@ -491,12 +580,13 @@ function ratio(rows: readonly Row[], r: Row): string {
 }
 
 const rate = (v: number) => (Number.isNaN(v) ? '-' : v.toFixed(0));
+const pct = (v: number) => (Number.isNaN(v) ? '-' : `${(v * 100).toFixed(0)}%`);
 const failures = (r: Row) => (r.failedRounds ? `${r.failedRounds} of ${r.rounds} runs failed: ${r.firstFailure}` : '');
 
 /** The put table: one row per system and concurrency, plus the svc/reference ratio. */
 export function putTable(rows: readonly Row[]): string[][] {
   const out: string[][] = [
-    ['system', 'in-flight', 'puts/s', 'p50 ms', 'p99 ms', 'errors', 'member CPU ms/1k puts', 'leader WAL sync ms', 'puts/WAL sync', 'svc/ref'],
+    ['system', 'in-flight', 'puts/s', 'p50 ms', 'p99 ms', 'errors', 'member CPU ms/1k puts', 'leader WAL sync ms', 'puts/WAL sync', 'machine CPU busy', 'svc/ref'],
   ];
   for (const r of rows.filter((x) => x.spec.workload === 'put')) {
     out.push([
@@ -509,6 +599,7 @@ export function putTable(rows: readonly Row[]): string[][] {
       rate(r.memberCpuMsPer1k),
       ms(r.leaderWalMs),
       Number.isNaN(r.putsPerWalSync) ? '-' : r.putsPerWalSync.toFixed(1),
+      pct(r.machineBusy),
       ratio(rows, r),
     ]);
   }
@@ -517,7 +608,7 @@ export function putTable(rows: readonly Row[]): string[][] {
 
 /** The range table: one row per system, kind and concurrency. */
 export function rangeTable(rows: readonly Row[]): string[][] {
-  const out: string[][] = [['system', 'range', 'in-flight', 'ranges/s', 'p50 ms', 'p99 ms', 'errors', 'member CPU ms/1k ranges', 'svc/ref']];
+  const out: string[][] = [['system', 'range', 'in-flight', 'ranges/s', 'p50 ms', 'p99 ms', 'errors', 'member CPU ms/1k ranges', 'machine CPU busy', 'svc/ref']];
   for (const r of rows.filter((x) => x.spec.workload === 'range')) {
     out.push([
       systemLabel(r.system),
@@ -528,6 +619,7 @@ export function rangeTable(rows: readonly Row[]): string[][] {
       ms(r.result.p99Ms),
       String(r.result.errors) + (r.failedRounds ? ` (${failures(r)})` : ''),
       rate(r.memberCpuMsPer1k),
+      pct(r.machineBusy),
       ratio(rows, r),
     ]);
   }
@@ -636,8 +728,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const started = Date.now();
-  console.log(`svc benchmarks, ${new Date().toISOString()}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${mib(totalmem())} MiB RAM, node ${process.version}`);
-  if (o.workloads.length) {
+  console.log(`svc benchmarks, ${new Date().toISOString()}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${mib(totalmem())} MiB RAM, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  if (o.coresFactor) {
+    const tool = o.loadgen === 'reference' ? buildReferenceTool() : undefined;
+    console.log(`cores factor: 1-member clusters, put 256-byte values, load generator ${o.loadgen}, ${o.rounds} rounds, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
+    const table = await coresFactor(o, tool);
+    console.log(`\n${formatTable(table)}\n\nmarkdown:\n\n${markdownTable(table)}`);
+  } else if (o.workloads.length) {
     const runs = o.loadgen === 'reference' ? `${o.refPuts} puts / ${o.refRanges} ranges / ${o.refWatchPuts} watched puts per run` : `warm-up ${o.warmupMs} ms, measured ${o.durationMs} ms per run`;
     const what: Record<Workload, string> = {
       put: 'put: 256-byte values over 10000 keys',

@@ -109,3 +109,17 @@ export function median(xs: readonly number[]): number {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
+
+/** The machine's CPU time so far, from the first line of /proc/stat (clock ticks): busy and total. */
+export function machineCpuTicks(): { busy: number; total: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is already counted in user)
+  const total = f.slice(0, 8).reduce((s, x) => s + x, 0);
+  return { busy: total - f[3] - f[4], total };
+}
+
+/** The share (0..1) of all cores' time that was busy between two readings. */
+export function busyShare(before: { busy: number; total: number }, after: { busy: number; total: number }): number {
+  const total = after.total - before.total;
+  return total > 0 ? (after.busy - before.busy) / total : Number.NaN;
+}

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { combine, parseArgs, specs, memoryTable, watchTable, type Sample } from '../../../bench/run.js';
 import { prefixRange, rangeKey } from '../../../bench/range.js';
-import { median, quantile } from '../../../bench/lib/stats.js';
+import { busyShare, machineCpuTicks, median, quantile } from '../../../bench/lib/stats.js';
 import { parseToolReport } from '../../../bench/lib/reference-loadgen.js';
 import { checkDeliveries } from '../../../bench/lib/watch-check.js';
 
@@ -91,6 +91,14 @@ describe('bench: figures (flags, stats, the reference tool report, combining rou
     expect(() => parseToolReport(PUT_REPORT, 'Watch events received summary:')).to.throw(/no "Watch events received summary:" section/);
   });
 
+  it('the machine busy share: busy ticks over all ticks between two readings of /proc/stat', () => {
+    expect(busyShare({ busy: 100, total: 1000 }, { busy: 250, total: 1200 })).to.equal(0.75);
+    expect(Number.isNaN(busyShare({ busy: 1, total: 1 }, { busy: 1, total: 1 }))).to.equal(true);
+    const now = machineCpuTicks();
+    expect(now.total).to.be.greaterThan(0);
+    expect(now.busy).to.be.within(0, now.total);
+  });
+
   it('parses the flags, with a clear error for a bad one', () => {
     const o = parseArgs(['--workloads=range,watch', '--range=serializable', '--concurrency=16,64', '--watchers=100', '--streams=10', '--no-components']);
     expect(o.workloads).to.deep.equal(['range', 'watch']);
@@ -108,6 +116,8 @@ describe('bench: figures (flags, stats, the reference tool report, combining rou
     expect(() => parseArgs(['--bogus'])).to.throw(/unknown bench flag --bogus/);
     expect(() => parseArgs(['--loadgen=go'])).to.throw(/--loadgen: expected node or reference; got "go"/);
     expect(parseArgs(['--loadgen=reference']).loadgen).to.equal('reference');
+    expect(parseArgs(['--cores-factor']).coresFactor).to.equal(true);
+    expect(parseArgs([]).coresFactor).to.equal(false);
     // a value may hold '=' itself (node flags for one cluster of an A/B)
     const ab = parseArgs(['--svc-build=b:dist', '--svc-node-args=b:--max-semi-space-size=32 --no-opt']);
     expect(ab.svcBuilds).to.deep.equal([{ label: 'b', dir: 'dist' }]);
