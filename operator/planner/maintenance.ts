@@ -23,8 +23,6 @@ import { scheduleProblem } from '../api/cron.js';
 import type { SvcClusterSpec } from '../api/types.js';
 import { catchUpSlack } from './catch-up.js';
 import { mib, moveLeaderDecision, NOSPACE_HEADROOM, noSpacePersists } from './oncall.js';
-
-export { NOSPACE_HEADROOM };
 import type { MaintenanceReason, MaintenanceRecord, MaintenanceRound, ObservedCluster, ObservedMember, Step } from './types.js';
 
 

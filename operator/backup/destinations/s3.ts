@@ -119,15 +119,14 @@ export class S3Store implements ObjectStore {
         await c.send(new m.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: createReadStream(file), ContentLength: size, ContentType: 'application/octet-stream' }));
         return;
       }
-      await this.putParts(key, file, size);
+      await this.putParts(m, c, key, file, size);
     } catch (e) {
       this.fail(e, `uploading ${key}`);
     }
   }
 
   /** A multipart upload, one part at a time from the file; aborted on failure so no stored parts are left behind. */
-  private async putParts(key: string, file: string, size: number): Promise<void> {
-    const { m, c } = await this.sdk();
+  private async putParts(m: typeof import('@aws-sdk/client-s3'), c: S3Client, key: string, file: string, size: number): Promise<void> {
     const partBytes = Math.max(this.partBytes, Math.ceil(size / MAX_PARTS));
     const { UploadId } = await c.send(new m.CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: 'application/octet-stream' }));
     const parts: { ETag?: string; PartNumber: number }[] = [];
