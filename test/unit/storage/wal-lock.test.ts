@@ -16,8 +16,8 @@ describe('storage: the WAL directory lock', () => {
   it('takes over the lock of a zombie owner, refuses a live one', async function () {
     this.timeout(20_000);
     const dir = mkdtempSync(join(tmpdir(), 'svc-lock-'));
-    // `sleep 0` exits at once and its parent (exec'd into `sleep 5`) never waits for it: a zombie for 5 s
-    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // `sleep 0` exits at once and its parent (exec'd into `sleep 5`) never waits for it: a zombie until the test kills the parent (a loaded CI machine may take seconds to get here)
+    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const zombie = await new Promise<number>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))));
       const deadline = Date.now() + 5000;
