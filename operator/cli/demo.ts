@@ -85,7 +85,7 @@ export async function demo(opts: DemoOptions = {}): Promise<number> {
     for (const r of rows) say(`  ${r.map((x, i) => x.padEnd(widths[i])).join('  ')}`);
 
     say('== snapshots taken before each upgrade');
-    for (const s of runtime.state()?.progress ? await snapshotsOf(runtime) : []) say(`  ${s}`);
+    for (const s of runtime.state()?.records.progress ? await snapshotsOf(runtime) : []) say(`  ${s}`);
 
     say(`== writes attempted ${ws.attempted}, failed ${ws.failed} (retries ${ws.retries}); leader changes ${tracker.changes} (${Object.entries(changesPer).map(([k, v]) => `${v} during -> ${k}`).join(', ')}); leaders seen ${tracker.history.join(' -> ')}`);
     if (ws.failed > 0) ok = false;

@@ -111,7 +111,7 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
     const problems = updateProblems(state.spec, cluster.spec);
     if (problems.length > 0) throw new CommandError(`cannot apply: ${problems.join('; ')}`);
     // a suspended cluster is not touched; a hibernated one is woken by the planner (spec.replicas above 0)
-    if (state.suspended !== true && state.hibernated !== true && cluster.spec.replicas > 0) {
+    if (state.requests.suspended !== true && state.records.hibernated === undefined && cluster.spec.replicas > 0) {
       const started = await runtime.startStopped();
       if (started.length > 0) printer?.line(`started stopped member(s): ${started.join(', ')}`);
     }
@@ -216,26 +216,26 @@ export async function localStatus(stateDir: string, output: string | undefined):
       learner: cluster.clusterMembers?.some((c) => c.member === m.name && c.isLearner) ?? false,
       // why it cannot come back (the next `local apply` replaces it), and its last replacement
       lost: m.lost ?? null,
-      replaced: state.replacements?.[m.name] ?? null,
+      replaced: state.records.replacements?.[m.name] ?? null,
     }));
     const out = {
       name: state.name,
       specVersion: state.spec.version,
       clusterVersion: observedClusterVersion(cluster) ?? null,
       members,
-      upgrade: state.progress ?? null,
+      upgrade: state.records.progress ?? null,
       lastStep: state.lastStep ?? null,
       // the record as stored, with the next scheduled time as of now
-      backups: { ...backupsState({ name: state.name, where: runtime.backupDir(), spec: state.spec, previous: state.backups, created: new Date(state.createdAt), now: new Date() }), ...continuousFields(agent) },
+      backups: { ...backupsState({ name: state.name, where: runtime.backupDir(), spec: state.spec, previous: state.records.backups, created: new Date(state.createdAt), now: new Date() }), ...continuousFields(agent) },
       backupAgent: agent ? { running: agent.running, pid: agent.pid ?? null, lastError: agent.lastError ?? null, log: runtime.agentLog() } : null,
-      backupRequested: state.backupRequest !== undefined && state.backupRequest !== state.backups?.lastRequest ? state.backupRequest : null,
+      backupRequested: state.requests.backup !== undefined && state.requests.backup !== state.records.backups?.lastRequest ? state.requests.backup : null,
       backupFailure: state.backupFailure ?? null,
-      verifyRequested: state.verifyRequest !== undefined && state.verifyRequest !== state.backups?.lastVerifyRequest ? state.verifyRequest : null,
-      recovery: state.recovery ?? null,
+      verifyRequested: state.requests.verify !== undefined && state.requests.verify !== state.records.backups?.lastVerifyRequest ? state.requests.verify : null,
+      recovery: state.records.recovery ?? null,
       // break-glass
-      suspended: state.suspended === true,
-      hibernated: state.hibernated === true,
-      restartRequest: state.restartRequest ?? null,
+      suspended: state.requests.suspended === true,
+      hibernated: state.records.hibernated !== undefined,
+      restartRequest: state.requests.restart ?? null,
     };
     if (output === 'json') {
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
@@ -245,7 +245,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
     const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
     process.stdout.write(`cluster ${out.name}: spec.version ${out.specVersion}, cluster version ${out.clusterVersion ?? 'unknown'}\n`);
     for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()}\n`);
-    const p = state.progress;
+    const p = state.records.progress;
     if (p) {
       const st = p.finishedAt !== undefined ? `complete at ${new Date(p.finishedAt).toISOString()}` : `in progress, step ${p.step}`;
       process.stdout.write(`upgrade ${p.from} -> ${p.to}: ${st}; members done: ${p.membersDone.join(', ') || 'none'}\n`);
@@ -279,7 +279,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
     const v = b.lastVerified;
     process.stdout.write(`last restore drill: ${v ? describeVerified(v) : 'none'}${b.nextVerifyTime ? `; next ${b.nextVerifyTime}` : ''}\n`);
     if (out.verifyRequested) process.stdout.write(`restore drill requested (${out.verifyRequested}): the next \`svc-operator local apply\` (or \`local verify-backup --wait\`) runs it\n`);
-    const rec = state.recovery;
+    const rec = state.records.recovery;
     if (rec) {
       const where = rec.finishedAt !== undefined ? `finished ${new Date(rec.finishedAt).toISOString()}` : `under way, step ${rec.step} (\`svc-operator local recover --state-dir ${stateDir}\` resumes it)`;
       process.stdout.write(`recovery ${rec.token} from ${rec.survivor}: ${where}${rec.snapshot ? `; snapshot ${rec.snapshot.location}` : ''}\n`);
@@ -318,8 +318,8 @@ export async function localBackup(stateDir: string, wait: boolean, output: strin
   // to 1 s) rather than after the loop's minute of backoff
   const r = await applyCluster(cluster, { stateDir, printer: output === 'json' ? undefined : new StepPrinter(), svcEntry: envSvcEntry(), crashAt: process.env.SVC_OPERATOR_CRASH_AT, backoff: new Backoff(200, 1000) });
   const after = runtime.state();
-  const answered = after?.backups?.lastRequest === token;
-  const taken = answered ? after.backups!.items?.filter((i) => i.kind === 'on-demand').at(-1) : undefined;
+  const answered = after?.records.backups?.lastRequest === token;
+  const taken = answered ? after.records.backups!.items?.filter((i) => i.kind === 'on-demand').at(-1) : undefined;
   if (output === 'json') process.stdout.write(`${JSON.stringify({ request: token, backup: taken ?? null, outcome: r.outcome, error: r.error ?? null }, null, 2)}\n`);
   else if (taken) process.stdout.write(`on-demand backup of ${taken.member} at ${taken.location}: revision ${taken.revision}, ${taken.size} bytes, sha256 ${taken.sha256}\n`);
   // (taken, then removed by spec.backup.keep for scheduled backups whose slots passed in the same run)
@@ -345,7 +345,7 @@ export async function localVerifyBackup(stateDir: string, wait: boolean, output:
   }
   const cluster: SvcCluster = { apiVersion: API_VERSION, kind: KIND, metadata: { name: state.name }, spec: state.spec };
   const r = await applyCluster(cluster, { stateDir, printer: output === 'json' ? undefined : new StepPrinter(), svcEntry: envSvcEntry(), crashAt: process.env.SVC_OPERATOR_CRASH_AT });
-  const b = runtime.state()?.backups;
+  const b = runtime.state()?.records.backups;
   const v = b?.lastVerifyRequest === token ? b.lastVerified : undefined;
   if (output === 'json') process.stdout.write(`${JSON.stringify({ request: token, verified: v ?? null, outcome: r.outcome, error: r.error ?? null }, null, 2)}\n`);
   if (v?.result === 'Passed') return 0;

@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 import * as k8s from '@kubernetes/client-node';
 import { API_VERSION, PLURAL } from '../api/types.js';
 import { isStatus, KubeApi } from '../runtime/kubernetes/kube-api.js';
-import { MAINTENANCE_REQUEST_ANNOTATION, maintenanceRequestValue, RECONCILE_ANNOTATION, RESTART_REQUEST_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
+import { MAINTENANCE_REQUEST_ANNOTATION, maintenanceRequestValue, RECONCILE_ANNOTATION, RESTART_REQUEST_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-records.js';
 import { CLUSTER_LABEL, memberClientURL, memberHost } from '../runtime/kubernetes/manifests.js';
 import { quotaBytes } from '../api/maintenance.js';
 import { MemberClient } from '../members/index.js';

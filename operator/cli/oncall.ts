@@ -59,7 +59,7 @@ function openLocal(stateDir: string, name: string | undefined, verb: string): { 
 
 async function observeLocal(runtime: LocalRuntime, client: MemberClient): Promise<{ cluster: ObservedCluster; urls: Map<string, string> }> {
   const r = await observe(runtime, client);
-  if (await runtime.suspended()) r.cluster.suspended = true;
+  if (runtime.state()?.requests.suspended === true) r.cluster.suspended = true;
   return r;
 }
 
@@ -71,7 +71,7 @@ const suspend = (on: boolean) => async (i: LocalVerbInput): Promise<number> => {
   const verb = on ? 'suspend' : 'resume';
   extraArgs(i.args, 1, verb);
   const { runtime, state } = openLocal(i.stateDir, i.args[0], verb);
-  const now = state.suspended === true;
+  const now = state.requests.suspended === true;
   if (now === on) {
     i.out(`${state.name} is already ${on ? 'suspended' : 'not suspended'}; nothing to do\n`);
     return 0;

@@ -13,9 +13,8 @@ import * as k8s from '@kubernetes/client-node';
 import { API_VERSION, PLURAL, type SvcClusterStatus } from '../api/types.js';
 import { recoveryLines, recoveryPlan, recoveryRefusal } from '../planner/recovery.js';
 import type { ObservedCluster } from '../planner/types.js';
-import { RECOVER_ANNOTATION } from '../runtime/kubernetes/kube-recovery.js';
 import { isStatus, KubeApi } from '../runtime/kubernetes/kube-api.js';
-import { RECONCILE_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
+import { RECONCILE_ANNOTATION, RECOVER_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-records.js';
 import { parseArgs, UsageError } from './args.js';
 import { contextNamespace, gatherView, loadKubeConfig, StatusError, type ClusterView } from './status-view.js';
 

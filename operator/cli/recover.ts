@@ -31,7 +31,7 @@ export async function localRecover(o: LocalRecoverOptions): Promise<number> {
   const client = new MemberClient({ timeoutMs: 2000, attempts: 1 });
   try {
     const { cluster } = await observe(runtime, client);
-    if (state.recovery) cluster.recovery = { record: state.recovery, ...(state.recoverRequest ? { request: state.recoverRequest } : {}) };
+    if (state.records.recovery) cluster.recovery = { record: state.records.recovery, ...(state.requests.recover ? { request: state.requests.recover } : {}) };
     const under = recoveryUnderWay(cluster);
     if (under) {
       if (!json) out(`recovery ${under.token} from ${under.survivor} is under way (step ${under.step}); resuming it\n`);
@@ -65,7 +65,7 @@ export async function localRecover(o: LocalRecoverOptions): Promise<number> {
       },
       onError: (step, err) => printer?.line(`step ${step.kind} failed (will retry): ${err.message}`),
     });
-    const rec = runtime.state()?.recovery;
+    const rec = runtime.state()?.records.recovery;
     const done = r.outcome === 'steady' && rec?.finishedAt !== undefined;
     if (json) out(`${JSON.stringify({ outcome: r.outcome, recovery: rec ?? null, actions: r.actions, error: r.error ?? null }, null, 2)}\n`);
     else if (rec?.snapshot) out(`snapshot of ${rec.survivor} before the recovery: ${rec.snapshot.location} (revision ${rec.snapshot.revision}, ${rec.snapshot.size} bytes, sha256 ${rec.snapshot.sha256})\n`);

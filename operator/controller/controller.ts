@@ -12,19 +12,18 @@ import { specProblems, unknownFields, withDefaults } from '../api/validate.js';
 import { MemberClient, type MemberClientOptions } from '../members/index.js';
 import { envCrash, runPass } from '../orchestrator/engine.js';
 import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
-import { FORMED_ANNOTATION, HIBERNATED_ANNOTATION, KubeRuntime, MAINTENANCE_ANNOTATION, MAINTENANCE_REQUEST_ANNOTATION, parseHibernated, parseMaintenance, parseMaintenanceRequest, parseReplacements, parseRestartRequest, RESTART_REQUEST_ANNOTATION, podImage, PROGRESS_ANNOTATION, RECONCILE_ANNOTATION, REPLACEMENTS_ANNOTATION, ROLLOUT_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-runtime.js';
+import { KubeRuntime, podImage } from '../runtime/kubernetes/kube-runtime.js';
 import { ClusterJobs, JobFailure, unsupportedOnKubernetes } from '../runtime/kubernetes/backup-job.js';
-import { BACKUP_REQUEST_ANNOTATION, backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
-import { describeVerified, VERIFY_REQUEST_ANNOTATION } from '../backup/verify.js';
-import { parseScaling, SCALING_ANNOTATION } from '../runtime/kubernetes/kube-scaling.js';
-import { parseRecovery, RECOVER_ANNOTATION, RECOVERY_ANNOTATION } from '../runtime/kubernetes/kube-recovery.js';
+import { backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
+import { describeVerified } from '../backup/verify.js';
+import type { ClusterRecords } from '../planner/records.js';
 import { recoveryRefusal } from '../planner/recovery.js';
 import { describeDefrag } from '../planner/maintenance.js';
 import type { RecoveryProgress } from '../planner/types.js';
 import type { RecoveryStatus } from '../api/types.js';
 import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
 import { eventReason } from '../planner/steps.js';
-import type { ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
+import type { ObservedCluster, Step } from '../planner/types.js';
 import { UpgradeMetrics } from './metrics.js';
 import { WorkQueue, type Requeue } from './queue.js';
 import { ClusterSession, Sessions } from './session.js';
@@ -216,53 +215,19 @@ export class Controller {
       await this.publish(session, stored, stoppedStatus(stored.status, stored.metadata.generation, e.reason, e.message, new Date()));
       return 15_000;
     }
-    const annotated = parseScaling(stored.metadata.annotations?.[SCALING_ANNOTATION]);
-    const scaling = session.scaling && (!annotated || session.scaling.startedAt > annotated.startedAt) ? session.scaling : annotated;
     // the spec as stored: the StatefulSet's live size and release are the runtime's observation (desired.ts)
     const ref: ClusterRef = { name, namespace, uid: target.uid, spec };
     const jobs = new ClusterJobs(this.api, ref, { image: this.opts.operatorImage, timeoutSeconds: this.opts.jobTimeoutSeconds });
-    // the recovery asked for (annotation svc.dev/recover) and its record: the annotation, or newer, this process's
-    const recoverRequest = stored.metadata.annotations?.[RECOVER_ANNOTATION];
-    const annotatedRecovery = parseRecovery(stored.metadata.annotations?.[RECOVERY_ANNOTATION]);
-    const mine = session.memory.recovery;
-    const recoveryRecord = mine && (!annotatedRecovery || mine.startedAt >= annotatedRecovery.startedAt) ? mine : annotatedRecovery;
-    // maintenance: the request annotation, and the record (the engine prefers the one it saved last)
-    const maintenanceRecord = session.memory.maintenance ?? parseMaintenance(stored.metadata.annotations?.[MAINTENANCE_ANNOTATION]);
-    const maintenanceRequest = parseMaintenanceRequest(stored.metadata.annotations?.[MAINTENANCE_REQUEST_ANNOTATION]);
-    const maintenance = {
-      ...(maintenanceRecord ? { record: maintenanceRecord } : {}), ...(maintenanceRequest ? { request: maintenanceRequest } : {}),
-      created: new Date(stored.metadata.creationTimestamp ?? 0).getTime(),
-    };
-    const rt = new KubeRuntime(this.api, ref, {
-      snapshotDir: this.opts.snapshotDir,
-      recovery: { ...(recoverRequest ? { request: recoverRequest } : {}), ...(recoveryRecord ? { record: recoveryRecord } : {}) },
-      progress: parseProgress(stored.metadata.annotations?.[PROGRESS_ANNOTATION]),
-      replacements: parseReplacements(stored.metadata.annotations?.[REPLACEMENTS_ANNOTATION]),
-      rollout: parseRollout(stored.metadata.annotations?.[ROLLOUT_ANNOTATION]),
-      client,
-      jobs,
-      scaling,
-      onScaling: (r) => { session.scaling = r; },
-      desired: session.desired,
-      formed: stored.metadata.annotations?.[FORMED_ANNOTATION] !== undefined,
-      suspended: stored.metadata.annotations?.[RECONCILE_ANNOTATION] === SUSPENDED,
-      hibernated: parseHibernated(stored.metadata.annotations?.[HIBERNATED_ANNOTATION]),
-      ...(tlsHash ? { tlsHash } : {}),
-      maintenance,
-      restart: parseRestartRequest(stored.metadata.annotations?.[RESTART_REQUEST_ANNOTATION]),
-      // what the planner needs for scheduled and on-demand backups (the engine prefers the record it saved last)
-      // (restore drills run as Jobs too: svc-operator verify)
-      backups: {
-        record: stored.status?.backups, request: stored.metadata.annotations?.[BACKUP_REQUEST_ANNOTATION], created: new Date(stored.metadata.creationTimestamp ?? 0).getTime(),
-        verifies: true, verifyRequest: stored.metadata.annotations?.[VERIFY_REQUEST_ANNOTATION],
-      },
-    });
+    // the record document (one annotation) and the requests (the annotations people write)
+    const records = session.recordsOf(this.api).at(stored);
+    const rt = new KubeRuntime(this.api, ref, { snapshotDir: this.opts.snapshotDir, records, client, jobs, desired: session.desired, ...(tlsHash ? { tlsHash } : {}) });
 
     // The engine's pass: observe -> plan -> record -> act. Nothing in it sleeps, and it does not call back here.
     const r = await runPass(rt, spec, client, session.memory, { crash: envCrash(this.opts.crashAt) });
+    const { requests } = records.current();
     // continuous backup's agent follows the pass once the cluster formed, as the local runtime's follows `local apply`
     // (not while suspended: nothing of the cluster is changed)
-    if (stored.metadata.annotations?.[RECONCILE_ANNOTATION] !== SUSPENDED && stored.metadata.annotations?.[FORMED_ANNOTATION] !== undefined) {
+    if (requests.suspended !== true && r.records.formed !== undefined) {
       await this.ensureAgent(session, jobs, target, stored, r.observed.hibernated === true);
     }
     const { step, line, progress, observed } = r;
@@ -279,7 +244,8 @@ export class Controller {
       await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', eventReason(step), step.reason);
     }
     // a recovery request the planner did not act on (the cluster has quorum...): refused, nothing touched, said once
-    const record = (await rt.loadRecovery())?.record;
+    const recoverRequest = requests.recover;
+    const record = r.records.recovery;
     const refused = recoverRequest !== undefined && recoverRequest !== record?.token ? recoveryRefusal(observed, name) : undefined;
     if (refused && session.recoverRefused !== recoverRequest) {
       session.recoverRefused = recoverRequest;
@@ -287,7 +253,7 @@ export class Controller {
     }
     session.recovery = recoveryStatus(recoverRequest, record, refused);
     if (!began) {
-      const status = await this.status(session, rt, jobs, spec, stored, observed, step, progress);
+      const status = await this.status(session, rt, jobs, spec, stored, observed, step, r.records);
       await this.publish(session, stored, status);
       // a steady cluster is looked at again by its next scheduled backup or drill at the latest
       // (continuous backup: by the next read of its progress)
@@ -318,7 +284,7 @@ export class Controller {
       session.jobFailure = undefined;
     }
     const fresh = this.clusters.get(name, namespace) ?? stored;
-    await this.publish(session, fresh, await this.status(session, rt, jobs, spec, fresh, observed, step, progress, error));
+    await this.publish(session, fresh, await this.status(session, rt, jobs, spec, fresh, observed, step, r.records, error));
     if (r.pending) return r.pending.retryMs;
     // a step that keeps failing is retried less and less often (each try is two Events)
     session.stepFailures = error ? session.stepFailures + 1 : 0;
@@ -326,7 +292,8 @@ export class Controller {
     return error ? this.queue.policy.delay(session.stepFailures) : 200;
   }
 
-  private async status(session: ClusterSession, rt: KubeRuntime, jobs: ClusterJobs, spec: SvcCluster['spec'], stored: StoredCluster, observed: ObservedCluster, step: Step, progress: UpgradeProgress | undefined, error?: string): Promise<SvcClusterStatus> {
+  private async status(session: ClusterSession, rt: KubeRuntime, jobs: ClusterJobs, spec: SvcCluster['spec'], stored: StoredCluster, observed: ObservedCluster, step: Step, records: ClusterRecords, error?: string): Promise<SvcClusterStatus> {
+    const progress = records.progress;
     const pods = new Map<string, PodFacts>();
     const live = await rt.pods();
     for (const [n, p] of live) {
@@ -346,13 +313,13 @@ export class Controller {
       session.continuous = { at: now.getTime(), status: progress };
     }
     if (!spec.backup?.continuous) session.continuous = undefined;
-    const backups = backupsState({ name: stored.metadata.name, spec, previous: session.memory.backups ?? stored.status?.backups, preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now });
+    const backups = backupsState({ name: stored.metadata.name, spec, previous: records.backups, preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now });
     // a failed backup Job shows until a Job succeeds or no Job is due any more (a scheduled or on-demand backup
     // is only planned on a steady cluster: its failure never blocks an upgrade)
     const jobFailure = session.jobFailure;
     this.upgradeMetrics.backup(stored.metadata.namespace!, stored.metadata.name, (step.kind === 'snapshot' || step.kind === 'backup') && jobFailure !== undefined);
     this.upgradeMetrics.verified(stored.metadata.namespace!, stored.metadata.name, backups.lastVerified);
-    const status = computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? jobFailure?.message, now, jobFailure, rollout: await rt.loadRollout(), podProblems, backups });
+    const status = computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? jobFailure?.message, now, jobFailure, rollout: records.rollout, podProblems, backups });
     if (session.recovery) status.recovery = session.recovery;
     if (session.continuous && status.backups) Object.assign(status.backups, session.continuous.status);
     return status;
@@ -423,26 +390,4 @@ function restoredFrom(r: NonNullable<SvcCluster['spec']['restore']>): string {
   const at = r.revision !== undefined ? ` at revision ${r.revision}` : r.time !== undefined ? ` at ${r.time}` : ' (the newest restore point)';
   const s3 = r.source?.s3;
   return `${s3 ? `s3://${s3.bucket}${s3.prefix ? `/${s3.prefix}` : ''}` : `destination ${r.source?.destination}`}${r.source?.cluster ? `, cluster ${r.source.cluster}` : ''}${at}`;
-}
-
-/** The rollout recorded in the annotation, if any (a malformed one is ignored: members are compared anyway). */
-export function parseRollout(text: string | undefined): RolloutProgress | undefined {
-  if (!text) return undefined;
-  try {
-    const r = JSON.parse(text) as RolloutProgress;
-    return typeof r.revision === 'string' && typeof r.reason === 'string' && Array.isArray(r.membersDone) ? r : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The progress recorded in the annotation, if any (a malformed one is ignored: the planner re-observes). */
-export function parseProgress(text: string | undefined): UpgradeProgress | undefined {
-  if (!text) return undefined;
-  try {
-    const p = JSON.parse(text) as UpgradeProgress;
-    return typeof p.to === 'string' && typeof p.from === 'string' ? p : undefined;
-  } catch {
-    return undefined;
-  }
 }

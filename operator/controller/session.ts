@@ -5,18 +5,19 @@ import type { BackupsStatus, RecoveryStatus } from '../api/types.js';
 import { MemberClient, type MemberClientOptions, type MemberTls } from '../members/index.js';
 import { newMemory, type EngineMemory } from '../orchestrator/engine.js';
 import type { JobFailure } from '../runtime/kubernetes/backup-job.js';
+import type { KubeApi } from '../runtime/kubernetes/kube-api.js';
+import { KubeRecords } from '../runtime/kubernetes/kube-records.js';
 import type { DesiredBuild } from '../runtime/kubernetes/kube-runtime.js';
-import type { ScalingRecord } from '../runtime/kubernetes/kube-scaling.js';
 import { tlsKey } from './tls.js';
 
 /** One cluster's session. */
 export class ClusterSession {
-  /** The engine's memory (what it saved last, a leadership move under way, the crash points' numbers). */
+  /** The engine's memory (a leadership move under way, the crash points' numbers). */
   readonly memory: EngineMemory = newMemory();
+  /** The record document, with what this process wrote last (an informer's copy may lag behind it). */
+  private records?: KubeRecords;
   /** The desired state built last and its inputs (a pass whose inputs are unchanged does not build it again). */
   readonly desired: DesiredBuild = {};
-  /** The scaling record this process wrote last (the informer's copy of the annotation may lag behind). */
-  scaling?: ScalingRecord;
   /** The step line of a step left under way (StepPending) by the last pass: announced once, not on every look. */
   pendingLine?: string;
   /** The step line planned last (a new one is logged). */
@@ -43,6 +44,12 @@ export class ClusterSession {
   private tls?: { key: string; client: MemberClient };
 
   constructor(readonly key: string) {}
+
+  /** The cluster's record document (kube-records.ts), made on first use. */
+  recordsOf(api: KubeApi): KubeRecords {
+    const [namespace, name] = this.key.split('/');
+    return (this.records ??= new KubeRecords(api, namespace, name));
+  }
 
   /** The member client: `plain` (shared by every plain-http cluster), or this cluster's own for `tls`, renewed with it. */
   memberClient(tls: MemberTls | undefined, plain: MemberClient, opts: MemberClientOptions): MemberClient {

@@ -4,16 +4,13 @@
 // wait in the next pass's observation, or as a StepPending from the runtime, and the caller decides when to look
 // again. Everything needed to resume is recorded through the runtime before it is acted on, so a new engine
 // (a restarted operator) picks up from the observation and the record; EngineMemory only saves repeated work.
-import type { BackupEntry, BackupKind, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
+import type { BackupEntry, BackupKind, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
 import { dueOfStep } from '../backup/schedule.js';
-import { StepPending, type Runtime } from '../runtime/runtime.js';
+import { StepPending, canRecover, type Runtime } from '../runtime/runtime.js';
 import { plan } from '../planner/plan.js';
-import { beginRollout, beginStep, noteMembersDone, noteRollout, recordSnapshot, settle } from '../planner/progress.js';
-import { describeStep, isMutating, isScalingStep } from '../planner/steps.js';
-import { beginReplacement, noteReplacements } from '../planner/healing.js';
-import type { MaintenanceReason, MaintenanceRecord, ObservedCluster, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
-import { beginRecovery } from '../planner/recovery.js';
-import { beginMaintenance, finishMaintenancePart, noteMaintenance } from '../planner/maintenance.js';
+import { describeStep, isMutating } from '../planner/steps.js';
+import { noteObserved, noteSteady, observeRecords, recordAfter, recordBefore, type ClusterRecords, type RecordsCapabilities, type RecordsDocument, type StepOutcome } from '../planner/records.js';
+import type { MaintenanceReason, ObservedCluster, RecoveryProgress, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
 import { canHeal } from '../runtime/healing.js';
 import { executeHealing } from './heal.js';
 import type { MemberApi } from './member-api.js';
@@ -28,18 +25,6 @@ export type CrashPoint = 'before' | 'acted' | 'after';
 
 /** Per-cluster memory of one engine (one process). Losing it (a crash) costs nothing but repeated reads. */
 export interface EngineMemory {
-  /** The progress this engine saved last: newer than a cached copy of the record the runtime may return. */
-  progress?: UpgradeProgress;
-  /** The rollout record this engine saved last. */
-  rollout?: RolloutProgress;
-  /** The backups record this engine saved last (status.backups in an informer's cache may lag behind it). */
-  backups?: BackupsStatus;
-  /** The replacements record this engine saved last. */
-  replacements?: ReplacementRecord;
-  /** The recovery record this engine saved last (the annotation in an informer's cache may lag behind it). */
-  recovery?: RecoveryProgress;
-  /** The maintenance record this engine saved last. */
-  maintenance?: MaintenanceRecord;
   /** Steps carried out per kind (numbers the crash points). */
   counts: Map<string, number>;
   /** The step left under way by the last pass (StepPending) and its number: looking again is not a new step. */
@@ -85,6 +70,8 @@ export interface PassResult {
   backup?: BackupEntry;
   /** The recovery record as saved in this pass (begun, its snapshot, finished). */
   recovery?: RecoveryProgress;
+  /** The record document as this pass left it. */
+  records: ClusterRecords;
   /** A restore drill run and recorded in this pass (Passed or Failed). */
   verified?: VerifiedStatus;
   /** A member defragmented in this pass: its database file's bytes before and after (the Event and the metric). */
@@ -114,13 +101,6 @@ export function envCrash(spec: string | undefined): PassHooks['crash'] {
   };
 }
 
-async function save(runtime: Runtime, memory: EngineMemory, progress: UpgradeProgress | undefined): Promise<void> {
-  // (a step looked at again while under way records the same progress: no write)
-  if (memory.progress !== undefined && JSON.stringify(memory.progress) === JSON.stringify(progress)) return;
-  await runtime.saveProgress(progress);
-  memory.progress = progress;
-}
-
 /**
  * A snapshot the engine streamed goes on to the runtime's object-store destinations (shipBackup), with the leader's
  * KV hash at its revision for the manifest (none when the member cannot tell: the backup still counts).
@@ -131,38 +111,31 @@ async function ship(runtime: Runtime, client: MemberApi, url: string, taken: Sna
   await runtime.shipBackup(taken, kind, kv);
 }
 
-async function saveRollout(runtime: Runtime, memory: EngineMemory, rollout: RolloutProgress | undefined): Promise<void> {
-  await runtime.saveRollout?.(rollout);
-  memory.rollout = rollout;
+/** What the runtime can do that the records are read for. */
+function capabilities(runtime: Runtime): RecordsCapabilities {
+  return {
+    backups: typeof runtime.takeBackup === 'function' || typeof runtime.backupLocation === 'function',
+    drills: typeof runtime.verifyBackup === 'function',
+    heals: canHeal(runtime),
+    recovers: canRecover(runtime),
+  };
+}
+
+/** The record document, written when `records` differ from what it holds (same object: unchanged). */
+async function write(runtime: Runtime, doc: RecordsDocument, records: ClusterRecords): Promise<void> {
+  if (records === doc.records) return;
+  doc.version = await runtime.records.save(records, doc.version);
+  doc.records = records;
 }
 
 /** One pass over the cluster of `runtime` toward `spec`. */
 export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: MemberApi, memory: EngineMemory, hooks: PassHooks = {}): Promise<PassResult> {
+  const doc = await runtime.records.load();
   // suspended: not even the runtime's own objects are brought in line (that is a mutation too)
-  const suspended = (await runtime.suspended?.()) === true;
-  if (!suspended) await runtime.prepare?.();
-  let progress = memory.progress ?? (await runtime.loadProgress());
-  let rollout = memory.rollout ?? (await runtime.loadRollout?.());
+  if (doc.requests.suspended !== true) await runtime.prepare?.();
+  const can = capabilities(runtime);
   const { cluster: observed, urls } = await observe(runtime, client, hooks.clock);
-  if (suspended) observed.suspended = true;
-  if ((await runtime.hibernated?.()) === true) observed.hibernated = true;
-  const backups = await runtime.loadBackups?.();
-  if (backups) observed.backups = { ...backups, record: memory.backups ?? backups.record };
-  const recovery = await runtime.loadRecovery?.();
-  if (recovery) {
-    const record = memory.recovery && (!recovery.record || memory.recovery.startedAt >= recovery.record.startedAt) ? memory.recovery : recovery.record;
-    observed.recovery = { ...recovery, ...(record ? { record } : {}) };
-  }
-  const maintenance = await runtime.loadMaintenance?.();
-  if (maintenance) {
-    const stored = memory.maintenance ?? maintenance.record;
-    const noted = noteMaintenance(stored, observed);
-    if (noted !== stored && noted) {
-      await runtime.saveMaintenance!(noted);
-      memory.maintenance = noted;
-    }
-    observed.maintenance = { ...maintenance, ...(noted ? { record: noted } : {}) };
-  }
+  observeRecords(observed, doc, can);
   // The write rate over the time since the last pass (the reading inside one observation spans milliseconds).
   const c = observed.catchUp;
   const last = memory.leaderIndex;
@@ -170,26 +143,10 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
     c.ratePerSecond = Math.round(((c.leaderIndex - last.index) * 1000) / (observed.now - last.at));
   }
   memory.leaderIndex = c ? { index: c.leaderIndex, at: observed.now } : undefined;
-  if (canHeal(runtime)) {
-    const stored = memory.replacements ?? (await runtime.loadReplacements());
-    const noted = noteReplacements(stored, observed);
-    if (noted !== stored && noted) {
-      await runtime.saveReplacements(noted);
-      memory.replacements = noted;
-    }
-    if (noted) observed.replacements = noted;
-  }
-  const noted = noteMembersDone(progress, observed);
-  if (noted !== progress) {
-    progress = noted;
-    await save(runtime, memory, progress);
-  }
-  const rolled = noteRollout(rollout, observed, observed.now);
-  if (rolled !== rollout) {
-    rollout = rolled;
-    await saveRollout(runtime, memory, rollout);
-  }
-  let step = plan(spec, observed, progress);
+  // what the observation shows is recorded with the step's own record (one write), or alone when nothing acts
+  let records = noteObserved(doc.records, observed, can);
+  observeRecords(observed, { ...doc, records }, can);
+  let step = plan(spec, observed, records.progress);
   // A MoveLeader just sent: until the old leader says it is a follower, the same move is not sent again.
   const move = memory.leaderMove;
   if (move && step.kind === 'moveLeader' && step.from === move.from && observed.now < move.until) {
@@ -197,54 +154,22 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   } else if (move && !observed.members.some((m) => m.leader && m.name === move.from)) {
     memory.leaderMove = undefined;
   }
-  const result = (extra: Partial<PassResult> = {}): PassResult => ({ step, line: describeStep(step), progress, rollout, observed, acted: false, ...extra });
+  const result = (extra: Partial<PassResult> = {}): PassResult => ({ step, line: describeStep(step), progress: doc.records.progress, rollout: doc.records.rollout, records: doc.records, observed, acted: false, ...extra });
 
-  if (step.kind === 'steady') {
-    const settled = settle(progress, step.version, observed.now);
-    if (settled !== progress) {
-      progress = settled;
-      await save(runtime, memory, progress);
-    }
+  if (step.kind === 'steady') records = noteSteady(records, step.version, observed.now);
+  if (!isMutating(step) && step.kind !== 'complete' && step.kind !== 'recoverComplete') {
+    await write(runtime, doc, records);
     return result();
   }
-  if (!isMutating(step) && step.kind !== 'complete' && step.kind !== 'recoverComplete') return result();
 
-  // Write-ahead: the records first, then the act.
+  // Write-ahead: the records first (one write), then the act.
   const line = describeStep(step);
   const n = memory.pending?.line === line ? memory.pending.n : (memory.counts.get(step.kind) ?? 0) + 1;
   memory.counts.set(step.kind, n);
   memory.pending = undefined;
-  if (isScalingStep(step)) await runtime.recordScaling?.(step, spec.replicas);
-  if (step.kind === 'replaceMember' && canHeal(runtime)) {
-    const begun = beginReplacement(observed.replacements, step, observed.now);
-    if (begun !== observed.replacements) {
-      await runtime.saveReplacements(begun);
-      memory.replacements = begun;
-      observed.replacements = begun;
-    }
-  }
-  const before = beginStep(progress, step, observed.now);
-  if (before !== progress) {
-    progress = before;
-    await save(runtime, memory, progress);
-  }
-  const begun = beginRollout(rollout, step, observed.revision, observed.now);
-  if (begun !== rollout) {
-    rollout = begun;
-    await saveRollout(runtime, memory, rollout);
-  }
-  let recovered = observed.recovery?.record;
-  const started = beginRecovery(recovered, step, observed, observed.now);
-  if (started !== recovered && started) {
-    await runtime.saveRecovery!(started);
-    memory.recovery = recovered = started;
-  }
-  let maintained = observed.maintenance?.record;
-  const maintaining = observed.maintenance ? beginMaintenance(maintained, step, observed) : undefined;
-  if (maintaining && maintaining !== maintained) {
-    await runtime.saveMaintenance!(maintaining);
-    memory.maintenance = maintained = maintaining;
-  }
+  await write(runtime, doc, recordBefore(records, step, observed, spec, can));
+  if (doc.records.replacements) observed.replacements = doc.records.replacements;
+  const progress = doc.records.progress;
   const crash = hooks.crash;
   crash?.(step.kind, n, 'before');
   let defrag: DefragResult | undefined;
@@ -346,6 +271,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
         break;
       case 'complete':
       case 'recoverComplete':
+      case 'steady':
       case 'hibernated':
       case 'wait':
       case 'blocked':
@@ -364,20 +290,15 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
     return result({ error: e as Error });
   }
   crash?.(step.kind, n, 'acted');
-  if (snapshot && step.kind === 'recoverSnapshot' && recovered) {
-    memory.recovery = recovered = { ...recovered, snapshot };
-    await runtime.saveRecovery!(recovered);
-  } else if (snapshot) {
-    progress = recordSnapshot(progress!, snapshot);
-    await save(runtime, memory, progress);
-    await runtime.pruneSnapshots(spec.backup?.keep ?? 3);
-  }
-  if (backup && step.kind === 'backup') memory.backups = await runtime.recordBackup!(step, backup);
-  if (verified && step.kind === 'verifyBackup') memory.backups = await runtime.recordVerify!(step, verified);
-  if (maintained && (step.kind === 'compact' || step.kind === 'defragMember')) {
-    memory.maintenance = maintained = finishMaintenancePart(maintained, step, (hooks.clock ?? Date.now)(), defrag?.after);
-    await runtime.saveMaintenance!(maintained);
+  const outcome: StepOutcome = { now: (hooks.clock ?? Date.now)(), ...(snapshot ? { snapshot } : {}), ...(backup ? { backup } : {}), ...(verified ? { verified } : {}), ...(defrag?.after !== undefined ? { defragAfter: defrag.after } : {}) };
+  const before = doc.records;
+  await write(runtime, doc, recordAfter(before, step, outcome, spec, doc.cluster));
+  if (snapshot && step.kind === 'snapshot') await runtime.pruneSnapshots(spec.backup?.keep ?? 3);
+  if (backup && runtime.backupRecorded) {
+    const kept = new Set((doc.records.backups?.items ?? []).map((i) => i.location));
+    await runtime.backupRecorded([...(before.backups?.items ?? []), backup].filter((i) => !kept.has(i.location)));
   }
   crash?.(step.kind, n, 'after');
-  return result({ acted: true, snapshot, backup, ...(verified ? { verified } : {}), ...(recovered ? { recovery: recovered } : {}), ...(defrag ? { defrag } : {}) });
+  const recovery = doc.records.recovery;
+  return result({ acted: true, snapshot, backup, ...(verified ? { verified } : {}), ...(recovery ? { recovery } : {}), ...(defrag ? { defrag } : {}) });
 }

@@ -1,7 +1,7 @@
 // What a runtime offers for replacing a member that cannot come back (the planner's replaceMember). Optional, on top
 // of scaling (runtime/scaling.ts: the peer URL the successor is added with). A runtime without it cannot carry out
 // replaceMember (the step fails, saying so).
-import type { MemberLoss, ReplacementRecord } from '../planner/types.js';
+import type { MemberLoss } from '../planner/types.js';
 
 /**
  * What a member's refusal to start says about its data, from the line it stopped with (svc's own words): its ID
@@ -28,10 +28,6 @@ export function wayOutOfLine(line: string): string | undefined {
 
 /** The healing side of a runtime. */
 export interface HealingRuntime {
-  /** The replacements record as stored (undefined: none yet). */
-  loadReplacements(): Promise<ReplacementRecord | undefined>;
-  /** Records replacements durably (before the step that begins one acts). */
-  saveReplacements(record: ReplacementRecord): Promise<void>;
   /**
    * Stops member `name` and gives it a fresh, empty data dir (a new volume), so that its next start joins the
    * running cluster `join` (member names, itself included; `--initial-cluster-state existing`) as the learner the
@@ -49,5 +45,5 @@ export interface HealingRuntime {
 /** True when the runtime can replace members. */
 export function canHeal<T extends object>(rt: T): rt is T & HealingRuntime {
   const r = rt as Partial<HealingRuntime>;
-  return typeof r.loadReplacements === 'function' && typeof r.saveReplacements === 'function' && typeof r.resetMember === 'function' && typeof r.startReplacement === 'function';
+  return typeof r.resetMember === 'function' && typeof r.startReplacement === 'function';
 }

@@ -1,8 +1,8 @@
 // The one interface the orchestrator drives members through. A local runtime runs child processes; a
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
-import type { BackupEntry, BackupKind, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
-import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MemberLoss, VolumeObservation, RecoveryObservation, RecoveryProgress, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
-import type { ScalingStep } from '../planner/steps.js';
+import type { BackupEntry, BackupKind, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
+import type { ClusterRecords, RecordsDocument } from '../planner/records.js';
+import type { MemberLoss, VolumeObservation, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
 
 /** A member as the runtime knows it (no network calls: those are the member client's job). */
 export interface RuntimeMember {
@@ -64,10 +64,27 @@ export type BackupStep = Extract<Step, { kind: 'backup' }>;
 /** The planner's restore drill step. */
 export type VerifyStep = Extract<Step, { kind: 'verifyBackup' }>;
 
-/** Where members run. Every mutating call records what it is about to do before doing it. */
+/**
+ * The cluster's record document (planner/records.ts) as stored: local, one field of the state file; Kubernetes, one
+ * annotation of the SvcCluster. The engine loads it once a pass and writes it at most twice: before its step acts
+ * and after.
+ */
+export interface RecordStore {
+  /** The records, the requests a person made, the version a save must match, the cluster's facts. */
+  load(): Promise<RecordsDocument>;
+  /**
+   * Writes `records` if the stored document is still at `version` (else a RuntimeError STATE_IO naming the
+   * conflict: another process wrote it); resolves with the new version.
+   */
+  save(records: ClusterRecords, version: string): Promise<string>;
+}
+
+/** Where members run. Every mutating call is recorded (runtime.records) before it is made. */
 export interface Runtime {
   /** "local" or "kubernetes", for messages only. */
   readonly kind: string;
+  /** The record document. */
+  readonly records: RecordStore;
   /** The members, in name order; empty when the cluster does not exist. */
   members(): Promise<RuntimeMember[]>;
   /** Creates every member of a new cluster running spec.version. */
@@ -81,20 +98,12 @@ export interface Runtime {
   snapshotLocation(from: string, to: string, member: string): string;
   /** Removes snapshots beyond the newest `keep`. */
   pruneSnapshots(keep: number): Promise<string[]>;
-  /** The recorded upgrade progress. */
-  loadProgress(): Promise<UpgradeProgress | undefined>;
-  /** Records upgrade progress durably (before the step it announces is carried out). */
-  saveProgress(progress: UpgradeProgress | undefined): Promise<void>;
   /** Estimated v2 data size (from the newest snapshot file of a member), when the runtime can tell. */
   v2DataBytes(member: string): Promise<number | undefined>;
 
   // Optional capabilities; the engine uses them when a runtime has them.
   /** What members should run with now; with it, members whose revisions differ are rolled (one at a time). */
   targetRevision?(): Promise<TargetRevision | undefined>;
-  /** The recorded rollout of a configuration or certificate change. */
-  loadRollout?(): Promise<RolloutProgress | undefined>;
-  /** Records the rollout durably (before the restart it announces). */
-  saveRollout?(rollout: RolloutProgress | undefined): Promise<void>;
   /** Brings the runtime's own objects in line with the spec before each observation (Kubernetes: the owned objects). */
   prepare?(): Promise<void>;
   /**
@@ -103,27 +112,19 @@ export interface Runtime {
    */
   takeSnapshot?(step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress): Promise<SnapshotRecord>;
   /**
-   * Scheduled and on-demand backups (the planner's `backup` step): the record, the request token and the
-   * cluster's creation as stored. Without it (or undefined) no such backup is planned.
+   * Called once a backup was recorded, with the entries retention (spec.backup.keep) dropped from the record: local
+   * removes their files (Kubernetes: the Job pruned the claim).
    */
-  loadBackups?(): Promise<BackupObservation | undefined>;
-  /**
-   * Records a backup taken (`taken`, answering `step`) and applies retention (spec.backup.keep); returns the
-   * record now (backup/schedule.ts backupsState). Local: the state file, and older files removed; Kubernetes: the
-   * record the controller publishes as status.backups at the end of the pass (the Job pruned the claim).
-   */
-  recordBackup?(step: BackupStep, taken: BackupEntry): Promise<BackupsStatus>;
+  backupRecorded?(dropped: BackupEntry[]): Promise<void>;
   /** Takes a backup itself (Kubernetes: a Job; StepPending while it runs); without it the engine streams the leader's snapshot to backupLocation(). */
   takeBackup?(step: BackupStep): Promise<BackupEntry>;
-  /** Where the engine writes a backup it streams (with loadBackups and without takeBackup). */
+  /** Where the engine writes a backup it streams (without takeBackup). With one of the two, backups are planned. */
   backupLocation?(step: BackupStep): string;
   /**
    * Runs the restore drill of `step.backup` (backup/drill.ts; Kubernetes: a Job, StepPending while it runs) and
-   * returns its outcome: a failed drill is an outcome, not an error. With it, loadBackups says `verifies`.
+   * returns its outcome: a failed drill is an outcome, not an error. With it, drills are planned.
    */
   verifyBackup?(step: VerifyStep): Promise<VerifiedStatus>;
-  /** Records a drill's outcome (status.backups.lastVerified) and the slot or request it answered; returns the record now. */
-  recordVerify?(step: VerifyStep, outcome: VerifiedStatus): Promise<BackupsStatus>;
   /**
    * Copies a backup or pre-upgrade snapshot the engine just took (a file at `taken.location`) to every object-store
    * destination of the spec, each with its manifest (`kv`: the leader's HashKV at the snapshot's revision), then
@@ -131,20 +132,10 @@ export interface Runtime {
    * step fails and is tried again, and a failing pre-upgrade snapshot keeps the upgrade from starting.
    */
   shipBackup?(taken: SnapshotRecord, kind: BackupKind, kv?: { hash: number; compactRevision: number }): Promise<void>;
-  /** Break-glass: a person suspended reconciling (no mutation is planned, prepare() is not called). */
-  suspended?(): Promise<boolean>;
-  /** Every member was stopped on purpose (spec.replicas 0) with its data kept. */
-  hibernated?(): Promise<boolean>;
-  /** Records the hibernation, then stops `members` gracefully, keeping their data. Idempotent. */
+  /** Stops `members` gracefully, keeping their data (the hibernation is recorded first). Idempotent. */
   hibernate?(members: string[]): Promise<void>;
-  /** Starts every hibernated member on its kept data, then clears the record. Idempotent. */
+  /** Starts every hibernated member on its kept data (the record is cleared after). Idempotent. */
   wake?(): Promise<void>;
-  // Maintenance (planner/maintenance.ts): with loadMaintenance and saveMaintenance, rounds of compaction and
-  // defragmentation are planned (NOSPACE relief, spec.maintenance.defrag, requests).
-  /** The maintenance request and record as stored (local: the state file; Kubernetes: annotations). */
-  loadMaintenance?(): Promise<MaintenanceObservation | undefined>;
-  /** Records maintenance durably (before each of its steps, and each part's result after it). */
-  saveMaintenance?(record: MaintenanceRecord): Promise<void>;
   /**
    * Takes a member out of (`serving` false) or back into the client Service's endpoints around its
    * defragmentation (Kubernetes: a pod label the Service selects on); a runtime without a Service has none.
@@ -157,14 +148,8 @@ export interface Runtime {
    * (the StatefulSet, recreated with its pods orphaned). Idempotent: a claim already that large is left alone.
    */
   expandVolumes?(size: string, members: string[]): Promise<void>;
-  /** Records a scaling step durably before it is carried out (Kubernetes: the svc.dev/scaling annotation). */
-  recordScaling?(step: ScalingStep, replicas: number): Promise<void>;
 
-  // Quorum-loss recovery (planner/recovery.ts): a runtime that has loadRecovery, saveRecovery and forceNewCluster can recover.
-  /** The recovery request token and the record as stored. */
-  loadRecovery?(): Promise<RecoveryObservation | undefined>;
-  /** Records the recovery durably (before each of its steps, and the survivor's snapshot after it). */
-  saveRecovery?(record: RecoveryProgress): Promise<void>;
+  // Quorum-loss recovery (planner/recovery.ts): a runtime with forceNewCluster and a way to take the snapshot can recover.
   /** Where the engine streams the survivor's snapshot (named by the request: taken again after a crash, it replaces its file). */
   recoverySnapshotLocation?(step: RecoverSnapshotStep): string;
   /** Takes the survivor's snapshot itself (Kubernetes: a Job onto the backup claim; StepPending while it runs). */
@@ -179,6 +164,5 @@ export interface Runtime {
 
 /** True when the runtime can carry out a quorum-loss recovery. */
 export function canRecover(rt: Runtime): boolean {
-  return typeof rt.loadRecovery === 'function' && typeof rt.saveRecovery === 'function' && typeof rt.forceNewCluster === 'function' &&
-    (typeof rt.recoverySnapshotLocation === 'function' || typeof rt.takeRecoverySnapshot === 'function');
+  return typeof rt.forceNewCluster === 'function' && (typeof rt.recoverySnapshotLocation === 'function' || typeof rt.takeRecoverySnapshot === 'function');
 }

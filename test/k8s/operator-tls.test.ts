@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { httpGet, MemberClient } from '../../operator/members/index.js';
 import { KubeRuntime } from '../../operator/runtime/kubernetes/kube-runtime.js';
+import { memoryRecords } from '../../operator/runtime/memory-records.js';
 import { Client } from '../../server/client/index.js';
 import { useOperator } from './operator/fixture.js';
 import { makeClusterCerts, type ClusterCerts } from './operator/tls-certs.js';
@@ -83,7 +84,7 @@ describe('k8s: a TLS SvcCluster', function () {
     const client = new MemberClient({ tls: { ca: certs.ca, cert: certs.cert, key: certs.key } });
     try {
       const spec = { version: '3.4.34', replicas: 3, enableV2: true, tls: { clientSecret: `${NAME}-client-tls`, peerSecret: `${NAME}-peer-tls` } };
-      const rt = new KubeRuntime(op.ctl.api, { name: NAME, namespace: NS, uid: '', spec }, { snapshotDir: join(op.tb.workDir, 'operator-snapshots'), client });
+      const rt = new KubeRuntime(op.ctl.api, { name: NAME, namespace: NS, uid: '', spec }, { snapshotDir: join(op.tb.workDir, 'operator-snapshots'), client, records: memoryRecords() });
       // "big", "one" and the value, once member 2 applied the write
       await waitFor('the v2 estimate of member 2', async () => ((await rt.v2DataBytes(`${NAME}-2`)) === 3 + 3 + 4096 ? true : undefined), 10_000, 200);
     } finally {

@@ -5,7 +5,7 @@
 // informer's copy older than it is not trusted (the apiserver is read instead).
 import * as k8s from '@kubernetes/client-node';
 import type { V1Job, V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { API_VERSION, KIND, PLURAL } from '../../api/types.js';
+import { API_VERSION, KIND, PLURAL, type SvcClusterStatus } from '../../api/types.js';
 import { CLUSTER_LABEL, HASH_ANNOTATION, type KubeObject } from './manifests.js';
 
 export const FIELD_MANAGER = 'svc-operator';
@@ -313,6 +313,30 @@ export class KubeApi {
   }
 
   /** Sets (or with null removes) one annotation of an SvcCluster. */
+  /**
+   * Writes annotations of an SvcCluster (a null removes one) only if it is still at `resourceVersion` (the API answers
+   * 409 otherwise); resolves with the resourceVersion of the write. The operator's record document goes this way.
+   */
+  async patchClusterRecords(namespace: string, name: string, annotations: Record<string, string | null>, resourceVersion: string): Promise<string> {
+    this.wrote(`annotate ${Object.keys(annotations).join(',')}`, namespace, name);
+    const out = await this.custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body: { metadata: { resourceVersion, annotations } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    ) as k8s.KubernetesObject;
+    return out?.metadata?.resourceVersion ?? resourceVersion;
+  }
+
+  /** The SvcCluster as the API has it now (not an informer's copy); undefined when it is gone. */
+  async readCluster(namespace: string, name: string): Promise<(k8s.KubernetesObject & { status?: SvcClusterStatus }) | undefined> {
+    try {
+      return await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name }) as k8s.KubernetesObject & { status?: SvcClusterStatus };
+    } catch (e) {
+      if (isStatus(e, 404)) return undefined;
+      throw e;
+    }
+  }
+
+  /** Sets (or, null, removes) an annotation a person owns: a request (kubectl svc ...). The records go by patchClusterRecords. */
   async patchClusterAnnotation(namespace: string, name: string, key: string, value: string | null): Promise<void> {
     this.wrote(`annotate ${key}`, namespace, name);
     await this.custom.patchNamespacedCustomObject(

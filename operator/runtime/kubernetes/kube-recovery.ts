@@ -1,25 +1,10 @@
 // Quorum-loss recovery on Kubernetes: the request is the annotation svc.dev/recover on the SvcCluster (set by
-// `kubectl svc recover <cluster>`, or written in a manifest by GitOps users), the record the annotation
-// svc.dev/recovery (the exact RecoveryProgress, written before each recovery step; status.recovery is its readable form).
+// `kubectl svc recover <cluster>`, or written in a manifest by GitOps users), the record the recovery of the record
+// document (kube-records.ts; written before each recovery step; status.recovery is its readable form).
 import type { RecoveryProgress } from '../../planner/types.js';
 
-/** Annotation with the recovery request token (a token the record does not carry asks for a recovery). */
-export const RECOVER_ANNOTATION = 'svc.dev/recover';
-/** Annotation with the exact RecoveryProgress. */
-export const RECOVERY_ANNOTATION = 'svc.dev/recovery';
 /** Pod template annotation naming the member started with --force-new-cluster (only while that start is under way). */
 export const FORCE_ANNOTATION = 'svc.dev/force-new-cluster';
-
-/** The record in the annotation, if any (a malformed one is ignored). */
-export function parseRecovery(text: string | undefined): RecoveryProgress | undefined {
-  if (!text) return undefined;
-  try {
-    const r = JSON.parse(text) as RecoveryProgress;
-    return typeof r.token === 'string' && typeof r.survivor === 'string' && Array.isArray(r.lost) && typeof r.startedAt === 'number' ? r : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * While a recovery is past its snapshot and not finished, the members that start empty must never bootstrap a

@@ -1,90 +1,31 @@
 // The Kubernetes runtime: the members of one SvcCluster are the pods of its StatefulSet (OnDelete updates).
 // A restart is "move the template to the new image, delete the pod"; the replacement is awaited by the engine's
-// next passes (the member shows as starting), not here. Progress is recorded on the SvcCluster itself (an
-// annotation with the exact record, status.upgrade for people) before the step it announces is carried out,
-// and so is the scaling step under way (svc.dev/scaling). Every snapshot (onto the backup claim: spec.backup.pvc or
+// next passes (the member shows as starting), not here. The records are on the SvcCluster itself (kube-records.ts: one
+// annotation, status for people), written by the engine before the step they announce is carried out. Every snapshot (onto the backup claim: spec.backup.pvc or
 // the operator's <cluster>-backups) and every restore runs as a Job; the operator's --snapshot-dir is only the
 // fallback of a runtime built without Jobs (tests that drive the runtime directly).
 import { join } from 'node:path';
 import type { V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { RuntimeError, StepPending, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember, type VerifyStep } from '../runtime.js';
-import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../../api/types.js';
+import { RuntimeError, StepPending, type BackupStep, type RecordStore, type RecoverSnapshotStep, type Runtime, type RuntimeMember, type VerifyStep } from '../runtime.js';
+import type { BackupEntry, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../../api/types.js';
 import { combineDrills, judgeDrill, noBackupToVerify, pointEntry, type DrillMeasure } from '../../backup/verify.js';
 import { DestinationError, s3Destinations } from '../../backup/destinations/index.js';
 import type { RestorePoint } from '../../backup/restore-points.js';
-import { backupsState, dueOfStep } from '../../backup/schedule.js';
+import { dueOfStep } from '../../backup/schedule.js';
 import { DEFAULT_VOLUME } from '../../api/maintenance.js';
 import { quantityBytes } from '../../api/quantity.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, MemberLoss, RestartRequest, VolumeObservation, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
-import { FORCE_ANNOTATION, forcedMember, RECOVERY_ANNOTATION, recoveryJoin } from './kube-recovery.js';
-import type { ScalingStep } from '../../planner/steps.js';
+import type { MemberLoss, VolumeObservation, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import type { ClusterRecords, ClusterRequests, RecordsDocument } from '../../planner/records.js';
+import { FORCE_ANNOTATION, forcedMember, recoveryJoin } from './kube-recovery.js';
 import { clientServiceName, CONFIG_HASH_ANNOTATION, memberClientURL, releaseOf, RESTART_TOKEN_ANNOTATION, selectorLabels, SERVING_LABEL, TLS_HASH_ANNOTATION, type ClusterRef, type LiveShape } from './manifests.js';
 import { desiredState, liveStatefulSet, targetRevision, type DesiredState } from './desired.js';
 import type { KubeApi } from './kube-api.js';
 import type { MemberClient } from '../../members/index.js';
-import { dataClaimName, memberOfPeerURLIn, nextScaling, peerURLOf, retireHighestMember, SCALING_ANNOTATION, startJoiningMember, type ScalingHost, type ScalingRecord } from './kube-scaling.js';
+import { dataClaimName, memberOfPeerURLIn, peerURLOf, retireHighestMember, startJoiningMember, type ScalingHost } from './kube-scaling.js';
 import { JobFailure, type ClusterJobs } from './backup-job.js';
 import type { ScalingRuntime } from '../scaling.js';
 import { lossInLine, wayOutOfLine, type HealingRuntime } from '../healing.js';
-
-/** Annotation on the SvcCluster holding the exact UpgradeProgress (status.upgrade is its readable form). */
-export const PROGRESS_ANNOTATION = 'svc.dev/upgrade-progress';
-/** Annotation on the SvcCluster holding the exact RolloutProgress (status.rollout is its readable form). */
-export const ROLLOUT_ANNOTATION = 'svc.dev/rollout';
-/** Annotation on the SvcCluster holding the maintenance record (planner/maintenance.ts: the round under way or last). */
-export const MAINTENANCE_ANNOTATION = 'svc.dev/maintenance';
-/**
- * Annotation asking for a defragmentation, compaction or leadership move: JSON {"token", "action":
- * "defrag"|"compact"|"move-leader", "member"?};
- * a new token asks again (`maintenanceRequestValue`).
- */
-export const MAINTENANCE_REQUEST_ANNOTATION = 'svc.dev/maintenance-request';
-
-/** The svc.dev/maintenance-request value of a request (what `kubectl svc defrag|compact|move-leader` writes). */
-export function maintenanceRequestValue(r: MaintenanceRequest): string {
-  return JSON.stringify(r);
-}
-
-/** A svc.dev/maintenance-request value read back; undefined when it is not one (a hand-written typo is ignored). */
-export function parseMaintenanceRequest(v: string | undefined): MaintenanceRequest | undefined {
-  if (!v) return undefined;
-  try {
-    const r = JSON.parse(v) as Partial<MaintenanceRequest>;
-    if (typeof r.token !== 'string' || r.token === '' || (r.action !== 'defrag' && r.action !== 'compact' && r.action !== 'move-leader')) return undefined;
-    return { token: r.token, action: r.action, ...(typeof r.member === 'string' ? { member: r.member } : {}) };
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Annotation asking for a rolling restart: the RestartRequest as JSON {"token", "members"} (what `kubectl svc restart`
- * writes, as `local restart` writes it into the state file); a new token asks again.
- */
-export const RESTART_REQUEST_ANNOTATION = 'svc.dev/restart-request';
-
-/** A svc.dev/restart-request value read back; undefined when it is not one (a hand-written typo is ignored). */
-export function parseRestartRequest(v: string | undefined): RestartRequest | undefined {
-  if (!v) return undefined;
-  try {
-    const r = JSON.parse(v) as Partial<RestartRequest>;
-    if (typeof r.token !== 'string' || r.token === '' || !Array.isArray(r.members) || !r.members.every((m) => typeof m === 'string')) return undefined;
-    return { token: r.token, members: r.members };
-  } catch {
-    return undefined;
-  }
-}
-
-/** The svc.dev/maintenance record read back; undefined when absent or unreadable. */
-export function parseMaintenance(v: string | undefined): MaintenanceRecord | undefined {
-  if (!v) return undefined;
-  try {
-    return JSON.parse(v) as MaintenanceRecord;
-  } catch {
-    return undefined;
-  }
-}
 
 /** A desired state and the inputs it was built from (JSON of the cluster, release and observation). */
 export interface DesiredBuild {
@@ -97,62 +38,15 @@ export interface KubeRuntimeOptions {
   desired?: DesiredBuild;
   /** Where snapshots are written (a mounted backup PVC in a pod). */
   snapshotDir: string;
-  /** Recorded progress as read from the SvcCluster (annotation), if any. */
-  progress?: UpgradeProgress;
-  /** Recorded rollout as read from the SvcCluster (annotation), if any. */
-  rollout?: RolloutProgress;
-  /** Called after progress was saved (the controller publishes it in status). */
-  onProgress?: (p: UpgradeProgress | undefined) => Promise<void>;
+  /** The record document of this pass (kube-records.ts), as it stands after each of the engine's writes. */
+  records: RecordStore & { current(): RecordsDocument };
   /** Reads the v2 data-size estimate from a member (without it: unknown, treated as small). */
   client?: MemberClient;
   /** Backup and restore Jobs (onto the backup claim; spec.restore). */
   jobs?: ClusterJobs;
-  /** The scaling record as known (annotation, or newer: written by this process). */
-  scaling?: ScalingRecord;
-  /** Called after a scaling record was written. */
-  onScaling?: (r: ScalingRecord) => void;
   /** Fingerprint of the TLS Secrets (controller/tls.ts), when the cluster has any. */
   tlsHash?: string;
-  /** status.backups as known, the svc.dev/backup-request token, the creation time: scheduled and on-demand backups. */
-  backups?: BackupObservation;
-  /** The replacements record as read from the SvcCluster (annotation svc.dev/replacements), if any. */
-  replacements?: ReplacementRecord;
-  /** The svc.dev/recover request and the svc.dev/recovery record as known (the record: annotation, or newer: this process's). */
-  recovery?: RecoveryObservation;
-  /** Called after the recovery record was written. */
-  onRecovery?: (r: RecoveryProgress) => void;
-  /** Every initial member has started once (annotation svc.dev/formed): from then on no member bootstraps. */
-  formed?: boolean;
-  /** Break-glass: the annotation svc.dev/reconcile is `suspended` (nothing is changed, status keeps flowing). */
-  suspended?: boolean;
-  /** Hibernation record (annotation svc.dev/hibernated): the members the cluster had when it went to sleep. */
-  hibernated?: number;
-  /** The maintenance request and record as known (the record: annotation, or newer: this process's). */
-  maintenance?: MaintenanceObservation;
-  /** The rolling restart asked for (annotation svc.dev/restart-request), if any. */
-  restart?: RestartRequest;
 }
-
-/** Annotation recording a hibernation (spec.replicas 0): the number of members stopped, their claims kept. */
-export const HIBERNATED_ANNOTATION = 'svc.dev/hibernated';
-
-/** The member count of a hibernation record, if any (a malformed one is ignored). */
-export function parseHibernated(text: string | undefined): number | undefined {
-  return text !== undefined && /^[1-9]\d*$/.test(text) ? Number(text) : undefined;
-}
-
-/** The break-glass annotation: `suspended` stops every mutation of the cluster (kubectl svc suspend|resume). */
-export const RECONCILE_ANNOTATION = 'svc.dev/reconcile';
-/** The value of RECONCILE_ANNOTATION that suspends. */
-export const SUSPENDED = 'suspended';
-
-/**
- * Annotation on the SvcCluster saying its initial members have all started (every pod was Ready at once). From then
- * on the ConfigMap says --initial-cluster-state=existing: a member whose claim came back empty must join, which fails
- * closed (its peers name it as started, or none answers), where `new` would let it bootstrap again under its old ID
- * whenever its peers are slow to answer, and vote with a log it forgot.
- */
-export const FORMED_ANNOTATION = 'svc.dev/formed';
 
 /** The message of a member's log line (a JSON line's msg and error), else the line. */
 function readable(line: string): string {
@@ -214,25 +108,6 @@ export function volumeLoss(pod: V1Pod | undefined, claim: V1PersistentVolumeClai
   return { cause: 'NodeLost', detail: `its pod has been unschedulable for ${Math.round((now - since) / 60_000)} min: ${unscheduled.message} (its volume is bound to a node that does not take it)` };
 }
 
-/** Annotation on the SvcCluster holding the exact ReplacementRecord (status.members[].replaced is its readable form). */
-export const REPLACEMENTS_ANNOTATION = 'svc.dev/replacements';
-
-/** The record in the annotation, if any (a malformed one is ignored). */
-export function parseReplacements(text: string | undefined): ReplacementRecord | undefined {
-  if (!text) return undefined;
-  try {
-    const r = JSON.parse(text) as ReplacementRecord;
-    return r !== null && typeof r === 'object' && Object.values(r).every((x) => typeof x?.member === 'string' && typeof x.oldId === 'string') ? r : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The pod is Ready (its member answered /health: it has its data and a leader). */
-function podReady(pod: V1Pod | undefined): boolean {
-  return pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
-}
-
 /** The pod's image (of the svc container). */
 export function podImage(pod: V1Pod): string | undefined {
   return pod.spec?.containers.find((c) => c.name === 'svc')?.image;
@@ -241,61 +116,58 @@ export function podImage(pod: V1Pod): string | undefined {
 /** Runtime of one SvcCluster on Kubernetes. */
 export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   readonly kind = 'kubernetes';
-  private progress: UpgradeProgress | undefined;
+  readonly records: RecordStore;
   /** The desired state applied last in this pass (built once; a step that moves the template builds the next). */
   private desired: DesiredState | undefined;
   /** The desired state built last and its inputs (the caller's, kept across passes; else this pass's own). */
   private readonly built: DesiredBuild;
 
   constructor(private readonly api: KubeApi, private readonly cluster: ClusterRef, private readonly opts: KubeRuntimeOptions) {
-    this.progress = opts.progress;
+    this.records = opts.records;
     this.built = opts.desired ?? {};
   }
 
-  async suspended(): Promise<boolean> {
-    return this.opts.suspended === true;
+  /** The records as they stand now (written by the engine before the step that reads them). */
+  private rec(): ClusterRecords {
+    return this.opts.records.current().records;
   }
 
-  async hibernated(): Promise<boolean> {
-    return this.opts.hibernated !== undefined;
+  private req(): ClusterRequests {
+    return this.opts.records.current().requests;
   }
 
   async hibernate(members: string[]): Promise<void> {
-    // recorded first: the member count survives the StatefulSet's 0, and a crash here still wakes every member
+    // the member count was recorded first: it survives the StatefulSet's 0, and a crash here still wakes every member
     const sts = liveStatefulSet(await this.statefulSet());
-    const count = this.opts.hibernated ?? Math.max(sts.replicas ?? 0, members.length);
-    if (this.opts.hibernated === undefined) {
-      await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, HIBERNATED_ANNOTATION, String(count));
-      this.opts.hibernated = count;
-    }
+    const count = this.rec().hibernated ?? Math.max(sts.replicas ?? 0, members.length);
     await this.applyDesired(sts.release ?? this.cluster.spec.version, { ...this.live(count), hibernated: true });
   }
 
   async wake(): Promise<void> {
-    const count = this.opts.hibernated;
+    const count = this.rec().hibernated;
     if (count === undefined) return;
     const sts = liveStatefulSet(await this.statefulSet());
-    // the members back first (their claims kept), then the record goes: a crash between wakes again
+    // the members back first (their claims kept), then the engine clears the record: a crash between wakes again
     await this.applyDesired(sts.release ?? this.cluster.spec.version, { ...this.live(count), hibernated: false });
-    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, HIBERNATED_ANNOTATION, null);
-    this.opts.hibernated = undefined;
   }
 
   /** The observation besides the StatefulSet: the initial cluster of the member that joined last, the TLS fingerprint. */
   private live(replicas: number | undefined): LiveShape {
     // after a recovery began, members that start empty join the survivor (never bootstrap) until a scaling step
     // begun since names its own initial cluster
-    const rec = this.opts.recovery?.record;
-    const scaling = this.opts.scaling;
+    const records = this.rec();
+    const rec = records.recovery;
+    const scaling = records.scaling;
     const scaledSince = scaling !== undefined && (!rec || Date.parse(scaling.startedAt) > rec.startedAt);
     const join = scaledSince ? scaling.join : recoveryJoin(rec) ?? scaling?.join;
     const force = forcedMember(rec);
     // while hibernated the StatefulSet keeps the member count it slept with (running none of them)
-    const hib = this.opts.hibernated;
+    const hib = records.hibernated;
+    const restart = this.req().restart;
     return {
-      ...(hib !== undefined ? { replicas: hib, hibernated: true } : replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(this.opts.formed ? { formed: true } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}),
+      ...(hib !== undefined ? { replicas: hib, hibernated: true } : replicas !== undefined ? { replicas } : {}), ...(join ? { join } : {}), ...(records.formed !== undefined ? { formed: true } : {}), ...(this.opts.tlsHash ? { tlsHash: this.opts.tlsHash } : {}), ...(force ? { force } : {}),
       ...(this.liveStorage !== undefined ? { storage: this.liveStorage } : {}),
-      ...(this.opts.restart ? { restart: this.opts.restart.token } : {}),
+      ...(restart ? { restart: restart.token } : {}),
     };
   }
 
@@ -375,7 +247,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     const template = liveStatefulSet(sts).release ?? this.cluster.spec.version;
     const pods = await this.pods();
     // hibernated: the members it slept with, none running (the StatefulSet runs 0 pods)
-    const replicas = this.opts.hibernated ?? sts.spec?.replicas ?? this.cluster.spec.replicas;
+    const replicas = this.rec().hibernated ?? sts.spec?.replicas ?? this.cluster.spec.replicas;
     const out: RuntimeMember[] = [];
     for (let i = 0; i < replicas; i++) {
       const name = `${this.cluster.name}-${i}`;
@@ -404,14 +276,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
         ...(running && pod?.metadata?.annotations?.[FORCE_ANNOTATION] === name ? { forcedNewCluster: true } : {}),
       });
     }
-    if (!this.opts.formed && replicas > 0 && out.every((m) => podReady(pods.get(m.name)))) await this.markFormed();
     return out;
-  }
-
-  /** Records that every initial member started (see FORMED_ANNOTATION); the next build names them all to join. */
-  private async markFormed(): Promise<void> {
-    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, FORMED_ANNOTATION, new Date().toISOString());
-    this.opts.formed = true;
   }
 
   /** The StatefulSet as it is: its release (where the upgrade left it) and its size; undefined without one. */
@@ -431,21 +296,12 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
 
   /** Labels every member pod serving again, but the one a defragmentation under way has taken out. */
   private async restoreServing(): Promise<void> {
-    const round = this.opts.maintenance?.record?.round;
+    const round = this.rec().maintenance?.round;
     const busy = new Set(round && round.finishedAt === undefined ? Object.entries(round.defrags).filter(([, d]) => d.finishedAt === undefined).map(([n]) => n) : []);
     for (const [name, pod] of await this.pods()) {
       if (pod.metadata?.deletionTimestamp || busy.has(name) || pod.metadata?.labels?.[SERVING_LABEL] === 'true') continue;
       await this.api.patchPodLabel(this.cluster.namespace, name, SERVING_LABEL, 'true');
     }
-  }
-
-  async loadMaintenance(): Promise<MaintenanceObservation | undefined> {
-    return this.opts.maintenance;
-  }
-
-  async saveMaintenance(record: MaintenanceRecord): Promise<void> {
-    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, MAINTENANCE_ANNOTATION, JSON.stringify(record));
-    this.opts.maintenance = { ...(this.opts.maintenance ?? { created: 0 }), record };
   }
 
   /**
@@ -476,7 +332,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     // the forced start as the record says now (it was written after this pass's prepare): a restart that ends
     // a recovery's forced start must not carry the flag
     const { force: _was, ...rest } = shape;
-    const force = forcedMember(this.opts.recovery?.record);
+    const force = forcedMember(this.rec().recovery);
     const live: LiveShape = { ...rest, ...(force ? { force } : {}) };
     const want = (await this.applyDesired(version, live)).revision;
     const old = (await this.pods()).get(name);
@@ -489,17 +345,8 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   }
 
   async targetRevision(): Promise<TargetRevision | undefined> {
-    const r = this.opts.restart;
+    const r = this.req().restart;
     return { ...targetRevision(this.cluster, this.live(undefined)), ...(r ? { restart: r } : {}) };
-  }
-
-  async loadRollout(): Promise<RolloutProgress | undefined> {
-    return this.opts.rollout;
-  }
-
-  async saveRollout(rollout: RolloutProgress | undefined): Promise<void> {
-    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, ROLLOUT_ANNOTATION, rollout === undefined ? null : JSON.stringify(rollout));
-    this.opts.rollout = rollout;
   }
 
   async takeSnapshot(step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress): Promise<SnapshotRecord> {
@@ -510,10 +357,6 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     return this.opts.client.snapshot(memberClientURL(this.cluster, step.member), step.member, this.snapshotLocation(step.from, step.to, step.member));
   }
 
-  async loadBackups(): Promise<BackupObservation | undefined> {
-    return this.opts.backups;
-  }
-
   /** A scheduled or on-demand backup Job, named by the slot or token it answers (a restarted operator finds it). */
   async takeBackup(step: BackupStep): Promise<BackupEntry> {
     if (!this.opts.jobs) throw new RuntimeError('UNSUPPORTED', 'backups run as Jobs: this runtime has none');
@@ -522,14 +365,6 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     const pod = (await this.pods()).get(step.member);
     const release = (pod && releaseOf(pod)) ?? this.cluster.spec.version;
     return this.opts.jobs.takeBackup(dueOfStep(step).kind, step.member, step.id, new Date(), release, dbBytes);
-  }
-
-  /** The record with the backup taken; the controller publishes it as status.backups (the Job pruned the claim). */
-  async recordBackup(step: BackupStep, taken: BackupEntry): Promise<BackupsStatus> {
-    const b = this.opts.backups;
-    const record = backupsState({ name: this.cluster.name, spec: this.cluster.spec, previous: b?.record, taken, done: dueOfStep(step).due, created: new Date(b?.created ?? 0), now: new Date() });
-    if (b) b.record = record;
-    return record;
   }
 
   /**
@@ -569,24 +404,6 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     return outcomes.length > 0 ? combineDrills(outcomes) : noBackupToVerify(new Date());
   }
 
-  /** The record with the drill's outcome; the controller publishes it as status.backups. */
-  async recordVerify(step: VerifyStep, outcome: VerifiedStatus): Promise<BackupsStatus> {
-    const b = this.opts.backups;
-    const record = backupsState({ name: this.cluster.name, spec: this.cluster.spec, previous: b?.record, verified: { outcome, done: dueOfStep(step).due }, created: new Date(b?.created ?? 0), now: new Date() });
-    if (b) b.record = record;
-    return record;
-  }
-
-  async loadRecovery(): Promise<RecoveryObservation | undefined> {
-    return this.opts.recovery;
-  }
-
-  async saveRecovery(record: RecoveryProgress): Promise<void> {
-    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, RECOVERY_ANNOTATION, JSON.stringify(record));
-    this.opts.recovery = { ...(this.opts.recovery ?? {}), record };
-    this.opts.onRecovery?.(record);
-  }
-
   /** The survivor's snapshot: a Job onto the backup claim named by the request (StepPending while it runs). */
   async takeRecoverySnapshot(step: RecoverSnapshotStep): Promise<SnapshotRecord> {
     if (!this.opts.jobs) throw new RuntimeError('UNSUPPORTED', 'the survivor\'s snapshot runs as a Job: this runtime has none');
@@ -601,7 +418,7 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
    * starts empty is refused by the survivor (it is no member); the planner retires them from the top ordinal down.
    */
   async forceNewCluster(survivor: string, lost: string[]): Promise<void> {
-    if (forcedMember(this.opts.recovery?.record) !== survivor) {
+    if (forcedMember(this.rec().recovery) !== survivor) {
       throw new RuntimeError('UNSUPPORTED', `the recovery record does not name ${survivor} for the forced start (lost: ${lost.join(', ')}); it is written before this step`);
     }
     const now = await this.liveTemplate();
@@ -610,16 +427,6 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     if (!pod || pod.metadata?.deletionTimestamp) return; // its replacement comes from the forced template
     if (pod.metadata?.annotations?.[FORCE_ANNOTATION] === survivor) return; // started forced already
     await this.api.deletePod(this.cluster.namespace, survivor, this.cluster.name);
-  }
-
-  async recordScaling(step: ScalingStep, replicas: number): Promise<void> {
-    const prev = this.opts.scaling;
-    const rec = nextScaling(prev, replicas, step, new Date());
-    const same = (r: ScalingRecord | undefined) => JSON.stringify({ ...r, startedAt: '' });
-    if (same(rec) === same(prev)) return;
-    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, SCALING_ANNOTATION, JSON.stringify(rec));
-    this.opts.scaling = rec;
-    this.opts.onScaling?.(rec);
   }
 
   private snapshotDir(): string {
@@ -633,16 +440,6 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   async pruneSnapshots(keep: number): Promise<string[]> {
     if (this.opts.jobs) return []; // the backup Job prunes the claim
     return pruneSnapshotDir(this.snapshotDir(), keep).map((f) => join(this.snapshotDir(), f));
-  }
-
-  async loadProgress(): Promise<UpgradeProgress | undefined> {
-    return this.progress;
-  }
-
-  async saveProgress(progress: UpgradeProgress | undefined): Promise<void> {
-    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, PROGRESS_ANNOTATION, progress === undefined ? null : JSON.stringify(progress));
-    this.progress = progress;
-    await this.opts.onProgress?.(progress);
   }
 
   async peerURL(name: string): Promise<string> {
@@ -661,15 +458,6 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     await retireHighestMember(this.scalingHost(), name);
   }
 
-  async loadReplacements(): Promise<ReplacementRecord | undefined> {
-    return this.opts.replacements;
-  }
-
-  async saveReplacements(record: ReplacementRecord): Promise<void> {
-    await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, REPLACEMENTS_ANNOTATION, JSON.stringify(record));
-    this.opts.replacements = record;
-  }
-
   /**
    * A fresh volume for member `name`: the ConfigMap first names the running cluster it joins (`join`,
    * INITIAL_CLUSTER_STATE existing; kept in the scaling record, so later passes keep it), then its claim and its pod
@@ -678,13 +466,6 @@ export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
    */
   async resetMember(name: string, join: string[]): Promise<void> {
     const replicas = liveStatefulSet(await this.statefulSet()).replicas ?? this.cluster.spec.replicas;
-    const prev = this.opts.scaling;
-    if (JSON.stringify(prev?.join) !== JSON.stringify(join)) {
-      const rec = nextScaling(prev, prev?.replicas ?? replicas, { kind: 'replaceMember', member: name, join }, new Date());
-      await this.api.patchClusterAnnotation(this.cluster.namespace, this.cluster.name, SCALING_ANNOTATION, JSON.stringify(rec));
-      this.opts.scaling = rec;
-      this.opts.onScaling?.(rec);
-    }
     await this.scalingHost().applyWith(replicas, join);
     await this.api.deleteClaim(this.cluster.namespace, dataClaimName(name));
     await this.api.deletePod(this.cluster.namespace, name, this.cluster.name);

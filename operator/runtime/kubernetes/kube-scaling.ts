@@ -3,43 +3,11 @@
 // highest = the StatefulSet shrinks by one, its pod goes, then its PVC (whenScaled: Delete; the operator holds
 // no right to delete claims, a later member of that ordinal waits for it): a member re-added later must start on an empty data dir,
 // one with the old member's data is refused by the cluster. The record of the scaling step
-// under way lives in an annotation on the SvcCluster, written before the step (KubeRuntime.recordScaling).
+// under way is the scaling record of the record document (kube-records.ts), written before the step.
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { RuntimeError, StepPending } from '../runtime.js';
 import { isStatus, type KubeApi } from './kube-api.js';
 import { memberHost, memberPeerURL, type ClusterRef } from './manifests.js';
-
-/** Annotation on the SvcCluster with the exact ScalingRecord. */
-export const SCALING_ANNOTATION = 'svc.dev/scaling';
-
-/** The scaling step begun last (written before it is carried out) and the initial cluster new members get. */
-export interface ScalingRecord {
-  /** spec.replicas being pursued. */
-  replicas: number;
-  /** addMember, startMember, removeMember, retireMember, moveLeader. */
-  step: string;
-  member: string;
-  startedAt: string;
-  /** The initial cluster (member names) of the member that joined last: the ConfigMap carries it. */
-  join?: string[];
-}
-
-/** The record in the annotation, if any (a malformed one is ignored). */
-export function parseScaling(text: string | undefined): ScalingRecord | undefined {
-  if (!text) return undefined;
-  try {
-    const r = JSON.parse(text) as ScalingRecord;
-    return typeof r.step === 'string' && typeof r.member === 'string' && (r.join === undefined || Array.isArray(r.join)) ? r : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The record to write before `step` (the join list carries over steps that do not set one). */
-export function nextScaling(prev: ScalingRecord | undefined, replicas: number, step: { kind: string; member?: string; from?: string; join?: string[] }, now: Date): ScalingRecord {
-  const join = step.join ?? prev?.join;
-  return { replicas, step: step.kind, member: step.member ?? step.from ?? '', startedAt: now.toISOString(), ...(join ? { join } : {}) };
-}
 
 /** PVC of member `pod` (the StatefulSet's claim template is "data"). */
 export const dataClaimName = (pod: string): string => `data-${pod}`;

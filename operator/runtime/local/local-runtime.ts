@@ -11,7 +11,7 @@ import type { SvcClusterSpec } from '../../api/types.js';
 import { memberArgs, memberConfig } from '../../api/member-config.js';
 import { restoreSnapshot, verifySnapshotFile } from '../../../server/cluster/restore.js';
 import { nopLogger } from '../../../server/log/logger.js';
-import type { BackupEntry, BackupKind, BackupsStatus, RestoreSpec, SnapshotRecord, VerifiedStatus } from '../../api/types.js';
+import type { BackupEntry, BackupKind, RestoreSpec, SnapshotRecord, VerifiedStatus } from '../../api/types.js';
 import { runDrill } from './drill.js';
 import { svcNodeArgs } from './svc-process.js';
 import { combineDrills, judgeDrill, noBackupToVerify, pointEntry } from '../../backup/verify.js';
@@ -22,15 +22,16 @@ import {
 import { changesBetween, type RevisionChange } from '../../backup/delta.js';
 import type { RestorePoint } from '../../backup/restore-points.js';
 import { replayIntoSnapshot, ScratchMemberError } from './drill.js';
-import { backupFileFor, backupsState, dueOfStep } from '../../backup/schedule.js';
+import { backupFileFor, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, MemberLoss, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import type { MaintenanceRequest, MemberLoss, TargetRevision } from '../../planner/types.js';
+import type { ClusterRecords, ClusterRequests, RecordsDocument } from '../../planner/records.js';
 import { ordinalOf } from '../../planner/scaling.js';
 import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember, type VerifyStep } from '../runtime.js';
 import type { ScalingRuntime } from '../scaling.js';
 import { lossInLine, wayOutOfLine, type HealingRuntime } from '../healing.js';
 import { freePorts } from './ports.js';
-import { readState, writeState, type LocalMemberState, type LocalState } from './state.js';
+import { readState, stateFile, writeState, type LocalMemberState, type LocalState } from './state.js';
 import type { AgentStatus } from '../backup-agent.js';
 
 /** The compiled svc server entry next to this module's build (<outDir>/server/cli/svc.js). */
@@ -158,6 +159,25 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     this.access = opts.destinations;
   }
 
+  /** The record document: one field of the state file, its saves counted (a save against another count is refused). */
+  readonly records = {
+    load: async (): Promise<RecordsDocument> => {
+      const s = this.state();
+      if (!s) return { records: {}, requests: {}, version: 'none', cluster: { name: this.name ?? '', created: Date.now(), backupsAt: this.backupDir() } };
+      return { records: s.records, requests: s.requests, version: String(s.recordsVersion), cluster: { name: s.name, created: Date.parse(s.createdAt), backupsAt: this.backupDir() } };
+    },
+    save: async (records: ClusterRecords, version: string): Promise<string> => {
+      const s = this.mustState();
+      // (a cluster created in this pass: its state file is new)
+      if (version !== 'none' && String(s.recordsVersion) !== version) {
+        throw new RuntimeError('STATE_IO', `the records in ${stateFile(this.stateDir)} changed since this pass read them (version ${version}, now ${s.recordsVersion}): another svc-operator is reconciling this state dir; stop it, or let it finish`);
+      }
+      const next = s.recordsVersion + 1;
+      writeState(this.stateDir, { ...s, records, recordsVersion: next });
+      return String(next);
+    },
+  };
+
   /** The state file's content, if any. */
   state(): LocalState | undefined {
     return readState(this.stateDir);
@@ -260,7 +280,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
         version: spec.version,
       });
     }
-    const state: LocalState = { name: this.name, spec, token: `${this.name}-${randomBytes(6).toString('hex')}`, createdAt: new Date().toISOString(), members };
+    const state: LocalState = { name: this.name, spec, token: `${this.name}-${randomBytes(6).toString('hex')}`, createdAt: new Date().toISOString(), members, records: {}, recordsVersion: 0, requests: {} };
     mkdirSync(join(this.stateDir, 'logs'), { recursive: true });
     mkdirSync(join(this.stateDir, 'data'), { recursive: true });
     // before the state names the members: a crash half-way leaves no cluster, and the next try restores again
@@ -327,7 +347,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     m.startedAt = new Date().toISOString();
     m.revision = memberConfig(state.spec, m.version).revision;
     // any start answers a restart asked for (the member runs a process begun after the request)
-    if (state.restartRequest?.members.includes(m.name)) m.restartToken = state.restartRequest.token;
+    if (state.requests.restart?.members.includes(m.name)) m.restartToken = state.requests.restart.token;
     if (force) m.forced = true;
     else delete m.forced;
   }
@@ -355,7 +375,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   async ensureAgent(): Promise<string | undefined> {
     const state = this.state();
     if (!state) return undefined;
-    const want = state.spec.backup?.continuous === true && state.hibernated !== true && state.members.length > 0;
+    const want = state.spec.backup?.continuous === true && state.records.hibernated === undefined && state.members.length > 0;
     const running = alive(state.agent?.pid);
     if (!want) {
       if (!running) return undefined;
@@ -498,15 +518,6 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     rmSync(m.dataDir, { recursive: true, force: true });
   }
 
-  async loadReplacements(): Promise<ReplacementRecord | undefined> {
-    return this.state()?.replacements;
-  }
-
-  async saveReplacements(record: ReplacementRecord): Promise<void> {
-    const s = this.mustState();
-    writeState(this.stateDir, { ...s, replacements: record });
-  }
-
   /** Stops the member, empties its data dir and makes its next start join `join` as an existing cluster's member. */
   async resetMember(name: string, initial: string[]): Promise<void> {
     const state = this.mustState();
@@ -526,28 +537,19 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     await this.startMember(name, initial);
   }
 
-  async loadRecovery(): Promise<RecoveryObservation | undefined> {
-    const s = this.state();
-    return s && { ...(s.recoverRequest !== undefined ? { request: s.recoverRequest } : {}), ...(s.recovery ? { record: s.recovery } : {}) };
-  }
-
-  async saveRecovery(record: RecoveryProgress): Promise<void> {
-    const s = this.mustState();
-    writeState(this.stateDir, { ...s, recovery: record });
-  }
-
   /** Asks for a quorum-loss recovery (carried out by the loop's next passes); returns the request token. */
   requestRecovery(): string {
-    return this.request('recoverRequest');
+    return this.request('recover');
   }
 
   /**
    * A request the loop's next passes answer (a recovery, a backup, a drill, a restart, maintenance): its token, the
    * time, in the state (`value`: what the field holds besides the token; default the token itself).
    */
-  private request<F extends 'recoverRequest' | 'backupRequest' | 'verifyRequest' | 'restartRequest' | 'maintenanceRequest'>(field: F, value?: (token: string) => LocalState[F]): string {
+  private request<F extends 'recover' | 'backup' | 'verify' | 'restart' | 'maintenance'>(field: F, value?: (token: string) => ClusterRequests[F]): string {
     const token = new Date().toISOString();
-    writeState(this.stateDir, { ...this.mustState(), [field]: value ? value(token) : token });
+    const s = this.mustState();
+    writeState(this.stateDir, { ...s, requests: { ...s.requests, [field]: value ? value(token) : token } });
     return token;
   }
 
@@ -587,48 +589,25 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     return pruneSnapshotDir(dir, keep).map((f) => join(dir, f));
   }
 
-  async loadProgress(): Promise<UpgradeProgress | undefined> {
-    return this.state()?.progress;
-  }
-
-  async saveProgress(progress: UpgradeProgress | undefined): Promise<void> {
-    const s = this.mustState();
-    writeState(this.stateDir, { ...s, progress });
-  }
-
   async targetRevision(): Promise<TargetRevision | undefined> {
     const s = this.state();
-    return s ? { config: memberConfig(s.spec, s.spec.version).revision, ...(s.restartRequest ? { restart: s.restartRequest } : {}) } : undefined;
-  }
-
-  async suspended(): Promise<boolean> {
-    return this.state()?.suspended === true;
+    return s ? { config: memberConfig(s.spec, s.spec.version).revision, ...(s.requests.restart ? { restart: s.requests.restart } : {}) } : undefined;
   }
 
   /** Sets or clears the break-glass suspension (`local suspend|resume`). */
   setSuspended(on: boolean): void {
     const s = this.mustState();
-    if (on) writeState(this.stateDir, { ...s, suspended: true });
-    else {
-      delete s.suspended;
-      writeState(this.stateDir, s);
-    }
+    const { suspended: _was, ...rest } = s.requests;
+    writeState(this.stateDir, { ...s, requests: on ? { ...rest, suspended: true } : rest });
   }
 
   /** Asks for a rolling restart of `members` (the planner restarts each once, followers first); returns the token. */
   requestRestart(members: string[]): string {
-    return this.request('restartRequest', (token) => ({ token, members }));
-  }
-
-  async hibernated(): Promise<boolean> {
-    return this.state()?.hibernated === true;
+    return this.request('restart', (token) => ({ token, members }));
   }
 
   async hibernate(members: string[]): Promise<void> {
     const state = this.mustState();
-    // recorded first: a crash half-way still wakes every member
-    state.hibernated = true;
-    writeState(this.stateDir, state);
     await this.stopPid(state.agent?.pid);
     for (const m of state.members.filter((x) => members.includes(x.name))) {
       await this.stopPid(m.pid);
@@ -644,27 +623,11 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
       this.spawnMember(state, m);
       writeState(this.stateDir, state);
     }
-    delete state.hibernated;
-    writeState(this.stateDir, state);
-  }
-
-  async loadRollout(): Promise<RolloutProgress | undefined> {
-    return this.state()?.rollout;
-  }
-
-  async saveRollout(rollout: RolloutProgress | undefined): Promise<void> {
-    const s = this.mustState();
-    writeState(this.stateDir, { ...s, rollout });
   }
 
   /** Where scheduled and on-demand backups go. */
   backupDir(): string {
     return join(this.stateDir, 'backups');
-  }
-
-  async loadBackups(): Promise<BackupObservation | undefined> {
-    const s = this.state();
-    return s && { record: s.backups, request: s.backupRequest, created: Date.parse(s.createdAt), verifies: true, ...(s.verifyRequest !== undefined ? { verifyRequest: s.verifyRequest } : {}) };
   }
 
   backupLocation(step: BackupStep): string {
@@ -675,15 +638,11 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     return join(this.backupDir(), backupFileFor(dueOfStep(step).kind, step.member, Number.isNaN(at.getTime()) ? new Date() : at));
   }
 
-  /** The record with `taken`; files of backups/ the record no longer keeps (spec.backup.keep) are removed. */
-  async recordBackup(step: BackupStep, taken: BackupEntry): Promise<BackupsStatus> {
+  /** Files of backups/ the record no longer keeps (spec.backup.keep) are removed; the last failure is over. */
+  async backupRecorded(dropped: BackupEntry[]): Promise<void> {
     const s = this.mustState();
-    const record = backupsState({ name: s.name, where: this.backupDir(), spec: s.spec, previous: s.backups, taken, done: dueOfStep(step).due, created: new Date(s.createdAt), now: new Date() });
-    writeState(this.stateDir, { ...s, backups: record, backupFailure: undefined });
-    // only files this record listed go (a backup of an earlier cluster in this state dir stays)
-    const kept = new Set((record.items ?? []).map((i) => i.location));
-    for (const it of [...(s.backups?.items ?? []), taken]) if (!kept.has(it.location)) rmSync(it.location, { force: true });
-    return record;
+    if (s.backupFailure !== undefined) writeState(this.stateDir, { ...s, backupFailure: undefined });
+    for (const it of dropped) rmSync(it.location, { force: true });
   }
 
   /**
@@ -729,16 +688,9 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     }
   }
 
-  async recordVerify(step: VerifyStep, outcome: VerifiedStatus): Promise<BackupsStatus> {
-    const s = this.mustState();
-    const record = backupsState({ name: s.name, where: this.backupDir(), spec: s.spec, previous: s.backups, verified: { outcome, done: dueOfStep(step).due }, created: new Date(s.createdAt), now: new Date() });
-    writeState(this.stateDir, { ...s, backups: record });
-    return record;
-  }
-
   /** Asks for a restore drill of the newest backup (run by the next pass of the loop); returns the request token. */
   requestVerify(): string {
-    return this.request('verifyRequest');
+    return this.request('verify');
   }
 
   /** Opens an S3 destination (the caller closes its store). */
@@ -816,15 +768,6 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     }
   }
 
-  async loadMaintenance(): Promise<MaintenanceObservation | undefined> {
-    const s = this.state();
-    return s && { ...(s.maintenance ? { record: s.maintenance } : {}), ...(s.maintenanceRequest ? { request: s.maintenanceRequest } : {}), created: Date.parse(s.createdAt) };
-  }
-
-  async saveMaintenance(record: MaintenanceRecord): Promise<void> {
-    writeState(this.stateDir, { ...this.mustState(), maintenance: record });
-  }
-
   /**
    * Asks for a defragmentation of every member (or `member`), or a compaction (`compact`), carried out by the
    * loop's next passes through the planner's gates; returns the request token. A member not in the cluster is
@@ -835,12 +778,12 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     if (member !== undefined && !s.members.some((m) => m.name === member)) {
       throw new RuntimeError('NO_MEMBER', `no member ${member} in cluster ${s.name} (members: ${s.members.map((m) => m.name).join(', ')})`);
     }
-    return this.request('maintenanceRequest', (token) => ({ token, action, ...(member !== undefined ? { member } : {}) }));
+    return this.request('maintenance', (token) => ({ token, action, ...(member !== undefined ? { member } : {}) }));
   }
 
   /** Asks for an on-demand backup (taken by the next pass of the loop); returns the request token. */
   requestBackup(): string {
-    return this.request('backupRequest');
+    return this.request('backup');
   }
 
   /** Notes why a scheduled or on-demand backup failed (`local status` shows it until one succeeds). */

@@ -4,6 +4,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { BackupsStatus, SvcClusterSpec } from '../../api/types.js';
+import type { ClusterRecords, ClusterRequests } from '../../planner/records.js';
 import type { MaintenanceRecord, MaintenanceRequest, RecoveryProgress, ReplacementRecord, RestartRequest, RolloutProgress, UpgradeProgress } from '../../planner/types.js';
 import { RuntimeError } from '../runtime.js';
 
@@ -39,37 +40,18 @@ export interface LocalState {
   token: string;
   createdAt: string;
   members: LocalMemberState[];
-  progress?: UpgradeProgress;
-  /** The rollout of a configuration change under way or finished last. */
-  rollout?: RolloutProgress;
   /** Ports reserved for members about to be added (their peer URL is registered before they exist). */
   reserved?: Record<string, { clientPort: number; peerPort: number }>;
   /** The last step line the orchestrator reported, for `local status`. */
   lastStep?: string;
-  /** Scheduled and on-demand backups taken (files under backups/, newest spec.backup.keep), the slot and request answered. */
-  backups?: BackupsStatus;
-  /** The on-demand request `local backup` made last (a backup is due while backups.lastRequest differs). */
-  backupRequest?: string;
   /** Why the last scheduled or on-demand backup failed (cleared by the next one recorded). */
   backupFailure?: string;
-  /** The restore drill `local verify-backup` asked for last (one is due while backups.lastVerifyRequest differs). */
-  verifyRequest?: string;
-  /** Member replacements: the one under way and the last of each member (planner/healing.ts). */
-  replacements?: ReplacementRecord;
-  /** The quorum-loss recovery `local recover` asked for last (a recovery is due while recovery.token differs). */
-  recoverRequest?: string;
-  /** The recovery under way or finished last (planner/recovery.ts). */
-  recovery?: RecoveryProgress;
-  /** Break-glass (`local suspend`): no mutation until `local resume`. */
-  suspended?: boolean;
-  /** Every member stopped on purpose (spec.replicas 0), data kept; cleared once they are started again. */
-  hibernated?: boolean;
-  /** The rolling restart `local restart` asked for last (members restarted once under its token). */
-  restartRequest?: RestartRequest;
-  /** Compaction and defragmentation: the round under way or finished last, the slot and request answered (planner/maintenance.ts). */
-  maintenance?: MaintenanceRecord;
-  /** The defragmentation or compaction `local defrag` / `local compact` asked for last. */
-  maintenanceRequest?: MaintenanceRequest;
+  /** The record document (planner/records.ts): what the operator has done and is doing. */
+  records: ClusterRecords;
+  /** Counts the saves of `records`: a save against another count is refused (two processes at once). */
+  recordsVersion: number;
+  /** What a person asked for (`local backup|verify-backup|recover|restart|defrag|compact|move-leader|suspend`). */
+  requests: ClusterRequests;
   /** The backup agent of spec.backup.continuous: its process and the configuration it was started with. */
   agent?: { pid?: number; startedAt?: string; config?: string };
 }
@@ -79,12 +61,49 @@ export function stateFile(stateDir: string): string {
   return join(stateDir, 'state.json');
 }
 
+/** A state file written before the record document: its records and requests were fields of their own. */
+interface StateBeforeRecords {
+  progress?: UpgradeProgress;
+  rollout?: RolloutProgress;
+  backups?: BackupsStatus;
+  replacements?: ReplacementRecord;
+  recovery?: RecoveryProgress;
+  maintenance?: MaintenanceRecord;
+  hibernated?: boolean;
+  backupRequest?: string;
+  verifyRequest?: string;
+  recoverRequest?: string;
+  restartRequest?: RestartRequest;
+  maintenanceRequest?: MaintenanceRequest;
+  suspended?: boolean;
+}
+
+const OLD_FIELDS: Array<keyof StateBeforeRecords> = ['progress', 'rollout', 'backups', 'replacements', 'recovery', 'maintenance', 'hibernated', 'backupRequest', 'verifyRequest', 'recoverRequest', 'restartRequest', 'maintenanceRequest', 'suspended'];
+
+/** The state with its records and requests in the record document (a state file of an earlier release moved over). */
+export function migrateState(raw: LocalState & StateBeforeRecords): LocalState {
+  if (raw.records !== undefined && raw.requests !== undefined) return raw;
+  const drop = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+  const records: ClusterRecords = drop({
+    progress: raw.progress, rollout: raw.rollout, backups: raw.backups, replacements: raw.replacements, recovery: raw.recovery, maintenance: raw.maintenance,
+    // (the member count a hibernation stopped: every member the state lists)
+    hibernated: raw.hibernated ? raw.members.length : undefined,
+  });
+  const requests: ClusterRequests = drop({
+    backup: raw.backupRequest, verify: raw.verifyRequest, recover: raw.recoverRequest, restart: raw.restartRequest, maintenance: raw.maintenanceRequest,
+    suspended: raw.suspended ? true : undefined,
+  });
+  const out = { ...raw, records: raw.records ?? records, requests: raw.requests ?? requests, recordsVersion: raw.recordsVersion ?? 0 } as LocalState & StateBeforeRecords;
+  for (const k of OLD_FIELDS) delete out[k];
+  return out;
+}
+
 /** Reads the state; undefined when there is none. */
 export function readState(stateDir: string): LocalState | undefined {
   const f = stateFile(stateDir);
   if (!existsSync(f)) return undefined;
   try {
-    return JSON.parse(readFileSync(f, 'utf8')) as LocalState;
+    return migrateState(JSON.parse(readFileSync(f, 'utf8')) as LocalState);
   } catch (e) {
     throw new RuntimeError('STATE_IO', `cannot read ${f}: ${(e as Error).message}`, { cause: e });
   }

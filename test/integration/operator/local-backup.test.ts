@@ -126,7 +126,7 @@ describe('operator local runtime: scheduled and on-demand backups, and a cluster
   });
 
   it('a new 3-member cluster created from a local backup has every key written before it; local delete keeps the backups', async () => {
-    const snap = runtimes[0].state()!.backups!.items!.find((i) => i.kind === 'on-demand')!.location;
+    const snap = runtimes[0].state()!.records.backups!.items!.find((i) => i.kind === 'on-demand')!.location;
     const manifest = (name: string, from: string) => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', `metadata: {name: ${name}}`, 'spec:', '  version: 3.4.34', '  replicas: 3', `  restore: {snapshot: "${from}"}`, ''].join('\n');
     // a corrupt copy is refused before anything is created
     const corrupt = join(dir, 'corrupt.db');

@@ -51,7 +51,7 @@ describe('operator local runtime: the CORRUPT alarm (a member whose data differs
       const r = await applyCluster(manifest(), { stateDir });
       expect(r.outcome, r.error ?? JSON.stringify(r.step)).to.equal('steady');
       expect(r.actions).to.deep.equal([`replaceMember ${victim.name} DataCorrupt`, `promoteMember ${victim.name}`, 'disarmAlarm CORRUPT']);
-      expect(rt.state()!.replacements![victim.name].detail).to.match(/CORRUPT alarm is raised and its KV hash at revision \d+ is \d+, where 2 of 3 members have \d+/);
+      expect(rt.state()!.records.replacements![victim.name].detail).to.match(/CORRUPT alarm is raised and its KV hash at revision \d+ is \d+, where 2 of 3 members have \d+/);
       const now = await mc.memberList(url('cr-0'));
       expect(now.map((m) => m.name).sort()).to.deep.equal(names);
       expect(now.filter((m) => m.isLearner)).to.deep.equal([]);

@@ -68,7 +68,7 @@ describe('operator local runtime: lost members replaced through learners (real p
       expect(r1.outcome, r1.error ?? JSON.stringify(r1.step)).to.equal('steady');
       expect(r1.actions).to.deep.equal([`replaceMember ${follower} DataLost`, `promoteMember ${follower}`]);
       await expectReplaced(follower, followerId);
-      expect(rt.state()!.replacements![follower]).to.include({ oldId: followerId, cause: 'DataLost' });
+      expect(rt.state()!.records.replacements![follower]).to.include({ oldId: followerId, cause: 'DataLost' });
 
       // 2. the leader: SIGKILL, its db file overwritten with garbage
       await sleep(300);
@@ -83,7 +83,7 @@ describe('operator local runtime: lost members replaced through learners (real p
       expect(r2.outcome, r2.error ?? JSON.stringify(r2.step)).to.equal('steady');
       expect(r2.actions).to.deep.equal([`replaceMember ${lead} DataCorrupt`, `promoteMember ${lead}`]);
       await expectReplaced(lead, leadId);
-      expect(rt.state()!.replacements![lead].detail).to.match(/database file .* is corrupt/);
+      expect(rt.state()!.records.replacements![lead].detail).to.match(/database file .* is corrupt/);
 
       // 3. a member killed again and again with its data kept: restarted, never removed
       const kept = ['hl-0', 'hl-1', 'hl-2'].find((n) => n !== follower && n !== lead)!;
@@ -95,7 +95,7 @@ describe('operator local runtime: lost members replaced through learners (real p
         expect(r.actions, `round ${round}`).to.deep.equal([]);
         expect((await memberList()).find((m) => m.name === kept)!.id).to.equal(keptId);
       }
-      expect(Object.keys(rt.state()!.replacements!).sort()).to.deep.equal([follower, lead].sort());
+      expect(Object.keys(rt.state()!.records.replacements!).sort()).to.deep.equal([follower, lead].sort());
       await sleep(500);
     } finally {
       await workload.stop();

@@ -84,8 +84,8 @@ describe('operator local runtime: NOSPACE relief and defragmentation (real proce
       expectLeaderLast(r1.actions);
       expect(r1.actions.at(-1)).to.equal('disarmAlarm NOSPACE');
       expect(r1.defrags.every((d) => d.reason === 'NoSpace' && d.after! < d.before!), JSON.stringify(r1.defrags)).to.equal(true);
-      expect(rt.state()!.maintenance!.round).to.include({ reason: 'NoSpace', compacted: true });
-      expect(rt.state()!.maintenance!.round!.finishedAt).to.be.a('number');
+      expect(rt.state()!.records.maintenance!.round).to.include({ reason: 'NoSpace', compacted: true });
+      expect(rt.state()!.records.maintenance!.round!.finishedAt).to.be.a('number');
       await filler.put('mt/after-relief', 'written');
 
       // 2. distinct keys: compaction frees nothing, the alarm stays raised (Stalled, the numbers, the ways out)
@@ -133,7 +133,7 @@ describe('operator local runtime: NOSPACE relief and defragmentation (real proce
       for (let i = 0; i < 30; i++) await filler.put(`frag/${i % 3}`, big);
       rt.requestMaintenance('compact');
       await applyCluster(raised, { stateDir, timeoutMs: 60_000 });
-      const lastCompaction = rt.state()!.maintenance!.round!.compactRevision!;
+      const lastCompaction = rt.state()!.records.maintenance!.round!.compactRevision!;
       await fragmented();
       const r5 = await applyCluster(manifest({ quotaBackendBytes: 4 * QUOTA, defrag: { schedule: '*/10 * * * * *' } }), { stateDir, timeoutMs: 60_000 });
       expect(r5.outcome, r5.error ?? JSON.stringify(r5.step)).to.equal('steady');

@@ -50,9 +50,9 @@ describe('operator local runtime: break-glass and the on-call verbs', function (
     const dry = await cli('suspend', NAME, '--dry-run');
     expect(dry.code, dry.out).to.equal(0);
     expect(dry.out).to.match(/dry run: would suspend oc/);
-    expect(rt.state()!.suspended).to.equal(undefined);
+    expect(rt.state()!.requests.suspended).to.equal(undefined);
     expect((await cli('suspend', NAME)).code).to.equal(0);
-    expect(rt.state()!.suspended).to.equal(true);
+    expect(rt.state()!.requests.suspended).to.equal(true);
     const before = starts();
     writeFileSync(file, JSON.stringify(manifest('3.5.21')));
     const held = await cli('apply', '-f', file);
@@ -68,7 +68,7 @@ describe('operator local runtime: break-glass and the on-call verbs', function (
     expect((await cli('status', '--output', 'json')).out).to.match(/"suspended": true/);
     const wouldResume = await cli('resume', NAME, '--dry-run');
     expect(wouldResume.out, wouldResume.out).to.match(/would resume/);
-    expect(rt.state()!.suspended).to.equal(true);
+    expect(rt.state()!.requests.suspended).to.equal(true);
     expect((await cli('resume', NAME)).code).to.equal(0);
     const go = await cli('apply', '-f', file);
     expect(go.code, why(go)).to.equal(0);
@@ -85,8 +85,8 @@ describe('operator local runtime: break-glass and the on-call verbs', function (
     const moved = await cli('move-leader', NAME, '--to', to);
     expect(moved.code, moved.out).to.equal(0);
     expect(await leader()).to.equal(to);
-    expect(rt.state()!.maintenanceRequest).to.deep.include({ action: 'move-leader', member: to });
-    expect(rt.state()!.maintenance?.lastRequest, 'answered').to.equal(rt.state()!.maintenanceRequest!.token);
+    expect(rt.state()!.requests.maintenance).to.deep.include({ action: 'move-leader', member: to });
+    expect(rt.state()!.records.maintenance?.lastRequest, 'answered').to.equal(rt.state()!.requests.maintenance!.token);
     const bad = await cli('move-leader', NAME, '--to', 'oc-9');
     expect(bad.code).to.equal(1);
     expect(bad.out).to.contain('no member oc-9; the members are oc-0, oc-1, oc-2');
@@ -104,11 +104,11 @@ describe('operator local runtime: break-glass and the on-call verbs', function (
     expect(bad.code).to.equal(1);
     expect(bad.out).to.contain('cannot restart oc-7: no member oc-7');
     expect(starts()).to.deep.equal(before);
-    expect(rt.state()!.restartRequest).to.equal(undefined);
+    expect(rt.state()!.requests.restart).to.equal(undefined);
     const one = await cli('restart', NAME, 'oc-1');
     expect(one.code, why(one)).to.equal(0);
     expect(starts()).to.deep.equal({ ...before, 'oc-1': before['oc-1'] + 1 });
-    expect(rt.state()!.rollout).to.include({ reason: 'RestartRequested' });
+    expect(rt.state()!.records.rollout).to.include({ reason: 'RestartRequested' });
     const writer = new BackgroundWriter({ endpoints: urls(), intervalMs: 10 });
     await writer.start();
     const lead = await leader();
@@ -132,8 +132,8 @@ describe('operator local runtime: break-glass and the on-call verbs', function (
     expect(bad.code).to.equal(1);
     expect(bad.out).to.contain('cannot defragment oc-7: no member oc-7');
     // the request recorded last is still move-leader's (answered)
-    expect(rt.state()!.maintenanceRequest).to.deep.include({ action: 'move-leader' });
-    expect(rt.state()!.maintenance?.lastRequest).to.equal(rt.state()!.maintenanceRequest!.token);
+    expect(rt.state()!.requests.maintenance).to.deep.include({ action: 'move-leader' });
+    expect(rt.state()!.records.maintenance?.lastRequest).to.equal(rt.state()!.requests.maintenance!.token);
     // history to compact and free pages to give back
     const value = Buffer.alloc(20_000, 'v').toString('base64');
     for (let k = 0; k < 60; k++) await fetch(`${urls()[0]}/v3/kv/put`, { method: 'POST', body: JSON.stringify({ key: Buffer.from(`big-${k % 10}`).toString('base64'), value }) });
@@ -216,7 +216,7 @@ describe('operator local runtime: break-glass and the on-call verbs', function (
     const wake = await applyCluster(manifest('3.5.21', 3), { stateDir });
     expect(wake.outcome, wake.error ?? JSON.stringify(wake.step)).to.equal('steady');
     expect(wake.actions[0]).to.equal('wake oc-0,oc-1,oc-2');
-    expect(rt.state()!.hibernated).to.equal(undefined);
+    expect(rt.state()!.records.hibernated).to.equal(undefined);
     const client = await Client.connect({ endpoints: urls() });
     try {
       const got = await client.get('hib/', { prefix: true });

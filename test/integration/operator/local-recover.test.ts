@@ -77,8 +77,8 @@ describe('operator local runtime: quorum-loss recovery against real processes', 
     expect(status.code, status.out).to.equal(0);
     expect(status.out).to.match(new RegExp(`^recovery \\S+ from rc-1: finished \\S+; snapshot ${snap!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
     const after = rt.state()!;
-    expect(after.recovery?.snapshot?.location).to.equal(snap);
-    expect(after.recovery?.finishedAt).to.be.a('number');
+    expect(after.records.recovery?.snapshot?.location).to.equal(snap);
+    expect(after.records.recovery?.finishedAt).to.be.a('number');
     // the same names and client URLs
     expect(after.members.map((m) => [m.name, m.clientPort])).to.deep.equal(before.members.map((m) => [m.name, m.clientPort]));
     const list = await mc.memberList(urls.get('rc-1')!);

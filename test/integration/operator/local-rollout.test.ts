@@ -67,7 +67,7 @@ describe('operator local runtime: a configuration change rolled out one member a
     expect(new Set(restarts).size).to.equal(3);
     expect(restarts.at(-1), 'the leader last').to.equal(leader);
     expect(r.actions.at(-2)).to.match(new RegExp(`^moveLeader ${leader} `));
-    const ro = rt.state()!.rollout!;
+    const ro = rt.state()!.records.rollout!;
     expect(ro).to.include({ reason: 'SpecChange' });
     expect(ro.finishedAt).to.be.a('number');
     expect(ro.membersDone).to.deep.equal(restarts);
@@ -100,7 +100,7 @@ describe('operator local runtime: a configuration change rolled out one member a
     expect(last.code, last.out).to.equal(0);
     expect(killed).to.equal(3);
     expect(starts(rt)).to.deep.equal({ 'ro-0': 3, 'ro-1': 3, 'ro-2': 3 });
-    const ro = rt.state()!.rollout!;
+    const ro = rt.state()!.records.rollout!;
     expect(ro.finishedAt).to.be.a('number');
     expect([...ro.membersDone].sort()).to.deep.equal(['ro-0', 'ro-1', 'ro-2']);
     for (const m of await rt.members()) expect(await v2Put(m.clientURL, 'off'), m.name).to.equal(404);

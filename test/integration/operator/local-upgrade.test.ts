@@ -65,7 +65,7 @@ describe('operator local runtime: the full 3.3 -> 3.4 -> 3.5 upgrade against rea
     expect(skip.step).to.include({ kind: 'blocked', code: 'SkipMinor', condition: 'UpgradeBlocked' });
     expect(skip.actions).to.deep.equal([]);
     expect(pids(rt)).to.deep.equal(before);
-    expect(rt.state()!.progress).to.equal(undefined);
+    expect(rt.state()!.records.progress).to.equal(undefined);
 
     const endpoints = await urls(rt);
     const c = await Client.connect({ endpoints });
@@ -87,7 +87,7 @@ describe('operator local runtime: the full 3.3 -> 3.4 -> 3.5 upgrade against rea
       expect(r.actions.at(-1)).to.equal(`restartMember ${r.actions.at(-2)!.split(' ')[1]} ${to}`);
       await new Promise((res) => setTimeout(res, 500));
       changes.push(tracker.changes - n0);
-      expect(rt.state()!.progress).to.include({ to, step: 'complete' });
+      expect(rt.state()!.records.progress).to.include({ to, step: 'complete' });
     }
     const stats = await writer.stop();
     await tracker.stop();
@@ -144,7 +144,7 @@ describe('operator local runtime: the orchestrator killed at each step resumes',
     expect(killed).to.be.at.least(6);
     expect(startsOn(rt, '3.4.34')).to.deep.equal({ 'crash-0': 1, 'crash-1': 1, 'crash-2': 1 });
     expect(readdirSync(join(stateDir, 'snapshots')).filter((f) => f.endsWith('.db'))).to.have.length(1);
-    const p = rt.state()!.progress!;
+    const p = rt.state()!.records.progress!;
     expect(p.finishedAt).to.be.a('number');
     expect(p.snapshot?.sha256).to.match(/^[0-9a-f]{64}$/);
     const mc = new MemberClient();
@@ -190,13 +190,13 @@ describe('operator local runtime: a member that cannot start on the new release'
     const back = await applyCluster(manifest('fail', '3.3.27'), { stateDir, svcEntry: wrapper });
     expect(back.outcome, back.error ?? JSON.stringify(back.step)).to.equal('steady');
     expect((await rt.members()).map((m) => [m.configuredVersion, m.running])).to.deep.equal([['3.3.27', true], ['3.3.27', true], ['3.3.27', true]]);
-    expect(rt.state()!.progress).to.include({ to: '3.4.34', supersededBy: '3.3.27' });
+    expect(rt.state()!.records.progress).to.include({ to: '3.4.34', supersededBy: '3.3.27' });
 
     // The cause goes away: applying 3.4.34 again upgrades (with a new snapshot).
     writeFileSync(wrapper, `export async function main(argv) {\n  return (await import(${real})).main(argv);\n}\n`);
     const again = await applyCluster(manifest('fail', '3.4.34'), { stateDir, svcEntry: wrapper });
     expect(again.outcome, again.error ?? JSON.stringify(again.step)).to.equal('steady');
-    expect(rt.state()!.progress).to.include({ to: '3.4.34', step: 'complete' });
+    expect(rt.state()!.records.progress).to.include({ to: '3.4.34', step: 'complete' });
   });
 });
 
@@ -219,6 +219,6 @@ describe('operator local runtime: authentication on refuses 3.4 -> 3.5', functio
     expect(r.step).to.include({ kind: 'blocked', code: 'AuthEnabledUpgradeTo35' });
     expect(r.actions).to.deep.equal([]);
     expect(pids(rt)).to.deep.equal(before);
-    expect(rt.state()!.progress).to.equal(undefined);
+    expect(rt.state()!.records.progress).to.equal(undefined);
   });
 });

@@ -7,6 +7,7 @@ import type { SvcClusterSpec } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
 import type { MemberStatusInfo } from '../../../operator/members/index.js';
 import type { MemberApi } from '../../../operator/orchestrator/member-api.js';
+import { memoryRecords } from '../../../operator/runtime/memory-records.js';
 import { newMemory, runPass } from '../../../operator/orchestrator/engine.js';
 import { observe } from '../../../operator/orchestrator/observe.js';
 import type { Runtime, RuntimeMember } from '../../../operator/runtime/runtime.js';
@@ -86,8 +87,7 @@ describe('operator catch-up gate', () => {
         restartMember: async () => undefined,
         snapshotLocation: () => '',
         pruneSnapshots: async () => [],
-        loadProgress: async () => undefined,
-        saveProgress: async () => undefined,
+        records: memoryRecords(),
         v2DataBytes: async () => 0,
       };
       return { client, runtime, calls, clock: () => now, advance: (ms: number) => { now += ms; } };

@@ -1,18 +1,18 @@
 // A fake runtime and member client over the simulated cluster of scale-sim.ts, for driving the one engine
 // (operator/orchestrator/engine.ts) without processes. Two shapes, as the real runtimes differ:
 // - "local": the engine streams snapshots and backups itself (backupLocation(): a file named by the slot or token).
-// - "kubernetes": prepare(), recordScaling() (a durable scaling record), takeSnapshot() and takeBackup() through a
-//   Job that runs for a few looks (StepPending meanwhile), as the Kubernetes runtime has them.
-// Both keep the backups record (loadBackups/recordBackup) in the world.
-// Durable state (progress, scaling record, Jobs) lives in the world and survives an engine crash; the engine's
-// memory does not.
+// - "kubernetes": prepare(), takeSnapshot() and takeBackup() through a Job that runs for a few looks (StepPending
+//   meanwhile), as the Kubernetes runtime has them.
+// Both keep the record document (runtime.records) in the world, each record's writes counted.
+// Durable state (the records, Jobs) lives in the world and survives an engine crash; the engine's memory does not.
 import type { BackupEntry, BackupsStatus, SnapshotRecord, SvcClusterSpec } from '../../../operator/api/types.js';
-import { backupsState, dueOfStep } from '../../../operator/backup/schedule.js';
+import { dueOfStep } from '../../../operator/backup/schedule.js';
+import type { ClusterRecords, RecordsDocument } from '../../../operator/planner/records.js';
 import type { ClusterMemberInfo, MemberStatusInfo, VersionInfo } from '../../../operator/members/index.js';
 import type { MemberApi } from '../../../operator/orchestrator/member-api.js';
-import { StepPending, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember } from '../../../operator/runtime/runtime.js';
+import { RuntimeError, StepPending, type BackupStep, type RecordStore, type RecoverSnapshotStep, type Runtime, type RuntimeMember } from '../../../operator/runtime/runtime.js';
 import type { ScalingRuntime } from '../../../operator/runtime/scaling.js';
-import type { BackupObservation, MaintenanceObservation, MaintenanceRecord, MaintenanceRequest, RecoveryObservation, RecoveryProgress, ReplacementRecord, RolloutProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/planner/types.js';
+import type { MaintenanceRequest, RecoveryProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/planner/types.js';
 import type { HealingRuntime } from '../../../operator/runtime/healing.js';
 import { ScaleSim } from './scale-sim.js';
 
@@ -24,10 +24,10 @@ const nameOf = (url: string): string => url.replace(/^[a-z]+:\/\//, '');
 export class World {
   sim: ScaleSim;
   created: boolean;
-  progress?: string;
-  progressWrites = 0;
-  scalingRecord?: { replicas: number; step: string; member: string };
-  scalingWrites = 0;
+  /** The record document as stored (JSON) and its version; each record's writes counted by its field. */
+  recordsText = '{}';
+  recordsVersion = 0;
+  writes: Partial<Record<keyof ClusterRecords, number>> = {};
   /** Backup Jobs by upgrade start: looks left until done. */
   jobs = new Map<number, number>();
   snapshots: SnapshotRecord[] = [];
@@ -39,33 +39,27 @@ export class World {
   /** What members should run with (configuration, certificates); each member's is set when it (re)starts. */
   target = { config: 'c1', tls: 't1' as string | undefined };
   revisions = new Map<string, { config: string; tls?: string }>();
-  rollout?: string;
-  rolloutWrites = 0;
   /** The spec the record's retention and schedule follow (set by the driver). */
   spec?: SvcClusterSpec;
-  /** The backups record (JSON, as stored), the request token, the cluster's creation (ms). */
-  backupRecord?: string;
+  /** The on-demand backup request token, the cluster's creation (ms). */
   backupRequest?: string;
   createdAt = 0;
   /** Every scheduled or on-demand backup taken (a retake counts again). */
   backupsTaken: BackupEntry[] = [];
   /** Backup Jobs by slot or token: looks left until done. */
   backupJobs = new Map<string, number>();
-  /** The replacements record (JSON, as stored). */
-  replacements?: string;
-  /** Quorum-loss recovery: the request token, the record (JSON, as stored), members whose data is gone. */
+  /** Quorum-loss recovery: the request token, members whose data is gone. */
   recoverRequest?: string;
-  recoveryRecord?: string;
-  recoveryWrites = 0;
   dataLost = new Set<string>();
   /** Members running with --force-new-cluster, and every forceNewCluster restart (a repeat counts again). */
   forced = new Set<string>();
   forcedStarts: string[] = [];
   /** Recovery snapshot Jobs by token: looks left until done. */
   recoveryJobs = new Map<string, number>();
-  /** Maintenance: the request, the record (JSON, as stored), every defragmentation and compaction carried out. */
+  /** Break-glass: a person suspended reconciling. */
+  suspended = false;
+  /** Maintenance: the request, every defragmentation and compaction carried out. */
   maintenanceRequest?: MaintenanceRequest;
-  maintenanceRecord?: string;
   defrags: string[] = [];
   compactions: number[] = [];
   /** The store revision members report. */
@@ -84,8 +78,27 @@ export class World {
     if (!this.sim.observe().members.some((m) => m.leader)) for (const m of this.sim.members) m.leader = false;
   }
 
+  /** The records as stored. */
+  get records(): ClusterRecords {
+    return JSON.parse(this.recordsText) as ClusterRecords;
+  }
+
+  /** Writes the document, counting a write for each record it changes. */
+  saveRecords(records: ClusterRecords): void {
+    const before = this.records as Record<string, unknown>;
+    for (const k of new Set([...Object.keys(before), ...Object.keys(records)]) as Set<keyof ClusterRecords>) {
+      if (JSON.stringify(before[k]) !== JSON.stringify(records[k])) this.writes[k] = (this.writes[k] ?? 0) + 1;
+    }
+    this.recordsText = JSON.stringify(records);
+    this.recordsVersion++;
+  }
+
+  get progress(): UpgradeProgress | undefined {
+    return this.records.progress;
+  }
+
   get recovery(): RecoveryProgress | undefined {
-    return this.recoveryRecord === undefined ? undefined : (JSON.parse(this.recoveryRecord) as RecoveryProgress);
+    return this.records.recovery;
   }
 
   constructor(n: number, version: string, leader = 0, created = true) {
@@ -125,7 +138,7 @@ export class World {
   }
 
   get backups(): BackupsStatus | undefined {
-    return this.backupRecord === undefined ? undefined : (JSON.parse(this.backupRecord) as BackupsStatus);
+    return this.records.backups;
   }
 
   moveLeader(url: string, toId: string): void {
@@ -221,10 +234,24 @@ export class FakeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   prepare?: () => Promise<void>;
   takeBackup?: (step: BackupStep) => Promise<BackupEntry>;
   takeSnapshot?: (step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress) => Promise<SnapshotRecord>;
-  recordScaling?: (step: Extract<Step, { kind: 'addMember' | 'startMember' | 'removeMember' | 'retireMember' }>, replicas: number) => Promise<void>;
   takeRecoverySnapshot?: (step: RecoverSnapshotStep) => Promise<SnapshotRecord>;
   recoverySnapshotLocation?: (step: RecoverSnapshotStep) => string;
   setServing?: (member: string, serving: boolean) => Promise<void>;
+
+  readonly records: RecordStore = {
+    load: async (): Promise<RecordsDocument> => ({
+      records: this.w.records, version: String(this.w.recordsVersion), cluster: { name: 'c', created: this.w.createdAt },
+      requests: {
+        ...(this.w.backupRequest !== undefined ? { backup: this.w.backupRequest } : {}), ...(this.w.recoverRequest !== undefined ? { recover: this.w.recoverRequest } : {}),
+        ...(this.w.maintenanceRequest ? { maintenance: this.w.maintenanceRequest } : {}), ...(this.w.suspended ? { suspended: true } : {}),
+      },
+    }),
+    save: async (records, version) => {
+      if (version !== String(this.w.recordsVersion)) throw new RuntimeError('STATE_IO', `records at ${this.w.recordsVersion}, not ${version}`);
+      this.w.saveRecords(records);
+      return String(this.w.recordsVersion);
+    },
+  };
 
   constructor(private readonly w: World, readonly kind: Mode) {
     if (kind !== 'kubernetes') {
@@ -275,10 +302,6 @@ export class FakeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
       this.w.notServing.set(member, Math.max(0, left - 1));
       if (left > 0) throw new StepPending('ServiceEndpoints', `waiting for ${member} to leave the endpoints`, 10);
     };
-    this.recordScaling = async (step, replicas) => {
-      this.w.scalingRecord = { replicas, step: step.kind, member: step.member };
-      this.w.scalingWrites++;
-    };
   }
 
   async members(): Promise<RuntimeMember[]> {
@@ -310,15 +333,6 @@ export class FakeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     return { ...this.w.target };
   }
 
-  async loadRollout(): Promise<RolloutProgress | undefined> {
-    return this.w.rollout === undefined ? undefined : (JSON.parse(this.w.rollout) as RolloutProgress);
-  }
-
-  async saveRollout(rollout: RolloutProgress | undefined): Promise<void> {
-    this.w.rollout = rollout === undefined ? undefined : JSON.stringify(rollout);
-    this.w.rolloutWrites++;
-  }
-
   snapshotLocation(from: string, to: string, member: string): string {
     return `/snapshots/${member}-${from}-to-${to}.db`;
   }
@@ -327,27 +341,8 @@ export class FakeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     return [];
   }
 
-  async loadBackups(): Promise<BackupObservation | undefined> {
-    return { record: this.w.backups, request: this.w.backupRequest, created: this.w.createdAt };
-  }
-
   backupLocation(step: BackupStep): string {
     return `/backups/${step.member}-${step.id}.db`;
-  }
-
-  async recordBackup(step: BackupStep, taken: BackupEntry): Promise<BackupsStatus> {
-    const record = backupsState({ name: 'c', spec: this.w.spec!, previous: this.w.backups, taken, done: dueOfStep(step).due, created: new Date(this.w.createdAt), now: new Date() });
-    this.w.backupRecord = JSON.stringify(record);
-    return record;
-  }
-
-  async loadProgress(): Promise<UpgradeProgress | undefined> {
-    return this.w.progress === undefined ? undefined : (JSON.parse(this.w.progress) as UpgradeProgress);
-  }
-
-  async saveProgress(progress: UpgradeProgress | undefined): Promise<void> {
-    this.w.progress = progress === undefined ? undefined : JSON.stringify(progress);
-    this.w.progressWrites++;
   }
 
   async v2DataBytes(): Promise<number | undefined> {
@@ -371,38 +366,12 @@ export class FakeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     this.w.sim.retire(name);
   }
 
-  async loadReplacements(): Promise<ReplacementRecord | undefined> {
-    return this.w.replacements === undefined ? undefined : (JSON.parse(this.w.replacements) as ReplacementRecord);
-  }
-
-  async saveReplacements(record: ReplacementRecord): Promise<void> {
-    this.w.replacements = JSON.stringify(record);
-  }
-
   async resetMember(name: string): Promise<void> {
     this.w.sim.reset(name);
   }
 
   async startReplacement(name: string): Promise<void> {
     this.w.sim.startMember(name);
-  }
-
-  async loadRecovery(): Promise<RecoveryObservation | undefined> {
-    return { ...(this.w.recoverRequest ? { request: this.w.recoverRequest } : {}), ...(this.w.recovery ? { record: this.w.recovery } : {}) };
-  }
-
-  async saveRecovery(record: RecoveryProgress): Promise<void> {
-    this.w.recoveryRecord = JSON.stringify(record);
-    this.w.recoveryWrites++;
-  }
-
-  async loadMaintenance(): Promise<MaintenanceObservation | undefined> {
-    const record = this.w.maintenanceRecord === undefined ? undefined : (JSON.parse(this.w.maintenanceRecord) as MaintenanceRecord);
-    return { ...(record ? { record } : {}), ...(this.w.maintenanceRequest ? { request: this.w.maintenanceRequest } : {}), created: this.w.createdAt };
-  }
-
-  async saveMaintenance(record: MaintenanceRecord): Promise<void> {
-    this.w.maintenanceRecord = JSON.stringify(record);
   }
 
   async forceNewCluster(survivor: string, lost: string[]): Promise<void> {

@@ -1,14 +1,16 @@
 // The Kubernetes runtime's side of healing, over a recording fake of the API: a member whose container last exited
 // refused as already bootstrapped, or on a corrupt database, is lost (quoting its own last log line); a running
-// container's earlier exit is not; resetMember names the running cluster in the ConfigMap (kept in the scaling record)
-// before it deletes the claim and then the pod; the record round-trips through its annotation.
+// container's earlier exit is not; resetMember names the running cluster in the ConfigMap (the engine keeps it in the
+// scaling record) before it deletes the claim and then the pod; an earlier operator's annotations become the record
+// document.
 import { expect } from 'chai';
 import type { V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { desiredState } from '../../../operator/runtime/kubernetes/desired.js';
 import type { KubeApi } from '../../../operator/runtime/kubernetes/kube-api.js';
-import { FORMED_ANNOTATION, KubeRuntime, NODE_LOSS_GRACE_MS, parseReplacements, podLoss, REPLACEMENTS_ANNOTATION, volumeLoss } from '../../../operator/runtime/kubernetes/kube-runtime.js';
-import { SCALING_ANNOTATION } from '../../../operator/runtime/kubernetes/kube-scaling.js';
+import { KubeRuntime, NODE_LOSS_GRACE_MS, podLoss, volumeLoss } from '../../../operator/runtime/kubernetes/kube-runtime.js';
+import { migrateRecords, RECORDS_ANNOTATION, KubeRecords } from '../../../operator/runtime/kubernetes/kube-records.js';
+import { memoryRecords } from '../../../operator/runtime/memory-records.js';
 import type { ClusterRef, KubeObject } from '../../../operator/runtime/kubernetes/manifests.js';
 import { canHeal } from '../../../operator/runtime/healing.js';
 
@@ -54,7 +56,7 @@ describe('operator kubernetes runtime: healing', () => {
   it('a container that last exited refused as already bootstrapped, or on a corrupt db, is lost, quoting its own line', async () => {
     const corrupt = JSON.stringify({ level: 'error', msg: 'database file /var/lib/svc/member/snap/db is corrupt (its first meta page has no lmdb magic)' });
     const { api } = fakeApi([pod('kv-0', 'running'), pod('kv-1', 'waiting', REFUSAL), pod('kv-2', 'waiting', corrupt)]);
-    const rt = new KubeRuntime(api, ref, { snapshotDir: '/tmp' });
+    const rt = new KubeRuntime(api, ref, { snapshotDir: '/tmp', records: memoryRecords() });
     const ms = await rt.members();
     expect(ms[0].lost).to.equal(undefined);
     expect(ms[1].lost).to.deep.include({ cause: 'AlreadyBootstrapped' });
@@ -77,7 +79,7 @@ describe('operator kubernetes runtime: healing', () => {
       status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message, lastTransitionTime: new Date(Date.now() - ageMs) }] },
     });
     const { api } = fakeApi([pod('kv-0', 'running'), pod('kv-1', 'running'), pending('0/1 nodes are available: 1 Insufficient cpu.', 0)], { 'data-kv-2': lostClaim });
-    const ms = await new KubeRuntime(api, ref, { snapshotDir: '/tmp' }).members();
+    const ms = await new KubeRuntime(api, ref, { snapshotDir: '/tmp', records: memoryRecords() }).members();
     expect(ms[2].lost).to.deep.include({ cause: 'VolumeLost' });
     expect(ms[2].lost!.detail).to.contain('data-kv-2 is Lost');
     const affinity = '0/1 nodes are available: 1 node(s) had volume node affinity conflict.';
@@ -87,31 +89,25 @@ describe('operator kubernetes runtime: healing', () => {
     expect(volumeLoss(undefined, { status: { phase: 'Bound' } }, Date.now())).to.equal(undefined);
   });
 
-  it('once every pod was Ready at once the cluster is recorded as formed, and members join from then on (an emptied claim fails closed)', async () => {
-    const ready = (name: string): V1Pod => ({ ...pod(name, 'running'), status: { ...pod(name, 'running').status, conditions: [{ type: 'Ready', status: 'True' }] } });
-    const { api, calls } = fakeApi([ready('kv-0'), ready('kv-1'), pod('kv-2', 'running')]);
-    const rt = new KubeRuntime(api, ref, { snapshotDir: '/tmp' });
-    await rt.members();
-    expect(calls.filter((c) => c.includes(FORMED_ANNOTATION)), 'not while one is not Ready').to.deep.equal([]);
+  it('until the record says the cluster formed members bootstrap a new cluster; from then on they join (an emptied claim fails closed)', async () => {
+    const { api, calls } = fakeApi([pod('kv-0', 'running'), pod('kv-1', 'running'), pod('kv-2', 'running')]);
+    const rt = new KubeRuntime(api, ref, { snapshotDir: '/tmp', records: memoryRecords() });
     await rt.createCluster(ref.spec);
     expect(calls.at(-1)).to.equal('apply ConfigMap new kv-0,kv-1,kv-2');
-    const all = fakeApi([ready('kv-0'), ready('kv-1'), ready('kv-2')]);
-    const formed = new KubeRuntime(all.api, ref, { snapshotDir: '/tmp' });
-    await formed.members();
-    expect(all.calls.some((c) => c.startsWith(`annotate ${FORMED_ANNOTATION} `))).to.equal(true);
+    const all = fakeApi([pod('kv-0', 'running'), pod('kv-1', 'running'), pod('kv-2', 'running')]);
+    const formed = new KubeRuntime(all.api, ref, { snapshotDir: '/tmp', records: memoryRecords({ formed: new Date(0).toISOString() }) });
     await formed.prepare();
     expect(all.calls.at(-1)).to.equal('apply ConfigMap existing kv-0,kv-1,kv-2');
     // pods without the serving label (an older operator's) are labelled before the client Service selects on it
     expect(all.calls.filter((c) => c.startsWith('label '))).to.deep.equal(['label kv-0 svc.dev/serving=true', 'label kv-1 svc.dev/serving=true', 'label kv-2 svc.dev/serving=true']);
   });
 
-  it('resetMember: the ConfigMap joins the running cluster (recorded first), then the claim, then the pod go', async () => {
+  it('resetMember: the ConfigMap joins the running cluster, then the claim, then the pod go', async () => {
     const { api, calls } = fakeApi([pod('kv-0', 'running'), pod('kv-1', 'waiting', REFUSAL), pod('kv-2', 'running')]);
-    const rt = new KubeRuntime(api, ref, { snapshotDir: '/tmp' });
+    const rt = new KubeRuntime(api, ref, { snapshotDir: '/tmp', records: memoryRecords() });
     expect(canHeal(rt)).to.equal(true);
     await rt.resetMember('kv-1', ['kv-0', 'kv-1', 'kv-2']);
-    expect(calls.map((c) => c.replace(/"startedAt":"[^"]+"/, '"startedAt":"T"'))).to.deep.equal([
-      `annotate ${SCALING_ANNOTATION} {"replicas":3,"step":"replaceMember","member":"kv-1","startedAt":"T","join":["kv-0","kv-1","kv-2"]}`,
+    expect(calls).to.deep.equal([
       'apply ConfigMap existing kv-0,kv-1,kv-2',
       'delete pvc data-kv-1',
       'delete pod kv-1',
@@ -122,15 +118,38 @@ describe('operator kubernetes runtime: healing', () => {
     expect(calls).to.deep.equal(['apply ConfigMap existing kv-0,kv-1,kv-2']);
   });
 
-  it('the replacements record round-trips through its annotation; a malformed one is ignored', async () => {
-    const { api, calls } = fakeApi([]);
-    const rt = new KubeRuntime(api, ref, { snapshotDir: '/tmp' });
+  it('an earlier operator\'s annotations (and status.backups) become the record document; malformed ones are dropped', () => {
     const rec = { 'kv-1': { member: 'kv-1', oldId: '7', cause: 'DataLost' as const, detail: 'gone', startedAt: 5 } };
-    await rt.saveReplacements(rec);
-    expect(calls).to.deep.equal([`annotate ${REPLACEMENTS_ANNOTATION} ${JSON.stringify(rec)}`]);
-    expect(parseReplacements(JSON.stringify(rec))).to.deep.equal(rec);
-    expect(await rt.loadReplacements()).to.deep.equal(rec);
-    expect(parseReplacements('{"kv-1": 3}')).to.equal(undefined);
-    expect(parseReplacements('not json')).to.equal(undefined);
+    const progress = { from: '3.4.34', to: '3.5.21', step: 'snapshot' as const, startedAt: 1, restarts: {}, membersDone: [] };
+    const backups = { claim: 'kv-backups', lastRequest: 'r1' };
+    expect(migrateRecords({
+      'svc.dev/replacements': JSON.stringify(rec), 'svc.dev/upgrade-progress': JSON.stringify(progress), 'svc.dev/hibernated': '3', 'svc.dev/formed': 'T',
+      'svc.dev/rollout': 'not json', 'svc.dev/scaling': '[1]', 'svc.dev/maintenance': '7',
+    }, { backups })).to.deep.equal({ replacements: rec, progress, hibernated: 3, formed: 'T', backups });
+    expect(migrateRecords({ 'svc.dev/hibernated': 'x' }, undefined)).to.deep.equal({});
+  });
+
+  it('the record document is written with a resourceVersion precondition; the earlier annotations go with the first save', async () => {
+    const patches: Array<{ annotations: Record<string, string | null>; rv: string }> = [];
+    const api = {
+      patchClusterRecords: async (_ns: string, _name: string, annotations: Record<string, string | null>, rv: string) => {
+        patches.push({ annotations, rv });
+        return String(Number(rv) + 1);
+      },
+    } as unknown as KubeApi;
+    const records = new KubeRecords(api, 'ns', 'kv');
+    const old = { metadata: { name: 'kv', resourceVersion: '10', annotations: { 'svc.dev/formed': 'T', 'svc.dev/recover': 'tok' } } };
+    const store = records.at(old);
+    const doc = await store.load();
+    expect(doc.records).to.deep.equal({ formed: 'T' });
+    expect(doc.requests).to.deep.equal({ recover: 'tok' });
+    expect(await store.save({ formed: 'T', hibernated: 3 }, doc.version)).to.equal('11');
+    expect(patches).to.deep.equal([{ annotations: { 'svc.dev/formed': null, [RECORDS_ANNOTATION]: '{"formed":"T","hibernated":3}' }, rv: '10' }]);
+    // an informer's copy older than this process's write is not believed: the write is
+    const stale = await records.at(old).load();
+    expect(stale.records).to.deep.equal({ formed: 'T', hibernated: 3 });
+    expect(stale.version).to.equal('11');
+    const fresh = await records.at({ metadata: { name: 'kv', resourceVersion: '12', annotations: { [RECORDS_ANNOTATION]: '{"formed":"T"}' } } }).load();
+    expect(fresh).to.deep.include({ records: { formed: 'T' }, version: '12' });
   });
 });

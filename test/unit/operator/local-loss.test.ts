@@ -32,6 +32,7 @@ describe('operator local runtime: lost data and failures from its own last run',
     writeState(dir, {
       name: 'm', spec: withDefaults({ version: '3.5.21', replicas: 1 }), token: 't', createdAt: new Date(0).toISOString(),
       members: [{ name: 'm-0', clientPort: 1, peerPort: 2, dataDir, logFile, version: '3.5.21', pid: 2 ** 22 + 12345, hasData: opts.hasData }],
+      records: {}, recordsVersion: 0, requests: {},
     });
     return (await new LocalRuntime({ stateDir: dir }).members())[0];
   }

@@ -10,7 +10,7 @@ import { parseArgs, UsageError } from '../../../operator/cli/args.js';
 import { computeStatus } from '../../../operator/controller/status.js';
 import { newMemory, runPass } from '../../../operator/orchestrator/engine.js';
 import { FakeClient, FakeRuntime, World } from './engine-fake.js';
-import { parseRestartRequest } from '../../../operator/runtime/kubernetes/kube-runtime.js';
+import { parseRestartRequest } from '../../../operator/runtime/kubernetes/kube-records.js';
 import { ownedObjects, RESTART_TOKEN_ANNOTATION } from '../../../operator/runtime/kubernetes/manifests.js';
 
 const V = '3.5.21';
@@ -66,8 +66,7 @@ describe('operator: a suspended cluster in the engine and in status', () => {
   it('the engine applies nothing (no prepare()), records nothing and acts on nothing until resumed; status says Suspended', async () => {
     const w = new World(3, '3.4.34', 0);
     const rt = new FakeRuntime(w, 'kubernetes');
-    let suspended = true;
-    (rt as FakeRuntime & { suspended(): Promise<boolean> }).suspended = async () => suspended;
+    w.suspended = true;
     const client = new FakeClient(w);
     const memory = newMemory();
     const target = withDefaults({ version: '3.5.21', replicas: 3 });
@@ -82,7 +81,7 @@ describe('operator: a suspended cluster in the engine and in status', () => {
     }
     expect(w.prepares).to.equal(0);
     expect(w.progress, 'no upgrade recorded').to.equal(undefined);
-    suspended = false;
+    w.suspended = false;
     const r = await runPass(rt, target, client, memory);
     expect(w.prepares).to.equal(1);
     expect(r.step.kind).to.equal('snapshot');

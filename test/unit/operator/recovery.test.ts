@@ -7,7 +7,7 @@ import { plan } from '../../../operator/planner/plan.js';
 import { beginRecovery, recoveryLines, recoveryPlan, recoveryRefusal, recoveryStep } from '../../../operator/planner/recovery.js';
 import type { ObservedCluster, ObservedMember, RecoveryProgress } from '../../../operator/planner/types.js';
 import { desiredState } from '../../../operator/runtime/kubernetes/desired.js';
-import { FORCE_ANNOTATION, forcedMember, parseRecovery, recoveryJoin } from '../../../operator/runtime/kubernetes/kube-recovery.js';
+import { FORCE_ANNOTATION, forcedMember, recoveryJoin } from '../../../operator/runtime/kubernetes/kube-recovery.js';
 import { recoveryStatus } from '../../../operator/controller/controller.js';
 
 const V = '3.5.21';
@@ -108,9 +108,6 @@ describe('operator/planner: quorum-loss recovery', () => {
 
   it('Kubernetes: the template carries --force-new-cluster only during the forced start, empty members join the survivor alone, status.recovery', () => {
     const rec: RecoveryProgress = { token: 't1', survivor: 'kv-0', survivorId: '100', lost: [{ name: 'kv-1', id: '101' }, { name: 'kv-2', id: '102' }], report: [], step: 'recoverSnapshot', startedAt: Date.UTC(2026, 0, 1) };
-    expect(parseRecovery(JSON.stringify(rec))).to.deep.equal(rec);
-    expect(parseRecovery('{"token": 1}')).to.equal(undefined);
-    expect(parseRecovery('not json')).to.equal(undefined);
     // before anything is touched: the template and the ConfigMap as they were
     expect(recoveryJoin(rec)).to.equal(undefined);
     expect(forcedMember(rec)).to.equal(undefined);
