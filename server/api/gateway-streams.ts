@@ -4,8 +4,7 @@
 import type { Request, Response } from 'express';
 import type { StreamCore } from '../core/interfaces.js';
 import type { V3Api } from './v3/handlers.js';
-import type { MessageName, Messages } from '../wire/index.js';
-import type { Outgoing } from './v3/service-methods.js';
+import type { MessageName, Messages, Outgoing } from '../wire/index.js';
 import { eventToPb } from './v3/watch.js';
 import { Errors } from '../core/errors.js';
 import { GATEWAY_STREAMS, jsonToMessage, messageToJson, type GatewayStreamPath } from './gateway.js';

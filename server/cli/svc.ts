@@ -10,7 +10,7 @@ import { parseLevel } from '../log/levels.js';
 import type { ControllableLogger } from '../log/logger.js';
 import { startMember, type MemberStartOptions } from '../member.js';
 import { DEFAULT_QUOTA_BYTES } from '../core/options.js';
-import { FatalStartError } from '../core/server.js';
+import { FatalStartError } from '../core/fatal.js';
 import { ListenError } from '../api/listener.js';
 import { selfCert, SelfCertError } from '../config/self-cert.js';
 import { crlAsPem } from '../config/crl.js';

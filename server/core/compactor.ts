@@ -98,3 +98,13 @@ export function retentionOf(mode: 'periodic' | 'revision', text: string, parseDu
   if (/^\d+$/.test(text)) return mode === 'revision' ? Number(text) : Number(text) * HOUR_MS;
   return parseDurationMs(text);
 }
+
+/** The auto-compactor --auto-compaction-mode/-retention ask for (absent: off), compacting through the log. */
+export function startAutoCompaction(
+  opts: { autoCompaction?: { mode: 'periodic' | 'revision'; retention: number }; autoCompactionRevisionIntervalMs?: number; logger: Logger },
+  member: Omit<CompactorTarget, 'compact'> & { propose(req: { id: bigint; kind: 'compaction'; compaction: { revision: number; physical: boolean } }): Promise<unknown>; nextRequestId(): bigint },
+): (() => void) | undefined {
+  if (!opts.autoCompaction || opts.autoCompaction.retention <= 0) return undefined;
+  const compact = async (revision: number) => void (await member.propose({ id: member.nextRequestId(), kind: 'compaction', compaction: { revision, physical: false } }));
+  return startCompactor({ rev: member.rev, isLeader: member.isLeader, compact }, { ...opts.autoCompaction, logger: opts.logger, revisionIntervalMs: opts.autoCompactionRevisionIntervalMs });
+}

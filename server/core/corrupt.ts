@@ -120,7 +120,41 @@ export class CorruptionChecker {
   /** The newest compaction revision every peer agreed on (a pass looks only above it). */
   private latestRevisionChecked = 0;
 
+  /** The leader's periodic checks' next passes, by check. */
+  private readonly monitors = new Map<string, NodeJS.Timeout>();
+
   constructor(private readonly d: CorruptionDeps) {}
+
+  /**
+   * The leader's periodic checks: the KV hash comparison (--experimental-corrupt-check-time) and the compaction hash
+   * check (--experimental-compact-hash-check-enabled, every --experimental-compact-hash-check-time); 0: off.
+   */
+  startMonitors(o: { corruptCheckTimeMs: number; compactHashCheckTimeMs: number; isLeader(): boolean; ending(): boolean }): void {
+    if (o.corruptCheckTimeMs > 0) this.d.logger.info('enabled corruption checking', { 'local-member-id': idHex(this.d.memberId), interval: formatDuration(o.corruptCheckTimeMs) });
+    this.everyAsLeader('corrupt', o.corruptCheckTimeMs, 'failed to check hash KV', () => this.periodicCheck(), o);
+    this.everyAsLeader('compactHash', o.compactHashCheckTimeMs, 'failed to check compaction hashes', () => this.compactHashCheck(), o);
+  }
+
+  stopMonitors(): void {
+    for (const t of this.monitors.values()) clearTimeout(t);
+  }
+
+  /** Runs `check` every `interval` ms (0: never) while this member leads, until it stops; a failed pass is logged. */
+  private everyAsLeader(name: string, interval: number, failure: string, check: () => Promise<unknown>, o: { isLeader(): boolean; ending(): boolean }): void {
+    if (interval <= 0) return;
+    const pass = async (): Promise<void> => {
+      if (o.ending()) return;
+      if (o.isLeader()) {
+        try {
+          await check();
+        } catch (e) {
+          this.d.logger.warn(failure, { error: (e as Error).message });
+        }
+      }
+      if (!o.ending()) this.monitors.set(name, setTimeout(() => void pass(), interval));
+    };
+    this.monitors.set(name, setTimeout(() => void pass(), interval));
+  }
 
   /** The peers' hashes at `rev` (each peer's URLs in turn until one answers). */
   async peerHashes(rev: number): Promise<PeerHash[]> {

@@ -9,6 +9,7 @@ import type { Membership } from '../cluster/membership.js';
 import type { Backend } from '../storage/backend.js';
 import type { Logger } from '../log/logger.js';
 import type { WatchableStore } from '../mvcc/watchable-store.js';
+import type { CompactionObservers } from '../mvcc/kvstore.js';
 import type { MemberOptions } from './options.js';
 import type { V2Store } from './v2store.js';
 import type { V3StateMachine } from './state-machine.js';
@@ -107,15 +108,12 @@ export interface KvMaintenance {
   defrag(): Promise<void>;
 }
 
-/** Latency observers the metrics layer installs (seconds). */
-export interface Observers {
+/** Latency observers the metrics layer installs (seconds; the store's compaction ones: ms). */
+export interface Observers extends CompactionObservers {
   walFsync?: (s: number) => void;
   apply?: (s: number) => void;
   hash?: (s: number) => void;
   hashRev?: (s: number) => void;
-  /** One full batch of a compaction (ms), then the whole compaction (ms) and the keys it deleted. */
-  compactionPause?: (ms: number) => void;
-  compactionDone?: (ms: number, keys: number) => void;
 }
 
 /** The Auth service's view: the auth store as applied, and the next log index (token ids). */

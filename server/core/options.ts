@@ -137,3 +137,18 @@ export function backendOptions(opts: Pick<MemberOptions, 'unsafeNoFsync' | 'back
     ...(opts.backendBatchIntervalMs !== undefined ? { batchIntervalMs: opts.backendBatchIntervalMs } : {}),
   };
 }
+
+/** The peer transport's TLS when it dials (--peer-client-cert-file first): a self-signed peer is not verified. */
+export function peerDialTls({ peerTls: t }: Pick<MemberOptions, 'peerTls'>) {
+  return t ? { cert: t.dialCert ?? t.cert, key: t.dialKey ?? t.key, ca: t.ca, rejectUnauthorized: !!t.ca && !t.selfSigned, minVersion: t.minVersion, maxVersion: t.maxVersion } : undefined;
+}
+
+/** The peer server's TLS: the certificate it serves and what it asks of a peer's. */
+export function peerServeTls({ peerTls: t }: Pick<MemberOptions, 'peerTls'>) {
+  return t ? { cert: t.cert, key: t.key, ca: t.ca, clientCertAuth: t.clientCertAuth, crl: t.crl, allowedCNs: t.allowedCNs, allowedHostnames: t.allowedHostnames, minVersion: t.minVersion, maxVersion: t.maxVersion } : undefined;
+}
+
+/** --raft-read-timeout / --raft-write-timeout as the transport takes them (absent: its defaults). */
+export function peerStreamTimings(opts: Pick<MemberOptions, 'raftReadTimeoutMs' | 'raftWriteTimeoutMs'>): { readTimeoutMs?: number; writeTimeoutMs?: number } {
+  return { ...(opts.raftReadTimeoutMs ? { readTimeoutMs: opts.raftReadTimeoutMs } : {}), ...(opts.raftWriteTimeoutMs ? { writeTimeoutMs: opts.raftWriteTimeoutMs } : {}) };
+}

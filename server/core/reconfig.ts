@@ -4,7 +4,8 @@ import { ConfChangeType } from '../raft/types.js';
 import { computeMemberId, idHex } from '../cluster/ids.js';
 import type { Member, Membership } from '../cluster/membership.js';
 import type { Logger } from '../log/logger.js';
-import { Errors } from './errors.js';
+import { peerRequest, type PeerTlsClient } from '../cluster/peer-http.js';
+import { Code, Errors, ServerError, errorWithMessage } from './errors.js';
 import type { MembershipChanges } from './interfaces.js';
 
 /** How long a peer must have been connected before a member add counts it as healthy (the reference's HealthInterval). */
@@ -109,4 +110,32 @@ export function readyToAddVoter(voters: Member[]): boolean {
   const started = voters.filter((m) => m.name !== '').length;
   if (started === 1 && members === 2) return true;
   return started >= Math.floor(members / 2) + 1;
+}
+
+/** A follower's promotion request, sent to the leader's peer URLs; the leader's refusal comes back as it is. */
+export async function promoteOnLeader(leader: Member | undefined, id: bigint, o: { timeoutMs: number; tls?: PeerTlsClient }): Promise<Member[]> {
+  if (!leader) throw Errors.noLeader();
+  const failures: string[] = [];
+  for (const u of leader.peerURLs) {
+    try {
+      const res = await peerRequest(new URL(`/members/promote/${idHex(id)}`, u).toString(), { method: 'POST', timeoutMs: o.timeoutMs, tls: o.tls });
+      const body = JSON.parse(res.body) as { error?: string; members?: Array<Omit<Member, 'id'> & { id: string }> };
+      if (body.error !== undefined) throw errorWithMessage(body.error);
+      return (body.members ?? []).map((m) => ({ ...m, id: BigInt('0x' + m.id) }));
+    } catch (e) {
+      if (e instanceof ServerError) throw e;
+      failures.push(`${u}: ${(e as Error).message}`);
+    }
+  }
+  throw new ServerError(Code.Unavailable, `etcdserver: cannot reach the leader ${idHex(leader.id)} to promote the learner (${failures.join('; ')}); retry`);
+}
+
+/** The leader's side of promoteOnLeader: the peer route's answer. */
+export async function promoteForPeer(changes: MembershipChanges, idText: string): Promise<{ status: number; json: object }> {
+  try {
+    const members = await changes.promoteMember(BigInt('0x' + idText));
+    return { status: 200, json: { members: members.map((m) => ({ ...m, id: idHex(m.id) })) } };
+  } catch (e) {
+    return { status: e instanceof ServerError ? e.httpStatus : 500, json: { error: (e as Error).message } };
+  }
 }

@@ -1,6 +1,7 @@
 // The requests that go through the consensus log (the counterpart of the reference's InternalRaftRequest) and
 // their encoding. Every write of the server is one of these, proposed by a member and applied by all.
 import type { AuthOp } from '../auth/store.js';
+import { int64ToNumber, type Incoming } from '../wire/index.js';
 
 export type SortOrder = 'NONE' | 'ASCEND' | 'DESCEND';
 export type SortTarget = 'KEY' | 'VERSION' | 'CREATE' | 'MOD' | 'VALUE';
@@ -103,6 +104,75 @@ export type InternalRequest = { id: bigint; header?: RequestHeader } & (
 );
 
 export type RequestKind = InternalRequest['kind'];
+
+// The requests from their wire messages (the API's handlers, and the conversion of a reference data dir's log).
+const EMPTY = Buffer.alloc(0);
+const big = (v: string | undefined): bigint => (v === undefined || v === '' ? 0n : BigInt(v));
+const bytes = (v: Uint8Array | undefined): Buffer => (v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : EMPTY);
+
+export function rangeFromPb(r: Incoming<'etcdserverpb.RangeRequest'>): RangeRequest {
+  return {
+    key: bytes(r.key),
+    rangeEnd: bytes(r.range_end),
+    limit: int64ToNumber(r.limit),
+    revision: int64ToNumber(r.revision),
+    sortOrder: r.sort_order || 'NONE',
+    sortTarget: r.sort_target || 'KEY',
+    serializable: !!r.serializable,
+    keysOnly: !!r.keys_only,
+    countOnly: !!r.count_only,
+    minModRevision: int64ToNumber(r.min_mod_revision),
+    maxModRevision: int64ToNumber(r.max_mod_revision),
+    minCreateRevision: int64ToNumber(r.min_create_revision),
+    maxCreateRevision: int64ToNumber(r.max_create_revision),
+  };
+}
+
+export function putFromPb(r: Incoming<'etcdserverpb.PutRequest'>): PutRequest {
+  return {
+    key: bytes(r.key),
+    value: bytes(r.value),
+    lease: big(r.lease),
+    prevKv: !!r.prev_kv,
+    ignoreValue: !!r.ignore_value,
+    ignoreLease: !!r.ignore_lease,
+  };
+}
+
+export function deleteFromPb(r: Incoming<'etcdserverpb.DeleteRangeRequest'>): DeleteRangeRequest {
+  return { key: bytes(r.key), rangeEnd: bytes(r.range_end), prevKv: !!r.prev_kv };
+}
+
+function compareFromPb(c: Incoming<'etcdserverpb.Compare'>): Compare {
+  return {
+    result: c.result || 'EQUAL',
+    target: c.target || 'VERSION',
+    key: bytes(c.key),
+    rangeEnd: bytes(c.range_end),
+    version: int64ToNumber(c.version),
+    createRevision: int64ToNumber(c.create_revision),
+    modRevision: int64ToNumber(c.mod_revision),
+    value: bytes(c.value),
+    lease: big(c.lease),
+  };
+}
+
+function opFromPb(op: Incoming<'etcdserverpb.RequestOp'>): RequestOp {
+  if (op.request_range) return { range: rangeFromPb(op.request_range) };
+  if (op.request_put) return { put: putFromPb(op.request_put) };
+  if (op.request_delete_range) return { deleteRange: deleteFromPb(op.request_delete_range) };
+  if (op.request_txn) return { txn: txnFromPb(op.request_txn) };
+  // An empty RequestOp is a no-op range of nothing in the reference; keep it as an empty range.
+  return { range: rangeFromPb({}) };
+}
+
+export function txnFromPb(r: Incoming<'etcdserverpb.TxnRequest'>): TxnRequest {
+  return {
+    compare: (r.compare ?? []).map(compareFromPb),
+    success: (r.success ?? []).map(opFromPb),
+    failure: (r.failure ?? []).map(opFromPb),
+  };
+}
 
 // A small tagged JSON: bytes and 64-bit integers survive the round trip exactly.
 function toTagged(v: unknown): unknown {

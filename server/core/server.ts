@@ -3,7 +3,7 @@
 // membership, alarms, v2) over the v3 state machine, the proposer (ids, waiters, batching, read index), the
 // version monitor, lease forwarding, leadership transfer, membership changes and the quota. This file only
 // connects them, starts the timers and the peer server, and stops everything in order.
-import { StateRole } from '../raft/types.js';
+import { StateRole, type ConfChangeType } from '../raft/types.js';
 import type { RawNode } from '../raft/index.js';
 import { Transport } from '../transport/transport.js';
 import { startPeerServer } from '../transport/peer-server.js';
@@ -14,7 +14,6 @@ import { compareMinor } from '../releases.js';
 import type { Backend } from '../storage/backend.js';
 import type { AuthStore } from '../auth/store.js';
 import type { Logger } from '../log/logger.js';
-import type { ConfChangeType } from '../raft/types.js';
 import type { V2Store } from './v2store.js';
 import type { InternalRequest } from './requests.js';
 import { V3StateMachine } from './state-machine.js';
@@ -24,23 +23,17 @@ import { RaftNode } from './raft-node.js';
 import { VersionMonitor } from './version-monitor.js';
 import { LeaseForwarder } from './lease-forwarder.js';
 import { LeadershipTransfer } from './leadership.js';
-import { Reconfig } from './reconfig.js';
+import { Reconfig, promoteForPeer, promoteOnLeader } from './reconfig.js';
 import { Quota } from './quota.js';
 import { Publisher } from './publisher.js';
 import { MemberLifecycle } from './lifecycle.js';
-import { startCompactor } from './compactor.js';
+import { startAutoCompaction } from './compactor.js';
 import { adjustTicks } from './tick-advance.js';
 import { CorruptionChecker, serveHashKV, type KvHash } from './corrupt.js';
 import { bootstrap, initialMembers } from './bootstrap.js';
-import { formatDuration } from './lifecycle.js';
-import { Code, Errors, ServerError, errorWithMessage } from './errors.js';
 import type { AlarmEntry, LeaseTtl, Observers, ServerStatus } from './interfaces.js';
-import { backendOptions, type MemberOptions } from './options.js';
-
+import { backendOptions, peerDialTls, peerServeTls, peerStreamTimings, type MemberOptions } from './options.js';
 import { FatalStartError } from './fatal.js';
-export { FatalStartError };
-export { sleep, formatDuration } from './lifecycle.js';
-export type { ServerStatus } from './interfaces.js';
 
 export interface ServerEvents {
   onLeaderChange?(leader: bigint, term: number): void;
@@ -75,8 +68,6 @@ export class SvcServer {
   private readonly quota: Quota;
   private readonly publisher: Publisher;
   private readonly corruption: CorruptionChecker;
-  /** The leader's periodic checks' next passes, by check. */
-  private readonly checkTimers = new Map<string, NodeJS.Timeout>();
   private peerServer?: { close(): Promise<void> };
   private timers: NodeJS.Timeout[] = [];
   private stopCompactor: (() => void) | undefined;
@@ -163,8 +154,8 @@ export class SvcServer {
         this.stopRemoved();
       },
       onSnapshotStatus: (id, ok) => node.reportSnapshot(id, ok),
-      timings: { ...(opts.raftReadTimeoutMs ? { readTimeoutMs: opts.raftReadTimeoutMs } : {}), ...(opts.raftWriteTimeoutMs ? { writeTimeoutMs: opts.raftWriteTimeoutMs } : {}) },
-      tls: opts.peerTls ? { cert: opts.peerTls.dialCert ?? opts.peerTls.cert, key: opts.peerTls.dialKey ?? opts.peerTls.key, ca: opts.peerTls.ca, rejectUnauthorized: !!opts.peerTls.ca && !opts.peerTls.selfSigned, minVersion: opts.peerTls.minVersion, maxVersion: opts.peerTls.maxVersion } : undefined,
+      timings: peerStreamTimings(opts),
+      tls: peerDialTls(opts),
     });
     node.attach(this.transport, { forceCommit: () => this.kv.forceCommit(), snapshotTo: async (path) => void (await this.kv.currentBackend().snapshotTo(path)) });
 
@@ -197,9 +188,7 @@ export class SvcServer {
       isLeader: () => node.isLeader(),
       clusterVersion: () => membership().version,
       fetchVersion: (m) => fetchPeerVersion(m.peerURLs, opts.peerTls),
-      proposeClusterVersion: async (version) => {
-        await proposals.propose({ id: proposals.nextRequestId(), kind: 'clusterVersionSet', clusterVersionSet: { version } });
-      },
+      proposeClusterVersion: async (version) => void (await proposals.propose({ id: proposals.nextRequestId(), kind: 'clusterVersionSet', clusterVersionSet: { version } })),
     });
     this.leases = new LeaseForwarder({
       lessor: this.kv.lessor,
@@ -225,7 +214,7 @@ export class SvcServer {
       progress: () => node.progress(),
       activeSince: (id) => this.transport.activeSince(id),
       proposeConfChange: (type, id, m) => proposals.proposeConfChange(type, id, m),
-      promoteOnLeader: (id) => this.promoteOnLeader(id),
+      promoteOnLeader: (id) => promoteOnLeader(membership().member(node.lead), id, { timeoutMs: proposals.requestTimeoutMs(), tls: opts.peerTls }),
     });
     this.quota = new Quota({
       memberId, quotaBytes: opts.quotaBackendBytes, logger, proposals,
@@ -243,17 +232,10 @@ export class SvcServer {
       hashByRev: (rev) => this.hashByRev(rev),
       compactionHashes: () => this.kv.store.storedCompactionHashes(),
       // the members this member knows: from its data, else (no snapshot yet) from its --initial-cluster
-      peers: () => {
-        const known = membership().list();
-        if (known.length > 0) return known;
-        return [...b.configuredPeers, ...(opts.initialCluster.length > 0 ? initialMembers(opts) : [])];
-      },
+      peers: () => (membership().list().length > 0 ? membership().list() : [...b.configuredPeers, ...(opts.initialCluster.length > 0 ? initialMembers(opts) : [])]),
       linearizableReadNotify: () => proposals.linearizableReadNotify(),
-      triggerCorruptAlarm: (id) => {
-        void proposals.propose({ id: proposals.nextRequestId(), kind: 'alarm', alarm: { action: 'ACTIVATE', memberId: id, alarm: 'CORRUPT' } }).catch((e: unknown) => {
-          logger.warn('failed to raise the CORRUPT alarm', { error: (e as Error).message });
-        });
-      },
+      triggerCorruptAlarm: (id) => void proposals.propose({ id: proposals.nextRequestId(), kind: 'alarm', alarm: { action: 'ACTIVATE', memberId: id, alarm: 'CORRUPT' } })
+        .catch((e: unknown) => logger.warn('failed to raise the CORRUPT alarm', { error: (e as Error).message })),
     });
 
     for (const m of b.membership.list()) if (m.id !== memberId) this.transport.addPeer(m.id, m.peerURLs);
@@ -268,17 +250,17 @@ export class SvcServer {
       urls: opts.listenPeerURLs,
       transport: this.transport,
       logger,
-      tls: opts.peerTls ? { cert: opts.peerTls.cert, key: opts.peerTls.key, ca: opts.peerTls.ca, clientCertAuth: opts.peerTls.clientCertAuth, crl: opts.peerTls.crl, allowedCNs: opts.peerTls.allowedCNs, allowedHostnames: opts.peerTls.allowedHostnames, minVersion: opts.peerTls.minVersion, maxVersion: opts.peerTls.maxVersion } : undefined,
+      tls: peerServeTls(opts),
       routes: {
         version: () => ({ etcdserver: opts.release.version, etcdcluster: this.clusterVersionFull() }),
-        members: () => this.membersJSON(),
+        members: () => this.membership.list().map((m) => ({ id: idHex(m.id), name: m.name, peerURLs: m.peerURLs, clientURLs: m.clientURLs, isLearner: m.isLearner })),
         clusterId: () => idHex(this.clusterId),
         leases: (op, body) => this.leases.callForPeer(op, body),
-        promote: (id) => this.promoteForPeer(id),
+        promote: (id) => promoteForPeer(this.reconfig, id),
         hashKV: (method, path, cid, body) => serveHashKV({ clusterId: this.clusterId, logger, hashByRev: (rev) => this.hashByRev(rev) }, method, path, cid, body),
       },
     });
-    this.startCorruptionMonitors();
+    this.corruption.startMonitors({ corruptCheckTimeMs: opts.corruptCheckTimeMs ?? 0, compactHashCheckTimeMs: opts.compactHashCheckTimeMs ?? 0, isLeader: () => this.isLeader(), ending: () => this.lifecycle.ending });
     this.timers.push(setInterval(() => this.node.tick(), opts.tickMs));
     void adjustTicks({
       memberId: this.memberId, clusterSize: this.startClusterSize, electionTicks: this.node.electionTicks, tickMs: opts.tickMs,
@@ -290,48 +272,9 @@ export class SvcServer {
     });
     this.timers.push(setInterval(() => void this.versions.check(), opts.versionMonitorMs));
     this.timers.push(setInterval(() => this.leases.revokeExpired(), 500));
-    if (opts.autoCompaction && opts.autoCompaction.retention > 0) {
-      this.stopCompactor = startCompactor(
-        {
-          rev: () => this.kv.store.rev(),
-          isLeader: () => this.isLeader(),
-          compact: async (revision) => {
-            await this.propose({ id: this.nextRequestId(), kind: 'compaction', compaction: { revision, physical: false } });
-          },
-        },
-        { ...opts.autoCompaction, logger, revisionIntervalMs: opts.autoCompactionRevisionIntervalMs },
-      );
-    }
+    this.stopCompactor = startAutoCompaction(opts, { rev: () => this.kv.store.rev(), isLeader: () => this.isLeader(), propose: (r) => this.propose(r), nextRequestId: () => this.nextRequestId() });
     this.node.kick();
     void this.publisher.run();
-  }
-
-  /**
-   * The leader's periodic checks: the KV hash comparison (--experimental-corrupt-check-time) and the compaction hash
-   * check (--experimental-compact-hash-check-enabled, every --experimental-compact-hash-check-time).
-   */
-  private startCorruptionMonitors(): void {
-    const corruptEvery = this.opts.corruptCheckTimeMs ?? 0;
-    if (corruptEvery > 0) this.logger.info('enabled corruption checking', { 'local-member-id': idHex(this.memberId), interval: formatDuration(corruptEvery) });
-    this.everyAsLeader('corrupt', corruptEvery, 'failed to check hash KV', () => this.corruption.periodicCheck());
-    this.everyAsLeader('compactHash', this.opts.compactHashCheckTimeMs ?? 0, 'failed to check compaction hashes', () => this.corruption.compactHashCheck());
-  }
-
-  /** Runs `check` every `interval` ms (0: never) while this member leads, until it stops; a failed pass is logged. */
-  private everyAsLeader(name: string, interval: number, failure: string, check: () => Promise<unknown>): void {
-    if (interval <= 0) return;
-    const pass = async (): Promise<void> => {
-      if (this.lifecycle.ending) return;
-      if (this.isLeader()) {
-        try {
-          await check();
-        } catch (e) {
-          this.logger.warn(failure, { error: (e as Error).message });
-        }
-      }
-      if (!this.lifecycle.ending) this.checkTimers.set(name, setTimeout(() => void pass(), interval));
-    };
-    this.checkTimers.set(name, setTimeout(() => void pass(), interval));
   }
 
   /** The KV hash at `rev` (0: now) with this member's current revision, as HashKV computes it. */
@@ -341,73 +284,23 @@ export class SvcServer {
   }
 
   // ---------------------------------------------------------------------------------------------- state
-
-  get membership(): Membership {
-    return this.applier.membership;
-  }
-
-  get v2(): V2Store {
-    return this.applier.v2;
-  }
-
-  get alarms(): readonly AlarmEntry[] {
-    return this.applier.alarms;
-  }
-
-  get appliedIndex(): number {
-    return this.applier.appliedIndex;
-  }
-
-  get backend(): Backend {
-    return this.kv.currentBackend();
-  }
-
-  get raft(): RawNode {
-    return this.node.raft;
-  }
-
+  get membership(): Membership { return this.applier.membership; }
+  get v2(): V2Store { return this.applier.v2; }
+  get alarms(): readonly AlarmEntry[] { return this.applier.alarms; }
+  get appliedIndex(): number { return this.applier.appliedIndex; }
+  get backend(): Backend { return this.kv.currentBackend(); }
+  get raft(): RawNode { return this.node.raft; }
   /** The current leader (0n: none). */
-  get lead(): bigint {
-    return this.node.lead;
-  }
-
-  get term(): number {
-    return this.node.term;
-  }
-
-  get role(): StateRole {
-    return this.node.role;
-  }
-
-  get auth(): AuthStore {
-    return this.kv.auth;
-  }
-
-  revision(): number {
-    return this.kv.rev();
-  }
-
-  isLeader(): boolean {
-    return this.node.isLeader();
-  }
-
+  get lead(): bigint { return this.node.lead; }
+  get term(): number { return this.node.term; }
+  get auth(): AuthStore { return this.kv.auth; }
+  revision(): number { return this.kv.rev(); }
+  isLeader(): boolean { return this.node.isLeader(); }
   /** Schedule a pass of the ready loop. */
-  kick(): void {
-    this.node.kick();
-  }
-
-  clusterVersion(): string | undefined {
-    return this.membership.version;
-  }
-
+  kick(): void { this.node.kick(); }
+  clusterVersion(): string | undefined { return this.membership.version; }
   /** The cluster version as /version shows it: "3.4.0", or "not_decided". */
-  clusterVersionFull(): string {
-    return this.membership.version ? `${this.membership.version}.0` : 'not_decided';
-  }
-
-  membersJSON(): object[] {
-    return this.membership.list().map((m) => ({ id: idHex(m.id), name: m.name, peerURLs: m.peerURLs, clientURLs: m.clientURLs, isLearner: m.isLearner }));
-  }
+  clusterVersionFull(): string { return this.membership.version ? `${this.membership.version}.0` : 'not_decided'; }
 
   status(): ServerStatus {
     const st = this.node.raft.status();
@@ -426,139 +319,47 @@ export class SvcServer {
     };
   }
 
-  isLearner(): boolean {
-    return !!this.membership.member(this.memberId)?.isLearner;
-  }
-
+  isLearner(): boolean { return !!this.membership.member(this.memberId)?.isLearner; }
   /** Is a feature of release `minor` on? Only when this member and the cluster version both reach it. */
   capable(minor: string): boolean {
     const cv = this.membership.version;
     return cv !== undefined && compareMinor(cv, minor) >= 0 && compareMinor(this.opts.release.minor, minor) >= 0;
   }
 
-  /** The versions last fetched from the members (for the warnings and /metrics). */
-  memberVersions(): Map<bigint, string | undefined> {
-    return this.versions.memberVersions();
-  }
-
-  isPublished(): boolean {
-    return this.publisher.isPublished();
-  }
-
+  isPublished(): boolean { return this.publisher.isPublished(); }
   /** Resolves once this member is published to the cluster (the reference's ReadyNotify); rejects if it stops first. */
-  readyNotify(): Promise<void> {
-    return this.publisher.readyNotify();
-  }
+  readyNotify(): Promise<void> { return this.publisher.readyNotify(); }
 
   // ---------------------------------------------------------------------------------------------- proposals
-
-  nextRequestId(): bigint {
-    return this.proposer.nextRequestId();
-  }
-
-  requestTimeoutMs(): number {
-    return this.proposer.requestTimeoutMs();
-  }
-
+  nextRequestId(): bigint { return this.proposer.nextRequestId(); }
+  requestTimeoutMs(): number { return this.proposer.requestTimeoutMs(); }
   /** Propose a request and resolve with its apply result. */
-  propose<T>(req: InternalRequest, timeoutMs?: number): Promise<T> {
-    return this.proposer.propose<T>(req, timeoutMs);
-  }
-
+  propose<T>(req: InternalRequest, timeoutMs?: number): Promise<T> { return this.proposer.propose<T>(req, timeoutMs); }
   /** Propose a membership change and resolve with the member list once it applied. */
-  proposeConfChange(type: ConfChangeType, nodeId: bigint, member: Partial<Member>): Promise<Member[]> {
-    return this.proposer.proposeConfChange(type, nodeId, member);
-  }
-
+  proposeConfChange(type: ConfChangeType, nodeId: bigint, member: Partial<Member>): Promise<Member[]> { return this.proposer.proposeConfChange(type, nodeId, member); }
   /** Resolves when a read issued now may be served locally and be linearizable. */
-  linearizableReadNotify(timeoutMs?: number): Promise<void> {
-    return this.proposer.linearizableReadNotify(timeoutMs);
-  }
-
-  checkQuota(extra: number): Promise<void> {
-    return this.quota.checkQuota(extra);
-  }
+  linearizableReadNotify(timeoutMs?: number): Promise<void> { return this.proposer.linearizableReadNotify(timeoutMs); }
+  checkQuota(extra: number): Promise<void> { return this.quota.checkQuota(extra); }
 
   // ---------------------------------------------------------------------------------------------- leases
-
   /** Keep a lease alive: the leader renews it; a follower asks the leader. Resolves with the TTL. */
-  renewLease(id: bigint): Promise<number> {
-    return this.leases.renew(id);
-  }
-
-  leaseTimeToLive(id: bigint, keys: boolean): Promise<LeaseTtl | undefined> {
-    return this.leases.leaseTimeToLive(id, keys);
-  }
-
-  leaseIds(): bigint[] {
-    return this.leases.leaseIds();
-  }
+  renewLease(id: bigint): Promise<number> { return this.leases.renew(id); }
+  leaseTimeToLive(id: bigint, keys: boolean): Promise<LeaseTtl | undefined> { return this.leases.leaseTimeToLive(id, keys); }
+  leaseIds(): bigint[] { return this.leases.leaseIds(); }
 
   // ---------------------------------------------------------------------------------------------- membership
-
-  members(): Member[] {
-    return this.reconfig.members();
-  }
-
-  addMember(peerURLs: string[], isLearner: boolean): Promise<{ member: Member; members: Member[] }> {
-    return this.reconfig.addMember(peerURLs, isLearner);
-  }
-
-  removeMember(id: bigint): Promise<Member[]> {
-    return this.reconfig.removeMember(id);
-  }
-
-  updateMember(id: bigint, peerURLs: string[]): Promise<Member[]> {
-    return this.reconfig.updateMember(id, peerURLs);
-  }
-
-  promoteMember(id: bigint): Promise<Member[]> {
-    return this.reconfig.promoteMember(id);
-  }
-
-  /** A follower's promotion request, sent to the leader's peer URLs; the leader's refusal comes back as it is. */
-  private async promoteOnLeader(id: bigint): Promise<Member[]> {
-    const leader = this.membership.member(this.lead);
-    if (!leader) throw Errors.noLeader();
-    const failures: string[] = [];
-    for (const u of leader.peerURLs) {
-      try {
-        const res = await peerRequest(new URL(`/members/promote/${idHex(id)}`, u).toString(), { method: 'POST', timeoutMs: this.requestTimeoutMs(), tls: this.opts.peerTls });
-        const body = JSON.parse(res.body) as { error?: string; members?: Array<Omit<Member, 'id'> & { id: string }> };
-        if (body.error !== undefined) throw errorWithMessage(body.error);
-        return (body.members ?? []).map((m) => ({ ...m, id: BigInt('0x' + m.id) }));
-      } catch (e) {
-        if (e instanceof ServerError) throw e;
-        failures.push(`${u}: ${(e as Error).message}`);
-      }
-    }
-    throw new ServerError(Code.Unavailable, `etcdserver: cannot reach the leader ${idHex(leader.id)} to promote the learner (${failures.join('; ')}); retry`);
-  }
-
-  /** The leader's side of promoteOnLeader. */
-  private async promoteForPeer(idText: string): Promise<{ status: number; json: object }> {
-    try {
-      const members = await this.reconfig.promoteMember(BigInt('0x' + idText));
-      return { status: 200, json: { members: members.map((m) => ({ ...m, id: idHex(m.id) })) } };
-    } catch (e) {
-      return { status: e instanceof ServerError ? e.httpStatus : 500, json: { error: (e as Error).message } };
-    }
-  }
+  members(): Member[] { return this.reconfig.members(); }
+  addMember(peerURLs: string[], isLearner: boolean): Promise<{ member: Member; members: Member[] }> { return this.reconfig.addMember(peerURLs, isLearner); }
+  removeMember(id: bigint): Promise<Member[]> { return this.reconfig.removeMember(id); }
+  updateMember(id: bigint, peerURLs: string[]): Promise<Member[]> { return this.reconfig.updateMember(id, peerURLs); }
+  promoteMember(id: bigint): Promise<Member[]> { return this.reconfig.promoteMember(id); }
 
   // ---------------------------------------------------------------------------------------------- leadership
-
   /** Move leadership to `to`, waiting until it took over. */
-  moveLeader(to: bigint, timeoutMs?: number): Promise<void> {
-    return this.leadership.moveLeader(to, timeoutMs);
-  }
+  moveLeader(to: bigint, timeoutMs?: number): Promise<void> { return this.leadership.moveLeader(to, timeoutMs); }
 
-  /** The voting member with the longest log (ties: connected longest) to hand leadership to. */
-  pickTransferee(): bigint | undefined {
-    return this.leadership.pickTransferee();
-  }
 
   // ---------------------------------------------------------------------------------------------- stop
-
   /** What to do when the member cannot go on (the CLI exits; an embedding program is told). */
   onFatal(fn: (e: Error) => void): void {
     this.fatalHandler = fn;
@@ -580,7 +381,7 @@ export class SvcServer {
     if (o.transferLeadership !== false) await this.leadership.transferOnStop();
     lc.stopped = true;
     for (const t of this.timers) clearInterval(t);
-    for (const t of this.checkTimers.values()) clearTimeout(t);
+    this.corruption.stopMonitors();
     this.stopCompactor?.();
     await this.node.drained();
     this.proposer.stop();
@@ -590,7 +391,5 @@ export class SvcServer {
     this.kv.close();
   }
 
-  isStopped(): boolean {
-    return this.lifecycle.stopped;
-  }
+  isStopped(): boolean { return this.lifecycle.stopped; }
 }

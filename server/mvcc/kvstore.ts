@@ -6,7 +6,6 @@
 import type { Logger } from '../log/logger.js';
 import { nopLogger } from '../log/logger.js';
 import { duration } from '../log/fields.js';
-import type { Observers } from '../core/interfaces.js';
 import type { Backend, BackendBatchTx } from '../storage/backend.js';
 import { crc32c } from '../storage/crc.js';
 import { errCompacted, errFutureRev, MvccError } from './errors.js';
@@ -119,11 +118,17 @@ export interface HashKvResult {
   hashRev: number;
 }
 
+/** Who hears how a compaction went (the metrics layer installs these): one full batch's pause (ms), then the whole compaction (ms) and the keys it deleted. */
+export interface CompactionObservers {
+  compactionPause?: (ms: number) => void;
+  compactionDone?: (ms: number, keys: number) => void;
+}
+
 export interface MvccStoreOptions {
   logger?: Logger;
   lessor?: LeaseHooks & { setRangeDeleter?(fn: () => WriteTxn): void };
   /** Background compaction: revisions per batch, the pause between batches, and who hears how it went. */
-  compaction?: { batchLimit?: number; sleepMs?: number; observers?: Pick<Observers, 'compactionPause' | 'compactionDone'> };
+  compaction?: { batchLimit?: number; sleepMs?: number; observers?: CompactionObservers };
 }
 
 /** Listener of committed changes (the watchable store). */
@@ -139,7 +144,7 @@ export class MvccStore {
   private listeners: ChangeListener[] = [];
   private readonly logger: Logger;
   private lessor: MvccStoreOptions['lessor'];
-  private readonly compaction: { batchLimit: number; sleepMs: number; observers?: Pick<Observers, 'compactionPause' | 'compactionDone'> };
+  private readonly compaction: { batchLimit: number; sleepMs: number; observers?: CompactionObservers };
   private counters = { put: 0, delete: 0, txn: 0, range: 0 };
   private compactionTail: Promise<void> = Promise.resolve();
   private compactionHashes: CompactionHash[] = [];

@@ -10,3 +10,4 @@ export {
   SERVICES, type Messages, type MessageName, type MethodInfo, type ServiceName, type UnaryMethod, type RequestOf,
   type ResponseOf, type Encodable, type Int64, type EncodableRequestOf, type EncodableResponseOf,
 } from './messages.js';
+export { int64ToNumber, type Given, type Incoming, type Outgoing } from './shapes.js';

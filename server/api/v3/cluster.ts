@@ -5,7 +5,8 @@ import type { Member } from '../../cluster/membership.js';
 import type { MembershipChanges, ReadBarrier } from '../../core/interfaces.js';
 import type { AuthGate } from './auth-gate.js';
 import type { Headers } from './headers.js';
-import type { ClusterService, Outgoing } from './service-methods.js';
+import type { Outgoing } from '../../wire/index.js';
+import type { ClusterService } from './service-methods.js';
 
 export interface ClusterDeps {
   membership: MembershipChanges;

@@ -8,10 +8,9 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { WatchableStore } from '../../mvcc/watchable-store.js';
 import { Errors, ServerError, Code } from '../../core/errors.js';
-import type { ElectionService, LockService, UnaryLookup } from './service-methods.js';
+import type { ElectionService, HandlerOf, LockService, UnaryLookup } from './service-methods.js';
 import type { RequestMeta } from './auth-gate.js';
-import type { HandlerOf, Incoming, Outgoing } from './service-methods.js';
-import { int64ToNumber } from './convert.js';
+import { int64ToNumber, type Incoming, type Outgoing } from '../../wire/index.js';
 import { eventToPb } from './watch.js';
 import { tokenOf, toGrpcError, type StreamHandlers } from '../grpc.js';
 import type { WatchResponse } from '../../mvcc/watchable-store.js';

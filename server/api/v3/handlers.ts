@@ -12,7 +12,8 @@ import { Headers } from './headers.js';
 import { kvService } from './kv.js';
 import { leaseService } from './lease.js';
 import { healthService, maintenanceService } from './maintenance.js';
-import type { AuthService, ClusterService, HandlerOf, HealthService, Incoming, KvService, LeaseService, MaintenanceService, Outgoing, UnaryHandler, UnaryLookup, UnaryName } from './service-methods.js';
+import type { Incoming, Outgoing } from '../../wire/index.js';
+import type { AuthService, ClusterService, HandlerOf, HealthService, KvService, LeaseService, MaintenanceService, UnaryHandler, UnaryLookup, UnaryName } from './service-methods.js';
 
 export type { UnaryHandler } from './service-methods.js';
 

@@ -1,7 +1,7 @@
 // Response headers: every answer carries the cluster and member ids, the raft term and (mostly) a revision.
 import protobuf from 'protobufjs';
 import type { HeaderFacts } from '../../core/interfaces.js';
-import type { Outgoing } from './service-methods.js';
+import type { Outgoing } from '../../wire/index.js';
 
 export class Headers {
   /** The ids as protobuf 64-bit values, made once: a decimal string would be parsed again for every answer. */

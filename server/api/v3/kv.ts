@@ -1,13 +1,14 @@
 // The KV service (etcdserverpb.KV): reads served locally (after a read barrier unless serializable), writes
 // proposed through the log with the caller's user and auth revision (checked again when applied).
 import { Errors, ServerError, Code } from '../../core/errors.js';
-import type { TxnRequest, RequestOp } from '../../core/requests.js';
+import { deleteFromPb, putFromPb, rangeFromPb, txnFromPb, type RequestOp, type TxnRequest } from '../../core/requests.js';
 import type { RangeResult, PutResult, DeleteResult, TxnResult, OpResult } from '../../core/state-machine.js';
 import type { KvReads, Proposals, QuotaGuard, ReadBarrier } from '../../core/interfaces.js';
 import type { AuthGate } from './auth-gate.js';
 import type { Headers } from './headers.js';
-import type { KvService, Outgoing } from './service-methods.js';
-import { deleteFromPb, kvToPb, putFromPb, rangeFromPb, txnFromPb, txnIsReadOnly } from './convert.js';
+import type { Outgoing } from '../../wire/index.js';
+import type { KvService } from './service-methods.js';
+import { kvToPb, txnIsReadOnly } from './convert.js';
 
 export interface KvDeps {
   reads: KvReads;

@@ -3,23 +3,8 @@
 // this shape, so the compiler rejects a missing or misspelled method, a request field read under a wrong name or
 // type, and an answer the encoder would not take; a method added to a .proto (after regenerating messages.ts) does
 // not build until a module implements it. test/unit/wire/wire.test.ts checks the table against the .proto files.
-import {
-  SERVICES, type Encodable, type EncodableResponseOf, type MessageName, type Messages, type RequestOf, type ServiceName,
-  type UnaryMethod,
-} from '../../wire/index.js';
+import { SERVICES, type EncodableResponseOf, type Given, type RequestOf, type ServiceName, type UnaryMethod } from '../../wire/index.js';
 import type { RequestMeta } from './auth-gate.js';
-
-/**
- * A message as a handler is given it: decoded (64-bit integers as decimal strings, bytes as Buffers), but any field
- * may be absent, meaning its zero value: the gRPC server and the gateway pass every field, callers inside the member
- * (the Election/Lock recipes) only those they set.
- */
-export type Given<T> = T extends Uint8Array ? T : T extends ReadonlyArray<infer E> ? Array<Given<E>> : T extends object ? { [K in keyof T]?: Given<T[K]> } : T;
-
-/** A message of this name as a handler is given it. */
-export type Incoming<N extends MessageName> = Given<Messages[N]>;
-/** A message of this name as a handler answers it (what the encoder takes). */
-export type Outgoing<N extends MessageName> = Encodable[N];
 
 /** One unary method of a service, typed from the method table. */
 export type MethodHandler<S extends ServiceName, M extends UnaryMethod<S>> = (req: Given<RequestOf<S, M>>, meta?: RequestMeta) => Promise<EncodableResponseOf<S, M>>;

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
 import type { StreamCore } from '../../core/interfaces.js';
 import type { V3Api } from './handlers.js';
-import type { Incoming, Outgoing } from './service-methods.js';
+import type { Incoming, Outgoing } from '../../wire/index.js';
 import { requestMetaOf, toGrpcError, type StreamHandlers } from '../grpc.js';
 import { Errors } from '../../core/errors.js';
 import { watchHandler } from './watch.js';

@@ -4,7 +4,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { StreamCore } from '../../core/interfaces.js';
 import type { AuthGate } from './auth-gate.js';
 import { kvToPb } from './convert.js';
-import type { Incoming, Outgoing } from './service-methods.js';
+import type { Incoming, Outgoing } from '../../wire/index.js';
 import { requestMetaOf } from '../grpc.js';
 import type { Watcher, WatchResponse } from '../../mvcc/watchable-store.js';
 import type { MvccEvent } from '../../mvcc/event.js';
