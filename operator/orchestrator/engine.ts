@@ -6,12 +6,11 @@
 // (a restarted operator) picks up from the observation and the record; EngineMemory only saves repeated work.
 import type { BackupEntry, BackupKind, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
 import { dueOfStep } from '../backup/schedule.js';
-import { StepPending, canRecover, type Runtime } from '../runtime/runtime.js';
+import { can, StepPending, type Runtime, type StreamTo } from '../runtime/runtime.js';
 import { plan } from '../planner/plan.js';
 import { describeStep, isMutating } from '../planner/steps.js';
 import { noteObserved, noteSteady, observeRecords, recordAfter, recordBefore, type ClusterRecords, type RecordsCapabilities, type RecordsDocument, type StepOutcome } from '../planner/records.js';
 import type { MaintenanceReason, ObservedCluster, RecoveryProgress, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
-import { canHeal } from '../runtime/healing.js';
 import { executeHealing } from './heal.js';
 import type { MemberApi } from './member-api.js';
 import { observe } from './observe.js';
@@ -111,13 +110,18 @@ async function ship(runtime: Runtime, client: MemberApi, url: string, taken: Sna
   await runtime.shipBackup(taken, kind, kv);
 }
 
+/** True when the runtime left a snapshot to the engine. */
+function streamed<T extends object>(taken: T | StreamTo): taken is StreamTo {
+  return 'streamTo' in taken;
+}
+
 /** What the runtime can do that the records are read for. */
 function capabilities(runtime: Runtime): RecordsCapabilities {
   return {
-    backups: typeof runtime.takeBackup === 'function' || typeof runtime.backupLocation === 'function',
-    drills: typeof runtime.verifyBackup === 'function',
-    heals: canHeal(runtime),
-    recovers: canRecover(runtime),
+    backups: can(runtime, 'backups'),
+    drills: can(runtime, 'drills'),
+    heals: can(runtime, 'healing'),
+    recovers: can(runtime, 'recovery'),
   };
 }
 
@@ -133,9 +137,9 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   const doc = await runtime.records.load();
   // suspended: not even the runtime's own objects are brought in line (that is a mutation too)
   if (doc.requests.suspended !== true) await runtime.prepare?.();
-  const can = capabilities(runtime);
+  const caps = capabilities(runtime);
   const { cluster: observed, urls } = await observe(runtime, client, hooks.clock);
-  observeRecords(observed, doc, can);
+  observeRecords(observed, doc, caps);
   // The write rate over the time since the last pass (the reading inside one observation spans milliseconds).
   const c = observed.catchUp;
   const last = memory.leaderIndex;
@@ -144,8 +148,8 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   }
   memory.leaderIndex = c ? { index: c.leaderIndex, at: observed.now } : undefined;
   // what the observation shows is recorded with the step's own record (one write), or alone when nothing acts
-  let records = noteObserved(doc.records, observed, can);
-  observeRecords(observed, { ...doc, records }, can);
+  let records = noteObserved(doc.records, observed, caps);
+  observeRecords(observed, { ...doc, records }, caps);
   let step = plan(spec, observed, records.progress);
   // A MoveLeader just sent: until the old leader says it is a follower, the same move is not sent again.
   const move = memory.leaderMove;
@@ -167,7 +171,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   const n = memory.pending?.line === line ? memory.pending.n : (memory.counts.get(step.kind) ?? 0) + 1;
   memory.counts.set(step.kind, n);
   memory.pending = undefined;
-  await write(runtime, doc, recordBefore(records, step, observed, spec, can));
+  await write(runtime, doc, recordBefore(records, step, observed, spec, caps));
   if (doc.records.replacements) observed.replacements = doc.records.replacements;
   const progress = doc.records.progress;
   const crash = hooks.crash;
@@ -187,17 +191,21 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
           : await client.snapshot(urls.get(step.member)!, step.member, runtime.snapshotLocation(step.from, step.to, step.member));
         if (!runtime.takeSnapshot) await ship(runtime, client, urls.get(step.member)!, snapshot, 'pre-upgrade');
         break;
-      case 'backup':
+      case 'backup': {
         // named by the slot or token it answers: looked at again (StepPending), or taken again after a crash
         // before it was recorded (the planner still finds it due)
-        backup = runtime.takeBackup
-          ? await runtime.takeBackup(step)
-          : { ...(await client.snapshot(urls.get(step.member)!, step.member, runtime.backupLocation!(step))), kind: dueOfStep(step).kind };
-        if (!runtime.takeBackup) await ship(runtime, client, urls.get(step.member)!, backup, backup.kind);
+        if (!can(runtime, 'backups')) throw new Error(`the ${runtime.kind} runtime takes no backups`);
+        const taken = await runtime.takeBackup(step);
+        if (!streamed(taken)) backup = taken;
+        else {
+          backup = { ...(await client.snapshot(urls.get(step.member)!, step.member, taken.streamTo)), kind: dueOfStep(step).kind };
+          await ship(runtime, client, urls.get(step.member)!, backup, backup.kind);
+        }
         break;
+      }
       case 'verifyBackup':
         // reads a backup only; named by the slot or request it answers, so run again after a crash before it was recorded
-        if (!runtime.verifyBackup) throw new Error(`the ${runtime.kind} runtime cannot run restore drills`);
+        if (!can(runtime, 'drills')) throw new Error(`the ${runtime.kind} runtime cannot run restore drills`);
         verified = await runtime.verifyBackup(step);
         break;
       case 'moveLeader': {
@@ -220,14 +228,16 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
       case 'promoteMember':
         await executeHealing(runtime, client, step, urls, observed);
         break;
-      case 'recoverSnapshot':
+      case 'recoverSnapshot': {
         // named by the request: taken again after a crash before it was recorded (the planner asks again)
-        snapshot = runtime.takeRecoverySnapshot
-          ? await runtime.takeRecoverySnapshot(step)
-          : await client.snapshot(urls.get(step.member)!, step.member, runtime.recoverySnapshotLocation!(step));
+        if (!can(runtime, 'recovery')) throw new Error(`the ${runtime.kind} runtime cannot recover a cluster`);
+        const taken = await runtime.takeRecoverySnapshot(step);
+        snapshot = streamed(taken) ? await client.snapshot(urls.get(step.member)!, step.member, taken.streamTo) : taken;
         break;
+      }
       case 'forceNewCluster':
-        await runtime.forceNewCluster!(step.member, step.lost);
+        if (!can(runtime, 'recovery')) throw new Error(`the ${runtime.kind} runtime cannot recover a cluster`);
+        await runtime.forceNewCluster(step.member, step.lost);
         break;
       case 'endForceNewCluster':
         // a plain restart: the runtime starts a member with --force-new-cluster only from forceNewCluster
@@ -239,11 +249,11 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
         await client.disarmAlarm(urls.get(step.member)!, step.memberId, step.alarm);
         break;
       case 'hibernate':
-        if (!runtime.hibernate) throw new Error(`the ${runtime.kind} runtime cannot hibernate`);
+        if (!can(runtime, 'hibernation')) throw new Error(`the ${runtime.kind} runtime cannot hibernate`);
         await runtime.hibernate(step.members);
         break;
       case 'wake':
-        if (!runtime.wake) throw new Error(`the ${runtime.kind} runtime cannot wake members`);
+        if (!can(runtime, 'hibernation')) throw new Error(`the ${runtime.kind} runtime cannot wake members`);
         await runtime.wake();
         break;
       case 'compact':
@@ -266,7 +276,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
         break;
       }
       case 'expandVolumes':
-        if (!runtime.expandVolumes) throw new Error(`the ${runtime.kind} runtime has no volumes to grow`);
+        if (!can(runtime, 'volumes')) throw new Error(`the ${runtime.kind} runtime has no volumes to grow`);
         await runtime.expandVolumes(step.size, step.members);
         break;
       case 'complete':
@@ -294,7 +304,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   const before = doc.records;
   await write(runtime, doc, recordAfter(before, step, outcome, spec, doc.cluster));
   if (snapshot && step.kind === 'snapshot') await runtime.pruneSnapshots(spec.backup?.keep ?? 3);
-  if (backup && runtime.backupRecorded) {
+  if (backup && can(runtime, 'backups') && runtime.backupRecorded) {
     const kept = new Set((doc.records.backups?.items ?? []).map((i) => i.location));
     await runtime.backupRecorded([...(before.backups?.items ?? []), backup].filter((i) => !kept.has(i.location)));
   }

@@ -3,9 +3,7 @@
 // while it is not yet done (the old ID listed: MemberRemove; no successor listed: a fresh data dir and MemberAdd as a
 // learner; then the start, which is idempotent). A successor once listed is never wiped again.
 import type { MemberApi as MemberClient } from './member-api.js';
-import { RuntimeError, type Runtime } from '../runtime/runtime.js';
-import { canScale } from '../runtime/scaling.js';
-import { canHeal } from '../runtime/healing.js';
+import { can, RuntimeError, type Runtime } from '../runtime/runtime.js';
 import type { ObservedCluster, Step } from '../planner/types.js';
 import { leaderURL } from './scale.js';
 
@@ -18,7 +16,7 @@ export async function executeHealing(rt: Runtime, client: MemberClient, step: He
     await client.memberPromote(url, step.id);
     return;
   }
-  if (!canScale(rt) || !canHeal(rt)) throw new RuntimeError('UNSUPPORTED', `the ${rt.kind} runtime cannot replace members`);
+  if (!can(rt, 'scaling') || !can(rt, 'healing')) throw new RuntimeError('UNSUPPORTED', `the ${rt.kind} runtime cannot replace members`);
   const peer = await rt.peerURL(step.member);
   let list = await client.memberList(url);
   if (list.some((m) => m.id === step.id)) {

@@ -1,8 +1,7 @@
 // One observation of a cluster: the runtime's view of its members plus what each member answers
 // (/version, /health, /metrics, Maintenance.Status), taken in parallel with per-call timeouts.
 import type { MemberApi as MemberClient } from './member-api.js';
-import type { Runtime, RuntimeMember } from '../runtime/runtime.js';
-import { canScale } from '../runtime/scaling.js';
+import { can, type Runtime, type RuntimeMember } from '../runtime/runtime.js';
 import type { ClusterMember, CorruptionObservation, ObservedCluster, ObservedMember } from '../planner/types.js';
 
 /** An observation plus the client URL of each member (the planner needs names only; executing needs URLs). */
@@ -92,12 +91,12 @@ export async function observe(runtime: Runtime, client: MemberClient, clock: () 
   }
   const list = clusterMembers ? { clusterMembers, clusterMembersByLeader: byLeader } : {};
   const revision = await runtime.targetRevision?.();
-  const volume = await runtime.volumes?.();
+  const volume = can(runtime, 'volumes') ? await runtime.volumes() : undefined;
   // a raised alarm makes every member's /health fail: a cluster with a healthy member has none to read
   const alarms = leader && client.alarms && !members.some((m) => m.healthy) ? await client.alarms(urls.get(leader.name)!).catch(() => undefined) : undefined;
   const corruption = leader && alarms ? await observeCorruption(client, members, urls, alarms) : undefined;
   const noSpace = !corruption ? await observeNoSpace(client, members, urls, alarms) : undefined;
-  return { cluster: { now: clock(), members, authEnabled, v2DataBytes, ...list, ...(revision ? { revision } : {}), ...(catchUp ? { catchUp } : {}), ...(corruption ? { corruption } : {}), ...(noSpace ? { noSpace } : {}), ...(volume ? { volume } : {}) }, urls };
+  return { cluster: { now: clock(), capabilities: runtime.capabilities, members, authEnabled, v2DataBytes, ...list, ...(revision ? { revision } : {}), ...(catchUp ? { catchUp } : {}), ...(corruption ? { corruption } : {}), ...(noSpace ? { noSpace } : {}), ...(volume ? { volume } : {}) }, urls };
 }
 
 /**
@@ -156,7 +155,7 @@ async function observeCorruption(client: MemberClient, members: ObservedMember[]
 
 /** A member list, each entry tied to a runtime member (by name, else by peer URL); undefined when unreadable or the runtime cannot scale. */
 async function memberList(runtime: Runtime, client: MemberClient, url: string, linearizable: boolean): Promise<ClusterMember[] | undefined> {
-  if (!canScale(runtime)) return undefined;
+  if (!can(runtime, 'scaling')) return undefined;
   try {
     const list = await client.memberList(url, linearizable);
     return list.map((m) => {

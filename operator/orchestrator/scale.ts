@@ -2,8 +2,7 @@
 // membership change goes through the leader; the member list is read once more right before it, so a step
 // planned on an older observation never adds or removes a member twice.
 import type { MemberApi as MemberClient } from './member-api.js';
-import { RuntimeError, type Runtime } from '../runtime/runtime.js';
-import { canScale } from '../runtime/scaling.js';
+import { can, RuntimeError, type Runtime } from '../runtime/runtime.js';
 import type { ScalingStep } from '../planner/steps.js';
 import type { ObservedCluster } from '../planner/types.js';
 
@@ -16,7 +15,7 @@ export function leaderURL(o: ObservedCluster, urls: Map<string, string>, what: s
 
 /** Carries out one scaling step. */
 export async function executeScaling(rt: Runtime, client: MemberClient, step: ScalingStep, urls: Map<string, string>, o: ObservedCluster): Promise<void> {
-  if (!canScale(rt)) throw new RuntimeError('UNSUPPORTED', `the ${rt.kind} runtime cannot add or remove members`);
+  if (!can(rt, 'scaling')) throw new RuntimeError('UNSUPPORTED', `the ${rt.kind} runtime cannot add or remove members`);
   switch (step.kind) {
     case 'addMember': {
       const url = leaderURL(o, urls, `add ${step.member}`);

@@ -49,7 +49,7 @@ import { catchUpSlack } from './catch-up.js';
 import { continueHealing, corruptionStep, replacementStep } from './healing.js';
 import { resumeScaling, scaleAfterUpgrade, scaleStep } from './scaling.js';
 import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevision, UpgradeProgress } from './types.js';
-import { describeStep, isMutating } from './steps.js';
+import { describeStep, isMutating, lacking } from './steps.js';
 import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
 import { dueBackup } from '../backup/schedule.js';
 import { dueVerify, newestBackup } from '../backup/verify.js';
@@ -122,6 +122,11 @@ export function validateTarget(spec: SvcClusterSpec, o: ObservedCluster): Step |
  */
 export function plan(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
   const step = planUnsuspended(spec, o, progress);
+  // the step table says what each step needs: one the runtime cannot take is never planned
+  const missing = lacking(step, o.capabilities);
+  if (missing.length > 0) {
+    return { kind: 'blocked', code: 'UnsupportedByRuntime', condition: 'RuntimeUnsupported', reason: `the next step (${describeStep(step)}) needs what this runtime cannot do (${missing.join(', ')}); nothing was changed: run the cluster where it can (svc-operator local or the Kubernetes operator)` };
+  }
   return o.suspended && isMutating(step) ? suspendedWait(step) : step;
 }
 

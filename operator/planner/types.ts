@@ -124,11 +124,11 @@ export interface ObservedCluster {
    * across the observation (entries per second).
    */
   catchUp?: { leaderIndex: number; ratePerSecond: number };
-  /** Scheduled and on-demand backups, when the runtime takes them (runtime.loadBackups). */
+  /** Scheduled and on-demand backups, when the runtime takes them (the record document). */
   backups?: BackupObservation;
   /** The record of member replacements, when the runtime keeps one (it can replace members). */
   replacements?: ReplacementRecord;
-  /** A quorum-loss recovery asked for or under way, when the runtime can recover (runtime.loadRecovery). */
+  /** A quorum-loss recovery asked for or under way, when the runtime can recover (the record document). */
   recovery?: RecoveryObservation;
   /** The CORRUPT alarm is raised: the members' KV hashes compared (observe.ts), undefined when it is not. */
   corruption?: CorruptionObservation;
@@ -140,8 +140,10 @@ export interface ObservedCluster {
   volume?: VolumeObservation;
   /** Member IDs (decimal) with the NOSPACE alarm raised (health is then read without it); undefined: none raised. */
   noSpace?: string[];
-  /** Compaction and defragmentation: requests and the record, when the runtime keeps one (runtime.loadMaintenance). */
+  /** Compaction and defragmentation: requests and the record (the record document). */
   maintenance?: MaintenanceObservation;
+  /** What the runtime can do; undefined: everything (the planner's own tests). */
+  capabilities?: readonly Capability[];
 }
 
 /** The members' volumes as they are (Kubernetes: the StatefulSet's claim template and each member's claim). */
@@ -348,10 +350,17 @@ export type BlockedCode =
   | 'UnsupportedVersion'
   | 'NoSpaceNotRelieved'
   | 'VolumeExpansionNotAllowed'
-  | 'VolumeShrinkRefused';
+  | 'VolumeShrinkRefused'
+  | 'UnsupportedByRuntime';
 
 /** The condition a blocked step sets: UpgradeBlocked for a refused or stuck upgrade, MemberFailed outside an upgrade. */
-export type BlockedCondition = 'UpgradeBlocked' | 'MemberFailed' | 'NoSpace' | 'VolumeExpansion';
+export type BlockedCondition = 'UpgradeBlocked' | 'MemberFailed' | 'NoSpace' | 'VolumeExpansion' | 'RuntimeUnsupported';
+
+/**
+ * What a runtime can do beyond running members (runtime/runtime.ts has the interface of each): the step table says
+ * which a step needs (steps.ts `needs`), so the planner never plans a step the runtime cannot take.
+ */
+export type Capability = 'scaling' | 'healing' | 'recovery' | 'backups' | 'drills' | 'hibernation' | 'volumes';
 
 /**
  * The next thing to do. What each kind is (touches the cluster or not, its lines and reasons) is its row in

@@ -41,9 +41,3 @@ export interface HealingRuntime {
    */
   startReplacement(name: string, join: string[]): Promise<void>;
 }
-
-/** True when the runtime can replace members. */
-export function canHeal<T extends object>(rt: T): rt is T & HealingRuntime {
-  const r = rt as Partial<HealingRuntime>;
-  return typeof r.resetMember === 'function' && typeof r.startReplacement === 'function';
-}

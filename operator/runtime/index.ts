@@ -1,4 +1,4 @@
-// The runtime seam: one interface, implemented by runtime/local (and later runtime/kubernetes).
-export { RuntimeError, StepPending, type Runtime, type RuntimeMember } from './runtime.js';
-export { canScale, type ScalingRuntime } from './scaling.js';
-export { canHeal, type HealingRuntime } from './healing.js';
+// The runtime seam: one interface and its capabilities, implemented by runtime/local and runtime/kubernetes.
+export { can, RuntimeError, StepPending, type Runtime, type RuntimeMember, type RuntimeWith } from './runtime.js';
+export type { ScalingRuntime } from './scaling.js';
+export type { HealingRuntime } from './healing.js';

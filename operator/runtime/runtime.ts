@@ -2,7 +2,9 @@
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
 import type { BackupEntry, BackupKind, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
 import type { ClusterRecords, RecordsDocument } from '../planner/records.js';
-import type { MemberLoss, VolumeObservation, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
+import type { Capability, MemberLoss, VolumeObservation, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
+import type { HealingRuntime } from './healing.js';
+import type { ScalingRuntime } from './scaling.js';
 
 /** A member as the runtime knows it (no network calls: those are the member client's job). */
 export interface RuntimeMember {
@@ -85,6 +87,8 @@ export interface Runtime {
   readonly kind: string;
   /** The record document. */
   readonly records: RecordStore;
+  /** What it can do beyond running members; each has its interface (CapabilityOf), which the class implements. */
+  readonly capabilities: readonly Capability[];
   /** The members, in name order; empty when the cluster does not exist. */
   members(): Promise<RuntimeMember[]>;
   /** Creates every member of a new cluster running spec.version. */
@@ -101,7 +105,7 @@ export interface Runtime {
   /** Estimated v2 data size (from the newest snapshot file of a member), when the runtime can tell. */
   v2DataBytes(member: string): Promise<number | undefined>;
 
-  // Optional capabilities; the engine uses them when a runtime has them.
+  // Optional parts of running members; the engine uses them when a runtime has them.
   /** What members should run with now; with it, members whose revisions differ are rolled (one at a time). */
   targetRevision?(): Promise<TargetRevision | undefined>;
   /** Brings the runtime's own objects in line with the spec before each observation (Kubernetes: the owned objects). */
@@ -112,57 +116,98 @@ export interface Runtime {
    */
   takeSnapshot?(step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress): Promise<SnapshotRecord>;
   /**
-   * Called once a backup was recorded, with the entries retention (spec.backup.keep) dropped from the record: local
-   * removes their files (Kubernetes: the Job pruned the claim).
-   */
-  backupRecorded?(dropped: BackupEntry[]): Promise<void>;
-  /** Takes a backup itself (Kubernetes: a Job; StepPending while it runs); without it the engine streams the leader's snapshot to backupLocation(). */
-  takeBackup?(step: BackupStep): Promise<BackupEntry>;
-  /** Where the engine writes a backup it streams (without takeBackup). With one of the two, backups are planned. */
-  backupLocation?(step: BackupStep): string;
-  /**
-   * Runs the restore drill of `step.backup` (backup/drill.ts; Kubernetes: a Job, StepPending while it runs) and
-   * returns its outcome: a failed drill is an outcome, not an error. With it, drills are planned.
-   */
-  verifyBackup?(step: VerifyStep): Promise<VerifiedStatus>;
-  /**
    * Copies a backup or pre-upgrade snapshot the engine just took (a file at `taken.location`) to every object-store
    * destination of the spec, each with its manifest (`kv`: the leader's HashKV at the snapshot's revision), then
    * applies retention there. Throws (a DestinationError naming the destination and the cause) when one fails: the
    * step fails and is tried again, and a failing pre-upgrade snapshot keeps the upgrade from starting.
    */
   shipBackup?(taken: SnapshotRecord, kind: BackupKind, kv?: { hash: number; compactRevision: number }): Promise<void>;
-  /** Stops `members` gracefully, keeping their data (the hibernation is recorded first). Idempotent. */
-  hibernate?(members: string[]): Promise<void>;
-  /** Starts every hibernated member on its kept data (the record is cleared after). Idempotent. */
-  wake?(): Promise<void>;
   /**
    * Takes a member out of (`serving` false) or back into the client Service's endpoints around its
    * defragmentation (Kubernetes: a pod label the Service selects on); a runtime without a Service has none.
    */
   setServing?(member: string, serving: boolean): Promise<void>;
-  /** The members' volumes (Kubernetes); without it spec.storage.size reaches members through the quota only. */
-  volumes?(): Promise<VolumeObservation | undefined>;
-  /**
-   * Grows every member's volume to `size`: the claims of `members` expanded in place, then what makes new claims
-   * (the StatefulSet, recreated with its pods orphaned). Idempotent: a claim already that large is left alone.
-   */
-  expandVolumes?(size: string, members: string[]): Promise<void>;
+}
 
-  // Quorum-loss recovery (planner/recovery.ts): a runtime with forceNewCluster and a way to take the snapshot can recover.
-  /** Where the engine streams the survivor's snapshot (named by the request: taken again after a crash, it replaces its file). */
-  recoverySnapshotLocation?(step: RecoverSnapshotStep): string;
-  /** Takes the survivor's snapshot itself (Kubernetes: a Job onto the backup claim; StepPending while it runs). */
-  takeRecoverySnapshot?(step: RecoverSnapshotStep): Promise<SnapshotRecord>;
+/** A snapshot the runtime leaves to the engine: it streams the leader's snapshot to this file. */
+export interface StreamTo {
+  streamTo: string;
+}
+
+/** Scheduled and on-demand backups (the `backup` step). */
+export interface BackupsCapability {
+  /** Takes the backup (Kubernetes: a Job, StepPending while it runs), or names the file the engine streams it to. */
+  takeBackup(step: BackupStep): Promise<BackupEntry | StreamTo>;
+  /**
+   * Called once a backup was recorded, with the entries retention (spec.backup.keep) dropped from the record: local
+   * removes their files (Kubernetes: the Job pruned the claim).
+   */
+  backupRecorded?(dropped: BackupEntry[]): Promise<void>;
+}
+
+/** Restore drills (the `verifyBackup` step). */
+export interface DrillsCapability {
+  /**
+   * Runs the restore drill of `step.backup` (backup/drill.ts; Kubernetes: a Job, StepPending while it runs) and
+   * returns its outcome: a failed drill is an outcome, not an error.
+   */
+  verifyBackup(step: VerifyStep): Promise<VerifiedStatus>;
+}
+
+/** Quorum-loss recovery (planner/recovery.ts). */
+export interface RecoveryCapability {
+  /**
+   * Takes the survivor's snapshot (Kubernetes: a Job onto the backup claim; StepPending while it runs), or names the
+   * file the engine streams it to (named by the request: taken again after a crash, it replaces its file).
+   */
+  takeRecoverySnapshot(step: RecoverSnapshotStep): Promise<SnapshotRecord | StreamTo>;
   /**
    * Stops the members `lost` and drops their data (they join again later, empty, under the same names and URLs),
    * then restarts `survivor` in place with --force-new-cluster (once: its next restart is without the flag).
    * Idempotent: a survivor already running with the flag is left running.
    */
-  forceNewCluster?(survivor: string, lost: string[]): Promise<void>;
+  forceNewCluster(survivor: string, lost: string[]): Promise<void>;
 }
 
-/** True when the runtime can carry out a quorum-loss recovery. */
-export function canRecover(rt: Runtime): boolean {
-  return typeof rt.forceNewCluster === 'function' && (typeof rt.recoverySnapshotLocation === 'function' || typeof rt.takeRecoverySnapshot === 'function');
+/** Hibernation (spec.replicas 0). */
+export interface HibernationCapability {
+  /** Stops `members` gracefully, keeping their data (the hibernation is recorded first). Idempotent. */
+  hibernate(members: string[]): Promise<void>;
+  /** Starts every hibernated member on its kept data (the record is cleared after). Idempotent. */
+  wake(): Promise<void>;
+}
+
+/** Members' volumes (Kubernetes); without it spec.storage.size reaches members through the quota only. */
+export interface VolumesCapability {
+  /** The members' volumes as they are. */
+  volumes(): Promise<VolumeObservation | undefined>;
+  /**
+   * Grows every member's volume to `size`: the claims of `members` expanded in place, then what makes new claims
+   * (the StatefulSet, recreated with its pods orphaned). Idempotent: a claim already that large is left alone.
+   */
+  expandVolumes(size: string, members: string[]): Promise<void>;
+}
+
+/** The interface of each capability. */
+export interface CapabilityOf {
+  scaling: ScalingRuntime;
+  healing: HealingRuntime;
+  recovery: RecoveryCapability;
+  backups: BackupsCapability;
+  drills: DrillsCapability;
+  hibernation: HibernationCapability;
+  volumes: VolumesCapability;
+}
+
+type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
+
+/**
+ * A runtime with capabilities `C`: a class that says it has one (its `capabilities`) implements its interface, or it
+ * does not compile (test/unit/operator/capability-type.test.ts).
+ */
+export type RuntimeWith<C extends Capability> = Runtime & { readonly capabilities: readonly C[] } & Intersection<CapabilityOf[C]>;
+
+/** True when `rt` has capability `c` (and so its interface). */
+export function can<C extends Capability>(rt: Runtime, c: C): rt is RuntimeWith<C> {
+  return rt.capabilities.includes(c);
 }

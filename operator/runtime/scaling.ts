@@ -15,9 +15,3 @@ export interface ScalingRuntime {
   /** Stops member `name` (the highest ordinal, already out of the cluster) and deletes its data. Idempotent. */
   retireMember(name: string): Promise<void>;
 }
-
-/** True when the runtime can scale. */
-export function canScale<T extends object>(rt: T): rt is T & ScalingRuntime {
-  const r = rt as Partial<ScalingRuntime>;
-  return typeof r.peerURL === 'function' && typeof r.memberOfPeerURL === 'function' && typeof r.startMember === 'function' && typeof r.retireMember === 'function';
-}

@@ -6,7 +6,7 @@
 // fallback of a runtime built without Jobs (tests that drive the runtime directly).
 import { join } from 'node:path';
 import type { V1PersistentVolumeClaim, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { RuntimeError, StepPending, type BackupStep, type RecordStore, type RecoverSnapshotStep, type Runtime, type RuntimeMember, type VerifyStep } from '../runtime.js';
+import { RuntimeError, StepPending, type BackupStep, type RecordStore, type RecoverSnapshotStep, type RuntimeMember, type RuntimeWith, type VerifyStep } from '../runtime.js';
 import type { BackupEntry, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../../api/types.js';
 import { combineDrills, judgeDrill, noBackupToVerify, pointEntry, type DrillMeasure } from '../../backup/verify.js';
 import { DestinationError, s3Destinations } from '../../backup/destinations/index.js';
@@ -24,8 +24,7 @@ import type { KubeApi } from './kube-api.js';
 import type { MemberClient } from '../../members/index.js';
 import { dataClaimName, memberOfPeerURLIn, peerURLOf, retireHighestMember, startJoiningMember, type ScalingHost } from './kube-scaling.js';
 import { JobFailure, type ClusterJobs } from './backup-job.js';
-import type { ScalingRuntime } from '../scaling.js';
-import { lossInLine, wayOutOfLine, type HealingRuntime } from '../healing.js';
+import { lossInLine, wayOutOfLine } from '../healing.js';
 
 /** A desired state and the inputs it was built from (JSON of the cluster, release and observation). */
 export interface DesiredBuild {
@@ -114,8 +113,12 @@ export function podImage(pod: V1Pod): string | undefined {
 }
 
 /** Runtime of one SvcCluster on Kubernetes. */
-export class KubeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
+/** What the Kubernetes runtime can do (each capability's interface is implemented below, or this does not compile). */
+const KUBE_CAPABILITIES = ['scaling', 'healing', 'recovery', 'backups', 'drills', 'hibernation', 'volumes'] as const;
+
+export class KubeRuntime implements RuntimeWith<(typeof KUBE_CAPABILITIES)[number]> {
   readonly kind = 'kubernetes';
+  readonly capabilities = KUBE_CAPABILITIES;
   readonly records: RecordStore;
   /** The desired state applied last in this pass (built once; a step that moves the template builds the next). */
   private desired: DesiredState | undefined;

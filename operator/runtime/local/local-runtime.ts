@@ -27,9 +27,8 @@ import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
 import type { MaintenanceRequest, MemberLoss, TargetRevision } from '../../planner/types.js';
 import type { ClusterRecords, ClusterRequests, RecordsDocument } from '../../planner/records.js';
 import { ordinalOf } from '../../planner/scaling.js';
-import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, type RuntimeMember, type VerifyStep } from '../runtime.js';
-import type { ScalingRuntime } from '../scaling.js';
-import { lossInLine, wayOutOfLine, type HealingRuntime } from '../healing.js';
+import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type RuntimeMember, type RuntimeWith, type StreamTo, type VerifyStep } from '../runtime.js';
+import { lossInLine, wayOutOfLine } from '../healing.js';
 import { freePorts } from './ports.js';
 import { readState, stateFile, writeState, type LocalMemberState, type LocalState } from './state.js';
 import type { AgentStatus } from '../backup-agent.js';
@@ -141,8 +140,12 @@ function hasData(dataDir: string): boolean {
 const exits = new Map<number, string>();
 
 /** The local runtime. */
-export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
+/** What the local runtime can do (each capability's interface is implemented below, or this does not compile). */
+const LOCAL_CAPABILITIES = ['scaling', 'healing', 'recovery', 'backups', 'drills', 'hibernation'] as const;
+
+export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[number]> {
   readonly kind = 'local';
+  readonly capabilities = LOCAL_CAPABILITIES;
   readonly stateDir: string;
   private readonly name?: string;
   private readonly svcEntry: string;
@@ -554,6 +557,11 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   }
 
   /** Where the survivor's snapshot goes: recovery/<member>-recover-<request>.db (kept by `local delete`). */
+  /** The engine streams the survivor's snapshot to recovery/<member>-recover-<request>.db. */
+  async takeRecoverySnapshot(step: RecoverSnapshotStep): Promise<StreamTo> {
+    return { streamTo: this.recoverySnapshotLocation(step) };
+  }
+
   recoverySnapshotLocation(step: RecoverSnapshotStep): string {
     const dir = join(this.stateDir, 'recovery');
     mkdirSync(dir, { recursive: true });
@@ -628,6 +636,11 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   /** Where scheduled and on-demand backups go. */
   backupDir(): string {
     return join(this.stateDir, 'backups');
+  }
+
+  /** The engine streams the leader's snapshot to backups/ (backupLocation). */
+  async takeBackup(step: BackupStep): Promise<StreamTo> {
+    return { streamTo: this.backupLocation(step) };
   }
 
   backupLocation(step: BackupStep): string {

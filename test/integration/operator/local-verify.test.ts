@@ -22,8 +22,8 @@ describe('operator local runtime: restore drills (spec.backup.verify, local veri
   const manifest = (verify: string) => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', 'metadata: {name: drill}', 'spec:', '  version: 3.5.21', '  replicas: 1', `  backup: {verify: {schedule: "${verify}"}}`, ''].join('\n');
   const backups = (): BackupsStatus => rt.state()!.records.backups!;
   const editNewest = (f: (b: BackupEntry) => void) => {
-    const s = JSON.parse(readFileSync(stateFile(stateDir), 'utf8')) as { backups: BackupsStatus };
-    f(s.backups.items!.at(-1)!);
+    const s = JSON.parse(readFileSync(stateFile(stateDir), 'utf8')) as { records: { backups: BackupsStatus } };
+    f(s.records.backups.items!.at(-1)!);
     writeFileSync(stateFile(stateDir), JSON.stringify(s));
   };
 

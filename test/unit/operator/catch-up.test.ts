@@ -82,6 +82,7 @@ describe('operator catch-up gate', () => {
       };
       const runtime: Runtime = {
         kind: 'fake',
+        capabilities: [],
         members: async (): Promise<RuntimeMember[]> => ['m0', 'm1', 'm2'].map((n) => ({ name: n, clientURL: `fake://${n}`, configuredVersion: V, running: true })),
         createCluster: async () => undefined,
         restartMember: async () => undefined,

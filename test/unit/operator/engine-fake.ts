@@ -1,6 +1,6 @@
 // A fake runtime and member client over the simulated cluster of scale-sim.ts, for driving the one engine
 // (operator/orchestrator/engine.ts) without processes. Two shapes, as the real runtimes differ:
-// - "local": the engine streams snapshots and backups itself (backupLocation(): a file named by the slot or token).
+// - "local": the engine streams snapshots and backups itself (takeBackup names a file by the slot or token).
 // - "kubernetes": prepare(), takeSnapshot() and takeBackup() through a Job that runs for a few looks (StepPending
 //   meanwhile), as the Kubernetes runtime has them.
 // Both keep the record document (runtime.records) in the world, each record's writes counted.
@@ -10,10 +10,8 @@ import { dueOfStep } from '../../../operator/backup/schedule.js';
 import type { ClusterRecords, RecordsDocument } from '../../../operator/planner/records.js';
 import type { ClusterMemberInfo, MemberStatusInfo, VersionInfo } from '../../../operator/members/index.js';
 import type { MemberApi } from '../../../operator/orchestrator/member-api.js';
-import { RuntimeError, StepPending, type BackupStep, type RecordStore, type RecoverSnapshotStep, type Runtime, type RuntimeMember } from '../../../operator/runtime/runtime.js';
-import type { ScalingRuntime } from '../../../operator/runtime/scaling.js';
+import { RuntimeError, StepPending, type BackupStep, type RecordStore, type RecoverSnapshotStep, type RuntimeMember, type RuntimeWith, type StreamTo } from '../../../operator/runtime/runtime.js';
 import type { MaintenanceRequest, RecoveryProgress, Step, TargetRevision, UpgradeProgress } from '../../../operator/planner/types.js';
-import type { HealingRuntime } from '../../../operator/runtime/healing.js';
 import { ScaleSim } from './scale-sim.js';
 
 export type Mode = 'local' | 'kubernetes';
@@ -230,12 +228,15 @@ export class FakeClient implements MemberApi {
 }
 
 /** The runtime over the world. */
-export class FakeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
+const FAKE_CAPABILITIES = ['scaling', 'healing', 'recovery', 'backups'] as const;
+
+export class FakeRuntime implements RuntimeWith<(typeof FAKE_CAPABILITIES)[number]> {
+  readonly capabilities = FAKE_CAPABILITIES;
   prepare?: () => Promise<void>;
-  takeBackup?: (step: BackupStep) => Promise<BackupEntry>;
+  /** Local shape: the engine streams backups and the survivor's snapshot to a file; Kubernetes: a Job. */
+  takeBackup: (step: BackupStep) => Promise<BackupEntry | StreamTo> = async (step) => ({ streamTo: this.backupLocation(step) });
   takeSnapshot?: (step: Extract<Step, { kind: 'snapshot' }>, progress: UpgradeProgress) => Promise<SnapshotRecord>;
-  takeRecoverySnapshot?: (step: RecoverSnapshotStep) => Promise<SnapshotRecord>;
-  recoverySnapshotLocation?: (step: RecoverSnapshotStep) => string;
+  takeRecoverySnapshot: (step: RecoverSnapshotStep) => Promise<SnapshotRecord | StreamTo> = async (step) => ({ streamTo: `/recovery/${step.member}-recover-${step.token}.db` });
   setServing?: (member: string, serving: boolean) => Promise<void>;
 
   readonly records: RecordStore = {
@@ -254,10 +255,7 @@ export class FakeRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   };
 
   constructor(private readonly w: World, readonly kind: Mode) {
-    if (kind !== 'kubernetes') {
-      this.recoverySnapshotLocation = (step) => `/recovery/${step.member}-recover-${step.token}.db`;
-      return;
-    }
+    if (kind !== 'kubernetes') return;
     this.takeRecoverySnapshot = async (step) => {
       const left = this.w.recoveryJobs.get(step.token) ?? 2;
       if (left > 0) {

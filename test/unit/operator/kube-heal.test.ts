@@ -12,7 +12,7 @@ import { KubeRuntime, NODE_LOSS_GRACE_MS, podLoss, volumeLoss } from '../../../o
 import { migrateRecords, RECORDS_ANNOTATION, KubeRecords } from '../../../operator/runtime/kubernetes/kube-records.js';
 import { memoryRecords } from '../../../operator/runtime/memory-records.js';
 import type { ClusterRef, KubeObject } from '../../../operator/runtime/kubernetes/manifests.js';
-import { canHeal } from '../../../operator/runtime/healing.js';
+import { can } from '../../../operator/runtime/runtime.js';
 
 const ref: ClusterRef = { name: 'kv', namespace: 'ns', uid: 'u1', spec: withDefaults({ version: '3.5.21', replicas: 3 }) };
 const REFUSAL = JSON.stringify({ level: 'error', msg: 'member 5e3 has already been bootstrapped: the running cluster has a member with this ID, but its data dir /var/lib/svc holds no data' });
@@ -105,7 +105,7 @@ describe('operator kubernetes runtime: healing', () => {
   it('resetMember: the ConfigMap joins the running cluster, then the claim, then the pod go', async () => {
     const { api, calls } = fakeApi([pod('kv-0', 'running'), pod('kv-1', 'waiting', REFUSAL), pod('kv-2', 'running')]);
     const rt = new KubeRuntime(api, ref, { snapshotDir: '/tmp', records: memoryRecords() });
-    expect(canHeal(rt)).to.equal(true);
+    expect(can(rt, 'healing')).to.equal(true);
     await rt.resetMember('kv-1', ['kv-0', 'kv-1', 'kv-2']);
     expect(calls).to.deep.equal([
       'apply ConfigMap existing kv-0,kv-1,kv-2',
