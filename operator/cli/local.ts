@@ -17,6 +17,8 @@ import { DestinationError, userCredentials, type DestinationAccess } from '../ba
 import { backupSources, listBackups, printBackups } from './backups-view.js';
 import { Backoff } from '../orchestrator/backoff.js';
 import { observedClusterVersion } from '../planner/plan.js';
+import { quorumLoss } from '../planner/recovery.js';
+import { hexMemberId } from '../planner/member-id.js';
 import { describeStep } from '../planner/steps.js';
 import { StepPrinter } from './printer.js';
 import { UsageError } from './args.js';
@@ -259,7 +261,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
       if (m.lost) process.stdout.write(`${m.name} cannot come back (${m.lost.cause}: ${m.lost.detail}): the next \`svc-operator local apply\` replaces it\n`);
       else if (m.failure) process.stdout.write(`${m.name} not running: ${m.failure}\n`);
       const r = m.replaced;
-      if (r) process.stdout.write(`${m.name} replaced (${r.cause}) at ${new Date(r.startedAt).toISOString()}: id ${r.oldId} -> ${r.newId ?? '(being added)'}${r.finishedAt === undefined ? ', under way' : ''}\n`);
+      if (r) process.stdout.write(`${m.name} replaced (${r.cause}) at ${new Date(r.startedAt).toISOString()}: id ${hexMemberId(r.oldId)} -> ${r.newId !== undefined ? hexMemberId(r.newId) : '(being added)'}${r.finishedAt === undefined ? ', under way' : ''}\n`);
     }
     const b = out.backups;
     const items = b.items ?? [];

@@ -15,6 +15,7 @@ import { CLUSTER_LABEL, memberClientURL, memberHost } from '../runtime/kubernete
 import { quotaBytes } from '../api/maintenance.js';
 import { MemberClient } from '../members/index.js';
 import { disarmDecision, moveLeaderDecision, restartDecision } from '../planner/oncall.js';
+import { hexMemberId } from '../planner/member-id.js';
 import { describeStep } from '../planner/steps.js';
 import type { RestartRequest } from '../planner/types.js';
 import { observedOf } from './recover-kube.js';
@@ -188,7 +189,7 @@ async function alarm(kc: k8s.KubeConfig, target: { namespace: string; name: stri
   const { namespace, name } = target;
   const view = await gatherView(kc, namespace, name);
   const observed = observedOf(view);
-  const byId = (id: string) => observed.members.find((m) => m.id === id)?.name ?? (id === '0' ? 'the cluster' : `member ${id}`);
+  const byId = (id: string) => observed.members.find((m) => m.id === id)?.name ?? (id === '0' ? 'the cluster' : `member ${hexMemberId(id)}`);
   return withMembers(view, async (client, url) => {
     const answering = view.members.filter((m) => m.reachable).sort((a, b) => Number(b.role === 'leader') - Number(a.role === 'leader')).map((m) => url(m.name));
     let alarms: Array<{ memberId: string; alarm: string }> | undefined;

@@ -11,6 +11,7 @@ import { API_VERSION, KIND, type SvcCluster } from '../api/types.js';
 import { MemberClient } from '../members/index.js';
 import { observe } from '../orchestrator/index.js';
 import { disarmDecision, moveLeaderDecision, restartDecision } from '../planner/oncall.js';
+import { hexMemberId } from '../planner/member-id.js';
 import { describeStep } from '../planner/steps.js';
 import type { ObservedCluster, Step } from '../planner/types.js';
 import { LocalRuntime } from '../runtime/local/index.js';
@@ -182,7 +183,7 @@ async function alarm(i: LocalVerbInput): Promise<number> {
       if (alarms) break;
     }
     if (!alarms) throw new CommandError(`no member of ${state.name} answered the alarm list; \`svc-operator local status\` shows which members run`);
-    const byId = (id: string) => cluster.members.find((m) => m.id === id)?.name ?? (id === '0' ? 'the cluster' : `member ${id}`);
+    const byId = (id: string) => cluster.members.find((m) => m.id === id)?.name ?? (id === '0' ? 'the cluster' : `member ${hexMemberId(id)}`);
     if (sub === 'list') {
       i.out(alarms.length === 0 ? `no alarm raised in ${state.name}\n` : alarms.map((a) => `${a.alarm}\t${byId(a.memberId)}\n`).join(''));
       return 0;

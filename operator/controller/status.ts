@@ -2,6 +2,7 @@
 // their lastTransitionTime while their status stays the same, so an unchanged cluster gives an equal status.
 import type { BackupsStatus, Condition, ConditionType, MaintenanceStatus, MemberStatus, Phase, RolloutStatus, SvcClusterSpec, SvcClusterStatus } from '../api/types.js';
 import { memberQuota } from '../planner/maintenance.js';
+import { hexMemberId } from '../planner/member-id.js';
 import { backupReadyState } from '../backup/schedule.js';
 import { backupVerifiedState } from '../backup/verify.js';
 import { observedClusterVersion } from '../planner/plan.js';
@@ -92,13 +93,13 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const members: MemberStatus[] = observed.members.map((m) => {
     const pod = i.pods.get(m.name);
     const ms: MemberStatus = { name: m.name, ready: pod?.ready ?? false, healthy: m.healthy, leader: m.leader };
-    if (m.id !== undefined) ms.id = m.id;
+    if (m.id !== undefined) ms.id = hexMemberId(m.id);
     if (m.release !== undefined) ms.release = m.release;
     if (pod?.image !== undefined) ms.image = pod.image;
     if (observed.clusterMembers?.some((c) => c.member === m.name && c.isLearner)) ms.learner = true;
     const r = observed.replacements?.[m.name];
     if (r) {
-      ms.replaced = { cause: r.cause, detail: r.detail, time: new Date(r.startedAt).toISOString(), previousId: r.oldId };
+      ms.replaced = { cause: r.cause, detail: r.detail, time: new Date(r.startedAt).toISOString(), previousId: hexMemberId(r.oldId) };
       if (r.finishedAt !== undefined) ms.replaced.finishedAt = new Date(r.finishedAt).toISOString();
     }
     // no raft index here: it moves with every client write, and status is written only on a meaningful change

@@ -17,6 +17,8 @@
 // - A learner whose member runs and is caught up with the leader is promoted (promoteMember); a scale-up's learner
 //   and a replacement's alike. Until then `wait` CatchingUp (or MemberStarting).
 import { catchUpSlack } from './catch-up.js';
+import { hexMemberId } from './member-id.js';
+import { quorumLoss } from './recovery.js';
 import type { ClusterMember, LossCause, MemberLoss, ObservedCluster, ObservedMember, Replacement, ReplacementRecord, Step } from './types.js';
 
 const ordinal = (name: string): number => Number(/(\d+)$/.exec(name)?.[1] ?? -1);
@@ -38,7 +40,7 @@ export function lossOf(m: ObservedMember, cm: readonly ClusterMember[] | undefin
   if (m.lost) return m.lost;
   const listed = cm?.find((c) => c.member === m.name && c.started);
   if (m.id !== undefined && listed && listed.id !== m.id) {
-    return { cause: 'MemberIdChanged', detail: `it reports member ID ${m.id}, the cluster lists ${listed.id} under its name` };
+    return { cause: 'MemberIdChanged', detail: `it reports member ID ${hexMemberId(m.id)}, the cluster lists ${hexMemberId(listed.id)} under its name` };
   }
   return undefined;
 }
@@ -62,7 +64,7 @@ function unsafe(o: ObservedCluster, name: string): string | undefined {
   if (behind) return `member ${behind.name} is catching up with the leader; replacing waits for it`;
   if (!o.clusterMembers || o.clusterMembersByLeader !== true) return 'the leader did not give the member list';
   const learner = o.clusterMembers.find((c) => c.isLearner && c.member !== name);
-  if (learner) return `learner ${learner.member ?? learner.id} is still catching up (one membership change at a time)`;
+  if (learner) return `learner ${learner.member ?? hexMemberId(learner.id)} is still catching up (one membership change at a time)`;
   return undefined;
 }
 
@@ -106,7 +108,7 @@ function learnerStep(o: ObservedCluster, entry: ClusterMember, replaced: LossCau
       if (why) return wait('ReplacementNotSafe', `learner ${what} cannot come back (${m.lost.cause}: ${m.lost.detail}) and must be replaced, which is not safe yet: ${why}`);
       return replaceStep(o, m.name, entry.id, m.lost);
     }
-    return wait('MemberStarting', `learner ${what} (id ${entry.id}) is added and not running yet; waiting for its start (Kubernetes: its pod; local: \`svc-operator local apply\` starts it)`);
+    return wait('MemberStarting', `learner ${what} (id ${hexMemberId(entry.id)}) is added and not running yet; waiting for its start (Kubernetes: its pod; local: \`svc-operator local apply\` starts it)`);
   }
   if (!entry.started || m.appliedIndex === undefined) return wait('MemberStarting', `learner ${what} is starting`);
   if (!caughtUp(o, m)) {

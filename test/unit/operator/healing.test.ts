@@ -61,7 +61,7 @@ describe('operator planner: healing (replacing lost members, learners)', () => {
     const st2 = computeStatus({ spec: spec(), observed: o2, pods: new Map(), step: plan(spec(), o2, undefined), now: new Date(0) });
     const m2 = st2.members!.find((m) => m.name === 'kv-2')!;
     expect(m2.learner).to.equal(true);
-    expect(m2.replaced).to.deep.equal({ cause: 'DataCorrupt', detail: 'db corrupt', time: new Date(1000).toISOString(), previousId: '102' });
+    expect(m2.replaced).to.deep.equal({ cause: 'DataCorrupt', detail: 'db corrupt', time: new Date(1000).toISOString(), previousId: '66' });
   });
 
   it('resumes a replacement from its record: the old ID removed and nothing added yet is the same step, never a retire', () => {

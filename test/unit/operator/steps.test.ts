@@ -110,7 +110,7 @@ move leadership from kv-0 to kv-1
 restart kv-2 on 3.4.34 (SpecChange)
 add member kv-3 (joining kv-0, kv-1, kv-2)
 start member kv-3, already added to the cluster (joining kv-0)
-remove member kv-3 (id 42)
+remove member kv-3 (id 2a)
 stop member kv-3, no longer in the cluster, and delete its data
 verified: every member reports 3.4.34 (etcdserver and etcdcluster); upgrade 3.3.27 -> 3.4.34 complete
 every member runs 3.4.34; nothing to do
