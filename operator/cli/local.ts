@@ -206,6 +206,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
   const agent = runtime.agentStatus();
   try {
     const { cluster, urls } = await observe(runtime, client);
+    const quorum = quorumLoss(cluster);
     const members = cluster.members.map((m) => ({
       name: m.name,
       release: m.release ?? null,
@@ -234,6 +235,8 @@ export async function localStatus(stateDir: string, output: string | undefined):
       backupFailure: state.backupFailure ?? null,
       verifyRequested: state.verifyRequest !== undefined && state.verifyRequest !== state.backups?.lastVerifyRequest ? state.verifyRequest : null,
       recovery: state.recovery ?? null,
+      // the planner's verdict (a lost member is then not replaced: recover is the way out)
+      quorumLost: quorum?.message ?? null,
       // break-glass
       suspended: state.suspended === true,
       hibernated: state.hibernated === true,
@@ -256,9 +259,10 @@ export async function localStatus(stateDir: string, output: string | undefined):
     if (out.suspended) process.stdout.write(`suspended (break-glass): nothing is changed until \`svc-operator local resume ${state.name}\`\n`);
     if (out.hibernated) process.stdout.write(`hibernated: every member stopped, data kept; a manifest with spec.replicas above 0 wakes them\n`);
     if (state.lastStep) process.stdout.write(`last step: ${state.lastStep}\n`);
+    if (quorum) process.stdout.write(`${quorum.message}\n`);
     for (const m of members) {
       if (m.learner) process.stdout.write(`${m.name}: a learner, promoted once caught up\n`);
-      if (m.lost) process.stdout.write(`${m.name} cannot come back (${m.lost.cause}: ${m.lost.detail}): the next \`svc-operator local apply\` replaces it\n`);
+      if (m.lost) process.stdout.write(`${m.name} cannot come back (${m.lost.cause}: ${m.lost.detail}): ${quorum ? 'the quorum is lost, so it is not replaced; `svc-operator local recover --dry-run` is the way out' : 'the next `svc-operator local apply` replaces it'}\n`);
       else if (m.failure) process.stdout.write(`${m.name} not running: ${m.failure}\n`);
       const r = m.replaced;
       if (r) process.stdout.write(`${m.name} replaced (${r.cause}) at ${new Date(r.startedAt).toISOString()}: id ${hexMemberId(r.oldId)} -> ${r.newId !== undefined ? hexMemberId(r.newId) : '(being added)'}${r.finishedAt === undefined ? ', under way' : ''}\n`);

@@ -7,6 +7,7 @@ import { backupReadyState } from '../backup/schedule.js';
 import { backupVerifiedState } from '../backup/verify.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { upgradeStatus } from '../planner/status.js';
+import { quorumLoss } from '../planner/recovery.js';
 import { isScalingStep, isSettled, statusLine, statusReason } from '../planner/steps.js';
 import type { MaintenanceRecord, ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
 import { compareVersions } from '../api/versions.js';
@@ -119,6 +120,8 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const upgradeBlocked = step.kind === 'blocked' && step.condition === 'UpgradeBlocked';
   // a lost member that cannot be replaced safely yet: a person may have to act (Stalled, with the planner's why)
   const replaceStalled = step.kind === 'wait' && step.code === 'ReplacementNotSafe';
+  // quorum lost (planner/recovery.ts quorumLoss, the planner's own verdict): only `recover` gets out of it
+  const lostQuorum = quorumLoss(observed);
   const podProblems = i.podProblems ?? [];
   let phase: Phase;
   if (step.kind === 'hibernate' || step.kind === 'hibernated') phase = 'Hibernated';
@@ -136,7 +139,7 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const line = statusLine(step);
   const reason = statusReason(step);
   const drafts = [
-    cond('Available', quorum, quorum ? 'QuorumHealthy' : 'QuorumLost', `${healthy} of ${voters} members healthy`),
+    cond('Available', quorum, quorum ? 'QuorumHealthy' : 'QuorumLost', lostQuorum ? lostQuorum.message : `${healthy} of ${voters} members healthy`),
     cond('Progressing', step.kind !== 'steady', reason, step.kind === 'steady' ? `every member runs ${spec.version}` : line),
     cond('Upgrading', upgrading, upgrading ? 'UpgradeInProgress' : 'NoUpgrade', upgrading ? `${i.progress!.from} -> ${i.progress!.to}: ${i.progress!.step}` : 'no upgrade under way'),
     cond('Degraded', healthy < observed.members.length && phase !== 'Creating', healthy < observed.members.length ? 'MembersUnhealthy' : 'AllHealthy', `${observed.members.length - healthy} member(s) not healthy`),
@@ -150,9 +153,9 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   // kstatus: Stalled = a person must act (a refusal, a failed backup, a pod Kubernetes cannot run); Reconciling = any
   // other step than steady; Ready = serving as the spec says (phase Running: every member healthy, no upgrade or
   // scaling under way).
-  const stalled = phase === 'Blocked' || podProblems.length > 0 || replaceStalled;
-  const stallReason = podProblems[0]?.reason ?? (backupBlocked ? i.jobFailure!.reason : step.kind === 'blocked' || replaceStalled ? step.code : 'NotStalled');
-  const stallMessage = podProblems.length > 0 ? podProblemsLine(podProblems) : backupBlocked ? i.jobFailure!.message : step.kind === 'blocked' || replaceStalled ? step.reason : 'nothing blocks the operator';
+  const stalled = phase === 'Blocked' || podProblems.length > 0 || replaceStalled || lostQuorum !== undefined;
+  const stallReason = podProblems[0]?.reason ?? (lostQuorum ? 'QuorumLost' : backupBlocked ? i.jobFailure!.reason : step.kind === 'blocked' || replaceStalled ? step.code : 'NotStalled');
+  const stallMessage = podProblems.length > 0 ? podProblemsLine(podProblems) : lostQuorum ? lostQuorum.message : backupBlocked ? i.jobFailure!.message : step.kind === 'blocked' || replaceStalled ? step.reason : 'nothing blocks the operator';
   // Ready and Reconciling never both True (kstatus tools would read InProgress while `kubectl wait` saw Ready): a
   // healthy cluster still waiting for something (its cluster version, a leader) is Running but not yet Ready.
   const settled = isSettled(step);

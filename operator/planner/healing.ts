@@ -130,6 +130,8 @@ export function replacementStep(o: ObservedCluster): Step | undefined {
   const { m, loss } = lost[0];
   const also = lost.length > 1 ? ` (also lost: ${lost.slice(1).map((x) => x.m.name).join(', ')}; one at a time)` : '';
   if (!cm || o.clusterMembersByLeader !== true) {
+    const quorum = quorumLoss(o);
+    if (quorum) return { kind: 'blocked', code: 'QuorumLost', condition: 'MemberFailed', reason: quorum.message };
     return wait('ReplacementNotSafe', `member ${m.name} cannot come back (${loss.cause}: ${loss.detail}); replacing it needs the leader's member list, and no leader gave it (quorum lost? run recover)${also}`);
   }
   const entry = cm.find((c) => c.member === m.name);

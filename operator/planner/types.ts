@@ -348,7 +348,8 @@ export type BlockedCode =
   | 'UnsupportedVersion'
   | 'NoSpaceNotRelieved'
   | 'VolumeExpansionNotAllowed'
-  | 'VolumeShrinkRefused';
+  | 'VolumeShrinkRefused'
+  | 'QuorumLost';
 
 /** The condition a blocked step sets: UpgradeBlocked for a refused or stuck upgrade, MemberFailed outside an upgrade. */
 export type BlockedCondition = 'UpgradeBlocked' | 'MemberFailed' | 'NoSpace' | 'VolumeExpansion';
