@@ -163,7 +163,7 @@ export const STEPS = {
     mutating: true, scaling: false, settled: false,
     describe: (s) => (s.alarm === 'CORRUPT'
       ? `disarm the CORRUPT alarm through ${s.member}: every member's KV hash agrees again`
-      : `disarm the NOSPACE alarm of member ${s.memberId} through ${s.member}: compacted and defragmented, the database fits in the quota again`),
+      : `disarm the NOSPACE alarm of member ${hexMemberId(s.memberId)} through ${s.member}: ${s.relief ?? 'the database fits in the quota again'}`),
     eventReason: () => 'AlarmDisarmed', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: (s) => `disarmAlarm ${s.alarm}`,
   },

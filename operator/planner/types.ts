@@ -392,7 +392,7 @@ export type Step =
   | { kind: 'forceNewCluster'; member: string; lost: string[]; token: string }
   | { kind: 'endForceNewCluster'; member: string; version: string }
   | { kind: 'recoverComplete'; member: string; token: string }
-  | { kind: 'disarmAlarm'; member: string; alarm: 'CORRUPT' | 'NOSPACE'; memberId: string }
+  | { kind: 'disarmAlarm'; member: string; alarm: 'CORRUPT' | 'NOSPACE'; memberId: string; /** NOSPACE: what let it go (maintenance.ts noSpaceRelief). */ relief?: string }
   | { kind: 'hibernate'; members: string[] }
   | { kind: 'hibernated'; members: number }
   | { kind: 'wake'; members: string[] }

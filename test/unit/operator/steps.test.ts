@@ -62,7 +62,7 @@ describe('operator: the step table', () => {
     expect(MAINTENANCE.map(describeStep).join('\n')).to.equal(`compact the history up to revision 120 through kv-0 (NoSpace maintenance nospace-1)
 defragment kv-1 (Scheduled maintenance 2026-01-01T03:00:00.000Z)
 grow the members' volumes from 1Gi to 2Gi: claims of kv-0, kv-1 expanded in place, then the StatefulSet recreated with its pods orphaned (no member restarts)`);
-    expect(describeStep({ kind: 'disarmAlarm', member: 'kv-0', alarm: 'NOSPACE', memberId: '42' })).to.equal('disarm the NOSPACE alarm of member 42 through kv-0: compacted and defragmented, the database fits in the quota again');
+    expect(describeStep({ kind: 'disarmAlarm', member: 'kv-0', alarm: 'NOSPACE', memberId: '42' })).to.equal('disarm the NOSPACE alarm of member 2a through kv-0: the database fits in the quota again');
   });
 
   it('mutating, scaling and settled kinds are those the engine and status always treated so', () => {
