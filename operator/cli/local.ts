@@ -78,7 +78,7 @@ export function envDestinationAccess(): DestinationAccess {
         return undefined;
       }
     },
-    secretsWhere: `the folder ${dir}/<secret>/ (SVC_OPERATOR_SECRETS_DIR)`,
+    secretsWhere: (secret) => `the folder ${join(dir, secret)}/ (SVC_OPERATOR_SECRETS_DIR)`,
     ...(id && secret ? { defaultCredentials: { accessKeyId: id, secretAccessKey: secret, ...(token ? { sessionToken: token } : {}) } } : {}),
   };
 }
@@ -174,7 +174,7 @@ function backupClient(spec: SvcCluster['spec']): MemberClient {
   if (!secret) return new MemberClient();
   const access = envDestinationAccess();
   const backupAuth = userCredentials(access.secrets, secret);
-  if (!backupAuth) throw new CommandError(`spec.backup.credentialsSecret ${secret} has no username and password in ${access.secretsWhere}; create them (a user with the root role)`);
+  if (!backupAuth) throw new CommandError(`spec.backup.credentialsSecret ${secret} has no username and password in ${access.secretsWhere!(secret)}; create them (a user with the root role)`);
   return new MemberClient({ backupAuth });
 }
 

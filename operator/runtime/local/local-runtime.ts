@@ -742,9 +742,9 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   }
 
   /** Opens an S3 destination (the caller closes its store). */
-  openDestination(name: string, s3: Parameters<typeof openS3>[1]): OpenDestination {
+  openDestination(name: string, s3: Parameters<typeof openS3>[1], field?: string): OpenDestination {
     if (!this.access) throw new DestinationError(`"${name}"`, 'NoCredentials', 'this runtime was given no way to open object-store destinations');
-    return openS3(name, s3, this.access);
+    return openS3(name, s3, this.access, field);
   }
 
   /** Uploads a backup to every S3 destination of the spec with its manifest, then applies retention there. */
@@ -786,7 +786,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
     } catch (e) {
       throw e instanceof RestoreSourceError ? new RuntimeError('START_FAILED', e.message) : e;
     }
-    const dest = this.openDestination(picked.source.name, picked.source.s3);
+    const dest = this.openDestination(picked.source.name, picked.source.s3, picked.source.field);
     try {
       const dir = join(this.stateDir, 'restore');
       mkdirSync(dir, { recursive: true });
