@@ -14,7 +14,7 @@ import { observe, reconcile, type ReconcileResult } from '../orchestrator/index.
 import { LocalRuntime, restoreProblem } from '../runtime/local/index.js';
 import { RuntimeError } from '../runtime/index.js';
 import { DestinationError, userCredentials, type DestinationAccess } from '../backup/destinations/index.js';
-import { backupSources, listBackups, printBackups } from './backups-view.js';
+import { backupSources, listBackups, namedMembers, printBackups } from './backups-view.js';
 import { Backoff } from '../orchestrator/backoff.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { quorumLoss } from '../planner/recovery.js';
@@ -386,7 +386,9 @@ export async function localBackups(stateDir: string, output: string | undefined,
   if (!manifest && !state) throw new CommandError(`no local cluster in ${runtime.stateDir}; or name a manifest: svc-operator local backups -f <cluster.yaml>`);
   const name = manifest?.metadata.name ?? state!.name;
   const spec = manifest?.spec ?? state!.spec;
-  const out = await listBackups(name, backupSources(name, spec, manifest !== undefined), (restore) => runtime.restorePoints(restore, spec));
+  const listed = await listBackups(name, backupSources(name, spec, manifest !== undefined), (restore) => runtime.restorePoints(restore, spec));
+  // the agent's older snapshots name the member's client host:port: by name, as the members of this state dir are
+  const out = namedMembers(listed, new Map((state?.name === name ? state.members : []).map((m) => [`127.0.0.1:${m.clientPort}`, m.name])));
   printBackups((s) => process.stdout.write(s), name, out, output, `${name} has no object-store destinations (spec.backup.destinations[].s3${manifest ? ' or spec.restore.source.s3' : ''}); its local backups: svc-operator local status --state-dir ${stateDir}`);
   return out.some((l) => l.error) ? 1 : 0;
 }
