@@ -30,7 +30,7 @@ import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type Runtime, 
 import type { ScalingRuntime } from '../scaling.js';
 import { lossInLine, wayOutOfLine, type HealingRuntime } from '../healing.js';
 import { freePorts } from './ports.js';
-import { readState, writeState, type LocalMemberState, type LocalState } from './state.js';
+import { readState, withStepLine, writeState, type LocalMemberState, type LocalState } from './state.js';
 import type { AgentStatus } from '../backup-agent.js';
 
 /** The compiled svc server entry next to this module's build (<outDir>/server/cli/svc.js). */
@@ -178,7 +178,7 @@ export class LocalRuntime implements Runtime, ScalingRuntime, HealingRuntime {
   /** Records the last step line (for `local status`). */
   async noteStep(line: string): Promise<void> {
     const s = this.state();
-    if (s) writeState(this.stateDir, { ...s, lastStep: line });
+    if (s) writeState(this.stateDir, withStepLine(s, line, new Date()));
   }
 
   async members(): Promise<RuntimeMember[]> {

@@ -7,6 +7,21 @@ import type { BackupsStatus, SvcClusterSpec } from '../../api/types.js';
 import type { MaintenanceRecord, MaintenanceRequest, RecoveryProgress, ReplacementRecord, RestartRequest, RolloutProgress, UpgradeProgress } from '../../planner/types.js';
 import { RuntimeError } from '../runtime.js';
 
+/** One step line the local loop reported, with when (ISO). */
+export interface StepHistoryEntry {
+  time: string;
+  line: string;
+}
+
+/** Step lines kept in the state file. */
+export const STEP_HISTORY = 200;
+
+/** The state with `line` as its last step, appended to the history when it changed (the newest STEP_HISTORY kept). */
+export function withStepLine(s: LocalState, line: string, now: Date): LocalState {
+  if (s.lastStep === line && s.stepHistory?.at(-1)?.line === line) return s;
+  return { ...s, lastStep: line, stepHistory: [...(s.stepHistory ?? []), { time: now.toISOString(), line }].slice(-STEP_HISTORY) };
+}
+
 /** One member's record. */
 export interface LocalMemberState {
   name: string;
@@ -46,6 +61,8 @@ export interface LocalState {
   reserved?: Record<string, { clientPort: number; peerPort: number }>;
   /** The last step line the orchestrator reported, for `local status`. */
   lastStep?: string;
+  /** The step lines before it too, oldest first (the newest STEP_HISTORY, each once: when the line changed): `local report`'s events.txt. */
+  stepHistory?: StepHistoryEntry[];
   /** Scheduled and on-demand backups taken (files under backups/, newest spec.backup.keep), the slot and request answered. */
   backups?: BackupsStatus;
   /** The on-demand request `local backup` made last (a backup is due while backups.lastRequest differs). */
