@@ -17,8 +17,8 @@ import { DestinationError, userCredentials, type DestinationAccess } from '../ba
 import { backupSources, listBackups, namedMembers, printBackups } from './backups-view.js';
 import { Backoff } from '../orchestrator/backoff.js';
 import { observedClusterVersion } from '../planner/plan.js';
-import { quorumLoss } from '../planner/recovery.js';
-import { hexMemberId } from '../planner/member-id.js';
+import { quorumLoss } from '../planner/healing.js';
+import { hexMemberId } from '../api/member-id.js';
 import { describeStep } from '../planner/steps.js';
 import { StepPrinter } from './printer.js';
 import { UsageError } from './args.js';

@@ -15,7 +15,7 @@ import { CLUSTER_LABEL, memberClientURL, memberHost } from '../runtime/kubernete
 import { quotaBytes } from '../api/maintenance.js';
 import { MemberClient } from '../members/index.js';
 import { disarmDecision, moveLeaderDecision, restartDecision } from '../planner/oncall.js';
-import { hexMemberId } from '../planner/member-id.js';
+import { hexMemberId } from '../api/member-id.js';
 import { describeStep } from '../planner/steps.js';
 import type { RestartRequest } from '../planner/types.js';
 import { observedOf } from './recover-kube.js';

@@ -11,7 +11,7 @@ import { API_VERSION, KIND, type SvcCluster } from '../api/types.js';
 import { MemberClient } from '../members/index.js';
 import { observe } from '../orchestrator/index.js';
 import { disarmDecision, moveLeaderDecision, restartDecision } from '../planner/oncall.js';
-import { hexMemberId } from '../planner/member-id.js';
+import { hexMemberId } from '../api/member-id.js';
 import { describeStep } from '../planner/steps.js';
 import type { ObservedCluster, Step } from '../planner/types.js';
 import { LocalRuntime } from '../runtime/local/index.js';

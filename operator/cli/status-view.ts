@@ -16,7 +16,7 @@ import { MemberClient, type MemberTls } from '../members/index.js';
 import { memberClientURL, memberHost, selectorLabels } from '../runtime/kubernetes/manifests.js';
 import { checkTlsData } from '../controller/tls.js';
 import { describePod } from '../controller/pod-diagnostics.js';
-import { hexMemberId } from '../planner/member-id.js';
+import { hexMemberId } from '../api/member-id.js';
 
 const [GROUP, VERSION] = API_VERSION.split('/');
 

@@ -2,12 +2,12 @@
 // their lastTransitionTime while their status stays the same, so an unchanged cluster gives an equal status.
 import type { BackupsStatus, Condition, ConditionType, MaintenanceStatus, MemberStatus, Phase, RolloutStatus, SvcClusterSpec, SvcClusterStatus } from '../api/types.js';
 import { memberQuota } from '../planner/maintenance.js';
-import { hexMemberId } from '../planner/member-id.js';
+import { hexMemberId } from '../api/member-id.js';
 import { backupReadyState } from '../backup/schedule.js';
 import { backupVerifiedState } from '../backup/verify.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { upgradeStatus } from '../planner/status.js';
-import { quorumLoss } from '../planner/recovery.js';
+import { quorumLoss } from '../planner/healing.js';
 import { isScalingStep, isSettled, statusLine, statusReason } from '../planner/steps.js';
 import type { MaintenanceRecord, ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
 import { compareVersions } from '../api/versions.js';
@@ -120,7 +120,7 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const upgradeBlocked = step.kind === 'blocked' && step.condition === 'UpgradeBlocked';
   // a lost member that cannot be replaced safely yet: a person may have to act (Stalled, with the planner's why)
   const replaceStalled = step.kind === 'wait' && step.code === 'ReplacementNotSafe';
-  // quorum lost (planner/recovery.ts quorumLoss, the planner's own verdict): only `recover` gets out of it
+  // quorum lost (planner/healing.ts quorumLoss, the planner's own verdict): only `recover` gets out of it
   const lostQuorum = quorumLoss(observed);
   const podProblems = i.podProblems ?? [];
   let phase: Phase;

@@ -6,7 +6,7 @@ import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { Client, saveSnapshot } from '../../server/client/index.js';
 import { boltStatus } from '../../server/cluster/bolt-snapshot.js';
 import type { SnapshotRecord } from '../api/types.js';
-import { hexMemberId } from '../planner/member-id.js';
+import { hexMemberId } from '../api/member-id.js';
 import { httpGet, type MemberTls } from './http.js';
 import { parseV2DataBytes } from './v2-size.js';
 import { withRetry } from './retry.js';

@@ -2,7 +2,7 @@
 // the planner's own rules: pure, no I/O. A decision is a step to carry out (recorded first, like any step) or a
 // refusal naming its cause, with nothing touched.
 import { catchUpSlack } from './catch-up.js';
-import { hexMemberId } from './member-id.js';
+import { hexMemberId } from '../api/member-id.js';
 import { describeStep } from './steps.js';
 import type { ObservedCluster, Step } from './types.js';
 

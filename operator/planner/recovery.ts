@@ -20,10 +20,9 @@
 //   endForceNewCluster (the survivor restarted without the flag: left on, a restart would remove the members added
 //   after it) -> the planner's scale-up back to spec.replicas (addMember, lowest free ordinal first, so the lost
 //   members come back under their names and URLs) -> recoverComplete.
-import type { MemberLoss, ObservedCluster, ObservedMember, RecoveryMemberReport, RecoveryProgress, Step } from './types.js';
-import { lossOf } from './healing.js';
+import type { ObservedCluster, ObservedMember, RecoveryMemberReport, RecoveryProgress, Step } from './types.js';
 import { byOrdinal } from './scaling.js';
-import { hexMemberId } from './member-id.js';
+import { hexMemberId } from '../api/member-id.js';
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
@@ -33,41 +32,6 @@ const answers = (m: ObservedMember): boolean => m.running && m.appliedIndex !== 
 /** The healthy leader, when the cluster has quorum. */
 export function quorumLeader(o: ObservedCluster): ObservedMember | undefined {
   return o.members.find((m) => m.leader && m.healthy);
-}
-
-/** A cluster that lost its quorum: no healthy leader, and too few voting members keep their data to ever elect one. */
-export interface QuorumLoss {
-  /** The members that lost their data (by name, with the runtime's evidence). */
-  lost: Array<{ name: string; loss: MemberLoss }>;
-  /** The voting members the cluster has (its member list's, else the runtime's). */
-  voters: number;
-  /** What it means and the way out (the planner's blocked reason; `local status` and `kubectl svc status` show it). */
-  message: string;
-}
-
-/**
- * Quorum lost, decided here only (the planner blocks on it, `local status`, `kubectl svc status` and the SvcCluster's
- * conditions say it): no healthy member leads, and the members that lost their data (`lossOf`: gone data dir or
- * volume, refused as already bootstrapped, corrupt, another ID) leave fewer than a majority of the voters. A member
- * merely down keeps its data and counts: started again, it restores the quorum by itself. Undefined otherwise.
- */
-export function quorumLoss(o: ObservedCluster): QuorumLoss | undefined {
-  if (quorumLeader(o)) return undefined;
-  const lost = byOrdinal(o.members).flatMap((m) => {
-    const loss = lossOf(m, o.clusterMembers);
-    return loss ? [{ name: m.name, loss }] : [];
-  });
-  const voters = o.clusterMembers?.filter((c) => !c.isLearner).length || o.members.length;
-  if (lost.length === 0 || voters - lost.length > voters / 2) return undefined;
-  const kept = o.members.filter((m) => !lost.some((l) => l.name === m.name)).map((m) => m.name).sort();
-  const gone = `quorum lost: ${lost.map((l) => `${l.name} (${l.loss.cause}: ${l.loss.detail})`).join(', ')} lost their data`;
-  const message = kept.length === 0
-    ? `${gone}, every member of ${voters}: there is no data left to recover from, and nothing was changed; the way out is a new cluster from a backup ` +
-      '(spec.restore.snapshot or spec.restore.source; `svc-operator local backups` and `kubectl svc backups <cluster>` list the restore points)'
-    : `${gone}, and the ${kept.length} of ${voters} members left (${kept.join(', ')}) are no majority: no leader can be elected and no write is accepted; ` +
-      'replacing a member needs a leader, so nothing is replaced and nothing was changed; the way out is a recovery from the member with the most data: ' +
-      '`svc-operator local recover --dry-run` (Kubernetes: `kubectl svc recover <cluster> --dry-run`) shows the survivor and what each member loses, then the same without --dry-run';
-  return { lost, voters, message };
 }
 
 /** The plan a recovery of `o` would follow: the survivor and what each member loses. */

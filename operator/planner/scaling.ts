@@ -14,7 +14,7 @@
 //   begun, and neither can cost quorum (starting a registered voter only adds one; the retired one is no voter),
 //   so they do not wait for the health gate (a 1 -> 2 step has no quorum until its second member starts).
 import type { SvcClusterSpec } from '../api/types.js';
-import { hexMemberId } from './member-id.js';
+import { hexMemberId } from '../api/member-id.js';
 import type { ObservedCluster, ObservedMember, Step } from './types.js';
 
 /** Ordinal of a member name "<cluster>-<k>" (its trailing digits); -1 without. */

@@ -1,7 +1,7 @@
 // The one table of step kinds: everything the operator says or decides about a kind of step, except how to carry
 // it out (that is the engine's act, orchestrator/engine.ts, the only switch over kinds). The table's type has a row
 // for every member of the Step union, so a new kind does not compile until its row is written here.
-import { hexMemberId } from './member-id.js';
+import { hexMemberId } from '../api/member-id.js';
 import type { Step, StepKind } from './types.js';
 
 /** What the operator knows about one kind of step `S`. */

@@ -7,9 +7,8 @@ import fc from 'fast-check';
 import type { SvcClusterSpec } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { computeStatus } from '../../../operator/controller/status.js';
-import { noteReplacements, replacementUnderWay } from '../../../operator/planner/healing.js';
+import { noteReplacements, quorumLoss, replacementUnderWay } from '../../../operator/planner/healing.js';
 import { plan } from '../../../operator/planner/plan.js';
-import { quorumLoss } from '../../../operator/planner/recovery.js';
 import type { ClusterMember, LossCause, ObservedCluster, ObservedMember, ReplacementRecord } from '../../../operator/planner/types.js';
 
 const V = '3.5.21';
