@@ -17,7 +17,7 @@ _svc_words() {
       move-leader) words="--namespace -n --to --kubeconfig --dry-run" ;;
       restart) words="--namespace -n --kubeconfig --dry-run" ;;
       alarm) words="list disarm --namespace -n --kubeconfig --dry-run" ;;
-      report) words="--namespace -n --kubeconfig --file" ;;
+      report) words="--namespace -n --kubeconfig --file --dry-run" ;;
     esac; fi
   else
     if [ "$COMP_CWORD" -le 1 ]; then words="local demo crd run backup restore verify backup-agent completion status backup-now verify-now recover backups suspend resume defrag compact move-leader restart alarm report"
@@ -38,7 +38,7 @@ _svc_words() {
       defrag) words="--state-dir --dry-run" ;;
       compact) words="--state-dir --dry-run" ;;
       alarm) words="list disarm --state-dir --dry-run" ;;
-      report) words="--state-dir --file" ;;
+      report) words="--state-dir --dry-run --file" ;;
       esac; fi
     elif [ "${COMP_WORDS[1]}" = completion ]; then words="bash zsh"
     else
@@ -55,7 +55,7 @@ _svc_words() {
       move-leader) words="--namespace -n --to --kubeconfig --dry-run" ;;
       restart) words="--namespace -n --kubeconfig --dry-run" ;;
       alarm) words="list disarm --namespace -n --kubeconfig --dry-run" ;;
-      report) words="--namespace -n --kubeconfig --file" ;;
+      report) words="--namespace -n --kubeconfig --file --dry-run" ;;
       backup-now) words="--namespace -n --kubeconfig --token --wait" ;;
       esac
     fi

@@ -108,7 +108,7 @@ export async function backupAgentMain(argv: string[], env: NodeJS.ProcessEnv = p
     let auth: { username: string; password: string } | undefined;
     if (secret) {
       auth = userCredentials(access.secrets, secret);
-      if (!auth) throw new UsageError(`--credentials-secret ${secret} has no username and password in ${access.secretsWhere}`);
+      if (!auth) throw new UsageError(`--credentials-secret ${secret} has no username and password in ${access.secretsWhere!(secret)}`);
     }
     const maxAwayText = str('max-away') ?? '1h';
     const maxAwayMs = durationMs(maxAwayText);

@@ -109,7 +109,7 @@ async function withS3Download<T>(flags: Map<string, string>, use: (dest: OpenDes
   for (const f of checkFirst) need(flags, f);
   const download = need(flags, 'download');
   mkdirSync(download, { recursive: true });
-  const dest = openS3(source.name, source.s3, jobDestinationAccess(process.env, readIfThere));
+  const dest = openS3(source.name, source.s3, jobDestinationAccess(process.env, readIfThere), source.field);
   try {
     return await use(dest, download);
   } finally {

@@ -9,8 +9,9 @@ import { API_VERSION, PLURAL, type SvcClusterSpec } from '../api/types.js';
 import { restoreSourcePoints, s3Destinations } from '../backup/destinations/index.js';
 import { isStatus } from '../runtime/kubernetes/kube-api.js';
 import { kubeDestinationAccess } from '../runtime/kubernetes/destination-access.js';
+import { memberClientURL } from '../runtime/kubernetes/manifests.js';
 import { parseArgs, UsageError } from './args.js';
-import { backupSources, listBackups, printBackups } from './backups-view.js';
+import { backupSources, listBackups, namedMembers, printBackups } from './backups-view.js';
 import { contextNamespace, loadKubeConfig } from './status-view.js';
 
 const [GROUP, VERSION] = API_VERSION.split('/');
@@ -42,7 +43,10 @@ export async function kubeBackupsMain(argv: string[], out: (s: string) => void =
     }
     const dests = [...s3Destinations(spec).map((d) => d.s3), ...(spec.restore?.source?.s3 ? [spec.restore.source.s3] : [])];
     const access = await kubeDestinationAccess(kc.makeApiClient(k8s.CoreV1Api), namespace, dests);
-    const listings = await listBackups(name, backupSources(name, spec, true), (restore) => restoreSourcePoints(restore, spec, access));
+    const listed = await listBackups(name, backupSources(name, spec, true), (restore) => restoreSourcePoints(restore, spec, access));
+    // the agent's older snapshots name the member's client host:port (the agent's --endpoints): by pod name
+    const pods = Array.from({ length: 7 }, (_, i) => `${name}-${i}`); // spec.replicas is at most 7
+    const listings = namedMembers(listed, new Map(pods.map((pod) => [new URL(memberClientURL({ name, namespace, spec }, pod)).host, pod])));
     printBackups(out, name, listings, output, `${namespace}/${name} has no object-store destinations (spec.backup.destinations[].s3 or spec.restore.source.s3); its claim's backups: kubectl svc status ${name} -n ${namespace}`);
     return listings.some((l) => l.error) ? 1 : 0;
   } catch (e) {

@@ -55,6 +55,14 @@ export async function listBackups(cluster: string, sources: ReadonlyArray<{ name
   return out;
 }
 
+/**
+ * The listings with each point's member by name where it was recorded as the host:port a backup agent snapshotted
+ * from (agents before they recorded names), as `byHost` knows the members' client host:port; others as they are.
+ */
+export function namedMembers(listings: DestinationListing[], byHost: ReadonlyMap<string, string>): DestinationListing[] {
+  return listings.map((l) => ({ ...l, points: l.points.map((p) => (byHost.has(p.member) ? { ...p, member: byHost.get(p.member)! } : p)) }));
+}
+
 /** Prints the listings (json: `{cluster, destinations}`; else a line per destination and a table of its points); `none` when there are none. */
 export function printBackups(write: (s: string) => void, cluster: string, listings: readonly DestinationListing[], output: string | undefined, none: string): void {
   if (output === 'json') {

@@ -45,7 +45,7 @@ function localWords(): Record<string, Words> {
     recover: { commands: [], flags: ['--dry-run', '--output', ...sd] },
     ...Object.fromEntries(ONCALL_VERBS.map((v) => [v.name, {
       commands: v.name === 'alarm' ? ['list', 'disarm'] : [],
-      flags: [...sd, ...(v.mutating ? ['--dry-run'] : []), ...(v.flags.string ?? []).map((f) => `--${f}`), ...(v.flags.boolean ?? []).map((f) => `--${f}`)],
+      flags: [...sd, '--dry-run', ...(v.flags.string ?? []).map((f) => `--${f}`), ...(v.flags.boolean ?? []).map((f) => `--${f}`)],
     }])),
   };
 }

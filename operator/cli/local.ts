@@ -14,9 +14,11 @@ import { observe, reconcile, type ReconcileResult } from '../orchestrator/index.
 import { LocalRuntime, restoreProblem } from '../runtime/local/index.js';
 import { RuntimeError } from '../runtime/index.js';
 import { DestinationError, userCredentials, type DestinationAccess } from '../backup/destinations/index.js';
-import { backupSources, listBackups, printBackups } from './backups-view.js';
+import { backupSources, listBackups, namedMembers, printBackups } from './backups-view.js';
 import { Backoff } from '../orchestrator/backoff.js';
 import { observedClusterVersion } from '../planner/plan.js';
+import { quorumLoss } from '../planner/healing.js';
+import { hexMemberId } from '../api/member-id.js';
 import { describeStep } from '../planner/steps.js';
 import { StepPrinter } from './printer.js';
 import { UsageError } from './args.js';
@@ -76,7 +78,7 @@ export function envDestinationAccess(): DestinationAccess {
         return undefined;
       }
     },
-    secretsWhere: `the folder ${dir}/<secret>/ (SVC_OPERATOR_SECRETS_DIR)`,
+    secretsWhere: (secret) => `the folder ${join(dir, secret)}/ (SVC_OPERATOR_SECRETS_DIR)`,
     ...(id && secret ? { defaultCredentials: { accessKeyId: id, secretAccessKey: secret, ...(token ? { sessionToken: token } : {}) } } : {}),
   };
 }
@@ -172,7 +174,7 @@ function backupClient(spec: SvcCluster['spec']): MemberClient {
   if (!secret) return new MemberClient();
   const access = envDestinationAccess();
   const backupAuth = userCredentials(access.secrets, secret);
-  if (!backupAuth) throw new CommandError(`spec.backup.credentialsSecret ${secret} has no username and password in ${access.secretsWhere}; create them (a user with the root role)`);
+  if (!backupAuth) throw new CommandError(`spec.backup.credentialsSecret ${secret} has no username and password in ${access.secretsWhere!(secret)}; create them (a user with the root role)`);
   return new MemberClient({ backupAuth });
 }
 
@@ -204,6 +206,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
   const agent = runtime.agentStatus();
   try {
     const { cluster, urls } = await observe(runtime, client);
+    const quorum = quorumLoss(cluster);
     const members = cluster.members.map((m) => ({
       name: m.name,
       release: m.release ?? null,
@@ -232,6 +235,8 @@ export async function localStatus(stateDir: string, output: string | undefined):
       backupFailure: state.backupFailure ?? null,
       verifyRequested: state.requests.verify !== undefined && state.requests.verify !== state.records.backups?.lastVerifyRequest ? state.requests.verify : null,
       recovery: state.records.recovery ?? null,
+      // the planner's verdict (a lost member is then not replaced: recover is the way out)
+      quorumLost: quorum?.message ?? null,
       // break-glass
       suspended: state.requests.suspended === true,
       hibernated: state.records.hibernated !== undefined,
@@ -254,12 +259,13 @@ export async function localStatus(stateDir: string, output: string | undefined):
     if (out.suspended) process.stdout.write(`suspended (break-glass): nothing is changed until \`svc-operator local resume ${state.name}\`\n`);
     if (out.hibernated) process.stdout.write(`hibernated: every member stopped, data kept; a manifest with spec.replicas above 0 wakes them\n`);
     if (state.lastStep) process.stdout.write(`last step: ${state.lastStep}\n`);
+    if (quorum) process.stdout.write(`${quorum.message}\n`);
     for (const m of members) {
       if (m.learner) process.stdout.write(`${m.name}: a learner, promoted once caught up\n`);
-      if (m.lost) process.stdout.write(`${m.name} cannot come back (${m.lost.cause}: ${m.lost.detail}): the next \`svc-operator local apply\` replaces it\n`);
+      if (m.lost) process.stdout.write(`${m.name} cannot come back (${m.lost.cause}: ${m.lost.detail}): ${quorum ? 'the quorum is lost, so it is not replaced; `svc-operator local recover --dry-run` is the way out' : 'the next `svc-operator local apply` replaces it'}\n`);
       else if (m.failure) process.stdout.write(`${m.name} not running: ${m.failure}\n`);
       const r = m.replaced;
-      if (r) process.stdout.write(`${m.name} replaced (${r.cause}) at ${new Date(r.startedAt).toISOString()}: id ${r.oldId} -> ${r.newId ?? '(being added)'}${r.finishedAt === undefined ? ', under way' : ''}\n`);
+      if (r) process.stdout.write(`${m.name} replaced (${r.cause}) at ${new Date(r.startedAt).toISOString()}: id ${hexMemberId(r.oldId)} -> ${r.newId !== undefined ? hexMemberId(r.newId) : '(being added)'}${r.finishedAt === undefined ? ', under way' : ''}\n`);
     }
     const b = out.backups;
     const items = b.items ?? [];
@@ -380,7 +386,9 @@ export async function localBackups(stateDir: string, output: string | undefined,
   if (!manifest && !state) throw new CommandError(`no local cluster in ${runtime.stateDir}; or name a manifest: svc-operator local backups -f <cluster.yaml>`);
   const name = manifest?.metadata.name ?? state!.name;
   const spec = manifest?.spec ?? state!.spec;
-  const out = await listBackups(name, backupSources(name, spec, manifest !== undefined), (restore) => runtime.restorePoints(restore, spec));
+  const listed = await listBackups(name, backupSources(name, spec, manifest !== undefined), (restore) => runtime.restorePoints(restore, spec));
+  // the agent's older snapshots name the member's client host:port: by name, as the members of this state dir are
+  const out = namedMembers(listed, new Map((state?.name === name ? state.members : []).map((m) => [`127.0.0.1:${m.clientPort}`, m.name])));
   printBackups((s) => process.stdout.write(s), name, out, output, `${name} has no object-store destinations (spec.backup.destinations[].s3${manifest ? ' or spec.restore.source.s3' : ''}); its local backups: svc-operator local status --state-dir ${stateDir}`);
   return out.some((l) => l.error) ? 1 : 0;
 }

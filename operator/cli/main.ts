@@ -128,7 +128,7 @@ export async function main(argv: string[]): Promise<number> {
     // the on-call verbs (cli/oncall.ts), each with its own flags
     const verb = argv[0] === 'local' ? onCallVerb(argv[1]) : undefined;
     if (verb) {
-      const { words: vw, flags: vf } = parseArgs(argv.slice(2), { string: ['state-dir', ...(verb.flags.string ?? [])], boolean: [...(verb.mutating ? ['dry-run'] : []), ...(verb.flags.boolean ?? [])] });
+      const { words: vw, flags: vf } = parseArgs(argv.slice(2), { string: ['state-dir', ...(verb.flags.string ?? [])], boolean: ['dry-run', ...(verb.flags.boolean ?? [])] });
       if (vf.has('help')) {
         process.stdout.write(USAGE);
         return 0;

@@ -15,6 +15,7 @@ import { CLUSTER_LABEL, memberClientURL, memberHost } from '../runtime/kubernete
 import { quotaBytes } from '../api/maintenance.js';
 import { MemberClient } from '../members/index.js';
 import { disarmDecision, moveLeaderDecision, restartDecision } from '../planner/oncall.js';
+import { hexMemberId } from '../api/member-id.js';
 import { describeStep } from '../planner/steps.js';
 import type { RestartRequest } from '../planner/types.js';
 import { observedOf } from './recover-kube.js';
@@ -34,17 +35,16 @@ export const KUBE_ONCALL_USAGE: Record<string, string> = {
   'move-leader': '<cluster> [--to MEMBER] [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      asks for leadership to move to MEMBER (else the most up-to-date follower): annotation svc.dev/maintenance-request; the operator moves it once every member is healthy and caught up (Event MoveLeader)',
   restart: '<cluster> [MEMBER] [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      a rolling restart of every member (or MEMBER): annotation svc.dev/restart-request; the operator restarts each once, followers first, the leader last after moving leadership (reason RestartRequested)',
   alarm: 'list|disarm <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      the alarms the members raised; disarm is refused while a cause persists (NOSPACE: a database still over the quota; CORRUPT: KV hashes that differ)',
-  report: '<cluster> [-n NAMESPACE] [--kubeconfig FILE] [--file F.tar.gz]\n      one archive for a bug report: the resource and status, Events, owned objects, each member\'s status, the last logs of members and operator',
+  report: '<cluster> [-n NAMESPACE] [--kubeconfig FILE] [--file F.tar.gz] [--dry-run]\n      one archive for a bug report: the resource and status, Events, owned objects, each member\'s status, the last logs of members and operator',
 };
 
 /** Runs `kubectl svc <verb> ...` for the verbs of KUBE_ONCALL_USAGE; resolves with the exit code. */
 export async function kubeOnCallMain(argv: string[], out: (s: string) => void = (s) => void process.stdout.write(s)): Promise<number> {
   const verb = argv[0];
   try {
-    const { words, flags } = parseArgs(argv.slice(1), { string: ['namespace', 'kubeconfig', ...(verb === 'report' ? ['file'] : []), ...(verb === 'move-leader' ? ['to'] : [])], boolean: verb === 'report' ? [] : ['dry-run'] });
+    const { words, flags } = parseArgs(argv.slice(1), { string: ['namespace', 'kubeconfig', ...(verb === 'report' ? ['file'] : []), ...(verb === 'move-leader' ? ['to'] : [])], boolean: ['dry-run'] });
     const sub = verb === 'alarm' ? words.shift() : undefined;
     if (verb === 'alarm' && sub !== 'list' && sub !== 'disarm') throw new UsageError('alarm needs list or disarm, then the SvcCluster name');
-    if (sub === 'list' && flags.has('dry-run')) throw new UsageError('--dry-run belongs to alarm disarm (alarm list changes nothing)');
     const withMember = verb === 'defrag' || verb === 'restart';
     if (words.length < 1 || words.length > (withMember ? 2 : 1)) throw new UsageError(withMember ? `${verb} needs the SvcCluster name and at most one member` : `${verb} needs exactly one SvcCluster name`);
     const name = words[0];
@@ -58,7 +58,7 @@ export async function kubeOnCallMain(argv: string[], out: (s: string) => void = 
       if (isStatus(e, 404)) throw new StatusError(`no SvcCluster "${name}" in namespace "${namespace}" (kubectl get svcc -A lists them)`);
       throw e;
     }
-    if (verb === 'report') return await report(kc, namespace, name, stored, flags.get('file'), out);
+    if (verb === 'report') return await report(kc, namespace, name, stored, flags.get('file'), flags.has('dry-run'), out);
     if (verb === 'defrag' || verb === 'compact') return await askMaintenance(kc, verb, namespace, name, words[1], stored, flags.has('dry-run'), out);
     const target = { namespace, name, uid: stored.metadata.uid ?? '' };
     if (verb === 'restart') return await askRestart(kc, namespace, name, words[1], flags.has('dry-run'), out);
@@ -188,7 +188,7 @@ async function alarm(kc: k8s.KubeConfig, target: { namespace: string; name: stri
   const { namespace, name } = target;
   const view = await gatherView(kc, namespace, name);
   const observed = observedOf(view);
-  const byId = (id: string) => observed.members.find((m) => m.id === id)?.name ?? (id === '0' ? 'the cluster' : `member ${id}`);
+  const byId = (id: string) => observed.members.find((m) => m.id === id)?.name ?? (id === '0' ? 'the cluster' : `member ${hexMemberId(id)}`);
   return withMembers(view, async (client, url) => {
     const answering = view.members.filter((m) => m.reachable).sort((a, b) => Number(b.role === 'leader') - Number(a.role === 'leader')).map((m) => url(m.name));
     let alarms: Array<{ memberId: string; alarm: string }> | undefined;
@@ -228,7 +228,7 @@ async function alarm(kc: k8s.KubeConfig, target: { namespace: string; name: stri
 }
 
 /** Writes the report archive; a part that cannot be read is an entry saying why (the archive is still written). */
-async function report(kc: k8s.KubeConfig, namespace: string, name: string, stored: { metadata: k8s.V1ObjectMeta }, file: string | undefined, out: (s: string) => void): Promise<number> {
+async function report(kc: k8s.KubeConfig, namespace: string, name: string, stored: { metadata: k8s.V1ObjectMeta }, file: string | undefined, dryRun: boolean, out: (s: string) => void): Promise<number> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
   const apps = kc.makeApiClient(k8s.AppsV1Api);
   const batch = kc.makeApiClient(k8s.BatchV1Api);
@@ -272,6 +272,10 @@ async function report(kc: k8s.KubeConfig, namespace: string, name: string, store
     await add(`logs/operator-${p.metadata!.namespace}-${p.metadata!.name}.log`, () => core.readNamespacedPodLog({ namespace: p.metadata!.namespace!, name: p.metadata!.name!, tailLines: REPORT_LOG_LINES }), true);
   }
   const path = resolve(file ?? `${name}-report-${new Date().toISOString().replace(/[:.]/g, '-')}.tar.gz`);
+  if (dryRun) {
+    out(`dry run: would write ${path}: ${entries.length} entries (${entries.map((e) => e.name).join(', ')}); nothing was written\n`);
+    return 0;
+  }
   writeFileSync(path, gzipSync(tarArchive(entries)));
   out(`${path}: ${entries.length} entries (${entries.map((e) => e.name).join(', ')})\n`);
   return 0;

@@ -11,6 +11,7 @@ import { API_VERSION, KIND, type SvcCluster } from '../api/types.js';
 import { MemberClient } from '../members/index.js';
 import { observe } from '../orchestrator/index.js';
 import { disarmDecision, moveLeaderDecision, restartDecision } from '../planner/oncall.js';
+import { hexMemberId } from '../api/member-id.js';
 import { describeStep } from '../planner/steps.js';
 import type { ObservedCluster, Step } from '../planner/types.js';
 import { LocalRuntime } from '../runtime/local/index.js';
@@ -41,7 +42,7 @@ export interface OnCallVerb {
   summary: string;
   /** Its flags besides --state-dir (local) or -n/--kubeconfig (kubectl). */
   flags: FlagSpec;
-  /** It changes the cluster: --dry-run applies. */
+  /** It changes the cluster (a read-only verb takes --dry-run too: it says what it would write and writes nothing). */
   mutating: boolean;
   /** How it runs under `svc-operator local`. */
   local: (i: LocalVerbInput) => Promise<number>;
@@ -170,7 +171,6 @@ async function alarm(i: LocalVerbInput): Promise<number> {
   if (sub !== 'list' && sub !== 'disarm') throw new UsageError('local alarm needs list or disarm, then the cluster\'s name');
   extraArgs(i.args, 2, `alarm ${sub}`);
   const { runtime, state } = openLocal(i.stateDir, i.args[1], `alarm ${sub}`);
-  if (sub === 'list' && i.dryRun) throw new UsageError('--dry-run belongs to alarm disarm (alarm list changes nothing)');
   const client = new MemberClient({ timeoutMs: 3000, attempts: 2 });
   try {
     const { cluster, urls } = await observeLocal(runtime, client);
@@ -182,7 +182,7 @@ async function alarm(i: LocalVerbInput): Promise<number> {
       if (alarms) break;
     }
     if (!alarms) throw new CommandError(`no member of ${state.name} answered the alarm list; \`svc-operator local status\` shows which members run`);
-    const byId = (id: string) => cluster.members.find((m) => m.id === id)?.name ?? (id === '0' ? 'the cluster' : `member ${id}`);
+    const byId = (id: string) => cluster.members.find((m) => m.id === id)?.name ?? (id === '0' ? 'the cluster' : `member ${hexMemberId(id)}`);
     if (sub === 'list') {
       i.out(alarms.length === 0 ? `no alarm raised in ${state.name}\n` : alarms.map((a) => `${a.alarm}\t${byId(a.memberId)}\n`).join(''));
       return 0;
@@ -230,6 +230,12 @@ function tail(file: string, n: number): string {
   }
 }
 
+/** events.txt of a local report: a line per step line recorded (its time, the line), oldest first. */
+export function stepEvents(state: LocalState): string {
+  const history = state.stepHistory ?? (state.lastStep ? [{ time: '(time not recorded)', line: state.lastStep }] : []);
+  return history.length === 0 ? '(no step recorded)\n' : history.map((h) => `${h.time}  ${h.line}\n`).join('');
+}
+
 /** Log lines kept per member (and of the operator) in a report. */
 export const REPORT_LOG_LINES = 500;
 
@@ -246,8 +252,8 @@ async function report(i: LocalVerbInput): Promise<number> {
     entries.push({ name: 'cluster.json', data: json(manifest) });
     entries.push({ name: 'state.json', data: json(state) });
     entries.push({ name: 'observed.json', data: json(cluster) });
-    // the local runtime's Events: the last step the operator reported (Kubernetes reports carry the Events)
-    entries.push({ name: 'events.txt', data: `${state.lastStep ?? '(no step recorded)'}\n` });
+    // the local runtime's Events: the step lines the operator reported, with their times (Kubernetes reports carry the Events)
+    entries.push({ name: 'events.txt', data: stepEvents(state) });
     for (const m of state.members) {
       const url = urls.get(m.name)!;
       const [version, status, alarms] = await Promise.all([
@@ -262,6 +268,10 @@ async function report(i: LocalVerbInput): Promise<number> {
     entries.push({ name: 'logs/operator.log', data: `${state.lastStep ?? ''}\n` });
   } finally {
     client.close();
+  }
+  if (i.dryRun) {
+    i.out(`dry run: would write ${file}: ${entries.length} entries (${entries.map((e) => e.name).join(', ')}); nothing was written\n`);
+    return 0;
   }
   writeFileSync(file, gzipSync(tarArchive(entries)));
   i.out(`${file}: ${entries.length} entries (${entries.map((e) => e.name).join(', ')})\n`);
@@ -287,5 +297,5 @@ export function onCallVerb(name: string | undefined): OnCallVerb | undefined {
 
 /** Usage lines of the verbs under `prefix` ("svc-operator local", "kubectl svc"). */
 export function onCallUsage(prefix: string, suffix: string): string {
-  return ONCALL_VERBS.map((v) => `  ${prefix} ${v.name} ${v.usage} ${suffix}${v.mutating ? ' [--dry-run]' : ''}\n      ${v.summary}\n`).join('');
+  return ONCALL_VERBS.map((v) => `  ${prefix} ${v.name} ${v.usage} ${suffix} [--dry-run]\n      ${v.summary}\n`).join('');
 }

@@ -16,6 +16,7 @@ import { MemberClient, type MemberTls } from '../members/index.js';
 import { memberClientURL, memberHost, selectorLabels } from '../runtime/kubernetes/manifests.js';
 import { checkTlsData } from '../controller/tls.js';
 import { describePod } from '../controller/pod-diagnostics.js';
+import { hexMemberId } from '../api/member-id.js';
 
 const [GROUP, VERSION] = API_VERSION.split('/');
 
@@ -392,7 +393,7 @@ export function renderView(v: ClusterView): string {
   for (const m of st.members ?? []) {
     const r = m.replaced;
     if (!r) continue;
-    out.push(`Replaced:       ${m.name} (${r.cause}) ${age(r.time, v.at)} ago, previous ID ${/^\d+$/.test(r.previousId) ? BigInt(r.previousId).toString(16) : r.previousId}: ${r.finishedAt ? `a voting member again since ${r.finishedAt}` : 'under way, its successor joins as a learner'}`);
+    out.push(`Replaced:       ${m.name} (${r.cause}) ${age(r.time, v.at)} ago, previous ID ${hexMemberId(r.previousId)}: ${r.finishedAt ? `a voting member again since ${r.finishedAt}` : 'under way, its successor joins as a learner'}`);
   }
   const unreachable = v.members.filter((m) => !m.reachable && m.podIP);
   if (unreachable.length > 0) out.push(`(not reachable at their pod addresses: ${unreachable.map((m) => `${m.name} ${m.podIP}: ${m.error ?? 'no answer'}`).join('; ')}; run this where pod addresses are routed)`);

@@ -2,10 +2,12 @@
 // their lastTransitionTime while their status stays the same, so an unchanged cluster gives an equal status.
 import type { BackupsStatus, Condition, ConditionType, MaintenanceStatus, MemberStatus, Phase, RolloutStatus, SvcClusterSpec, SvcClusterStatus } from '../api/types.js';
 import { memberQuota } from '../planner/maintenance.js';
+import { hexMemberId } from '../api/member-id.js';
 import { backupReadyState } from '../backup/schedule.js';
 import { backupVerifiedState } from '../backup/verify.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { upgradeStatus } from '../planner/status.js';
+import { quorumLoss } from '../planner/healing.js';
 import { isScalingStep, isSettled, statusLine, statusReason } from '../planner/steps.js';
 import type { MaintenanceRecord, ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
 import { compareVersions } from '../api/versions.js';
@@ -92,13 +94,13 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const members: MemberStatus[] = observed.members.map((m) => {
     const pod = i.pods.get(m.name);
     const ms: MemberStatus = { name: m.name, ready: pod?.ready ?? false, healthy: m.healthy, leader: m.leader };
-    if (m.id !== undefined) ms.id = m.id;
+    if (m.id !== undefined) ms.id = hexMemberId(m.id);
     if (m.release !== undefined) ms.release = m.release;
     if (pod?.image !== undefined) ms.image = pod.image;
     if (observed.clusterMembers?.some((c) => c.member === m.name && c.isLearner)) ms.learner = true;
     const r = observed.replacements?.[m.name];
     if (r) {
-      ms.replaced = { cause: r.cause, detail: r.detail, time: new Date(r.startedAt).toISOString(), previousId: r.oldId };
+      ms.replaced = { cause: r.cause, detail: r.detail, time: new Date(r.startedAt).toISOString(), previousId: hexMemberId(r.oldId) };
       if (r.finishedAt !== undefined) ms.replaced.finishedAt = new Date(r.finishedAt).toISOString();
     }
     // no raft index here: it moves with every client write, and status is written only on a meaningful change
@@ -118,6 +120,8 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const upgradeBlocked = step.kind === 'blocked' && step.condition === 'UpgradeBlocked';
   // a lost member that cannot be replaced safely yet: a person may have to act (Stalled, with the planner's why)
   const replaceStalled = step.kind === 'wait' && step.code === 'ReplacementNotSafe';
+  // quorum lost (planner/healing.ts quorumLoss, the planner's own verdict): only `recover` gets out of it
+  const lostQuorum = quorumLoss(observed);
   const podProblems = i.podProblems ?? [];
   let phase: Phase;
   if (step.kind === 'hibernate' || step.kind === 'hibernated') phase = 'Hibernated';
@@ -135,7 +139,7 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const line = statusLine(step);
   const reason = statusReason(step);
   const drafts = [
-    cond('Available', quorum, quorum ? 'QuorumHealthy' : 'QuorumLost', `${healthy} of ${voters} members healthy`),
+    cond('Available', quorum, quorum ? 'QuorumHealthy' : 'QuorumLost', lostQuorum ? lostQuorum.message : `${healthy} of ${voters} members healthy`),
     cond('Progressing', step.kind !== 'steady', reason, step.kind === 'steady' ? `every member runs ${spec.version}` : line),
     cond('Upgrading', upgrading, upgrading ? 'UpgradeInProgress' : 'NoUpgrade', upgrading ? `${i.progress!.from} -> ${i.progress!.to}: ${i.progress!.step}` : 'no upgrade under way'),
     cond('Degraded', healthy < observed.members.length && phase !== 'Creating', healthy < observed.members.length ? 'MembersUnhealthy' : 'AllHealthy', `${observed.members.length - healthy} member(s) not healthy`),
@@ -149,9 +153,9 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   // kstatus: Stalled = a person must act (a refusal, a failed backup, a pod Kubernetes cannot run); Reconciling = any
   // other step than steady; Ready = serving as the spec says (phase Running: every member healthy, no upgrade or
   // scaling under way).
-  const stalled = phase === 'Blocked' || podProblems.length > 0 || replaceStalled;
-  const stallReason = podProblems[0]?.reason ?? (backupBlocked ? i.jobFailure!.reason : step.kind === 'blocked' || replaceStalled ? step.code : 'NotStalled');
-  const stallMessage = podProblems.length > 0 ? podProblemsLine(podProblems) : backupBlocked ? i.jobFailure!.message : step.kind === 'blocked' || replaceStalled ? step.reason : 'nothing blocks the operator';
+  const stalled = phase === 'Blocked' || podProblems.length > 0 || replaceStalled || lostQuorum !== undefined;
+  const stallReason = podProblems[0]?.reason ?? (lostQuorum ? 'QuorumLost' : backupBlocked ? i.jobFailure!.reason : step.kind === 'blocked' || replaceStalled ? step.code : 'NotStalled');
+  const stallMessage = podProblems.length > 0 ? podProblemsLine(podProblems) : lostQuorum ? lostQuorum.message : backupBlocked ? i.jobFailure!.message : step.kind === 'blocked' || replaceStalled ? step.reason : 'nothing blocks the operator';
   // Ready and Reconciling never both True (kstatus tools would read InProgress while `kubectl wait` saw Ready): a
   // healthy cluster still waiting for something (its cluster version, a leader) is Running but not yet Ready.
   const settled = isSettled(step);

@@ -6,6 +6,7 @@ import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { Client, saveSnapshot } from '../../server/client/index.js';
 import { boltStatus } from '../../server/cluster/bolt-snapshot.js';
 import type { SnapshotRecord } from '../api/types.js';
+import { hexMemberId } from '../api/member-id.js';
 import { httpGet, type MemberTls } from './http.js';
 import { parseV2DataBytes } from './v2-size.js';
 import { withRetry } from './retry.js';
@@ -196,7 +197,7 @@ export class MemberClient {
       await c.alarmDisarm({ memberID: memberId, alarm });
     } catch (e) {
       this.forget(url);
-      throw new MemberError('UNREACHABLE', `disarming ${alarm} of member ${memberId} via ${url} failed: ${(e as Error).message}`, { cause: e });
+      throw new MemberError('UNREACHABLE', `disarming ${alarm} of member ${hexMemberId(memberId)} via ${url} failed: ${(e as Error).message}`, { cause: e });
     }
   }
 
@@ -282,7 +283,7 @@ export class MemberClient {
       await c.moveLeader(targetId, leaderUrl);
     } catch (e) {
       this.forget(leaderUrl);
-      throw new MemberError('MOVE_LEADER_FAILED', `move leader to ${targetId} via ${leaderUrl} failed: ${(e as Error).message}`, { cause: e });
+      throw new MemberError('MOVE_LEADER_FAILED', `move leader to ${hexMemberId(targetId)} via ${leaderUrl} failed: ${(e as Error).message}`, { cause: e });
     }
   }
 

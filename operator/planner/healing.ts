@@ -17,6 +17,8 @@
 // - A learner whose member runs and is caught up with the leader is promoted (promoteMember); a scale-up's learner
 //   and a replacement's alike. Until then `wait` CatchingUp (or MemberStarting).
 import { catchUpSlack } from './catch-up.js';
+import { hexMemberId } from '../api/member-id.js';
+import { quorumLeader } from './recovery.js';
 import type { ClusterMember, LossCause, MemberLoss, ObservedCluster, ObservedMember, Replacement, ReplacementRecord, Step } from './types.js';
 
 const ordinal = (name: string): number => Number(/(\d+)$/.exec(name)?.[1] ?? -1);
@@ -38,7 +40,7 @@ export function lossOf(m: ObservedMember, cm: readonly ClusterMember[] | undefin
   if (m.lost) return m.lost;
   const listed = cm?.find((c) => c.member === m.name && c.started);
   if (m.id !== undefined && listed && listed.id !== m.id) {
-    return { cause: 'MemberIdChanged', detail: `it reports member ID ${m.id}, the cluster lists ${listed.id} under its name` };
+    return { cause: 'MemberIdChanged', detail: `it reports member ID ${hexMemberId(m.id)}, the cluster lists ${hexMemberId(listed.id)} under its name` };
   }
   return undefined;
 }
@@ -62,7 +64,7 @@ function unsafe(o: ObservedCluster, name: string): string | undefined {
   if (behind) return `member ${behind.name} is catching up with the leader; replacing waits for it`;
   if (!o.clusterMembers || o.clusterMembersByLeader !== true) return 'the leader did not give the member list';
   const learner = o.clusterMembers.find((c) => c.isLearner && c.member !== name);
-  if (learner) return `learner ${learner.member ?? learner.id} is still catching up (one membership change at a time)`;
+  if (learner) return `learner ${learner.member ?? hexMemberId(learner.id)} is still catching up (one membership change at a time)`;
   return undefined;
 }
 
@@ -106,7 +108,7 @@ function learnerStep(o: ObservedCluster, entry: ClusterMember, replaced: LossCau
       if (why) return wait('ReplacementNotSafe', `learner ${what} cannot come back (${m.lost.cause}: ${m.lost.detail}) and must be replaced, which is not safe yet: ${why}`);
       return replaceStep(o, m.name, entry.id, m.lost);
     }
-    return wait('MemberStarting', `learner ${what} (id ${entry.id}) is added and not running yet; waiting for its start (Kubernetes: its pod; local: \`svc-operator local apply\` starts it)`);
+    return wait('MemberStarting', `learner ${what} (id ${hexMemberId(entry.id)}) is added and not running yet; waiting for its start (Kubernetes: its pod; local: \`svc-operator local apply\` starts it)`);
   }
   if (!entry.started || m.appliedIndex === undefined) return wait('MemberStarting', `learner ${what} is starting`);
   if (!caughtUp(o, m)) {
@@ -115,6 +117,41 @@ function learnerStep(o: ObservedCluster, entry: ClusterMember, replaced: LossCau
   }
   if (!o.members.some((x) => x.leader && x.healthy)) return wait('NoLeader', `learner ${what} is caught up; promoting it needs a leader`);
   return replaced ? { kind: 'promoteMember', member: m.name, id: entry.id, replaced } : { kind: 'promoteMember', member: m.name, id: entry.id };
+}
+
+/** A cluster that lost its quorum: no healthy leader, and too few voting members keep their data to ever elect one. */
+export interface QuorumLoss {
+  /** The members that lost their data (by name, with the runtime's evidence). */
+  lost: Array<{ name: string; loss: MemberLoss }>;
+  /** The voting members the cluster has (its member list's, else the runtime's). */
+  voters: number;
+  /** What it means and the way out (the planner's blocked reason; `local status` and `kubectl svc status` show it). */
+  message: string;
+}
+
+/**
+ * Quorum lost, decided here only (replacementStep blocks on it, `local status`, `kubectl svc status` and the SvcCluster's
+ * conditions say it): no healthy member leads, and the members that lost their data (`lossOf`: gone data dir or
+ * volume, refused as already bootstrapped, corrupt, another ID) leave fewer than a majority of the voters. A member
+ * merely down keeps its data and counts: started again, it restores the quorum by itself. Undefined otherwise.
+ */
+export function quorumLoss(o: ObservedCluster): QuorumLoss | undefined {
+  if (quorumLeader(o)) return undefined;
+  const lost = [...o.members].sort((a, b) => ordinal(a.name) - ordinal(b.name)).flatMap((m) => {
+    const loss = lossOf(m, o.clusterMembers);
+    return loss ? [{ name: m.name, loss }] : [];
+  });
+  const voters = o.clusterMembers?.filter((c) => !c.isLearner).length || o.members.length;
+  if (lost.length === 0 || voters - lost.length > voters / 2) return undefined;
+  const kept = o.members.filter((m) => !lost.some((l) => l.name === m.name)).map((m) => m.name).sort();
+  const gone = `quorum lost: ${lost.map((l) => `${l.name} (${l.loss.cause}: ${l.loss.detail})`).join(', ')} lost their data`;
+  const message = kept.length === 0
+    ? `${gone}, every member of ${voters}: there is no data left to recover from, and nothing was changed; the way out is a new cluster from a backup ` +
+      '(spec.restore.snapshot or spec.restore.source; `svc-operator local backups` and `kubectl svc backups <cluster>` list the restore points)'
+    : `${gone}, and the ${kept.length} of ${voters} members left (${kept.join(', ')}) are no majority: no leader can be elected and no write is accepted; ` +
+      'replacing a member needs a leader, so nothing is replaced and nothing was changed; the way out is a recovery from the member with the most data: ' +
+      '`svc-operator local recover --dry-run` (Kubernetes: `kubectl svc recover <cluster> --dry-run`) shows the survivor and what each member loses, then the same without --dry-run';
+  return { lost, voters, message };
 }
 
 /** A new replacement of a lost member (the lowest ordinal first), or why it waits; undefined when none is lost. */
@@ -128,6 +165,8 @@ export function replacementStep(o: ObservedCluster): Step | undefined {
   const { m, loss } = lost[0];
   const also = lost.length > 1 ? ` (also lost: ${lost.slice(1).map((x) => x.m.name).join(', ')}; one at a time)` : '';
   if (!cm || o.clusterMembersByLeader !== true) {
+    const quorum = quorumLoss(o);
+    if (quorum) return { kind: 'blocked', code: 'QuorumLost', condition: 'MemberFailed', reason: quorum.message };
     return wait('ReplacementNotSafe', `member ${m.name} cannot come back (${loss.cause}: ${loss.detail}); replacing it needs the leader's member list, and no leader gave it (quorum lost? run recover)${also}`);
   }
   const entry = cm.find((c) => c.member === m.name);

@@ -6,3 +6,4 @@ export { resumeScaling, scaleStep, ordinalOf, byOrdinal } from './scaling.js';
 export type { RestartReason, RolloutProgress, TargetRevision, ClusterMember, ObservedCluster, ObservedMember, Step, StepKind, UpgradeProgress, WaitCode, BlockedCode } from './types.js';
 export { parseVersion, minorOf, minorIndex, compareVersions, isSupportedVersion, SUPPORTED_MINORS, type Version } from '../api/versions.js';
 export { upgradeStatus } from './status.js';
+export { hexMemberId } from '../api/member-id.js';

@@ -132,12 +132,31 @@ function roundStep(spec: SvcClusterSpec, o: ObservedCluster, round: MaintenanceR
           'the data does not fit: raise spec.maintenance.quotaBackendBytes (at most spec.storage.size), or grow spec.storage.size (the derived quota follows), or delete keys; writes are refused until then, reads go on',
       };
     }
-    return { kind: 'disarmAlarm', member: leader.name, alarm: 'NOSPACE', memberId: [...o.noSpace].sort()[0] };
+    return { kind: 'disarmAlarm', member: leader.name, alarm: 'NOSPACE', memberId: [...o.noSpace].sort()[0], relief: noSpaceRelief(round, largest, quota) };
   }
   // a round not begun with nothing to do (a compaction asked for on a cluster with no history): nothing to do
   if (o.maintenance?.record?.round?.id !== round.id) return undefined;
   // every part done: the engine finishes the record (noteMaintenance); nothing to do meanwhile
   return { kind: 'wait', code: 'MaintenanceNotSafe', reason: `${what} is done; recording it` };
+}
+
+/** The members' default --max-request-bytes (server/config/flag-table.ts). */
+const MAX_REQUEST_BYTES = 1_572_864;
+
+/**
+ * What let the NOSPACE alarm go, as it happened: the round's compaction and defragmentation, or a raised quota, with
+ * the numbers. The quota counts as raised only when that is certain: the alarm went up when a member's file plus one
+ * request (at most --max-request-bytes, 1.5 MiB by default) passed the quota of then, so a quota now above the largest
+ * file the round found before defragmenting plus that much was raised since.
+ */
+export function noSpaceRelief(round: MaintenanceRound, largest: ObservedMember, quota: number): string {
+  const fits = `the largest database (${largest.name}, ${mib(largest.dbSize)}) fits in the quota of ${mib(quota)}`;
+  const befores = Object.values(round.defrags).map((d) => d.before).filter((b): b is number => b !== undefined);
+  const freed = [round.compacted ? 'compacted' : '', befores.length > 0 ? 'defragmented' : ''].filter(Boolean).join(' and ');
+  if (befores.length > 0 && quota > Math.max(...befores) + MAX_REQUEST_BYTES) {
+    return `the quota was raised to ${mib(quota)} (${freed || 'nothing freed'} before, which was not enough); ${fits}`;
+  }
+  return freed ? `${freed}; ${fits} again` : `${fits} again`;
 }
 
 /** A round a steady cluster starts now (a request, a slot of the schedule, a threshold passed), or undefined. */

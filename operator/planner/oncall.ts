@@ -2,6 +2,7 @@
 // the planner's own rules: pure, no I/O. A decision is a step to carry out (recorded first, like any step) or a
 // refusal naming its cause, with nothing touched.
 import { catchUpSlack } from './catch-up.js';
+import { hexMemberId } from '../api/member-id.js';
 import { describeStep } from './steps.js';
 import type { ObservedCluster, Step } from './types.js';
 
@@ -113,7 +114,7 @@ export function disarmDecision(f: AlarmFacts): { disarm: Array<{ memberId: strin
       }
       out.push({ memberId: a.memberId, alarm: 'CORRUPT' });
     } else {
-      return { refused: `unknown alarm ${a.alarm} (member ${a.memberId}); not disarmed` };
+      return { refused: `unknown alarm ${a.alarm} (member ${hexMemberId(a.memberId)}); not disarmed` };
     }
   }
   return { disarm: out };

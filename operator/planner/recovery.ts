@@ -22,6 +22,7 @@
 //   members come back under their names and URLs) -> recoverComplete.
 import type { ObservedCluster, ObservedMember, RecoveryMemberReport, RecoveryProgress, Step } from './types.js';
 import { byOrdinal } from './scaling.js';
+import { hexMemberId } from '../api/member-id.js';
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
@@ -154,7 +155,7 @@ export function beginRecovery(rec: RecoveryProgress | undefined, step: Step, o: 
       const idOf = (name: string) => o.clusterMembers?.find((c) => c.member === name)?.id ?? o.members.find((m) => m.name === name)?.id;
       const lost = report.filter((m) => m.name !== survivor.name).map((m) => ({ name: m.name, ...(idOf(m.name) !== undefined ? { id: idOf(m.name) } : {}) }));
       // members of the old list the runtime does not run (never started) go with the others
-      for (const c of o.clusterMembers ?? []) if (c.id !== survivor.id && !lost.some((l) => l.id === c.id)) lost.push({ name: c.member ?? `(id ${c.id})`, id: c.id });
+      for (const c of o.clusterMembers ?? []) if (c.id !== survivor.id && !lost.some((l) => l.id === c.id)) lost.push({ name: c.member ?? `(id ${hexMemberId(c.id)})`, id: c.id });
       return { token: step.token, survivor: survivor.name, ...(survivor.id !== undefined ? { survivorId: survivor.id } : {}), lost, report, step: step.kind, startedAt: now };
     }
     case 'forceNewCluster':

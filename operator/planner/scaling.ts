@@ -14,6 +14,7 @@
 //   begun, and neither can cost quorum (starting a registered voter only adds one; the retired one is no voter),
 //   so they do not wait for the health gate (a 1 -> 2 step has no quorum until its second member starts).
 import type { SvcClusterSpec } from '../api/types.js';
+import { hexMemberId } from '../api/member-id.js';
 import type { ObservedCluster, ObservedMember, Step } from './types.js';
 
 /** Ordinal of a member name "<cluster>-<k>" (its trailing digits); -1 without. */
@@ -51,7 +52,7 @@ export function resumeScaling(o: ObservedCluster): Step | undefined {
     if (foreign.length === 1 && foreign[0].member === next && !foreign[0].started) {
       return { kind: 'startMember', member: next, join: [...members.map((m) => m.name), next] };
     }
-    const what = foreign.map((c) => `${c.member ?? 'unknown'} (id ${c.id}${c.started ? '' : ', never started'})`).join(', ');
+    const what = foreign.map((c) => `${c.member ?? 'unknown'} (id ${hexMemberId(c.id)}${c.started ? '' : ', never started'})`).join(', ');
     return wait('UnknownClusterMember', `the cluster's member list has member(s) the operator does not run: ${what}; remove them with "member remove" to go on`);
   }
   const listed = new Set(cm.map((c) => c.member));

@@ -1,6 +1,7 @@
 // The one table of step kinds: everything the operator says or decides about a kind of step, except how to carry
 // it out (that is the engine's act, orchestrator/engine.ts, the only switch over kinds). The table's type has a row
 // for every member of the Step union, so a new kind does not compile until its row is written here.
+import { hexMemberId } from '../api/member-id.js';
 import type { Capability, Step, StepKind } from './types.js';
 
 /** What the operator knows about one kind of step `S`. */
@@ -98,7 +99,7 @@ export const STEPS = {
   },
   removeMember: {
     mutating: true, scaling: true, settled: false, needs: ['scaling'],
-    describe: (s) => `remove member ${s.member} (id ${s.id})`,
+    describe: (s) => `remove member ${s.member} (id ${hexMemberId(s.id)})`,
     eventReason: () => 'RemoveMember', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: withMember,
   },
@@ -111,13 +112,13 @@ export const STEPS = {
   replaceMember: {
     // a lost member is no scaling: the size stays, one member is swapped for a fresh one
     mutating: true, scaling: false, settled: false, needs: ['scaling', 'healing'],
-    describe: (s) => `replace member ${s.member} (id ${s.id}; ${s.cause}: ${s.detail}): remove it, a fresh data dir, add it back as a learner joining ${others(s.join, s.member)}`,
+    describe: (s) => `replace member ${s.member} (id ${hexMemberId(s.id)}; ${s.cause}: ${s.detail}): remove it, a fresh data dir, add it back as a learner joining ${others(s.join, s.member)}`,
     eventReason: () => 'ReplaceMember', statusReason: kindOnly, statusLine: (s) => `replacing ${s.member} (${s.cause}: ${s.detail})`,
     actionLine: (s) => `replaceMember ${s.member} ${s.cause}`,
   },
   promoteMember: {
     mutating: true, scaling: false, settled: false, needs: ['scaling'],
-    describe: (s) => `promote learner ${s.member} (id ${s.id}) to a voting member${s.replaced ? `; the replacement of ${s.member} (${s.replaced}) is complete` : ''}`,
+    describe: (s) => `promote learner ${s.member} (id ${hexMemberId(s.id)}) to a voting member${s.replaced ? `; the replacement of ${s.member} (${s.replaced}) is complete` : ''}`,
     eventReason: (s) => (s.replaced ? 'MemberReplaced' : 'PromoteMember'), statusReason: kindOnly, statusLine: kindOnly,
     actionLine: withMember,
   },
@@ -164,7 +165,7 @@ export const STEPS = {
     mutating: true, scaling: false, settled: false, needs: [],
     describe: (s) => (s.alarm === 'CORRUPT'
       ? `disarm the CORRUPT alarm through ${s.member}: every member's KV hash agrees again`
-      : `disarm the NOSPACE alarm of member ${s.memberId} through ${s.member}: compacted and defragmented, the database fits in the quota again`),
+      : `disarm the NOSPACE alarm of member ${hexMemberId(s.memberId)} through ${s.member}: ${s.relief ?? 'the database fits in the quota again'}`),
     eventReason: () => 'AlarmDisarmed', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: (s) => `disarmAlarm ${s.alarm}`,
   },

@@ -351,7 +351,8 @@ export type BlockedCode =
   | 'NoSpaceNotRelieved'
   | 'VolumeExpansionNotAllowed'
   | 'VolumeShrinkRefused'
-  | 'UnsupportedByRuntime';
+  | 'UnsupportedByRuntime'
+  | 'QuorumLost';
 
 /** The condition a blocked step sets: UpgradeBlocked for a refused or stuck upgrade, MemberFailed outside an upgrade. */
 export type BlockedCondition = 'UpgradeBlocked' | 'MemberFailed' | 'NoSpace' | 'VolumeExpansion' | 'RuntimeUnsupported';
@@ -400,7 +401,7 @@ export type Step =
   | { kind: 'forceNewCluster'; member: string; lost: string[]; token: string }
   | { kind: 'endForceNewCluster'; member: string; version: string }
   | { kind: 'recoverComplete'; member: string; token: string }
-  | { kind: 'disarmAlarm'; member: string; alarm: 'CORRUPT' | 'NOSPACE'; memberId: string }
+  | { kind: 'disarmAlarm'; member: string; alarm: 'CORRUPT' | 'NOSPACE'; memberId: string; /** NOSPACE: what let it go (maintenance.ts noSpaceRelief). */ relief?: string }
   | { kind: 'hibernate'; members: string[] }
   | { kind: 'hibernated'; members: number }
   | { kind: 'wake'; members: string[] }

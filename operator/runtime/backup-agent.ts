@@ -174,6 +174,19 @@ export class BackupAgent {
     this.o.log(`resuming after revision ${from} (durable in ${this.o.destinations.length} destination(s) as of ${at})`);
   }
 
+  /**
+   * The name of the member at `url` (its own ID in its member list), as the engine's backups record theirs; its
+   * host:port when the member cannot tell.
+   */
+  private async memberName(url: string): Promise<string> {
+    try {
+      const { id } = await this.members.status(url);
+      return (await this.members.memberList(url, false)).find((m) => m.id === id)?.name || new URL(url).host;
+    } catch {
+      return new URL(url).host;
+    }
+  }
+
   /** A full snapshot from the leader to every destination (then their retention); the watch goes on after it. */
   private async full(reason: string): Promise<void> {
     let leader: string | undefined;
@@ -186,7 +199,7 @@ export class BackupAgent {
     try {
       const rec = await this.members.snapshot(url, url, file);
       const m: FullSnapshotInput = {
-        cluster: this.o.cluster, member: new URL(url).host, revision: rec.revision, time: rec.time, sha256: rec.sha256, size: rec.size, release: this.o.release, backupKind: 'continuous',
+        cluster: this.o.cluster, member: await this.memberName(url), revision: rec.revision, time: rec.time, sha256: rec.sha256, size: rec.size, release: this.o.release, backupKind: 'continuous',
         ...(rec.kvHash !== undefined ? { hashKV: rec.kvHash, compactRevision: rec.compactRevision } : {}),
       };
       for (const d of this.o.destinations) await shipFull(d, file, m, this.o.retention ?? retentionOf({}), new Date());

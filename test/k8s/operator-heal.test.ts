@@ -76,7 +76,7 @@ describe('k8s: a member that lost its volume is replaced (learner, new member ID
       await writer;
       w.close();
       expect(replaced.cause).to.equal('AlreadyBootstrapped');
-      expect(replaced.previousId).to.equal(oldId);
+      expect(replaced.previousId).to.equal(BigInt(oldId).toString(16));
     } finally {
       writing = false;
       c.close();
@@ -141,7 +141,7 @@ describe('k8s: a member that lost its volume is replaced (learner, new member ID
       const m = (await get()).status?.members?.find((x) => x.name === victim);
       return m?.replaced?.cause === 'VolumeLost' && m.replaced.finishedAt !== undefined ? m.replaced : undefined;
     }, 420_000, 2000);
-    expect(replaced.previousId).to.equal(oldId);
+    expect(replaced.previousId).to.equal(BigInt(oldId).toString(16));
     expect(replaced.detail).to.contain(`data-${victim} is Lost`);
     await running(3);
     const one = await connect([clientURL(Number(victim.slice(-1)))]);

@@ -33,8 +33,8 @@ export function userCredentials(secrets: SecretReader, secret: string): { userna
 /** How a runtime opens destinations. */
 export interface DestinationAccess {
   secrets: SecretReader;
-  /** Where secrets are looked for, as messages name it ("the folder ~/.config/svc-operator/secrets", "the Job's environment"). */
-  secretsWhere?: string;
+  /** Where the secret of that name is looked for, as messages name it ("the folder ~/.config/svc-operator/secrets/creds", "the Job's environment"). */
+  secretsWhere?: (secret: string) => string;
   /** Credentials when a destination names no credentialsSecret (the AWS_* variables of the operator's environment). */
   defaultCredentials?: S3Credentials;
   /** Per request. Default 10 s. */
@@ -54,13 +54,13 @@ export function s3Destinations(spec: SvcClusterSpec): NamedS3[] {
 }
 
 /** Opens an S3 destination; a credentials secret that is not there is a DestinationError naming it. */
-export function openS3(name: string, s3: S3Destination, access: DestinationAccess): OpenDestination {
+export function openS3(name: string, s3: S3Destination, access: DestinationAccess, field?: string): OpenDestination {
   const label = `"${name}" (s3://${s3.bucket}${s3.prefix ? `/${s3.prefix}` : ''})`;
   let credentials = access.defaultCredentials;
   if (s3.credentialsSecret) {
     const id = access.secrets(s3.credentialsSecret, 'accessKeyId');
     const secret = access.secrets(s3.credentialsSecret, 'secretAccessKey');
-    if (!id || !secret) throw new DestinationError(label, 'NoCredentials', `credentialsSecret ${s3.credentialsSecret} has no accessKeyId and secretAccessKey${access.secretsWhere ? ` in ${access.secretsWhere}` : ''}; create it with both keys`);
+    if (!id || !secret) throw new DestinationError(label, 'NoCredentials', `credentialsSecret ${s3.credentialsSecret} has no accessKeyId and secretAccessKey${access.secretsWhere ? ` in ${access.secretsWhere(s3.credentialsSecret)}` : ''}; create it with both keys`);
     const token = access.secrets(s3.credentialsSecret, 'sessionToken');
     credentials = { accessKeyId: id, secretAccessKey: secret, ...(token ? { sessionToken: token } : {}) };
   }
@@ -68,9 +68,9 @@ export function openS3(name: string, s3: S3Destination, access: DestinationAcces
   let ca = s3.caBundle;
   if (s3.caSecret) {
     ca = access.secrets(s3.caSecret, 'ca.crt');
-    if (!ca) throw new DestinationError(label, 'NoCredentials', `caSecret ${s3.caSecret} has no ca.crt${access.secretsWhere ? ` in ${access.secretsWhere}` : ''}`);
+    if (!ca) throw new DestinationError(label, 'NoCredentials', `caSecret ${s3.caSecret} has no ca.crt${access.secretsWhere ? ` in ${access.secretsWhere(s3.caSecret)}` : ''}`);
   }
-  return { name, prefix: s3.prefix, store: new S3Store({ name, spec: s3, credentials, ca, timeoutMs: access.timeoutMs }) };
+  return { name, prefix: s3.prefix, store: new S3Store({ name, spec: s3, credentials, ca, timeoutMs: access.timeoutMs, ...(field ? { field } : {}) }) };
 }
 
 /** What is known of a snapshot file to upload (its record and what the engine learned at the time). */
@@ -200,6 +200,8 @@ export async function downloadRestorePoint(d: OpenDestination, point: RestorePoi
 export interface NamedS3 {
   name: string;
   s3: S3Destination;
+  /** Where `s3` is written in the spec, when not in spec.backup.destinations (spec.restore.source.s3). */
+  field?: string;
 }
 
 /** Whether a value (parsed JSON a command was handed) is a NamedS3: a name and an s3 with a bucket. */
@@ -256,7 +258,7 @@ export function restoreDestination(restore: RestoreSpec, spec: SvcClusterSpec): 
     if (!named) throw new RestoreSourceError(`spec.restore.source.destination "${src.destination}" is not an s3 destination of spec.backup.destinations`);
     return named;
   }
-  return { name: 'restore source', s3: src.s3! };
+  return { name: 'restore source', s3: src.s3!, field: 'spec.restore.source.s3' };
 }
 
 /**
@@ -265,7 +267,7 @@ export function restoreDestination(restore: RestoreSpec, spec: SvcClusterSpec): 
  */
 async function openRestoreSource(restore: RestoreSpec, spec: SvcClusterSpec, access: DestinationAccess): Promise<{ dest: OpenDestination; cluster: string; source: NamedS3 }> {
   const source = restoreDestination(restore, spec);
-  const dest = openS3(source.name, source.s3, access);
+  const dest = openS3(source.name, source.s3, access, source.field);
   try {
     if (restore.source?.cluster) return { dest, cluster: restore.source.cluster, source };
     const clusters = await clustersOf(dest);
@@ -370,7 +372,7 @@ export function destinationSecrets(s3: S3Destination): { env: Array<{ secret: st
 export function jobDestinationAccess(env: NodeJS.ProcessEnv, readFile: (path: string) => string | undefined): DestinationAccess {
   return {
     secrets: (secret, key) => env[secretEnvName(secret, key)] || readFile(`${JOB_SECRETS_MOUNT}/${secret}/${key}`),
-    secretsWhere: 'the Job\'s environment and mounted Secrets (a Secret of the cluster\'s namespace)',
+    secretsWhere: () => 'the Job\'s environment and mounted Secrets (a Secret of the cluster\'s namespace)',
   };
 }
 

@@ -20,6 +20,8 @@ export interface S3StoreOptions {
   /** The destination's name (messages). */
   name: string;
   spec: S3Destination;
+  /** Where `spec` is written in the SvcCluster (messages); default spec.backup.destinations[].s3. */
+  field?: string;
   credentials: S3Credentials;
   /** PEM CA bundle (spec.caBundle, or the caSecret's ca.crt). */
   ca?: string;
@@ -36,18 +38,21 @@ const MAX_PARTS = 10_000;
 const CREDENTIAL_CODES = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'InvalidToken', 'ExpiredToken', 'Forbidden', 'InvalidClientTokenId']);
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'ECONNRESET', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
 
-/** The cause of an SDK error and what to do about it. */
-export function classify(e: unknown, what: string): { cause: DestinationCause; message: string } {
+/** Where a destination's s3 is written unless told otherwise. */
+export const DESTINATIONS_FIELD = 'spec.backup.destinations[].s3';
+
+/** The cause of an SDK error and what to do about it (`field`: where the destination is written in the spec). */
+export function classify(e: unknown, what: string, field = DESTINATIONS_FIELD): { cause: DestinationCause; message: string } {
   const err = e as { name?: string; Code?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number }; cause?: { code?: string } };
   const code = err.Code ?? err.name ?? '';
   const errno = err.code ?? err.cause?.code ?? '';
   const status = err.$metadata?.httpStatusCode;
   const said = err.message || code || String(e);
-  if (code === 'NoSuchBucket') return { cause: 'BucketMissing', message: `the bucket does not exist (${said}); create it, or fix spec.backup.destinations[].s3.bucket` };
+  if (code === 'NoSuchBucket') return { cause: 'BucketMissing', message: `the bucket does not exist (${said}); create it, or fix ${field}.bucket` };
   if (code === 'NoSuchKey' || (status === 404 && code === 'NotFound')) return { cause: 'ObjectMissing', message: `${what}: no such object` };
   if (CREDENTIAL_CODES.has(code) || status === 403) return { cause: 'CredentialsRefused', message: `the credentials were refused (${code || status}: ${said}); check the access key and secret in credentialsSecret (locally the AWS_* variables or the secrets folder)` };
   if (NETWORK_CODES.has(errno) || NETWORK_CODES.has(code) || code === 'TimeoutError' || code === 'RequestTimeout' || /socket hang up|timed? ?out|ECONNREFUSED|getaddrinfo/i.test(said)) {
-    return { cause: 'Unreachable', message: `the endpoint cannot be reached (${errno || code}: ${said}); check spec.backup.destinations[].s3.endpoint and that the store is up` };
+    return { cause: 'Unreachable', message: `the endpoint cannot be reached (${errno || code}: ${said}); check ${field}.endpoint and that the store is up` };
   }
   return { cause: 'Failed', message: `${what} failed (${code || status || 'error'}: ${said})` };
 }
@@ -62,10 +67,12 @@ export class S3Store implements ObjectStore {
   private readonly config: S3ClientConfig;
   private client?: S3Client;
   private readonly bucket: string;
+  private readonly field: string;
   private readonly partBytes: number;
 
   constructor(o: S3StoreOptions) {
     this.bucket = o.spec.bucket;
+    this.field = o.field ?? DESTINATIONS_FIELD;
     this.partBytes = Math.max(MIN_PART_BYTES, o.partBytes ?? 64 * 1024 * 1024);
     this.label = `"${o.name}" (s3://${o.spec.bucket}${o.spec.prefix ? `/${o.spec.prefix}` : ''}${o.spec.endpoint ? ` at ${o.spec.endpoint}` : ''})`;
     const timeout = o.timeoutMs ?? 10_000;
@@ -91,7 +98,7 @@ export class S3Store implements ObjectStore {
   }
 
   private fail(e: unknown, what: string): never {
-    const c = classify(e, what);
+    const c = classify(e, what, this.field);
     throw new DestinationError(this.label, c.cause, c.message, { cause: e });
   }
 

@@ -420,7 +420,7 @@ export class ClusterJobs {
 
   /** The newest restore point of this cluster in a destination (listed with the namespace's Secrets), if any. */
   async newestPoint(source: NamedS3): Promise<RestorePoint | undefined> {
-    const dest = openS3(source.name, source.s3, await kubeDestinationAccess(this.api.core, this.cluster.namespace, [source.s3]));
+    const dest = openS3(source.name, source.s3, await kubeDestinationAccess(this.api.core, this.cluster.namespace, [source.s3]), source.field);
     try {
       return (await listRestorePoints(dest, this.cluster.name)).points.at(-1);
     } finally {

@@ -22,6 +22,6 @@ export async function kubeDestinationAccess(core: CoreV1Api, namespace: string, 
       const v = data.get(secret)?.[key];
       return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8').trim() || undefined;
     },
-    secretsWhere: `the Secrets of namespace ${namespace}`,
+    secretsWhere: (secret) => `the Secret ${namespace}/${secret}`,
   };
 }

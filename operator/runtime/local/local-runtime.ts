@@ -30,7 +30,7 @@ import { ordinalOf } from '../../planner/scaling.js';
 import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type RuntimeMember, type RuntimeWith, type StreamTo, type VerifyStep } from '../runtime.js';
 import { lossInLine, wayOutOfLine } from '../healing.js';
 import { freePorts } from './ports.js';
-import { readState, stateFile, writeState, type LocalMemberState, type LocalState } from './state.js';
+import { readState, stateFile, withStepLine, writeState, type LocalMemberState, type LocalState } from './state.js';
 import type { AgentStatus } from '../backup-agent.js';
 
 /** The compiled svc server entry next to this module's build (<outDir>/server/cli/svc.js). */
@@ -201,7 +201,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
   /** Records the last step line (for `local status`). */
   async noteStep(line: string): Promise<void> {
     const s = this.state();
-    if (s) writeState(this.stateDir, { ...s, lastStep: line });
+    if (s) writeState(this.stateDir, withStepLine(s, line, new Date()));
   }
 
   async members(): Promise<RuntimeMember[]> {
@@ -707,9 +707,9 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
   }
 
   /** Opens an S3 destination (the caller closes its store). */
-  openDestination(name: string, s3: Parameters<typeof openS3>[1]): OpenDestination {
+  openDestination(name: string, s3: Parameters<typeof openS3>[1], field?: string): OpenDestination {
     if (!this.access) throw new DestinationError(`"${name}"`, 'NoCredentials', 'this runtime was given no way to open object-store destinations');
-    return openS3(name, s3, this.access);
+    return openS3(name, s3, this.access, field);
   }
 
   /** Uploads a backup to every S3 destination of the spec with its manifest, then applies retention there. */
@@ -751,7 +751,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     } catch (e) {
       throw e instanceof RestoreSourceError ? new RuntimeError('START_FAILED', e.message) : e;
     }
-    const dest = this.openDestination(picked.source.name, picked.source.s3);
+    const dest = this.openDestination(picked.source.name, picked.source.s3, picked.source.field);
     try {
       const dir = join(this.stateDir, 'restore');
       mkdirSync(dir, { recursive: true });

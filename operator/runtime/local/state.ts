@@ -8,6 +8,21 @@ import type { ClusterRecords, ClusterRequests } from '../../planner/records.js';
 import type { MaintenanceRecord, MaintenanceRequest, RecoveryProgress, ReplacementRecord, RestartRequest, RolloutProgress, UpgradeProgress } from '../../planner/types.js';
 import { RuntimeError } from '../runtime.js';
 
+/** One step line the local loop reported, with when (ISO). */
+export interface StepHistoryEntry {
+  time: string;
+  line: string;
+}
+
+/** Step lines kept in the state file. */
+export const STEP_HISTORY = 200;
+
+/** The state with `line` as its last step, appended to the history when it changed (the newest STEP_HISTORY kept). */
+export function withStepLine(s: LocalState, line: string, now: Date): LocalState {
+  if (s.lastStep === line && s.stepHistory?.at(-1)?.line === line) return s;
+  return { ...s, lastStep: line, stepHistory: [...(s.stepHistory ?? []), { time: now.toISOString(), line }].slice(-STEP_HISTORY) };
+}
+
 /** One member's record. */
 export interface LocalMemberState {
   name: string;
@@ -29,7 +44,7 @@ export interface LocalMemberState {
   hasData?: boolean;
   /** Its current process was started with --force-new-cluster (a recovery); its next start is without it. */
   forced?: boolean;
-  /** The restart request (LocalState.restartRequest token) its current process was started under. */
+  /** The restart request (the requests.restart token) its current process was started under. */
   restartToken?: string;
 }
 
@@ -44,6 +59,8 @@ export interface LocalState {
   reserved?: Record<string, { clientPort: number; peerPort: number }>;
   /** The last step line the orchestrator reported, for `local status`. */
   lastStep?: string;
+  /** The step lines before it too, oldest first (the newest STEP_HISTORY, each once: when the line changed): `local report`'s events.txt. */
+  stepHistory?: StepHistoryEntry[];
   /** Why the last scheduled or on-demand backup failed (cleared by the next one recorded). */
   backupFailure?: string;
   /** The record document (planner/records.ts): what the operator has done and is doing. */

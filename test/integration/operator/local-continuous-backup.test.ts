@@ -149,6 +149,8 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     expect(l.error).to.equal(null);
     expect(l.points.map((p) => p.backupKind)).to.deep.equal(['continuous', 'on-demand']);
     [first, second] = l.points;
+    // the agent's snapshot names its member as the engine's do (not the host:port it snapshotted from)
+    expect(l.points.map((p) => p.member)).to.deep.equal(['kv-0', 'kv-0']);
     expect(l.deltas!.segments).to.be.greaterThan(2);
     expect(l.newest!.revision).to.be.at.least(second.revision);
     // the segments chain from the first full snapshot without a hole
@@ -193,6 +195,7 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     expect(l.deltas!.coverage).to.match(new RegExp(`^restorable revisions ${second.revision}\\.\\.\\d+, ${full.revision}\\.\\.${l.newest!.revision}$`));
     const text = await operatorCli(['local', 'backups', '--state-dir', stateDir], env);
     // (the writer goes on: the counts may have grown since the listing above)
+    expect(text.out).to.match(new RegExp(`\\n${full.revision} +\\S+ +continuous +kv-0 +3\\.5\\.21 `));
     expect(text.out).to.match(new RegExp(`continuous: \\d+ delta segment\\(s\\); restorable revisions ${second.revision}\\.\\.\\d+, ${full.revision}\\.\\.\\d+; newest restorable revision \\d+ \\(\\S+Z\\)`));
 
     // a revision the agent never saw (compacted away while it was down) is refused with what is covered

@@ -20,6 +20,7 @@ import { Workload } from '../../../harness/chaos/workload.js';
 import { Client } from '../../../server/client/index.js';
 import { BackgroundWriter } from '../../../operator/workload/writer.js';
 import { useLocalRuntime } from './local-fixture.js';
+import { StepPrinter } from '../../../operator/cli/printer.js';
 import { waitFor } from '../../../harness/process.js';
 
 const QUOTA = 6 * 2 ** 20;
@@ -75,7 +76,17 @@ describe('operator local runtime: NOSPACE relief and defragmentation (real proce
     try {
       // 1. overwrites of a few keys fill the quota with history: compaction frees it
       await fill(filler, (i) => `fill/${i % 4}`);
-      const r1 = await applyCluster(manifest(), { stateDir, timeoutMs: 60_000 });
+      // member IDs as etcdctl prints them (hex), and what let the alarm go, as it happened
+      const hexIds = new Set(await Promise.all(rt.state()!.members.map(async (m) => BigInt((await mc.status(`http://127.0.0.1:${m.clientPort}`)).id).toString(16))));
+      let printed = '';
+      const printer = new StepPrinter({ write: (t: string) => (printed += t) });
+      const disarmLine = () => {
+        const m = /disarmAlarm: disarm the NOSPACE alarm of member (\S+) through mt-\d: (.*)\n/.exec(printed);
+        expect(m, printed).to.not.equal(null);
+        expect(hexIds, `member ${m![1]}`).to.include(m![1]);
+        return m![2];
+      };
+      const r1 = await applyCluster(manifest(), { stateDir, timeoutMs: 60_000, printer });
       expect(r1.outcome, r1.error ?? JSON.stringify(r1.step)).to.equal('steady');
       expect(r1.actions[0]).to.match(/^compact \d+$/);
       expect(r1.actions.filter((a) => a.startsWith('defragMember')).sort()).to.deep.equal(NAMES.map((n) => `defragMember ${n}`));
@@ -83,6 +94,7 @@ describe('operator local runtime: NOSPACE relief and defragmentation (real proce
       // may have moved it already: then no MoveLeader was needed)
       expectLeaderLast(r1.actions);
       expect(r1.actions.at(-1)).to.equal('disarmAlarm NOSPACE');
+      expect(disarmLine()).to.match(/^compacted and defragmented; the largest database \(mt-\d, [\d.]+ MiB\) fits in the quota of 6\.0 MiB again$/);
       expect(r1.defrags.every((d) => d.reason === 'NoSpace' && d.after! < d.before!), JSON.stringify(r1.defrags)).to.equal(true);
       expect(rt.state()!.records.maintenance!.round).to.include({ reason: 'NoSpace', compacted: true });
       expect(rt.state()!.records.maintenance!.round!.finishedAt).to.be.a('number');
@@ -96,10 +108,13 @@ describe('operator local runtime: NOSPACE relief and defragmentation (real proce
       expect((r2.step as { reason: string }).reason).to.match(/database of mt-\d is [\d.]+ MiB .* against a quota of 6\.0 MiB .* raise spec\.maintenance\.quotaBackendBytes .* grow spec\.storage\.size/);
       await filler.put('mt/refused', 'x').then(() => expect.fail('a write under NOSPACE was accepted'), (e: Error) => expect(e.message).to.match(/database space exceeded/));
       // the way out: a larger quota; the members restart with it, then the alarm is disarmed
-      const r3 = await applyCluster(manifest({ quotaBackendBytes: 4 * QUOTA }), { stateDir, timeoutMs: 90_000 });
+      printed = '';
+      const r3 = await applyCluster(manifest({ quotaBackendBytes: 4 * QUOTA }), { stateDir, timeoutMs: 90_000, printer });
       expect(r3.outcome, r3.error ?? JSON.stringify(r3.step)).to.equal('steady');
       expect(r3.actions.filter((a) => a.startsWith('restartMember'))).to.have.length(3);
       expect(r3.actions.at(-1)).to.equal('disarmAlarm NOSPACE');
+      // not "compacted and defragmented": nothing was in this run; the quota was raised
+      expect(disarmLine()).to.match(/^the quota was raised to 24\.0 MiB \(compacted and defragmented before, which was not enough\); the largest database \(mt-\d, [\d.]+ MiB\) fits in the quota of 24\.0 MiB$/);
       await filler.put('mt/after-quota', 'written');
       const admin = await Client.connect({ endpoints: [target.members[0].endpoint] });
       await admin.delete('keep/', { prefix: true }).finally(() => admin.close());

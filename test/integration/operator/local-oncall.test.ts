@@ -182,8 +182,22 @@ describe('operator local runtime: break-glass and the on-call verbs', function (
 
   it('report: one tar.gz with the resource, status, events, each member\'s status and the last logs', async () => {
     const out = report;
+    // a read-only verb takes --dry-run too: what it would write, nothing written
+    const dry = await cli('report', NAME, '--file', out, '--dry-run');
+    expect(dry.code, dry.out).to.equal(0);
+    expect(dry.out).to.equal(`dry run: would write ${out}: 11 entries (cluster.json, state.json, observed.json, events.txt, members/oc-0.json, logs/oc-0.log, ` +
+      'members/oc-1.json, logs/oc-1.log, members/oc-2.json, logs/oc-2.log, logs/operator.log); nothing was written\n');
+    expect(existsSync(out)).to.equal(false);
     const r = await cli('report', NAME, '--file', out);
     expect(r.code, r.out).to.equal(0);
+    // events.txt: the cluster's step history, a timed line per step line, oldest first, from its creation on
+    const events = spawnSync('tar', ['-xzOf', out, 'events.txt'], { encoding: 'utf8' }).stdout.trimEnd().split('\n');
+    expect(events.length, events.join('\n')).to.be.greaterThan(5);
+    for (const e of events) expect(e).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z {2}\S/);
+    expect(events[0]).to.match(/Z {2}create 3 member\(s\) of 3\.4\.34/);
+    expect(events.map((e) => e.slice(0, 24))).to.deep.equal(events.map((e) => e.slice(0, 24)).sort());
+    expect(events.at(-1)!.slice(26)).to.equal(rt.state()!.lastStep);
+    expect(events.some((e) => /restart oc-\d on 3\.5\.21/.test(e)), events.join('\n')).to.equal(true);
     const list = spawnSync('tar', ['-tzf', out], { encoding: 'utf8' });
     expect(list.status, list.stderr).to.equal(0);
     expect(list.stdout.trim().split('\n').sort()).to.deep.equal([

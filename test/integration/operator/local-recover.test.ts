@@ -4,7 +4,7 @@
 // after the survivor's forced start, and run again) brings the cluster back from the survivor: the same names and client URLs, every key the survivor had, 3 voting members, the survivor's member id
 // kept and the others joining under new ids, the survivor's snapshot kept where the command said.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +58,30 @@ describe('operator local runtime: quorum-loss recovery against real processes', 
     expect(dry.out).to.contain('dry run: nothing was touched');
     expect(readFileSync(stateFile(stateDir), 'utf8')).to.equal(stateText);
     expect(existsSync(join(stateDir, 'recovery'))).to.equal(false);
+
+    // the loop never hangs on a lost quorum: `local apply` exits 1 at once, saying so, which members are gone and
+    // that recover is the way out; `local status` says the same (no "the next apply replaces it")
+    const dataDir = (name: string) => before.members.find((x) => x.name === name)!.dataDir;
+    const quorumLost = `quorum lost: rc-0 (DataLost: its data dir ${dataDir('rc-0')} is missing), rc-2 (DataLost: its data dir ${dataDir('rc-2')} is missing) lost their data, ` +
+      'and the 1 of 3 members left (rc-1) are no majority: no leader can be elected and no write is accepted; replacing a member needs a leader, ' +
+      'so nothing is replaced and nothing was changed; the way out is a recovery from the member with the most data: `svc-operator local recover --dry-run` ' +
+      '(Kubernetes: `kubectl svc recover <cluster> --dry-run`) shows the survivor and what each member loses, then the same without --dry-run';
+    const file = join(stateDir, '..', `rc-${process.pid}.yaml`);
+    writeFileSync(file, JSON.stringify(manifest));
+    const t0 = Date.now();
+    const stuck = await operatorCli(['local', 'apply', '-f', file, '--state-dir', stateDir]);
+    rmSync(file, { force: true });
+    expect(stuck.code, stuck.out).to.equal(1);
+    expect(Date.now() - t0, 'local apply ends within seconds').to.be.below(30_000);
+    expect(stuck.out).to.contain(`svc-operator: rc not reconciled: MemberFailed (QuorumLost): ${quorumLost}\n`);
+    expect(stuck.out).to.not.contain('ReplacementNotSafe');
+    const lostStatus = await operatorCli(['local', 'status', '--state-dir', stateDir]);
+    expect(lostStatus.code, lostStatus.out).to.equal(0);
+    expect(lostStatus.out).to.contain(`${quorumLost}\n`);
+    for (const name of ['rc-0', 'rc-2']) {
+      expect(lostStatus.out).to.contain(`${name} cannot come back (DataLost: its data dir ${dataDir(name)} is missing): the quorum is lost, so it is not replaced; \`svc-operator local recover --dry-run\` is the way out\n`);
+    }
+    expect(lostStatus.out).to.not.contain('replaces it');
 
     // the operator killed right after the survivor's forced start: the next run resumes, never forcing it again
     const killed = await operatorCli(['local', 'recover', '--state-dir', stateDir], { SVC_OPERATOR_CRASH_AT: 'forceNewCluster:1:acted' });

@@ -17,7 +17,7 @@ import type { RestorePoint } from '../../../operator/backup/restore-points.js';
 import { S3Store } from '../../../operator/backup/destinations/index.js';
 import { startS3Server, type S3Server } from '../../../harness/s3-server.js';
 import { etcdctl, ref35 } from '../../../harness/reference-cluster.js';
-import { operatorCli } from './operator-cli.js';
+import { closedPipeCli, operatorCli } from './operator-cli.js';
 import { KeyspaceModel } from './keyspace-model.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -144,6 +144,10 @@ describe('operator local runtime: backups to an S3-compatible store and restores
     const text = await operatorCli(['local', 'backups', '--state-dir', stateDir], env);
     expect(text.out).to.match(new RegExp(`"offsite" \\(s3://${BUCKET}/${PREFIX} at ${s3.endpoint}\\), cluster kv: restore points from revision ${pointA.revision} \\(${pointA.time}\\) to revision ${pointB.revision} \\(${pointB.time}\\), ${l.points.length} in all`));
     expect(text.out).to.match(/REVISION\s+TIME\s+KIND\s+MEMBER\s+RELEASE\s+BYTES\s+HASHKV\s+OBJECT/);
+    // `local backups | head -2`: the reader goes away, the listing ends quietly (server/cli/closed-pipe.ts)
+    const piped = await closedPipeCli('svc-operator', ['local', 'backups', '--state-dir', stateDir], env);
+    expect(piped.stderr).to.equal('');
+    expect(piped.code).to.equal(141);
   });
 
   it('restores to a revision and to a time: the newest full snapshot at or before it, exactly its keyspace', async () => {
@@ -239,7 +243,19 @@ describe('operator local runtime: backups to an S3-compatible store and restores
     expect((await apply(manifest({ bucket: 'no-such-bucket' }), stateDir)).code).to.equal(0);
     const nobucket = await operatorCli(['local', 'backups', '--state-dir', stateDir], env);
     expect(nobucket.code, nobucket.out).to.equal(1);
-    expect(nobucket.out).to.match(/destination "offsite" \(s3:\/\/no-such-bucket\/prod\/kv .*\): the bucket does not exist/);
+    expect(nobucket.out, nobucket.out).to.match(/destination "offsite" \(s3:\/\/no-such-bucket\/prod\/kv .*\): the bucket does not exist .*; create it, or fix spec\.backup\.destinations\[\]\.s3\.bucket\n/);
+    // a restore source's own bucket is blamed where it is written
+    const sourceFile = join(dir, 'no-bucket-source.yaml');
+    writeFileSync(sourceFile, restoreManifest('nb', '').replace(`bucket: ${BUCKET}`, 'bucket: no-such-bucket'));
+    const nosource = await operatorCli(['local', 'backups', '-f', sourceFile, '--state-dir', join(dir, 'nb')], env);
+    expect(nosource.code, nosource.out).to.equal(1);
+    expect(nosource.out, nosource.out).to.match(/destination "restore source" \(s3:\/\/no-such-bucket\/prod\/kv at http:\/\/127\.0\.0\.1:\d+\): the bucket does not exist .*; create it, or fix spec\.restore\.source\.s3\.bucket\n/);
+    // a credentials Secret that is not there: the folder it was looked for in, by its name
+    const secretFile = join(dir, 'no-secret.yaml');
+    writeFileSync(secretFile, manifest({ secret: 'nosuch' }));
+    const nosecret = await operatorCli(['local', 'backups', '-f', secretFile, '--state-dir', join(dir, 'ns')], env);
+    expect(nosecret.code, nosecret.out).to.equal(1);
+    expect(nosecret.out).to.include(`credentialsSecret nosuch has no accessKeyId and secretAccessKey in the folder ${join(secrets, 'nosuch')}/ (SVC_OPERATOR_SECRETS_DIR); create it with both keys`);
 
     expect((await apply(manifest(), stateDir)).code).to.equal(0);
     expect((await client.get('w/', { prefix: true, countOnly: true })).count).to.equal(before);

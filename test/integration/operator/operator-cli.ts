@@ -15,3 +15,19 @@ export function operatorCli(args: string[], env: NodeJS.ProcessEnv = {}): Promis
     child.on('exit', (code, signal) => resolve({ code, signal, out }));
   });
 }
+
+const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
+
+/**
+ * Runs `bin/<program> <args>` (the launcher a user runs) with its output pipe closed by the reader before the program
+ * writes (as `| head -2` does once it has its lines); resolves with its exit status and what it wrote on stderr.
+ */
+export function closedPipeCli(program: 'svc' | 'svcctl' | 'svc-operator' | 'kubectl-svc', args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [`${REPO}bin/${program}`, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}

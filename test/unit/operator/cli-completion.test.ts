@@ -39,7 +39,7 @@ describe('operator/cli: shell completion and the krew manifest', () => {
     expect(complete('_kubectl_svc', ['kubectl-svc', 'alarm', ''])).to.include.members(['list', 'disarm', '--dry-run', '--namespace', '--kubeconfig']);
     expect(complete('_kubectl_svc', ['kubectl-svc', 'move-leader', 'kv', '--t'])).to.deep.equal(['--to']);
     expect(complete('_kubectl_svc', ['kubectl-svc', 'restart', 'kv', '--d'])).to.deep.equal(['--dry-run']);
-    expect(complete('_kubectl_svc', ['kubectl-svc', 'report', 'kv', '--'])).to.include('--file').and.not.include('--dry-run');
+    expect(complete('_kubectl_svc', ['kubectl-svc', 'report', 'kv', '--'])).to.include('--file').and.include('--dry-run');
   });
 
   it('the krew manifest: plugin svc, the package\'s version, binary kubectl-svc', () => {

@@ -7,6 +7,7 @@ import {
   type RestorePoint, type SegmentRef,
 } from '../../../operator/backup/restore-points.js';
 import { parseSvcCluster, ValidationError } from '../../../operator/api/validate.js';
+import { namedMembers, type DestinationListing } from '../../../operator/cli/backups-view.js';
 
 function point(revision: number, time: string): RestorePoint {
   const key = fullSnapshotKey('p', 'kv', revision, time);
@@ -187,5 +188,15 @@ describe('svc-operator backup-agent settings', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('listings name the member of an agent snapshot recorded by its host:port (older agents); others stay as they are', () => {
+    const listing: DestinationListing = {
+      name: 'offsite', cluster: 'kv', where: 'offsite', oldest: null, newest: null, deltas: null, problems: [], error: null,
+      points: [{ ...point(10, '2026-01-01T00:00:00.000Z'), member: 'kv-1.kv-peer.ns.svc:2379' }, { ...point(20, '2026-01-01T00:01:00.000Z'), member: 'kv-0' }],
+    };
+    const named = namedMembers([listing], new Map([['kv-1.kv-peer.ns.svc:2379', 'kv-1']]));
+    expect(named[0].points.map((p) => p.member)).to.deep.equal(['kv-1', 'kv-0']);
+    expect(listing.points[0].member, 'the listing itself untouched').to.equal('kv-1.kv-peer.ns.svc:2379');
   });
 });

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import type { SvcClusterSpec } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { computeStatus } from '../../../operator/controller/status.js';
-import { noteReplacements, replacementUnderWay } from '../../../operator/planner/healing.js';
+import { noteReplacements, quorumLoss, replacementUnderWay } from '../../../operator/planner/healing.js';
 import { plan } from '../../../operator/planner/plan.js';
 import type { ClusterMember, LossCause, ObservedCluster, ObservedMember, ReplacementRecord } from '../../../operator/planner/types.js';
 
@@ -44,9 +44,35 @@ describe('operator planner: healing (replacing lost members, learners)', () => {
     const noLeader = plan(spec(), cluster([member(0, { leader: false }), member(1), lostAt(2)]), undefined);
     expect((noLeader as { reason: string }).reason).to.match(/no leader among the other members/);
     const alone = plan(spec(1), cluster([lostAt(0)], [{ id: '100', member: 'kv-0', started: true }], { clusterMembersByLeader: false }), undefined);
-    expect(alone).to.include({ kind: 'wait', code: 'ReplacementNotSafe' });
+    // its only member lost its data: the quorum is lost, with nothing to recover from
+    expect(alone).to.include({ kind: 'blocked', code: 'QuorumLost' });
+    expect((alone as { reason: string }).reason).to.match(/^quorum lost: kv-0 \(DataLost: .*\) lost their data, every member of 1: there is no data left to recover from/);
     const two = plan(spec(), cluster([member(0), lostAt(1), lostAt(2)]), undefined);
     expect((two as { reason: string }).reason).to.match(/no leader|also lost: kv-2/);
+  });
+
+  it('quorum lost (two of three members lost their data, no leader): blocked QuorumLost naming the lost members and recover; the status says the same', () => {
+    // the survivor answers alone: no leader, and the member list it gives is not a leader's
+    const o = cluster([member(0, { leader: false, healthy: false }), lostAt(1), lostAt(2)], undefined, { clusterMembersByLeader: false });
+    const lost = quorumLoss(o)!;
+    expect(lost.lost.map((l) => l.name)).to.deep.equal(['kv-1', 'kv-2']);
+    const message = 'quorum lost: kv-1 (DataLost: the data dir of kv-1 is missing), kv-2 (DataLost: the data dir of kv-2 is missing) lost their data, ' +
+      'and the 1 of 3 members left (kv-0) are no majority: no leader can be elected and no write is accepted; replacing a member needs a leader, ' +
+      'so nothing is replaced and nothing was changed; the way out is a recovery from the member with the most data: `svc-operator local recover --dry-run` ' +
+      '(Kubernetes: `kubectl svc recover <cluster> --dry-run`) shows the survivor and what each member loses, then the same without --dry-run';
+    expect(lost.message).to.equal(message);
+    const step = plan(spec(), o, undefined);
+    expect(step).to.deep.equal({ kind: 'blocked', code: 'QuorumLost', condition: 'MemberFailed', reason: message });
+    const st = computeStatus({ spec: spec(), observed: o, pods: new Map(), step, now: new Date(0) });
+    expect(st.phase).to.equal('Blocked');
+    for (const type of ['Stalled', 'Ready', 'Available'] as const) expect(st.conditions!.find((c) => c.type === type), type).to.include({ reason: 'QuorumLost', message });
+    expect(st.conditions!.find((c) => c.type === 'Stalled')!.status).to.equal('True');
+    // one member lost and one merely down (its data intact): not a quorum loss, started again it restores the quorum
+    const down = cluster([member(0, { leader: false, healthy: false }), member(1, { running: false, healthy: false, leader: false, appliedIndex: undefined }), lostAt(2)], undefined, { clusterMembersByLeader: false });
+    expect(quorumLoss(down)).to.equal(undefined);
+    expect(plan(spec(), down, undefined)).to.not.include({ code: 'QuorumLost' });
+    // a healthy leader: never
+    expect(quorumLoss(cluster([member(0), lostAt(1), lostAt(2)]))).to.equal(undefined);
   });
 
   it('status: a replacement not safe yet is Stalled with its reason; members show learner and their last replacement', () => {
@@ -61,7 +87,7 @@ describe('operator planner: healing (replacing lost members, learners)', () => {
     const st2 = computeStatus({ spec: spec(), observed: o2, pods: new Map(), step: plan(spec(), o2, undefined), now: new Date(0) });
     const m2 = st2.members!.find((m) => m.name === 'kv-2')!;
     expect(m2.learner).to.equal(true);
-    expect(m2.replaced).to.deep.equal({ cause: 'DataCorrupt', detail: 'db corrupt', time: new Date(1000).toISOString(), previousId: '102' });
+    expect(m2.replaced).to.deep.equal({ cause: 'DataCorrupt', detail: 'db corrupt', time: new Date(1000).toISOString(), previousId: '66' });
   });
 
   it('resumes a replacement from its record: the old ID removed and nothing added yet is the same step, never a retire', () => {

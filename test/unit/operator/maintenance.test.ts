@@ -11,6 +11,7 @@ import { computeStatus, maintenanceStatus } from '../../../operator/controller/s
 import { renderView, type ClusterView } from '../../../operator/cli/status-view.js';
 import { beginMaintenance, compactRevision, disarmProblem, finishMaintenancePart, noteMaintenance } from '../../../operator/planner/maintenance.js';
 import { plan } from '../../../operator/planner/plan.js';
+import { describeStep } from '../../../operator/planner/steps.js';
 import type { MaintenanceRecord, ObservedCluster, ObservedMember, Step } from '../../../operator/planner/types.js';
 import { rng } from '../../../harness/chaos/rng.js';
 
@@ -66,7 +67,8 @@ describe('operator planner: maintenance (NOSPACE relief, defragmentation rounds)
   });
 
   it('a round defragments followers in name order, then moves leadership to a member done and defragments the old leader', () => {
-    const s = spec();
+    // the files (10 MiB) reached the quota: the alarm went up at it
+    const s = spec({ quotaBackendBytes: '11Mi' });
     let record: MaintenanceRecord | undefined;
     let members = three();
     const seen: string[] = [];
@@ -74,7 +76,11 @@ describe('operator planner: maintenance (NOSPACE relief, defragmentation rounds)
       const o = withRecord(cluster(members, { noSpace: ['100'] }), record);
       const step = plan(s, o, undefined);
       seen.push(step.kind === 'defragMember' ? `defrag ${step.member}` : step.kind === 'moveLeader' ? `move ${step.from}->${step.to}` : step.kind);
-      if (step.kind === 'disarmAlarm') break;
+      if (step.kind === 'disarmAlarm') {
+        // nothing but the round let it go: said so, with the numbers
+        expect(step.relief).to.equal('compacted and defragmented; the largest database (kv-0, 4.0 MiB) fits in the quota of 11.0 MiB again');
+        break;
+      }
       record = beginMaintenance(record, step, o);
       if (step.kind === 'moveLeader') members = members.map((m) => ({ ...m, leader: m.name === step.to }));
       else record = finishMaintenancePart(record!, step, o.now, 4 * MiB);
@@ -105,7 +111,7 @@ describe('operator planner: maintenance (NOSPACE relief, defragmentation rounds)
 
   it('the data still does not fit after the round: Stalled with the numbers and the two ways out; a raised quota restarts the members first', () => {
     const s = spec({ quotaBackendBytes: '12Mi' });
-    const round = { id: 'nospace-1', reason: 'NoSpace' as const, startedAt: 1, members: ['kv-0', 'kv-1', 'kv-2'], compactRevision: 900, compacted: true, defrags: Object.fromEntries(['kv-0', 'kv-1', 'kv-2'].map((n) => [n, { begunAt: 1, finishedAt: 2 }])) };
+    const round = { id: 'nospace-1', reason: 'NoSpace' as const, startedAt: 1, members: ['kv-0', 'kv-1', 'kv-2'], compactRevision: 900, compacted: true, defrags: Object.fromEntries(['kv-0', 'kv-1', 'kv-2'].map((n) => [n, { begunAt: 1, before: 12 * MiB, finishedAt: 2 }])) };
     const o = withRecord(cluster(three({ dbSize: 11.5 * MiB, dbSizeInUse: 11.5 * MiB }), { noSpace: ['101'] }), { round });
     const step = plan(s, o, undefined);
     expect(step).to.deep.include({ kind: 'blocked', code: 'NoSpaceNotRelieved', condition: 'NoSpace' });
@@ -118,7 +124,10 @@ describe('operator planner: maintenance (NOSPACE relief, defragmentation rounds)
     const rolling = withRecord(cluster(three({ dbSize: 11.5 * MiB, configRevision: 'old' }), { noSpace: ['101'], revision: { config: 'new' } }), { round });
     expect(plan(raised, rolling, undefined)).to.deep.include({ kind: 'restartMember', member: 'kv-1', reason: 'SpecChange' });
     const restarted = withRecord(cluster(three({ dbSize: 11.5 * MiB, configRevision: 'new' }), { noSpace: ['101'], revision: { config: 'new' } }), { round });
-    expect(plan(raised, restarted, undefined)).to.deep.equal({ kind: 'disarmAlarm', member: 'kv-0', alarm: 'NOSPACE', memberId: '101' });
+    const disarm = plan(raised, restarted, undefined);
+    expect(disarm).to.deep.equal({ kind: 'disarmAlarm', member: 'kv-0', alarm: 'NOSPACE', memberId: '101', relief: 'the quota was raised to 64.0 MiB (compacted and defragmented before, which was not enough); the largest database (kv-0, 11.5 MiB) fits in the quota of 64.0 MiB' });
+    // what happened, in hex as etcdctl prints member IDs
+    expect(describeStep(disarm)).to.equal('disarm the NOSPACE alarm of member 65 through kv-0: the quota was raised to 64.0 MiB (compacted and defragmented before, which was not enough); the largest database (kv-0, 11.5 MiB) fits in the quota of 64.0 MiB');
     // the other way out, a larger volume (Kubernetes): grown first; the quota is the volumes' until then
     const derived = spec();
     const full = withRecord(cluster(three({ dbSize: 500 * MiB, dbSizeInUse: 500 * MiB }), { noSpace: ['101'], volume: { size: '1Gi', expandable: true, claims: { 'kv-0': '1Gi', 'kv-1': '1Gi', 'kv-2': '1Gi' } } }), { round });

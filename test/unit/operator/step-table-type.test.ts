@@ -48,7 +48,7 @@ describe('operator: the step table is complete by its type', function () {
 
   it('the same kind with its row compiles clean, its functions typed for that kind', () => {
     const row = [
-      ', defragmentMember: { mutating: true, scaling: true, settled: false,',
+      ', defragmentMember: { mutating: true, scaling: true, settled: false, needs: [],',
       '  describe: (s) => `replace member ${s.member}`, eventReason: () => \'DefragmentMember\', statusReason: (s) => s.kind,',
       '  statusLine: (s) => s.kind, actionLine: (s) => `defragmentMember ${s.member}` }',
     ].join('\n');

@@ -62,7 +62,7 @@ describe('operator: the step table', () => {
     expect(MAINTENANCE.map(describeStep).join('\n')).to.equal(`compact the history up to revision 120 through kv-0 (NoSpace maintenance nospace-1)
 defragment kv-1 (Scheduled maintenance 2026-01-01T03:00:00.000Z)
 grow the members' volumes from 1Gi to 2Gi: claims of kv-0, kv-1 expanded in place, then the StatefulSet recreated with its pods orphaned (no member restarts)`);
-    expect(describeStep({ kind: 'disarmAlarm', member: 'kv-0', alarm: 'NOSPACE', memberId: '42' })).to.equal('disarm the NOSPACE alarm of member 42 through kv-0: compacted and defragmented, the database fits in the quota again');
+    expect(describeStep({ kind: 'disarmAlarm', member: 'kv-0', alarm: 'NOSPACE', memberId: '42' })).to.equal('disarm the NOSPACE alarm of member 2a through kv-0: the database fits in the quota again');
   });
 
   it('mutating, scaling and settled kinds are those the engine and status always treated so', () => {
@@ -110,7 +110,7 @@ move leadership from kv-0 to kv-1
 restart kv-2 on 3.4.34 (SpecChange)
 add member kv-3 (joining kv-0, kv-1, kv-2)
 start member kv-3, already added to the cluster (joining kv-0)
-remove member kv-3 (id 42)
+remove member kv-3 (id 2a)
 stop member kv-3, no longer in the cluster, and delete its data
 verified: every member reports 3.4.34 (etcdserver and etcdcluster); upgrade 3.3.27 -> 3.4.34 complete
 every member runs 3.4.34; nothing to do
