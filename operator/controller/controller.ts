@@ -22,7 +22,7 @@ import { describeDefrag } from '../planner/maintenance.js';
 import type { RecoveryProgress } from '../planner/types.js';
 import type { RecoveryStatus } from '../api/types.js';
 import { CLUSTER_LABEL, MANAGED_BY, type ClusterRef } from '../runtime/kubernetes/manifests.js';
-import { eventReason } from '../planner/steps.js';
+import { eventReason, isSettled, lookAgainMs, runsJob } from '../planner/steps.js';
 import type { ObservedCluster, Step } from '../planner/types.js';
 import { UpgradeMetrics } from './metrics.js';
 import { WorkQueue, type Requeue } from './queue.js';
@@ -234,7 +234,7 @@ export class Controller {
     // a step that reached its act (carried out, under way or failed) is announced by an Event; one under way once
     const began = r.acted || r.pending !== undefined || r.error !== undefined;
     if (began && session.pendingLine !== line) await this.api.event(target, 'Normal', eventReason(step), line);
-    if (step.kind !== 'snapshot' && step.kind !== 'backup' && step.kind !== 'createCluster' && step.kind !== 'recoverSnapshot') session.jobFailure = undefined; // no Job is due any more
+    if (!runsJob(step)) session.jobFailure = undefined; // no Job is due any more
     const changed = session.lastStep !== line;
     session.lastStep = line;
     if (changed) this.log({ level: 'info', msg: 'step', cluster: key, step: step.kind, line });
@@ -257,8 +257,9 @@ export class Controller {
       await this.publish(session, stored, status);
       // a steady cluster is looked at again by its next scheduled backup or drill at the latest
       // (continuous backup: by the next read of its progress)
-      if (step.kind === 'steady' || step.kind === 'hibernated') return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity, spec.backup?.continuous ? AGENT_STATUS_MS : Infinity));
-      if (step.kind === 'blocked') return 15_000;
+      if (isSettled(step)) return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity, spec.backup?.continuous ? AGENT_STATUS_MS : Infinity));
+      const again = lookAgainMs(step);
+      if (again !== undefined) return again;
       // waiting for Kubernetes to run a member's pod: the pod's own changes enqueue the cluster (informer), so the
       // poll only backs that up (hundreds of clusters with Pending pods would otherwise keep the workers busy)
       if (step.kind === 'wait' && observed.members.some((m) => !m.running)) return Math.max(15_000, this.opts.pollMs ?? 2000);

@@ -8,7 +8,7 @@ import { backupVerifiedState } from '../backup/verify.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { upgradeStatus } from '../planner/status.js';
 import { quorumLoss } from '../planner/healing.js';
-import { isScalingStep, isSettled, statusLine, statusReason } from '../planner/steps.js';
+import { isScalingStep, isSettled, statusLine, statusReason, stepPhase } from '../planner/steps.js';
 import type { MaintenanceRecord, ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
 import { compareVersions } from '../api/versions.js';
 
@@ -124,8 +124,9 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const lostQuorum = quorumLoss(observed);
   const podProblems = i.podProblems ?? [];
   let phase: Phase;
-  if (step.kind === 'hibernate' || step.kind === 'hibernated') phase = 'Hibernated';
-  else if (step.kind === 'blocked' || backupBlocked) phase = 'Blocked';
+  const fixed = stepPhase(step);
+  if (fixed) phase = fixed;
+  else if (backupBlocked) phase = 'Blocked';
   // a rollout of a configuration or certificate change restarts members like an upgrade does
   else if (upgrading || (i.rollout !== undefined && i.rollout.finishedAt === undefined)) phase = 'Upgrading';
   else if (everAvailable && observed.members.length > 0 && (observed.members.length !== spec.replicas || isScalingStep(step))) phase = 'Scaling';

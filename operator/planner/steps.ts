@@ -2,6 +2,7 @@
 // it out (that is the engine's act, orchestrator/engine.ts, the only switch over kinds). The table's type has a row
 // for every member of the Step union, so a new kind does not compile until its row is written here.
 import { hexMemberId } from '../api/member-id.js';
+import type { Phase } from '../api/types.js';
 import type { Capability, Step, StepKind } from './types.js';
 
 /** What the operator knows about one kind of step `S`. */
@@ -14,6 +15,12 @@ export interface StepRow<S extends { kind: string }> {
   settled: boolean;
   /** What the runtime must be able to do to carry it out (none: every runtime can). */
   needs: readonly Capability[];
+  /** The phase it shows whatever the members look like (else status.ts derives one from them). */
+  phase?: Phase;
+  /** Kubernetes carries it out as a Job (a failed Job shows in status until a Job succeeds or none is due). */
+  job?: true;
+  /** How soon the controller looks again while it is planned and not acted on (else: its poll, or resync once settled). */
+  lookAgainMs?: number;
   /** One line for logs, Events and the CLI. */
   describe: (step: S) => string;
   /** Reason of the Event announcing the step. */
@@ -36,7 +43,7 @@ const withMember = (s: { kind: string; member: string }): string => `${s.kind} $
 
 export const STEPS = {
   createCluster: {
-    mutating: true, scaling: false, settled: false, needs: [],
+    mutating: true, scaling: false, settled: false, needs: [], job: true,
     describe: (s) => `create ${s.replicas} member(s) of ${s.version}`,
     eventReason: () => 'CreateCluster', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: (s) => `createCluster ${s.version} x${s.replicas}`,
@@ -48,20 +55,20 @@ export const STEPS = {
     actionLine: kindOnly,
   },
   blocked: {
-    mutating: false, scaling: false, settled: false, needs: [],
+    mutating: false, scaling: false, settled: false, needs: [], phase: 'Blocked', lookAgainMs: 15_000,
     describe: (s) => `blocked (${s.code}): ${s.reason}`,
     eventReason: (s) => s.code, statusReason: (s) => s.code, statusLine: (s) => s.reason,
     actionLine: kindOnly,
   },
   snapshot: {
-    mutating: true, scaling: false, settled: false, needs: [],
+    mutating: true, scaling: false, settled: false, needs: [], job: true,
     describe: (s) => `snapshot from leader ${s.member} before ${s.from} -> ${s.to}`,
     eventReason: () => 'Snapshot', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: withMember,
   },
   backup: {
     // a scheduled or on-demand backup only reads the cluster: it stays Ready, as before backups became steps
-    mutating: true, scaling: false, settled: true, needs: ['backups'],
+    mutating: true, scaling: false, settled: true, needs: ['backups'], job: true,
     describe: (s) => `${s.reason === 'Scheduled' ? `scheduled backup (slot ${s.id})` : `on-demand backup (request ${s.id})`} from leader ${s.member}`,
     eventReason: () => 'Backup', statusReason: kindOnly, statusLine: kindOnly,
     actionLine: (s) => `backup ${s.reason} ${s.member}`,
@@ -137,7 +144,7 @@ export const STEPS = {
   },
   // quorum-loss recovery (planner/recovery.ts), asked for by `local recover` / the svc.dev/recover annotation
   recoverSnapshot: {
-    mutating: true, scaling: false, settled: false, needs: ['recovery'],
+    mutating: true, scaling: false, settled: false, needs: ['recovery'], job: true,
     describe: (s) => `recovery ${s.token}: snapshot of the survivor ${s.member} before anything is touched`,
     eventReason: () => 'RecoverSnapshot', statusReason: kindOnly, statusLine: (s) => `snapshot of the survivor ${s.member} (recovery ${s.token})`,
     actionLine: withMember,
@@ -171,13 +178,13 @@ export const STEPS = {
   },
   // break-glass hibernation (spec.replicas 0): every member stopped, its data kept; a replica count wakes the same data
   hibernate: {
-    mutating: true, scaling: false, settled: false, needs: ['hibernation'],
+    mutating: true, scaling: false, settled: false, needs: ['hibernation'], phase: 'Hibernated',
     describe: (s) => `hibernate: stop ${s.members.join(', ')}, keeping their data (spec.replicas is 0)`,
     eventReason: () => 'Hibernate', statusReason: kindOnly, statusLine: (s) => `stopping ${s.members.join(', ')} (spec.replicas 0)`,
     actionLine: (s) => `hibernate ${s.members.join(',')}`,
   },
   hibernated: {
-    mutating: false, scaling: false, settled: true, needs: [],
+    mutating: false, scaling: false, settled: true, needs: [], phase: 'Hibernated',
     describe: (s) => `hibernated: ${s.members} member(s) stopped with their data kept; set spec.replicas to wake them`,
     eventReason: () => 'Hibernated', statusReason: () => 'Hibernated', statusLine: (s) => `hibernated: ${s.members} member(s) stopped, data kept`,
     actionLine: kindOnly,
@@ -242,6 +249,13 @@ export function lacking(step: Step, have: readonly Capability[] | undefined): Ca
 export function isSettled(step: Step): boolean {
   return STEPS[step.kind].settled;
 }
+
+/** The phase the step's row sets, if any. */
+export const stepPhase = (step: Step): Phase | undefined => (STEPS as StepTable<Step>)[step.kind].phase;
+/** True for the steps Kubernetes carries out as a Job. */
+export const runsJob = (step: Step): boolean => (STEPS as StepTable<Step>)[step.kind].job === true;
+/** How soon to look again at a step planned and not acted on, if its row says. */
+export const lookAgainMs = (step: Step): number | undefined => (STEPS as StepTable<Step>)[step.kind].lookAgainMs;
 
 export const describeStep = (step: Step): string => row(step).describe(step);
 export const eventReason = (step: Step): string => row(step).eventReason(step);

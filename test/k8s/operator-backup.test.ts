@@ -113,7 +113,7 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
     // the operator stops as soon as its backup Job exists; the next one must find that Job, not start another
     await waitFor('the backup Job', async () => ((await batch.listNamespacedJob({ namespace: NS, labelSelector: 'svc.dev/job=backup' })).items.length > 0 ? true : undefined), 120_000, 50);
     await op.stopController();
-    const recorded = JSON.parse((await get('kv')).metadata.annotations?.['svc.dev/upgrade-progress'] ?? '{}') as { snapshot?: unknown };
+    const recorded = (JSON.parse((await get('kv')).metadata.annotations?.['svc.dev/records'] ?? '{}') as { progress?: { snapshot?: unknown } }).progress ?? {};
     expect(recorded.snapshot, 'the snapshot was not recorded before the stop').to.equal(undefined);
     await op.startController();
     const st = await waitFor('the upgrade complete', async () => {

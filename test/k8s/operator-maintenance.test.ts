@@ -97,7 +97,7 @@ describe('k8s: maintenance (defragmentation out of the client Service)', functio
     expect(order.at(-1), 'the leader last').to.equal(before.leader);
     for (const e of done) expect(e.message).to.match(/^member kv-\d defragmented \(Requested\): database file \d+ -> \d+ bytes/);
     const st = await get();
-    expect(JSON.parse(st.metadata.annotations!['svc.dev/maintenance'])).to.deep.include({ lastRequest: token });
+    expect(JSON.parse(st.metadata.annotations!['svc.dev/records']).maintenance).to.deep.include({ lastRequest: token });
     expect((await events()).filter((e) => e.type === 'Warning')).to.deep.equal([]);
     expect(stats.failed, stats.errors.join('\n')).to.equal(0);
     expect(stats.succeeded).to.be.above(0);
@@ -141,7 +141,7 @@ describe('k8s: maintenance (defragmentation out of the client Service)', functio
       // the operator answered the request (its token recorded before the move) and said so
       const asked = JSON.parse((await annotations())['svc.dev/maintenance-request']) as { token: string; action: string; member: string };
       expect(asked).to.deep.include({ action: 'move-leader', member: to });
-      expect(JSON.parse((await annotations())['svc.dev/maintenance'])).to.deep.include({ lastRequest: asked.token });
+      expect(JSON.parse((await annotations())['svc.dev/records']).maintenance).to.deep.include({ lastRequest: asked.token });
       const moves = (await events()).filter((e) => e.reason === 'MoveLeader').map((e) => e.message);
       expect(moves.some((m) => m.includes(`${was}`) && m.includes(`${to}`)), moves.join('\n')).to.equal(true);
 

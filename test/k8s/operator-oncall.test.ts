@@ -116,12 +116,12 @@ describe('k8s: break-glass suspend/resume and kubectl svc report', function () {
       return s?.phase === 'Hibernated' && pods === '' ? s : undefined;
     }, 120_000, 1000);
     expect(cond(asleep, 'Progressing')?.reason).to.equal('Hibernated');
-    expect((await get()).metadata.annotations?.['svc.dev/hibernated']).to.equal('1');
+    expect(JSON.parse((await get()).metadata.annotations?.['svc.dev/records'] ?? '{}').hibernated, 'the member count recorded').to.equal(1);
     const claim = (await op.tb.kubectl(['-n', NS, 'get', 'pvc', `data-${NAME}-0`, '-o', 'jsonpath={.status.phase}'])).trim();
     expect(claim, 'the claim kept').to.equal('Bound');
     await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"replicas":1}}']);
     await kubectl(['-n', NS, 'wait', '--for=condition=Ready', `svcc/${NAME}`, '--timeout=180s'], 190_000);
-    expect((await get()).metadata.annotations?.['svc.dev/hibernated']).to.equal(undefined);
+    expect(JSON.parse((await get()).metadata.annotations?.['svc.dev/records'] ?? '{}').hibernated).to.equal(undefined);
     const again = await Client.connect({ endpoints: [url], commandTimeoutMs: 10_000, dialTimeoutMs: 10_000 });
     try {
       const got = await again.get('hib/', { prefix: true });

@@ -68,7 +68,7 @@ describe('k8s: scaling an SvcCluster (member add/remove one at a time)', functio
     const cm = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'configmap', `${name}-config`, '-o', 'json'])) as { data: Record<string, string> };
     expect(cm.data.INITIAL_CLUSTER_STATE).to.equal('existing');
     expect(cm.data.INITIAL_CLUSTER.split(',').map((e) => e.split('=')[0])).to.deep.equal([0, 1, 2, 3, 4].map((i) => `${name}-${i}`));
-    expect(JSON.parse((await get(name)).metadata.annotations!['svc.dev/scaling'])).to.include({ replicas: 5, step: 'addMember', member: `${name}-4` });
+    expect(JSON.parse((await get(name)).metadata.annotations!['svc.dev/records']).scaling).to.include({ replicas: 5, step: 'addMember', member: `${name}-4` });
 
     await scale(name, 3);
     const three = await running(name, 3);
