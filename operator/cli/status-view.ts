@@ -14,6 +14,8 @@ import { Client } from '../../server/client/index.js';
 import { API_VERSION, PLURAL, type SvcCluster, type SvcClusterStatus } from '../api/types.js';
 import { MemberClient, type MemberTls } from '../members/index.js';
 import { memberClientURL, memberHost, selectorLabels } from '../runtime/kubernetes/manifests.js';
+import { RECORDS_ANNOTATION } from '../runtime/kubernetes/kube-records.js';
+import { parseRecords } from '../planner/records.js';
 import { checkTlsData } from '../controller/tls.js';
 import { describePod } from '../controller/pod-diagnostics.js';
 import { hexMemberId } from '../api/member-id.js';
@@ -78,7 +80,7 @@ export interface ClusterView {
   alarmsError?: string;
   certificates: CertView[];
   events: EventView[];
-  /** Scaling record of the operator (annotation svc.dev/scaling), when one is under way. */
+  /** The operator's scaling record (the record document), when one is under way. */
   scaling?: { from?: number; to?: number; member?: string };
   /** The quorum-loss recovery request (annotation svc.dev/recover), if any. */
   recoverRequest?: string;
@@ -287,14 +289,9 @@ export async function gatherView(kc: k8s.KubeConfig, namespace: string, name: st
     .sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0))
     .slice(-10);
 
-  let scaling: ClusterView['scaling'];
-  const rec = stored.metadata.annotations?.['svc.dev/scaling'];
-  if (rec) {
-    try {
-      const r = JSON.parse(rec) as { from?: number; to?: number; member?: string; finishedAt?: string };
-      if (r.finishedAt === undefined && r.to !== undefined && r.to !== members.length) scaling = { from: r.from, to: r.to, member: r.member };
-    } catch { /* a malformed record: the operator ignores it too */ }
-  }
+  // the scaling step begun last (the record document), while the members are not yet as many as it pursues
+  const rec = parseRecords(stored.metadata.annotations?.[RECORDS_ANNOTATION])?.scaling;
+  const scaling: ClusterView['scaling'] = rec && rec.replicas !== members.length ? { from: members.length, to: rec.replicas, member: rec.member } : undefined;
   return {
     namespace, name, generation: stored.metadata.generation, spec, status: stored.status ?? {}, members, alarms, alarmsError,
     certificates, events: evs, scaling, at: now, annotations: stored.metadata.annotations ?? {}, ...(tls ? { memberTls: tls } : {}),

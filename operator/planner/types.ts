@@ -185,7 +185,7 @@ export interface MaintenanceRound {
   finishedAt?: number;
 }
 
-/** The maintenance record (the local state file's `maintenance`; the svc.dev/maintenance annotation). */
+/** The maintenance record (the record document's `maintenance`: planner/records.ts). */
 export interface MaintenanceRecord {
   /** The round under way, or the last one. */
   round?: MaintenanceRound;

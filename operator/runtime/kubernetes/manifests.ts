@@ -23,7 +23,7 @@ export interface LiveShape {
    * last. New members start with it and --initial-cluster-state=existing; members with data ignore both.
    */
   join?: string[];
-  /** Every initial member has started once (svc.dev/formed): members with no data join (existing), never bootstrap. */
+  /** Every initial member has started once (the record document's `formed`): members with no data join (existing), never bootstrap. */
   formed?: boolean;
   /** Fingerprint of the TLS Secrets' contents: a renewed certificate changes it (and so rolls the members). */
   tlsHash?: string;
