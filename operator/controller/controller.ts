@@ -10,9 +10,10 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import { API_VERSION, PLURAL, type SvcCluster, type SvcClusterStatus } from '../api/types.js';
 import { specProblems, unknownFields, withDefaults } from '../api/validate.js';
 import { MemberClient, type MemberClientOptions } from '../members/index.js';
-import { envCrash, runPass } from '../orchestrator/engine.js';
+import { envCrash, runPass, type PassResult } from '../orchestrator/engine.js';
 import { isAtLeast, KubeApi, type EventTarget, type ReadCache } from '../runtime/kubernetes/kube-api.js';
 import { KubeRuntime, podImage } from '../runtime/kubernetes/kube-runtime.js';
+import type { KubeRecords } from '../runtime/kubernetes/kube-records.js';
 import { ClusterJobs, JobFailure, unsupportedOnKubernetes } from '../runtime/kubernetes/backup-job.js';
 import { backupsState, describeBackup, msUntilNext } from '../backup/schedule.js';
 import { describeVerified } from '../backup/verify.js';
@@ -184,6 +185,7 @@ export class Controller {
     }
   }
 
+  /** One reconcile: load the cluster (its spec checked, its TLS read, its runtime and records), one pass, publish. */
   private async reconcile(key: string): Promise<Requeue> {
     const [namespace, name] = key.split('/');
     const stored = this.clusters.get(name, namespace);
@@ -192,15 +194,48 @@ export class Controller {
       return undefined; // owned objects go with it (owner references); the default backup claim stays
     }
     const session = this.sessions.get(key);
+    const loaded = await this.load(session, stored);
+    if ('requeue' in loaded) return loaded.requeue;
+    const { spec, client, rt, jobs, records, target } = loaded;
+    // The engine's pass: observe -> plan -> record -> act. Nothing in it sleeps, and it does not call back here.
+    const r = await runPass(rt, spec, client, session.memory, { crash: envCrash(this.opts.crashAt) });
+    // continuous backup's agent follows the pass once the cluster formed, as the local runtime's follows `local apply`
+    // (not while suspended: nothing of the cluster is changed)
+    const { requests } = records.current();
+    if (requests.suspended !== true && r.records.formed !== undefined) await this.ensureAgent(session, jobs, target, stored, r.observed.hibernated === true);
+    const began = await this.announce(session, target, spec, r, requests.recover);
+    const { step, observed } = r;
+    if (!began) {
+      const status = await this.status(session, rt, jobs, spec, stored, observed, step, r.records);
+      await this.publish(session, stored, status);
+      return this.lookAgain(spec, r, status);
+    }
+    const error = r.error ? `${step.kind}: ${r.error.message}` : undefined;
+    const fresh = this.clusters.get(name, namespace) ?? stored;
+    await this.publish(session, fresh, await this.status(session, rt, jobs, spec, fresh, observed, step, r.records, error));
+    if (r.pending) return r.pending.retryMs;
+    // a step that keeps failing is retried less and less often (each try is two Events)
+    session.stepFailures = error ? session.stepFailures + 1 : 0;
+    // look again at once: the next step follows from a new observation
+    return error ? this.queue.policy.delay(session.stepFailures) : 200;
+  }
+
+  /**
+   * The cluster as a pass needs it: its spec (refused with InvalidSpec when the checks fail), its member client (a TLS
+   * Secret that cannot be used stops it), its runtime over the record document; or when to look again.
+   */
+  private async load(session: ClusterSession, stored: StoredCluster): Promise<{ requeue: Requeue } | { spec: SvcCluster['spec']; client: MemberClient; rt: KubeRuntime; jobs: ClusterJobs; records: ReturnType<KubeRecords['at']>; target: EventTarget }> {
+    const { namespace, name } = stored.metadata as { namespace: string; name: string };
     const spec = withDefaults(stored.spec);
     const target: EventTarget = { namespace, name, uid: stored.metadata.uid! };
+    const stop = async (reason: string, message: string, requeue: Requeue) => {
+      if (stored.status?.lastError !== message) await this.api.event(target, 'Warning', reason, message);
+      await this.publish(session, stored, stoppedStatus(stored.status, stored.metadata.generation, reason, message, new Date()));
+      return { requeue };
+    };
     // the same checks as `local apply` (the apiserver already dropped unknown fields: belt and braces)
     const problems = [...unknownFields({ spec: stored.spec }), ...specProblems(spec), ...unsupportedOnKubernetes(name, spec)];
-    if (problems.length > 0) {
-      if (stored.status?.lastError !== problems.join('; ')) await this.api.event(target, 'Warning', 'InvalidSpec', problems.join('; '));
-      await this.publish(session, stored, stoppedStatus(stored.status, stored.metadata.generation, 'InvalidSpec', problems.join('; '), new Date()));
-      return undefined;
-    }
+    if (problems.length > 0) return stop('InvalidSpec', problems.join('; '), undefined);
     // TLS Secrets first: a missing or unusable one blocks the cluster before anything is applied.
     let client: MemberClient;
     let tlsHash: string | undefined;
@@ -211,9 +246,7 @@ export class Controller {
       this.upgradeMetrics.certificates(namespace, name, tls.expiry);
     } catch (e) {
       if (!(e instanceof TlsSecretError)) throw e;
-      if (stored.status?.lastError !== e.message) await this.api.event(target, 'Warning', e.reason, e.message);
-      await this.publish(session, stored, stoppedStatus(stored.status, stored.metadata.generation, e.reason, e.message, new Date()));
-      return 15_000;
+      return stop(e.reason, e.message, 15_000);
     }
     // the spec as stored: the StatefulSet's live size and release are the runtime's observation (desired.ts)
     const ref: ClusterRef = { name, namespace, uid: target.uid, spec };
@@ -221,15 +254,12 @@ export class Controller {
     // the record document (one annotation) and the requests (the annotations people write)
     const records = session.recordsOf(this.api).at(stored);
     const rt = new KubeRuntime(this.api, ref, { snapshotDir: this.opts.snapshotDir, records, client, jobs, desired: session.desired, ...(tlsHash ? { tlsHash } : {}) });
+    return { spec, client, rt, jobs, records, target };
+  }
 
-    // The engine's pass: observe -> plan -> record -> act. Nothing in it sleeps, and it does not call back here.
-    const r = await runPass(rt, spec, client, session.memory, { crash: envCrash(this.opts.crashAt) });
-    const { requests } = records.current();
-    // continuous backup's agent follows the pass once the cluster formed, as the local runtime's follows `local apply`
-    // (not while suspended: nothing of the cluster is changed)
-    if (requests.suspended !== true && r.records.formed !== undefined) {
-      await this.ensureAgent(session, jobs, target, stored, r.observed.hibernated === true);
-    }
+  /** What a pass says: the step's Event, log line and metrics, a refused recovery; resolves true when the step began. */
+  private async announce(session: ClusterSession, target: EventTarget, spec: SvcCluster['spec'], r: PassResult, recoverRequest: string | undefined): Promise<boolean> {
+    const { namespace, name } = target;
     const { step, line, progress, observed } = r;
     // a step that reached its act (carried out, under way or failed) is announced by an Event; one under way once
     const began = r.acted || r.pending !== undefined || r.error !== undefined;
@@ -237,14 +267,13 @@ export class Controller {
     if (!runsJob(step)) session.jobFailure = undefined; // no Job is due any more
     const changed = session.lastStep !== line;
     session.lastStep = line;
-    if (changed) this.log({ level: 'info', msg: 'step', cluster: key, step: step.kind, line });
+    if (changed) this.log({ level: 'info', msg: 'step', cluster: session.key, step: step.kind, line });
     this.upgradeMetrics.observe(namespace, name, step, progress);
     this.upgradeMetrics.noSpace(namespace, name, (observed.noSpace?.length ?? 0) > 0);
     if (changed && (step.kind === 'blocked' || (step.kind === 'wait' && (step.code === 'Paused' || step.code === 'Suspended')))) {
       await this.api.event(target, step.kind === 'blocked' ? 'Warning' : 'Normal', eventReason(step), step.reason);
     }
     // a recovery request the planner did not act on (the cluster has quorum...): refused, nothing touched, said once
-    const recoverRequest = requests.recover;
     const record = r.records.recovery;
     const refused = recoverRequest !== undefined && recoverRequest !== record?.token ? recoveryRefusal(observed, name) : undefined;
     if (refused && session.recoverRefused !== recoverRequest) {
@@ -252,26 +281,12 @@ export class Controller {
       await this.api.event(target, 'Warning', 'RecoverRefused', `recovery ${recoverRequest} refused: ${refused}`);
     }
     session.recovery = recoveryStatus(recoverRequest, record, refused);
-    if (!began) {
-      const status = await this.status(session, rt, jobs, spec, stored, observed, step, r.records);
-      await this.publish(session, stored, status);
-      // a steady cluster is looked at again by its next scheduled backup or drill at the latest
-      // (continuous backup: by the next read of its progress)
-      if (isSettled(step)) return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity, spec.backup?.continuous ? AGENT_STATUS_MS : Infinity));
-      const again = lookAgainMs(step);
-      if (again !== undefined) return again;
-      // waiting for Kubernetes to run a member's pod: the pod's own changes enqueue the cluster (informer), so the
-      // poll only backs that up (hundreds of clusters with Pending pods would otherwise keep the workers busy)
-      if (step.kind === 'wait' && observed.members.some((m) => !m.running)) return Math.max(15_000, this.opts.pollMs ?? 2000);
-      return this.opts.pollMs ?? 2000;
-    }
+    if (!began) return false;
     session.pendingLine = r.pending ? line : undefined;
-    let error: string | undefined;
     if (r.error) {
       const e = r.error;
-      error = `${step.kind}: ${e.message}`;
       if (e instanceof JobFailure) session.jobFailure = e;
-      await this.api.event(target, 'Warning', e instanceof JobFailure ? e.reason : `${eventReason(step)}Failed`, error);
+      await this.api.event(target, 'Warning', e instanceof JobFailure ? e.reason : `${eventReason(step)}Failed`, `${step.kind}: ${e.message}`);
       session.lastStep = undefined;
     } else if (r.acted) {
       this.upgradeMetrics.stepDone(namespace, name, step);
@@ -284,13 +299,21 @@ export class Controller {
       }
       session.jobFailure = undefined;
     }
-    const fresh = this.clusters.get(name, namespace) ?? stored;
-    await this.publish(session, fresh, await this.status(session, rt, jobs, spec, fresh, observed, step, r.records, error));
-    if (r.pending) return r.pending.retryMs;
-    // a step that keeps failing is retried less and less often (each try is two Events)
-    session.stepFailures = error ? session.stepFailures + 1 : 0;
-    // look again at once: the next step follows from a new observation
-    return error ? this.queue.policy.delay(session.stepFailures) : 200;
+    return true;
+  }
+
+  /** When to look again at a step planned and not acted on. */
+  private lookAgain(spec: SvcCluster['spec'], r: PassResult, status: SvcClusterStatus): Requeue {
+    const { step, observed } = r;
+    // a steady cluster is looked at again by its next scheduled backup or drill at the latest
+    // (continuous backup: by the next read of its progress)
+    if (isSettled(step)) return Math.max(200, Math.min(this.opts.resyncMs ?? 30_000, msUntilNext(status.backups, new Date()) ?? Infinity, spec.backup?.continuous ? AGENT_STATUS_MS : Infinity));
+    const again = lookAgainMs(step);
+    if (again !== undefined) return again;
+    // waiting for Kubernetes to run a member's pod: the pod's own changes enqueue the cluster (informer), so the
+    // poll only backs that up (hundreds of clusters with Pending pods would otherwise keep the workers busy)
+    if (step.kind === 'wait' && observed.members.some((m) => !m.running)) return Math.max(15_000, this.opts.pollMs ?? 2000);
+    return this.opts.pollMs ?? 2000;
   }
 
   private async status(session: ClusterSession, rt: KubeRuntime, jobs: ClusterJobs, spec: SvcCluster['spec'], stored: StoredCluster, observed: ObservedCluster, step: Step, records: ClusterRecords, error?: string): Promise<SvcClusterStatus> {
