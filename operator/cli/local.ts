@@ -148,17 +148,14 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
         void runtime.noteStep(e.line);
       },
       onDefrag: (d) => printer?.line(describeDefrag(d)),
+      // (spec.backup.continuous: the backup agent's pid and log, as it was started)
+      onDone: (line) => printer?.line(line),
       onVerified: (v) => printer?.line(v.result === 'Passed' ? `restore drill passed: ${v.message}` : `WARNING restore drill FAILED: ${v.message}`),
       onError: (step, err) => {
         printer?.line(`step ${step.kind} failed (will retry): ${err.message}`);
         if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));
       },
     });
-    // spec.backup.continuous: the agent runs beside a steady cluster (started again if it died, stopped when turned off)
-    if (r.outcome === 'steady') {
-      const did = await runtime.ensureAgent();
-      if (did) printer?.line(did);
-    }
     return r;
   } finally {
     client.close();

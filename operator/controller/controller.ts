@@ -199,11 +199,7 @@ export class Controller {
     const { spec, client, rt, jobs, records, target } = loaded;
     // The engine's pass: observe -> plan -> record -> act. Nothing in it sleeps, and it does not call back here.
     const r = await runPass(rt, spec, client, session.memory, { crash: envCrash(this.opts.crashAt) });
-    // continuous backup's agent follows the pass once the cluster formed, as the local runtime's follows `local apply`
-    // (not while suspended: nothing of the cluster is changed)
-    const { requests } = records.current();
-    if (requests.suspended !== true && r.records.formed !== undefined) await this.ensureAgent(session, jobs, target, stored, r.observed.hibernated === true);
-    const began = await this.announce(session, target, spec, r, requests.recover);
+    const began = await this.announce(session, target, spec, r, records.current().requests.recover);
     const { step, observed } = r;
     if (!began) {
       const status = await this.status(session, rt, jobs, spec, stored, observed, step, r.records);
@@ -293,6 +289,7 @@ export class Controller {
       if (spec.restore && step.kind === 'createCluster') await this.api.event(target, 'Normal', 'Restored', `members restored from ${restoredFrom(spec.restore)}`);
       if (r.backup) await this.api.event(target, 'Normal', 'BackupTaken', describeBackup(r.backup));
       if (r.verified) await this.api.event(target, r.verified.result === 'Passed' ? 'Normal' : 'Warning', r.verified.result === 'Passed' ? 'BackupVerified' : 'BackupVerifyFailed', describeVerified(r.verified));
+      if (r.done) this.log({ level: 'info', msg: 'done', cluster: session.key, step: step.kind, line: r.done });
       if (r.defrag) {
         await this.api.event(target, 'Normal', 'MemberDefragmented', describeDefrag(r.defrag));
         this.upgradeMetrics.defragmented(namespace, name, r.defrag);
@@ -347,25 +344,6 @@ export class Controller {
     if (session.recovery) status.recovery = session.recovery;
     if (session.continuous && status.backups) Object.assign(status.backups, session.continuous.status);
     return status;
-  }
-
-  /** Applies or deletes the backup agent's Deployment; a failure is a Warning Event (once per message), not a stop. */
-  private async ensureAgent(session: ClusterSession, jobs: ClusterJobs, target: EventTarget, stored: StoredCluster, hibernated: boolean): Promise<void> {
-    try {
-      const { deployed, did } = await jobs.ensureAgent(hibernated, session.agentDeployed);
-      session.agentDeployed = deployed;
-      session.agentFailure = undefined;
-      if (did) {
-        this.log({ level: 'info', msg: 'backup agent', cluster: session.key, line: did });
-        await this.api.event(target, 'Normal', 'BackupAgent', did);
-      }
-    } catch (e) {
-      if (!(e instanceof JobFailure)) throw e;
-      session.agentDeployed = undefined;
-      if (session.agentFailure !== e.message) await this.api.event(target, 'Warning', e.reason, `backup agent: ${e.message}`);
-      session.agentFailure = e.message;
-      this.log({ level: 'error', msg: 'backup agent', cluster: `${stored.metadata.namespace}/${stored.metadata.name}`, error: e.message });
-    }
   }
 
   /** A reconcile that threw still tells: status.lastError, Reconciling with reason ReconcileError, a Warning Event once per message. */

@@ -32,10 +32,6 @@ export class ClusterSession {
   recovery?: RecoveryStatus;
   /** The last backup/restore Job failure of a step (status shows it until a Job succeeds). */
   jobFailure?: JobFailure;
-  /** Whether the backup agent's Deployment exists, as this process last saw or made it (undefined: not known yet). */
-  agentDeployed?: boolean;
-  /** The backup agent's last failure (announced by one Warning Event). */
-  agentFailure?: string;
   /** continuous backup's progress read from the destination, and when (read again at most every AGENT_STATUS_MS). */
   continuous?: { at: number; status: Pick<BackupsStatus, 'continuousRevision' | 'continuousTime'> };
   /** The status this process published last and the resourceVersion the write returned (read-your-writes). */

@@ -75,6 +75,8 @@ export interface PassResult {
   verified?: VerifiedStatus;
   /** A member defragmented in this pass: its database file's bytes before and after (the Event and the metric). */
   defrag?: DefragResult;
+  /** What the runtime said it did, where it says more than the step's line (the backup agent's pid and log). */
+  done?: string;
 }
 
 /** One defragmentation carried out. */
@@ -177,6 +179,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   const crash = hooks.crash;
   crash?.(step.kind, n, 'before');
   let defrag: DefragResult | undefined;
+  let done: string | undefined;
   let snapshot: SnapshotRecord | undefined;
   let backup: BackupEntry | undefined;
   let verified: VerifiedStatus | undefined;
@@ -279,6 +282,11 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
         if (!can(runtime, 'volumes')) throw new Error(`the ${runtime.kind} runtime has no volumes to grow`);
         await runtime.expandVolumes(step.size, step.members);
         break;
+      case 'startBackupAgent':
+      case 'stopBackupAgent':
+        if (!can(runtime, 'continuous')) throw new Error(`the ${runtime.kind} runtime runs no backup agent`);
+        done = step.kind === 'startBackupAgent' ? await runtime.startAgent() : await runtime.stopAgent();
+        break;
       case 'complete':
       case 'recoverComplete':
       case 'steady':
@@ -310,5 +318,5 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   }
   crash?.(step.kind, n, 'after');
   const recovery = doc.records.recovery;
-  return result({ acted: true, snapshot, backup, ...(verified ? { verified } : {}), ...(recovery ? { recovery } : {}), ...(defrag ? { defrag } : {}) });
+  return result({ acted: true, snapshot, backup, ...(verified ? { verified } : {}), ...(recovery ? { recovery } : {}), ...(defrag ? { defrag } : {}), ...(done ? { done } : {}) });
 }

@@ -43,6 +43,8 @@ export interface ReconcileOptions {
   crashAt?: string;
   /** Called for each member defragmented (its bytes before and after). */
   onDefrag?: (d: DefragResult) => void;
+  /** Called with what the runtime said it did, where it says more than the step's line (PassResult.done). */
+  onDone?: (line: string) => void;
   /** Member client to use (closed by the caller). Default: a new one, closed at the end. */
   client?: MemberClient;
 }
@@ -99,6 +101,7 @@ export async function reconcile(runtime: Runtime, spec: SvcClusterSpec, opts: Re
         errors = 0;
         if (r.snapshot) snapshots.push(r.snapshot);
         if (r.verified) opts.onVerified?.(r.verified);
+        if (r.done) opts.onDone?.(r.done);
         if (r.defrag) {
           defrags.push(r.defrag);
           opts.onDefrag?.(r.defrag);

@@ -92,11 +92,12 @@ export async function observe(runtime: Runtime, client: MemberClient, clock: () 
   const list = clusterMembers ? { clusterMembers, clusterMembersByLeader: byLeader } : {};
   const revision = await runtime.targetRevision?.();
   const volume = can(runtime, 'volumes') ? await runtime.volumes() : undefined;
+  const agent = can(runtime, 'continuous') ? await runtime.agent() : undefined;
   // a raised alarm makes every member's /health fail: a cluster with a healthy member has none to read
   const alarms = leader && client.alarms && !members.some((m) => m.healthy) ? await client.alarms(urls.get(leader.name)!).catch(() => undefined) : undefined;
   const corruption = leader && alarms ? await observeCorruption(client, members, urls, alarms) : undefined;
   const noSpace = !corruption ? await observeNoSpace(client, members, urls, alarms) : undefined;
-  return { cluster: { now: clock(), capabilities: runtime.capabilities, members, authEnabled, v2DataBytes, ...list, ...(revision ? { revision } : {}), ...(catchUp ? { catchUp } : {}), ...(corruption ? { corruption } : {}), ...(noSpace ? { noSpace } : {}), ...(volume ? { volume } : {}) }, urls };
+  return { cluster: { now: clock(), capabilities: runtime.capabilities, members, authEnabled, v2DataBytes, ...list, ...(revision ? { revision } : {}), ...(catchUp ? { catchUp } : {}), ...(corruption ? { corruption } : {}), ...(noSpace ? { noSpace } : {}), ...(volume ? { volume } : {}), ...(agent ? { agent } : {}) }, urls };
 }
 
 /**

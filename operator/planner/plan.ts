@@ -34,7 +34,8 @@
 //     taken: backup/schedule.ts dueBackup), then a due restore drill `verifyBackup` of the newest backup (a
 //     request, else the latest spec.backup.verify slot: backup/verify.ts dueVerify), else `steady`. So a scheduled
 //     or on-demand backup (or drill) never starts while an upgrade, a rollout or a scaling is under way; the
-//     pre-upgrade backup is the `snapshot` step of rule 4.
+//     pre-upgrade backup is the `snapshot` step of rule 4. Last, continuous backup's agent: started where none runs,
+//     restarted on a new configuration, stopped when spec.backup.continuous is off (also while hibernated).
 //
 // Break-glass, before all of the above: spec.replicas 0 hibernates (`hibernate` stops every running member, data kept;
 // then `hibernated`, settled); a replica count on a hibernated cluster first wakes the same members (`wake`), scaling
@@ -140,10 +141,20 @@ export function hibernationStep(spec: SvcClusterSpec, o: ObservedCluster): Step 
   const names = o.members.map((m) => m.name).sort();
   if (spec.replicas === 0) {
     const running = o.members.filter((m) => m.running).map((m) => m.name).sort();
-    return running.length > 0 ? { kind: 'hibernate', members: running } : { kind: 'hibernated', members: o.members.length };
+    if (running.length > 0) return { kind: 'hibernate', members: running };
+    return (o.members.length > 0 ? agentStep(o) : undefined) ?? { kind: 'hibernated', members: o.members.length };
   }
   if (o.hibernated && names.length > 0) return { kind: 'wake', members: names };
   return undefined;
+}
+
+/** Continuous backup's agent as the spec asks, where the cluster would be steady (or asleep): started, restarted, stopped. */
+export function agentStep(o: ObservedCluster): Step | undefined {
+  const a = o.agent;
+  if (!a) return undefined;
+  if (a.wanted === undefined) return a.running ? { kind: 'stopBackupAgent' } : undefined;
+  if (!a.running) return { kind: 'startBackupAgent', reason: 'NotRunning' };
+  return a.current !== a.wanted ? { kind: 'startBackupAgent', reason: 'ConfigChanged' } : undefined;
 }
 
 function planUnsuspended(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
@@ -232,7 +243,7 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     // A follower behind under writes gates the next change; with nothing to change the cluster is as specified
     // (so Ready and Reconciling do not flap with the write load).
     const next = rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader);
-    if (!next) return recoveryCompletion(o) ?? backupStep(spec, o, leader) ?? verifyStep(spec, o) ?? startMaintenance(spec, o) ?? { kind: 'steady', version: target };
+    if (!next) return recoveryCompletion(o) ?? backupStep(spec, o, leader) ?? verifyStep(spec, o) ?? startMaintenance(spec, o) ?? agentStep(o) ?? { kind: 'steady', version: target };
     return catchingUp && isMutating(next) ? catchingUp : next;
   }
   if (catchingUp) return catchingUp;

@@ -44,6 +44,8 @@ export interface ClusterRecords {
   hibernated?: number;
   /** When every initial member had started once (Kubernetes: from then on no member bootstraps). */
   formed?: string;
+  /** Continuous backup's agent: the last start or stop begun, and why. */
+  agent?: { step: 'startBackupAgent' | 'stopBackupAgent'; reason?: string; at: string };
 }
 
 /** What a person asked for (the operator reads these and answers them in its records; it never writes them). */
@@ -139,6 +141,7 @@ export function recordBefore(r: ClusterRecords, step: Step, o: ObservedCluster, 
     rollout: beginRollout(r.rollout, step, o.revision, o.now),
     ...(can.recovers ? { recovery: beginRecovery(r.recovery, step, o, o.now) } : {}),
     maintenance: beginMaintenance(r.maintenance, step, o),
+    ...(step.kind === 'startBackupAgent' || step.kind === 'stopBackupAgent' ? { agent: { step: step.kind, ...('reason' in step ? { reason: step.reason } : {}), at: new Date(o.now).toISOString() } } : {}),
     // the member count survives the members' stop, so that a crash half-way still wakes every one
     ...(step.kind === 'hibernate' && r.hibernated === undefined ? { hibernated: Math.max(step.members.length, o.members.length) } : {}),
   });

@@ -215,6 +215,19 @@ export const STEPS = {
     eventReason: () => 'ExpandVolumes', statusReason: kindOnly, statusLine: (s) => `growing the volumes to ${s.size}`,
     actionLine: (s) => `expandVolumes ${s.size}`,
   },
+  startBackupAgent: {
+    // the agent streams the leader's changes and takes its own full snapshots: it touches no member, the cluster stays Ready
+    mutating: true, scaling: false, settled: true, needs: ['continuous'],
+    describe: (s) => `${s.reason === 'NotRunning' ? 'start' : 'restart'} the backup agent of spec.backup.continuous (${s.reason === 'NotRunning' ? 'not running' : 'its configuration changed'})`,
+    eventReason: () => 'BackupAgent', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: (s) => `startBackupAgent ${s.reason}`,
+  },
+  stopBackupAgent: {
+    mutating: true, scaling: false, settled: true, needs: ['continuous'],
+    describe: () => 'stop the backup agent: spec.backup.continuous is off',
+    eventReason: () => 'BackupAgent', statusReason: kindOnly, statusLine: kindOnly,
+    actionLine: kindOnly,
+  },
 } satisfies StepTable<Step>;
 
 /** Every step kind, in the table's order (the step gauge's label values). */

@@ -144,6 +144,18 @@ export interface ObservedCluster {
   maintenance?: MaintenanceObservation;
   /** What the runtime can do; undefined: everything (the planner's own tests). */
   capabilities?: readonly Capability[];
+  /** Continuous backup's agent, when the runtime runs one (capability `continuous`). */
+  agent?: AgentObservation;
+}
+
+/**
+ * The backup agent of spec.backup.continuous as it runs and as it should: `current` and `wanted` are keys of its
+ * configuration (a hash or the configuration itself); `wanted` undefined: no agent should run.
+ */
+export interface AgentObservation {
+  running: boolean;
+  current?: string;
+  wanted?: string;
 }
 
 /** The members' volumes as they are (Kubernetes: the StatefulSet's claim template and each member's claim). */
@@ -361,7 +373,7 @@ export type BlockedCondition = 'UpgradeBlocked' | 'MemberFailed' | 'NoSpace' | '
  * What a runtime can do beyond running members (runtime/runtime.ts has the interface of each): the step table says
  * which a step needs (steps.ts `needs`), so the planner never plans a step the runtime cannot take.
  */
-export type Capability = 'scaling' | 'healing' | 'recovery' | 'backups' | 'drills' | 'hibernation' | 'volumes';
+export type Capability = 'scaling' | 'healing' | 'recovery' | 'backups' | 'drills' | 'hibernation' | 'volumes' | 'continuous';
 
 /**
  * The next thing to do. What each kind is (touches the cluster or not, its lines and reasons) is its row in
@@ -407,6 +419,8 @@ export type Step =
   | { kind: 'wake'; members: string[] }
   | { kind: 'compact'; member: string; revision: number; reason: MaintenanceReason; id: string }
   | { kind: 'defragMember'; member: string; reason: MaintenanceReason; id: string }
-  | { kind: 'expandVolumes'; size: string; from: string; members: string[] };
+  | { kind: 'expandVolumes'; size: string; from: string; members: string[] }
+  | { kind: 'startBackupAgent'; reason: 'NotRunning' | 'ConfigChanged' }
+  | { kind: 'stopBackupAgent' };
 
 export type StepKind = Step['kind'];

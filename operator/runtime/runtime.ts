@@ -2,7 +2,7 @@
 // Kubernetes runtime runs pods of a StatefulSet. The planner never sees which.
 import type { BackupEntry, BackupKind, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
 import type { ClusterRecords, RecordsDocument } from '../planner/records.js';
-import type { Capability, MemberLoss, VolumeObservation, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
+import type { AgentObservation, Capability, MemberLoss, VolumeObservation, Step, TargetRevision, UpgradeProgress } from '../planner/types.js';
 import type { HealingRuntime } from './healing.js';
 import type { ScalingRuntime } from './scaling.js';
 
@@ -188,8 +188,19 @@ export interface VolumesCapability {
   expandVolumes(size: string, members: string[]): Promise<void>;
 }
 
+/** Continuous backup's agent (spec.backup.continuous): a process beside the members, locally; a Deployment, on Kubernetes. */
+export interface ContinuousCapability {
+  /** The agent as it runs, and the configuration it should run with (none: no agent should run). */
+  agent(): Promise<AgentObservation>;
+  /** Starts the agent with the configuration of now (an agent running another is stopped first); says what it did. */
+  startAgent(): Promise<string>;
+  /** Stops the agent (idempotent); says what it did. */
+  stopAgent(): Promise<string>;
+}
+
 /** The interface of each capability. */
 export interface CapabilityOf {
+  continuous: ContinuousCapability;
   scaling: ScalingRuntime;
   healing: HealingRuntime;
   recovery: RecoveryCapability;

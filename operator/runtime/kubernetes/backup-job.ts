@@ -21,7 +21,8 @@ import { kubeDestinationAccess } from './destination-access.js';
 import type { DrillMeasure } from '../../backup/verify.js';
 import { StepPending } from '../runtime.js';
 import { isStatus, type KubeApi } from './kube-api.js';
-import { CLUSTER_LABEL, CONTAINER_SECURITY, POD_SECURITY, configMapName, memberClientURL, ownedObjects, type ClusterRef, type KubeObject } from './manifests.js';
+import { CLUSTER_LABEL, CONTAINER_SECURITY, HASH_ANNOTATION, POD_SECURITY, configMapName, memberClientURL, ownedObjects, type ClusterRef, type KubeObject } from './manifests.js';
+import type { AgentObservation } from '../../planner/types.js';
 
 /** Where the backup PVC is mounted in the Jobs. */
 export const BACKUP_MOUNT = '/backups';
@@ -456,24 +457,32 @@ export class ClusterJobs {
     for (const n of [undefined, ...destinations]) await this.deleteJob(verifyJobName(this.cluster.name, id, n));
   }
 
-  /**
-   * Keeps the backup agent's Deployment as the spec wants it (backup-agent.ts): applied (its Secrets checked first,
-   * a missing one is a DestinationNoCredentials failure naming it), or deleted when continuous backup is off.
-   * `deployed` is what is known of the Deployment (undefined: read it); resolves with what is true afterwards.
-   */
-  async ensureAgent(hibernated: boolean, deployed: boolean | undefined): Promise<{ deployed: boolean; did?: string }> {
+  /** The agent's Deployment as it is (its applied hash) and as it should be (none: continuous backup is off). */
+  async agent(hibernated: boolean): Promise<AgentObservation> {
+    const live = await this.api.readDeployment(this.cluster.namespace, agentName(this.cluster.name));
     const replicas = agentReplicas(this.cluster.spec, hibernated);
-    const name = agentName(this.cluster.name);
-    if (replicas === undefined) {
-      if (deployed === false || (deployed === undefined && !await this.api.deploymentExists(this.cluster.namespace, name))) return { deployed: false };
-      await this.api.deleteDeployment(this.cluster.namespace, name);
-      return { deployed: false, did: `deleted Deployment ${name}: continuous backup is off` };
-    }
+    const current = live?.metadata?.annotations?.[HASH_ANNOTATION];
+    // (without the operator's image the start fails, naming it: a step error, not a silent skip)
+    const wanted = replicas === undefined ? undefined : this.opts.image ? agentDeployment(this.cluster, this.opts.image, replicas).metadata.annotations?.[HASH_ANNOTATION] : 'no operator image';
+    return { running: live !== undefined, ...(current !== undefined ? { current } : {}), ...(wanted !== undefined ? { wanted } : {}) };
+  }
+
+  /** Applies the agent's Deployment (its Secrets checked first: a missing one is a JobFailure naming it). */
+  async startAgent(hibernated: boolean): Promise<string> {
+    const replicas = agentReplicas(this.cluster.spec, hibernated) ?? 0;
     const image = this.image();
     await this.destinationSecrets(s3Destinations(this.cluster.spec));
-    const wrote = await this.api.apply(agentDeployment(this.cluster, image, replicas));
-    return { deployed: true, ...(wrote ? { did: `applied Deployment ${name} (${replicas} replica${replicas === 1 ? '' : 's'})` } : {}) };
+    await this.api.apply(agentDeployment(this.cluster, image, replicas));
+    return `applied Deployment ${agentName(this.cluster.name)} (${replicas} replica${replicas === 1 ? '' : 's'})`;
   }
+
+  /** Deletes the agent's Deployment (idempotent). */
+  async stopAgent(): Promise<string> {
+    const name = agentName(this.cluster.name);
+    await this.api.deleteDeployment(this.cluster.namespace, name);
+    return `deleted Deployment ${name}: continuous backup is off`;
+  }
+
 
   /**
    * Continuous backup's progress from the first s3 destination (the durable truth, whatever the agent's pod is

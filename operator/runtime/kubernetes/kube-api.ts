@@ -275,12 +275,12 @@ export class KubeApi {
   }
 
   /** Whether Deployment `name` exists. */
-  async deploymentExists(namespace: string, name: string): Promise<boolean> {
+  /** The Deployment, or undefined when it does not exist. */
+  async readDeployment(namespace: string, name: string): Promise<k8s.V1Deployment | undefined> {
     try {
-      await this.apps.readNamespacedDeployment({ namespace, name });
-      return true;
+      return await this.apps.readNamespacedDeployment({ namespace, name });
     } catch (e) {
-      if (isStatus(e, 404)) return false;
+      if (isStatus(e, 404)) return undefined;
       throw e;
     }
   }

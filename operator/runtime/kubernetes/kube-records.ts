@@ -33,7 +33,7 @@ export const MAINTENANCE_REQUEST_ANNOTATION = 'svc.dev/maintenance-request';
 export const RESTART_REQUEST_ANNOTATION = 'svc.dev/restart-request';
 
 /** The annotations an earlier operator kept its records in, by the field of ClusterRecords each became. */
-const EARLIER: Record<Exclude<keyof ClusterRecords, 'backups'>, string> = {
+const EARLIER: Record<Exclude<keyof ClusterRecords, 'backups' | 'agent'>, string> = {
   progress: 'svc.dev/upgrade-progress',
   rollout: 'svc.dev/rollout',
   scaling: 'svc.dev/scaling',

@@ -15,7 +15,7 @@ import { dueOfStep } from '../../backup/schedule.js';
 import { DEFAULT_VOLUME } from '../../api/maintenance.js';
 import { quantityBytes } from '../../api/quantity.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { MemberLoss, VolumeObservation, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
+import type { AgentObservation, MemberLoss, VolumeObservation, Step, TargetRevision, UpgradeProgress } from '../../planner/types.js';
 import type { ClusterRecords, ClusterRequests, RecordsDocument } from '../../planner/records.js';
 import { FORCE_ANNOTATION, forcedMember, recoveryJoin } from './kube-recovery.js';
 import { clientServiceName, CONFIG_HASH_ANNOTATION, memberClientURL, releaseOf, RESTART_TOKEN_ANNOTATION, selectorLabels, SERVING_LABEL, TLS_HASH_ANNOTATION, type ClusterRef, type LiveShape } from './manifests.js';
@@ -114,7 +114,7 @@ export function podImage(pod: V1Pod): string | undefined {
 
 /** Runtime of one SvcCluster on Kubernetes. */
 /** What the Kubernetes runtime can do (each capability's interface is implemented below, or this does not compile). */
-const KUBE_CAPABILITIES = ['scaling', 'healing', 'recovery', 'backups', 'drills', 'hibernation', 'volumes'] as const;
+const KUBE_CAPABILITIES = ['scaling', 'healing', 'recovery', 'backups', 'drills', 'hibernation', 'volumes', 'continuous'] as const;
 
 export class KubeRuntime implements RuntimeWith<(typeof KUBE_CAPABILITIES)[number]> {
   readonly kind = 'kubernetes';
@@ -128,6 +128,27 @@ export class KubeRuntime implements RuntimeWith<(typeof KUBE_CAPABILITIES)[numbe
   constructor(private readonly api: KubeApi, private readonly cluster: ClusterRef, private readonly opts: KubeRuntimeOptions) {
     this.records = opts.records;
     this.built = opts.desired ?? {};
+  }
+
+  /**
+   * The backup agent's Deployment. Read only where the spec asks for continuous backup or the records say one was
+   * started (a cluster that never had one costs no read a pass).
+   */
+  async agent(): Promise<AgentObservation> {
+    const started = this.rec().agent?.step === 'startBackupAgent';
+    if (this.cluster.spec.backup?.continuous !== true && !started) return { running: false };
+    if (!this.opts.jobs) return { running: false };
+    return this.opts.jobs.agent(this.rec().hibernated !== undefined);
+  }
+
+  async startAgent(): Promise<string> {
+    if (!this.opts.jobs) throw new RuntimeError('UNSUPPORTED', 'the backup agent runs as a Deployment of the operator\'s image: this runtime has none');
+    return this.opts.jobs.startAgent(this.rec().hibernated !== undefined);
+  }
+
+  async stopAgent(): Promise<string> {
+    if (!this.opts.jobs) return 'no backup agent';
+    return this.opts.jobs.stopAgent();
   }
 
   /** The records as they stand now (written by the engine before the step that reads them). */

@@ -24,7 +24,7 @@ import type { RestorePoint } from '../../backup/restore-points.js';
 import { replayIntoSnapshot, ScratchMemberError } from './drill.js';
 import { backupFileFor, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
-import type { MaintenanceRequest, MemberLoss, TargetRevision } from '../../planner/types.js';
+import type { AgentObservation, MaintenanceRequest, MemberLoss, TargetRevision } from '../../planner/types.js';
 import type { ClusterRecords, ClusterRequests, RecordsDocument } from '../../planner/records.js';
 import { ordinalOf } from '../../planner/scaling.js';
 import { RuntimeError, type BackupStep, type RecoverSnapshotStep, type RuntimeMember, type RuntimeWith, type StreamTo, type VerifyStep } from '../runtime.js';
@@ -141,7 +141,7 @@ const exits = new Map<number, string>();
 
 /** The local runtime. */
 /** What the local runtime can do (each capability's interface is implemented below, or this does not compile). */
-const LOCAL_CAPABILITIES = ['scaling', 'healing', 'recovery', 'backups', 'drills', 'hibernation'] as const;
+const LOCAL_CAPABILITIES = ['scaling', 'healing', 'recovery', 'backups', 'drills', 'hibernation', 'continuous'] as const;
 
 export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[number]> {
   readonly kind = 'local';
@@ -375,28 +375,38 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
    * Runs the backup agent while spec.backup.continuous is on (started when its process is gone, restarted when its
    * configuration changed: members or destinations), stops it otherwise. Returns what it did, or undefined.
    */
-  async ensureAgent(): Promise<string | undefined> {
-    const state = this.state();
-    if (!state) return undefined;
+  /** The agent as it runs (its process and the configuration it was started with) and as the state says it should. */
+  async agent(): Promise<AgentObservation> {
+    const state = this.mustState();
     const want = state.spec.backup?.continuous === true && state.records.hibernated === undefined && state.members.length > 0;
+    return {
+      running: alive(state.agent?.pid),
+      ...(state.agent?.config !== undefined ? { current: state.agent.config } : {}),
+      ...(want ? { wanted: this.agentConfig(state) } : {}),
+    };
+  }
+
+  async startAgent(): Promise<string> {
+    const state = this.mustState();
     const running = alive(state.agent?.pid);
-    if (!want) {
-      if (!running) return undefined;
-      await this.stopPid(state.agent!.pid);
-      writeState(this.stateDir, { ...state, agent: {} });
-      return 'stopped the backup agent';
-    }
-    const config = this.agentConfig(state);
-    if (running && state.agent?.config === config) return undefined;
     if (running) await this.stopPid(state.agent!.pid);
+    const config = this.agentConfig(state);
     const dir = join(this.stateDir, 'agent');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, 'config.json');
     writeFileSync(file, config);
     const pid = this.spawnDetached(OPERATOR_ENTRY, ['backup-agent', '--config', file], this.agentLog(), `=== backup-agent start ${new Date().toISOString()}`, { ...process.env }, 'the backup agent');
-    writeState(this.stateDir, { ...state, agent: { pid, startedAt: new Date().toISOString(), config } });
+    writeState(this.stateDir, { ...this.mustState(), agent: { pid, startedAt: new Date().toISOString(), config } });
     return `${running ? 'restarted' : 'started'} the backup agent (pid ${pid}, log ${this.agentLog()})`;
   }
+
+  async stopAgent(): Promise<string> {
+    const state = this.mustState();
+    await this.stopPid(state.agent?.pid);
+    writeState(this.stateDir, { ...this.mustState(), agent: {} });
+    return 'stopped the backup agent';
+  }
+
 
   /** The backup agent's log file. */
   agentLog(): string {

@@ -33,6 +33,8 @@ const SAMPLES: { [K in StepKind]: Extract<Step, { kind: K }> } = {
   compact: { kind: 'compact', member: 'kv-0', revision: 120, reason: 'NoSpace', id: 'nospace-1' },
   defragMember: { kind: 'defragMember', member: 'kv-1', reason: 'Scheduled', id: '2026-01-01T03:00:00.000Z' },
   expandVolumes: { kind: 'expandVolumes', size: '2Gi', from: '1Gi', members: ['kv-0', 'kv-1'] },
+  startBackupAgent: { kind: 'startBackupAgent', reason: 'ConfigChanged' },
+  stopBackupAgent: { kind: 'stopBackupAgent' },
 };
 /** The kinds of quorum-loss recovery (their own test below). */
 const RECOVERY_KINDS: readonly string[] = ['recoverSnapshot', 'forceNewCluster', 'endForceNewCluster', 'recoverComplete'];
@@ -40,7 +42,10 @@ const RECOVERY_KINDS: readonly string[] = ['recoverSnapshot', 'forceNewCluster',
 const HIBERNATION_KINDS: readonly string[] = ['hibernate', 'hibernated', 'wake'];
 /** The kinds of maintenance (their own test below). */
 const MAINTENANCE_KINDS: readonly string[] = ['compact', 'defragMember', 'expandVolumes'];
-const ALL = (Object.values(SAMPLES) as Step[]).filter((s) => !RECOVERY_KINDS.includes(s.kind) && !HIBERNATION_KINDS.includes(s.kind) && !MAINTENANCE_KINDS.includes(s.kind));
+/** Continuous backup's agent (its own test below). */
+const AGENT_KINDS: readonly string[] = ['startBackupAgent', 'stopBackupAgent'];
+const ALL = (Object.values(SAMPLES) as Step[]).filter((s) => ![...RECOVERY_KINDS, ...HIBERNATION_KINDS, ...MAINTENANCE_KINDS, ...AGENT_KINDS].includes(s.kind));
+const AGENT = (Object.values(SAMPLES) as Step[]).filter((s) => AGENT_KINDS.includes(s.kind));
 const HIBERNATION = (Object.values(SAMPLES) as Step[]).filter((s) => HIBERNATION_KINDS.includes(s.kind));
 const MAINTENANCE = (Object.values(SAMPLES) as Step[]).filter((s) => MAINTENANCE_KINDS.includes(s.kind));
 const RECOVERY = (Object.values(SAMPLES) as Step[]).filter((s) => RECOVERY_KINDS.includes(s.kind));
@@ -50,7 +55,16 @@ describe('operator: the step table', () => {
   it('has a row for every kind and nothing else; the step gauge enumerates the same kinds', () => {
     expect(Object.keys(STEPS).sort()).to.deep.equal(Object.keys(SAMPLES).sort());
     expect([...STEP_KINDS].sort()).to.deep.equal(Object.keys(SAMPLES).sort());
-    expect(STEP_KINDS).to.have.length(17 + RECOVERY_KINDS.length + HIBERNATION_KINDS.length + MAINTENANCE_KINDS.length);
+    expect(STEP_KINDS).to.have.length(17 + RECOVERY_KINDS.length + HIBERNATION_KINDS.length + MAINTENANCE_KINDS.length + AGENT_KINDS.length);
+  });
+
+  it('the backup agent kinds: recorded first, settled (the members are untouched), they need the runtime\'s agent', () => {
+    expect(AGENT.filter(isMutating).map((s) => s.kind)).to.deep.equal(['startBackupAgent', 'stopBackupAgent']);
+    expect(AGENT.filter(isSettled).map((s) => s.kind)).to.deep.equal(['startBackupAgent', 'stopBackupAgent']);
+    expect(AGENT.map(eventReason).join(' | ')).to.equal('BackupAgent | BackupAgent');
+    expect(AGENT.map(describeStep).join('\n')).to.equal(`restart the backup agent of spec.backup.continuous (its configuration changed)
+stop the backup agent: spec.backup.continuous is off`);
+    expect(AGENT.map((s) => STEPS[s.kind].needs)).to.deep.equal([['continuous'], ['continuous']]);
   });
 
   it('the maintenance kinds: recorded first, not settled, their words; a NOSPACE disarm names the member', () => {
