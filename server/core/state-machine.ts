@@ -264,7 +264,7 @@ export class V3StateMachine {
       if (p.ignoreValue) value = prev.value;
       if (p.ignoreLease) lease = prev.lease;
     }
-    const prevKv = w.put(p.key, value, lease);
+    const prevKv = w.put(p.key, value, lease, p.prevKv);
     return { revision: 0, prevKv: p.prevKv ? prevKv : undefined };
   }
 
