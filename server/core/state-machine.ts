@@ -132,8 +132,8 @@ export class V3StateMachine {
     try {
       this.checkAuth(req);
       switch (req.kind) {
-        case 'put': return this.applyTxnLike({ compare: [], success: [{ put: req.put }], failure: [] }, (r) => (r.responses[0] as { put: PutResult }).put);
-        case 'deleteRange': return this.applyTxnLike({ compare: [], success: [{ deleteRange: req.deleteRange }], failure: [] }, (r) => (r.responses[0] as { deleteRange: DeleteResult }).deleteRange);
+        case 'put': return this.applyPut(req.put);
+        case 'deleteRange': return this.applyDeleteRange(req.deleteRange);
         case 'txn': return this.applyTxnLike(req.txn, (r) => r);
         case 'compaction': {
           // Reads below the revision fail at once; the old revisions leave the db in the background.
@@ -229,6 +229,33 @@ export class V3StateMachine {
     }
     this.fillRevision(res, this.store.rev());
     return shape(res);
+  }
+
+  /** A lone put: what a txn of that one put does (its lease checked first), without the txn's path and results. */
+  private applyPut(p: PutRequest): PutResult {
+    if (p.lease !== 0n && !p.ignoreLease && !this.lessor.exists(p.lease)) throw Errors.leaseNotFound();
+    const w = this.store.write();
+    let res: PutResult;
+    try {
+      res = this.putIn(w, p);
+    } finally {
+      w.end();
+    }
+    res.revision = this.store.rev();
+    return res;
+  }
+
+  /** A lone delete, as applyPut. */
+  private applyDeleteRange(d: DeleteRangeRequest): DeleteResult {
+    const w = this.store.write();
+    let res: DeleteResult;
+    try {
+      res = this.deleteIn(w, d);
+    } finally {
+      w.end();
+    }
+    res.revision = this.store.rev();
+    return res;
   }
 
   /** Every lease a put on the txn's path names must exist before anything is written (all or nothing). */
