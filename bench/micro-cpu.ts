@@ -4,6 +4,7 @@
 //   mvcc  single-put write txns of MvccStore on a real lmdb temp dir, as the apply path makes them (no prev_kv)
 //   wal   WAL saves of 1 entry + hard state (no fsync: the CPU of encoding and writing, not the disk)
 //   apply the applier and the v3 state machine applying put entries (decode, mvcc put, waiters), 10 a batch
+//   request the KV.Put handler: checks, quota, proposal and its waiter, the answer (consensus and apply stubbed)
 // It prints one JSON line: microseconds per operation (CPU and wall), the medians of 5 timed rounds after a warm-up.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -163,6 +164,52 @@ async function benchApply(a: Args, tmp: string): Promise<unknown> {
   return { what: 'apply of put entries (10 a batch, no prev_kv), µs/entry', ...res };
 }
 
+async function benchRequest(a: Args): Promise<unknown> {
+  type Handler = (req: unknown, meta: unknown) => Promise<unknown>;
+  const { kvService } = await load<{ kvService(d: unknown): { Put: Handler } }>(a.dist, 'server/api/v3/kv.js');
+  const { Proposer } = await load<{ Proposer: new (...args: unknown[]) => { settle(id: bigint, r: unknown): boolean } }>(a.dist, 'server/core/proposer.js');
+  const { Quota } = await load<{ Quota: new (d: unknown) => unknown }>(a.dist, 'server/core/quota.js');
+  const { AuthGate } = await load<{ AuthGate: new (s: () => unknown) => unknown }>(a.dist, 'server/api/v3/auth-gate.js');
+  const { Headers } = await load<{ Headers: new (f: unknown) => unknown }>(a.dist, 'server/api/v3/headers.js');
+  const { decodeRequest } = await load<{ decodeRequest(d: Uint8Array): { id: bigint } }>(a.dist, 'server/core/requests.js');
+  const { nopLogger } = await load<{ nopLogger: unknown }>(a.dist, 'server/log/logger.js');
+  // the consensus core and the apply are a stand-in: every proposal of a turn is "applied" on the next turn
+  let proposed: Uint8Array[] = [];
+  const raft = {
+    lead: 1n,
+    propose: (data: Uint8Array) => {
+      if (proposed.length === 0) setImmediate(applyAll);
+      proposed.push(data);
+    },
+    proposeConfChange: () => undefined,
+    readIndex: () => undefined,
+    kick: () => undefined,
+  };
+  const stats = { proposalsPending: 0, proposalsFailed: 0, readIndexesFailed: 0 };
+  const proposer = new Proposer(raft, { appliedIndex: 0, waitApplied: () => undefined }, { stopped: false, stopping: false }, stats, { maxRequestBytes: 1.5 * 1024 * 1024, electionMs: 1000, tickMs: 100 });
+  function applyAll(): void {
+    const batch = proposed;
+    proposed = [];
+    for (const d of batch) proposer.settle(decodeRequest(d).id, { revision: 2 });
+  }
+  const quota = new Quota({ memberId: 1n, quotaBytes: 2 * 1024 * 1024 * 1024, logger: nopLogger, alarms: () => [], dbSize: () => 1024 * 1024, proposals: proposer });
+  const gate = new AuthGate(() => ({ enabled: false }));
+  const headers = new Headers({ clusterId: 99n, memberId: 1n, revision: () => 2, term: 2 });
+  const kv = kvService({ reads: {}, barrier: {}, proposals: proposer, quota, gate, headers, maxTxnOps: 128 });
+  const value = Buffer.alloc(256, 120);
+  const res = await rounds(a.n, async () => {
+    const t0 = performance.now();
+    for (let i = 0; i < a.n; i += 64) {
+      // 64 in flight, as the put bench's higher concurrency
+      const ps: Promise<unknown>[] = [];
+      for (let j = 0; j < 64; j++) ps.push(kv.Put({ key: Buffer.from(`/bench/key/${String((i + j) % 1000).padStart(8, '0')}`), value, lease: '0' }, {}));
+      await Promise.all(ps);
+    }
+    return ((performance.now() - t0) * 1000) / a.n;
+  });
+  return { what: 'KV.Put handler to proposal and answer (consensus and apply stubbed), µs/request', ...res };
+}
+
 async function main(): Promise<void> {
   const a = parseArgs(process.argv.slice(2));
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-micro-cpu-'));
@@ -171,7 +218,8 @@ async function main(): Promise<void> {
     if (a.what === 'mvcc') r = await benchMvcc(a, tmp);
     else if (a.what === 'wal') r = await benchWal(a, tmp);
     else if (a.what === 'apply') r = await benchApply(a, tmp);
-    else throw new Error(`usage: micro-cpu.js mvcc|wal|apply [--dist DIR] [--n N] (not ${JSON.stringify(a.what)})`);
+    else if (a.what === 'request') r = await benchRequest(a);
+    else throw new Error(`usage: micro-cpu.js mvcc|wal|apply|request [--dist DIR] [--n N] (not ${JSON.stringify(a.what)})`);
     console.log(JSON.stringify({ dist: a.dist, load: os.loadavg().map((x) => Math.round(x * 100) / 100), ...(r as object) }));
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

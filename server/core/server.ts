@@ -475,7 +475,7 @@ export class SvcServer {
     return this.proposer.linearizableReadNotify(timeoutMs);
   }
 
-  checkQuota(extra: number): Promise<void> {
+  checkQuota(extra: number): Promise<void> | undefined {
     return this.quota.checkQuota(extra);
   }
 
