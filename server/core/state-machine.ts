@@ -133,7 +133,7 @@ export class V3StateMachine {
       this.checkAuth(req);
       switch (req.kind) {
         case 'put': return this.applyPut(req.put);
-        case 'deleteRange': return this.applyDeleteRange(req.deleteRange);
+        case 'deleteRange': return this.writeOne((w) => this.deleteIn(w, req.deleteRange));
         case 'txn': return this.applyTxnLike(req.txn, (r) => r);
         case 'compaction': {
           // Reads below the revision fail at once; the old revisions leave the db in the background.
@@ -234,23 +234,15 @@ export class V3StateMachine {
   /** A lone put: what a txn of that one put does (its lease checked first), without the txn's path and results. */
   private applyPut(p: PutRequest): PutResult {
     if (p.lease !== 0n && !p.ignoreLease && !this.lessor.exists(p.lease)) throw Errors.leaseNotFound();
-    const w = this.store.write();
-    let res: PutResult;
-    try {
-      res = this.putIn(w, p);
-    } finally {
-      w.end();
-    }
-    res.revision = this.store.rev();
-    return res;
+    return this.writeOne((w) => this.putIn(w, p));
   }
 
-  /** A lone delete, as applyPut. */
-  private applyDeleteRange(d: DeleteRangeRequest): DeleteResult {
+  /** One op in its own write txn; its result gets the revision after it. */
+  private writeOne<R extends { revision: number }>(op: (w: WriteTxn) => R): R {
     const w = this.store.write();
-    let res: DeleteResult;
+    let res: R;
     try {
-      res = this.deleteIn(w, d);
+      res = op(w);
     } finally {
       w.end();
     }
