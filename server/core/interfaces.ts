@@ -48,7 +48,11 @@ export interface KvReads {
 
 /** The space quota: refuses writes while NOSPACE is raised, and raises it when a write would pass the quota. */
 export interface QuotaGuard {
-  checkQuota(extraBytes: number): Promise<void>;
+  /**
+   * Whether a write of `extraBytes` more may be proposed: undefined (synchronously, the common case), or a promise
+   * that rejects with NOSPACE (after raising the alarm when this write is what passes the quota).
+   */
+  checkQuota(extraBytes: number): Promise<void> | undefined;
 }
 
 export interface LeaseTtl {

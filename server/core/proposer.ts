@@ -56,7 +56,7 @@ export const READ_INDEX_RETRY_MS = 500;
 type ReadWaiter = { resolve: () => void; reject: (e: Error) => void };
 
 export class Proposer implements ProposalWaiters {
-  private readonly proposals = new IdWaiters<unknown>();
+  private readonly proposals = new IdWaiters<unknown>(() => this.stats.proposalsPending--);
   private readonly confWaiters = new IdWaiters<Member[]>();
   private readonly idPrefix: bigint;
   private idCounter = 0n;
@@ -87,26 +87,40 @@ export class Proposer implements ProposalWaiters {
     return this.lifecycle.stopped || this.lifecycle.stopping;
   }
 
-  /** Propose a request and resolve with its apply result. */
-  async propose<T>(req: InternalRequest, timeoutMs = this.requestTimeoutMs()): Promise<T> {
-    if (this.ending) throw Errors.stopped();
-    const data = encodeRequest(req);
-    if (data.length > this.opts.maxRequestBytes) throw Errors.requestTooLarge();
-    if (this.raft.lead === 0n) await this.waitForLeader(timeoutMs);
-    const p = this.proposals.register(req.id, timeoutMs, () => {
-      this.stats.proposalsFailed++;
-      return this.raft.lead === 0n ? Errors.timeoutDueToLeaderFail() : Errors.timeout();
-    });
-    this.stats.proposalsPending++;
-    this.raft.propose(data, (e) => {
-      this.stats.proposalsFailed++;
-      this.proposals.reject(req.id, e instanceof RaftError ? (this.raft.lead === 0n ? Errors.noLeader() : Errors.leaderChanged()) : (e as Error));
-    });
+  /**
+   * Propose a request and resolve with its apply result. With a leader known, the only promise made is the
+   * waiter's (no async wrapper); the pending count drops as the waiter settles.
+   */
+  propose<T>(req: InternalRequest, timeoutMs = this.requestTimeoutMs()): Promise<T> {
+    if (this.ending) return Promise.reject(Errors.stopped());
+    let data: Uint8Array;
     try {
-      return (await p) as T;
-    } finally {
-      this.stats.proposalsPending--;
+      data = encodeRequest(req);
+    } catch (e) {
+      return Promise.reject(e as Error);
     }
+    if (data.length > this.opts.maxRequestBytes) return Promise.reject(Errors.requestTooLarge());
+    if (this.raft.lead === 0n) return this.waitForLeader(timeoutMs).then(() => this.submit<T>(req.id, data, timeoutMs));
+    return this.submit<T>(req.id, data, timeoutMs);
+  }
+
+  private readonly proposalTimedOut = (): Error => {
+    this.stats.proposalsFailed++;
+    return this.raft.lead === 0n ? Errors.timeoutDueToLeaderFail() : Errors.timeout();
+  };
+
+  private submit<T>(id: bigint, data: Uint8Array, timeoutMs: number): Promise<T> {
+    const p = this.proposals.register(id, timeoutMs, this.proposalTimedOut);
+    this.stats.proposalsPending++;
+    try {
+      this.raft.propose(data, (e) => {
+        this.stats.proposalsFailed++;
+        this.proposals.reject(id, e instanceof RaftError ? (this.raft.lead === 0n ? Errors.noLeader() : Errors.leaderChanged()) : (e as Error));
+      });
+    } catch (e) {
+      this.proposals.reject(id, e as Error); // a rejection, never a throw, for the caller
+    }
+    return p as Promise<T>;
   }
 
   settle(id: bigint, result: unknown, error?: Error): boolean {

@@ -267,12 +267,15 @@ function writeBytes(buf: Buffer, at: number, b: Uint8Array): number {
   return at + 4 + b.length;
 }
 
-/** Bytes at `at` as an own copy (the entry's buffer stays in the log; the store keeps keys and values). */
+/**
+ * Bytes at `at`, a view of the entry's buffer (which nothing changes): a request lives for its apply only, and the
+ * store keeps copies of the keys and values it holds (the mvcc put builds its own record).
+ */
 function readBytes(buf: Buffer, at: number): [Buffer, number] {
   const n = buf.readUInt32BE(at);
   const end = at + 4 + n;
   if (end > buf.length) throw new RangeError('binary request: field runs past the end');
-  return [Buffer.from(buf.subarray(at + 4, end)), end];
+  return [buf.subarray(at + 4, end), end];
 }
 
 function decodeBinary(buf: Buffer): InternalRequest {

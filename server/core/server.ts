@@ -339,7 +339,7 @@ export class SvcServer {
   proposeConfChange(type: ConfChangeType, nodeId: bigint, member: Partial<Member>): Promise<Member[]> { return this.proposer.proposeConfChange(type, nodeId, member); }
   /** Resolves when a read issued now may be served locally and be linearizable. */
   linearizableReadNotify(timeoutMs?: number): Promise<void> { return this.proposer.linearizableReadNotify(timeoutMs); }
-  checkQuota(extra: number): Promise<void> { return this.quota.checkQuota(extra); }
+  checkQuota(extra: number): Promise<void> | undefined { return this.quota.checkQuota(extra); }
 
   // ---------------------------------------------------------------------------------------------- leases
   /** Keep a lease alive: the leader renews it; a follower asks the leader. Resolves with the TTL. */

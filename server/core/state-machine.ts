@@ -132,8 +132,8 @@ export class V3StateMachine {
     try {
       this.checkAuth(req);
       switch (req.kind) {
-        case 'put': return this.applyTxnLike({ compare: [], success: [{ put: req.put }], failure: [] }, (r) => (r.responses[0] as { put: PutResult }).put);
-        case 'deleteRange': return this.applyTxnLike({ compare: [], success: [{ deleteRange: req.deleteRange }], failure: [] }, (r) => (r.responses[0] as { deleteRange: DeleteResult }).deleteRange);
+        case 'put': return this.applyPut(req.put);
+        case 'deleteRange': return this.writeOne((w) => this.deleteIn(w, req.deleteRange));
         case 'txn': return this.applyTxnLike(req.txn, (r) => r);
         case 'compaction': {
           // Reads below the revision fail at once; the old revisions leave the db in the background.
@@ -231,6 +231,25 @@ export class V3StateMachine {
     return shape(res);
   }
 
+  /** A lone put: what a txn of that one put does (its lease checked first), without the txn's path and results. */
+  private applyPut(p: PutRequest): PutResult {
+    if (p.lease !== 0n && !p.ignoreLease && !this.lessor.exists(p.lease)) throw Errors.leaseNotFound();
+    return this.writeOne((w) => this.putIn(w, p));
+  }
+
+  /** One op in its own write txn; its result gets the revision after it. */
+  private writeOne<R extends { revision: number }>(op: (w: WriteTxn) => R): R {
+    const w = this.store.write();
+    let res: R;
+    try {
+      res = op(w);
+    } finally {
+      w.end();
+    }
+    res.revision = this.store.rev();
+    return res;
+  }
+
   /** Every lease a put on the txn's path names must exist before anything is written (all or nothing). */
   private checkLeases(t: TxnRequest, path: boolean[]): void {
     const ops = path.shift() ? t.success : t.failure;
@@ -264,7 +283,7 @@ export class V3StateMachine {
       if (p.ignoreValue) value = prev.value;
       if (p.ignoreLease) lease = prev.lease;
     }
-    const prevKv = w.put(p.key, value, lease);
+    const prevKv = w.put(p.key, value, lease, p.prevKv);
     return { revision: 0, prevKv: p.prevKv ? prevKv : undefined };
   }
 

@@ -1,17 +1,73 @@
 // Waiters for asynchronous results keyed by an id (proposals waiting for their entry to apply) or by an index
 // (reads waiting until the local member has applied up to a read index).
 
+interface IdWaiter<T> {
+  resolve: (v: T) => void;
+  reject: (e: Error) => void;
+  /** performance.now() after which the waiter times out. */
+  deadline: number;
+  onTimeout: () => Error;
+}
+
+/**
+ * Waiters by id, each with a deadline. One timer serves them all (armed for the earliest deadline, and swept when it
+ * fires), not a timer per waiter: a proposal costs no setTimeout/clearTimeout pair. The timer is cleared once
+ * nobody waits, so it holds nothing up.
+ */
 export class IdWaiters<T> {
-  private readonly waiting = new Map<bigint, { resolve: (v: T) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  private readonly waiting = new Map<bigint, IdWaiter<T>>();
+  private timer: NodeJS.Timeout | undefined;
+  /** When the timer fires (Infinity: none armed). */
+  private timerAt = Infinity;
+
+  /** `onSettled` hears of every waiter that leaves (resolved, rejected or timed out). */
+  constructor(private readonly onSettled?: () => void) {}
 
   register(id: bigint, timeoutMs: number, onTimeout: () => Error): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(id);
-        reject(onTimeout());
-      }, timeoutMs);
-      this.waiting.set(id, { resolve, reject, timer });
+      const deadline = performance.now() + timeoutMs;
+      this.waiting.set(id, { resolve, reject, deadline, onTimeout });
+      if (deadline < this.timerAt) this.arm(deadline);
     });
+  }
+
+  private arm(at: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.sweep(), Math.max(0, at - performance.now()));
+  }
+
+  private disarm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+
+  /** Times out every waiter past its deadline, in registration order, and arms the timer for the next one. */
+  private sweep(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = performance.now();
+    let next = Infinity;
+    for (const [id, w] of this.waiting) {
+      if (w.deadline <= now) {
+        this.waiting.delete(id);
+        this.onSettled?.();
+        w.reject(w.onTimeout());
+      } else if (w.deadline < next) {
+        next = w.deadline;
+      }
+    }
+    if (next < Infinity && next < this.timerAt) this.arm(next);
+  }
+
+  private take(id: bigint): IdWaiter<T> | undefined {
+    const w = this.waiting.get(id);
+    if (!w) return undefined;
+    this.waiting.delete(id);
+    if (this.waiting.size === 0) this.disarm();
+    this.onSettled?.();
+    return w;
   }
 
   has(id: bigint): boolean {
@@ -19,19 +75,11 @@ export class IdWaiters<T> {
   }
 
   resolve(id: bigint, v: T): void {
-    const w = this.waiting.get(id);
-    if (!w) return;
-    this.waiting.delete(id);
-    clearTimeout(w.timer);
-    w.resolve(v);
+    this.take(id)?.resolve(v);
   }
 
   reject(id: bigint, e: Error): void {
-    const w = this.waiting.get(id);
-    if (!w) return;
-    this.waiting.delete(id);
-    clearTimeout(w.timer);
-    w.reject(e);
+    this.take(id)?.reject(e);
   }
 
   rejectAll(make: () => Error): void {

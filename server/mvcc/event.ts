@@ -1,5 +1,6 @@
 // A change as watchers see it.
 import type { KeyValue } from './kv.js';
+import type { Revision } from './revision.js';
 
 export type EventType = 'PUT' | 'DELETE';
 
@@ -9,6 +10,11 @@ export interface MvccEvent {
   kv: KeyValue;
   /** The key's previous state, when known. */
   prevKv?: KeyValue;
+  /**
+   * A PUT over an existing key whose previous state nobody asked for at the write: the revision that state is
+   * stored under, read only for a watcher that wants prev_kv (MvccStore.prevKvOf).
+   */
+  prevRev?: Revision;
 }
 
 /** A PUT that created the key (version 1): it has no previous state. */

@@ -56,6 +56,24 @@ export function encodeKv(kv: KeyValue): Uint8Array {
 }
 
 /**
+ * The "key" bucket record of a new revision of `key`, and its KeyValue whose key and value are views of that record:
+ * one allocation for the stored bytes and the copies the store keeps of the caller's key and value. The record is
+ * handed over to the backend as it is (nothing changes it afterwards), and the views live on in watch events.
+ */
+export function newKvRecord(key: Uint8Array, value: Uint8Array, createRevision: number, modRevision: number, version: number, lease: bigint): { record: Uint8Array; kv: KeyValue } {
+  const record = encodeKv({ key, value, createRevision, modRevision, version, lease });
+  const kv: KeyValue = {
+    key: new Uint8Array(record.buffer, record.byteOffset + HEADER, key.byteLength),
+    createRevision,
+    modRevision,
+    version,
+    value: new Uint8Array(record.buffer, record.byteOffset + HEADER + key.byteLength, value.byteLength),
+    lease,
+  };
+  return { record, kv };
+}
+
+/**
  * Decodes a "key" bucket value. By default key and value are copies. With `copy` false they are views of b, for a
  * caller that owns b and never changes it (a range answered at once): two allocations less per key.
  */

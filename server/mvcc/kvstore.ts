@@ -11,7 +11,7 @@ import { crc32c } from '../storage/crc.js';
 import { errCompacted, errFutureRev, MvccError } from './errors.js';
 import type { MvccEvent } from './event.js';
 import { KeyIndex } from './key-index.js';
-import { crcReferenceKv, decodeKv, encodeKv, keyStr, normalizeEnd, type KeyValue } from './kv.js';
+import { crcReferenceKv, decodeKv, encodeKv, keyStr, newKvRecord, normalizeEnd, type KeyValue } from './kv.js';
 import { bytesToRev, isTombstone, mainRevBound, revKey, revToBytes, type Revision } from './revision.js';
 import { TreeIndex } from './tree-index.js';
 
@@ -78,8 +78,11 @@ export interface ReadTxn {
 
 /** A write transaction: all its changes get one new main revision when it ends. */
 export interface WriteTxn extends ReadTxn {
-  /** Writes key=value (lease 0n: none); returns the previous kv, if any. */
-  put(key: Uint8Array, value: Uint8Array, lease?: bigint): KeyValue | undefined;
+  /**
+   * Writes key=value (lease 0n: none); returns the previous kv, if any. With `withPrev` false the previous kv is not
+   * read (undefined is returned): the event then carries its revision, read only for a watcher that asks for it.
+   */
+  put(key: Uint8Array, value: Uint8Array, lease?: bigint, withPrev?: boolean): KeyValue | undefined;
   /** Deletes the keys in [key, end); returns the deleted kvs (their last states). */
   deleteRange(key: Uint8Array, end?: Uint8Array | null): KeyValue[];
   /** The events so far. */
@@ -259,6 +262,19 @@ export class MvccStore {
       kvs.push(kv);
     }
     return { kvs, count: total, rev: curRev };
+  }
+
+  /**
+   * An event's previous kv: the one read at the write, else (a put that did not read it) read now from the revision
+   * the event names, and kept on the event for the next watcher. Called right after the write, before a compaction
+   * can remove that revision; undefined if it is gone all the same.
+   */
+  prevKvOf(ev: MvccEvent): KeyValue | undefined {
+    if (ev.prevKv || !ev.prevRev) return ev.prevKv;
+    const raw = this.backend.readTx().get(KEY_BUCKET, revToBytes(ev.prevRev));
+    if (raw) ev.prevKv = decodeKv(raw);
+    ev.prevRev = undefined;
+    return ev.prevKv;
   }
 
   /** @internal */
@@ -522,27 +538,24 @@ class StoreWriteTxn implements WriteTxn {
     return decodeKv(raw);
   }
 
-  put(key: Uint8Array, value: Uint8Array, lease = 0n): KeyValue | undefined {
+  put(key: Uint8Array, value: Uint8Array, lease = 0n, withPrev = true): KeyValue | undefined {
     this.counts.puts++;
     const lessor = this.store.getLessor();
     if (lease !== 0n && lessor && !lessor.exists(lease)) throw new MvccError('LEASE_NOT_FOUND');
     const rev = this.beginRev + 1;
     const k = keyStr(key);
     const index = this.store.getIndex();
+    // create revision and version come from the index, the lease from the lessor: the previous value is read only
+    // when asked for
     const existing = index.get(k, rev);
-    const prevKv = existing ? this.readRev(existing.modified) : undefined;
+    const prevKv = existing && withPrev ? this.readRev(existing.modified) : undefined;
     const idxRev = { main: rev, sub: this.evs.length };
-    const kv: KeyValue = {
-      key: Uint8Array.from(key),
-      value: Uint8Array.from(value),
-      createRevision: existing ? existing.created.main : rev,
-      modRevision: rev,
-      version: (existing?.ver ?? 0) + 1,
-      lease,
-    };
-    this.tx.put(KEY_BUCKET, revToBytes(idxRev), encodeKv(kv));
+    const { record, kv } = newKvRecord(key, value, existing ? existing.created.main : rev, rev, (existing?.ver ?? 0) + 1, lease);
+    this.tx.putOwned(KEY_BUCKET, revToBytes(idxRev), record);
     index.put(k, idxRev);
-    this.evs.push({ type: 'PUT', kv, prevKv });
+    const ev: MvccEvent = { type: 'PUT', kv, prevKv };
+    if (existing && !withPrev) ev.prevRev = existing.modified;
+    this.evs.push(ev);
     if (lessor) {
       const old = lessor.leaseOf(k);
       if (old !== 0n) lessor.detach(old, k);

@@ -243,6 +243,7 @@ export class WatchableStore {
     for (const ev of evs) {
       for (const w of this.synced.watchersFor(keyStr(ev.kv.key))) {
         if (ev.kv.modRevision < w.minRev) continue;
+        if (w.opts.prevKv && ev.prevRev) this.store.prevKvOf(ev);
         let b = batches.get(w);
         if (!b) {
           b = [];

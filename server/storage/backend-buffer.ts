@@ -40,11 +40,11 @@ export class BucketBuffer {
   private sorted: string[] = [];
   private sortedValid = true;
 
-  /** Records a put (value) or delete (null). */
-  set(key: Uint8Array, value: Uint8Array | null): void {
+  /** Records a put (value) or delete (null); the key is copied unless `own` (the caller hands it over). */
+  set(key: Uint8Array, value: Uint8Array | null, own = false): void {
     const k = bytesToKey(key);
     const had = this.entries.has(k);
-    this.entries.set(k, { key: Uint8Array.from(key), value });
+    this.entries.set(k, { key: own ? key : Uint8Array.from(key), value });
     if (had) return;
     // Revisions are written in increasing order, so the common case is an append.
     if (this.sortedValid && (this.sorted.length === 0 || this.sorted[this.sorted.length - 1] < k)) {

@@ -66,6 +66,8 @@ export interface BackendReadTx {
 /** Writes. Call end() when an atomic unit (one applied request) is complete: batch commits happen only there. */
 export interface BackendBatchTx extends BackendReadTx {
   put(bucket: BucketName, key: Uint8Array, value: Uint8Array): void;
+  /** put without the copies: the caller hands key and value over and never changes them afterwards. */
+  putOwned(bucket: BucketName, key: Uint8Array, value: Uint8Array): void;
   delete(bucket: BucketName, key: Uint8Array): void;
   /** Marks the end of an atomic unit; commits if batchLimit pending ops were reached. */
   end(): void;
@@ -278,6 +280,7 @@ class LmdbBackend implements Backend {
       range: (b, s, e, l) => this.range(b, s, e, l ?? 0),
       forEach: (b, fn) => this.forEachEntry(b, fn),
       put: (b, k, v) => this.write(b, k, v),
+      putOwned: (b, k, v) => this.write(b, k, v, true),
       delete: (b, k) => this.write(b, k, null),
       end: () => {
         if (this.pending >= this.batchLimit && !this.defragging) this.commit();
@@ -377,14 +380,14 @@ class LmdbBackend implements Backend {
     }
   }
 
-  private write(bucket: string, key: Uint8Array, value: Uint8Array | null): void {
+  private write(bucket: string, key: Uint8Array, value: Uint8Array | null, own = false): void {
     this.checkOpen();
     let buf = this.buffers.get(bucket);
     if (!buf) {
       buf = new BucketBuffer();
       this.buffers.set(bucket, buf);
     }
-    buf.set(key, value === null ? null : Uint8Array.from(value));
+    buf.set(key, value === null || own ? value : Uint8Array.from(value), own);
     this.pending++;
   }
 

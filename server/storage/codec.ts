@@ -71,6 +71,29 @@ export class ByteWriter {
     return this;
   }
 
+  /** `n` zero bytes. */
+  zeros(n: number): this {
+    this.reserve(n);
+    this.buf.fill(0, this.len, this.len + n);
+    this.len += n;
+    return this;
+  }
+
+  /** Bytes written so far. */
+  get length(): number {
+    return this.len;
+  }
+
+  /** The bytes written so far, a view valid until the next write (which may move them). */
+  view(): Buffer {
+    return this.buf.subarray(0, this.len);
+  }
+
+  /** Starts over in the same memory (a view taken before is overwritten by later writes). */
+  reset(): void {
+    this.len = 0;
+  }
+
   finish(): Buffer {
     return this.buf.subarray(0, this.len);
   }
@@ -146,9 +169,14 @@ function readConfState(r: ByteReader): ConfState {
   return { voters, learners };
 }
 
+/** Appends an entry's encoding to `w`. */
+export function writeEntry(w: ByteWriter, e: Entry): ByteWriter {
+  return w.u8(FORMAT_VERSION).u8(e.type).uvarint(e.term).uvarint(e.index).bytes(e.data);
+}
+
 /** Entry -> bytes. */
 export function encodeEntry(e: Entry): Buffer {
-  return new ByteWriter(16 + e.data.length).u8(FORMAT_VERSION).u8(e.type).uvarint(e.term).uvarint(e.index).bytes(e.data).finish();
+  return writeEntry(new ByteWriter(16 + e.data.length), e).finish();
 }
 
 /** bytes -> Entry. */
@@ -164,9 +192,14 @@ export function decodeEntry(b: Uint8Array): Entry {
   return { term, index, type, data };
 }
 
+/** Appends a hard state's encoding to `w`. */
+export function writeHardState(w: ByteWriter, h: HardState): ByteWriter {
+  return w.u8(FORMAT_VERSION).uvarint(h.term).u64(h.vote).uvarint(h.commit);
+}
+
 /** HardState -> bytes. */
 export function encodeHardState(h: HardState): Buffer {
-  return new ByteWriter(24).u8(FORMAT_VERSION).uvarint(h.term).u64(h.vote).uvarint(h.commit).finish();
+  return writeHardState(new ByteWriter(24), h).finish();
 }
 
 /** bytes -> HardState. */
@@ -194,16 +227,21 @@ export function decodeConfState(b: Uint8Array): ConfState {
   return cs;
 }
 
-/** WAL snapshot marker -> bytes. */
-export function encodeMarker(m: MarkerData): Buffer {
-  const w = new ByteWriter().u8(FORMAT_VERSION).uvarint(m.index).uvarint(m.term);
+/** Appends a WAL snapshot marker's encoding to `w`. */
+export function writeMarker(w: ByteWriter, m: MarkerData): ByteWriter {
+  w.u8(FORMAT_VERSION).uvarint(m.index).uvarint(m.term);
   if (m.confState) {
     w.u8(1);
     writeConfState(w, m.confState);
   } else {
     w.u8(0);
   }
-  return w.finish();
+  return w;
+}
+
+/** WAL snapshot marker -> bytes. */
+export function encodeMarker(m: MarkerData): Buffer {
+  return writeMarker(new ByteWriter(), m).finish();
 }
 
 /** bytes -> WAL snapshot marker. */

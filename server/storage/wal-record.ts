@@ -7,6 +7,7 @@
 // records follow it, which is exactly the difference between a torn last write (safe to truncate)
 // and damage in the middle of committed data (must refuse). Segments are still chained: every
 // segment starts with a CRC record holding the checksum of the previous segment's last record.
+import { ByteWriter } from './codec.js';
 import { crc32 } from './crc.js';
 
 export enum RecordType {
@@ -43,6 +44,45 @@ export function encodeFrame(type: RecordType, data: Uint8Array): Frame {
   buf.writeUInt32LE(payloadLen, 0);
   buf.writeUInt32LE(crc, 4);
   return { buf, crc };
+}
+
+/**
+ * Frames encoded in place, one after another, into one buffer that is reused once its bytes are written: the WAL's
+ * saves, without a buffer per frame or a concatenation. The bytes are encodeFrame's.
+ */
+export class FrameBuffer {
+  private readonly w = new ByteWriter(64 * 1024);
+  private start = -1;
+
+  /** Starts a record of `type`; write its data to the writer returned, then call end(). */
+  begin(type: RecordType): ByteWriter {
+    this.start = this.w.length;
+    return this.w.zeros(FRAME_HEADER_BYTES).u8(type);
+  }
+
+  /** Closes the record begun last: its header and padding; returns its CRC. */
+  end(): number {
+    const payloadLen = this.w.length - this.start - FRAME_HEADER_BYTES;
+    const buf = this.w.view();
+    const crc = crc32(buf.subarray(this.start + FRAME_HEADER_BYTES));
+    buf.writeUInt32LE(payloadLen, this.start);
+    buf.writeUInt32LE(crc, this.start + 4);
+    this.w.zeros(padded(payloadLen) - payloadLen);
+    return crc;
+  }
+
+  get length(): number {
+    return this.w.length;
+  }
+
+  /** The frames so far; valid until the next begin() after a reset(). */
+  view(): Buffer {
+    return this.w.view();
+  }
+
+  reset(): void {
+    this.w.reset();
+  }
 }
 
 export interface DecodedRecord {

@@ -12,10 +12,10 @@ import type { FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../log/logger.js';
 import type { ConfState, Entry, HardState } from '../raft/types.js';
-import { decodeEntry, decodeHardState, decodeMarker, encodeEntry, encodeHardState, encodeMarker } from './codec.js';
+import { decodeEntry, decodeHardState, decodeMarker, encodeHardState, encodeMarker, writeEntry, writeHardState, writeMarker } from './codec.js';
 import { DirLock } from './wal-lock.js';
 import { WalCorruptError, WalError } from './wal-errors.js';
-import { encodeFrame, RecordType, scanSegment, type DecodedRecord, type Frame } from './wal-record.js';
+import { encodeFrame, FrameBuffer, RecordType, scanSegment, type DecodedRecord } from './wal-record.js';
 
 export { WalCorruptError, WalError } from './wal-errors.js';
 
@@ -40,6 +40,8 @@ export interface WalReadResult {
 }
 
 export const DEFAULT_SEGMENT_SIZE_BYTES = 64 * 1024 * 1024;
+/** The frame buffer is reused after each write up to this size; a larger one is dropped. */
+const MAX_KEPT_FRAME_BUFFER = 4 * 1024 * 1024;
 export const WAL_SUFFIX = '.wal';
 const EMPTY_HARD_STATE: HardState = { term: 0, vote: 0n, commit: 0 };
 
@@ -160,7 +162,8 @@ function selectSegments(dir: string, snap: WalSnapshotMarker): { names: SegmentN
 }
 
 interface Pending {
-  frames: Frame[];
+  /** The CRC of its last frame (its frames wait in the WAL's frame buffer). */
+  crc: number;
   sync: boolean;
   lastEntryIndex?: number;
   snapIndex?: number;
@@ -187,6 +190,8 @@ export class Wal {
   private queuedState: HardState = EMPTY_HARD_STATE;
 
   private queue: Pending[] = [];
+  /** The frames of the queued saves, in queue order; emptied once written. */
+  private frames = new FrameBuffer();
   private flushing: Promise<void> | undefined;
   private failure: Error | undefined;
   private closed = false;
@@ -371,13 +376,18 @@ export class Wal {
     const hs = hardState && !isEmptyHardState(hardState) ? hardState : undefined;
     if (!hs && entries.length === 0) return Promise.resolve();
     const sync = mustSync ?? mustSyncFor(hs, this.queuedState, entries.length);
-    const frames = entries.map((e) => encodeFrame(RecordType.Entry, encodeEntry(e)));
+    let crc = 0;
+    for (const e of entries) {
+      writeEntry(this.frames.begin(RecordType.Entry), e);
+      crc = this.frames.end();
+    }
     if (hs) {
-      frames.push(encodeFrame(RecordType.HardState, encodeHardState(hs)));
+      writeHardState(this.frames.begin(RecordType.HardState), hs);
+      crc = this.frames.end();
       this.queuedState = { ...hs };
     }
     const lastEntryIndex = entries.length > 0 ? entries[entries.length - 1]!.index : undefined;
-    return this.enqueue(frames, sync, lastEntryIndex, hs ? { ...hs } : undefined);
+    return this.enqueue(crc, sync, lastEntryIndex, hs ? { ...hs } : undefined);
   }
 
   /** Records that a consensus snapshot at marker.index exists; resolves once durable. */
@@ -387,12 +397,13 @@ export class Wal {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.enqueue([encodeFrame(RecordType.Snapshot, encodeMarker(marker))], true, undefined, undefined, marker.index);
+    writeMarker(this.frames.begin(RecordType.Snapshot), marker);
+    return this.enqueue(this.frames.end(), true, undefined, undefined, marker.index);
   }
 
-  private enqueue(frames: Frame[], sync: boolean, lastEntryIndex?: number, hardState?: HardState, snapIndex?: number): Promise<void> {
+  private enqueue(crc: number, sync: boolean, lastEntryIndex?: number, hardState?: HardState, snapIndex?: number): Promise<void> {
     return new Promise<void>((resolvePromise, reject) => {
-      const p: Pending = { frames, sync, resolve: resolvePromise, reject };
+      const p: Pending = { crc, sync, resolve: resolvePromise, reject };
       if (lastEntryIndex !== undefined) p.lastEntryIndex = lastEntryIndex;
       if (snapIndex !== undefined) p.snapIndex = snapIndex;
       if (hardState) p.hardState = hardState;
@@ -425,20 +436,23 @@ export class Wal {
     }
   }
 
+  /** Writes the batch's frames (all of the frame buffer: the batch is the whole queue) and syncs if one asks. */
   private async writeBatch(batch: Pending[]): Promise<void> {
-    const bufs: Buffer[] = [];
     let sync = false;
-    for (const p of batch) {
-      for (const f of p.frames) bufs.push(f.buf);
-      sync ||= p.sync;
+    for (const p of batch) sync ||= p.sync;
+    const buf = this.frames.view();
+    try {
+      // Synchronous: on a busy event loop a thread-pool round trip per write and per fdatasync costs far more
+      // than the system calls themselves (measured: ms against ~0.1 ms), and the raft loop waits on them anyway.
+      writeFullySync(this.tail!.fd, buf, this.tailOffset);
+    } finally {
+      // written (or failed: the WAL refuses appends from now on); a buffer grown by a large batch is let go
+      if (this.frames.length > MAX_KEPT_FRAME_BUFFER) this.frames = new FrameBuffer();
+      else this.frames.reset();
     }
-    const buf = bufs.length === 1 ? bufs[0]! : Buffer.concat(bufs);
-    // Synchronous: on a busy event loop a thread-pool round trip per write and per fdatasync costs far more
-    // than the system calls themselves (measured: ms against ~0.1 ms), and the raft loop waits on them anyway.
-    writeFullySync(this.tail!.fd, buf, this.tailOffset);
     this.tailOffset += buf.length;
     for (const p of batch) {
-      this.writtenCrc = p.frames[p.frames.length - 1]!.crc;
+      this.writtenCrc = p.crc;
       if (p.lastEntryIndex !== undefined) this.writtenEntryIndex = p.lastEntryIndex;
       // A snapshot marker only moves the index forward (the next segment's name must not go back).
       if (p.snapIndex !== undefined) this.writtenEntryIndex = Math.max(this.writtenEntryIndex, p.snapIndex);

@@ -72,9 +72,10 @@ export class AuthGate {
     if (info) for (const k of keys) this.store.checkKeys(info, Buffer.from(k), EMPTY, false);
   }
 
-  requireKeys(meta: RequestMeta | undefined, key: Buffer, end: Buffer, write: boolean): void {
+  /** May the caller read (write: write) [key, end)? The keys are copied only when authentication is on. */
+  requireKeys(meta: RequestMeta | undefined, key: Uint8Array, end: Uint8Array, write: boolean): void {
     const info = this.info(meta);
-    if (info) this.store.checkKeys(info, key, end, write);
+    if (info) this.store.checkKeys(info, Buffer.from(key), Buffer.from(end), write);
   }
 
   requireTxn(meta: RequestMeta | undefined, t: TxnRequest): void {

@@ -20,6 +20,8 @@ export interface KvDeps {
   maxTxnOps: number;
 }
 
+const EMPTY = new Uint8Array(0);
+
 /** Deepest txn nesting accepted (protobuf encoders refuse answers nested much deeper). */
 export const MAX_TXN_DEPTH = 32;
 
@@ -48,25 +50,26 @@ export function kvService(d: KvDeps): KvService {
   return {
     Range: async (req, meta) => {
       const r = rangeFromPb(req);
-      gate.requireKeys(meta, Buffer.from(r.key), Buffer.from(r.rangeEnd), false);
+      gate.requireKeys(meta, r.key, r.rangeEnd, false);
       if (!r.serializable) await d.barrier.linearizableReadNotify();
       return rangeToPb(d.reads.range(r));
     },
 
     Put: async (req, meta) => {
       const p = putFromPb(req);
-      gate.requireKeys(meta, Buffer.from(p.key), Buffer.alloc(0), true);
+      gate.requireKeys(meta, p.key, EMPTY, true);
       if (p.key.length === 0) throw Errors.emptyKey();
       if (p.ignoreValue && p.value.length > 0) throw Errors.valueProvided();
       if (p.ignoreLease && p.lease !== 0n) throw Errors.leaseProvided();
-      await d.quota.checkQuota(p.key.length + p.value.length);
+      const refused = d.quota.checkQuota(p.key.length + p.value.length);
+      if (refused) await refused;
       const res = await proposals.propose<PutResult>({ id: proposals.nextRequestId(), header: gate.header(meta), kind: 'put', put: p });
       return putToPb(res);
     },
 
     DeleteRange: async (req, meta) => {
       const del = deleteFromPb(req);
-      gate.requireKeys(meta, Buffer.from(del.key), Buffer.from(del.rangeEnd), true);
+      gate.requireKeys(meta, del.key, del.rangeEnd, true);
       if (del.key.length === 0) throw Errors.emptyKey();
       const res = await proposals.propose<DeleteResult>({ id: proposals.nextRequestId(), header: gate.header(meta), kind: 'deleteRange', deleteRange: del });
       return deleteToPb(res);
@@ -82,7 +85,8 @@ export function kvService(d: KvDeps): KvService {
         if (!serializable) await d.barrier.linearizableReadNotify();
         res = d.reads.readOnlyTxn(t);
       } else {
-        await d.quota.checkQuota(0);
+        const refused = d.quota.checkQuota(0);
+        if (refused) await refused;
         res = await proposals.propose<TxnResult>({ id: proposals.nextRequestId(), header: gate.header(meta), kind: 'txn', txn: t });
       }
       return txnToPb(res);

@@ -17,7 +17,8 @@ export function leaseService(d: LeaseDeps): LeaseService {
   const { proposals, headers } = d;
   return {
     LeaseGrant: async (req) => {
-      await d.quota.checkQuota(0);
+      const refused = d.quota.checkQuota(0);
+      if (refused) await refused;
       let id = BigInt(req.ID ?? 0);
       if (id === 0n) id = proposals.nextRequestId() & 0x7fffffffffffffffn;
       const ttl = Number(req.TTL ?? 0);

@@ -1,6 +1,6 @@
 // A write already past the permission check while its permission is revoked (issue 29 item 2), on a real member:
-// the Put and the RoleRevokePermission are called in the same event-loop turn, the Put first. The Put passes the
-// gate at once but proposes only after its quota check (a later microtask); the revocation proposes at once. So
+// the RoleRevokePermission and the Put are called in the same event-loop turn, the revocation first. Each proposes
+// within its call; the revocation is not applied yet when the Put passes the gate (with the old auth revision). So
 // both are in one batch, the revocation ahead in the log, and the Put is applied after it: it fails with the
 // reference's "revision of auth store is old" and writes nothing.
 import { expect } from 'chai';
@@ -51,8 +51,8 @@ describe('auth: a write past the gate, its permission revoked before it is appli
 
     expect(await outcome(call('Put', { key: Buffer.from('app/a'), value: Buffer.from('1') }, alice))).to.equal('ok');
 
-    const put = outcome(call('Put', { key: Buffer.from('app/b'), value: Buffer.from('2') }, alice));
     const revoke = outcome(call('RoleRevokePermission', { role: 'app', key: Buffer.from('app/'), range_end: Buffer.from('app0') }, root));
+    const put = outcome(call('Put', { key: Buffer.from('app/b'), value: Buffer.from('2') }, alice));
     expect([await put, await revoke]).to.deep.equal(['etcdserver: revision of auth store is old', 'ok']);
     expect(await get('app/b')).to.deep.equal([]);
     // now the gate itself refuses

@@ -44,7 +44,7 @@ describe('auth: permissions checked again at apply', () => {
     const gate = new AuthGate(() => sm.auth);
     const headers = new Headers({ clusterId: 1n, memberId: 2n, term: 1, revision: () => sm.rev() });
     const barrier = { linearizableReadNotify: async () => undefined };
-    const quota = { checkQuota: async () => undefined };
+    const quota = { checkQuota: () => undefined };
     return {
       kv: kvService({ reads: sm, barrier, proposals, quota, gate, headers, maxTxnOps: 128 }),
       lease: leaseService({ leases: { leaseTimeToLive: async () => undefined, leaseIds: () => [] }, barrier, proposals, quota, headers, gate }),

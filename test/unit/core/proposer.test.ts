@@ -8,6 +8,7 @@ import { Proposer, type AppliedIndex, type ProposerRaft } from '../../../server/
 import { MemberLifecycle } from '../../../server/core/lifecycle.js';
 import { decodeRequest, decodeTagged, type InternalRequest } from '../../../server/core/requests.js';
 import { Errors } from '../../../server/core/errors.js';
+import { IdWaiters } from '../../../server/core/wait.js';
 
 class FakeRaft implements ProposerRaft {
   lead = 1n;
@@ -123,6 +124,20 @@ describe('core/proposer', () => {
     expect(r.ok).to.equal(false);
     if (!r.ok) expect(r.e.message).to.equal(Errors.timeout().message);
     expect(stats.proposalsFailed).to.equal(1);
+  });
+
+  it('waiters share one timer: each times out at its own deadline, in any order, and the timer goes once none wait', async () => {
+    let settledCount = 0;
+    const w = new IdWaiters<string>(() => settledCount++);
+    const order: string[] = [];
+    const track = (id: bigint, ms: number) => w.register(id, ms, () => new Error(`t${id}`)).then((v) => order.push(v), (e: Error) => order.push(e.message));
+    const all = [track(1n, 60), track(2n, 15), track(3n, 1000), track(4n, 30)];
+    w.resolve(3n, 'r3');
+    await Promise.all(all);
+    expect(order).to.deep.equal(['r3', 't2', 't4', 't1']);
+    expect(settledCount).to.equal(4);
+    expect(w.size).to.equal(0);
+    expect((w as unknown as { timer?: unknown }).timer).to.equal(undefined);
   });
 
   it('without a leader, waits a bounded time and fails with no leader', async () => {

@@ -35,6 +35,26 @@ describe('mvcc store', () => {
     expect(st.range(b('foo')).rev).to.equal(3);
   });
 
+  it('a put that does not ask for the previous kv writes the same revision, version, create revision and lease', () => {
+    st.put(b('foo'), b('bar'));
+    const key = b('foo');
+    const value = b('baz');
+    const tw = st.write();
+    expect(tw.put(key, value, 0n, false)).to.equal(undefined);
+    const ev = tw.changes()[0];
+    expect(ev.prevKv).to.equal(undefined);
+    expect(ev.prevRev).to.deep.equal({ main: 2, sub: 0 });
+    tw.end();
+    // the store kept its own copies of the caller's key and value
+    key.fill(0);
+    value.fill(0);
+    expect(s(ev.kv.key)).to.equal('foo');
+    expect(s(ev.kv.value)).to.equal('baz');
+    expect(st.range(b('foo')).kvs[0]).to.deep.include({ createRevision: 2, modRevision: 3, version: 2, lease: 0n });
+    expect(s(st.range(b('foo')).kvs[0].value)).to.equal('baz');
+    expect(s(st.prevKvOf(ev)!.value)).to.equal('bar');
+  });
+
   it('ranges: single key, prefix, from-key, limit, count-only, keys-only', () => {
     for (const k of ['a', 'b', 'b1', 'b2', 'c', 'd']) st.put(b(k), b(`v-${k}`));
     expect(keys(st.range(b('b')))).to.deep.equal(['b']);

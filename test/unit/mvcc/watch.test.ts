@@ -71,6 +71,26 @@ describe('watchable store', () => {
     expect(without.every((r) => r.events[0].prevKv === undefined)).to.equal(true);
   });
 
+  it('a put that did not read the previous kv: read for a watcher that asks for prev_kv only, and kept for the next', () => {
+    const withPrev: WatchResponse[] = [];
+    const withPrev2: WatchResponse[] = [];
+    const without: WatchResponse[] = [];
+    st.put(b('k'), b('old'), 0n);
+    ws.watch(b('k'), undefined, 0, { prevKv: true }, (r) => void withPrev.push(r));
+    ws.watch(b('k'), undefined, 0, {}, (r) => void without.push(r));
+    ws.watch(b('k'), undefined, 0, { prevKv: true }, (r) => void withPrev2.push(r));
+    const tw = st.write();
+    expect(tw.put(b('k'), b('new'), 0n, false)).to.equal(undefined);
+    expect(tw.put(b('x'), b('created'), 0n, false)).to.equal(undefined);
+    tw.end();
+    const ev = withPrev[0].events[0];
+    expect(s(ev.prevKv!.value)).to.equal('old');
+    expect(ev.prevKv).to.deep.include({ createRevision: 2, modRevision: 2, version: 1, lease: 0n });
+    expect(withPrev2[0].events[0].prevKv).to.equal(ev.prevKv);
+    expect(without[0].events[0].prevKv).to.equal(undefined);
+    expect(st.range(b('k')).kvs[0]).to.deep.include({ createRevision: 2, modRevision: 3, version: 2 });
+  });
+
   it('catches up from a past revision in bounded chunks, then continues synced', () => {
     for (let i = 0; i < 12; i++) st.put(b(`k${i % 3}`), b(`v${i}`)); // revs 2..13
     st.deleteRange(b('k1')); // 14

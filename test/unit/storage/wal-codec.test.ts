@@ -12,8 +12,11 @@ import {
   encodeHardState,
   encodeMarker,
   encodeSnapshot,
+  writeEntry,
+  writeHardState,
+  writeMarker,
 } from '../../../server/storage/codec.js';
-import { encodeFrame, RecordType, scanSegment } from '../../../server/storage/wal-record.js';
+import { encodeFrame, FrameBuffer, RecordType, scanSegment } from '../../../server/storage/wal-record.js';
 
 const num = fc.oneof(fc.nat(), fc.maxSafeNat());
 const id = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
@@ -72,5 +75,29 @@ describe('wal codec', () => {
     expect(scan.records.map((r) => r.type)).to.deep.equal([RecordType.Crc, RecordType.Entry]);
     expect(scan.records[1]!.data.toString()).to.equal('hello');
     expect(scan.end).to.equal(frames[0]!.buf.length + frames[1]!.buf.length);
+  });
+
+  it('property: frames encoded in place, reusing one buffer, are the bytes and CRCs of encodeFrame', () => {
+    const entry = fc.record({ term: num, index: num, type: fc.constantFrom(0 as const, 1 as const), data: bytes });
+    const hs = fc.record({ term: num, vote: id, commit: num });
+    const marker = fc.record({ index: num, term: num, confState: fc.option(confState, { nil: undefined }) });
+    const fb = new FrameBuffer();
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 8 }), hs, marker, (es, h, m) => {
+        fb.reset();
+        const crcs: number[] = [];
+        for (const e of es) {
+          writeEntry(fb.begin(RecordType.Entry), e);
+          crcs.push(fb.end());
+        }
+        writeHardState(fb.begin(RecordType.HardState), h);
+        crcs.push(fb.end());
+        writeMarker(fb.begin(RecordType.Snapshot), m);
+        crcs.push(fb.end());
+        const want = [...es.map((e) => encodeFrame(RecordType.Entry, encodeEntry(e))), encodeFrame(RecordType.HardState, encodeHardState(h)), encodeFrame(RecordType.Snapshot, encodeMarker(m))];
+        expect(Buffer.compare(fb.view(), Buffer.concat(want.map((f) => f.buf)))).to.equal(0);
+        expect(crcs).to.deep.equal(want.map((f) => f.crc));
+      }),
+    );
   });
 });
