@@ -377,7 +377,8 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
    */
   /** The agent as it runs (its process and the configuration it was started with) and as the state says it should. */
   async agent(): Promise<AgentObservation> {
-    const state = this.mustState();
+    const state = this.state();
+    if (!state) return { running: false };
     const want = state.spec.backup?.continuous === true && state.records.hibernated === undefined && state.members.length > 0;
     return {
       running: alive(state.agent?.pid),
