@@ -1,16 +1,14 @@
 // A runtime that says it has a capability implements that capability's interface, or it does not compile; and the
 // planner never plans a step whose row in the step table needs a capability the runtime lacks.
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
+import { join } from 'node:path';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { plan } from '../../../operator/planner/plan.js';
 import type { ObservedCluster } from '../../../operator/planner/types.js';
+import { ROOT, typeErrors } from './type-check.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 
 /** A runtime class with capabilities `caps` and the extra members `body`, over the real interfaces. */
 function program(caps: string, body: string): string {
@@ -34,14 +32,7 @@ function program(caps: string, body: string): string {
   ].join('\n');
 }
 
-function typeErrors(dir: string, text: string): string[] {
-  const file = join(dir, 'tiny.mts');
-  writeFileSync(file, text);
-  const { config } = ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile);
-  const { options } = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
-  const p = ts.createProgram([file], { ...options, noEmit: true, declaration: false, rootDir: undefined, outDir: undefined });
-  return ts.getPreEmitDiagnostics(p).map((d) => `TS${d.code} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
-}
+const typeErrorsOf = (dir: string, text: string): string[] => typeErrors(dir, 'tiny.mts', text);
 
 describe('operator: runtime capabilities', function () {
   this.timeout(60_000);
@@ -50,14 +41,14 @@ describe('operator: runtime capabilities', function () {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('a runtime that claims recovery without forceNewCluster does not compile, naming the method', () => {
-    const errors = typeErrors(dir, program("'recovery'", "  async takeRecoverySnapshot() { return { streamTo: '/x' }; }"));
+    const errors = typeErrorsOf(dir, program("'recovery'", "  async takeRecoverySnapshot() { return { streamTo: '/x' }; }"));
     expect(errors).to.have.length(1);
-    expect(errors[0]).to.match(/^TS2420 .*Tiny.*forceNewCluster/s);
+    expect(errors[0]).to.match(/^TS2420 tiny\.mts:\d+: .*Tiny.*forceNewCluster/s);
   });
 
   it('the same runtime with the method compiles, and one that claims nothing needs none', () => {
-    expect(typeErrors(dir, program("'recovery'", "  async takeRecoverySnapshot() { return { streamTo: '/x' }; }\n  async forceNewCluster() {}"))).to.deep.equal([]);
-    expect(typeErrors(dir, program('', ''))).to.deep.equal([]);
+    expect(typeErrorsOf(dir, program("'recovery'", "  async takeRecoverySnapshot() { return { streamTo: '/x' }; }\n  async forceNewCluster() {}"))).to.deep.equal([]);
+    expect(typeErrorsOf(dir, program('', ''))).to.deep.equal([]);
   });
 
   it('the planner does not plan a step the runtime cannot take: blocked, naming the capability, nothing changed', () => {

@@ -1,13 +1,10 @@
 // A new step kind does not compile until the step table (operator/planner/steps.ts) has its row: a small program
 // that adds a kind to the real Step union, with and without its row, through the TypeScript compiler.
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import ts from 'typescript';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
+import { join } from 'node:path';
+import { ROOT, typeErrors } from './type-check.js';
 
 /** The program: Step plus a `defragmentMember` kind, the table of that union, with `row` appended to the real rows. */
 function program(row: string): string {
@@ -20,18 +17,7 @@ function program(row: string): string {
   ].join('\n');
 }
 
-/** The compiler's errors on `text` (the repository's options; the file imports the source tree). */
-function typeErrors(dir: string, text: string): string[] {
-  const file = join(dir, 'with-defragment.mts'); // .mts: an ES module wherever it lies, as the source tree's are
-  writeFileSync(file, text);
-  const { config } = ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile);
-  const { options } = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
-  const p = ts.createProgram([file], { ...options, noEmit: true, declaration: false, rootDir: undefined, outDir: undefined });
-  return ts.getPreEmitDiagnostics(p).map((d) => {
-    const where = d.file && d.start !== undefined ? `${d.file.fileName.slice(dir.length + 1)}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: ` : '';
-    return `TS${d.code} ${where}${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
-  });
-}
+const typeErrorsOf = (dir: string, text: string): string[] => typeErrors(dir, 'with-defragment.mts', text);
 
 describe('operator: the step table is complete by its type', function () {
   this.timeout(60_000);
@@ -40,7 +26,7 @@ describe('operator: the step table is complete by its type', function () {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('a kind without its row does not compile, naming the kind', () => {
-    const errors = typeErrors(dir, program(''));
+    const errors = typeErrorsOf(dir, program(''));
     expect(errors).to.have.length(1);
     // (the type between is the whole table, printed by the compiler)
     expect(errors[0]).to.match(/^TS2741 with-defragment\.mts:4: Property 'defragmentMember' is missing in type '.*' but required in type 'StepTable<WithDefragment>'\.$/s);
@@ -52,6 +38,6 @@ describe('operator: the step table is complete by its type', function () {
       '  describe: (s) => `replace member ${s.member}`, eventReason: () => \'DefragmentMember\', statusReason: (s) => s.kind,',
       '  statusLine: (s) => s.kind, actionLine: (s) => `defragmentMember ${s.member}` }',
     ].join('\n');
-    expect(typeErrors(dir, program(row))).to.deep.equal([]);
+    expect(typeErrorsOf(dir, program(row))).to.deep.equal([]);
   });
 });

@@ -1,0 +1,22 @@
+// The compiler's verdict on a small program that imports the source tree: for tests that prove a rule is enforced by
+// the types (a step kind without its row, a runtime without a capability it claims does not compile).
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+/** The repository's root (the tests run from dist/test/unit/operator). */
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
+
+/** The errors of `text` written as `dir/name` (.mts: an ES module wherever it lies), "TS<code> <file>:<line>: <message>". */
+export function typeErrors(dir: string, name: string, text: string): string[] {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  const { config } = ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile);
+  const { options } = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
+  const p = ts.createProgram([file], { ...options, noEmit: true, declaration: false, rootDir: undefined, outDir: undefined });
+  return ts.getPreEmitDiagnostics(p).map((d) => {
+    const where = d.file && d.start !== undefined ? `${d.file.fileName.slice(dir.length + 1)}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: ` : '';
+    return `TS${d.code} ${where}${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+  });
+}
