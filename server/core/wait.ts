@@ -19,19 +19,20 @@ export class IdWaiters<T> {
   }
 
   resolve(id: bigint, v: T): void {
-    const w = this.waiting.get(id);
-    if (!w) return;
-    this.waiting.delete(id);
-    clearTimeout(w.timer);
-    w.resolve(v);
+    this.take(id)?.resolve(v);
   }
 
   reject(id: bigint, e: Error): void {
+    this.take(id)?.reject(e);
+  }
+
+  /** The waiter of `id`, no longer waiting and its timer stopped (undefined: none). */
+  private take(id: bigint) {
     const w = this.waiting.get(id);
-    if (!w) return;
+    if (!w) return undefined;
     this.waiting.delete(id);
     clearTimeout(w.timer);
-    w.reject(e);
+    return w;
   }
 
   rejectAll(make: () => Error): void {
