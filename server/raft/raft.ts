@@ -671,6 +671,13 @@ export class Raft {
     }
   }
 
+  /** An App, Heartbeat or Snap of the leader's, once the caller has taken the sender as leader. */
+  private handleFromLeader(m: Message): void {
+    if (m.type === MessageType.App) this.handleAppendEntries(m);
+    else if (m.type === MessageType.Heartbeat) this.handleHeartbeat(m);
+    else this.handleSnapshot(m);
+  }
+
   private stepCandidate(m: Message): void {
     const myVoteResp = this.state === StateRole.PreCandidate ? MessageType.PreVoteResp : MessageType.VoteResp;
     switch (m.type) {
@@ -678,16 +685,10 @@ export class Raft {
         this.logger.info(`${idHex(this.id)} no leader at term ${this.term}; dropping proposal`);
         throw new ProposalDroppedError('raft proposal dropped: no leader');
       case MessageType.App:
-        this.becomeFollower(m.term, m.from);
-        this.handleAppendEntries(m);
-        return;
       case MessageType.Heartbeat:
-        this.becomeFollower(m.term, m.from);
-        this.handleHeartbeat(m);
-        return;
       case MessageType.Snap:
         this.becomeFollower(m.term, m.from);
-        this.handleSnapshot(m);
+        this.handleFromLeader(m);
         return;
       case MessageType.PreVoteResp:
       case MessageType.VoteResp: {
@@ -731,19 +732,11 @@ export class Raft {
         this.send(m);
         return;
       case MessageType.App:
-        this.electionElapsed = 0;
-        this.lead = m.from;
-        this.handleAppendEntries(m);
-        return;
       case MessageType.Heartbeat:
-        this.electionElapsed = 0;
-        this.lead = m.from;
-        this.handleHeartbeat(m);
-        return;
       case MessageType.Snap:
         this.electionElapsed = 0;
         this.lead = m.from;
-        this.handleSnapshot(m);
+        this.handleFromLeader(m);
         return;
       case MessageType.TransferLeader:
         if (this.lead === NONE) {

@@ -83,9 +83,8 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
     },
     RoleDelete: async (req, meta) => adminApply(meta, { op: 'roleDelete', name: String(req.role ?? '') }),
     RoleGrantPermission: async (req, meta) => {
-      admin(meta);
       const p = req.perm ?? {};
-      return apply({ op: 'roleGrantPermission', name: String(req.name ?? ''), perm: { permType: p.permType || 'READ', key: p.key ?? EMPTY, rangeEnd: p.range_end ?? EMPTY } }, meta);
+      return adminApply(meta, { op: 'roleGrantPermission', name: String(req.name ?? ''), perm: { permType: p.permType || 'READ', key: p.key ?? EMPTY, rangeEnd: p.range_end ?? EMPTY } });
     },
     RoleRevokePermission: async (req, meta) => adminApply(meta, { op: 'roleRevokePermission', role: String(req.role ?? ''), key: req.key ?? EMPTY, rangeEnd: req.range_end ?? EMPTY }),
   };
