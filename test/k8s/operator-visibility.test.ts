@@ -9,6 +9,7 @@ import { Client } from '../../server/client/index.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
 import { useOperator } from './operator/fixture.js';
+import { conditionOf, getSvcCluster, pluginEnv, realKubectl } from './operator/helpers.js';
 import { runCommand, spawnLogged, waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-vis';
@@ -21,13 +22,12 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
   const op = useOperator(NS);
   let env: NodeJS.ProcessEnv;
 
-  const get = async (): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
-  const kubectl = (args: string[], timeoutMs = 60_000) => runCommand([binary('kubectl'), ...args], { env, timeoutMs });
-  const cond = (s: SvcClusterStatus | undefined, type: string) => s?.conditions?.find((c) => c.type === type);
+  const get = () => getSvcCluster<Stored>(op.tb, NS, NAME);
+  const kubectl = (args: string[], timeoutMs?: number) => realKubectl(env, args, timeoutMs);
 
   before(() => {
     // kubectl finds plugins on PATH: the package's bin/ holds kubectl-svc
-    env = { ...process.env, KUBECONFIG: op.tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
+    env = pluginEnv(op.tb);
   });
 
   it('the real `kubectl wait --for=condition=Ready` returns once the new cluster is Ready; conditions carry observedGeneration', async () => {
@@ -43,7 +43,7 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     })();
     try {
       const first = (await get()).status;
-      expect(cond(first, 'Ready')?.status, 'not Ready before kubectl wait starts').to.not.equal('True');
+      expect(conditionOf(first, 'Ready')?.status, 'not Ready before kubectl wait starts').to.not.equal('True');
       const out = await kubectl(['-n', NS, 'wait', '--for=condition=Ready', `svcc/${NAME}`, '--timeout=240s'], 250_000);
       expect(out.stdout).to.contain(`svccluster.svc.dev/${NAME} condition met`);
     } finally {
@@ -54,10 +54,10 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     const st = stored.status!;
     expect(st.phase).to.equal('Running');
     expect(st.observedGeneration).to.equal(stored.metadata.generation);
-    expect(cond(st, 'Ready')).to.include({ status: 'True', reason: 'Ready', observedGeneration: stored.metadata.generation });
-    expect(cond(st, 'Reconciling')).to.include({ status: 'False', observedGeneration: stored.metadata.generation });
-    expect(cond(st, 'Stalled')).to.include({ status: 'False', observedGeneration: stored.metadata.generation });
-    expect(seen.some((s) => cond(s, 'Reconciling')?.status === 'True' && cond(s, 'Ready')?.status === 'False'), 'Reconciling while the cluster was created').to.equal(true);
+    expect(conditionOf(st, 'Ready')).to.include({ status: 'True', reason: 'Ready', observedGeneration: stored.metadata.generation });
+    expect(conditionOf(st, 'Reconciling')).to.include({ status: 'False', observedGeneration: stored.metadata.generation });
+    expect(conditionOf(st, 'Stalled')).to.include({ status: 'False', observedGeneration: stored.metadata.generation });
+    expect(seen.some((s) => conditionOf(s, 'Reconciling')?.status === 'True' && conditionOf(s, 'Ready')?.status === 'False'), 'Reconciling while the cluster was created').to.equal(true);
     expect(st.members!.some((m) => 'raftIndex' in m)).to.equal(false);
   });
 
@@ -179,8 +179,8 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
       const s = (await get()).status;
       return s?.lastError?.startsWith('reconcile failed') ? s : undefined;
     }, 60_000, 500);
-    expect(cond(st, 'Reconciling')).to.include({ status: 'True', reason: 'ReconcileError' });
-    expect(cond(st, 'Ready')?.status).to.equal('False');
+    expect(conditionOf(st, 'Reconciling')).to.include({ status: 'True', reason: 'ReconcileError' });
+    expect(conditionOf(st, 'Ready')?.status).to.equal('False');
     expect(st.lastError).to.match(/StatefulSet|Forbidden|volumeClaimTemplates|spec/i);
     const evs = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME},reason=ReconcileError`, '-o', 'json'])) as { items: Array<{ type: string; message: string }> };
     expect(evs.items.length).to.be.at.least(1);
