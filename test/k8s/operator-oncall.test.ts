@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { useOperator } from './operator/fixture.js';
-import { conditionOf, getSvcCluster, pluginEnv, realKubectl } from './operator/helpers.js';
+import { conditionOf, getSvcCluster, usePluginKubectl } from './operator/helpers.js';
 import { waitFor } from '../../harness/process.js';
 import { Client } from '../../server/client/index.js';
 
@@ -18,13 +18,11 @@ interface Stored { metadata: { annotations?: Record<string, string> }; spec: { v
 describe('k8s: break-glass suspend/resume and kubectl svc report', function () {
   this.timeout(400_000);
   const op = useOperator(NS);
-  let env: NodeJS.ProcessEnv;
   const get = () => getSvcCluster<Stored>(op.tb, NS, NAME);
-  const kubectl = (args: string[], timeoutMs?: number) => realKubectl(env, args, timeoutMs);
+  const { kubectl } = usePluginKubectl(op);
   const image = async () => (await op.tb.kubectl(['-n', NS, 'get', 'pod', `${NAME}-0`, '-o', 'jsonpath={.spec.containers[0].image}'])).trim();
 
   before(async () => {
-    env = pluginEnv(op.tb);
     await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.4.34', replicas: 1 } }));
     await kubectl(['-n', NS, 'wait', '--for=condition=Ready', `svcc/${NAME}`, '--timeout=240s'], 250_000);
   });

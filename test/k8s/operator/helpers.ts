@@ -50,3 +50,18 @@ export function pluginEnv(tb: Testbed): NodeJS.ProcessEnv {
 export function realKubectl(env: NodeJS.ProcessEnv | undefined, args: string[], timeoutMs = 60_000) {
   return runCommand([binary('kubectl'), ...args], { env, timeoutMs });
 }
+
+/**
+ * Mocha fixture: the real kubectl with the plugin (kubectl svc) of this package, for a suite of the testbed `op.tb`:
+ * its environment (pluginEnv) is set before the suite's tests.
+ */
+export function usePluginKubectl(op: { readonly tb: Testbed }) {
+  const box = {
+    env: {} as NodeJS.ProcessEnv,
+    kubectl: (args: string[], timeoutMs?: number) => realKubectl(box.env, args, timeoutMs),
+  };
+  before(() => {
+    box.env = pluginEnv(op.tb);
+  });
+  return box as { readonly env: NodeJS.ProcessEnv; readonly kubectl: typeof box.kubectl };
+}
