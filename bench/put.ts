@@ -3,26 +3,13 @@
 // client. The same code drives svc and the reference, so the two figures are comparable.
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
-import { loadClients } from '../server/wire/index.js';
-import { closedLoop, connectClients, LoadError, type LoadOp, type LoadResult } from './lib/load.js';
+import { LoadError, runKvLoad, type KvLoadOptions, type LoadResult } from './lib/load.js';
 
-export interface PutLoadOptions {
-  /** gRPC targets (host:port); connections are spread over them round-robin. */
-  endpoints: readonly string[];
-  /** Puts in flight at once. */
-  concurrency: number;
-  /** HTTP/2 connections (each its own TCP connection). Default min(concurrency, 8). */
-  connections?: number;
+export interface PutLoadOptions extends KvLoadOptions {
   /** Distinct keys. Default 10000. */
   keys?: number;
   /** Value size in bytes. Default 256. */
   valueBytes?: number;
-  /** Unmeasured warm-up before the measured run. Default 1500 ms. */
-  warmupMs?: number;
-  /** Length of the measured run. Default 8000 ms. */
-  durationMs?: number;
-  /** Per-request deadline. Default 10 s. */
-  requestTimeoutMs?: number;
 }
 
 export type PutLoadResult = LoadResult;
@@ -34,22 +21,7 @@ type Unary = (req: object, md: grpc.Metadata, o: grpc.CallOptions, cb: (e: grpc.
 /** Runs a warm-up, then a measured window of puts; resolves with throughput and latency figures. */
 export async function runPutLoad(opts: PutLoadOptions): Promise<PutLoadResult> {
   const nkeys = opts.keys ?? 10000;
-  const timeout = opts.requestTimeoutMs ?? 10000;
   const value = randomBytes(opts.valueBytes ?? 256);
   const keys = Array.from({ length: nkeys }, (_, i) => Buffer.from(`/bench/put/${String(i).padStart(8, '0')}`));
-  const { KV } = loadClients();
-  const clients = await connectClients(KV, opts.endpoints, opts.connections ?? Math.min(opts.concurrency, 8));
-  try {
-    let next = Math.floor(Math.random() * keys.length);
-    const op: LoadOp = (worker, cb) => {
-      const key = keys[next];
-      next = next + 1 === keys.length ? 0 : next + 1;
-      const c = clients[worker % clients.length] as unknown as { Put: Unary };
-      c.Put({ key, value }, new grpc.Metadata(), { deadline: Date.now() + timeout }, (e) => cb(e));
-    };
-    await closedLoop(op, opts.concurrency, opts.warmupMs ?? 1500, false);
-    return await closedLoop(op, opts.concurrency, opts.durationMs ?? 8000, true);
-  } finally {
-    for (const c of clients) c.close();
-  }
+  return runKvLoad(opts, keys, (c, key, callOpts, cb) => (c as unknown as { Put: Unary }).Put({ key, value }, new grpc.Metadata(), callOpts, (e) => cb(e)));
 }

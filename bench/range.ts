@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { loadClients } from '../server/wire/index.js';
-import { closedLoop, connectClients, LoadError, type LoadOp, type LoadResult } from './lib/load.js';
+import { connectClients, LoadError, runKvLoad, type KvLoadOptions, type LoadResult } from './lib/load.js';
 
 export type RangeKind = 'serializable' | 'linearizable' | 'prefix';
 export const RANGE_KINDS: readonly RangeKind[] = ['serializable', 'linearizable', 'prefix'];
@@ -57,21 +57,12 @@ export async function prefillRangeKeys(endpoint: string, valueBytes = 256): Prom
   }
 }
 
-export interface RangeLoadOptions {
-  endpoints: readonly string[];
+export interface RangeLoadOptions extends KvLoadOptions {
   kind: RangeKind;
-  /** Ranges in flight at once. */
-  concurrency: number;
-  /** HTTP/2 connections. Default min(concurrency, 8). */
-  connections?: number;
-  warmupMs?: number;
-  durationMs?: number;
-  requestTimeoutMs?: number;
 }
 
 /** Runs a warm-up, then a measured window of ranges over the prefilled keyspace (keys in turn). */
 export async function runRangeLoad(opts: RangeLoadOptions): Promise<LoadResult> {
-  const timeout = opts.requestTimeoutMs ?? 10000;
   const serializable = opts.kind === 'serializable';
   const want = opts.kind === 'prefix' ? RANGE_PREFIX_KEYS : 1;
   const requests =
@@ -81,22 +72,11 @@ export async function runRangeLoad(opts: RangeLoadOptions): Promise<LoadResult> 
           return { key: Buffer.from(key), range_end: Buffer.from(end), serializable };
         })
       : Array.from({ length: RANGE_KEYS }, (_, i) => ({ key: Buffer.from(rangeKey(i)), serializable }));
-  const { KV } = loadClients();
-  const clients = await connectClients(KV, opts.endpoints, opts.connections ?? Math.min(opts.concurrency, 8));
-  try {
-    let next = Math.floor(Math.random() * requests.length);
-    const op: LoadOp = (worker, cb) => {
-      const req = requests[next];
-      next = next + 1 === requests.length ? 0 : next + 1;
-      (clients[worker % clients.length] as unknown as { Range: Unary }).Range(req, new grpc.Metadata(), { deadline: Date.now() + timeout }, (e, res) => {
-        if (e) cb(e);
-        else if (res?.kvs.length !== want) cb(new Error(`range ${req.key.toString()} returned ${res?.kvs.length ?? 0} keys, want ${want} (keyspace not filled?)`));
-        else cb(null);
-      });
-    };
-    await closedLoop(op, opts.concurrency, opts.warmupMs ?? 1500, false);
-    return await closedLoop(op, opts.concurrency, opts.durationMs ?? 8000, true);
-  } finally {
-    for (const c of clients) c.close();
-  }
+  return runKvLoad(opts, requests, (c, req, callOpts, cb) =>
+    (c as unknown as { Range: Unary }).Range(req, new grpc.Metadata(), callOpts, (e, res) => {
+      if (e) cb(e);
+      else if (res?.kvs.length !== want) cb(new Error(`range ${req.key.toString()} returned ${res?.kvs.length ?? 0} keys, want ${want} (keyspace not filled?)`));
+      else cb(null);
+    }),
+  );
 }

@@ -582,6 +582,14 @@ function ratio(rows: readonly Row[], r: Row): string {
 const rate = (v: number) => (Number.isNaN(v) ? '-' : v.toFixed(0));
 const pct = (v: number) => (Number.isNaN(v) ? '-' : `${(v * 100).toFixed(0)}%`);
 const failures = (r: Row) => (r.failedRounds ? `${r.failedRounds} of ${r.rounds} runs failed: ${r.firstFailure}` : '');
+/** The put and range tables' middle cells: ops/s, p50 and p99 ms, errors (and failed runs), member CPU ms/1k. */
+const loadCells = (r: Row) => [
+  rate(r.result.opsPerSec),
+  ms(r.result.p50Ms),
+  ms(r.result.p99Ms),
+  String(r.result.errors) + (r.failedRounds ? ` (${failures(r)})` : ''),
+  rate(r.memberCpuMsPer1k),
+];
 
 /** The put table: one row per system and concurrency, plus the svc/reference ratio. */
 export function putTable(rows: readonly Row[]): string[][] {
@@ -592,11 +600,7 @@ export function putTable(rows: readonly Row[]): string[][] {
     out.push([
       systemLabel(r.system),
       String(r.spec.concurrency),
-      rate(r.result.opsPerSec),
-      ms(r.result.p50Ms),
-      ms(r.result.p99Ms),
-      String(r.result.errors) + (r.failedRounds ? ` (${failures(r)})` : ''),
-      rate(r.memberCpuMsPer1k),
+      ...loadCells(r),
       ms(r.leaderWalMs),
       Number.isNaN(r.putsPerWalSync) ? '-' : r.putsPerWalSync.toFixed(1),
       pct(r.machineBusy),
@@ -614,11 +618,7 @@ export function rangeTable(rows: readonly Row[]): string[][] {
       systemLabel(r.system),
       rangeKindLabel(r.spec.rangeKind!),
       String(r.spec.concurrency),
-      rate(r.result.opsPerSec),
-      ms(r.result.p50Ms),
-      ms(r.result.p99Ms),
-      String(r.result.errors) + (r.failedRounds ? ` (${failures(r)})` : ''),
-      rate(r.memberCpuMsPer1k),
+      ...loadCells(r),
       pct(r.machineBusy),
       ratio(rows, r),
     ]);

@@ -1,12 +1,13 @@
 // One single-member cluster of svc or of the reference 3.5 on loopback, placed by memberArgs (the same flags for
-// both), for tests that run the same commands against each and compare the answers.
+// both), for tests that run the same commands against each and compare the answers; and (useClustersSideBySide) a
+// whole svc cluster next to a whole reference cluster for one mocha suite.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { memberArgs } from './member-args.js';
 import { freePorts } from './ports.js';
 import { spawnLogged, waitForHttp, type LoggedProcess } from './process.js';
-import { ref35 } from './reference-cluster.js';
-import { spawnSvc } from './svc-cluster.js';
+import { ref35, type ReferenceCluster } from './reference-cluster.js';
+import { printLogsOnFailure, spawnSvc, type SvcCluster } from './svc-cluster.js';
 
 export type Target = 'svc' | 'reference';
 export const TARGETS = ['svc', 'reference'] as const;
@@ -58,4 +59,34 @@ export async function startSideBySide(o: {
     }),
   );
   return out;
+}
+
+/** The two clusters of a suite (read them in its tests, once its `before` has started them). */
+export interface ClustersSideBySide {
+  readonly svc: SvcCluster;
+  readonly ref: ReferenceCluster;
+}
+
+/**
+ * Registers a suite's hooks: both clusters started before its tests (`start` gives the two starts, run at once), svc's
+ * log tails printed when a test fails, both stopped after them.
+ */
+export function useClustersSideBySide(start: () => [Promise<SvcCluster>, Promise<ReferenceCluster>]): ClustersSideBySide {
+  let svc: SvcCluster | undefined;
+  let ref: ReferenceCluster | undefined;
+  printLogsOnFailure(() => [svc]);
+  before(async () => {
+    [svc, ref] = await Promise.all(start());
+  });
+  after(async () => {
+    await Promise.all([svc?.close(), ref?.stop()]);
+  });
+  return {
+    get svc() {
+      return svc!;
+    },
+    get ref() {
+      return ref!;
+    },
+  };
 }

@@ -10,25 +10,19 @@ set -euo pipefail
 VERSION=v3.5.21
 here="$(cd "$(dirname "$0")" && pwd)/reference-35"
 out="${SVC_TEST_REF35_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/svc/ref/$VERSION}"
-go="$(command -v go || echo /usr/local/go/bin/go)"
-start=$SECONDS
-log() { echo "[reference-3.5 +$((SECONDS - start))s] $*" >&2; }
+NAME=reference-3.5
+# shellcheck source=lib/go-build.sh
+. "$(dirname "$0")/lib/go-build.sh"
 
 fresh() { [ "$(cat "$out/.version" 2>/dev/null)" = "$VERSION" ] && [ -x "$out/etcd" ] && [ -x "$out/etcdutl" ] && [ -x "$out/etcdctl" ]; }
 if fresh; then log "etcd, etcdutl, etcdctl $VERSION: cached"; echo "$out"; exit 0; fi
 
-[ -x "$go" ] || { echo "[reference-3.5] needs Go (go on PATH or /usr/local/go/bin/go) to build etcd $VERSION" >&2; exit 1; }
-mkdir -p "$out"
-rm -f "$out/.version"
-# CGO off: static binaries, no C toolchain needed. -mod=mod: go.sum may gain lines for a newer Go; -p 1 and
-# nice: this runs next to the test suite on small machines.
-export CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false"
+go_prepare "etcd $VERSION"
 # main packages of release-3.5: server/v3 (the etcd server), etcdutl/v3, etcdctl/v3 (each module's root)
 for b in etcd:go.etcd.io/etcd/server/v3 etcdutl:go.etcd.io/etcd/etcdutl/v3 etcdctl:go.etcd.io/etcd/etcdctl/v3; do
   name="${b%%:*}" pkg="${b#*:}"
   t=$SECONDS; log "building $name $VERSION ($pkg) ..."
-  (cd "$here" && nice -n 19 "$go" build -p 1 -trimpath -ldflags "-s -w" -o "$out/$name.tmp" "$pkg")
-  mv "$out/$name.tmp" "$out/$name"
+  go_build "$name" "$pkg"
   log "built $name in $((SECONDS - t))s"
 done
 echo "$VERSION" > "$out/.version"

@@ -10,21 +10,16 @@ set -euo pipefail
 VERSION=v3.5.21
 here="$(cd "$(dirname "$0")" && pwd)/reference-benchmark"
 out="${SVC_BENCH_REF_TOOL_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/svc/ref/benchmark-$VERSION}"
-go="$(command -v go || echo /usr/local/go/bin/go)"
-start=$SECONDS
-log() { echo "[reference-benchmark +$((SECONDS - start))s] $*" >&2; }
+NAME=reference-benchmark
+# shellcheck source=lib/go-build.sh
+. "$(dirname "$0")/lib/go-build.sh"
 
 if [ "$(cat "$out/.version" 2>/dev/null)" = "$VERSION" ] && [ -x "$out/benchmark" ]; then
   log "benchmark $VERSION: cached"; echo "$out/benchmark"; exit 0
 fi
-[ -x "$go" ] || { echo "[reference-benchmark] needs Go (go on PATH or /usr/local/go/bin/go) to build etcd's benchmark $VERSION" >&2; exit 1; }
-mkdir -p "$out"
-rm -f "$out/.version"
-# CGO off: a static binary. -mod=mod: go.sum may gain lines for a newer Go. -p 1 and nice: small shared machines.
-export CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false"
+go_prepare "etcd's benchmark $VERSION"
 log "building benchmark $VERSION (go.etcd.io/etcd/v3/tools/benchmark) ..."
-(cd "$here" && nice -n 19 "$go" build -p 1 -trimpath -ldflags "-s -w" -o "$out/benchmark.tmp" go.etcd.io/etcd/v3/tools/benchmark)
-mv "$out/benchmark.tmp" "$out/benchmark"
+go_build benchmark go.etcd.io/etcd/v3/tools/benchmark
 echo "$VERSION" > "$out/.version"
 log "built in $((SECONDS - start))s: $out/benchmark"
 echo "$out/benchmark"

@@ -3,6 +3,7 @@
 // range benches differ only in the request they issue, so their figures are comparable.
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
+import { loadClients } from '../../server/wire/index.js';
 import { quantile } from './stats.js';
 
 /** Throughput and latency of one measured window. */
@@ -111,4 +112,46 @@ export function closedLoop(op: LoadOp, concurrency: number, durationMs: number, 
     };
     for (let w = 0; w < concurrency; w++) issue(w);
   });
+}
+
+/** What the put and range loads take besides their requests. */
+export interface KvLoadOptions {
+  /** gRPC targets (host:port); connections are spread over them round-robin. */
+  endpoints: readonly string[];
+  /** Requests in flight at once. */
+  concurrency: number;
+  /** HTTP/2 connections (each its own TCP connection). Default min(concurrency, 8). */
+  connections?: number;
+  /** Unmeasured warm-up before the measured run. Default 1500 ms. */
+  warmupMs?: number;
+  /** Length of the measured run. Default 8000 ms. */
+  durationMs?: number;
+  /** Per-request deadline. Default 10 s. */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * A warm-up, then a measured window of KV requests: `requests` in turn from a random start, each sent by `send` on
+ * one of the KV clients with its deadline; resolves with the measured window's figures.
+ */
+export async function runKvLoad<R>(
+  opts: KvLoadOptions,
+  requests: readonly R[],
+  send: (client: grpc.Client, req: R, callOpts: grpc.CallOptions, cb: (err: Error | null) => void) => void,
+): Promise<LoadResult> {
+  const timeout = opts.requestTimeoutMs ?? 10000;
+  const { KV } = loadClients();
+  const clients = await connectClients(KV, opts.endpoints, opts.connections ?? Math.min(opts.concurrency, 8));
+  try {
+    let next = Math.floor(Math.random() * requests.length);
+    const op: LoadOp = (worker, cb) => {
+      const req = requests[next];
+      next = next + 1 === requests.length ? 0 : next + 1;
+      send(clients[worker % clients.length], req, { deadline: Date.now() + timeout }, cb);
+    };
+    await closedLoop(op, opts.concurrency, opts.warmupMs ?? 1500, false);
+    return await closedLoop(op, opts.concurrency, opts.durationMs ?? 8000, true);
+  } finally {
+    for (const c of clients) c.close();
+  }
 }

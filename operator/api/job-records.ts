@@ -1,19 +1,12 @@
 // What the backup, restore and drill Jobs report to the operator: `svc-operator backup|restore|verify` (cli/backup.ts) writes
 // one of these as JSON to the container's termination message, runtime/kubernetes/backup-job.ts reads it back.
 // Two processes, one contract, so it lives below both.
+import type { SnapshotFacts } from './types.js';
 
 /** What `backup` reports (the operator adds where the file is, in its own terms). */
-export interface BackupRecord {
+export interface BackupRecord extends SnapshotFacts {
   /** File name inside --dir. */
   file: string;
-  member: string;
-  revision: number;
-  size: number;
-  sha256: string;
-  time: string;
-  /** The member's KV hash at `revision` and its compaction revision (absent: a compaction passed it meanwhile). */
-  kvHash?: number;
-  compactRevision?: number;
   /** Files removed by --keep. */
   pruned: string[];
   /** Keys of the snapshot objects uploaded to the object-store destinations (--s3), in their order. */

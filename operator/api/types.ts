@@ -248,11 +248,9 @@ export interface MemberReplacementStatus {
   finishedAt?: string;
 }
 
-/** The pre-upgrade snapshot. */
-export interface SnapshotRecord {
-  /** File path (local) or PVC path (Kubernetes). */
-  location: string;
-  /** Member it was taken from (the leader). */
+/** What is known of a snapshot of a member's database (the pre-upgrade snapshot, a backup). */
+export interface SnapshotFacts {
+  /** Member it was taken from. */
   member: string;
   revision: number;
   /** Database bytes. */
@@ -263,10 +261,17 @@ export interface SnapshotRecord {
   time: string;
   /**
    * The member's KV hash at `revision` (HashKV) when it was taken, and the compaction revision that hash was taken
-   * over: what a restore drill compares. Absent on records of older releases (a drill then checks the restore only).
+   * over: what a restore drill compares. Absent when a compaction passed `revision` meanwhile, and on records of
+   * older releases (a drill then checks the restore only).
    */
   kvHash?: number;
   compactRevision?: number;
+}
+
+/** The pre-upgrade snapshot (taken from the leader). */
+export interface SnapshotRecord extends SnapshotFacts {
+  /** File path (local) or PVC path (Kubernetes). */
+  location: string;
 }
 
 /** What made a backup. */

@@ -320,12 +320,7 @@ export class MemberClient {
 
   /** MemberRemove of `id` (decimal) through the member at `url` (the leader). */
   async memberRemove(url: string, id: string): Promise<void> {
-    try {
-      const c = await this.grpc(url);
-      await c.memberRemove(id);
-    } catch (e) {
-      throw new MemberError('MEMBERSHIP_FAILED', `member remove of ${id} via ${url} failed: ${(e as Error).message}`, { cause: e });
-    }
+    await this.membership(url, `member remove of ${id}`, (c) => c.memberRemove(id));
   }
 
   /**
@@ -334,11 +329,15 @@ export class MemberClient {
    * the caller plans the promotion again later.
    */
   async memberPromote(url: string, id: string): Promise<void> {
+    await this.membership(url, `member promote of ${id}`, (c) => c.memberPromote(id));
+  }
+
+  /** One membership change through the member at `url`; a failure is MEMBERSHIP_FAILED, named `what`. */
+  private async membership(url: string, what: string, change: (c: Client) => Promise<unknown>): Promise<void> {
     try {
-      const c = await this.grpc(url);
-      await c.memberPromote(id);
+      await change(await this.grpc(url));
     } catch (e) {
-      throw new MemberError('MEMBERSHIP_FAILED', `member promote of ${id} via ${url} failed: ${(e as Error).message}`, { cause: e });
+      throw new MemberError('MEMBERSHIP_FAILED', `${what} via ${url} failed: ${(e as Error).message}`, { cause: e });
     }
   }
 

@@ -671,6 +671,20 @@ export class Raft {
     }
   }
 
+  /** True, having logged that it drops `what`, when a follower knows no leader to forward `what` to. */
+  private droppedWithoutLeader(what: string): boolean {
+    if (this.lead !== NONE) return false;
+    this.logger.info(`${idHex(this.id)} no leader at term ${this.term}; dropping ${what}`);
+    return true;
+  }
+
+  /** An App, Heartbeat or Snap of the leader's, once the caller has taken the sender as leader. */
+  private handleFromLeader(m: Message): void {
+    if (m.type === MessageType.App) this.handleAppendEntries(m);
+    else if (m.type === MessageType.Heartbeat) this.handleHeartbeat(m);
+    else this.handleSnapshot(m);
+  }
+
   private stepCandidate(m: Message): void {
     const myVoteResp = this.state === StateRole.PreCandidate ? MessageType.PreVoteResp : MessageType.VoteResp;
     switch (m.type) {
@@ -678,16 +692,10 @@ export class Raft {
         this.logger.info(`${idHex(this.id)} no leader at term ${this.term}; dropping proposal`);
         throw new ProposalDroppedError('raft proposal dropped: no leader');
       case MessageType.App:
-        this.becomeFollower(m.term, m.from);
-        this.handleAppendEntries(m);
-        return;
       case MessageType.Heartbeat:
-        this.becomeFollower(m.term, m.from);
-        this.handleHeartbeat(m);
-        return;
       case MessageType.Snap:
         this.becomeFollower(m.term, m.from);
-        this.handleSnapshot(m);
+        this.handleFromLeader(m);
         return;
       case MessageType.PreVoteResp:
       case MessageType.VoteResp: {
@@ -719,10 +727,7 @@ export class Raft {
   private stepFollower(m: Message): void {
     switch (m.type) {
       case MessageType.Prop:
-        if (this.lead === NONE) {
-          this.logger.info(`${idHex(this.id)} no leader at term ${this.term}; dropping proposal`);
-          throw new ProposalDroppedError('raft proposal dropped: no leader');
-        }
+        if (this.droppedWithoutLeader('proposal')) throw new ProposalDroppedError('raft proposal dropped: no leader');
         if (this.disableProposalForwarding) {
           this.logger.info(`${idHex(this.id)} not forwarding to leader ${idHex(this.lead)} at term ${this.term}; dropping proposal`);
           throw new ProposalDroppedError('raft proposal dropped: proposal forwarding disabled');
@@ -731,25 +736,14 @@ export class Raft {
         this.send(m);
         return;
       case MessageType.App:
-        this.electionElapsed = 0;
-        this.lead = m.from;
-        this.handleAppendEntries(m);
-        return;
       case MessageType.Heartbeat:
-        this.electionElapsed = 0;
-        this.lead = m.from;
-        this.handleHeartbeat(m);
-        return;
       case MessageType.Snap:
         this.electionElapsed = 0;
         this.lead = m.from;
-        this.handleSnapshot(m);
+        this.handleFromLeader(m);
         return;
       case MessageType.TransferLeader:
-        if (this.lead === NONE) {
-          this.logger.info(`${idHex(this.id)} no leader at term ${this.term}; dropping leader transfer msg`);
-          return;
-        }
+        if (this.droppedWithoutLeader('leader transfer msg')) return;
         m.to = this.lead;
         m.term = 0;
         this.send(m);
@@ -760,10 +754,7 @@ export class Raft {
         this.hup(CampaignType.Transfer);
         return;
       case MessageType.ReadIndex:
-        if (this.lead === NONE) {
-          this.logger.info(`${idHex(this.id)} no leader at term ${this.term}; dropping index reading msg`);
-          return;
-        }
+        if (this.droppedWithoutLeader('index reading msg')) return;
         m.to = this.lead;
         this.send(m);
         return;

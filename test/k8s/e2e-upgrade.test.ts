@@ -10,6 +10,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
 import { useOperator } from './operator/fixture.js';
+import { getSvcCluster } from './operator/helpers.js';
 import { type LoggedProcess, spawnLogged, waitFor } from '../../harness/process.js';
 
 const OPNS = 'svc-operator-e2e';
@@ -48,7 +49,7 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
   const statuses: SvcClusterStatus[] = [];
   let leaderBefore = '';
 
-  const get = async (): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
+  const get = () => getSvcCluster<Stored>(op.tb, NS, NAME);
   const operatorPods = async (): Promise<k8s.V1Pod[]> =>
     (JSON.parse(await op.tb.kubectl(['-n', OPNS, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE}`, '-o', 'json'])) as { items: k8s.V1Pod[] }).items;
   const readyOperator = async (not?: string): Promise<k8s.V1Pod | undefined> =>

@@ -16,6 +16,7 @@ import { backupNowMain } from '../../operator/cli/backup-now.js';
 import { jobDeadlineSeconds } from '../../operator/backup/schedule.js';
 import { b64, postJson, unb64 } from '../../harness/svc-cluster.js';
 import { useOperator } from './operator/fixture.js';
+import { getSvcCluster } from './operator/helpers.js';
 import { waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-backup';
@@ -33,7 +34,7 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
   let location = '';
   let scheduled: BackupEntry | undefined;
 
-  const get = async (name: string): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
+  const get = (name: string) => getSvcCluster<Stored>(op.tb, NS, name);
   const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
     (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const apply = (name: string, spec: object) => op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec }));

@@ -9,6 +9,7 @@ import { statefulSetBuilds } from '../../operator/runtime/kubernetes/manifests.j
 import { specProblems, withDefaults } from '../../operator/api/validate.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { useOperator } from './operator/fixture.js';
+import { getSvcCluster } from './operator/helpers.js';
 import { waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-ctl';
@@ -36,7 +37,7 @@ describe('k8s: the SvcCluster controller', function () {
   this.timeout(240_000);
   const op = useOperator(NS);
 
-  const get = async (): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
+  const get = () => getSvcCluster<Stored>(op.tb, NS, NAME);
   const events = async (): Promise<Array<{ reason: string; message: string; type: string }>> => {
     const list = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string; metadata: { creationTimestamp: string; name: string } }> };
     return list.items;

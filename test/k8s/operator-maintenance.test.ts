@@ -15,6 +15,7 @@ import { Client } from '../../server/client/index.js';
 import { kubeOnCallMain } from '../../operator/cli/oncall-kube.js';
 import { MemberClient } from '../../operator/members/index.js';
 import { useOperator } from './operator/fixture.js';
+import { getSvcCluster } from './operator/helpers.js';
 import { waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-maint';
@@ -29,7 +30,7 @@ describe('k8s: maintenance (defragmentation out of the client Service)', functio
     await op.tb.kubectl(['delete', 'storageclass', 'svc-expandable', '--ignore-not-found']).catch(() => undefined);
   });
   const name = 'kv';
-  const get = async (): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
+  const get = () => getSvcCluster<Stored>(op.tb, NS, name);
   const events = async (): Promise<Array<{ reason: string; message: string; type: string }>> =>
     (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const endpoints = [0, 1, 2].map((i) => `http://${name}-${i}.${name}.${NS}.svc:2379`);

@@ -5,9 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
-import { binary, repoRoot } from './binaries.js';
 import { useOperator } from './operator/fixture.js';
-import { runCommand, waitFor } from '../../harness/process.js';
+import { conditionOf, getSvcCluster, usePluginKubectl } from './operator/helpers.js';
+import { waitFor } from '../../harness/process.js';
 import { Client } from '../../server/client/index.js';
 
 const NS = 'svcc-oncall';
@@ -18,14 +18,11 @@ interface Stored { metadata: { annotations?: Record<string, string> }; spec: { v
 describe('k8s: break-glass suspend/resume and kubectl svc report', function () {
   this.timeout(400_000);
   const op = useOperator(NS);
-  let env: NodeJS.ProcessEnv;
-  const get = async (): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
-  const kubectl = (args: string[], timeoutMs = 60_000) => runCommand([binary('kubectl'), ...args], { env, timeoutMs });
-  const cond = (s: SvcClusterStatus | undefined, type: string) => s?.conditions?.find((c) => c.type === type);
+  const get = () => getSvcCluster<Stored>(op.tb, NS, NAME);
+  const { kubectl } = usePluginKubectl(op);
   const image = async () => (await op.tb.kubectl(['-n', NS, 'get', 'pod', `${NAME}-0`, '-o', 'jsonpath={.spec.containers[0].image}'])).trim();
 
   before(async () => {
-    env = { ...process.env, KUBECONFIG: op.tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
     await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.4.34', replicas: 1 } }));
     await kubectl(['-n', NS, 'wait', '--for=condition=Ready', `svcc/${NAME}`, '--timeout=240s'], 250_000);
   });
@@ -39,9 +36,9 @@ describe('k8s: break-glass suspend/resume and kubectl svc report', function () {
     await op.tb.kubectl(['-n', NS, 'patch', 'svcc', NAME, '--type=merge', '-p', '{"spec":{"version":"3.5.21"}}']);
     const held = await waitFor('status says Suspended and names the step held back', async () => {
       const s = (await get()).status;
-      return cond(s, 'Suspended')?.status === 'True' && cond(s, 'Progressing')?.reason === 'Suspended' ? s : undefined;
+      return conditionOf(s, 'Suspended')?.status === 'True' && conditionOf(s, 'Progressing')?.reason === 'Suspended' ? s : undefined;
     }, 60_000, 500);
-    expect(cond(held, 'Progressing')?.message).to.match(/next step then: snapshot from leader oncall-0/);
+    expect(conditionOf(held, 'Progressing')?.message).to.match(/next step then: snapshot from leader oncall-0/);
     // held for a while: the member keeps its release and its pod
     await new Promise((r) => setTimeout(r, 5000));
     expect(await image()).to.match(/:v3\.4\.34$/);
@@ -51,7 +48,7 @@ describe('k8s: break-glass suspend/resume and kubectl svc report', function () {
     await kubectl(['svc', 'resume', NAME, '-n', NS]);
     await waitFor('upgraded to 3.5.21 after resume', async () => {
       const s = (await get()).status;
-      return s?.currentVersion === '3.5.21' && cond(s, 'Ready')?.status === 'True' && cond(s, 'Suspended')?.status === 'False' ? true : undefined;
+      return s?.currentVersion === '3.5.21' && conditionOf(s, 'Ready')?.status === 'True' && conditionOf(s, 'Suspended')?.status === 'False' ? true : undefined;
     }, 240_000, 1000);
     expect(await image()).to.match(/:v3\.5\.21$/);
   });
@@ -115,7 +112,7 @@ describe('k8s: break-glass suspend/resume and kubectl svc report', function () {
       const pods = (await op.tb.kubectl(['-n', NS, 'get', 'pods', '-l', `app.kubernetes.io/instance=${NAME}`, '-o', 'name'])).trim();
       return s?.phase === 'Hibernated' && pods === '' ? s : undefined;
     }, 120_000, 1000);
-    expect(cond(asleep, 'Progressing')?.reason).to.equal('Hibernated');
+    expect(conditionOf(asleep, 'Progressing')?.reason).to.equal('Hibernated');
     expect(JSON.parse((await get()).metadata.annotations?.['svc.dev/records'] ?? '{}').hibernated, 'the member count recorded').to.equal(1);
     const claim = (await op.tb.kubectl(['-n', NS, 'get', 'pvc', `data-${NAME}-0`, '-o', 'jsonpath={.status.phase}'])).trim();
     expect(claim, 'the claim kept').to.equal('Bound');

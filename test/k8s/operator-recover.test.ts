@@ -8,6 +8,7 @@ import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { recoverMain } from '../../operator/cli/recover-kube.js';
 import { Client } from '../../server/client/index.js';
 import { useOperator } from './operator/fixture.js';
+import { getSvcCluster } from './operator/helpers.js';
 import { waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-recover';
@@ -19,7 +20,7 @@ describe('k8s: quorum-loss recovery of an SvcCluster (kubectl svc recover)', fun
   this.timeout(600_000);
   const op = useOperator(NS);
 
-  const get = async (): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
+  const get = () => getSvcCluster<Stored>(op.tb, NS, NAME);
   const reasons = async (): Promise<string[]> => {
     const list = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'json'])) as { items: Array<{ reason: string }> };
     return list.items.map((e) => e.reason);

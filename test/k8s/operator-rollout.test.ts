@@ -11,6 +11,7 @@ import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { BackgroundWriter } from '../../operator/workload/writer.js';
 import { Client } from '../../server/client/index.js';
 import { useOperator } from './operator/fixture.js';
+import { getSvcCluster } from './operator/helpers.js';
 import { makeClusterCerts, renewMemberCert, type ClusterCerts } from './operator/tls-certs.js';
 import { waitFor } from '../../harness/process.js';
 
@@ -26,7 +27,7 @@ describe('k8s: changes that reach the members are rolled out one member at a tim
   this.timeout(300_000);
   const op = useOperator(NS);
 
-  const get = async (name: string): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
+  const get = (name: string) => getSvcCluster<Stored>(op.tb, NS, name);
   const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
     (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const pods = async (name: string): Promise<Pod[]> =>

@@ -7,6 +7,7 @@ import { MemberClient } from '../../operator/members/index.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { Client } from '../../server/client/index.js';
 import { useOperator } from './operator/fixture.js';
+import { getSvcCluster } from './operator/helpers.js';
 import { waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-scale';
@@ -17,7 +18,7 @@ describe('k8s: scaling an SvcCluster (member add/remove one at a time)', functio
   this.timeout(420_000);
   const op = useOperator(NS);
 
-  const get = async (name: string): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
+  const get = (name: string) => getSvcCluster<Stored>(op.tb, NS, name);
   const reasons = async (name: string): Promise<string[]> => {
     const list = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string }> };
     return list.items.map((e) => e.reason);

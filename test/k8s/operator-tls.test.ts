@@ -12,9 +12,10 @@ import { KubeRuntime } from '../../operator/runtime/kubernetes/kube-runtime.js';
 import { memoryRecords } from '../../operator/runtime/memory-records.js';
 import { Client } from '../../server/client/index.js';
 import { useOperator } from './operator/fixture.js';
+import { getSvcCluster, pluginEnv } from './operator/helpers.js';
 import { makeClusterCerts, type ClusterCerts } from './operator/tls-certs.js';
 import { runCommand, waitFor } from '../../harness/process.js';
-import { binary, repoRoot } from './binaries.js';
+import { binary } from './binaries.js';
 
 const NS = 'svcc-tls';
 const NAME = 'secure';
@@ -26,7 +27,7 @@ describe('k8s: a TLS SvcCluster', function () {
   const op = useOperator(NS);
   let certs: ClusterCerts;
 
-  const get = async (name: string): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', name, '-o', 'json'])) as Stored;
+  const get = (name: string) => getSvcCluster<Stored>(op.tb, NS, name);
   const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
     (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const secret = (name: string, data: Record<string, Buffer | string>) =>
@@ -122,7 +123,7 @@ describe('k8s: a TLS SvcCluster', function () {
   });
 
   it('`kubectl svc status` reads the TLS members live with the client Secret and shows certificate expiry and the last backup', async () => {
-    const env = { ...process.env, KUBECONFIG: op.tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
+    const env = pluginEnv(op.tb);
     const { stdout } = await runCommand([binary('kubectl'), 'svc', 'status', NAME, '-n', NS], { env });
     const notAfter = new Date(new X509Certificate(certs.cert).validTo).toISOString();
     expect(stdout).to.contain(`Certificate:    client Secret ${NAME}-client-tls: expires ${notAfter} (in `);

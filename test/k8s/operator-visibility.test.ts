@@ -9,6 +9,7 @@ import { Client } from '../../server/client/index.js';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
 import { useOperator } from './operator/fixture.js';
+import { conditionOf, getSvcCluster, usePluginKubectl } from './operator/helpers.js';
 import { runCommand, spawnLogged, waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-vis';
@@ -19,16 +20,10 @@ interface Stored { metadata: { generation: number }; status?: SvcClusterStatus }
 describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)', function () {
   this.timeout(300_000);
   const op = useOperator(NS);
-  let env: NodeJS.ProcessEnv;
-
-  const get = async (): Promise<Stored> => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', NAME, '-o', 'json'])) as Stored;
-  const kubectl = (args: string[], timeoutMs = 60_000) => runCommand([binary('kubectl'), ...args], { env, timeoutMs });
-  const cond = (s: SvcClusterStatus | undefined, type: string) => s?.conditions?.find((c) => c.type === type);
-
-  before(() => {
-    // kubectl finds plugins on PATH: the package's bin/ holds kubectl-svc
-    env = { ...process.env, KUBECONFIG: op.tb.kubeconfigPath, PATH: `${join(repoRoot(), 'bin')}:${process.env.PATH ?? ''}` };
-  });
+  // kubectl finds plugins on PATH: the package's bin/ holds kubectl-svc
+  const plugin = usePluginKubectl(op);
+  const { kubectl } = plugin;
+  const get = () => getSvcCluster<Stored>(op.tb, NS, NAME);
 
   it('the real `kubectl wait --for=condition=Ready` returns once the new cluster is Ready; conditions carry observedGeneration', async () => {
     await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.5.21', replicas: 3 } }));
@@ -43,7 +38,7 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     })();
     try {
       const first = (await get()).status;
-      expect(cond(first, 'Ready')?.status, 'not Ready before kubectl wait starts').to.not.equal('True');
+      expect(conditionOf(first, 'Ready')?.status, 'not Ready before kubectl wait starts').to.not.equal('True');
       const out = await kubectl(['-n', NS, 'wait', '--for=condition=Ready', `svcc/${NAME}`, '--timeout=240s'], 250_000);
       expect(out.stdout).to.contain(`svccluster.svc.dev/${NAME} condition met`);
     } finally {
@@ -54,10 +49,10 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     const st = stored.status!;
     expect(st.phase).to.equal('Running');
     expect(st.observedGeneration).to.equal(stored.metadata.generation);
-    expect(cond(st, 'Ready')).to.include({ status: 'True', reason: 'Ready', observedGeneration: stored.metadata.generation });
-    expect(cond(st, 'Reconciling')).to.include({ status: 'False', observedGeneration: stored.metadata.generation });
-    expect(cond(st, 'Stalled')).to.include({ status: 'False', observedGeneration: stored.metadata.generation });
-    expect(seen.some((s) => cond(s, 'Reconciling')?.status === 'True' && cond(s, 'Ready')?.status === 'False'), 'Reconciling while the cluster was created').to.equal(true);
+    expect(conditionOf(st, 'Ready')).to.include({ status: 'True', reason: 'Ready', observedGeneration: stored.metadata.generation });
+    expect(conditionOf(st, 'Reconciling')).to.include({ status: 'False', observedGeneration: stored.metadata.generation });
+    expect(conditionOf(st, 'Stalled')).to.include({ status: 'False', observedGeneration: stored.metadata.generation });
+    expect(seen.some((s) => conditionOf(s, 'Reconciling')?.status === 'True' && conditionOf(s, 'Ready')?.status === 'False'), 'Reconciling while the cluster was created').to.equal(true);
     expect(st.members!.some((m) => 'raftIndex' in m)).to.equal(false);
   });
 
@@ -125,7 +120,7 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     expect(stdout).to.match(/^\s+\S+\s+Normal\s+CreateCluster\s+SvcCluster\/vis\s/m);
 
     // the same view from svc-operator, as JSON: live raft indexes, the lag against the leader
-    const json = JSON.parse((await runCommand([process.execPath, join(repoRoot(), 'bin', 'svc-operator'), 'status', NAME, '-n', NS, '-o', 'json'], { env })).stdout) as { members: Array<{ role: string; raftIndex: number; lag: number; dbSize: number; healthy: boolean }> };
+    const json = JSON.parse((await runCommand([process.execPath, join(repoRoot(), 'bin', 'svc-operator'), 'status', NAME, '-n', NS, '-o', 'json'], { env: plugin.env })).stdout) as { members: Array<{ role: string; raftIndex: number; lag: number; dbSize: number; healthy: boolean }> };
     expect(json.members).to.have.length(3);
     for (const m of json.members) {
       expect(m.healthy).to.equal(true);
@@ -137,12 +132,12 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
 
   it('`kubectl svc status --watch` redraws until interrupted; errors are one line with exit status 1 or 2', async () => {
     const watch = spawnLogged(binary('kubectl'), ['svc', 'status', NAME, '-n', NS, '--watch', '--interval', '1'],
-      { logFile: join(op.tb.controlPlane.logDir, 'kubectl-svc-status-watch.log'), env });
+      { logFile: join(op.tb.controlPlane.logDir, 'kubectl-svc-status-watch.log'), env: plugin.env });
     await waitFor('two redraws', async () => ((watch.log().match(/^Every 1s: kubectl svc status vis/gm) ?? []).length >= 2 ? true : undefined), 60_000, 200);
     expect(await watch.stop('SIGINT'), watch.log()).to.deep.equal({ code: 0, signal: null });
     expect((watch.log().match(/^MEMBER\s+ROLE/gm) ?? []).length).to.be.at.least(2);
 
-    const fails = async (args: string[], e: NodeJS.ProcessEnv = env): Promise<string> => {
+    const fails = async (args: string[], e: NodeJS.ProcessEnv = plugin.env): Promise<string> => {
       try {
         await runCommand([binary('kubectl'), ...args], { env: e });
       } catch (err) {
@@ -155,7 +150,7 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
     const bad = join(op.tb.workDir, 'out', 'unreachable.kubeconfig');
     writeFileSync(bad, (await op.tb.kubectl(['config', 'view', '--raw'])).replace(/server: https:\/\/127\.0\.0\.1:\d+/, 'server: https://127.0.0.1:1'));
     expect(await fails(['svc', 'status', NAME, '-n', NS, '--kubeconfig', bad])).to.match(/exited 1: kubectl svc: cannot reach the apiserver at https:\/\/127\.0\.0\.1:1 .*ECONNREFUSED/);
-    expect(await fails(['svc', 'status', NAME, '-n', NS], { ...env, KUBECONFIG: join(op.tb.workDir, 'out', 'missing') })).to.match(/exited 1: kubectl svc: no kubeconfig/);
+    expect(await fails(['svc', 'status', NAME, '-n', NS], { ...plugin.env, KUBECONFIG: join(op.tb.workDir, 'out', 'missing') })).to.match(/exited 1: kubectl svc: no kubeconfig/);
   });
 
   // the Argo CD health check of docs/ run by gopher-lua (as Argo CD runs it) on the object the apiserver returns
@@ -179,8 +174,8 @@ describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)',
       const s = (await get()).status;
       return s?.lastError?.startsWith('reconcile failed') ? s : undefined;
     }, 60_000, 500);
-    expect(cond(st, 'Reconciling')).to.include({ status: 'True', reason: 'ReconcileError' });
-    expect(cond(st, 'Ready')?.status).to.equal('False');
+    expect(conditionOf(st, 'Reconciling')).to.include({ status: 'True', reason: 'ReconcileError' });
+    expect(conditionOf(st, 'Ready')?.status).to.equal('False');
     expect(st.lastError).to.match(/StatefulSet|Forbidden|volumeClaimTemplates|spec/i);
     const evs = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME},reason=ReconcileError`, '-o', 'json'])) as { items: Array<{ type: string; message: string }> };
     expect(evs.items.length).to.be.at.least(1);

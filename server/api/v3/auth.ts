@@ -20,15 +20,17 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
     return { header: header() };
   };
   const admin = (meta?: RequestMeta) => gate.requireAdmin(meta);
+  // An admin-only change whose op costs nothing to build (UserAdd and UserChangePassword hash only after the check).
+  const adminApply = async (meta: RequestMeta | undefined, op: AuthOp) => {
+    admin(meta);
+    return apply(op, meta);
+  };
   const methods: AuthService = {
     AuthEnable: async (_req, meta) => {
       if (store().enabled) admin(meta);
       return apply({ op: 'enable' }, meta);
     },
-    AuthDisable: async (_req, meta) => {
-      admin(meta);
-      return apply({ op: 'disable' }, meta);
-    },
+    AuthDisable: async (_req, meta) => adminApply(meta, { op: 'disable' }),
     AuthStatus: async () => {
       if (!core.capable('3.5')) throw Errors.unavailableUntil('AuthStatus', '3.5');
       return { header: header(), enabled: store().enabled, authRevision: store().revision };
@@ -61,26 +63,14 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
       admin(meta);
       return { header: header(), users: store().userNames() };
     },
-    UserDelete: async (req, meta) => {
-      admin(meta);
-      return apply({ op: 'userDelete', name: String(req.name ?? '') }, meta);
-    },
+    UserDelete: async (req, meta) => adminApply(meta, { op: 'userDelete', name: String(req.name ?? '') }),
     UserChangePassword: async (req, meta) => {
       admin(meta);
       return apply({ op: 'userChangePassword', name: String(req.name ?? ''), password: await hashPassword(String(req.password ?? ''), limits.bcryptCost) }, meta);
     },
-    UserGrantRole: async (req, meta) => {
-      admin(meta);
-      return apply({ op: 'userGrantRole', user: String(req.user ?? ''), role: String(req.role ?? '') }, meta);
-    },
-    UserRevokeRole: async (req, meta) => {
-      admin(meta);
-      return apply({ op: 'userRevokeRole', name: String(req.name ?? ''), role: String(req.role ?? '') }, meta);
-    },
-    RoleAdd: async (req, meta) => {
-      admin(meta);
-      return apply({ op: 'roleAdd', name: String(req.name ?? '') }, meta);
-    },
+    UserGrantRole: async (req, meta) => adminApply(meta, { op: 'userGrantRole', user: String(req.user ?? ''), role: String(req.role ?? '') }),
+    UserRevokeRole: async (req, meta) => adminApply(meta, { op: 'userRevokeRole', name: String(req.name ?? ''), role: String(req.role ?? '') }),
+    RoleAdd: async (req, meta) => adminApply(meta, { op: 'roleAdd', name: String(req.name ?? '') }),
     RoleGet: async (req, meta) => {
       gate.requireAdminOr(meta, (user) => store().user(user)?.roles.includes(String(req.role ?? '')) ?? false);
       const r = store().role(String(req.role ?? ''));
@@ -91,19 +81,12 @@ export function authService(core: AuthCore, proposals: Proposals, limits: ApiLim
       admin(meta);
       return { header: header(), roles: store().roleNames() };
     },
-    RoleDelete: async (req, meta) => {
-      admin(meta);
-      return apply({ op: 'roleDelete', name: String(req.role ?? '') }, meta);
-    },
+    RoleDelete: async (req, meta) => adminApply(meta, { op: 'roleDelete', name: String(req.role ?? '') }),
     RoleGrantPermission: async (req, meta) => {
-      admin(meta);
       const p = req.perm ?? {};
-      return apply({ op: 'roleGrantPermission', name: String(req.name ?? ''), perm: { permType: p.permType || 'READ', key: p.key ?? EMPTY, rangeEnd: p.range_end ?? EMPTY } }, meta);
+      return adminApply(meta, { op: 'roleGrantPermission', name: String(req.name ?? ''), perm: { permType: p.permType || 'READ', key: p.key ?? EMPTY, rangeEnd: p.range_end ?? EMPTY } });
     },
-    RoleRevokePermission: async (req, meta) => {
-      admin(meta);
-      return apply({ op: 'roleRevokePermission', role: String(req.role ?? ''), key: req.key ?? EMPTY, rangeEnd: req.range_end ?? EMPTY }, meta);
-    },
+    RoleRevokePermission: async (req, meta) => adminApply(meta, { op: 'roleRevokePermission', role: String(req.role ?? ''), key: req.key ?? EMPTY, rangeEnd: req.range_end ?? EMPTY }),
   };
   return methods;
 }

@@ -4,24 +4,17 @@
 // answers compact_revision on a store never compacted; MemberAdd takes the peer URL schemes the reference takes
 // (unix:// and unixs:// sockets included) and refuses the others with its error.
 import { expect } from 'chai';
-import { ref35, startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
-import { b64, postJson, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { ref35, startReferenceCluster } from '../../../harness/reference-cluster.js';
+import { useClustersSideBySide } from '../../../harness/side-by-side.js';
+import { b64, postJson, startSvcCluster } from '../../../harness/svc-cluster.js';
 
 describe('JSON gateway side by side: svc 3.5 and the reference 3.5.21', function () {
   this.timeout(60000);
-  let svc: SvcCluster | undefined;
-  let ref: ReferenceCluster | undefined;
-  printLogsOnFailure(() => [svc]);
-  before(async () => {
-    [svc, ref] = await Promise.all([startSvcCluster({ size: 1 }), startReferenceCluster({ size: 1, binary: ref35('etcd') })]);
-  });
-  after(async () => {
-    await Promise.all([svc?.close(), ref?.stop()]);
-  });
+  const pair = useClustersSideBySide(() => [startSvcCluster({ size: 1 }), startReferenceCluster({ size: 1, binary: ref35('etcd') })]);
 
   const both = () => [
-    { who: 'svc', url: svc!.members[0].clientURL },
-    { who: 'reference', url: ref!.clientUrls[0] },
+    { who: 'svc', url: pair.svc.members[0].clientURL },
+    { who: 'reference', url: pair.ref.clientUrls[0] },
   ];
 
   it('HashKV of a store never compacted answers compact_revision -1 and the same keys', async () => {

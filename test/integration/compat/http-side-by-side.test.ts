@@ -4,8 +4,9 @@
 // Values that must differ (ids, revisions, the exact patch release, Go's vs our parser messages) are set aside;
 // JSON keys, value types and status codes must agree.
 import { expect } from 'chai';
-import { startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
-import { b64, postJson, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { startReferenceCluster } from '../../../harness/reference-cluster.js';
+import { useClustersSideBySide } from '../../../harness/side-by-side.js';
+import { b64, postJson, startSvcCluster } from '../../../harness/svc-cluster.js';
 import { httpGet, sleep } from '../../../harness/process.js';
 
 /** The JSON's structure with leaf values replaced by their kind; uint64 strings (the gateway's int64s) kept apart. */
@@ -58,19 +59,11 @@ async function decidedVersion(url: string): Promise<Record<string, unknown>> {
 
 describe('HTTP side by side: svc 3.4 and the reference 3.4', function () {
   this.timeout(120000);
-  let svc: SvcCluster | undefined;
-  let ref: ReferenceCluster | undefined;
-  printLogsOnFailure(() => [svc]);
-  before(async () => {
-    [svc, ref] = await Promise.all([startSvcCluster({ size: 3, version: '3.4.34' }), startReferenceCluster({ size: 3 })]);
-  });
-  after(async () => {
-    await Promise.all([svc?.close(), ref?.stop()]);
-  });
+  const pair = useClustersSideBySide(() => [startSvcCluster({ size: 3, version: '3.4.34' }), startReferenceCluster({ size: 3 })]);
 
   const both = () => [
-    { who: 'svc', url: svc!.members[1].clientURL },
-    { who: 'reference', url: ref!.members[1].clientUrl },
+    { who: 'svc', url: pair.svc.members[1].clientURL },
+    { who: 'reference', url: pair.ref.members[1].clientUrl },
   ];
 
   it('GET /version: the same fields, a major.minor.patch server and a major.minor.0 cluster version', async () => {

@@ -7,8 +7,9 @@ import http from 'node:http';
 import http2 from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { loadClients } from '../../../server/wire/index.js';
-import { ref35, startReferenceCluster, type ReferenceCluster } from '../../../harness/reference-cluster.js';
-import { b64, postJson, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
+import { ref35, startReferenceCluster } from '../../../harness/reference-cluster.js';
+import { useClustersSideBySide } from '../../../harness/side-by-side.js';
+import { b64, postJson, startSvcCluster } from '../../../harness/svc-cluster.js';
 import { sleep } from '../../../harness/process.js';
 
 type Msg = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -72,19 +73,11 @@ async function gatewayRangeBehindWatch(url: string, holdMs: number): Promise<num
 
 describe('--max-concurrent-streams side by side: svc 3.5 and the reference 3.5.21', function () {
   this.timeout(60000);
-  let svc: SvcCluster | undefined;
-  let ref: ReferenceCluster | undefined;
-  printLogsOnFailure(() => [svc]);
-  before(async () => {
-    const extraArgs = ['--max-concurrent-streams=1'];
-    [svc, ref] = await Promise.all([startSvcCluster({ size: 1, extraArgs }), startReferenceCluster({ size: 1, binary: ref35('etcd'), extraArgs })]);
-  });
-  after(async () => {
-    await Promise.all([svc?.close(), ref?.stop()]);
-  });
+  const extraArgs = ['--max-concurrent-streams=1'];
+  const pair = useClustersSideBySide(() => [startSvcCluster({ size: 1, extraArgs }), startReferenceCluster({ size: 1, binary: ref35('etcd'), extraArgs })]);
 
   it('both advertise SETTINGS_MAX_CONCURRENT_STREAMS 1; a second call on the connection waits for the first stream to end', async () => {
-    for (const [who, endpoint] of [['svc', svc!.members[0].endpoint], ['reference', ref!.endpoints[0]]]) {
+    for (const [who, endpoint] of [['svc', pair.svc.members[0].endpoint], ['reference', pair.ref.endpoints[0]]]) {
       expect(await remoteMaxStreams(endpoint), who).to.equal(1);
       const ms = await rangeBehindWatch(endpoint, 800);
       expect(ms, who).to.be.at.least(700);
@@ -92,7 +85,7 @@ describe('--max-concurrent-streams side by side: svc 3.5 and the reference 3.5.2
   });
 
   it('the gateway: a range waits behind an open gateway watch on both', async () => {
-    for (const [who, url] of [['svc', svc!.members[0].clientURL], ['reference', ref!.clientUrls[0]]]) {
+    for (const [who, url] of [['svc', pair.svc.members[0].clientURL], ['reference', pair.ref.clientUrls[0]]]) {
       expect(await gatewayRangeBehindWatch(url, 800), who).to.be.at.least(700);
     }
   });

@@ -21,6 +21,7 @@ import { ref35 } from '../../../harness/reference-cluster.js';
 import { spawnSingleMember, startSideBySide, TARGETS, type Target } from '../../../harness/side-by-side.js';
 import { runSvc, spawnSvc } from '../../../harness/svc-cluster.js';
 import { makeLeafCert, makeTestPki, type TestPki } from '../../../harness/tls.js';
+import { useProcessDir } from '../../../harness/temp-dir.js';
 
 describe('TLS version, allowed hostname and token TTL flags (side by side with the reference 3.5)', function () {
   this.timeout(120000);
@@ -154,18 +155,10 @@ describe('TLS version, allowed hostname and token TTL flags (side by side with t
 
 describe('--experimental-warning-apply-duration (side by side with the reference 3.5)', function () {
   this.timeout(60000);
-  let dir: string;
-  const procs: LoggedProcess[] = [];
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-applywarn-'));
-  });
-  after(async () => {
-    for (const p of procs) await p.stop('SIGKILL', 5000);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const run = useProcessDir('svc-applywarn-');
 
   it('an apply slower than the duration is logged as "apply request took too long" with the expected duration', async () => {
-    const both = await startSideBySide({ dir, tag: 'warn', procs, flags: ['--experimental-warning-apply-duration=1ns'] });
+    const both = await startSideBySide({ dir: run.dir, tag: 'warn', procs: run.procs, flags: ['--experimental-warning-apply-duration=1ns'] });
     for (const target of TARGETS) {
       const m = both[target];
       const r = await etcdctl([`--endpoints=${m.clientUrl}`, 'put', 'slow', 'v'], { bin: ref35('etcdctl') });
@@ -178,15 +171,7 @@ describe('--experimental-warning-apply-duration (side by side with the reference
 
 describe('--experimental-compaction-batch-limit and -sleep-interval (side by side with the reference 3.5)', function () {
   this.timeout(60000);
-  let dir: string;
-  const procs: LoggedProcess[] = [];
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-compbatch-'));
-  });
-  after(async () => {
-    for (const p of procs) await p.stop('SIGKILL', 5000);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const run = useProcessDir('svc-compbatch-');
 
   /** A metric's value from /metrics (svc's svc_ names are the reference's etcd_ ones). */
   async function metric(url: string, name: string): Promise<number> {
@@ -197,7 +182,7 @@ describe('--experimental-compaction-batch-limit and -sleep-interval (side by sid
 
   it('a compaction deletes in batches of the limit: the same number of pauses and keys compacted as the reference', async () => {
     const seen = {} as Record<Target, { pauses: number; keys: number }>;
-    const both = await startSideBySide({ dir, tag: 'batch', procs, flags: ['--experimental-compaction-batch-limit=5', '--experimental-compaction-sleep-interval=1ms'] });
+    const both = await startSideBySide({ dir: run.dir, tag: 'batch', procs: run.procs, flags: ['--experimental-compaction-batch-limit=5', '--experimental-compaction-sleep-interval=1ms'] });
     for (const target of TARGETS) {
       const m = both[target];
       // 23 revisions of one key: 22 old ones to delete, 23 entries to scan in batches of 5
@@ -219,7 +204,7 @@ describe('--experimental-compaction-batch-limit and -sleep-interval (side by sid
 
   it('--experimental-compact-hash-check-enabled: HashKV at a compaction\'s revision answers the hash it took, compacted or not; the leader\'s pass checks them', async () => {
     const seen = {} as Record<Target, string[]>;
-    const both = await startSideBySide({ dir, tag: 'hashes', procs, flags: ['--experimental-compact-hash-check-enabled', '--experimental-compact-hash-check-time=300ms'] });
+    const both = await startSideBySide({ dir: run.dir, tag: 'hashes', procs: run.procs, flags: ['--experimental-compact-hash-check-enabled', '--experimental-compact-hash-check-time=300ms'] });
     for (const target of TARGETS) {
       const m = both[target];
       const ctl = async (...args: string[]) => {
@@ -252,28 +237,20 @@ describe('--experimental-compaction-batch-limit and -sleep-interval (side by sid
 
 describe('--experimental-bootstrap-defrag-threshold-megabytes (side by side with the reference 3.5)', function () {
   this.timeout(120000);
-  let dir: string;
-  const procs: LoggedProcess[] = [];
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-bootdefrag-'));
-  });
-  after(async () => {
-    for (const p of procs) await p.stop('SIGKILL', 5000);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const run = useProcessDir('svc-bootdefrag-');
 
   it('below the threshold the start skips defragmentation; above it the db file shrinks before serving', async () => {
     const ports = await freePorts(4);
     for (const [i, target] of TARGETS.entries()) {
-      const dataDir = join(dir, `${target}.data`);
+      const dataDir = join(run.dir, `${target}.data`);
       const db = join(dataDir, 'member', 'snap', 'db');
       const start = async (tag: string, flags: string[]): Promise<LoggedProcess> => {
         const clientUrl = `http://127.0.0.1:${ports[2 * i]}`;
         const peerUrl = `http://127.0.0.1:${ports[2 * i + 1]}`;
         const args = [...memberArgs({ name: 'm', dataDir, clientUrl, peerUrl, initialCluster: `m=${peerUrl}`, token: 'bootdefrag', state: 'new' }), ...flags];
-        const log = { logFile: join(dir, `${target}-${tag}.log`), name: `${target}-${tag}` };
+        const log = { logFile: join(run.dir, `${target}-${tag}.log`), name: `${target}-${tag}` };
         const p = target === 'svc' ? spawnSvc(args, { ...log, version: '3.5.21' }) : spawnLogged(ref35('etcd'), args, log);
-        procs.push(p);
+        run.procs.push(p);
         await waitForHttp(`${clientUrl}/health`, { timeoutMs: 30000, process: p });
         return p;
       };
@@ -301,20 +278,12 @@ describe('--experimental-bootstrap-defrag-threshold-megabytes (side by side with
 
 describe('--backend-batch-limit and --backend-batch-interval (side by side with the reference 3.5)', function () {
   this.timeout(60000);
-  let dir: string;
-  const procs: LoggedProcess[] = [];
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-batch-'));
-  });
-  after(async () => {
-    for (const p of procs) await p.stop('SIGKILL', 5000);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const run = useProcessDir('svc-batch-');
 
   /** Commits of the db (the commit-duration histogram's count) made by 10 puts. */
   async function commitsOf10Puts(tag: string, flags: string[]): Promise<Record<Target, number>> {
     const out = {} as Record<Target, number>;
-    const both = await startSideBySide({ dir, tag, procs, flags });
+    const both = await startSideBySide({ dir: run.dir, tag, procs: run.procs, flags });
     for (const target of TARGETS) {
       const m = both[target];
       const count = async (): Promise<number> => {
@@ -340,47 +309,39 @@ describe('--backend-batch-limit and --backend-batch-interval (side by side with 
 
 describe('--enable-log-rotation and --log-rotation-config-json (side by side with the reference 3.5)', function () {
   this.timeout(120000);
-  let dir: string;
-  const procs: LoggedProcess[] = [];
-  before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'svc-logrotate-'));
-  });
-  after(async () => {
-    for (const p of procs) await p.stop('SIGKILL', 5000);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const run = useProcessDir('svc-logrotate-');
 
   it('the same refusals: no file output, two file outputs, a config that is not JSON or has a field of the wrong type', async () => {
     const cases: Array<[string[], RegExp]> = [
       [[], /--log-outputs requires a single file path when --log-rotate-config-json is defined/],
-      [[`--log-outputs=${join(dir, 'a.log')},${join(dir, 'b.log')}`], /--log-outputs requires a single file path when --log-rotate-config-json is defined/],
-      [[`--log-outputs=${join(dir, 'a.log')}`, '--log-rotation-config-json={bad'], /improperly formatted log rotation config: /],
-      [[`--log-outputs=${join(dir, 'a.log')}`, '--log-rotation-config-json={"maxsize":"x"}'], /invalid log rotation config: json: cannot unmarshal string into Go struct field logRotationConfig\.Logger\.maxsize of type int/],
+      [[`--log-outputs=${join(run.dir, 'a.log')},${join(run.dir, 'b.log')}`], /--log-outputs requires a single file path when --log-rotate-config-json is defined/],
+      [[`--log-outputs=${join(run.dir, 'a.log')}`, '--log-rotation-config-json={bad'], /improperly formatted log rotation config: /],
+      [[`--log-outputs=${join(run.dir, 'a.log')}`, '--log-rotation-config-json={"maxsize":"x"}'], /invalid log rotation config: json: cannot unmarshal string into Go struct field logRotationConfig\.Logger\.maxsize of type int/],
     ];
     for (const [flags, refusal] of cases) {
-      const args = ['--enable-log-rotation', ...flags, `--data-dir=${join(dir, 'never')}`];
+      const args = ['--enable-log-rotation', ...flags, `--data-dir=${join(run.dir, 'never')}`];
       const svc = await runSvc(args, { version: '3.5.21' });
       expect(svc.code, flags.join(' ')).to.not.equal(0);
       expect(svc.stderr, flags.join(' ')).to.match(refusal);
       const ref = await new Promise<string>((resolve) => execFile(ref35('etcd'), args, { timeout: 10000 }, (_e, _o, stderr) => resolve(stderr)));
       expect(ref, `reference: ${flags.join(' ')}`).to.match(refusal);
     }
-    expect(existsSync(join(dir, 'never'))).to.equal(false);
+    expect(existsSync(join(run.dir, 'never'))).to.equal(false);
   });
 
   it('maxsize 1, maxbackups 1, compress: the file rotates near 1 MiB into one gzipped backup, as the reference\'s does', async () => {
     const shapes = {} as Record<Target, string[]>;
-    for (const target of TARGETS) mkdirSync(join(dir, target));
+    for (const target of TARGETS) mkdirSync(join(run.dir, target));
     const config = '--log-rotation-config-json={"maxsize": 1, "maxbackups": 1, "compress": true}';
     const ports = await freePorts(4);
     for (const [i, target] of TARGETS.entries()) {
-      const logFile = join(dir, target, 'm.log');
-      const m = spawnSingleMember(target, { dir, name: `rot-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--enable-log-rotation', `--log-outputs=${logFile}`, config, '--experimental-warning-apply-duration=1ns'] });
-      procs.push(m.proc);
+      const logFile = join(run.dir, target, 'm.log');
+      const m = spawnSingleMember(target, { dir: run.dir, name: `rot-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], flags: ['--enable-log-rotation', `--log-outputs=${logFile}`, config, '--experimental-warning-apply-duration=1ns'] });
+      run.procs.push(m.proc);
       await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc });
       // each put logs "apply request took too long" (the reference with its 1.5 KiB key, svc shorter): puts until the
       // file rotated twice, so that maxbackups 1 has removed the first backup
-      const backups = () => readdirSync(join(dir, target)).filter((f) => f !== 'm.log');
+      const backups = () => readdirSync(join(run.dir, target)).filter((f) => f !== 'm.log');
       const seen = new Set<string>();
       for (let k = 0; k < 20000 && seen.size < 2; k += 8) {
         await Promise.all(Array.from({ length: 8 }, async (_, j) => {
@@ -392,12 +353,12 @@ describe('--enable-log-rotation and --log-rotation-config-json (side by side wit
       }
       expect(seen.size, `${target}: rotations seen`).to.equal(2);
       // the reference compresses in the background: wait for the listing to settle
-      const shape = () => readdirSync(join(dir, target)).map((f) => f.replace(/^m-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3}/, 'm-<time>')).sort();
+      const shape = () => readdirSync(join(run.dir, target)).map((f) => f.replace(/^m-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3}/, 'm-<time>')).sort();
       for (const deadline = Date.now() + 10000; Date.now() < deadline && shape().join() !== 'm-<time>.log.gz,m.log'; await sleep(200));
       shapes[target] = shape();
-      const backup = readdirSync(join(dir, target)).find((f) => f.endsWith('.gz'));
+      const backup = readdirSync(join(run.dir, target)).find((f) => f.endsWith('.gz'));
       expect(backup, `${target}: ${shape().join(', ')}; the file is ${statSync(logFile).size} bytes`).to.be.a('string');
-      const unpacked = gunzipSync(readFileSync(join(dir, target, backup!))).length;
+      const unpacked = gunzipSync(readFileSync(join(run.dir, target, backup!))).length;
       expect(unpacked, `${target}: the backup's size`).to.be.within(1024 * 1024 - 80 * 1024, 1024 * 1024);
       expect(statSync(logFile).size, `${target}: the current file`).to.be.below(1024 * 1024);
     }

@@ -83,18 +83,21 @@ describe('auth: JWT token provider (--auth-token jwt)', () => {
 
   it('takes the options apart as the reference does', () => {
     expect(newTokenProvider('simple', nopLogger)).to.equal(undefined);
-    expect(refused('jwt,sign-method=RS256,priv-key=rsa.key,priv-key=rsa.key')).to.equal('auth: invalid auth options');
-    expect(refused('jwt,sign-method')).to.equal('auth: invalid auth options');
-    expect(refused('jwt,sign-method=none,priv-key=rsa.key')).to.equal('auth: invalid auth options');
-    expect(refused('jwt,sign-method=RS256,priv-key=nofile')).to.equal('auth: invalid auth options');
-    expect(refused('jwt,sign-method=RS256,priv-key=rsa.key,ttl=5x')).to.equal('auth: invalid auth options');
-    expect(refused('opaque')).to.equal('auth: invalid auth options');
-    expect(refused('jwt,sign-method=RS256')).to.equal('auth: missing key data');
-    expect(refused('jwt,sign-method=ES256,pub-key=rsa.pub')).to.equal('key is not a valid ECDSA public key');
-    expect(refused('jwt,sign-method=ES256,priv-key=p384.key')).to.equal('key is not a valid ECDSA private key');
-    expect(refused('jwt,sign-method=RS256,priv-key=ed.key')).to.equal('key is not a valid RSA private key');
-    expect(refused('jwt,sign-method=EdDSA,pub-key=ed.key')).to.equal('key is not a valid Ed25519 public key');
-    expect(refused('jwt,sign-method=ES256,priv-key=p256.key,pub-key=p256.pub,bogus=1')).to.equal('accepted');
-    expect(refused('jwt,sign-method=RS256,priv-key=rsa.key,pub-key=rsa2.pub')).to.equal("auth: public and private keys don't match");
+    const cases: Array<[string, string]> = [
+      ['jwt,sign-method=RS256,priv-key=rsa.key,priv-key=rsa.key', 'auth: invalid auth options'],
+      ['jwt,sign-method', 'auth: invalid auth options'],
+      ['jwt,sign-method=none,priv-key=rsa.key', 'auth: invalid auth options'],
+      ['jwt,sign-method=RS256,priv-key=nofile', 'auth: invalid auth options'],
+      ['jwt,sign-method=RS256,priv-key=rsa.key,ttl=5x', 'auth: invalid auth options'],
+      ['opaque', 'auth: invalid auth options'],
+      ['jwt,sign-method=RS256', 'auth: missing key data'],
+      ['jwt,sign-method=ES256,pub-key=rsa.pub', 'key is not a valid ECDSA public key'],
+      ['jwt,sign-method=ES256,priv-key=p384.key', 'key is not a valid ECDSA private key'],
+      ['jwt,sign-method=RS256,priv-key=ed.key', 'key is not a valid RSA private key'],
+      ['jwt,sign-method=EdDSA,pub-key=ed.key', 'key is not a valid Ed25519 public key'],
+      ['jwt,sign-method=ES256,priv-key=p256.key,pub-key=p256.pub,bogus=1', 'accepted'],
+      ['jwt,sign-method=RS256,priv-key=rsa.key,pub-key=rsa2.pub', "auth: public and private keys don't match"],
+    ];
+    for (const [options, answer] of cases) expect(refused(options), options).to.equal(answer);
   });
 });
