@@ -23,6 +23,16 @@ export function isStatus(e: unknown, code: number): boolean {
   return typeof e === 'object' && e !== null && (e as { code?: number }).code === code;
 }
 
+/** What `read` resolves with, or undefined when the API answers 404 (the object does not exist). */
+async function unlessMissing<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (e) {
+    if (isStatus(e, 404)) return undefined;
+    throw e;
+  }
+}
+
 /**
  * What the controller's informers hold (kept current by watches). Reads of a cluster come from here, so a pass
  * over a quiet cluster makes no API request; a miss reads the apiserver.
@@ -117,12 +127,7 @@ export class KubeApi {
   async readStatefulSet(namespace: string, name: string): Promise<V1StatefulSet | undefined> {
     const hit = this.cachedObject('StatefulSet', namespace, name);
     if (hit && hit !== 'stale') return hit as V1StatefulSet;
-    try {
-      return await this.apps.readNamespacedStatefulSet({ namespace, name });
-    } catch (e) {
-      if (isStatus(e, 404)) return undefined;
-      throw e;
-    }
+    return unlessMissing(this.apps.readNamespacedStatefulSet({ namespace, name }));
   }
 
   /** The pods of cluster `cluster` (selected by `labelSelector` when read from the apiserver). */
@@ -244,12 +249,7 @@ export class KubeApi {
 
   /** A claim as it is now; undefined when there is none. */
   async readClaim(namespace: string, name: string): Promise<V1PersistentVolumeClaim | undefined> {
-    try {
-      return await this.core.readNamespacedPersistentVolumeClaim({ namespace, name });
-    } catch (e) {
-      if (isStatus(e, 404)) return undefined;
-      throw e;
-    }
+    return unlessMissing(this.core.readNamespacedPersistentVolumeClaim({ namespace, name }));
   }
 
   /** Creates a claim (the default backup claim). */
@@ -274,15 +274,9 @@ export class KubeApi {
     }
   }
 
-  /** Whether Deployment `name` exists. */
   /** The Deployment, or undefined when it does not exist. */
   async readDeployment(namespace: string, name: string): Promise<k8s.V1Deployment | undefined> {
-    try {
-      return await this.apps.readNamespacedDeployment({ namespace, name });
-    } catch (e) {
-      if (isStatus(e, 404)) return undefined;
-      throw e;
-    }
+    return unlessMissing(this.apps.readNamespacedDeployment({ namespace, name }));
   }
 
   /** Deletes a Deployment and, in the background, its pods; a missing one is no error. */
@@ -328,12 +322,7 @@ export class KubeApi {
 
   /** The SvcCluster as the API has it now (not an informer's copy); undefined when it is gone. */
   async readCluster(namespace: string, name: string): Promise<(k8s.KubernetesObject & { status?: SvcClusterStatus }) | undefined> {
-    try {
-      return await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name }) as k8s.KubernetesObject & { status?: SvcClusterStatus };
-    } catch (e) {
-      if (isStatus(e, 404)) return undefined;
-      throw e;
-    }
+    return unlessMissing(this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name }) as Promise<k8s.KubernetesObject & { status?: SvcClusterStatus }>);
   }
 
   /** Sets (or, null, removes) an annotation a person owns: a request (kubectl svc ...). The records go by patchClusterRecords. */
