@@ -50,7 +50,8 @@ async function workload(endpoint: string): Promise<void> {
 
 /** Output with the values taken out: what is left are the columns and the layout. */
 function shape(out: string): string {
-  return out.replace(/\b[0-9a-f]{6,8}\b/g, 'H').replace(/\d+(\.\d+)? ?[kMG]?B\b/g, 'S').replace(/\b\d+\b/g, 'N').replace(/-+/g, '-').replace(/ +/g, ' ');
+  // sizes first; then numbers and hashes alike (a hash printed in decimal, or in hex with digits only, is a number)
+  return out.replace(/\d+(\.\d+)? ?[kMG]?B\b/g, 'S').replace(/\b(?:[0-9a-f]{6,8}|\d+)\b/g, 'N').replace(/-+/g, '-').replace(/ +/g, ' ');
 }
 
 describe('svcctl offline commands on a data dir, side by side with etcdutl 3.5', function () {
