@@ -9,7 +9,7 @@ import { dueOfStep } from '../backup/schedule.js';
 import { can, StepPending, type Runtime, type StreamTo } from '../runtime/runtime.js';
 import { plan } from '../planner/plan.js';
 import { describeStep, isMutating } from '../planner/steps.js';
-import { noteObserved, noteSteady, observeRecords, recordAfter, recordBefore, type ClusterRecords, type RecordsCapabilities, type RecordsDocument, type StepOutcome } from '../planner/records.js';
+import { noteObserved, noteSteady, observeRecords, recordAfter, recordBefore, type ClusterRecords, type RecordsDocument, type StepOutcome } from '../planner/records.js';
 import type { MaintenanceReason, ObservedCluster, RecoveryProgress, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
 import { executeHealing } from './heal.js';
 import type { MemberApi } from './member-api.js';
@@ -117,16 +117,6 @@ function streamed<T extends object>(taken: T | StreamTo): taken is StreamTo {
   return 'streamTo' in taken;
 }
 
-/** What the runtime can do that the records are read for. */
-function capabilities(runtime: Runtime): RecordsCapabilities {
-  return {
-    backups: can(runtime, 'backups'),
-    drills: can(runtime, 'drills'),
-    heals: can(runtime, 'healing'),
-    recovers: can(runtime, 'recovery'),
-  };
-}
-
 /** The record document, written when `records` differ from what it holds (same object: unchanged). */
 async function write(runtime: Runtime, doc: RecordsDocument, records: ClusterRecords): Promise<void> {
   if (records === doc.records) return;
@@ -139,9 +129,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   const doc = await runtime.records.load();
   // suspended: not even the runtime's own objects are brought in line (that is a mutation too)
   if (doc.requests.suspended !== true) await runtime.prepare?.();
-  const caps = capabilities(runtime);
   const { cluster: observed, urls } = await observe(runtime, client, hooks.clock);
-  observeRecords(observed, doc, caps);
   // The write rate over the time since the last pass (the reading inside one observation spans milliseconds).
   const c = observed.catchUp;
   const last = memory.leaderIndex;
@@ -150,8 +138,8 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   }
   memory.leaderIndex = c ? { index: c.leaderIndex, at: observed.now } : undefined;
   // what the observation shows is recorded with the step's own record (one write), or alone when nothing acts
-  let records = noteObserved(doc.records, observed, caps);
-  observeRecords(observed, { ...doc, records }, caps);
+  let records = noteObserved(doc.records, observed);
+  observeRecords(observed, { ...doc, records });
   let step = plan(spec, observed, records.progress);
   // A MoveLeader just sent: until the old leader says it is a follower, the same move is not sent again.
   const move = memory.leaderMove;
@@ -173,7 +161,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   const n = memory.pending?.line === line ? memory.pending.n : (memory.counts.get(step.kind) ?? 0) + 1;
   memory.counts.set(step.kind, n);
   memory.pending = undefined;
-  await write(runtime, doc, recordBefore(records, step, observed, spec, caps));
+  await write(runtime, doc, recordBefore(records, step, observed, spec));
   if (doc.records.replacements) observed.replacements = doc.records.replacements;
   const progress = doc.records.progress;
   const crash = hooks.crash;

@@ -10,7 +10,7 @@ import { beginMaintenance, finishMaintenancePart, noteMaintenance } from './main
 import { beginStep, beginRollout, noteMembersDone, noteRollout, recordSnapshot, settle } from './progress.js';
 import { beginRecovery } from './recovery.js';
 import { isScalingStep } from './steps.js';
-import type { MaintenanceRecord, MaintenanceRequest, ObservedCluster, RecoveryProgress, ReplacementRecord, RestartRequest, RolloutProgress, Step, UpgradeProgress } from './types.js';
+import type { Capability, MaintenanceRecord, MaintenanceRequest, ObservedCluster, RecoveryProgress, ReplacementRecord, RestartRequest, RolloutProgress, Step, UpgradeProgress } from './types.js';
 
 /** The scaling step begun last (written before it acts) and the initial cluster the member that joined last got. */
 export interface ScalingRecord {
@@ -82,25 +82,20 @@ export interface RecordsDocument {
   cluster: RecordsCluster;
 }
 
-/** What a runtime can do that the records are read for (the planner plans only what it can carry out). */
-export interface RecordsCapabilities {
-  backups: boolean;
-  drills: boolean;
-  heals: boolean;
-  recovers: boolean;
-}
+/** The runtime has capability `c` (an observation that does not say: every runtime, as the planner's own tests). */
+const has = (o: ObservedCluster, c: Capability): boolean => o.capabilities?.includes(c) ?? true;
 
 /** The observation with what the records and requests say (the planner reads them there). */
-export function observeRecords(o: ObservedCluster, doc: RecordsDocument, can: RecordsCapabilities): void {
+export function observeRecords(o: ObservedCluster, doc: RecordsDocument): void {
   const { records: r, requests: q, cluster } = doc;
   if (q.suspended) o.suspended = true;
   if (r.hibernated !== undefined) o.hibernated = true;
-  if (can.backups) {
-    o.backups = { record: r.backups, request: q.backup, created: cluster.created, ...(can.drills ? { verifies: true } : {}), ...(q.verify !== undefined ? { verifyRequest: q.verify } : {}) };
+  if (has(o, 'backups')) {
+    o.backups = { record: r.backups, request: q.backup, created: cluster.created, ...(has(o, 'drills') ? { verifies: true } : {}), ...(q.verify !== undefined ? { verifyRequest: q.verify } : {}) };
   }
-  if (can.recovers) o.recovery = { ...(q.recover !== undefined ? { request: q.recover } : {}), ...(r.recovery ? { record: r.recovery } : {}) };
+  if (has(o, 'recovery')) o.recovery = { ...(q.recover !== undefined ? { request: q.recover } : {}), ...(r.recovery ? { record: r.recovery } : {}) };
   o.maintenance = { ...(r.maintenance ? { record: r.maintenance } : {}), ...(q.maintenance ? { request: q.maintenance } : {}), created: cluster.created };
-  if (can.heals && r.replacements) o.replacements = r.replacements;
+  if (has(o, 'healing') && r.replacements) o.replacements = r.replacements;
 }
 
 /** Field by field: the same object where nothing changed, so that an unchanged document is not written. */
@@ -116,11 +111,11 @@ function withFields(r: ClusterRecords, next: Partial<ClusterRecords>): ClusterRe
 }
 
 /** The records with what the observation shows (members done, replacements promoted, rounds finished). */
-export function noteObserved(r: ClusterRecords, o: ObservedCluster, can: RecordsCapabilities): ClusterRecords {
+export function noteObserved(r: ClusterRecords, o: ObservedCluster): ClusterRecords {
   return withFields(r, {
     progress: noteMembersDone(r.progress, o),
     rollout: noteRollout(r.rollout, o, o.now),
-    ...(can.heals ? { replacements: noteReplacements(r.replacements, o) } : {}),
+    ...(has(o, 'healing') ? { replacements: noteReplacements(r.replacements, o) } : {}),
     maintenance: noteMaintenance(r.maintenance, o),
     // every member up and answering at once: the cluster formed (no member bootstraps again)
     ...(r.formed === undefined && o.members.length > 0 && o.members.every((m) => m.running && m.healthy) ? { formed: new Date(o.now).toISOString() } : {}),
@@ -133,13 +128,13 @@ export function noteSteady(r: ClusterRecords, version: string, now: number): Clu
 }
 
 /** The records to write BEFORE `step` acts (write-ahead): each record the step begins or moves on. */
-export function recordBefore(r: ClusterRecords, step: Step, o: ObservedCluster, spec: SvcClusterSpec, can: RecordsCapabilities): ClusterRecords {
+export function recordBefore(r: ClusterRecords, step: Step, o: ObservedCluster, spec: SvcClusterSpec): ClusterRecords {
   return withFields(r, {
     scaling: beginScaling(r.scaling, step, spec, o.now),
-    ...(step.kind === 'replaceMember' && can.heals ? { replacements: beginReplacement(r.replacements, step, o.now) } : {}),
+    ...(step.kind === 'replaceMember' && has(o, 'healing') ? { replacements: beginReplacement(r.replacements, step, o.now) } : {}),
     progress: beginStep(r.progress, step, o.now),
     rollout: beginRollout(r.rollout, step, o.revision, o.now),
-    ...(can.recovers ? { recovery: beginRecovery(r.recovery, step, o, o.now) } : {}),
+    ...(has(o, 'recovery') ? { recovery: beginRecovery(r.recovery, step, o, o.now) } : {}),
     maintenance: beginMaintenance(r.maintenance, step, o),
     ...(step.kind === 'startBackupAgent' || step.kind === 'stopBackupAgent' ? { agent: { step: step.kind, ...('reason' in step ? { reason: step.reason } : {}), at: new Date(o.now).toISOString() } } : {}),
     // the member count survives the members' stop, so that a crash half-way still wakes every one

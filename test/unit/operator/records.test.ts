@@ -3,11 +3,10 @@
 // file of an earlier release keeps everything it recorded and asked for.
 import { expect } from 'chai';
 import { withDefaults } from '../../../operator/api/validate.js';
-import { noteObserved, observeRecords, recordAfter, recordBefore, type RecordsCapabilities } from '../../../operator/planner/records.js';
+import { noteObserved, observeRecords, recordAfter, recordBefore } from '../../../operator/planner/records.js';
 import type { ObservedCluster, ObservedMember } from '../../../operator/planner/types.js';
 import { migrateState, type LocalState } from '../../../operator/runtime/local/state.js';
 
-const can: RecordsCapabilities = { backups: true, drills: true, heals: true, recovers: true };
 const spec = withDefaults({ version: '3.5.21', replicas: 3 });
 const member = (name: string, over: Partial<ObservedMember> = {}): ObservedMember =>
   ({ name, configuredVersion: '3.5.21', running: true, release: '3.5.21', clusterVersion: '3.5.0', healthy: true, leader: name === 'kv-0', ...over });
@@ -16,33 +15,33 @@ const observed = (over: Partial<ObservedCluster> = {}): ObservedCluster => ({ no
 describe('operator: the record document', () => {
   it('an observation that changes nothing leaves the same object (the engine writes nothing)', () => {
     const r = { formed: 'T' };
-    expect(noteObserved(r, observed(), can)).to.equal(r);
-    expect(recordBefore(r, { kind: 'wait', code: 'CatchingUp', reason: 'x' }, observed(), spec, can)).to.equal(r);
+    expect(noteObserved(r, observed())).to.equal(r);
+    expect(recordBefore(r, { kind: 'wait', code: 'CatchingUp', reason: 'x' }, observed(), spec)).to.equal(r);
     expect(recordAfter(r, { kind: 'restartMember', member: 'kv-1', version: '3.5.21' }, { now: 2 }, spec, { name: 'kv', created: 0 })).to.equal(r);
   });
 
   it('the cluster formed once every member ran and answered at once, and stays formed', () => {
     const down = observed({ members: [member('kv-0'), member('kv-1', { running: false, healthy: false }), member('kv-2')] });
-    expect(noteObserved({}, down, can)).to.deep.equal({});
-    const formed = noteObserved({}, observed(), can);
+    expect(noteObserved({}, down)).to.deep.equal({});
+    const formed = noteObserved({}, observed());
     expect(formed).to.deep.equal({ formed: new Date(1000).toISOString() });
-    expect(noteObserved(formed, down, can)).to.equal(formed);
+    expect(noteObserved(formed, down)).to.equal(formed);
   });
 
   it('a scaling step is recorded before it acts; looked at again it keeps its start; the join list carries over', () => {
-    const add = recordBefore({}, { kind: 'addMember', member: 'kv-3', join: ['kv-0', 'kv-1', 'kv-2', 'kv-3'] }, observed(), { ...spec, replicas: 4 }, can);
+    const add = recordBefore({}, { kind: 'addMember', member: 'kv-3', join: ['kv-0', 'kv-1', 'kv-2', 'kv-3'] }, observed(), { ...spec, replicas: 4 });
     expect(add.scaling).to.deep.equal({ replicas: 4, step: 'addMember', member: 'kv-3', startedAt: new Date(1000).toISOString(), join: ['kv-0', 'kv-1', 'kv-2', 'kv-3'] });
-    expect(recordBefore(add, { kind: 'addMember', member: 'kv-3', join: ['kv-0', 'kv-1', 'kv-2', 'kv-3'] }, observed({ now: 5000 }), { ...spec, replicas: 4 }, can)).to.equal(add);
-    const retire = recordBefore(add, { kind: 'retireMember', member: 'kv-3' }, observed({ now: 6000 }), spec, can);
+    expect(recordBefore(add, { kind: 'addMember', member: 'kv-3', join: ['kv-0', 'kv-1', 'kv-2', 'kv-3'] }, observed({ now: 5000 }), { ...spec, replicas: 4 })).to.equal(add);
+    const retire = recordBefore(add, { kind: 'retireMember', member: 'kv-3' }, observed({ now: 6000 }), spec);
     expect(retire.scaling).to.include({ replicas: 3, step: 'retireMember', member: 'kv-3' });
     expect(retire.scaling!.join).to.deep.equal(['kv-0', 'kv-1', 'kv-2', 'kv-3']);
   });
 
   it('hibernation: the member count recorded before the members stop, cleared after they woke', () => {
-    const slept = recordBefore({}, { kind: 'hibernate', members: ['kv-0', 'kv-1', 'kv-2'] }, observed(), { ...spec, replicas: 0 }, can);
+    const slept = recordBefore({}, { kind: 'hibernate', members: ['kv-0', 'kv-1', 'kv-2'] }, observed(), { ...spec, replicas: 0 });
     expect(slept.hibernated).to.equal(3);
     const o = observed();
-    observeRecords(o, { records: slept, requests: {}, version: '1', cluster: { name: 'kv', created: 0 } }, can);
+    observeRecords(o, { records: slept, requests: {}, version: '1', cluster: { name: 'kv', created: 0 } });
     expect(o.hibernated).to.equal(true);
     expect(recordAfter(slept, { kind: 'wake', members: ['kv-0', 'kv-1', 'kv-2'] }, { now: 2 }, spec, { name: 'kv', created: 0 })).to.deep.equal({});
   });
@@ -52,7 +51,7 @@ describe('operator: the record document', () => {
     const r = recordAfter({}, { kind: 'backup', reason: 'OnDemand', member: 'kv-0', id: 'tok' }, { now: 2, backup: taken }, spec, { name: 'kv', created: 0, backupsAt: '/b' });
     expect(r.backups).to.deep.include({ claim: '/b', lastRequest: 'tok', items: [taken] });
     const o = observed();
-    observeRecords(o, { records: r, requests: { backup: 'tok2', suspended: true, recover: 'rt' }, version: '1', cluster: { name: 'kv', created: 7 } }, can);
+    observeRecords(o, { records: r, requests: { backup: 'tok2', suspended: true, recover: 'rt' }, version: '1', cluster: { name: 'kv', created: 7 } });
     expect(o.backups).to.deep.include({ request: 'tok2', created: 7, verifies: true });
     expect(o.suspended).to.equal(true);
     expect(o.recovery).to.deep.equal({ request: 'rt' });
