@@ -47,8 +47,8 @@ export function makeLeafCert(pki: Pick<TestPki, 'dir'>, name: string, cn: string
 }
 
 /** A CRL of the PKI's CA revoking the given certificate files: `<name>.pem` (PEM) and `<name>.der` in its dir. */
-export function makeCrl(pki: Pick<TestPki, 'dir'>, name: string, revokedCertFiles: string[]): { pem: string; der: string } {
-  const crl = issueCrl(readFileSync(join(pki.dir, 'ca.pem')), createPrivateKey(readFileSync(join(pki.dir, 'ca-key.pem'))), revokedCertFiles.map((f) => readFileSync(f)), 30 * DAY_MS);
+export function makeCrl(pki: Pick<TestPki, 'dir'>, name: string, revokedCertFiles: string[], validForMs = 30 * DAY_MS): { pem: string; der: string } {
+  const crl = issueCrl(readFileSync(join(pki.dir, 'ca.pem')), createPrivateKey(readFileSync(join(pki.dir, 'ca-key.pem'))), revokedCertFiles.map((f) => readFileSync(f)), validForMs);
   const files = { pem: join(pki.dir, `${name}.pem`), der: join(pki.dir, `${name}.der`) };
   writeFileSync(files.pem, crl.pem);
   writeFileSync(files.der, crl.der);

@@ -21,6 +21,7 @@ import tls from 'node:tls';
 import { rmSync } from 'node:fs';
 import { isSecureUrl, isUnixUrl, unixSocketPath } from '../transport/unix-url.js';
 import { certNameAllowed, certNames } from '../transport/cert-names.js';
+import { refusedByCrl, type RevocationList } from '../transport/revocation.js';
 import * as grpc from '@grpc/grpc-js';
 import { nopLogger, type Logger } from '../log/logger.js';
 
@@ -37,8 +38,8 @@ export interface ClientListenerTls {
   requestCert?: boolean;
   /** Refuse clients whose certificate does not verify against ca. Default: same as requestCert. */
   rejectUnauthorized?: boolean;
-  /** --client-crl-file: client certificates it revokes are refused at the handshake. */
-  crl?: Buffer;
+  /** --client-crl-file: a connection presenting a certificate it revokes is closed after the handshake. */
+  crl?: RevocationList;
   /** --client-cert-allowed-hostname: a client certificate must name one of these SAN hostnames. */
   allowedHostnames?: string[];
   /** --tls-min-version / --tls-max-version. */
@@ -164,7 +165,6 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
         ca: t.ca,
         requestCert: t.requestCert ?? false,
         rejectUnauthorized: t.rejectUnauthorized ?? t.requestCert ?? false,
-        ...(t.crl ? { crl: t.crl } : {}),
         minVersion: t.minVersion,
         maxVersion: t.maxVersion,
         ALPNCallback: ({ protocols }) => pickAlpn(serve === 'grpc' ? protocols.filter((p) => p === 'h2') : serve === 'http' ? protocols.filter((p) => p !== 'h2') : protocols),
@@ -172,6 +172,7 @@ export async function startClientListener(opts: ClientListenerOptions): Promise<
       (socket) => {
         if (closing) return void socket.destroy();
         socket.on('error', (err) => logger.debug('client connection error', { error: err.message, remote: socket.remoteAddress }));
+        if (t.crl && refusedByCrl(t.crl, socket, logger)) return void socket.destroy();
         if (t.allowedHostnames && t.allowedHostnames.length > 0 && !certNameAllowed(socket.getPeerCertificate(), [], t.allowedHostnames)) {
           logger.warn('rejected client connection: certificate names no allowed hostname', { remote: socket.remoteAddress, ...certNames(socket.getPeerCertificate()), 'allowed-hostname': t.allowedHostnames });
           return void socket.destroy();

@@ -13,7 +13,7 @@ import { DEFAULT_QUOTA_BYTES } from '../core/options.js';
 import { FatalStartError } from '../core/fatal.js';
 import { ListenError } from '../api/listener.js';
 import { selfCert, SelfCertError } from '../config/self-cert.js';
-import { crlAsPem } from '../config/crl.js';
+import { RevocationList } from '../transport/revocation.js';
 import { AuthTokenOptionsError, newTokenProvider } from '../auth/tokens.js';
 import { retentionOf } from '../core/compactor.js';
 import { parseDurationMs } from '../config/values.js';
@@ -124,7 +124,7 @@ function currentReleaseSafe(): string {
   }
 }
 
-function readTls(t: TlsConfig & { selfSigned?: boolean }, what: string): { cert: Buffer; key: Buffer; ca?: Buffer; crl?: Buffer; clientCertAuth: boolean; selfSigned?: boolean; dialCert?: Buffer; dialKey?: Buffer } | undefined {
+function readTls(t: TlsConfig & { selfSigned?: boolean }, what: string): { cert: Buffer; key: Buffer; ca?: Buffer; crl?: RevocationList; clientCertAuth: boolean; selfSigned?: boolean; dialCert?: Buffer; dialKey?: Buffer } | undefined {
   if (!t.certFile && !t.keyFile) return undefined;
   if (!t.certFile || !t.keyFile) throw new ConfigError(`${what}: both a certificate and a key file are needed`, '');
   const read = (f: string, which: string) => {
@@ -136,7 +136,7 @@ function readTls(t: TlsConfig & { selfSigned?: boolean }, what: string): { cert:
   };
   const crl = (data: Buffer, f: string) => {
     try {
-      return crlAsPem(data);
+      return new RevocationList(f, data);
     } catch (e) {
       throw new ConfigError(`${what}: the certificate revocation list file ${f} is ${(e as Error).message}`, '');
     }

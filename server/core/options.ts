@@ -5,6 +5,7 @@ import type { BackendOptions } from '../storage/backend.js';
 import type { Logger } from '../log/logger.js';
 import type { Release } from '../releases.js';
 import type { JwtTokens } from '../auth/tokens.js';
+import type { RevocationList } from '../transport/revocation.js';
 
 export interface TlsFiles {
   cert: Buffer;
@@ -13,7 +14,7 @@ export interface TlsFiles {
   /** Require and verify client certificates. */
   clientCertAuth: boolean;
   /** A certificate revocation list (PEM): revoked certificates are refused. */
-  crl?: Buffer;
+  crl?: RevocationList;
   /** Peer only (--peer-cert-allowed-cn): the common names a peer certificate may have. */
   allowedCNs?: string[];
   /** Made by --peer-auto-tls / --auto-tls: the other side's certificate is not verified (it is self-signed too). */

@@ -13,6 +13,7 @@ import type { Logger } from '../log/logger.js';
 import type { Transport } from './transport.js';
 import type { SecureVersion, TLSSocket } from 'node:tls';
 import { certNameAllowed, certNames } from './cert-names.js';
+import { refusedByCrl, type RevocationList } from './revocation.js';
 import { TransportError } from './wire.js';
 
 /** Server-side TLS for https listen-peer-urls. */
@@ -23,8 +24,8 @@ export interface PeerServerTlsOptions {
   ca?: Buffer;
   /** Require and verify a client certificate (--peer-client-cert-auth). */
   clientCertAuth?: boolean;
-  /** --peer-crl-file: certificates it revokes are refused at the handshake. */
-  crl?: Buffer;
+  /** --peer-crl-file: a connection presenting a certificate it revokes is closed after the handshake. */
+  crl?: RevocationList;
   /** --peer-cert-allowed-cn: a verified peer certificate must have one of these common names... */
   allowedCNs?: string[];
   /** ...or (--peer-cert-allowed-hostname) one of these SAN hostnames. */
@@ -172,7 +173,6 @@ export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServ
                 ca: opts.tls.ca,
                 requestCert: opts.tls.clientCertAuth ?? false,
                 rejectUnauthorized: opts.tls.clientCertAuth ?? false,
-                ...(opts.tls.crl ? { crl: opts.tls.crl } : {}),
                 minVersion: opts.tls.minVersion,
                 maxVersion: opts.tls.maxVersion,
               },
@@ -181,9 +181,12 @@ export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServ
           : http.createServer(handler);
       const allowedCNs = opts.tls?.allowedCNs ?? [];
       const allowedHostnames = opts.tls?.allowedHostnames ?? [];
-      if (secure && (allowedCNs.length > 0 || allowedHostnames.length > 0)) {
-        // A connection whose certificate names no allowed CN or hostname is closed before any request.
+      const crl = opts.tls?.crl;
+      if (secure && (crl || allowedCNs.length > 0 || allowedHostnames.length > 0)) {
+        // A connection with a revoked certificate, or one naming no allowed CN or hostname, is closed before any request.
         server.on('secureConnection', (sock: TLSSocket) => {
+          if (crl && refusedByCrl(crl, sock, opts.logger)) return void sock.destroy();
+          if (allowedCNs.length === 0 && allowedHostnames.length === 0) return;
           const cert = sock.getPeerCertificate();
           if (!certNameAllowed(cert, allowedCNs, allowedHostnames)) {
             opts.logger.warn('rejected peer connection: certificate names no allowed common name or hostname', { 'remote-addr': `${sock.remoteAddress}:${sock.remotePort}`, ...certNames(cert), 'allowed-cn': allowedCNs, 'allowed-hostname': allowedHostnames });

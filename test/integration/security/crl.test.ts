@@ -2,7 +2,7 @@
 // ignored: a revoked client certificate still connected). The PKI and the CRL are made in-process (harness/tls.ts). A CRL in
 // DER form (which the reference reads as well as PEM) is tried side by side with the reference 3.5.
 import { strict as assert } from 'node:assert';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,6 +152,56 @@ describe('certificate revocation lists in DER form (side by side with the refere
       assert.notEqual((await put(revoked.certFile, revoked.keyFile)).code, 0);
       assert.equal(await gatewayPut(urls[target], pki, pki.clientCertFile, pki.clientKeyFile), 200);
       await assert.rejects(gatewayPut(urls[target], pki, revoked.certFile, revoked.keyFile));
+    });
+  }
+});
+
+// The reference compares serial numbers only: its own test fixture (tests/fixtures/revoke.crl) passed its nextUpdate
+// in 2021, and a valid certificate must still connect. It reads the file per connection, so a list replaced while
+// the member runs applies to the next connection.
+describe('an expired certificate revocation list, replaced while serving (side by side with the reference 3.5)', function () {
+  this.timeout(90000);
+  let dir: string;
+  let pki: TestPki;
+  let revoked: ReturnType<typeof revokeOne>;
+  const procs: LoggedProcess[] = [];
+  const urls = {} as Record<'svc' | 'reference', string>;
+  const crlOf = (target: string) => join(dir, `${target}-list.pem`);
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-crl-expired-'));
+    pki = makeTestPki(dir);
+    revoked = revokeOne(pki);
+    const expired = makeCrl(pki, 'expired', [revoked.certFile], -24 * 3600 * 1000);
+    const ports = await freePorts(4);
+    await Promise.all(
+      TARGETS.map(async (target, i) => {
+        copyFileSync(expired.pem, crlOf(target));
+        const { proc, clientUrl: client } = spawnSingleMember(target, { dir, name: target, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], scheme: 'https',
+          flags: [`--cert-file=${pki.serverCertFile}`, `--key-file=${pki.serverKeyFile}`, `--trusted-ca-file=${pki.caFile}`, '--client-cert-auth', `--client-crl-file=${crlOf(target)}`] });
+        procs.push(proc);
+        await waitForHttp(`${client}/health`, { timeoutMs: 30000, ca: pki.ca, cert: pki.clientCert, key: pki.clientKey, process: proc });
+        urls[target] = client;
+      }),
+    );
+  });
+
+  after(async () => {
+    for (const p of procs) await p.stop('SIGKILL', 5000);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  for (const target of ['svc', 'reference'] as const) {
+    it(`${target}: a certificate the expired list does not revoke connects, the revoked one does not; a new list applies to the next connection`, async () => {
+      const put = (cert: string, key: string) =>
+        etcdctl([`--endpoints=${urls[target]}`, `--cacert=${pki.caFile}`, `--cert=${cert}`, `--key=${key}`, '--dial-timeout=1s', '--command-timeout=2s', 'put', 'k', 'v'], { bin: ref35('etcdctl') });
+      const ok = await put(pki.clientCertFile, pki.clientKeyFile);
+      assert.equal(ok.stdout, 'OK\n', ok.stderr);
+      assert.notEqual((await put(revoked.certFile, revoked.keyFile)).code, 0);
+      // now the list revokes the client certificate too
+      copyFileSync(makeCrl(pki, `${target}-both`, [revoked.certFile, pki.clientCertFile]).pem, crlOf(target));
+      const refused = await put(pki.clientCertFile, pki.clientKeyFile);
+      assert.notEqual(refused.code, 0, refused.stdout);
     });
   }
 });
