@@ -15,19 +15,34 @@ export { etcdctl, missingPrerequisite, type EtcdctlOptions, type EtcdctlResult }
 
 export const ETCD_BIN = process.env.SVC_TEST_ETCD ?? '/usr/bin/etcd';
 
-/**
- * The reference 3.5 (etcd, etcdutl, etcdctl v3.5.21), built once from the Go module proxy by
- * scripts/build-reference-35.sh (npm test's pretest runs it): Debian ships only 3.4, and 3.5 moved
- * `snapshot status/restore` to etcdutl. SVC_TEST_REF35_DIR overrides the folder, as in the script.
- */
-export const REF35_DIR =
-  process.env.SVC_TEST_REF35_DIR || join(process.env.XDG_CACHE_HOME || join(process.env.HOME || '/root', '.cache'), 'svc', 'ref', 'v3.5.21');
+/** The versions scripts/build-reference.sh builds, per release line (keep the two in step). */
+export const REFERENCE_VERSIONS = { '3.5': '3.5.21', '3.6': '3.6.16', '3.7': '3.7.3' } as const;
+export type ReferenceLine = keyof typeof REFERENCE_VERSIONS;
 
-/** Path of a reference 3.5 binary ('etcd', 'etcdutl', 'etcdctl'); throws the missing-prerequisite error when absent. */
-export function ref35(name: 'etcd' | 'etcdutl' | 'etcdctl'): string {
-  const bin = join(REF35_DIR, name);
+/**
+ * Folder of a reference release line's etcd, etcdutl and etcdctl, built once from the Go module proxy by
+ * scripts/build-reference.sh (npm test's pretest runs it): Debian ships only 3.4. SVC_TEST_REF35_DIR (..._REF36_,
+ * ..._REF37_) overrides the folder, as in the script.
+ */
+export function referenceDir(line: ReferenceLine): string {
+  return (
+    process.env[`SVC_TEST_REF${line.replace('.', '')}_DIR`] ||
+    join(process.env.XDG_CACHE_HOME || join(process.env.HOME || '/root', '.cache'), 'svc', 'ref', `v${REFERENCE_VERSIONS[line]}`)
+  );
+}
+
+export const REF35_DIR = referenceDir('3.5');
+
+/** Path of a reference binary of a release line; throws the missing-prerequisite error when absent. */
+export function referenceBin(line: ReferenceLine, name: 'etcd' | 'etcdutl' | 'etcdctl'): string {
+  const bin = join(referenceDir(line), name);
   if (!existsSync(bin)) throw missingPrerequisite(bin);
   return bin;
+}
+
+/** Path of a reference 3.5 binary ('etcd', 'etcdutl', 'etcdctl'). */
+export function ref35(name: 'etcd' | 'etcdutl' | 'etcdctl'): string {
+  return referenceBin('3.5', name);
 }
 
 export interface ReferenceClusterOptions {

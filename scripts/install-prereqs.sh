@@ -5,8 +5,8 @@
 # at once with one message naming the command to run, and exit status 1, so that `npm test` never turns a
 # missing prerequisite into a row of identical test failures.
 # The tests look for the binaries where SVC_TEST_ETCD / SVC_TEST_ETCDCTL say (default /usr/bin/...); so does this.
-# Then the reference 3.5 (etcd, etcdutl, etcdctl v3.5.21; Debian has none) for the snapshot tests: built once from the
-# Go module proxy by scripts/build-reference-35.sh into ${SVC_TEST_REF35_DIR:-~/.cache/svc/ref/v3.5.21}; needs Go.
+# Then the references 3.5, 3.6 and 3.7 (etcd, etcdutl, etcdctl; Debian has none): built once from the Go module proxy
+# by scripts/build-reference.sh into ~/.cache/svc/ref/v<version> (SVC_TEST_REF35_DIR, ..._REF36_, ..._REF37_ override); needs Go.
 set -uo pipefail
 etcd_bin="${SVC_TEST_ETCD:-/usr/bin/etcd}"
 etcdctl_bin="${SVC_TEST_ETCDCTL:-/usr/bin/etcdctl}"
@@ -53,14 +53,16 @@ need_go() {
   fi
 }
 
-# The reference 3.5: silent when cached; built (a minute or two, once) when go is there; else one message.
-ref35="${SVC_TEST_REF35_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/svc/ref/v3.5.21}"
-if [ "$(cat "$ref35/.version" 2>/dev/null)" != v3.5.21 ] || ! [ -x "$ref35/etcd" ] || ! [ -x "$ref35/etcdutl" ] || ! [ -x "$ref35/etcdctl" ]; then
-  need_go "the reference etcd 3.5.21 ($ref35/{etcd,etcdutl,etcdctl})"
-  say "building the reference etcd, etcdutl, etcdctl v3.5.21 from the Go module proxy (once; cached in $ref35) ..."
-  SVC_TEST_REF35_DIR="$ref35" bash "$(dirname "$0")/build-reference-35.sh" >/dev/null ||
-    { echo "[prerequisites] building the reference etcd 3.5.21 failed (its output is above); fix that, or set SVC_TEST_REF35_DIR to a folder with etcd, etcdutl, etcdctl 3.5.21 and a .version file saying v3.5.21, then npm test again." >&2; exit 1; }
-fi
+# The references 3.5, 3.6 and 3.7 (etcd, etcdutl, etcdctl; scripts/build-reference.sh names each line's version and
+# folder): silent when cached; built (a minute or two each, once) when go is there; else one message.
+for minor in 3.5 3.6 3.7; do
+  if ! out=$(bash "$(dirname "$0")/build-reference.sh" "$minor" --check 2>/dev/null); then
+    need_go "the reference etcd $minor (etcd, etcdutl, etcdctl)"
+    say "building the reference etcd, etcdutl, etcdctl $minor from the Go module proxy (once; cached in $out) ..."
+    bash "$(dirname "$0")/build-reference.sh" "$minor" >/dev/null ||
+      { echo "[prerequisites] building the reference etcd $minor failed (its output is above); fix that, or set SVC_TEST_REF${minor/./}_DIR to a folder with its etcd, etcdutl, etcdctl and a .version file naming its version, then npm test again." >&2; exit 1; }
+  fi
+done
 
 # versitygw (Apache-2.0), the real S3-compatible server of the object-storage backup tests (harness/s3-server.ts): built
 # once from the Go module proxy by scripts/build-versitygw.sh into ${SVC_TEST_S3_DIR:-~/.cache/svc/versitygw/v1.8.0}.

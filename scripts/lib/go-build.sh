@@ -1,5 +1,5 @@
 # Sourced by the scripts that build a Go program once from the Go module proxy into a cache outside the checkout
-# (build-reference-35.sh, build-reference-benchmark.sh). The caller sets NAME (its log prefix), here (the folder whose
+# (build-reference.sh, build-reference-benchmark.sh). The caller sets NAME (its log prefix), here (the folder whose
 # go.mod requires the modules) and out (the cache folder); progress goes to stderr.
 go="$(command -v go || echo /usr/local/go/bin/go)"
 start=$SECONDS

@@ -1,4 +1,4 @@
-// The reference etcd 3.5 for the tests (scripts/build-reference-35.sh builds its binaries from here).
+// The reference etcd 3.5 for the tests (scripts/build-reference.sh 3.5 builds its binaries from here).
 module svc.test/reference35
 
 go 1.23.0
