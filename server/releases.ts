@@ -47,6 +47,16 @@ export interface Release {
   zapReadyLine: boolean;
   /** A restarted member warns when its v2 snapshot holds v2 keys (3.5: the last release with the v2 API). */
   warnsOfV2Content: boolean;
+  /** --strict-reconfig-check on a member add (voter or learner): this member must have been connected, for the health
+   *  interval, to every voter ('all-voters'), or to a quorum of the voters plus the new member, counting the new one as
+   *  down ('quorum-with-new': a learner can then be added with one of five members down). */
+  addMemberConnected: 'all-voters' | 'quorum-with-new';
+}
+
+/** A behaviour a release line changed in one of its patch releases: from `fromPatch` on, `changes` hold. */
+interface PatchChange {
+  fromPatch: number;
+  changes: Partial<Release>;
 }
 
 // Flags of the reference's `etcd --help` that svc does not implement, per release line (3.3's help is not
@@ -101,6 +111,7 @@ const r33: Release = {
   metaTermKey: false,
   zapReadyLine: false,
   warnsOfV2Content: false,
+  addMemberConnected: 'all-voters',
 };
 
 const r34: Release = {
@@ -154,6 +165,12 @@ const r35: Release = {
 
 const byMinor = new Map<string, Release>([['3.3', r33], ['3.4', r34], ['3.5', r35]]);
 
+// Patch releases that changed a behaviour, per line, oldest first. The patch is the first one the Go module proxy
+// serves with the change (3.5.27 has the old member-add rule and 3.5.31 the new; 3.5.28-30 are not served there).
+const PATCH_CHANGES = new Map<string, PatchChange[]>([
+  ['3.5', [{ fromPatch: 31, changes: { addMemberConnected: 'quorum-with-new' } }]],
+]);
+
 export const SUPPORTED_RELEASES: readonly string[] = [r33.version, r34.version, r35.version];
 export const NEWEST: Release = r35;
 
@@ -168,9 +185,12 @@ export class UnknownReleaseError extends Error {
 export function releaseFor(version: string): Release {
   const m = /^(\d+)\.(\d+)\.(\d+)$/.exec(version);
   if (!m) throw new UnknownReleaseError(version);
-  const base = byMinor.get(`${Number(m[1])}.${Number(m[2])}`);
+  const minor = `${Number(m[1])}.${Number(m[2])}`;
+  const base = byMinor.get(minor);
   if (!base) throw new UnknownReleaseError(version);
-  return { ...base, version: `${Number(m[1])}.${Number(m[2])}.${Number(m[3])}` };
+  const patch = Number(m[3]);
+  const changed = (PATCH_CHANGES.get(minor) ?? []).filter((c) => patch >= c.fromPatch).map((c) => c.changes);
+  return Object.assign({ ...base }, ...changed, { version: `${minor}.${patch}` });
 }
 
 /** The release a process runs as: its SVC_VERSION, or the newest when unset (the caller hands in the environment). */

@@ -16,6 +16,8 @@ export interface ReconfigDeps {
   logger: Logger;
   initialClusterToken: string;
   strictReconfigCheck: boolean;
+  /** Which voters a member add needs this member connected to (the release table decides). */
+  addMemberConnected: 'all-voters' | 'quorum-with-new';
   /** The applied membership (read at each call: a snapshot replaces it). */
   membership(): Membership;
   isLeader(): boolean;
@@ -50,10 +52,10 @@ export class Reconfig implements MembershipChanges {
   }
 
   /**
-   * Strict reconfiguration, as the reference's mayAddMember in 3.4 and 3.5: a voter is refused while too few
-   * voters have ever started (published their name) to keep a quorum once it is added; then any member,
-   * learners included, is refused unless this member has been connected to every voter for the reference's
-   * health interval (5 s).
+   * Strict reconfiguration, as the reference's mayAddMember: a voter is refused while too few voters have ever
+   * started (published their name) to keep a quorum once it is added; then any member, learners included, is refused
+   * unless this member has been connected for the health interval (5 s) to every voter (up to 3.5.27), or to a quorum
+   * of the voters plus the new member, the new one counted as down (later patches).
    */
   private mayAddMember(isLearner: boolean, peerURLs: string[]): void {
     const { logger, memberId } = this.d;
@@ -64,13 +66,17 @@ export class Reconfig implements MembershipChanges {
       throw Errors.memberNotEnoughStarted();
     }
     const since = this.now() - HEALTH_INTERVAL_MS;
-    const connected = voters.every((m) => {
+    const connected = voters.filter((m) => {
       if (m.id === memberId) return true;
       const t = this.d.activeSince(m.id);
       return t !== undefined && t < since;
-    });
-    if (!connected) {
+    }).length;
+    if (this.d.addMemberConnected === 'all-voters' && connected < voters.length) {
       logger.warn('rejecting member add request; local member has not been connected to all peers, reconfigure breaks active quorum', { ...requested, error: Errors.unhealthy().message });
+      throw Errors.unhealthy();
+    }
+    if (this.d.addMemberConnected === 'quorum-with-new' && voters.length > 1 && connected < Math.floor((voters.length + 1) / 2) + 1) {
+      logger.warn('rejecting member add request; local member has not been connected to majority peers, reconfigure breaks active quorum', { ...requested, error: Errors.unhealthy().message });
       throw Errors.unhealthy();
     }
   }

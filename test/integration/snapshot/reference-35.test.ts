@@ -1,5 +1,5 @@
 // Snapshots between svc and the reference 3.5 (etcd, etcdutl, etcdctl v3.5.21, built from the Go module proxy by
-// scripts/build-reference-35.sh in npm test's pretest). 3.5 moved `snapshot status/restore` to etcdutl and adds
+// scripts/build-reference.sh 3.5 in npm test's pretest). 3.5 moved `snapshot status/restore` to etcdutl and adds
 // meta keys of its own (term, confState), so the 3.4 tests of reference-tools and migration do not cover it:
 // (a) svc's snapshot -> etcdutl status and restore -> a real 3.5 cluster serves it all;
 // (b) a real 3.5 cluster's snapshot (its etcdctl) -> svcctl restore -> svc serves it all.

@@ -83,3 +83,13 @@ describe('release differences in flags (from the release table)', () => {
     expect(r.warnings.join('\n')).to.match(/only applies to --logger=capnslog/);
   });
 });
+
+describe('patch releases in the release table', () => {
+  it('a behaviour a patch changed holds from that patch on, and the version is reported as given', () => {
+    expect(releaseFor('3.5.21').addMemberConnected).to.equal('all-voters');
+    expect(releaseFor('3.5.30').addMemberConnected).to.equal('all-voters');
+    expect(releaseFor('3.5.31').addMemberConnected).to.equal('quorum-with-new');
+    expect(releaseFor('3.5.35')).to.include({ addMemberConnected: 'quorum-with-new', version: '3.5.35', minor: '3.5' });
+    expect(releaseFor('3.4.34').addMemberConnected).to.equal('all-voters');
+  });
+});

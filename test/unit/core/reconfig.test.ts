@@ -10,7 +10,7 @@ import { nopLogger } from '../../../server/log/logger.js';
 const NOW = 1_000_000;
 const m = (id: bigint, name = `m${id}`, isLearner = false): Member => ({ id, name, peerURLs: [`http://127.0.0.1:${id}`], clientURLs: [], isLearner });
 
-function setup(members: Member[], o: { leader?: boolean; connectedSince?: Record<string, number>; progress?: Map<bigint, { match: number }>; strict?: boolean } = {}) {
+function setup(members: Member[], o: { leader?: boolean; connectedSince?: Record<string, number>; progress?: Map<bigint, { match: number }>; strict?: boolean; rule?: 'all-voters' | 'quorum-with-new' } = {}) {
   const membership = new Membership(9n);
   for (const x of members) membership.add(x);
   const proposed: Array<{ type: ConfChangeType; id: bigint; member: Partial<Member> }> = [];
@@ -20,6 +20,7 @@ function setup(members: Member[], o: { leader?: boolean; connectedSince?: Record
     logger: nopLogger,
     initialClusterToken: 't',
     strictReconfigCheck: o.strict ?? true,
+    addMemberConnected: o.rule ?? 'all-voters',
     membership: () => membership,
     isLeader: () => o.leader ?? true,
     progress: () => o.progress,
@@ -66,6 +67,22 @@ describe('core/reconfig', () => {
     expect(proposed.map((p) => p.type)).to.deep.equal([ConfChangeType.AddLearnerNode]);
     await r.addMember(['http://127.0.0.1:5'], false);
     expect(proposed.map((p) => p.type)).to.deep.equal([ConfChangeType.AddLearnerNode, ConfChangeType.AddNode]);
+  });
+
+  it('from 3.5.31 (and in 3.6.12+), a quorum of the voters plus the new member, counted as down, is enough', async () => {
+    const long = NOW - 60_000;
+    // three voters, one down: 2 connected of a would-be 4 (quorum 3) is refused by both rules
+    const three = setup([m(1n), m(2n), m(3n)], { rule: 'quorum-with-new', connectedSince: { '2': long } });
+    await rejects(three.r.addMember(['http://127.0.0.1:9'], true), Errors.unhealthy());
+    // five voters, one down: 4 connected of a would-be 6 (quorum 4) is enough for the new rule, not for the old
+    const five = [m(1n), m(2n), m(3n), m(4n), m(5n)];
+    const up = { '2': long, '3': long, '4': long };
+    const newer = setup(five, { rule: 'quorum-with-new', connectedSince: up });
+    await newer.r.addMember(['http://127.0.0.1:9'], true);
+    expect(newer.proposed.map((p) => p.type)).to.deep.equal([ConfChangeType.AddLearnerNode]);
+    await rejects(setup(five, { rule: 'all-voters', connectedSince: up }).r.addMember(['http://127.0.0.1:9'], true), Errors.unhealthy());
+    // a single member may always grow
+    await setup([m(1n)], { rule: 'quorum-with-new' }).r.addMember(['http://127.0.0.1:9'], true);
   });
 
   it('without strict reconfiguration, only taken URLs are refused', async () => {
