@@ -51,6 +51,11 @@ export interface Release {
    *  interval, to every voter ('all-voters'), or to a quorum of the voters plus the new member, counting the new one as
    *  down ('quorum-with-new': a learner can then be added with one of five members down). */
   addMemberConnected: 'all-voters' | 'quorum-with-new';
+  /** The newest patch of this line on the Go module proxy: where an upgrade hop to this line goes. */
+  newestPatch: number;
+  /** The lowest patch of the previous line from which the reference's upgrade guide allows coming to this line
+   *  (upgrade_3_6: every 3.5 member on 3.5.32 or later; upgrade_3_7: on 3.6.11 or later); 0: any patch. */
+  fromPreviousMinPatch: number;
 }
 
 /** A behaviour a release line changed in one of its patch releases: from `fromPatch` on, `changes` hold. */
@@ -112,12 +117,15 @@ const r33: Release = {
   zapReadyLine: false,
   warnsOfV2Content: false,
   addMemberConnected: 'all-voters',
+  newestPatch: 27,
+  fromPreviousMinPatch: 0,
 };
 
 const r34: Release = {
   ...r33,
   version: '3.4.34',
   minor: '3.4',
+  newestPatch: 34,
   enableV2Default: false,
   v3betaGateway: 'redirect',
   metricsDebuggingAliases: true,
@@ -141,6 +149,7 @@ const r35: Release = {
   ...r34,
   version: '3.5.21',
   minor: '3.5',
+  newestPatch: 35,
   v3betaGateway: 'removed',
   metricsDebuggingAliases: false,
   loggerDefault: 'zap',
@@ -163,20 +172,40 @@ const r35: Release = {
   unsupportedFlags: NOT_IN_SVC_35,
 };
 
-const byMinor = new Map<string, Release>([['3.3', r33], ['3.4', r34], ['3.5', r35]]);
+// 3.6 and 3.7: the rows start as 3.5's; each difference of theirs is set here as it is implemented.
+const r36: Release = {
+  ...r35,
+  version: '3.6.16',
+  minor: '3.6',
+  newestPatch: 16,
+  fromPreviousMinPatch: 32,
+};
+
+const r37: Release = {
+  ...r36,
+  version: '3.7.3',
+  minor: '3.7',
+  newestPatch: 3,
+  fromPreviousMinPatch: 11,
+  addMemberConnected: 'quorum-with-new',
+};
+
+const byMinor = new Map<string, Release>([['3.3', r33], ['3.4', r34], ['3.5', r35], ['3.6', r36], ['3.7', r37]]);
 
 // Patch releases that changed a behaviour, per line, oldest first. The patch is the first one the Go module proxy
 // serves with the change (3.5.27 has the old member-add rule and 3.5.31 the new; 3.5.28-30 are not served there).
 const PATCH_CHANGES = new Map<string, PatchChange[]>([
   ['3.5', [{ fromPatch: 31, changes: { addMemberConnected: 'quorum-with-new' } }]],
+  // 3.6.8 has the old member-add rule and 3.6.12 the new; 3.6.9-11 are not served there
+  ['3.6', [{ fromPatch: 12, changes: { addMemberConnected: 'quorum-with-new' } }]],
 ]);
 
-export const SUPPORTED_RELEASES: readonly string[] = [r33.version, r34.version, r35.version];
+export const SUPPORTED_RELEASES: readonly string[] = [r33.version, r34.version, r35.version, r36.version, r37.version];
 export const NEWEST: Release = r35;
 
 export class UnknownReleaseError extends Error {
   constructor(readonly requested: string) {
-    super(`unknown release "${requested}": SVC_VERSION must be <major>.<minor>.<patch> of a supported release line (3.3.x, 3.4.x, 3.5.x; e.g. ${SUPPORTED_RELEASES.join(', ')})`);
+    super(`unknown release "${requested}": SVC_VERSION must be <major>.<minor>.<patch> of a supported release line (3.3.x, 3.4.x, 3.5.x, 3.6.x, 3.7.x; e.g. ${SUPPORTED_RELEASES.join(', ')})`);
     this.name = 'UnknownReleaseError';
   }
 }

@@ -18,7 +18,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../../.." && pwd)"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/svc/images"
-RELEASES=(3.3.27 3.4.34 3.5.21)
+RELEASES=(3.3.27 3.4.34 3.5.21 3.6.16 3.7.3)
 NODE_VERSION=20.20.2
 NPM_VERSION=10.8.2
 SUITE=bookworm

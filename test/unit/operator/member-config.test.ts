@@ -43,11 +43,11 @@ describe('unit: memberConfig(spec, release)', () => {
   });
 
   it('refuses a spec its release cannot run, naming the field, the release and the way out', () => {
-    const msg = 'spec.logging.logger: release 3.3.27 has no --logger flag; remove spec.logging.logger, or set spec.version to a release that has it (3.4, 3.5)';
+    const msg = 'spec.logging.logger: release 3.3.27 has no --logger flag; remove spec.logging.logger, or set spec.version to a release that has it (3.4, 3.5, 3.6, 3.7)';
     expect(memberConfigProblems(spec({ version: '3.3.27', logging: { logger: 'capnslog' } }))).to.deep.equal([msg]);
     expect(specProblems(spec({ version: '3.3.27', logging: { logger: 'capnslog' } }))).to.deep.equal([msg]);
     expect(specProblems(spec({ version: '3.3.27', logging: { level: 'info' } }))).to.deep.equal([
-      'spec.logging.level: release 3.3.27 has no --log-level flag; remove spec.logging.level, or set spec.version to a release that has it (3.4, 3.5)',
+      'spec.logging.level: release 3.3.27 has no --log-level flag; remove spec.logging.level, or set spec.version to a release that has it (3.4, 3.5, 3.6, 3.7)',
     ]);
     expect(specProblems(spec({ version: '3.3.27', enableV2: false }))).to.deep.equal([]);
     expect(specProblems(spec({ version: '3.4.34', logging: { logger: 'zap', level: 'info' } }))).to.deep.equal([]);
