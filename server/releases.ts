@@ -56,6 +56,8 @@ export interface Release {
   /** The lowest patch of the previous line from which the reference's upgrade guide allows coming to this line
    *  (upgrade_3_6: every 3.5 member on 3.5.32 or later; upgrade_3_7: on 3.6.11 or later); 0: any patch. */
   fromPreviousMinPatch: number;
+  /** The upgrade guide to this line requires a v2 store without custom (non-membership) keys (upgrade_3_6). */
+  upgradeRefusesCustomV2Data: boolean;
 }
 
 /** A behaviour a release line changed in one of its patch releases: from `fromPatch` on, `changes` hold. */
@@ -119,6 +121,7 @@ const r33: Release = {
   addMemberConnected: 'all-voters',
   newestPatch: 27,
   fromPreviousMinPatch: 0,
+  upgradeRefusesCustomV2Data: false,
 };
 
 const r34: Release = {
@@ -179,6 +182,7 @@ const r36: Release = {
   minor: '3.6',
   newestPatch: 16,
   fromPreviousMinPatch: 32,
+  upgradeRefusesCustomV2Data: true,
 };
 
 const r37: Release = {

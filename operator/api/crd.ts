@@ -308,6 +308,7 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
     to: str('Release upgraded to.'),
     step: str('Step under way or last finished.'),
     membersDone: { type: 'array', description: 'Members already on the target, in order.', items: { type: 'string' } },
+    hops: { type: 'array', description: 'The hops of the path when this one began, this one first and spec.version last (a target more than one hop away: patch hops and minor lines passed through).', items: { type: 'string' } },
     startedAt: str('Start.', { format: 'date-time' }),
     finishedAt: str('End.', { format: 'date-time' }),
     snapshot: snapshotSchema,

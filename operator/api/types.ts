@@ -332,6 +332,8 @@ export interface UpgradeStatus {
   step: string;
   /** Members already running `to`, in upgrade order. */
   membersDone: string[];
+  /** The hops of the path when this one began, `to` first and spec.version last (absent: one hop). */
+  hops?: string[];
   startedAt: string;
   finishedAt?: string;
   snapshot?: SnapshotRecord;

@@ -347,7 +347,7 @@ export function renderView(v: ClusterView): string {
   if (st.lastError) out.push(`Last error:     ${st.lastError}`);
   const up = st.upgrade;
   if (up && up.finishedAt === undefined) {
-    out.push(`Upgrade:        ${up.from} -> ${up.to} in progress, step ${up.step}, ${up.membersDone.length}/${v.members.length} members done${up.membersDone.length ? ` (${up.membersDone.join(', ')})` : ''}, started ${age(up.startedAt, v.at)} ago${v.spec.upgrade?.paused ? ', PAUSED' : ''}`);
+    out.push(`Upgrade:        ${up.from} -> ${up.to}${up.hops && up.hops.length > 1 ? ` (hops: ${up.hops[0]} now, then ${up.hops.slice(1).join(' -> ')})` : ''} in progress, step ${up.step}, ${up.membersDone.length}/${v.members.length} members done${up.membersDone.length ? ` (${up.membersDone.join(', ')})` : ''}, started ${age(up.startedAt, v.at)} ago${v.spec.upgrade?.paused ? ', PAUSED' : ''}`);
   } else if (up) {
     out.push(`Upgrade:        none in progress (last: ${up.from} -> ${up.to}, ${up.step}, finished ${age(up.finishedAt, v.at)} ago)`);
   } else out.push('Upgrade:        none in progress');

@@ -51,7 +51,9 @@ import { continueHealing, corruptionStep, replacementStep } from './healing.js';
 import { resumeScaling, scaleAfterUpgrade, scaleStep } from './scaling.js';
 import type { ObservedCluster, ObservedMember, RestartReason, Step, TargetRevision, UpgradeProgress } from './types.js';
 import { describeStep, isMutating, lacking } from './steps.js';
-import { compareVersions, minorIndex, minorOf, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
+import { compareVersions, minorIndex, minorOf, parseVersion, SUPPORTED_MINORS, isSupportedVersion } from '../api/versions.js';
+import { releaseFor } from '../../server/releases.js';
+import { remainingHops } from './upgrade-path.js';
 import { dueBackup } from '../backup/schedule.js';
 import { dueVerify, newestBackup } from '../backup/verify.js';
 import { recoveryCompletion, recoveryStep } from './recovery.js';
@@ -108,11 +110,27 @@ export function validateTarget(spec: SvcClusterSpec, o: ObservedCluster): Step |
         'a downgrade is only possible while a member still runs the older release; restore the pre-upgrade snapshot instead',
     );
   }
-  if (SUPPORTED_MINORS[t] === '3.5' && lowest < t) {
-    if (o.authEnabled === true) {
-      return blocked('AuthEnabledUpgradeTo35', `cannot upgrade to ${target}: authentication is enabled, and a rolling upgrade from 3.4 or older to 3.5 is not supported with authentication on (3.5 changes the WAL format of authentication entries)`);
-    }
-    if (o.authEnabled === undefined) return wait('AuthUnknown', 'cannot tell whether authentication is enabled (required before upgrading to 3.5)');
+  return lowest < t ? authRefusal(target, o) : undefined;
+}
+
+/** A hop onto a line that refuses members from below while authentication is on (3.5: the WAL format of
+ *  authentication entries changed), or undefined. */
+function authRefusal(hop: string, o: ObservedCluster, target = hop): Step | undefined {
+  if (!releaseFor(hop).refusesAuthUpgradeFromBelow) return undefined;
+  if (o.authEnabled === true) {
+    const via = hop === target ? '' : ` (through ${hop} on the way)`;
+    return blocked('AuthEnabledUpgradeTo35', `cannot upgrade to ${target}${via}: authentication is enabled, and a rolling upgrade from 3.4 or older to 3.5 is not supported with authentication on (3.5 changes the WAL format of authentication entries)`);
+  }
+  if (o.authEnabled === undefined) return wait('AuthUnknown', `cannot tell whether authentication is enabled (required before upgrading to ${minorOf(hop)})`);
+  return undefined;
+}
+
+/** A later hop of the path that will be refused: said before the first hop begins, so no journey stops half-way. */
+export function laterHopRefusal(hops: string[], o: ObservedCluster): Step | undefined {
+  for (let i = 1; i < hops.length; i++) {
+    if (minorOf(hops[i]) === minorOf(hops[i - 1])) continue;
+    const refusal = authRefusal(hops[i], o, hops.at(-1));
+    if (refusal) return refusal;
   }
   return undefined;
 }
@@ -157,7 +175,13 @@ export function agentStep(o: ObservedCluster): Step | undefined {
   return a.current !== a.wanted ? { kind: 'startBackupAgent', reason: 'ConfigChanged' } : undefined;
 }
 
-function planUnsuspended(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
+function planUnsuspended(wanted: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
+  // a target more than one hop away is reached hop by hop (upgrade-path.ts): every rule below sees the current hop
+  // (a hop under way stays the hop until it is verified complete: its members running it is not yet the end)
+  const ahead = remainingHops(wanted, o);
+  const inHop = progress !== undefined && progress.finishedAt === undefined && progress.hops?.at(-1) === wanted.version && progress.to !== wanted.version;
+  const hops = inHop ? [progress.to, ...ahead.filter((h) => compareVersions(h, progress.to) > 0)] : ahead;
+  const spec = hops[0] === wanted.version ? wanted : { ...wanted, version: hops[0] };
   const hibernation = hibernationStep(spec, o);
   if (hibernation) return hibernation;
   // a quorum-loss recovery asked for (never automatic) comes before every other rule (recovery.ts); the member
@@ -180,13 +204,14 @@ function planUnsuspended(spec: SvcClusterSpec, o: ObservedCluster, progress: Upg
   const grow = volumeStep(spec, o);
   if (maintain && !(maintain.kind === 'blocked' && grow)) return maintain;
   if (grow) return grow;
-  const step = planSteps(spec, o, progress);
+  const underWay = progress !== undefined && progress.to === spec.version && progress.finishedAt === undefined;
+  const step = (hops.length > 1 && !underWay ? laterHopRefusal(hops, o) : undefined) ?? planSteps(spec, o, progress, hops);
   const onTarget = (m: ObservedMember) => m.configuredVersion === spec.version && (m.release === undefined || m.release === spec.version);
   const upgrading = !o.members.every(onTarget) || (progress !== undefined && progress.to === spec.version && progress.finishedAt === undefined);
   return upgrading ? scaleAfterUpgrade(spec, o, step) : step;
 }
 
-function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined): Step {
+function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradeProgress | undefined, hops: string[]): Step {
   const target = spec.version;
   const members = [...o.members].sort(byName);
   if (members.length === 0) return { kind: 'createCluster', version: target, replicas: spec.replicas };
@@ -260,7 +285,9 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     if (!cur && (o.v2DataBytes ?? 0) >= V2_ACK_BYTES && spec.upgrade?.acknowledgeLargeV2Data !== true) {
       return blocked('LargeV2DataNotAcknowledged', `v2 data is about ${Math.round((o.v2DataBytes ?? 0) / 1048576)} MB (100 MB or more): the one-time catch-up may take long; set spec.upgrade.acknowledgeLargeV2Data: true to proceed`);
     }
-    return gate({ kind: 'snapshot', member: leader.name, from, to: target });
+    const missing = cur ? undefined : hopPrerequisite(target, o, members);
+    if (missing) return missing;
+    return gate({ kind: 'snapshot', member: leader.name, from, to: target, ...(hops.length > 1 ? { hops } : {}) });
   }
 
   const waitMs = Math.max((spec.upgrade?.waitBetweenMembersSeconds ?? 0) * 1000, (o.v2DataBytes ?? 0) > V2_SLOW_BYTES ? V2_WAIT_MS : 0);
@@ -274,6 +301,29 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
   const candidates = members.filter((m) => m !== leader && onTarget(m)).sort((a, b) => (b.appliedIndex ?? 0) - (a.appliedIndex ?? 0) || byName(a, b));
   if (candidates.length === 0) return gate({ kind: 'restartMember', member: leader.name, version: target, reason: 'VersionChange' });
   return gate({ kind: 'moveLeader', from: leader.name, to: candidates[0].name, toId: candidates[0].id });
+}
+
+/**
+ * The reference's upgrade-guide checks before a hop begins (upgrade_3_6, upgrade_3_7), or undefined when all pass:
+ * no alarm raised; for a new minor line also every member on the lowest patch the line accepts, and no custom v2 data
+ * where the line refuses it. Nothing is changed by a refusal. (A learner is promoted by the healing rules, which come
+ * first: the hop waits for it.)
+ */
+export function hopPrerequisite(target: string, o: ObservedCluster, members: ObservedMember[]): Step | undefined {
+  const raised = [...(o.noSpace ? ['NOSPACE'] : []), ...(o.corruption ? ['CORRUPT'] : [])];
+  if (raised.length > 0) return blocked('AlarmRaised', `cannot begin the upgrade to ${target}: the ${raised.join(' and ')} alarm is raised; the upgrade begins once it is disarmed (svc-operator local alarm list / kubectl svc alarm list show it)`);
+  const newLine = members.some((m) => minorOf(releaseOf(m)) !== minorOf(target));
+  if (!newLine) return undefined;
+  const line = releaseFor(target);
+  const below = members.find((m) => minorOf(releaseOf(m)) !== line.minor && (parseVersion(releaseOf(m))?.patch ?? 0) < line.fromPreviousMinPatch);
+  if (below) {
+    const prev = minorOf(releaseOf(below));
+    return blocked('BelowMinimumPatch', `cannot begin the upgrade to ${target}: member ${below.name} runs ${releaseOf(below)}, and ${line.minor} is reached only from ${prev}.${line.fromPreviousMinPatch} or later (the reference's upgrade guide); set spec.version to ${prev}.${line.fromPreviousMinPatch} first, or to ${target} from there`);
+  }
+  if (line.upgradeRefusesCustomV2Data && (o.v2DataBytes ?? 0) > 0) {
+    return blocked('CustomV2Data', `cannot begin the upgrade to ${target}: the v2 store holds about ${o.v2DataBytes} bytes of keys (custom v2 data), which ${line.minor} refuses to start with; move them to the v3 API and delete them from the v2 store (svcctl with SVCCTL_API=2), then the upgrade begins`);
+  }
+  return undefined;
 }
 
 /**

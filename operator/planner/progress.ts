@@ -8,7 +8,7 @@ export function beginStep(progress: UpgradeProgress | undefined, step: Step, now
   switch (step.kind) {
     case 'snapshot': {
       const same = progress && progress.to === step.to && progress.finishedAt === undefined;
-      const base: UpgradeProgress = same ? progress : { from: step.from, to: step.to, step: 'snapshot', startedAt: now, restarts: {}, membersDone: [] };
+      const base: UpgradeProgress = same ? progress : { from: step.from, to: step.to, step: 'snapshot', startedAt: now, restarts: {}, membersDone: [], ...(step.hops && step.hops.length > 1 ? { hops: step.hops } : {}) };
       return { ...base, step: 'snapshot', snapshot: undefined };
     }
     case 'restartMember':

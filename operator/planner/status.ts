@@ -9,6 +9,7 @@ export function upgradeStatus(p: UpgradeProgress): UpgradeStatus {
     to: p.to,
     step: p.supersededBy ? `superseded by ${p.supersededBy}` : p.step,
     membersDone: [...p.membersDone],
+    hops: p.hops ? [...p.hops] : undefined,
     startedAt: new Date(p.startedAt).toISOString(),
     finishedAt: p.finishedAt === undefined ? undefined : new Date(p.finishedAt).toISOString(),
     snapshot: p.snapshot,

@@ -325,6 +325,8 @@ export interface UpgradeProgress {
   restarts: Record<string, number>;
   /** Members seen running `to`, healthy and caught up, in the order they got there. */
   membersDone: string[];
+  /** The hops of the path when this one began, `to` first, spec.version last (absent: a single hop). */
+  hops?: string[];
 }
 
 /** Why a backup step is taken (the pre-upgrade backup is the `snapshot` step). */
@@ -354,6 +356,9 @@ export type WaitCode =
 
 export type BlockedCode =
   | 'SkipMinor'
+  | 'BelowMinimumPatch'
+  | 'CustomV2Data'
+  | 'AlarmRaised'
   | 'DowngradeAfterCompletion'
   | 'AuthEnabledUpgradeTo35'
   | 'LargeV2DataNotAcknowledged'
@@ -396,7 +401,7 @@ export type Step =
   | { kind: 'createCluster'; version: string; replicas: number }
   | { kind: 'wait'; code: WaitCode; reason: string }
   | { kind: 'blocked'; code: BlockedCode; reason: string; condition: BlockedCondition }
-  | { kind: 'snapshot'; member: string; from: string; to: string }
+  | { kind: 'snapshot'; member: string; from: string; to: string; /** The hops of the whole path from here, `to` first (upgrade-path.ts). */ hops?: string[] }
   | { kind: 'moveLeader'; from: string; to: string; toId?: string; request?: string }
   | { kind: 'backup'; reason: BackupReason; member: string; id: string }
   | { kind: 'verifyBackup'; reason: BackupReason; id: string; backup?: BackupEntry }

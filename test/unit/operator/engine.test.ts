@@ -250,6 +250,24 @@ for (const mode of ['local', 'kubernetes'] as const) {
       }
     });
 
+    it('takes 3.5.21 to 3.7.3 hop by hop (3.5.32, 3.6.16, 3.7.3), each hop a whole upgrade; a crash at every point resumes, nothing done twice', async () => {
+      const hops = ['3.5.32', '3.6.16', '3.7.3'];
+      const clean = await drive(new World(3, '3.5.21', 1), mode, spec('3.7.3', 3));
+      expect(clean.acted.filter((a) => a.startsWith('complete'))).to.deep.equal(['complete 3.5.21->3.5.32', 'complete 3.5.32->3.6.16', 'complete 3.6.16->3.7.3']);
+      expect(clean.acted.filter((a) => a.startsWith('snapshot'))).to.have.length(3);
+      const points = crashPoints(clean.acted);
+      expect(points).to.have.length(54);
+      for (const at of points) {
+        const w = new World(3, '3.5.21', 1);
+        const r = await drive(w, mode, spec('3.7.3', 3), at);
+        expect(r.crashes, at).to.equal(1);
+        expect(w.sim.violations, at).to.deep.equal([]);
+        expect(r.final.step, at).to.deep.equal({ kind: 'steady', version: '3.7.3' });
+        for (const m of w.sim.members) for (const h of hops) expect(m.starts[h], `${at}: starts of ${m.name} on ${h}`).to.equal(1);
+        expect(progressOf(w), at).to.include({ from: '3.6.16', to: '3.7.3' });
+      }
+    });
+
     it('a crash at every point of every scaling step resumes: each member added and removed exactly once', async () => {
       for (const [from, to] of [[3, 5], [5, 3], [1, 3]] as const) {
         const clean = await drive(new World(from, '3.4.34', 0), mode, spec('3.4.34', to));

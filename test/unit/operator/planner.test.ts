@@ -6,6 +6,7 @@ import type { SvcClusterSpec } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { beginStep, noteMembersDone, plan, recordSnapshot, type ObservedCluster, type ObservedMember, type Step, type UpgradeProgress } from '../../../operator/planner/index.js';
 import { Sim } from './sim.js';
+import { upgradePath } from '../../../operator/planner/upgrade-path.js';
 
 const RELEASES = ['3.3.27', '3.4.34', '3.5.21', '3.4.33', '3.3.26'];
 const spec = (version: string, extra: Partial<SvcClusterSpec> = {}): SvcClusterSpec => withDefaults({ version, replicas: 3, ...extra });
@@ -110,14 +111,15 @@ describe('operator/upgrade planner (properties over generated observations)', ()
     );
   });
 
-  it('refuses skip-minor, downgrade after completion and auth-enabled upgrades to 3.5 before touching anything', () => {
+  it('takes a target two minors away hop by hop; refuses downgrade after completion and auth-enabled upgrades to 3.5 before touching anything', () => {
     fc.assert(
       fc.property(fc.constantFrom(...RELEASES), fc.constantFrom(...RELEASES), fc.integer({ min: 1, max: 5 }), fc.boolean(), (from, to, n, auth) => {
         const sim = new Sim(n, from);
         sim.auth = auth;
         const step = plan(spec(to, { replicas: n }), sim.observe(), undefined);
         const d = minorIdx(to) - minorIdx(from);
-        if (d >= 2) expect(step).to.include({ kind: 'blocked', code: 'SkipMinor' });
+        if (d >= 2 && auth) expect(step).to.include({ kind: 'blocked', code: 'AuthEnabledUpgradeTo35' });
+        else if (d >= 2) expect(step).to.deep.include({ kind: 'snapshot', to: upgradePath(from, to)[0], hops: upgradePath(from, to) });
         else if (d < 0) expect(step).to.include({ kind: 'blocked', code: 'DowngradeAfterCompletion' });
         else if (d === 1 && to.startsWith('3.5') && auth) expect(step).to.include({ kind: 'blocked', code: 'AuthEnabledUpgradeTo35' });
         else if (from === to) expect(step.kind).to.equal('steady');
