@@ -3,7 +3,7 @@ _svc_words() {
   # $1: the program's command words after its name
   local cur="${COMP_WORDS[COMP_CWORD]}" words=""
   if [ "$1" = plugin ]; then
-    if [ "$COMP_CWORD" -le 1 ]; then words="status backup verify recover backups suspend resume defrag compact move-leader restart alarm report"; else
+    if [ "$COMP_CWORD" -le 1 ]; then words="status backup verify recover backups suspend resume defrag compact move-leader restart alarm upgrade-plan report"; else
     case "${COMP_WORDS[1]}" in
       status) words="--namespace -n --kubeconfig --watch --interval --output" ;;
       backup) words="--namespace -n --kubeconfig --token --wait" ;;
@@ -17,12 +17,13 @@ _svc_words() {
       move-leader) words="--namespace -n --to --kubeconfig --dry-run" ;;
       restart) words="--namespace -n --kubeconfig --dry-run" ;;
       alarm) words="list disarm --namespace -n --kubeconfig --dry-run" ;;
+      upgrade-plan) words="--namespace -n --to --kubeconfig" ;;
       report) words="--namespace -n --kubeconfig --file --dry-run" ;;
     esac; fi
   else
-    if [ "$COMP_CWORD" -le 1 ]; then words="local demo crd run backup restore verify backup-agent completion status backup-now verify-now recover backups suspend resume defrag compact move-leader restart alarm report"
+    if [ "$COMP_CWORD" -le 1 ]; then words="local demo crd run backup restore verify backup-agent completion status backup-now verify-now recover backups suspend resume defrag compact move-leader restart alarm upgrade-plan report"
     elif [ "${COMP_WORDS[1]}" = local ]; then
-      if [ "$COMP_CWORD" -le 2 ]; then words="apply status backup verify-backup backups delete recover suspend resume move-leader restart defrag compact alarm report"; else
+      if [ "$COMP_CWORD" -le 2 ]; then words="apply status backup verify-backup backups delete recover suspend resume move-leader restart defrag compact alarm upgrade-plan report"; else
       case "${COMP_WORDS[2]}" in
       apply) words="-f --file --output --state-dir" ;;
       status) words="--output --state-dir" ;;
@@ -38,6 +39,7 @@ _svc_words() {
       defrag) words="--state-dir --dry-run" ;;
       compact) words="--state-dir --dry-run" ;;
       alarm) words="list disarm --state-dir --dry-run" ;;
+      upgrade-plan) words="--state-dir --dry-run --to" ;;
       report) words="--state-dir --dry-run --file" ;;
       esac; fi
     elif [ "${COMP_WORDS[1]}" = completion ]; then words="bash zsh"
@@ -55,6 +57,7 @@ _svc_words() {
       move-leader) words="--namespace -n --to --kubeconfig --dry-run" ;;
       restart) words="--namespace -n --kubeconfig --dry-run" ;;
       alarm) words="list disarm --namespace -n --kubeconfig --dry-run" ;;
+      upgrade-plan) words="--namespace -n --to --kubeconfig" ;;
       report) words="--namespace -n --kubeconfig --file --dry-run" ;;
       backup-now) words="--namespace -n --kubeconfig --token --wait" ;;
       esac

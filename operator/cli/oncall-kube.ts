@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 import * as k8s from '@kubernetes/client-node';
 import { API_VERSION, PLURAL } from '../api/types.js';
 import { isStatus, KubeApi } from '../runtime/kubernetes/kube-api.js';
-import { MAINTENANCE_REQUEST_ANNOTATION, maintenanceRequestValue, RECONCILE_ANNOTATION, RESTART_REQUEST_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-records.js';
+import { MAINTENANCE_REQUEST_ANNOTATION, maintenanceRequestValue, RECONCILE_ANNOTATION, RECORDS_ANNOTATION, RESTART_REQUEST_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-records.js';
 import { CLUSTER_LABEL, memberClientURL, memberHost } from '../runtime/kubernetes/manifests.js';
 import { quotaBytes } from '../api/maintenance.js';
 import { MemberClient } from '../members/index.js';
@@ -23,6 +23,10 @@ import { parseArgs, UsageError } from './args.js';
 import { REPORT_LOG_LINES } from './oncall.js';
 import { contextNamespace, gatherView, loadKubeConfig, pinHosts, renderView, StatusError, type ClusterView } from './status-view.js';
 import { tarArchive, type TarEntry } from './tar.js';
+import { upgradePlanText } from './upgrade-plan.js';
+import { parseRecords } from '../planner/records.js';
+import { withDefaults } from '../api/validate.js';
+import type { SvcClusterSpec } from '../api/types.js';
 
 const [GROUP, VERSION] = API_VERSION.split('/');
 
@@ -35,6 +39,7 @@ export const KUBE_ONCALL_USAGE: Record<string, string> = {
   'move-leader': '<cluster> [--to MEMBER] [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      asks for leadership to move to MEMBER (else the most up-to-date follower): annotation svc.dev/maintenance-request; the operator moves it once every member is healthy and caught up (Event MoveLeader)',
   restart: '<cluster> [MEMBER] [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      a rolling restart of every member (or MEMBER): annotation svc.dev/restart-request; the operator restarts each once, followers first, the leader last after moving leadership (reason RestartRequested)',
   alarm: 'list|disarm <cluster> [-n NAMESPACE] [--kubeconfig FILE] [--dry-run]\n      the alarms the members raised; disarm is refused while a cause persists (NOSPACE: a database still over the quota; CORRUPT: KV hashes that differ)',
+  'upgrade-plan': '<cluster> [--to VERSION] [-n NAMESPACE] [--kubeconfig FILE]\n      the hops from the release the members run to VERSION (else spec.version) and the checks each begins with, read from the members; exit 1 when one refuses; changes nothing',
   report: '<cluster> [-n NAMESPACE] [--kubeconfig FILE] [--file F.tar.gz] [--dry-run]\n      one archive for a bug report: the resource and status, Events, owned objects, each member\'s status, the last logs of members and operator',
 };
 
@@ -42,7 +47,7 @@ export const KUBE_ONCALL_USAGE: Record<string, string> = {
 export async function kubeOnCallMain(argv: string[], out: (s: string) => void = (s) => void process.stdout.write(s)): Promise<number> {
   const verb = argv[0];
   try {
-    const { words, flags } = parseArgs(argv.slice(1), { string: ['namespace', 'kubeconfig', ...(verb === 'report' ? ['file'] : []), ...(verb === 'move-leader' ? ['to'] : [])], boolean: ['dry-run'] });
+    const { words, flags } = parseArgs(argv.slice(1), { string: ['namespace', 'kubeconfig', ...(verb === 'report' ? ['file'] : []), ...(verb === 'move-leader' || verb === 'upgrade-plan' ? ['to'] : [])], boolean: ['dry-run'] });
     const sub = verb === 'alarm' ? words.shift() : undefined;
     if (verb === 'alarm' && sub !== 'list' && sub !== 'disarm') throw new UsageError('alarm needs list or disarm, then the SvcCluster name');
     const withMember = verb === 'defrag' || verb === 'restart';
@@ -57,6 +62,13 @@ export async function kubeOnCallMain(argv: string[], out: (s: string) => void = 
     } catch (e) {
       if (isStatus(e, 404)) throw new StatusError(`no SvcCluster "${name}" in namespace "${namespace}" (kubectl get svcc -A lists them)`);
       throw e;
+    }
+    if (verb === 'upgrade-plan') {
+      const view = await gatherView(kc, namespace, name);
+      const records = parseRecords(stored.metadata.annotations?.[RECORDS_ANNOTATION]) ?? {};
+      const r = upgradePlanText(`${namespace}/${name}`, withDefaults(stored.spec as SvcClusterSpec), observedOf(view), records.progress, flags.get('to'));
+      out(r.text);
+      return r.ok ? 0 : 1;
     }
     if (verb === 'report') return await report(kc, namespace, name, stored, flags.get('file'), flags.has('dry-run'), out);
     if (verb === 'defrag' || verb === 'compact') return await askMaintenance(kc, verb, namespace, name, words[1], stored, flags.has('dry-run'), out);

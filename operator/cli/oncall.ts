@@ -21,6 +21,7 @@ import { UsageError } from './args.js';
 import { applyCluster, CommandError, envSvcEntry } from './local.js';
 import { StepPrinter } from './printer.js';
 import { tarArchive } from './tar.js';
+import { upgradePlanText } from './upgrade-plan.js';
 
 /** What a local verb gets: its words after the verb, its flags, where the cluster is. */
 export interface LocalVerbInput {
@@ -278,6 +279,21 @@ async function report(i: LocalVerbInput): Promise<number> {
   return 0;
 }
 
+/** `local upgrade-plan <cluster> [--to VERSION]`: the hops and the checks, from one observation; never acts. */
+async function upgradePlan(i: LocalVerbInput): Promise<number> {
+  extraArgs(i.args, 1, 'upgrade-plan');
+  const { runtime, state } = openLocal(i.stateDir, i.args[0], 'upgrade-plan');
+  const client = new MemberClient({ timeoutMs: 3000, attempts: 2 });
+  try {
+    const { cluster } = await observeLocal(runtime, client);
+    const r = upgradePlanText(state.name, state.spec, cluster, state.records.progress, i.flags.get('to'));
+    i.out(r.text);
+    return r.ok ? 0 : 1;
+  } finally {
+    client.close();
+  }
+}
+
 /** The on-call verbs, in usage order. */
 export const ONCALL_VERBS: readonly OnCallVerb[] = [
   { name: 'suspend', usage: '<cluster>', summary: 'break-glass: no mutation of the cluster until resume (status keeps flowing)', flags: {}, mutating: true, local: suspend(true) },
@@ -287,6 +303,7 @@ export const ONCALL_VERBS: readonly OnCallVerb[] = [
   { name: 'defrag', usage: '<cluster> [MEMBER]', summary: 'defragments every member (or one) through the planner: followers first, the leader last after moving leadership', flags: {}, mutating: true, local: maintenance('defrag') },
   { name: 'compact', usage: '<cluster>', summary: 'compacts the history, keeping what spec.maintenance.autoCompaction keeps', flags: {}, mutating: true, local: maintenance('compact') },
   { name: 'alarm', usage: 'list|disarm <cluster>', summary: 'lists the alarms raised; disarm is refused while a cause persists', flags: {}, mutating: true, local: alarm },
+  { name: 'upgrade-plan', usage: '<cluster> [--to VERSION]', summary: 'the hops from the release the members run to VERSION (else spec.version) and the checks each begins with; exit 1 when one refuses; changes nothing', flags: { string: ['to'] }, mutating: false, local: upgradePlan },
   { name: 'report', usage: '<cluster> [--file F.tar.gz]', summary: 'one archive for a bug report: the resource, status, Events, each member\'s status, the last logs', flags: { string: ['file'] }, mutating: false, local: report },
 ];
 

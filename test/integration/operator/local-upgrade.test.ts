@@ -56,14 +56,17 @@ describe('operator local runtime: the full 3.3 -> 3.4 -> 3.5 upgrade against rea
   const rt = new LocalRuntime({ stateDir, name: 'full' });
   runtimes.push(rt);
 
-  it('creates the cluster, refuses skip-minor untouched, upgrades twice under writes, refuses the downgrade', async () => {
+  it('creates the cluster, plans 3.3 -> 3.5 as two hops untouched, upgrades twice under writes, refuses the downgrade', async () => {
     const created = await applyCluster(manifest('full', '3.3.27'), { stateDir });
     expect(created.outcome).to.equal('steady');
 
     const before = pids(rt);
-    const skip = await applyCluster(manifest('full', '3.5.21'), { stateDir });
-    expect(skip.step).to.include({ kind: 'blocked', code: 'SkipMinor', condition: 'UpgradeBlocked' });
-    expect(skip.actions).to.deep.equal([]);
+    const planned = await operatorCli(['local', 'upgrade-plan', 'full', '--to', '3.5.21', '--state-dir', stateDir]);
+    expect(planned.code, planned.out).to.equal(0);
+    expect(planned.out).to.include('full: 3.3.27 -> 3.5.21 in 2 hops, each a rolling upgrade');
+    expect(planned.out).to.include('  1. 3.3.27 -> 3.4.34   a new minor line\n  2. 3.4.34 -> 3.5.21   a new minor line\n');
+    expect(planned.out).to.match(/first step: .*snapshot/);
+    expect(planned.out).to.include('nothing was changed (a plan only)');
     expect(pids(rt)).to.deep.equal(before);
     expect(rt.state()!.records.progress).to.equal(undefined);
 
