@@ -138,8 +138,8 @@ export function writesRefused(o: ObservedCluster, cluster: string): WritesRefuse
   const alarms = o.alarms ?? [];
   const who = (alarm: string) => {
     const ids = [...new Set(alarms.filter((a) => a.alarm === alarm).map((a) => a.memberId))].sort();
-    const name = (id: string) => id === '0' ? 'the cluster (member 0)' : `${hexMemberId(id)}${((n) => (n ? ` (${n})` : ''))(o.members.find((m) => m.id === id)?.name ?? o.clusterMembers?.find((c) => c.id === id)?.member)}`;
-    return ids.length === 0 ? undefined : `${ids.length > 1 ? 'members' : 'member'} ${ids.map(name).join(', ')}`;
+    const name = (id: string) => (id === '0' ? 'the cluster (member 0)' : `member ${hexMemberId(id)}${((n) => (n ? ` (${n})` : ''))(o.members.find((m) => m.id === id)?.name ?? o.clusterMembers?.find((c) => c.id === id)?.member)}`);
+    return ids.length === 0 ? undefined : ids.map(name).join(', ');
   };
   const corrupt = who('CORRUPT');
   const noSpace = who('NOSPACE');
