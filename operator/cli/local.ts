@@ -102,16 +102,16 @@ export interface ApplyOptions {
   backoff?: Backoff;
 }
 
-/**
- * Makes the manifest so on this machine: creates the cluster, or (same name, new spec.version) upgrades it
- * by the planner's steps. Resolves with the orchestrator's result.
- */
 /** What `local apply` ended with: the loop's result, and why the backups fail when the members are as applied. */
 export interface ApplyResult extends ReconcileResult {
   /** The destinations that refuse or cannot be reached (named, with the cause and the way out); outcome is then failed. */
   backupsFailing?: string;
 }
 
+/**
+ * Makes the manifest so on this machine: creates the cluster, or (same name, new spec.version) upgrades it
+ * by the planner's steps. Resolves with the orchestrator's result.
+ */
 export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Promise<ApplyResult> {
   const runtime = new LocalRuntime({ stateDir: opts.stateDir, name: cluster.metadata.name, svcEntry: opts.svcEntry, destinations: envDestinationAccess() });
   const state = runtime.state();
@@ -174,7 +174,7 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
       : r.outcome === 'steady' ? (await runtime.destinationProblems()).map((e) => `its backups cannot be written: ${e.message}`) : [];
     if (failing.length === 0) return r;
     const agent = runtime.agentStatus()?.running ? `; the backup agent keeps trying (log ${runtime.agentLog()})` : '';
-    const backupsFailing = `${failing.join('; ')}${agent}; a backup asked for stays asked for: fix the destination, then run \`svc-operator local apply\` again`;
+    const backupsFailing = `${failing.join('; ')}${agent}; fix the destination, then run \`svc-operator local apply\` again (a backup due or asked for is taken then)`;
     return { ...r, outcome: 'failed', error: backupsFailing, backupsFailing };
   } finally {
     client.close();

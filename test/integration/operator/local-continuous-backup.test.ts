@@ -223,7 +223,7 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     expect(again.code, again.out).to.equal(1);
     expect(again.out).to.match(/started the backup agent \(pid \d+/);
     expect(again.out).to.include(`svc-operator: kv is as applied, but its backups cannot be written: destination "offsite" (s3://${BUCKET}/${PREFIX} at ${s3.endpoint}): the credentials were refused (SignatureDoesNotMatch`);
-    expect(again.out).to.include(`; the backup agent keeps trying (log ${rt.agentLog()}); a backup asked for stays asked for: fix the destination, then run \`svc-operator local apply\` again\n`);
+    expect(again.out).to.include(`; the backup agent keeps trying (log ${rt.agentLog()}); fix the destination, then run \`svc-operator local apply\` again (a backup due or asked for is taken then)\n`);
     const pid = rt.state()!.agent!.pid;
     const put = await client.put('w/rotated', 'x');
     const until = Date.now() + 20_000;
@@ -257,7 +257,7 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     expect(down.code, down.out).to.equal(1);
     expect(config().destinations[0].s3.endpoint).to.equal('http://127.0.0.1:9');
     expect(down.out.match(/step backup failed/g), down.out).to.have.length(1);
-    expect(down.out).to.match(/\nsvc-operator: kv is as applied, but the backup failed: destination "offsite" \(s3:\/\/svc-backups\/cont at http:\/\/127\.0\.0\.1:9\): the endpoint cannot be reached \(ECONNREFUSED[^\n]*; check spec\.backup\.destinations\[\]\.s3\.endpoint and that the store is up; the backup agent keeps trying \(log [^)]+\); a backup asked for stays asked for: fix the destination, then run `svc-operator local apply` again\n$/);
+    expect(down.out).to.match(/\nsvc-operator: kv is as applied, but the backup failed: destination "offsite" \(s3:\/\/svc-backups\/cont at http:\/\/127\.0\.0\.1:9\): the endpoint cannot be reached \(ECONNREFUSED[^\n]*; check spec\.backup\.destinations\[\]\.s3\.endpoint and that the store is up; the backup agent keeps trying \(log [^)]+\); fix the destination, then run `svc-operator local apply` again \(a backup due or asked for is taken then\)\n$/);
     expect(rt.agentStatus()!.running).to.equal(true);
 
     // another bucket that works: the agent writes there, and the pending backup is taken

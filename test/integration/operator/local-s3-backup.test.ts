@@ -224,7 +224,7 @@ describe('operator local runtime: backups to an S3-compatible store and restores
     // the members are as applied; the apply says on the spot that the backups cannot be written, and why
     const wrong = await apply(manifest({ secret: 'wrong' }), stateDir);
     expect(wrong.code, wrong.out).to.equal(1);
-    expect(wrong.out).to.match(/\nsvc-operator: kv is as applied, but its backups cannot be written: destination "offsite" \(s3:\/\/svc-backups\/prod\/kv at http:\/\/127\.0\.0\.1:\d+\): the credentials were refused \(SignatureDoesNotMatch: .*\); check the access key and secret in credentialsSecret .*; a backup asked for stays asked for: fix the destination, then run `svc-operator local apply` again\n$/);
+    expect(wrong.out).to.match(/\nsvc-operator: kv is as applied, but its backups cannot be written: destination "offsite" \(s3:\/\/svc-backups\/prod\/kv at http:\/\/127\.0\.0\.1:\d+\): the credentials were refused \(SignatureDoesNotMatch: .*\); check the access key and secret in credentialsSecret .*; fix the destination, then run `svc-operator local apply` again \(a backup due or asked for is taken then\)\n$/);
     const failed = await operatorCli(['local', 'backup', '--wait', '--state-dir', stateDir], env);
     expect(failed.code, failed.out).to.equal(1);
     // told once, at once: no retries against a store that refuses
@@ -241,7 +241,7 @@ describe('operator local runtime: backups to an S3-compatible store and restores
 
     const unreachable = await apply(manifest({ endpoint: 'http://127.0.0.1:9' }), stateDir);
     expect(unreachable.code, unreachable.out).to.equal(1);
-    expect(unreachable.out).to.match(/\nsvc-operator: kv is as applied, but its backups cannot be written: destination "offsite" \(s3:\/\/svc-backups\/prod\/kv at http:\/\/127\.0\.0\.1:9\): the endpoint cannot be reached \(ECONNREFUSED.*; a backup asked for stays asked for: fix the destination, then run `svc-operator local apply` again\n$/);
+    expect(unreachable.out).to.match(/\nsvc-operator: kv is as applied, but its backups cannot be written: destination "offsite" \(s3:\/\/svc-backups\/prod\/kv at http:\/\/127\.0\.0\.1:9\): the endpoint cannot be reached \(ECONNREFUSED.*; fix the destination, then run `svc-operator local apply` again \(a backup due or asked for is taken then\)\n$/);
     const down = await operatorCli(['local', 'backups', '--state-dir', stateDir], env);
     expect(down.code, down.out).to.equal(1);
     expect(down.out).to.match(/destination "offsite" \(s3:\/\/svc-backups\/prod\/kv at http:\/\/127\.0\.0\.1:9\): the endpoint cannot be reached \(ECONNREFUSED/);
