@@ -266,7 +266,7 @@ const statusSchema: Schema = obj<SvcClusterStatus>('Observed state of an SvcClus
   observedGeneration: int('Generation of the spec last acted on.'),
   phase: str('Phase.', { enum: ['Creating', 'Running', 'Upgrading', 'Scaling', 'Blocked', 'Degraded', 'Deleting', 'Hibernated'] }),
   conditions: {
-    type: 'array', description: 'Conditions: Ready, Reconciling, Stalled (kstatus), Available, Progressing, Upgrading, Degraded, BackupReady, BackupVerified, UpgradeBlocked.',
+    type: 'array', description: 'Conditions: Ready, Reconciling, Stalled (kstatus), Available, Progressing, Upgrading, Degraded, BackupReady, BackupVerified, ContinuousBackup, Suspended, UpgradeBlocked, WritesRefused.',
     'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'],
     items: obj<Condition>('A condition.', {
       type: str('Condition type.'),

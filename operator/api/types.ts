@@ -204,7 +204,11 @@ export type ConditionType =
   | 'Ready' | 'Reconciling' | 'Stalled'
   | 'Available' | 'Progressing' | 'Upgrading' | 'Degraded' | 'BackupReady' | 'BackupVerified' | 'UpgradeBlocked'
   // break-glass: the annotation svc.dev/reconcile: suspended (kubectl svc suspend); nothing is changed while True
-  | 'Suspended';
+  | 'Suspended'
+  // a raised alarm (NOSPACE, CORRUPT) refuses every write while the members stay healthy (reason NoSpaceAlarm, CorruptAlarm)
+  | 'WritesRefused'
+  // spec.backup.continuous: the agent's destinations take its segments (False: reason Destination<Cause>)
+  | 'ContinuousBackup';
 
 /** One status condition (the Kubernetes convention). */
 export interface Condition {

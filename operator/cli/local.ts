@@ -18,8 +18,10 @@ import { backupSources, listBackups, namedMembers, printBackups } from './backup
 import { Backoff } from '../orchestrator/backoff.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { quorumLoss } from '../planner/healing.js';
+import { writesRefused } from '../planner/oncall.js';
 import { hexMemberId } from '../api/member-id.js';
 import { describeStep } from '../planner/steps.js';
+import type { Step } from '../planner/types.js';
 import { StepPrinter } from './printer.js';
 import { UsageError } from './args.js';
 
@@ -100,11 +102,17 @@ export interface ApplyOptions {
   backoff?: Backoff;
 }
 
+/** What `local apply` ended with: the loop's result, and why the backups fail when the members are as applied. */
+export interface ApplyResult extends ReconcileResult {
+  /** The destinations that refuse or cannot be reached (named, with the cause and the way out); outcome is then failed. */
+  backupsFailing?: string;
+}
+
 /**
  * Makes the manifest so on this machine: creates the cluster, or (same name, new spec.version) upgrades it
  * by the planner's steps. Resolves with the orchestrator's result.
  */
-export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Promise<ReconcileResult> {
+export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Promise<ApplyResult> {
   const runtime = new LocalRuntime({ stateDir: opts.stateDir, name: cluster.metadata.name, svcEntry: opts.svcEntry, destinations: envDestinationAccess() });
   const state = runtime.state();
   const printer = opts.printer;
@@ -136,6 +144,7 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
   }
   // a cluster with authentication on: its backups are taken as the user of spec.backup.credentialsSecret
   const client = backupClient(cluster.spec);
+  let refused: Error | undefined;
   try {
     const r = await reconcile(runtime, cluster.spec, {
       client,
@@ -151,12 +160,22 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
       // (spec.backup.continuous: the backup agent's pid and log, as it was started)
       onDone: (line) => printer?.line(line),
       onVerified: (v) => printer?.line(v.result === 'Passed' ? `restore drill passed: ${v.message}` : `WARNING restore drill FAILED: ${v.message}`),
+      // a destination that refuses or cannot be reached is told at once (the next run tries again), not after a
+      // minute of backoff
+      fatal: destinationFailure,
       onError: (step, err) => {
-        printer?.line(`step ${step.kind} failed (will retry): ${err.message}`);
+        if (destinationFailure(step, err)) refused = err;
+        printer?.line(`step ${step.kind} failed${refused === err ? '' : ' (will retry)'}: ${err.message}`);
         if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));
       },
     });
-    return r;
+    // the members are as applied: whether the backups can be written, now (the agent's destinations among them)
+    const failing = r.outcome === 'failed' && refused ? [`the ${r.step.kind} failed: ${refused.message}`]
+      : r.outcome === 'steady' ? (await runtime.destinationProblems()).map((e) => `its backups cannot be written: ${e.message}`) : [];
+    if (failing.length === 0) return r;
+    const agent = runtime.agentStatus()?.running ? `; the backup agent keeps trying (log ${runtime.agentLog()})` : '';
+    const backupsFailing = `${failing.join('; ')}${agent}; fix the destination, then run \`svc-operator local apply\` again (a backup due or asked for is taken then)`;
+    return { ...r, outcome: 'failed', error: backupsFailing, backupsFailing };
   } finally {
     client.close();
   }
@@ -175,6 +194,11 @@ function backupClient(spec: SvcCluster['spec']): MemberClient {
   return new MemberClient({ backupAuth });
 }
 
+/** A backup step failed on its destination (refused, unreachable, no bucket): trying again in this run is in vain. */
+function destinationFailure(step: Step, err: Error): boolean {
+  return step.kind === 'backup' && err instanceof DestinationError;
+}
+
 /** A failed scheduled or on-demand backup: the cause and the way out. */
 function backupFailureLine(cause: string, stateDir: string): string {
   return `${cause}; it is tried again by the next \`svc-operator local apply\` or \`svc-operator local backup --wait --state-dir ${stateDir}\` (the leader must be healthy; its log is under ${stateDir}/logs)`;
@@ -189,6 +213,10 @@ export async function localApply(file: string, stateDir: string, output: string 
     process.stdout.write(`${JSON.stringify({ outcome: r.outcome, step: r.step, progress: r.progress, snapshots: r.snapshots, actions: r.actions, error: r.error }, null, 2)}\n`);
   }
   if (r.outcome === 'steady') return 0;
+  if (r.backupsFailing) {
+    process.stderr.write(`svc-operator: ${cluster.metadata.name} is as applied, but ${r.backupsFailing}\n`);
+    return 1;
+  }
   const why = r.step.kind === 'blocked' ? `${r.step.condition} (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
   process.stderr.write(`svc-operator: ${cluster.metadata.name} not reconciled: ${why}\n`);
   return 1;
@@ -204,12 +232,14 @@ export async function localStatus(stateDir: string, output: string | undefined):
   try {
     const { cluster, urls } = await observe(runtime, client);
     const quorum = quorumLoss(cluster);
+    const refused = writesRefused(cluster, state.name);
     const members = cluster.members.map((m) => ({
       name: m.name,
       release: m.release ?? null,
       configuredVersion: m.configuredVersion,
       leader: m.leader,
       healthy: m.healthy,
+      alarms: (cluster.alarms ?? []).filter((a) => a.memberId === m.id).map((a) => a.alarm),
       endpoint: urls.get(m.name),
       appliedIndex: m.appliedIndex ?? null,
       failure: m.failure ?? null,
@@ -234,6 +264,8 @@ export async function localStatus(stateDir: string, output: string | undefined):
       recovery: state.records.recovery ?? null,
       // the planner's verdict (a lost member is then not replaced: recover is the way out)
       quorumLost: quorum?.message ?? null,
+      // a raised alarm (the observation's), which the members' health does not show
+      writesRefused: refused ?? null,
       // break-glass
       suspended: state.requests.suspended === true,
       hibernated: state.records.hibernated !== undefined,
@@ -243,7 +275,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
       return 0;
     }
-    const rows = [['NAME', 'RELEASE', 'LEADER', 'HEALTH', 'ENDPOINT'], ...members.map((m) => [m.name, m.release ?? `(${m.configuredVersion}, down)`, m.leader ? '*' : '', m.healthy ? 'healthy' : 'unhealthy', m.endpoint ?? ''])];
+    const rows = [['NAME', 'RELEASE', 'LEADER', 'HEALTH', 'ENDPOINT'], ...members.map((m) => [m.name, m.release ?? `(${m.configuredVersion}, down)`, m.leader ? '*' : '', `${m.healthy ? 'healthy' : 'unhealthy'}${m.alarms.length > 0 ? ` (${m.alarms.join(', ')} alarm)` : ''}`, m.endpoint ?? ''])];
     const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
     process.stdout.write(`cluster ${out.name}: spec.version ${out.specVersion}, cluster version ${out.clusterVersion ?? 'unknown'}\n`);
     for (const r of rows) process.stdout.write(`${r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()}\n`);
@@ -257,6 +289,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
     if (out.hibernated) process.stdout.write(`hibernated: every member stopped, data kept; a manifest with spec.replicas above 0 wakes them\n`);
     if (state.lastStep) process.stdout.write(`last step: ${state.lastStep}\n`);
     if (quorum) process.stdout.write(`${quorum.message}\n`);
+    if (refused) process.stdout.write(`${refused.message}\n`);
     for (const m of members) {
       if (m.learner) process.stdout.write(`${m.name}: a learner, promoted once caught up\n`);
       if (m.lost) process.stdout.write(`${m.name} cannot come back (${m.lost.cause}: ${m.lost.detail}): ${quorum ? 'the quorum is lost, so it is not replaced; `svc-operator local recover --dry-run` is the way out' : 'the next `svc-operator local apply` replaces it'}\n`);
@@ -329,7 +362,7 @@ export async function localBackup(stateDir: string, wait: boolean, output: strin
   else if (answered) process.stdout.write(`on-demand backup ${token} taken; spec.backup.keep (${state.spec.backup?.keep ?? DEFAULT_KEEP}) has since removed it for newer scheduled backups taken in the same run\n`);
   if (answered) return 0;
   const why = r.step.kind === 'blocked' ? `${r.step.condition} (${r.step.code}): ${r.step.reason}` : r.error ?? describeStep(r.step);
-  process.stderr.write(`svc-operator: on-demand backup ${token} of ${state.name} not taken: ${why}${after?.backupFailure ? `\n${after.backupFailure}` : ''}\n`);
+  process.stderr.write(`svc-operator: on-demand backup ${token} of ${state.name} not taken: ${why}${after?.backupFailure && !r.backupsFailing ? `\n${after.backupFailure}` : ''}\n`);
   return 1;
 }
 

@@ -136,8 +136,10 @@ async function restart(i: LocalVerbInput): Promise<number> {
 async function carryOut(i: LocalVerbInput, state: LocalState, done: string, what: string): Promise<number> {
   const cluster: SvcCluster = { apiVersion: API_VERSION, kind: KIND, metadata: { name: state.name }, spec: state.spec };
   const r = await applyCluster(cluster, { stateDir: i.stateDir, printer: new StepPrinter({ write: i.out }), svcEntry: envSvcEntry() });
-  if (r.outcome === 'steady') {
+  // (a destination found failing after the run: what was asked for is done, the backups are not)
+  if (r.outcome === 'steady' || (r.backupsFailing && r.step.kind !== 'backup')) {
     i.out(`${done}\n`);
+    if (r.backupsFailing) throw new CommandError(`${state.name} is as applied, but ${r.backupsFailing}`);
     return 0;
   }
   throw new CommandError(`${what} did not finish: ${r.error ?? describeStep(r.step)}; run \`svc-operator local apply\` to carry on`);

@@ -345,6 +345,11 @@ export function renderView(v: ClusterView): string {
   const rec = cond('Reconciling');
   if (rec?.status === 'True') out.push(`Reconciling:    ${rec.reason}: ${rec.message}`);
   if (st.lastError) out.push(`Last error:     ${st.lastError}`);
+  // what the members' health does not show: a raised alarm refuses every write; the agent's destination fails
+  const writes = cond('WritesRefused');
+  if (writes?.status === 'True') out.push(`Writes:         REFUSED (${writes.reason}): ${writes.message}`);
+  const agent = cond('ContinuousBackup');
+  if (agent?.status === 'False') out.push(`Continuous:     FAILING (${agent.reason}): ${agent.message}`);
   const up = st.upgrade;
   if (up && up.finishedAt === undefined) {
     out.push(`Upgrade:        ${up.from} -> ${up.to}${up.hops && up.hops.length > 1 ? ` (hops: ${up.hops[0]} now, then ${up.hops.slice(1).join(' -> ')})` : ''} in progress, step ${up.step}, ${up.membersDone.length}/${v.members.length} members done${up.membersDone.length ? ` (${up.membersDone.join(', ')})` : ''}, started ${age(up.startedAt, v.at)} ago${v.spec.upgrade?.paused ? ', PAUSED' : ''}`);

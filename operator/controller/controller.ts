@@ -30,7 +30,7 @@ import { WorkQueue, type Requeue } from './queue.js';
 import { ClusterSession, Sessions } from './session.js';
 import { readClusterTls, TlsSecretError } from './tls.js';
 import { readPodProblems, DiagnosticReads } from './pod-diagnostics.js';
-import { canonical, computeStatus, dropUndefined, errorLine, stoppedStatus, type PodFacts } from './status.js';
+import { canonical, computeStatus, continuousBackupEvent, destinationProblem, dropUndefined, errorLine, stoppedStatus, type PodFacts } from './status.js';
 import { ScopedInformer } from './scope.js';
 
 const [GROUP, VERSION] = API_VERSION.split('/');
@@ -331,7 +331,9 @@ export class Controller {
     if (spec.backup?.continuous && (session.continuous === undefined || now.getTime() - session.continuous.at >= AGENT_STATUS_MS)) {
       // the destination, not the agent's pod: what is durable is what a restore can use
       const progress = await jobs.continuousProgress().catch(() => session.continuous?.status ?? {});
-      session.continuous = { at: now.getTime(), status: progress };
+      // the agent's destinations, each checked as it writes to them (ContinuousBackup, a Warning Event when one fails)
+      const problems = await jobs.destinationProblems().then((ps) => ps.map(destinationProblem), () => session.continuous?.problems ?? []);
+      session.continuous = { at: now.getTime(), status: progress, problems };
     }
     if (!spec.backup?.continuous) session.continuous = undefined;
     const backups = backupsState({ name: stored.metadata.name, spec, previous: records.backups, preUpgrade: progress?.snapshot, created: new Date(stored.metadata.creationTimestamp ?? 0), now });
@@ -340,7 +342,9 @@ export class Controller {
     const jobFailure = session.jobFailure;
     this.upgradeMetrics.backup(stored.metadata.namespace!, stored.metadata.name, (step.kind === 'snapshot' || step.kind === 'backup') && jobFailure !== undefined);
     this.upgradeMetrics.verified(stored.metadata.namespace!, stored.metadata.name, backups.lastVerified);
-    const status = computeStatus({ generation: stored.metadata.generation, spec, observed, pods, step, progress, previous: stored.status, error: error ?? jobFailure?.message, now, jobFailure, rollout: records.rollout, podProblems, backups });
+    const status = computeStatus({ generation: stored.metadata.generation, name: stored.metadata.name, spec, observed, pods, step, progress, previous: stored.status, error: error ?? jobFailure?.message, now, jobFailure, rollout: records.rollout, podProblems, backups, ...(session.continuous ? { agentDestinations: session.continuous.problems } : {}) });
+    const warn = continuousBackupEvent(stored.status, status);
+    if (warn) await this.api.event({ namespace: stored.metadata.namespace!, name: stored.metadata.name, uid: stored.metadata.uid! }, warn.type, warn.reason, warn.message);
     if (session.recovery) status.recovery = session.recovery;
     if (session.continuous && status.backups) Object.assign(status.backups, session.continuous.status);
     return status;

@@ -9,6 +9,7 @@ import type { KubeApi } from '../runtime/kubernetes/kube-api.js';
 import { KubeRecords } from '../runtime/kubernetes/kube-records.js';
 import type { DesiredBuild } from '../runtime/kubernetes/kube-runtime.js';
 import { tlsKey } from './tls.js';
+import type { DestinationProblem } from './status.js';
 
 /** One cluster's session. */
 export class ClusterSession {
@@ -33,7 +34,7 @@ export class ClusterSession {
   /** The last backup/restore Job failure of a step (status shows it until a Job succeeds). */
   jobFailure?: JobFailure;
   /** continuous backup's progress read from the destination, and when (read again at most every AGENT_STATUS_MS). */
-  continuous?: { at: number; status: Pick<BackupsStatus, 'continuousRevision' | 'continuousTime'> };
+  continuous?: { at: number; status: Pick<BackupsStatus, 'continuousRevision' | 'continuousTime'>; problems: DestinationProblem[] };
   /** The status this process published last and the resourceVersion the write returned (read-your-writes). */
   status?: { canonical: string; rv: string | undefined };
   /** The member client of a TLS cluster (its CA and client certificate) and the key of that material. */

@@ -8,9 +8,11 @@ import { backupVerifiedState } from '../backup/verify.js';
 import { observedClusterVersion } from '../planner/plan.js';
 import { upgradeStatus } from '../planner/status.js';
 import { quorumLoss } from '../planner/healing.js';
+import { writesRefused } from '../planner/oncall.js';
 import { isScalingStep, isSettled, statusLine, statusReason, stepPhase } from '../planner/steps.js';
 import type { MaintenanceRecord, ObservedCluster, RolloutProgress, Step, UpgradeProgress } from '../planner/types.js';
 import { compareVersions } from '../api/versions.js';
+import type { DestinationError } from '../backup/destinations/index.js';
 
 /** Pod facts status shows next to what members answer. */
 export interface PodFacts {
@@ -20,6 +22,8 @@ export interface PodFacts {
 
 export interface StatusInput {
   generation?: number;
+  /** The SvcCluster's name (the commands a message gives name it). */
+  name?: string;
   spec: SvcClusterSpec;
   observed: ObservedCluster;
   pods: Map<string, PodFacts>;
@@ -37,6 +41,38 @@ export interface StatusInput {
   podProblems?: PodProblem[];
   /** status.backups: the claim and the backups kept (BackupReady says where the newest is). */
   backups?: BackupsStatus;
+  /** spec.backup.continuous: the agent's destinations that do not take its segments (ContinuousBackup); none: all do. */
+  agentDestinations?: DestinationProblem[];
+}
+
+/** A destination that refuses or cannot be reached: `Destination<Cause>` and its message (the destination, the cause, the way out). */
+export interface DestinationProblem {
+  reason: string;
+  message: string;
+}
+
+/** The problem of a DestinationError (its cause as the backup Jobs' JobFailure reason names it). */
+export function destinationProblem(e: DestinationError): DestinationProblem {
+  return { reason: `Destination${e.reason}`, message: e.message };
+}
+
+/**
+ * Condition ContinuousBackup (spec.backup.continuous): True while every destination takes the agent's segments; else
+ * False with the first failing destination's reason, naming each that fails with its cause.
+ */
+export function continuousBackupCondition(problems: readonly DestinationProblem[]): Omit<Condition, 'lastTransitionTime'> {
+  if (problems.length === 0) return cond('ContinuousBackup', true, 'DestinationsWritable', 'every destination takes the backup agent\'s segments');
+  return cond('ContinuousBackup', false, problems[0].reason, `the backup agent cannot write its segments: ${problems.map((p) => p.message).join('; ')}; ` +
+    'it keeps trying and goes on by itself once the destination is fixed (spec.backup.destinations, the credentialsSecret\'s keys)');
+}
+
+/** The Warning Event of a continuous-backup failure: once for each new message (the stored status says what was told). */
+export function continuousBackupEvent(previous: SvcClusterStatus | undefined, next: SvcClusterStatus): { type: 'Warning'; reason: string; message: string } | undefined {
+  const c = next.conditions?.find((x) => x.type === 'ContinuousBackup');
+  if (c?.status !== 'False') return undefined;
+  const p = previous?.conditions?.find((x) => x.type === 'ContinuousBackup');
+  if (p?.status === 'False' && p.message === c.message) return undefined;
+  return { type: 'Warning', reason: c.reason, message: c.message };
 }
 
 /** A failure Kubernetes reports about a member's pod or claim, which the members themselves cannot tell. */
@@ -122,6 +158,7 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
   const replaceStalled = step.kind === 'wait' && step.code === 'ReplacementNotSafe';
   // quorum lost (planner/healing.ts quorumLoss, the planner's own verdict): only `recover` gets out of it
   const lostQuorum = quorumLoss(observed);
+  const refused = writesRefused(observed, i.name ?? '<cluster>');
   const podProblems = i.podProblems ?? [];
   let phase: Phase;
   const fixed = stepPhase(step);
@@ -146,9 +183,11 @@ export function computeStatus(i: StatusInput): SvcClusterStatus {
     cond('Degraded', healthy < observed.members.length && phase !== 'Creating', healthy < observed.members.length ? 'MembersUnhealthy' : 'AllHealthy', `${observed.members.length - healthy} member(s) not healthy`),
     i.jobFailure ? cond('BackupReady', false, i.jobFailure.reason, i.jobFailure.message) : ((b) => cond('BackupReady', b.ok, b.reason, b.message))(backupReadyState(i.backups, i.progress?.snapshot)),
     ...((v) => (v ? [cond('BackupVerified', v.ok, v.reason, v.message)] : []))(backupVerifiedState(i.backups)),
+    ...(i.agentDestinations ? [continuousBackupCondition(i.agentDestinations)] : []),
     observed.suspended
       ? cond('Suspended', true, 'ReconcileSuspended', 'annotation svc.dev/reconcile: suspended: nothing is changed until it is removed (kubectl svc resume); status and Events keep flowing')
       : cond('Suspended', false, 'NotSuspended', 'the operator reconciles'),
+    refused ? cond('WritesRefused', true, refused.reason, refused.message) : cond('WritesRefused', false, 'NoAlarm', 'no alarm is raised: writes are accepted'),
     backupBlocked ? cond('UpgradeBlocked', true, i.jobFailure!.reason, `no verified pre-upgrade snapshot: ${i.jobFailure!.message}`) : upgradeBlocked ? cond('UpgradeBlocked', true, step.code, step.reason) : cond('UpgradeBlocked', false, 'NotBlocked', 'the target is allowed'),
   ];
   // kstatus: Stalled = a person must act (a refusal, a failed backup, a pod Kubernetes cannot run); Reconciling = any

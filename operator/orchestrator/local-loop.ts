@@ -33,6 +33,8 @@ export interface ReconcileOptions {
   onError?: (step: Step, err: Error) => void;
   /** Consecutive failures of steps before giving up (outcome "failed"). Default 8. */
   maxErrors?: number;
+  /** A failure that trying again within this run cannot mend: the run ends at once (outcome "failed"). Default: none. */
+  fatal?: (step: Step, err: Error) => boolean;
   /** The wait before retrying a failed step (the controller's policy, controller/queue.ts). Default: base 500 ms, at most 60 s. */
   backoff?: Backoff;
   /**
@@ -96,7 +98,7 @@ export async function reconcile(runtime: Runtime, spec: SvcClusterSpec, opts: Re
         errors++;
         opts.onError?.(step, r.error);
         lastLine = '';
-        if (errors >= maxErrors) return { outcome: 'failed', step, progress, snapshots, actions, defrags, error: r.error.message };
+        if (errors >= maxErrors || opts.fatal?.(step, r.error)) return { outcome: 'failed', step, progress, snapshots, actions, defrags, error: r.error.message };
       } else if (r.acted) {
         errors = 0;
         if (r.snapshot) snapshots.push(r.snapshot);

@@ -97,7 +97,7 @@ export async function observe(runtime: Runtime, client: MemberClient, clock: () 
   const alarms = leader && client.alarms && !members.some((m) => m.healthy) ? await client.alarms(urls.get(leader.name)!).catch(() => undefined) : undefined;
   const corruption = leader && alarms ? await observeCorruption(client, members, urls, alarms) : undefined;
   const noSpace = !corruption ? await observeNoSpace(client, members, urls, alarms) : undefined;
-  return { cluster: { now: clock(), capabilities: runtime.capabilities, members, authEnabled, v2DataBytes, ...list, ...(revision ? { revision } : {}), ...(catchUp ? { catchUp } : {}), ...(corruption ? { corruption } : {}), ...(noSpace ? { noSpace } : {}), ...(volume ? { volume } : {}), ...(agent ? { agent } : {}) }, urls };
+  return { cluster: { now: clock(), capabilities: runtime.capabilities, members, authEnabled, v2DataBytes, ...list, ...(revision ? { revision } : {}), ...(catchUp ? { catchUp } : {}), ...(corruption ? { corruption } : {}), ...(noSpace ? { noSpace } : {}), ...(alarms?.length ? { alarms } : {}), ...(volume ? { volume } : {}), ...(agent ? { agent } : {}) }, urls };
 }
 
 /**

@@ -123,3 +123,34 @@ export function disarmDecision(f: AlarmFacts): { disarm: Array<{ memberId: strin
 function refusedSuspended(step: Step | undefined): string {
   return `the cluster is suspended (break-glass): nothing is changed; resume it first (\`svc-operator local resume\`, \`kubectl svc resume\`)${step ? `, then this would ${describeStep(step)}` : ''}`;
 }
+
+/** Writes refused by a raised alarm: the reason (condition WritesRefused), and what it means with the way out. */
+export interface WritesRefused {
+  reason: 'NoSpaceAlarm' | 'CorruptAlarm';
+  message: string;
+}
+
+/**
+ * What refuses writes, from the alarms the observation read (one place for `local status`, `kubectl svc status` and
+ * the SvcCluster's WritesRefused condition); undefined when no alarm is raised. Members by hex ID (and name).
+ */
+export function writesRefused(o: ObservedCluster, cluster: string): WritesRefused | undefined {
+  const alarms = o.alarms ?? [];
+  const who = (alarm: string) => {
+    const ids = [...new Set(alarms.filter((a) => a.alarm === alarm).map((a) => a.memberId))].sort();
+    const name = (id: string) => (id === '0' ? 'the cluster (member 0)' : `member ${hexMemberId(id)}${((n) => (n ? ` (${n})` : ''))(o.members.find((m) => m.id === id)?.name ?? o.clusterMembers?.find((c) => c.id === id)?.member)}`);
+    return ids.length === 0 ? undefined : ids.map(name).join(', ');
+  };
+  const corrupt = who('CORRUPT');
+  const noSpace = who('NOSPACE');
+  const parts = [
+    corrupt && `the CORRUPT alarm is raised for ${corrupt}: the members' data may differ, and every write fails with "corrupt cluster"; ` +
+      `the operator compares the members' KV hashes, replaces a member that differs from a strict majority, then disarms it (locally: \`svc-operator local apply\`); ` +
+      `with no majority a person decides (\`svc-operator local alarm list ${cluster}\`, \`kubectl svc alarm list ${cluster}\`)`,
+    noSpace && `the NOSPACE alarm is raised for ${noSpace}: the database reached its quota, and every write fails with "database space exceeded"; ` +
+      `the operator relieves it (compaction, every member defragmented, then the alarm disarmed; locally: \`svc-operator local apply\`); ` +
+      'if the data does not fit even then, raise spec.maintenance.quotaBackendBytes or delete keys',
+  ].filter((p): p is string => p !== undefined);
+  if (parts.length === 0) return undefined;
+  return { reason: corrupt ? 'CorruptAlarm' : 'NoSpaceAlarm', message: `writes are refused, reads go on: ${parts.join('; ')}` };
+}

@@ -29,13 +29,14 @@
 //     (members whose revisions differ from the runtime's target revision are restarted exactly like an upgrade's:
 //     followers first in name order, the leader last after `moveLeader`, each only once every member is healthy
 //     and caught up, `paused` honoured; restartMember carries the reason SpecChange or CertificateRenewed; a
-//     version upgrade's restarts take the new configuration along), then scaling steps (scaling.ts), then a due
-//     `backup` (an on-demand request not yet answered, else the latest spec.backup.schedule slot after the last one
+//     version upgrade's restarts take the new configuration along), then scaling steps (scaling.ts), then
+//     continuous backup's agent (started where none runs, restarted on a new configuration, stopped when
+//     spec.backup.continuous is off, also while hibernated: before a backup, so one failing on its destination does
+//     not keep the agent on the old one), then a due `backup` (an on-demand request not yet answered, else the latest spec.backup.schedule slot after the last one
 //     taken: backup/schedule.ts dueBackup), then a due restore drill `verifyBackup` of the newest backup (a
 //     request, else the latest spec.backup.verify slot: backup/verify.ts dueVerify), else `steady`. So a scheduled
 //     or on-demand backup (or drill) never starts while an upgrade, a rollout or a scaling is under way; the
-//     pre-upgrade backup is the `snapshot` step of rule 4. Last, continuous backup's agent: started where none runs,
-//     restarted on a new configuration, stopped when spec.backup.continuous is off (also while hibernated).
+//     pre-upgrade backup is the `snapshot` step of rule 4.
 //
 // Break-glass, before all of the above: spec.replicas 0 hibernates (`hibernate` stops every running member, data kept;
 // then `hibernated`, settled); a replica count on a hibernated cluster first wakes the same members (`wake`), scaling
@@ -268,7 +269,7 @@ function planSteps(spec: SvcClusterSpec, o: ObservedCluster, progress: UpgradePr
     // A follower behind under writes gates the next change; with nothing to change the cluster is as specified
     // (so Ready and Reconciling do not flap with the write load).
     const next = rolloutStep(target, o, members, leader, gate) ?? scaleStep(spec, o, leader);
-    if (!next) return recoveryCompletion(o) ?? backupStep(spec, o, leader) ?? verifyStep(spec, o) ?? startMaintenance(spec, o) ?? agentStep(o) ?? { kind: 'steady', version: target };
+    if (!next) return recoveryCompletion(o) ?? agentStep(o) ?? backupStep(spec, o, leader) ?? verifyStep(spec, o) ?? startMaintenance(spec, o) ?? { kind: 'steady', version: target };
     return catchingUp && isMutating(next) ? catchingUp : next;
   }
   if (catchingUp) return catchingUp;

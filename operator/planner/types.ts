@@ -140,6 +140,11 @@ export interface ObservedCluster {
   volume?: VolumeObservation;
   /** Member IDs (decimal) with the NOSPACE alarm raised (health is then read without it); undefined: none raised. */
   noSpace?: string[];
+  /**
+   * The alarms raised, as the leader lists them (member IDs decimal); read only when no member is healthy (an alarm
+   * fails every /health); undefined: none raised or not read. What refuses writes (oncall.ts writesRefused).
+   */
+  alarms?: Array<{ memberId: string; alarm: string }>;
   /** Compaction and defragmentation: requests and the record (the record document). */
   maintenance?: MaintenanceObservation;
   /** What the runtime can do; undefined: everything (the planner's own tests). */

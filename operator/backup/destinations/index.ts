@@ -230,6 +230,27 @@ export async function shipToDestinations(dests: readonly NamedS3[], access: Dest
 }
 
 /**
+ * Whether each destination takes `cluster`'s backups now: its full snapshots listed (the endpoint answers, the
+ * credentials are accepted, the bucket is there). The DestinationError of each that does not, in spec order.
+ */
+export async function checkDestinations(dests: readonly NamedS3[], access: DestinationAccess, cluster: string): Promise<DestinationError[]> {
+  const problems = await Promise.all(dests.map(async (d) => {
+    let dest: OpenDestination | undefined;
+    try {
+      dest = openS3(d.name, d.s3, access, d.field);
+      await dest.store.list(`${clusterFolder(dest.prefix, cluster)}full/`);
+      return undefined;
+    } catch (e) {
+      if (e instanceof DestinationError) return e;
+      throw e;
+    } finally {
+      dest?.store.close();
+    }
+  }));
+  return problems.filter((p): p is DestinationError => p !== undefined);
+}
+
+/**
  * One destination's part of shipToDestinations (the backup agent's full snapshots too): lists its restore points,
  * uploads the snapshot with its manifest, then applies retention to what is there; returns the point added.
  */

@@ -14,7 +14,7 @@ import { quantityBytes } from '../../api/quantity.js';
 import { backupClaimName, backupFileFor, jobDeadlineSeconds } from '../../backup/schedule.js';
 import type { BackupRecord, JobError, RestoreRecord, VerifyRecord } from '../../api/job-records.js';
 import {
-  DestinationError, destinationSecrets, JOB_SECRETS_MOUNT, listRestorePoints, listSegments, openS3, readSegment, pickRestore, RestoreSourceError, restoreDestination, s3Destinations, secretEnvName,
+  checkDestinations, DestinationError, destinationSecrets, JOB_SECRETS_MOUNT, listRestorePoints, listSegments, openS3, readSegment, pickRestore, RestoreSourceError, restoreDestination, s3Destinations, secretEnvName,
   type DestinationCause, type NamedS3, type PickedRestore,
 } from '../../backup/destinations/index.js';
 import { kubeDestinationAccess } from './destination-access.js';
@@ -483,6 +483,13 @@ export class ClusterJobs {
     return `deleted Deployment ${name}: continuous backup is off`;
   }
 
+
+  /** The spec's S3 destinations that do not take this cluster's backups now (checkDestinations), with the cause. */
+  async destinationProblems(): Promise<DestinationError[]> {
+    const dests = s3Destinations(this.cluster.spec);
+    if (dests.length === 0) return [];
+    return checkDestinations(dests, await kubeDestinationAccess(this.api.core, this.cluster.namespace, dests.map((d) => d.s3)), this.cluster.name);
+  }
 
   /**
    * Continuous backup's progress from the first s3 destination (the durable truth, whatever the agent's pod is

@@ -16,7 +16,7 @@ import { runDrill } from './drill.js';
 import { svcNodeArgs } from './svc-process.js';
 import { combineDrills, judgeDrill, noBackupToVerify, pointEntry } from '../../backup/verify.js';
 import {
-  DestinationError, downloadInto, listRestorePoints, openS3, pickRestore, readSegment, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations,
+  checkDestinations, DestinationError, downloadInto, listRestorePoints, openS3, pickRestore, readSegment, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations,
   type DestinationAccess, type OpenDestination, type PickedRestore, type SourcePoints,
 } from '../../backup/destinations/index.js';
 import { changesBetween, type RevisionChange } from '../../backup/delta.js';
@@ -733,6 +733,13 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
       cluster: s.name, member: taken.member, revision: taken.revision, time: taken.time, sha256: taken.sha256, size: taken.size, release, backupKind: kind,
       ...(kv ? { hashKV: kv.hash, compactRevision: kv.compactRevision } : {}),
     }, retentionOf(s.spec), new Date());
+  }
+
+  /** The spec's S3 destinations that do not take this cluster's backups now (checkDestinations), with the cause. */
+  async destinationProblems(): Promise<DestinationError[]> {
+    const s = this.mustState();
+    const dests = s3Destinations(s.spec);
+    return dests.length === 0 ? [] : checkDestinations(dests, this.mustAccess(), s.name);
   }
 
   private mustAccess(): DestinationAccess {

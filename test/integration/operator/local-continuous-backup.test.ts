@@ -19,6 +19,8 @@ import { KeyspaceModel } from './keyspace-model.js';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BUCKET = 'svc-backups';
 const PREFIX = 'cont';
+/** The bucket the destination moves to while the agent runs. */
+const MOVED = 'svc-backups-moved';
 
 interface Listing {
   destinations: Array<{ oldest: { revision: number } | null; newest: { revision: number; time?: string } | null; points: RestorePoint[]; deltas: { segments: number; coverage: string } | null; error: string | null }>;
@@ -38,9 +40,10 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
   let writing = true;
   let writer: Promise<void> = Promise.resolve();
 
-  const s3Yaml = () => `{endpoint: "${s3.endpoint}", bucket: ${BUCKET}, prefix: ${PREFIX}, region: us-east-1, forcePathStyle: true, credentialsSecret: s3creds}`;
-  const manifest = () => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', 'metadata: {name: kv}', 'spec:', '  version: 3.5.21', '  replicas: 1',
-    '  backup:', '    continuous: true', '    keep: 2', '    destinations:', `      - {name: offsite, s3: ${s3Yaml()}}`, ''].join('\n');
+  type Dest = { endpoint?: string; bucket?: string; secret?: string };
+  const s3Yaml = (o: Dest = {}) => `{endpoint: "${o.endpoint ?? s3.endpoint}", bucket: ${o.bucket ?? BUCKET}, prefix: ${PREFIX}, region: us-east-1, forcePathStyle: true, credentialsSecret: ${o.secret ?? 's3creds'}}`;
+  const manifest = (o: Dest = {}) => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', 'metadata: {name: kv}', 'spec:', '  version: 3.5.21', '  replicas: 1',
+    '  backup:', '    continuous: true', '    keep: 2', '    destinations:', `      - {name: offsite, s3: ${s3Yaml(o)}}`, ''].join('\n');
   const restoreManifest = (name: string, revision: number) => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', `metadata: {name: ${name}}`, 'spec:', '  version: 3.5.21', '  replicas: 1',
     '  restore:', `    source: {s3: ${s3Yaml()}}`, `    revision: ${revision}`, ''].join('\n');
   const apply = async (yaml: string, sd: string) => {
@@ -89,10 +92,13 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
   };
 
   before(async function () {
-    s3 = await startS3Server({ buckets: [BUCKET] });
+    s3 = await startS3Server({ buckets: [BUCKET, MOVED] });
     mkdirSync(join(secrets, 's3creds'), { recursive: true });
     writeFileSync(join(secrets, 's3creds', 'accessKeyId'), s3.accessKeyId);
     writeFileSync(join(secrets, 's3creds', 'secretAccessKey'), s3.secretAccessKey);
+    mkdirSync(join(secrets, 'wrong'), { recursive: true });
+    writeFileSync(join(secrets, 'wrong', 'accessKeyId'), s3.accessKeyId);
+    writeFileSync(join(secrets, 'wrong', 'secretAccessKey'), 'not-the-secret');
   });
 
   after(async function () {
@@ -212,8 +218,12 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     const keyFile = join(secrets, 's3creds', 'secretAccessKey');
     await killAgent();
     writeFileSync(keyFile, 'revoked-key');
+    // started again, and said at once: the members are as applied, the destination refuses
     const again = await apply(manifest(), stateDir);
-    expect(again.code, again.out).to.equal(0);
+    expect(again.code, again.out).to.equal(1);
+    expect(again.out).to.match(/started the backup agent \(pid \d+/);
+    expect(again.out).to.include(`svc-operator: kv is as applied, but its backups cannot be written: destination "offsite" (s3://${BUCKET}/${PREFIX} at ${s3.endpoint}): the credentials were refused (SignatureDoesNotMatch`);
+    expect(again.out).to.include(`; the backup agent keeps trying (log ${rt.agentLog()}); fix the destination, then run \`svc-operator local apply\` again (a backup due or asked for is taken then)\n`);
     const pid = rt.state()!.agent!.pid;
     const put = await client.put('w/rotated', 'x');
     const until = Date.now() + 20_000;
@@ -225,5 +235,50 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     await durable(Number(put.header.revision));
     expect(rt.state()!.agent!.pid, 'the same agent process').to.equal(pid);
     expect(readFileSync(rt.agentLog(), 'utf8')).to.match(/the credentials were refused: read them again for the next try/);
+  });
+  it('a destination changed while the agent runs: the agent restarts on it; one that refuses or cannot be reached is said at once (exit 1), a pending backup does not hold the run; the next good one gets the segments', async () => {
+    const config = () => JSON.parse(readFileSync(join(stateDir, 'agent', 'config.json'), 'utf8')) as { destinations: Array<{ s3: { endpoint: string; bucket: string; credentialsSecret: string } }> };
+    const first = rt.state()!.agent!.pid;
+    const before = (await client.get('w/', { prefix: true, countOnly: true })).count;
+
+    // credentials the store refuses: the agent is restarted with them, and the apply says so
+    const wrong = await apply(manifest({ secret: 'wrong' }), stateDir);
+    expect(wrong.code, wrong.out).to.equal(1);
+    expect(wrong.out).to.match(/restarted the backup agent \(pid \d+/);
+    expect(config().destinations[0].s3.credentialsSecret).to.equal('wrong');
+    expect(rt.state()!.agent!.pid).to.not.equal(first);
+    expect(wrong.out).to.include(`svc-operator: kv is as applied, but its backups cannot be written: destination "offsite" (s3://${BUCKET}/${PREFIX} at ${s3.endpoint}): the credentials were refused (SignatureDoesNotMatch`);
+
+    // an on-demand backup pending, then an endpoint that cannot be reached: the agent moves first, the backup fails
+    // once and the run ends there, naming the destination and the cause
+    const asked = await operatorCli(['local', 'backup', '--state-dir', stateDir], env);
+    expect(asked.code, asked.out).to.equal(0);
+    const down = await apply(manifest({ endpoint: 'http://127.0.0.1:9' }), stateDir);
+    expect(down.code, down.out).to.equal(1);
+    expect(config().destinations[0].s3.endpoint).to.equal('http://127.0.0.1:9');
+    expect(down.out.match(/step backup failed/g), down.out).to.have.length(1);
+    expect(down.out).to.match(/\nsvc-operator: kv is as applied, but the backup failed: destination "offsite" \(s3:\/\/svc-backups\/cont at http:\/\/127\.0\.0\.1:9\): the endpoint cannot be reached \(ECONNREFUSED[^\n]*; check spec\.backup\.destinations\[\]\.s3\.endpoint and that the store is up; the backup agent keeps trying \(log [^)]+\); fix the destination, then run `svc-operator local apply` again \(a backup due or asked for is taken then\)\n$/);
+    expect(rt.agentStatus()!.running).to.equal(true);
+
+    // another bucket that works: the agent writes there, and the pending backup is taken
+    const moved = await apply(manifest({ bucket: MOVED }), stateDir);
+    expect(moved.code, moved.out).to.equal(0);
+    expect(moved.out).to.match(/backup: on-demand backup \(request/);
+    expect(config().destinations[0].s3).to.include({ bucket: MOVED, endpoint: s3.endpoint, credentialsSecret: 's3creds' });
+    const put = await client.put('w/moved', 'x');
+    const revision = Number(put.header.revision);
+    const until = Date.now() + 20_000;
+    const inMoved = () => existsSync(join(s3.root, MOVED, PREFIX, 'kv', 'delta'))
+      ? readdirSync(join(s3.root, MOVED, PREFIX, 'kv', 'delta')).map((f) => parseDeltaKey(`x/delta/${f}`)!).some((g) => g.fromRevision <= revision && revision <= g.toRevision)
+      : false;
+    while (!inMoved()) {
+      if (Date.now() > until) throw new Error(`no segment with revision ${revision} in ${MOVED}; the agent's log: ${readFileSync(rt.agentLog(), 'utf8').slice(-2000)}`);
+      await sleep(100);
+    }
+    expect(readdirSync(join(s3.root, MOVED, PREFIX, 'kv', 'full')).some((f) => f.endsWith('.json'))).to.equal(true);
+    const status = await operatorCli(['local', 'status', '--state-dir', stateDir], env);
+    expect(status.out).to.not.match(/last backup failed/);
+    // the cluster's data as it was, plus the one write
+    expect(Number((await client.get('w/', { prefix: true, countOnly: true })).count)).to.equal(Number(before) + 1);
   });
 });

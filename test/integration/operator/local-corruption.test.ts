@@ -1,8 +1,8 @@
 // The CORRUPT alarm handled by the operator on the local runtime, with real members checking each other
 // (--experimental-corrupt-check-time): a follower's stored value is altered while it is stopped; once it is back the
-// leader raises CORRUPT and writes are refused. `local apply` then finds the member whose KV hash differs from the
-// majority's, replaces it through a learner under a new member ID, and disarms the alarm: writes go through again,
-// and every member holds the original value.
+// leader raises CORRUPT and writes are refused, which `local status` says (the alarm, for whom, the way out).
+// `local apply` then finds the member whose KV hash differs from the majority's, replaces it through a learner under
+// a new member ID, and disarms the alarm: writes go through again, and every member holds the original value.
 import { expect } from 'chai';
 import { API_VERSION, KIND, type SvcCluster } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
@@ -11,6 +11,7 @@ import { Client } from '../../../server/client/index.js';
 import { alterStoredValue } from '../../../harness/alter-kv.js';
 import { waitFor } from '../../../harness/process.js';
 import { endProcess, useLocalRuntime } from './local-fixture.js';
+import { operatorCli } from './operator-cli.js';
 
 const manifest = (): SvcCluster => ({ apiVersion: API_VERSION, kind: KIND, metadata: { name: 'cr' }, spec: withDefaults({ version: '3.5.21', replicas: 3 }) });
 
@@ -47,6 +48,16 @@ describe('operator local runtime: the CORRUPT alarm (a member whose data differs
       await waitFor('the CORRUPT alarm', async () => (await mc.alarms(url('cr-0'))).some((a) => a.alarm === 'CORRUPT') || undefined, 30_000, 300);
       const refused = await c.put('during', 'x').then(() => 'written', (e: Error) => e.message);
       expect(refused).to.contain('corrupt cluster');
+      // the status says so (the members read healthy, the alarm aside): which alarm, for whom (hex), the way out
+      const alarm = (await mc.alarms(url('cr-0'))).find((a) => a.alarm === 'CORRUPT')!;
+      const whom = alarm.memberId === '0' ? 'the cluster (member 0)' : `member ${BigInt(alarm.memberId).toString(16)} (${list.find((m) => m.id === alarm.memberId)!.name})`;
+      const during = JSON.parse((await operatorCli(['local', 'status', '--state-dir', stateDir, '--output', 'json'])).out) as { writesRefused: { reason: string; message: string } | null };
+      expect(during.writesRefused).to.deep.equal({
+        reason: 'CorruptAlarm',
+        message: `writes are refused, reads go on: the CORRUPT alarm is raised for ${whom}: the members' data may differ, and every write fails with "corrupt cluster"; ` +
+          'the operator compares the members\' KV hashes, replaces a member that differs from a strict majority, then disarms it (locally: `svc-operator local apply`); ' +
+          'with no majority a person decides (`svc-operator local alarm list cr`, `kubectl svc alarm list cr`)',
+      });
 
       const r = await applyCluster(manifest(), { stateDir });
       expect(r.outcome, r.error ?? JSON.stringify(r.step)).to.equal('steady');
@@ -57,6 +68,7 @@ describe('operator local runtime: the CORRUPT alarm (a member whose data differs
       expect(now.filter((m) => m.isLearner)).to.deep.equal([]);
       expect(now.find((m) => m.name === victim.name)!.id).to.not.equal(victim.id);
       expect(await mc.alarms(url('cr-0'))).to.deep.equal([]);
+      expect((JSON.parse((await operatorCli(['local', 'status', '--state-dir', stateDir, '--output', 'json'])).out) as { writesRefused: unknown }).writesRefused).to.equal(null);
       await c.put('after', 'y');
       for (const n of names) {
         const one = await Client.connect({ endpoints: [url(n)], commandTimeoutMs: 5000 });

@@ -221,11 +221,15 @@ describe('operator local runtime: backups to an S3-compatible store and restores
   it('bad input names the destination and the cause: wrong credentials, an unreachable endpoint, a missing bucket; the cluster is untouched', async () => {
     const before = (await client.get('w/', { prefix: true, countOnly: true })).count;
     const stored = objects();
+    // the members are as applied; the apply says on the spot that the backups cannot be written, and why
     const wrong = await apply(manifest({ secret: 'wrong' }), stateDir);
-    expect(wrong.code, wrong.out).to.equal(0);
+    expect(wrong.code, wrong.out).to.equal(1);
+    expect(wrong.out).to.match(/\nsvc-operator: kv is as applied, but its backups cannot be written: destination "offsite" \(s3:\/\/svc-backups\/prod\/kv at http:\/\/127\.0\.0\.1:\d+\): the credentials were refused \(SignatureDoesNotMatch: .*\); check the access key and secret in credentialsSecret .*; fix the destination, then run `svc-operator local apply` again \(a backup due or asked for is taken then\)\n$/);
     const failed = await operatorCli(['local', 'backup', '--wait', '--state-dir', stateDir], env);
     expect(failed.code, failed.out).to.equal(1);
-    expect(failed.out).to.match(/step backup failed \(will retry\): destination "offsite" \(s3:\/\/svc-backups\/prod\/kv at http:\/\/127\.0\.0\.1:\d+\): the credentials were refused \(SignatureDoesNotMatch/);
+    // told once, at once: no retries against a store that refuses
+    expect(failed.out.match(/step backup failed/g), failed.out).to.have.length(1);
+    expect(failed.out).to.match(/step backup failed: destination "offsite" \(s3:\/\/svc-backups\/prod\/kv at http:\/\/127\.0\.0\.1:\d+\): the credentials were refused \(SignatureDoesNotMatch/);
     const status = await operatorCli(['local', 'status', '--state-dir', stateDir], env);
     expect(status.out).to.match(/last backup failed: destination "offsite" .*the credentials were refused.*; it is tried again by the next `svc-operator local apply`/);
     expect(objects()).to.deep.equal(stored); // nothing written, nothing removed
@@ -235,12 +239,16 @@ describe('operator local runtime: backups to an S3-compatible store and restores
     expect(mended.out).to.match(/backup: on-demand backup \(request/);
     expect((await operatorCli(['local', 'status', '--state-dir', stateDir], env)).out).to.not.match(/last backup failed/);
 
-    expect((await apply(manifest({ endpoint: 'http://127.0.0.1:9' }), stateDir)).code).to.equal(0);
+    const unreachable = await apply(manifest({ endpoint: 'http://127.0.0.1:9' }), stateDir);
+    expect(unreachable.code, unreachable.out).to.equal(1);
+    expect(unreachable.out).to.match(/\nsvc-operator: kv is as applied, but its backups cannot be written: destination "offsite" \(s3:\/\/svc-backups\/prod\/kv at http:\/\/127\.0\.0\.1:9\): the endpoint cannot be reached \(ECONNREFUSED.*; fix the destination, then run `svc-operator local apply` again \(a backup due or asked for is taken then\)\n$/);
     const down = await operatorCli(['local', 'backups', '--state-dir', stateDir], env);
     expect(down.code, down.out).to.equal(1);
     expect(down.out).to.match(/destination "offsite" \(s3:\/\/svc-backups\/prod\/kv at http:\/\/127\.0\.0\.1:9\): the endpoint cannot be reached \(ECONNREFUSED/);
 
-    expect((await apply(manifest({ bucket: 'no-such-bucket' }), stateDir)).code).to.equal(0);
+    const nobucketApply = await apply(manifest({ bucket: 'no-such-bucket' }), stateDir);
+    expect(nobucketApply.code, nobucketApply.out).to.equal(1);
+    expect(nobucketApply.out).to.match(/svc-operator: kv is as applied, but its backups cannot be written: destination "offsite" \(s3:\/\/no-such-bucket\/prod\/kv .*\): the bucket does not exist/);
     const nobucket = await operatorCli(['local', 'backups', '--state-dir', stateDir], env);
     expect(nobucket.code, nobucket.out).to.equal(1);
     expect(nobucket.out, nobucket.out).to.match(/destination "offsite" \(s3:\/\/no-such-bucket\/prod\/kv .*\): the bucket does not exist .*; create it, or fix spec\.backup\.destinations\[\]\.s3\.bucket\n/);

@@ -84,4 +84,10 @@ describe('operator/planner backup step', () => {
     o.clusterMembers!.push({ id: '103', member: 'm3', started: false });
     expect(plan(hourly({ replicas: 4 }), o, undefined)).to.include({ kind: 'startMember', member: 'm3' });
   });
+  it('continuous backup\'s agent moves to a changed destination before a pending backup is taken (one failing there must not keep it on the old one)', () => {
+    const o = { ...observed({ request: 'tok-1' }), agent: { running: true, current: 'old endpoint', wanted: 'new endpoint' } };
+    expect(plan(hourly(), o, undefined)).to.deep.equal({ kind: 'startBackupAgent', reason: 'ConfigChanged' });
+    // once it runs on the new one, the request is answered
+    expect(plan(hourly(), { ...o, agent: { running: true, current: 'new endpoint', wanted: 'new endpoint' } }, undefined)).to.include({ kind: 'backup', reason: 'OnDemand', id: 'tok-1' });
+  });
 });

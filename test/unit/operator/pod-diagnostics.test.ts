@@ -96,4 +96,16 @@ describe('operator: the on-call view (text)', () => {
     const scheduled = { ...base, spec: { ...base.spec, backup: { verify: { schedule: '30 3 * * *' } } }, status: { ...base.status, backups: { claim: 'kv-backups', nextVerifyTime: '2026-01-02T03:30:00.000Z' } } };
     expect(renderView(scheduled)).to.match(/^Last drill:\s+none yet \(spec\.backup\.verify "30 3 \* \* \*", next 2026-01-02T03:30:00\.000Z\)$/m);
   });
+  it('shows writes refused by an alarm and a failing continuous-backup destination from their conditions; nothing of either while they hold', () => {
+    const t0 = '2026-01-01T00:00:00Z';
+    const conditions = [
+      { type: 'WritesRefused' as const, status: 'True' as const, reason: 'NoSpaceAlarm', message: 'writes are refused, reads go on: the NOSPACE alarm is raised for member 8e9e05c52164694d (kv-0): ...', lastTransitionTime: t0 },
+      { type: 'ContinuousBackup' as const, status: 'False' as const, reason: 'DestinationUnreachable', message: 'the backup agent cannot write its segments: destination "offsite" (...): the endpoint cannot be reached', lastTransitionTime: t0 },
+    ];
+    const text = renderView({ ...base, status: { ...base.status, conditions } });
+    expect(text).to.match(/^Writes:\s+REFUSED \(NoSpaceAlarm\): writes are refused, reads go on: the NOSPACE alarm is raised for member 8e9e05c52164694d \(kv-0\): \.\.\.$/m);
+    expect(text).to.match(/^Continuous:\s+FAILING \(DestinationUnreachable\): the backup agent cannot write its segments: destination "offsite" \(\.\.\.\): the endpoint cannot be reached$/m);
+    const fine = renderView({ ...base, status: { ...base.status, conditions: [{ ...conditions[0], status: 'False', reason: 'NoAlarm' }, { ...conditions[1], status: 'True', reason: 'DestinationsWritable' }] } });
+    expect(fine).to.not.match(/^(Writes|Continuous):/m);
+  });
 });

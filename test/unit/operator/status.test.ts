@@ -1,7 +1,9 @@
 // SvcCluster status from an observation: phase, conditions, printer-column fields, and stability (an equal
 // observation gives an equal status, so an unchanged cluster is not written).
 import { expect } from 'chai';
-import { canonical, computeStatus, errorLine, stoppedStatus, type StatusInput } from '../../../operator/controller/status.js';
+import { canonical, computeStatus, continuousBackupCondition, continuousBackupEvent, destinationProblem, errorLine, stoppedStatus, type StatusInput } from '../../../operator/controller/status.js';
+import { DestinationError } from '../../../operator/backup/destinations/index.js';
+import { writesRefused } from '../../../operator/planner/oncall.js';
 import type { ObservedMember } from '../../../operator/planner/types.js';
 
 function member(name: string, release: string, leader = false, healthy = true): ObservedMember {
@@ -139,5 +141,69 @@ describe('operator controller: status', () => {
     });
     expect(errorLine(refusal)).to.equal('the apiserver answered 422 Invalid: StatefulSet.apps "kv" is invalid: spec: Forbidden: updates to statefulset spec for fields other than \'replicas\' are forbidden');
     expect(errorLine(new Error('boom'))).to.equal('boom');
+  });
+  describe('writes refused by a raised alarm (WritesRefused)', () => {
+    // member IDs as the observation keeps them (decimal), shown in hex as etcdctl prints them
+    const ids = ['3223160997091794490', '12345678901234567890', '42'];
+    const alarmed = ms.map((m, i) => ({ ...m, id: ids[i] }));
+    const hex = ids.map((id) => BigInt(id).toString(16));
+
+    it('no alarm: none, and the condition says writes are accepted', () => {
+      expect(writesRefused({ now: 0, members: alarmed }, 'kv')).to.equal(undefined);
+      expect(computeStatus(input(alarmed, { name: 'kv' })).conditions!.find((c) => c.type === 'WritesRefused')).to.include({ status: 'False', reason: 'NoAlarm', message: 'no alarm is raised: writes are accepted' });
+    });
+
+    it('NOSPACE: reason NoSpaceAlarm, every member it is raised for by hex ID and name, the error writes get and the way out', () => {
+      const o = { now: 0, members: alarmed, alarms: [{ memberId: ids[1], alarm: 'NOSPACE' }, { memberId: ids[0], alarm: 'NOSPACE' }], noSpace: [ids[0], ids[1]] };
+      const w = writesRefused(o, 'kv')!;
+      expect(w).to.deep.equal({
+        reason: 'NoSpaceAlarm',
+        message: `writes are refused, reads go on: the NOSPACE alarm is raised for member ${hex[1]} (kv-1), member ${hex[0]} (kv-0): the database reached its quota, and every write fails with "database space exceeded"; ` +
+          'the operator relieves it (compaction, every member defragmented, then the alarm disarmed; locally: `svc-operator local apply`); if the data does not fit even then, raise spec.maintenance.quotaBackendBytes or delete keys',
+      });
+      const st = computeStatus(input(alarmed, { name: 'kv', observed: o }));
+      expect(st.conditions!.find((c) => c.type === 'WritesRefused')).to.include({ status: 'True', reason: 'NoSpaceAlarm', message: w.message });
+    });
+
+    it('CORRUPT (also with NOSPACE): reason CorruptAlarm, member 0 as the cluster, both named', () => {
+      const o = { now: 0, members: alarmed, alarms: [{ memberId: '0', alarm: 'CORRUPT' }, { memberId: ids[2], alarm: 'NOSPACE' }] };
+      const w = writesRefused(o, 'kv')!;
+      expect(w.reason).to.equal('CorruptAlarm');
+      expect(w.message).to.equal('writes are refused, reads go on: the CORRUPT alarm is raised for the cluster (member 0): the members\' data may differ, and every write fails with "corrupt cluster"; ' +
+        'the operator compares the members\' KV hashes, replaces a member that differs from a strict majority, then disarms it (locally: `svc-operator local apply`); ' +
+        'with no majority a person decides (`svc-operator local alarm list kv`, `kubectl svc alarm list kv`); ' +
+        `the NOSPACE alarm is raised for member 2a (kv-2): the database reached its quota, and every write fails with "database space exceeded"; ` +
+        'the operator relieves it (compaction, every member defragmented, then the alarm disarmed; locally: `svc-operator local apply`); if the data does not fit even then, raise spec.maintenance.quotaBackendBytes or delete keys');
+    });
+  });
+
+  describe('continuous backup\'s destinations (ContinuousBackup, a Warning Event)', () => {
+    const refused = destinationProblem(new DestinationError('"offsite" (s3://b/p at http://127.0.0.1:9000)', 'CredentialsRefused', 'the credentials were refused (SignatureDoesNotMatch: no); check the access key and secret in credentialsSecret'));
+    const down = destinationProblem(new DestinationError('"second" (s3://b2 at http://127.0.0.1:9)', 'Unreachable', 'the endpoint cannot be reached (ECONNREFUSED: x); check spec.backup.destinations[].s3.endpoint and that the store is up'));
+
+    it('every destination writable: True; one or more failing: False with the first one\'s Destination<Cause>, each named with its cause and the way out', () => {
+      expect(continuousBackupCondition([])).to.deep.equal({ type: 'ContinuousBackup', status: 'True', reason: 'DestinationsWritable', message: 'every destination takes the backup agent\'s segments' });
+      expect(continuousBackupCondition([refused, down])).to.deep.equal({
+        type: 'ContinuousBackup', status: 'False', reason: 'DestinationCredentialsRefused',
+        message: 'the backup agent cannot write its segments: destination "offsite" (s3://b/p at http://127.0.0.1:9000): the credentials were refused (SignatureDoesNotMatch: no); check the access key and secret in credentialsSecret; ' +
+          'destination "second" (s3://b2 at http://127.0.0.1:9): the endpoint cannot be reached (ECONNREFUSED: x); check spec.backup.destinations[].s3.endpoint and that the store is up; ' +
+          'it keeps trying and goes on by itself once the destination is fixed (spec.backup.destinations, the credentialsSecret\'s keys)',
+      });
+    });
+
+    it('the condition only with continuous backup read; a Warning Event once for each new failure, none while it holds or once mended', () => {
+      expect(computeStatus(input(ms)).conditions!.some((c) => c.type === 'ContinuousBackup')).to.equal(false);
+      const ok = computeStatus(input(ms, { agentDestinations: [] }));
+      const failing = computeStatus(input(ms, { previous: ok, agentDestinations: [refused] }));
+      expect(failing.conditions!.find((c) => c.type === 'ContinuousBackup')).to.include({ status: 'False', reason: 'DestinationCredentialsRefused' });
+      const event = continuousBackupEvent(ok, failing);
+      expect(event).to.deep.equal({ type: 'Warning', reason: 'DestinationCredentialsRefused', message: continuousBackupCondition([refused]).message });
+      expect(continuousBackupEvent(undefined, failing)).to.deep.equal(event);
+      // the same failure again: told already
+      expect(continuousBackupEvent(failing, computeStatus(input(ms, { previous: failing, agentDestinations: [refused] })))).to.equal(undefined);
+      // another cause: told again
+      expect(continuousBackupEvent(failing, computeStatus(input(ms, { previous: failing, agentDestinations: [down] })))).to.include({ reason: 'DestinationUnreachable' });
+      expect(continuousBackupEvent(failing, computeStatus(input(ms, { previous: failing, agentDestinations: [] })))).to.equal(undefined);
+    });
   });
 });
