@@ -57,7 +57,7 @@ const isCompacted = (e: unknown) => /required revision has been compacted/.test(
  * full snapshot of its own, else the newest of all (continuous backup just turned on).
  */
 export function agentEnd(points: readonly RestorePoint[], segments: readonly SegmentRef[]): { point: RestorePoint; end: number; last?: SegmentRef } {
-  // not newestCoverage: of equal ends the older point stays (its own record), and points without segments count only when its own
+  // not the newest coverage (planRestore's): of equal ends the older point stays (its own record), and points without segments count only when its own
   let best: Coverage | undefined;
   for (const c of deltaCoverage(points, segments)) {
     if (c.segments.length === 0 && c.point.backupKind !== 'continuous') continue;
@@ -235,7 +235,7 @@ export class BackupAgent {
         this.firstSeen = now;
         this.timer = setTimeout(() => void this.flush().catch((e: unknown) => this.fail(e)), this.o.segmentMs);
       }
-      groupByRevision(r.events, this.pending);
+      groupByRevision(r.events, this.pending, now);
       this.pendingEvents += r.events.length;
       this.lastSeen = now;
       if (this.pendingEvents >= this.o.segmentEvents) void this.flush().catch((e: unknown) => this.fail(e));
