@@ -374,8 +374,8 @@ export async function pickRestore(restore: RestoreSpec, spec: SvcClusterSpec, ac
     const segments = await listSegments(dest, cluster);
     const target = { revision: restore.revision, time: restore.time };
     const where = `${dest.store.label} (cluster ${cluster})`;
-    // a time is matched against when the agent saw each segment's revisions (in the segment, not its name); planRestore
-    // looks only at the chain after the point the time picks, up to the first segment seen later: only those are read
+    // a time is matched against when the agent saw each revision (in the segment, not its name); planRestore looks
+    // only at the chain after the point the time picks, up to the first segment with a revision seen later: only those are read
     if (restore.time !== undefined) {
       const picked = pickRestorePoint(points, target, where);
       const t = Date.parse(restore.time);

@@ -1,8 +1,9 @@
 // Running a restore drill: a snapshot file on this machine (wherever the backup came from) is restored into a scratch
 // directory, a lone svc member (no peers) is started there on loopback, and its KV hash at the backed-up revision
-// is read (here: the local runtime runs it in its process; the Kubernetes drill Job runs the same code in a pod).
-// Judging the result against the hash recorded at backup time is backup/verify.ts's (pure). The scratch member
-// and its directory are gone when this returns, whatever happened.
+// is read (here: the local runtime runs it in its process; the Kubernetes drill Job runs the same code in a pod); a
+// delta chain is replayed into such a member (a restore's file is its snapshot; a drill reads its keyspace hash).
+// Judging the result is backup/verify.ts's (pure). The scratch member and its directory are gone when this returns,
+// whatever happened.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -196,7 +196,7 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     const text = await operatorCli(['local', 'backups', '--state-dir', stateDir], env);
     // (the writer goes on: the counts may have grown since the listing above)
     expect(text.out).to.match(new RegExp(`\\n${full.revision} +\\S+ +continuous +kv-0 +3\\.5\\.21 `));
-    expect(text.out).to.match(new RegExp(`continuous: \\d+ delta segment\\(s\\); restorable revisions ${second.revision}\\.\\.\\d+, ${full.revision}\\.\\.\\d+; newest restorable revision \\d+ \\(\\S+Z\\)`));
+    expect(text.out).to.match(new RegExp(`continuous: \\d+ delta segment\\(s\\), each read and checked \\(sha256, revisions without a hole\\); restorable revisions ${second.revision}\\.\\.\\d+, ${full.revision}\\.\\.\\d+; newest restorable revision \\d+ \\(\\S+Z\\)`));
 
     // a revision the agent never saw (compacted away while it was down) is refused with what is covered
     const sd = join(dir, 'gap');
