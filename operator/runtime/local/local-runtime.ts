@@ -874,7 +874,11 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
    * streamed to, if any, goes (not recorded, it restores nothing the record knows; shipping it may be what failed).
    */
   noteBackupFailure(why: string): void {
-    if (this.streaming) rmSync(this.streaming, { force: true });
+    try {
+      if (this.streaming) rmSync(this.streaming, { force: true });
+    } catch {
+      // backups/ is not a folder (any more): no file of it there
+    }
     this.streaming = undefined;
     const s = this.state();
     if (s) writeState(this.stateDir, { ...s, backupFailure: why });

@@ -6,29 +6,25 @@
 // drill naming the object, shortens the range `local backups` shows to the last intact segment naming the broken one,
 // and a restore that needs it is refused leaving nothing under <state-dir>/restore/; a backup that fails (its
 // destination refuses the credentials) leaves no file under backups/.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Client } from '../../../server/client/index.js';
 import { LocalRuntime } from '../../../operator/runtime/local/index.js';
 import { parseDeltaKey } from '../../../operator/backup/restore-points.js';
 import { decodeSegment, encodeSegment } from '../../../operator/backup/delta.js';
-import { startS3Server, type S3Server } from '../../../harness/s3-server.js';
 import { operatorCli } from './operator-cli.js';
+import { BUCKET, useContinuousBackup } from './continuous-fixture.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const BUCKET = 'svc-backups';
 const PREFIX = 'trust';
 const re = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 interface Listing {
-  destinations: Array<{
-    where: string;
-    newest: { revision: number } | null;
-    points: Array<{ key: string; revision: number }>;
-    deltas: { segments: number; coverage: string; broken: Array<{ key: string; fromRevision: number; toRevision: number; problem: string }> } | null;
-  }>;
+  where: string;
+  newest: { revision: number } | null;
+  points: Array<{ key: string; revision: number }>;
+  deltas: { segments: number; coverage: string; broken: Array<{ key: string; fromRevision: number; toRevision: number; problem: string }> } | null;
 }
 
 /** One write of the writer: its key, the revision it made, when it was sent and when its answer came (ms). */
@@ -41,52 +37,11 @@ interface Write {
 
 describe('operator local runtime: backups you can trust (drill of the delta chain, checked listing, restore to a time)', function () {
   this.timeout(180_000);
-  const dir = mkdtempSync(join(tmpdir(), 'svc-op-trust-'));
-  const stateDir = join(dir, 'src');
-  const secrets = join(dir, 'secrets');
   // 1 s segments: a time restore that stopped at a segment's end would miss most of a second of writes
-  const env = { SVC_OPERATOR_SECRETS_DIR: secrets, SVC_AGENT_SEGMENT_SECONDS: '1' };
-  const rt = new LocalRuntime({ stateDir });
+  const { dir, stateDir, secrets, env, rt, s3, manifest, restoreManifest, apply, durable, ...fx } = useContinuousBackup('trust', PREFIX, '1');
+  const listing = () => fx.listing<Listing>();
   const writes: Write[] = [];
-  let s3: S3Server;
-
-  const s3Yaml = () => `{endpoint: "${s3.endpoint}", bucket: ${BUCKET}, prefix: ${PREFIX}, region: us-east-1, forcePathStyle: true, credentialsSecret: s3creds}`;
-  const manifest = () => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', 'metadata: {name: kv}', 'spec:', '  version: 3.5.21', '  replicas: 1',
-    '  backup:', '    continuous: true', '    destinations:', `      - {name: offsite, s3: ${s3Yaml()}}`, ''].join('\n');
-  const restoreManifest = (name: string, target: string) => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', `metadata: {name: ${name}}`, 'spec:', '  version: 3.5.21', '  replicas: 1',
-    '  restore:', `    source: {s3: ${s3Yaml()}}`, `    ${target}`, ''].join('\n');
-  const apply = async (yaml: string, sd: string) => {
-    const f = join(dir, `m-${Math.random().toString(36).slice(2)}.yaml`);
-    writeFileSync(f, yaml);
-    return operatorCli(['local', 'apply', '-f', f, '--state-dir', sd], env);
-  };
-  const listing = async () => {
-    const r = await operatorCli(['local', 'backups', '--state-dir', stateDir, '--output', 'json'], env);
-    expect(r.code, r.out).to.equal(0);
-    return (JSON.parse(r.out) as Listing).destinations[0];
-  };
-  const durable = async (revision: number) => {
-    const until = Date.now() + 30_000;
-    while ((rt.agentStatus()?.continuousRevision ?? 0) < revision) {
-      if (Date.now() > until) throw new Error(`the agent did not make revision ${revision} durable: ${JSON.stringify(rt.agentStatus())}; its log: ${readFileSync(rt.agentLog(), 'utf8').slice(-2000)}`);
-      await sleep(100);
-    }
-  };
-  const segmentFiles = () => readdirSync(join(s3.root, BUCKET, PREFIX, 'kv', 'delta')).sort();
-
-  before(async function () {
-    s3 = await startS3Server({ buckets: [BUCKET] });
-    mkdirSync(join(secrets, 's3creds'), { recursive: true });
-    writeFileSync(join(secrets, 's3creds', 'accessKeyId'), s3.accessKeyId);
-    writeFileSync(join(secrets, 's3creds', 'secretAccessKey'), s3.secretAccessKey);
-  });
-
-  after(async function () {
-    this.timeout(60_000);
-    await rt.delete().catch(() => undefined);
-    await s3?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const segmentFiles = () => readdirSync(join(s3().root, BUCKET, PREFIX, 'kv', 'delta')).sort();
 
   it('a restore to a time T under a writer holds every write acknowledged more than 100 ms before T, none acknowledged after T, and nothing in between missing', async () => {
     const created = await apply(manifest(), stateDir);
@@ -154,7 +109,7 @@ describe('operator local runtime: backups you can trust (drill of the delta chai
     const files = segmentFiles();
     expect(files.length).to.be.greaterThan(2);
     // a segment rewritten whole (its checksum right) with one value changed: only the comparison with the cluster tells
-    const forged = join(s3.root, BUCKET, PREFIX, 'kv', 'delta', files[2]);
+    const forged = join(s3().root, BUCKET, PREFIX, 'kv', 'delta', files[2]);
     const original = readFileSync(forged);
     const seg = decodeSegment(original);
     const op = seg.changes[0].ops[0] as { value: Buffer };
@@ -169,7 +124,7 @@ describe('operator local runtime: backups you can trust (drill of the delta chai
     const victim = files[1];
     const key = `${PREFIX}/kv/delta/${victim}`;
     const ref = parseDeltaKey(key)!;
-    const path = join(s3.root, BUCKET, PREFIX, 'kv', 'delta', victim);
+    const path = join(s3().root, BUCKET, PREFIX, 'kv', 'delta', victim);
     const bytes = readFileSync(path);
     bytes[bytes.length - 10] ^= 0x01;
     writeFileSync(path, bytes);
@@ -202,7 +157,7 @@ describe('operator local runtime: backups you can trust (drill of the delta chai
     writeFileSync(join(secrets, 's3creds', 'secretAccessKey'), 'revoked-key');
     const r = await operatorCli(['local', 'backup', '--wait', '--state-dir', stateDir], env);
     expect(r.code, r.out).to.equal(1);
-    expect(r.out).to.match(new RegExp(`\\nsvc-operator: on-demand backup \\S+ of kv not taken: destination "offsite" \\(s3://${BUCKET}/${PREFIX} at ${re(s3.endpoint)}\\): the credentials were refused \\(SignatureDoesNotMatch: [^\\n]*\\); check the access key and secret in credentialsSecret \\(locally the AWS_\\* variables or the secrets folder\\)\\n`));
+    expect(r.out).to.match(new RegExp(`\\nsvc-operator: on-demand backup \\S+ of kv not taken: destination "offsite" \\(s3://${BUCKET}/${PREFIX} at ${re(s3().endpoint)}\\): the credentials were refused \\(SignatureDoesNotMatch: [^\\n]*\\); check the access key and secret in credentialsSecret \\(locally the AWS_\\* variables or the secrets folder\\)\\n`));
     expect(readdirSync(backups), 'no file of the failed backup').to.deep.equal(before);
   });
 });

@@ -5,19 +5,17 @@
 // agent killed with SIGKILL and started again resumes without a hole; compaction past the agent makes it take a new
 // full snapshot and say so, retention then removes the older full snapshot and exactly the segments only it needed,
 // and a revision in the compacted gap is refused with the covered revisions before anything is created.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Client } from '../../../server/client/index.js';
 import { LocalRuntime } from '../../../operator/runtime/local/index.js';
 import { parseDeltaKey, type RestorePoint } from '../../../operator/backup/restore-points.js';
-import { startS3Server, type S3Server } from '../../../harness/s3-server.js';
 import { operatorCli } from './operator-cli.js';
 import { KeyspaceModel } from './keyspace-model.js';
+import { BUCKET, useContinuousBackup } from './continuous-fixture.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const BUCKET = 'svc-backups';
 const PREFIX = 'cont';
 
 interface Listing {
@@ -26,44 +24,17 @@ interface Listing {
 
 describe('operator local runtime: continuous backup (backup agent, delta segments, restore to any revision)', function () {
   this.timeout(120_000);
-  const dir = mkdtempSync(join(tmpdir(), 'svc-op-cont-'));
-  const stateDir = join(dir, 'src');
-  const secrets = join(dir, 'secrets');
   // short segments keep the test quick (the agent reads SVC_AGENT_* from the environment it inherits)
-  const env = { SVC_OPERATOR_SECRETS_DIR: secrets, SVC_AGENT_SEGMENT_SECONDS: '0.3' };
-  const rt = new LocalRuntime({ stateDir });
+  const { dir, stateDir, secrets, env, rt, s3: server, apply, durable, ...fx } = useContinuousBackup('cont', PREFIX, '0.3');
+  const manifest = () => fx.manifest(['keep: 2']);
+  const restoreManifest = (name: string, revision: number) => fx.restoreManifest(name, `revision: ${revision}`);
+  const listing = () => fx.listing<Listing['destinations'][0]>();
   const model = new KeyspaceModel();
-  let s3: S3Server;
   let client: Client;
   let writing = true;
   let writer: Promise<void> = Promise.resolve();
 
-  const s3Yaml = () => `{endpoint: "${s3.endpoint}", bucket: ${BUCKET}, prefix: ${PREFIX}, region: us-east-1, forcePathStyle: true, credentialsSecret: s3creds}`;
-  const manifest = () => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', 'metadata: {name: kv}', 'spec:', '  version: 3.5.21', '  replicas: 1',
-    '  backup:', '    continuous: true', '    keep: 2', '    destinations:', `      - {name: offsite, s3: ${s3Yaml()}}`, ''].join('\n');
-  const restoreManifest = (name: string, revision: number) => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', `metadata: {name: ${name}}`, 'spec:', '  version: 3.5.21', '  replicas: 1',
-    '  restore:', `    source: {s3: ${s3Yaml()}}`, `    revision: ${revision}`, ''].join('\n');
-  const apply = async (yaml: string, sd: string) => {
-    const f = join(dir, `m-${Math.random().toString(36).slice(2)}.yaml`);
-    writeFileSync(f, yaml);
-    return operatorCli(['local', 'apply', '-f', f, '--state-dir', sd], env);
-  };
-  const listing = async () => {
-    const r = await operatorCli(['local', 'backups', '--state-dir', stateDir, '--output', 'json'], env);
-    expect(r.code, r.out).to.equal(0);
-    return (JSON.parse(r.out) as Listing).destinations[0];
-  };
-  const segments = () => readdirSync(join(s3.root, BUCKET, PREFIX, 'kv', 'delta')).map((f) => parseDeltaKey(`x/delta/${f}`)!).sort((a, b) => a.fromRevision - b.fromRevision);
-  /** Waits until the agent reports `revision` durable. */
-  const durable = async (revision: number) => {
-    const until = Date.now() + 20_000;
-    for (;;) {
-      const st = rt.agentStatus();
-      if ((st?.continuousRevision ?? 0) >= revision) return st!;
-      if (Date.now() > until) throw new Error(`the agent did not make revision ${revision} durable: ${JSON.stringify(st)}; its log: ${readFileSync(rt.agentLog(), 'utf8').slice(-2000)}`);
-      await sleep(100);
-    }
-  };
+  const segments = () => readdirSync(join(server().root, BUCKET, PREFIX, 'kv', 'delta')).map((f) => parseDeltaKey(`x/delta/${f}`)!).sort((a, b) => a.fromRevision - b.fromRevision);
   /** A new cluster restored to `revision`: its keyspace and revision, then it is deleted. */
   const restoreTo = async (name: string, revision: number) => {
     const sd = join(dir, name);
@@ -88,21 +59,10 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     while (rt.agentStatus()!.running) await sleep(20);
   };
 
-  before(async function () {
-    s3 = await startS3Server({ buckets: [BUCKET] });
-    mkdirSync(join(secrets, 's3creds'), { recursive: true });
-    writeFileSync(join(secrets, 's3creds', 'accessKeyId'), s3.accessKeyId);
-    writeFileSync(join(secrets, 's3creds', 'secretAccessKey'), s3.secretAccessKey);
-  });
-
   after(async function () {
-    this.timeout(60_000);
     writing = false;
     await writer.catch(() => undefined);
     client?.close();
-    await rt.delete().catch(() => undefined);
-    await s3?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   let first: RestorePoint;
@@ -221,7 +181,7 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
       if (Date.now() > until) throw new Error(`the agent never reported the refused credentials: ${readFileSync(rt.agentLog(), 'utf8').slice(-2000)}`);
       await sleep(100);
     }
-    writeFileSync(keyFile, s3.secretAccessKey);
+    writeFileSync(keyFile, server().secretAccessKey);
     await durable(Number(put.header.revision));
     expect(rt.state()!.agent!.pid, 'the same agent process').to.equal(pid);
     expect(readFileSync(rt.agentLog(), 'utf8')).to.match(/the credentials were refused: read them again for the next try/);
