@@ -207,8 +207,9 @@ export class BackupAgent {
       this.pendingEvents = this.pending.reduce((n, c) => n + c.ops.length, 0);
       this.durable = rec.revision;
       this.status.continuousFull = { revision: rec.revision, time: rec.time, reason };
-      this.note(rec.revision, rec.time);
+      // logged before the status says so: whoever reads the status finds the line
       this.o.log(`took a new full snapshot at revision ${rec.revision} from ${url}: ${reason}`);
+      this.note(rec.revision, rec.time);
     } finally {
       rmSync(file, { force: true });
       rmSync(`${file}.part`, { force: true });
