@@ -169,6 +169,8 @@ export interface SegmentRef {
   toRevision: number;
   /** When the agent saw its last revision: known once the segment was read (time targets need it). */
   lastTime?: string;
+  /** When the agent saw each of its revisions committed (ms, from fromRevision): known once read, when the segment records them. */
+  seen?: number[];
 }
 
 /** Key of a delta segment of `cluster` under `prefix`. */
@@ -220,14 +222,7 @@ export function deltaCoverage(points: readonly RestorePoint[], segments: readonl
   });
 }
 
-/**
- * The coverage that reaches the newest restorable revision (of equal ends, the newer point's), or undefined without
- * restore points: what a restore with no target gets, and whose last segment holds the newest restorable time.
- */
-export function newestCoverage(points: readonly RestorePoint[], segments: readonly SegmentRef[]): Coverage | undefined {
-  return newestOf(deltaCoverage(points, segments));
-}
-
+/** The coverage that reaches the newest restorable revision (of equal ends, the newer point's): what a restore with no target gets. */
 function newestOf(cov: readonly Coverage[]): Coverage | undefined {
   return cov.reduce<Coverage | undefined>((a, c) => (!a || c.end >= a.end ? c : a), undefined);
 }
@@ -261,9 +256,9 @@ export interface RestorePlan {
 
 /**
  * The restore a target asks for with continuous backup: a revision is restored exactly (the newest full snapshot at
- * or before it whose segments reach it); a time gives the newest restorable state the agent had seen by then (the
- * segments' lastTime must be known); no target, the newest restorable revision. Without any segments, a full snapshot
- * is the finest point (pickRestorePoint). A point not covered is refused with the covered revisions.
+ * or before it whose segments reach it); a time gives every revision the agent had seen committed by then (its
+ * segments read first: seenThrough); no target, the newest restorable revision. Without any segments, a full
+ * snapshot is the finest point (pickRestorePoint). A point not covered is refused with the covered revisions.
  */
 export function planRestore(points: readonly RestorePoint[], segments: readonly SegmentRef[], target: RestoreTarget, where: string): RestorePlan | { refused: string } {
   const picked = pickRestorePoint(points, target, where);
@@ -279,21 +274,35 @@ export function planRestore(points: readonly RestorePoint[], segments: readonly 
   if (target.time !== undefined) {
     const t = Date.parse(target.time);
     const c = cov.find((x) => x.point.key === picked.point.key)!;
-    // the run of segments seen by then (a later one seen earlier would be an agent's clock jump: stop at the first later)
+    // every revision the agent had seen by then, up to the first it saw later (a later one seen earlier would be an
+    // agent's clock jump): the segments up to there, the last one maybe in part
     const used: SegmentRef[] = [];
+    let revision = c.point.revision;
     for (const s of c.segments) {
-      if (!seenBy(s, t)) break;
-      used.push(s);
+      const through = seenThrough(s, t);
+      if (through > revision) {
+        used.push(s);
+        revision = through;
+      }
+      if (through < s.toRevision) break;
     }
-    return { point: c.point, revision: used.at(-1)?.toRevision ?? c.point.revision, segments: used };
+    return { point: c.point, revision, segments: used };
   }
   const newest = newestOf(cov)!;
   return { point: newest.point, revision: newest.end, segments: newest.segments };
 }
 
-/** Whether the agent had seen a segment's last revision by `t` (ms): its lastTime is known and not after `t`. */
-export function seenBy(s: SegmentRef, t: number): boolean {
-  return s.lastTime !== undefined && Date.parse(s.lastTime) <= t;
+/**
+ * The newest revision of a segment the agent had seen committed by `t` (ms), with every one before it in the
+ * segment (fromRevision - 1: none): by each revision's time where the segment records them, else (an older agent's
+ * segment) all or none by its lastTime; none while the segment was not read.
+ */
+export function seenThrough(s: SegmentRef, t: number): number {
+  if (s.seen) {
+    const n = s.seen.findIndex((x) => x > t);
+    return n < 0 ? s.fromRevision + s.seen.length - 1 : s.fromRevision + n - 1;
+  }
+  return s.lastTime !== undefined && Date.parse(s.lastTime) <= t ? s.toRevision : s.fromRevision - 1;
 }
 
 /**

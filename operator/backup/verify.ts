@@ -72,6 +72,37 @@ export function judgeDrill(backup: BackupEntry, m: DrillMeasure, now: Date): Ver
   return { ...base, result: 'Passed', message: `restored ${backup.location} into a scratch member: KV hash at revision ${backup.revision} is ${m.hash}, as recorded at backup time` };
 }
 
+/**
+ * What a drill of a delta chain found: the segments `segments` from the full snapshot at `base` to revision `end`,
+ * read (`error`: a broken one, a replay that does not add up, naming it) or replayed into a scratch member whose
+ * keyspace hash is `replayed`; `cluster` is the cluster's at `end` (or why it cannot tell: compacted past it).
+ */
+export interface ChainMeasure {
+  location: string;
+  base: number;
+  end: number;
+  segments: number;
+  error?: string;
+  replayed?: { hash: string; keys: number };
+  cluster?: { hash: string; keys: number } | { unknown: string };
+}
+
+/**
+ * The outcome of a drill of a delta chain: Passed when the replayed keyspace at its end hashes as the cluster's does
+ * there; when the cluster can no longer tell (compacted past the end), Passed saying the content was not compared.
+ */
+export function judgeChain(m: ChainMeasure, now: Date): VerifiedStatus {
+  const base = { time: now.toISOString(), location: m.location, revision: m.end };
+  const replay = `replaying ${m.segments} delta segment(s) of ${m.location} from revision ${m.base} to ${m.end}`;
+  if (m.error !== undefined || !m.replayed) return { ...base, result: 'Failed', message: `${replay} failed: ${m.error ?? 'no keyspace hash was read'}` };
+  const own = `${replay}: the keyspace at ${m.end} (${m.replayed.keys} key(s)) hashes ${m.replayed.hash.slice(0, 16)}`;
+  if (!m.cluster || 'unknown' in m.cluster) return { ...base, result: 'Passed', message: `${own}; not compared: ${m.cluster ? m.cluster.unknown : 'the cluster was not asked'}` };
+  if (m.cluster.hash !== m.replayed.hash) {
+    return { ...base, result: 'Failed', message: `${own}, the cluster's (${m.cluster.keys} key(s)) ${m.cluster.hash.slice(0, 16)}: the segments do not hold the changes the cluster made; a new full snapshot (an on-demand backup) is a restore point that does not need them` };
+  }
+  return { ...base, result: 'Passed', message: `${own}, as the cluster's` };
+}
+
 /** The drill answering a request when no backup exists yet. */
 export function noBackupToVerify(now: Date): VerifiedStatus {
   return { time: now.toISOString(), location: '', revision: 0, result: 'Failed', message: 'no backup recorded yet: take one first (spec.backup.schedule, or an on-demand backup)' };

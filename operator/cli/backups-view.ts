@@ -1,9 +1,10 @@
 // The restore points of a cluster's object-store destinations, as `svc-operator local backups` and `kubectl svc
 // backups` list and print them: per destination every full snapshot, the oldest and newest restorable revision and
-// time, what is there that is not a restore point (corrupt or foreign objects), or why it could not be listed.
+// time (every delta segment read and checked: the range goes only as far as the intact ones reach, the first broken
+// one named), what is there that is not a restore point (corrupt or foreign objects), or why it could not be listed.
 // Listing is the caller's (its runtime's way to Secrets); gathering and printing are here, once.
 import type { RestoreSpec, SvcClusterSpec } from '../api/types.js';
-import { DestinationError, RestoreSourceError, s3Destinations, type SourcePoints } from '../backup/destinations/index.js';
+import { DestinationError, RestoreSourceError, s3Destinations, type BrokenSegment, type SourcePoints } from '../backup/destinations/index.js';
 import { describeCoverage, describeRange, restorableRange, type RestorePoint } from '../backup/restore-points.js';
 import { RuntimeError } from '../runtime/index.js';
 
@@ -17,8 +18,11 @@ export interface DestinationListing {
   /** The newest restorable revision (a full snapshot's, or the end of its delta segments) and when it was seen. */
   newest: { revision: number; time?: string } | null;
   points: RestorePoint[];
-  /** Continuous backup's delta segments: how many, and the revisions restorable with them. */
-  deltas: { segments: number; coverage: string } | null;
+  /**
+   * Continuous backup's delta segments: how many (each was read and checked), the revisions restorable with the
+   * intact ones, and the broken ones in revision order (the first is the one named).
+   */
+  deltas: { segments: number; coverage: string; broken: BrokenSegment[] } | null;
   /** Objects found that are not restore points (corrupt or foreign manifests). */
   problems: string[];
   /** Why the destination could not be listed (unreachable, credentials, bucket). */
@@ -45,7 +49,7 @@ export async function listBackups(cluster: string, sources: ReadonlyArray<{ name
       const range = restorableRange(r.points, r.segments);
       Object.assign(listing, { cluster: r.cluster, where: r.where, points: r.points, problems: r.problems });
       if (range) Object.assign(listing, range);
-      if (r.segments.length > 0) listing.deltas = { segments: r.segments.length, coverage: describeCoverage(r.points, r.segments) };
+      if (r.segments.length + r.broken.length > 0) listing.deltas = { segments: r.segments.length + r.broken.length, coverage: describeCoverage(r.points, r.segments), broken: r.broken };
     } catch (e) {
       if (!(e instanceof DestinationError) && !(e instanceof RestoreSourceError) && !(e instanceof RuntimeError)) throw e;
       listing.error = (e as Error).message;
@@ -76,7 +80,14 @@ export function printBackups(write: (s: string) => void, cluster: string, listin
       continue;
     }
     write(`${l.where}, cluster ${l.cluster}: ${describeRange(l.points)}\n`);
-    if (l.deltas && l.newest) write(`continuous: ${l.deltas.segments} delta segment(s); ${l.deltas.coverage}; newest restorable revision ${l.newest.revision}${l.newest.time ? ` (${l.newest.time})` : ''}\n`);
+    if (l.deltas && l.newest) {
+      write(`continuous: ${l.deltas.segments} delta segment(s), each read and checked (sha256, revisions without a hole); ${l.deltas.coverage}; newest restorable revision ${l.newest.revision}${l.newest.time ? ` (${l.newest.time})` : ''}\n`);
+      const first = l.deltas.broken[0];
+      if (first) {
+        const more = l.deltas.broken.length > 1 ? ` (${l.deltas.broken.length} broken in all)` : '';
+        write(`BROKEN delta segment ${first.key}: ${first.problem}; its revisions ${first.fromRevision}..${first.toRevision} cannot be replayed from it: the restorable revisions above go only as far as the intact segments reach${more}; a new full snapshot (an on-demand backup) covers what comes after\n`);
+      }
+    }
     if (l.points.length > 0) {
       const rows = [['REVISION', 'TIME', 'KIND', 'MEMBER', 'RELEASE', 'BYTES', 'HASHKV', 'OBJECT'], ...l.points.map((p) => [String(p.revision), p.time, p.backupKind, p.member, p.release, String(p.size), p.hashKV === undefined ? '-' : String(p.hashKV), p.key])];
       const w = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));

@@ -57,7 +57,7 @@ const isCompacted = (e: unknown) => /required revision has been compacted/.test(
  * full snapshot of its own, else the newest of all (continuous backup just turned on).
  */
 export function agentEnd(points: readonly RestorePoint[], segments: readonly SegmentRef[]): { point: RestorePoint; end: number; last?: SegmentRef } {
-  // not newestCoverage: of equal ends the older point stays (its own record), and points without segments count only when its own
+  // not the newest coverage (planRestore's): of equal ends the older point stays (its own record), and points without segments count only when its own
   let best: Coverage | undefined;
   for (const c of deltaCoverage(points, segments)) {
     if (c.segments.length === 0 && c.point.backupKind !== 'continuous') continue;
@@ -207,8 +207,9 @@ export class BackupAgent {
       this.pendingEvents = this.pending.reduce((n, c) => n + c.ops.length, 0);
       this.durable = rec.revision;
       this.status.continuousFull = { revision: rec.revision, time: rec.time, reason };
-      this.note(rec.revision, rec.time);
+      // logged before the status says so: whoever reads the status finds the line
       this.o.log(`took a new full snapshot at revision ${rec.revision} from ${url}: ${reason}`);
+      this.note(rec.revision, rec.time);
     } finally {
       rmSync(file, { force: true });
       rmSync(`${file}.part`, { force: true });
@@ -235,7 +236,7 @@ export class BackupAgent {
         this.firstSeen = now;
         this.timer = setTimeout(() => void this.flush().catch((e: unknown) => this.fail(e)), this.o.segmentMs);
       }
-      groupByRevision(r.events, this.pending);
+      groupByRevision(r.events, this.pending, now);
       this.pendingEvents += r.events.length;
       this.lastSeen = now;
       if (this.pendingEvents >= this.o.segmentEvents) void this.flush().catch((e: unknown) => this.fail(e));

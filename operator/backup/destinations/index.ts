@@ -6,10 +6,10 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { BackupDestination, RestoreSpec, S3Destination, SvcClusterSpec } from '../../api/types.js';
 import { durationMs } from '../../api/duration.js';
 import {
-  chainFrom, clusterFolder, clustersIn, deltaKey, describeCoverage, describeRange, fullManifest, fullSnapshotKey, manifestKeyOf, newestCoverage, parseDeltaKey, parseManifest,
-  pickRestorePoint, planRestore, retainFull, seenBy, segmentsToRemove, type FullManifest, type RestorePoint, type SegmentRef,
+  chainFrom, clusterFolder, clustersIn, deltaKey, describeCoverage, describeRange, fullManifest, fullSnapshotKey, manifestKeyOf, parseDeltaKey, parseManifest,
+  pickRestorePoint, planRestore, retainFull, seenThrough, segmentsToRemove, type FullManifest, type RestorePoint, type SegmentRef,
 } from '../restore-points.js';
-import { decodeSegment, encodeSegment, type DeltaSegment } from '../delta.js';
+import { decodeSegment, DeltaFormatError, encodeSegment, type DeltaSegment } from '../delta.js';
 import { DEFAULT_KEEP } from '../schedule.js';
 import { S3Store, type S3Credentials } from './s3.js';
 import { DestinationError, type ObjectStore } from './store.js';
@@ -150,14 +150,59 @@ export async function uploadSegment(d: OpenDestination, cluster: string, s: Delt
   return key;
 }
 
-/** Reads and checks a segment; a damaged one is ObjectCorrupt naming it. */
+/**
+ * Reads and checks a segment (its checksum, its revisions without a hole and as its name says) and notes on `ref`
+ * when the agent saw them (time targets); a damaged one is ObjectCorrupt naming it.
+ */
 export async function readSegment(d: OpenDestination, ref: SegmentRef): Promise<DeltaSegment> {
+  const got = await checkedSegment(d, ref);
+  if ('segment' in got) return got.segment;
+  throw new DestinationError(d.store.label, 'ObjectCorrupt', `${ref.key}: ${got.problem}; the revisions it holds cannot be restored (a full snapshot taken later can)`);
+}
+
+/** A segment read and checked, or why it is broken (without its key). */
+async function checkedSegment(d: OpenDestination, ref: SegmentRef): Promise<{ segment: DeltaSegment } | { problem: string }> {
   const data = await d.store.get(ref.key);
+  let s: DeltaSegment;
   try {
-    return decodeSegment(data, ref.key);
+    s = decodeSegment(data, ref.key);
   } catch (e) {
-    throw new DestinationError(d.store.label, 'ObjectCorrupt', `${(e as Error).message}; the revisions it holds cannot be restored (a full snapshot taken later can)`);
+    if (!(e instanceof DeltaFormatError)) throw e;
+    return { problem: e.problem };
   }
+  if (s.fromRevision !== ref.fromRevision || s.toRevision !== ref.toRevision) return { problem: `its name says revisions ${ref.fromRevision}..${ref.toRevision}, it holds ${s.fromRevision}..${s.toRevision}` };
+  ref.lastTime = s.lastTime;
+  if (s.changes.every((c) => c.seen !== undefined)) ref.seen = s.changes.map((c) => Date.parse(c.seen!));
+  return { segment: s };
+}
+
+/** A segment that failed its check: its key, its revisions and why. */
+export interface BrokenSegment {
+  key: string;
+  fromRevision: number;
+  toRevision: number;
+  problem: string;
+}
+
+/**
+ * Reads and checks every segment (a few at a time): the intact ones (their times noted), and the broken ones in
+ * revision order. Only reading them tells: a name says nothing of the bytes behind it.
+ */
+export async function checkSegments(d: OpenDestination, segments: readonly SegmentRef[]): Promise<{ intact: SegmentRef[]; broken: BrokenSegment[] }> {
+  const sorted = [...segments].sort((a, b) => a.fromRevision - b.fromRevision || a.toRevision - b.toRevision);
+  const bad = new Map<SegmentRef, string>();
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < sorted.length; i = next++) {
+      const got = await checkedSegment(d, sorted[i]);
+      if ('problem' in got) bad.set(sorted[i], got.problem);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(4, sorted.length) }, worker));
+  return {
+    intact: sorted.filter((s) => !bad.has(s)),
+    broken: sorted.filter((s) => bad.has(s)).map((s) => ({ key: s.key, fromRevision: s.fromRevision, toRevision: s.toRevision, problem: bad.get(s)! })),
+  };
 }
 
 /** Downloads and checks a restore point's snapshot into folder `dir` (which must exist), named as its key ends; returns the file. */
@@ -307,11 +352,9 @@ export async function restoreSourcePoints(restore: RestoreSpec, spec: SvcCluster
   const { dest, cluster } = await openRestoreSource(restore, spec, access);
   try {
     const listed = await listRestorePoints(dest, cluster);
-    const segments = await listSegments(dest, cluster);
-    // the newest restorable time is when the agent saw the newest revision: in the last segment of the longest chain
-    const last = newestCoverage(listed.points, segments)?.segments.at(-1);
-    if (last) last.lastTime = (await readSegment(dest, last)).lastTime;
-    return { ...listed, segments, where: dest.store.label, cluster };
+    // every segment read and checked: what is restorable ends before the first broken one (and the times are known)
+    const { intact, broken } = await checkSegments(dest, await listSegments(dest, cluster));
+    return { ...listed, segments: intact, broken, where: dest.store.label, cluster };
   } finally {
     dest.store.close();
   }
@@ -320,7 +363,10 @@ export async function restoreSourcePoints(restore: RestoreSpec, spec: SvcCluster
 /** A restore source's points and delta segments, what is in the way (corrupt or foreign objects), and where. */
 export interface SourcePoints {
   points: RestorePoint[];
+  /** The intact delta segments (each read and checked). */
   segments: SegmentRef[];
+  /** The segments that failed their check, in revision order. */
+  broken: BrokenSegment[];
   problems: string[];
   where: string;
   cluster: string;
@@ -349,15 +395,15 @@ export async function pickRestore(restore: RestoreSpec, spec: SvcClusterSpec, ac
     const segments = await listSegments(dest, cluster);
     const target = { revision: restore.revision, time: restore.time };
     const where = `${dest.store.label} (cluster ${cluster})`;
-    // a time is matched against when the agent saw each segment's revisions (in the segment, not its name); planRestore
-    // looks only at the chain after the point the time picks, up to the first segment seen later: only those are read
+    // a time is matched against when the agent saw each revision (in the segment, not its name); planRestore looks
+    // only at the chain after the point the time picks, up to the first segment with a revision seen later: only those are read
     if (restore.time !== undefined) {
       const picked = pickRestorePoint(points, target, where);
       const t = Date.parse(restore.time);
       if ('point' in picked) {
         for (const ref of chainFrom(picked.point.revision, segments).used) {
-          ref.lastTime = (await readSegment(dest, ref)).lastTime;
-          if (!seenBy(ref, t)) break;
+          await readSegment(dest, ref);
+          if (seenThrough(ref, t) < ref.toRevision) break;
         }
       }
     }

@@ -1,8 +1,9 @@
 // Running a restore drill: a snapshot file on this machine (wherever the backup came from) is restored into a scratch
 // directory, a lone svc member (no peers) is started there on loopback, and its KV hash at the backed-up revision
-// is read (here: the local runtime runs it in its process; the Kubernetes drill Job runs the same code in a pod).
-// Judging the result against the hash recorded at backup time is backup/verify.ts's (pure). The scratch member
-// and its directory are gone when this returns, whatever happened.
+// is read (here: the local runtime runs it in its process; the Kubernetes drill Job runs the same code in a pod); a
+// delta chain is replayed into such a member (a restore's file is its snapshot; a drill reads its keyspace hash).
+// Judging the result is backup/verify.ts's (pure). The scratch member and its directory are gone when this returns,
+// whatever happened.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -11,7 +12,7 @@ import { nopLogger } from '../../../server/log/logger.js';
 import { MemberClient } from '../../members/index.js';
 import { Client } from '../../../server/client/index.js';
 import type { RevisionChange } from '../../backup/delta.js';
-import { replayChanges, ReplayError } from '../delta-replay.js';
+import { keyspaceHash, replayChanges, ReplayError } from '../delta-replay.js';
 import type { DrillMeasure } from '../../backup/verify.js';
 import { freePorts } from './ports.js';
 import { svcNodeArgs } from './svc-process.js';
@@ -158,25 +159,60 @@ export async function runDrill(i: DrillInput): Promise<DrillMeasure> {
  */
 export class ScratchMemberError extends ReplayError {}
 
+/** A scratch member restored from `snapshot` (at `base`) with `changes` replayed into it. */
+interface ReplayInput {
+  snapshot: string;
+  base: number;
+  changes: RevisionChange[];
+  scratchDir: string;
+  svcEntry: string;
+}
+
 /**
- * The snapshot at `base` with `changes` replayed, written to `out`: a lone scratch member restored from it in
- * `scratchDir` takes the changes one transaction per revision, and its snapshot is the file members are restored
- * from. The local runtime's restore and the Kubernetes restore Job (cli/backup.ts) both run it (delta-replay.ts replays).
+ * Restores `snapshot` into a lone scratch member in `scratchDir`, replays `changes` into it one transaction per
+ * revision (delta-replay.ts), hands it to `then`, and removes it, whatever happened.
  */
-export async function replayIntoSnapshot(i: { snapshot: string; base: number; changes: RevisionChange[]; scratchDir: string; svcEntry: string; out: string }): Promise<string> {
+async function withReplayed<T>(i: ReplayInput, then: (client: Client, url: string) => Promise<T>): Promise<T> {
   const member = await startScratchMember(i.snapshot, i.scratchDir, i.svcEntry);
   const client = await Client.connect({ endpoints: [member.clientURL], commandTimeoutMs: 5000 });
-  const members = new MemberClient({ timeoutMs: 10_000, attempts: 3 });
   try {
     const r = await untilServing(member, 60_000, () => client.get('\u0000', { serializable: true, countOnly: true }));
     if ('exited' in r) throw new ScratchMemberError(`the scratch member the deltas are replayed into ${r.exited}: ${member.logTail()}`);
     if ('timedOut' in r) throw new ScratchMemberError(`the scratch member the deltas are replayed into did not serve within 60 s (${r.timedOut}): ${member.logTail()}`);
     await replayChanges(client, i.base, i.changes);
-    await members.snapshot(member.clientURL, 'replay', i.out);
-    return i.out;
+    return await then(client, member.clientURL);
   } finally {
     client.close();
-    members.close();
     await member.stop();
+  }
+}
+
+/**
+ * The snapshot at `base` with `changes` replayed, written to `out`: a lone scratch member restored from it in
+ * `scratchDir` takes the changes one transaction per revision, and its snapshot is the file members are restored
+ * from. The local runtime's restore and the Kubernetes restore Job (cli/backup.ts) both run it (delta-replay.ts replays).
+ */
+export async function replayIntoSnapshot(i: ReplayInput & { out: string }): Promise<string> {
+  return withReplayed(i, async (_client, url) => {
+    const members = new MemberClient({ timeoutMs: 10_000, attempts: 3 });
+    try {
+      await members.snapshot(url, 'replay', i.out);
+      return i.out;
+    } finally {
+      members.close();
+    }
+  });
+}
+
+/**
+ * A drill of a delta chain: `changes` replayed on the snapshot at `base`, then the keyspace hash at the last revision
+ * (keyspaceHash), to be compared with the cluster's; failures (a replay that does not add up, a scratch member that
+ * did not serve) come back as `error`.
+ */
+export async function drillChain(i: ReplayInput): Promise<{ hash: string; keys: number } | { error: string }> {
+  try {
+    return await withReplayed(i, (client) => keyspaceHash(client, i.changes.at(-1)?.revision ?? i.base));
+  } catch (e) {
+    return { error: (e as Error).message };
   }
 }

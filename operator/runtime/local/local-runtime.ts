@@ -12,15 +12,17 @@ import { memberArgs, memberConfig } from '../../api/member-config.js';
 import { restoreSnapshot, verifySnapshotFile } from '../../../server/cluster/restore.js';
 import { nopLogger } from '../../../server/log/logger.js';
 import type { BackupEntry, BackupKind, RestoreSpec, SnapshotRecord, VerifiedStatus } from '../../api/types.js';
-import { runDrill } from './drill.js';
+import { drillChain, runDrill } from './drill.js';
 import { svcNodeArgs } from './svc-process.js';
-import { combineDrills, judgeDrill, noBackupToVerify, pointEntry } from '../../backup/verify.js';
+import { combineDrills, judgeChain, judgeDrill, noBackupToVerify, pointEntry, type ChainMeasure } from '../../backup/verify.js';
 import {
-  checkDestinations, DestinationError, downloadInto, listRestorePoints, openS3, pickRestore, readSegment, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations,
+  checkDestinations, DestinationError, downloadInto, listRestorePoints, listSegments, openS3, pickRestore, readSegment, RestoreSourceError, restoreSourcePoints, retentionOf, s3Destinations, shipToDestinations, userCredentials,
   type DestinationAccess, type OpenDestination, type PickedRestore, type SourcePoints,
 } from '../../backup/destinations/index.js';
-import { changesBetween, type RevisionChange } from '../../backup/delta.js';
-import type { RestorePoint } from '../../backup/restore-points.js';
+import { changesBetween, type DeltaSegment, type RevisionChange } from '../../backup/delta.js';
+import { planRestore, type RestorePoint } from '../../backup/restore-points.js';
+import { keyspaceHash } from '../delta-replay.js';
+import { Client } from '../../../server/client/index.js';
 import { replayIntoSnapshot, ScratchMemberError } from './drill.js';
 import { backupFileFor, dueOfStep } from '../../backup/schedule.js';
 import { pruneSnapshotDir, snapshotPath } from '../snapshot-files.js';
@@ -153,6 +155,8 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
   private readonly access?: DestinationAccess;
   /** The restore point this process fetched already (`local apply` checks it before it creates the cluster). */
   private fetched?: FetchedRestore;
+  /** The file of backups/ the backup under way streams to (removed when it fails). */
+  private streaming?: string;
 
   constructor(opts: LocalRuntimeOptions = {}) {
     this.stateDir = resolve(opts.stateDir ?? '.svc-local');
@@ -287,12 +291,18 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     mkdirSync(join(this.stateDir, 'logs'), { recursive: true });
     mkdirSync(join(this.stateDir, 'data'), { recursive: true });
     // before the state names the members: a crash half-way leaves no cluster, and the next try restores again
-    if (spec.restore) await this.restoreMembers(spec.restore.snapshot ?? (this.fetched ?? (await this.fetchRestore(spec.restore, spec, this.name))).file, state);
+    if (spec.restore) {
+      try {
+        await this.restoreMembers(spec.restore.snapshot ?? (this.fetched ?? (await this.fetchRestore(spec.restore, spec, this.name))).file, state);
+      } finally {
+        // the downloaded restore point served its purpose, or was refused (the bucket still has it)
+        if (spec.restore.source) rmSync(join(this.stateDir, 'restore'), { recursive: true, force: true });
+        this.fetched = undefined;
+      }
+    }
     writeState(this.stateDir, state);
     for (const m of members) this.spawnMember(state, m);
     writeState(this.stateDir, state);
-    // the downloaded restore point served its purpose (the bucket still has it)
-    if (spec.restore?.source) rmSync(join(this.stateDir, 'restore'), { recursive: true, force: true });
   }
 
   /**
@@ -651,7 +661,8 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
 
   /** The engine streams the leader's snapshot to backups/ (backupLocation). */
   async takeBackup(step: BackupStep): Promise<StreamTo> {
-    return { streamTo: this.backupLocation(step) };
+    this.streaming = this.backupLocation(step);
+    return { streamTo: this.streaming };
   }
 
   backupLocation(step: BackupStep): string {
@@ -665,6 +676,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
   /** Files of backups/ the record no longer keeps (spec.backup.keep) are removed; the last failure is over. */
   async backupRecorded(dropped: BackupEntry[]): Promise<void> {
     const s = this.mustState();
+    this.streaming = undefined;
     if (s.backupFailure !== undefined) writeState(this.stateDir, { ...s, backupFailure: undefined });
     for (const it of dropped) rmSync(it.location, { force: true });
   }
@@ -693,7 +705,8 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     }
     const dir = join(this.stateDir, 'drill-download');
     try {
-      const point = (await listRestorePoints(dest, cluster)).points.at(-1);
+      const { points } = await listRestorePoints(dest, cluster);
+      const point = points.at(-1);
       if (!point) return failed(dest.store.label, `${dest.store.label} holds no restore point of ${cluster} yet: take a backup first`);
       const location = `s3://${s3.bucket}/${point.key}`;
       mkdirSync(dir, { recursive: true });
@@ -703,12 +716,54 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
       } catch (e) {
         return { ...failed(location, `restoring ${location} failed: ${(e as Error).message}`), revision: point.revision };
       }
-      return judgeDrill(pointEntry(point, location), await runDrill({ snapshotFile: file, revision: point.revision, scratchDir: join(this.stateDir, 'drill'), svcEntry: this.svcEntry }), new Date());
+      const full = judgeDrill(pointEntry(point, location), await runDrill({ snapshotFile: file, revision: point.revision, scratchDir: join(this.stateDir, 'drill'), svcEntry: this.svcEntry }), new Date());
+      const chain = await this.drillChain(dest, s3.bucket, points, cluster, { point, file }, dir);
+      return chain ? combineDrills([full, chain]) : full;
     } catch (e) {
       return failed(dest.store.label, (e as Error).message);
     } finally {
       dest.store.close();
       rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * The drill of a destination's delta chain up to its newest restorable revision (none without segments past a full
+   * snapshot): every segment read and checked, replayed on the full snapshot it follows, and the keyspace there
+   * compared with the cluster's (read first: compaction may pass that revision while the replay runs).
+   */
+  private async drillChain(dest: OpenDestination, bucket: string, points: RestorePoint[], cluster: string, have: { point: RestorePoint; file: string }, dir: string): Promise<VerifiedStatus | undefined> {
+    const plan = planRestore(points, await listSegments(dest, cluster), {}, dest.store.label);
+    if ('refused' in plan || plan.revision === plan.point.revision) return undefined;
+    const m: ChainMeasure = { location: `s3://${bucket}/${plan.point.key}`, base: plan.point.revision, end: plan.revision, segments: plan.segments.length };
+    try {
+      m.cluster = await this.clusterKeyspace(plan.revision);
+      const read: DeltaSegment[] = [];
+      for (const ref of plan.segments) read.push(await readSegment(dest, ref));
+      const file = plan.point.key === have.point.key ? have.file : await downloadInto(dest, plan.point, dir);
+      const r = await drillChain({ snapshot: file, base: plan.point.revision, changes: changesBetween(read, plan.point.revision, plan.revision), scratchDir: join(this.stateDir, 'drill'), svcEntry: this.svcEntry });
+      if ('error' in r) m.error = r.error;
+      else m.replayed = r;
+    } catch (e) {
+      m.error = (e as Error).message;
+    }
+    return judgeChain(m, new Date());
+  }
+
+  /** The keyspace hash of this cluster at `revision` (keyspaceHash), or why it cannot tell (compacted past it, unreachable). */
+  private async clusterKeyspace(revision: number): Promise<{ hash: string; keys: number } | { unknown: string }> {
+    const s = this.mustState();
+    const secret = s.spec.backup?.credentialsSecret;
+    const auth = secret && this.access ? userCredentials(this.access.secrets, secret) : undefined;
+    let client: Client | undefined;
+    try {
+      client = await Client.connect({ endpoints: s.members.map((m) => `http://127.0.0.1:${m.clientPort}`), commandTimeoutMs: 10_000, ...(auth ? { auth } : {}) });
+      return await keyspaceHash(client, revision);
+    } catch (e) {
+      const message = (e as Error).message;
+      return { unknown: /compacted/.test(message) ? `the cluster has compacted its history past revision ${revision}` : `the cluster's keyspace at revision ${revision} could not be read (${message})` };
+    } finally {
+      client?.close();
     }
   }
 
@@ -770,8 +825,8 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
       throw e instanceof RestoreSourceError ? new RuntimeError('START_FAILED', e.message) : e;
     }
     const dest = this.openDestination(picked.source.name, picked.source.s3, picked.source.field);
+    const dir = join(this.stateDir, 'restore');
     try {
-      const dir = join(this.stateDir, 'restore');
       mkdirSync(dir, { recursive: true });
       let file = await downloadInto(dest, picked.point, dir);
       if (picked.revision > picked.point.revision) {
@@ -780,6 +835,10 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
       }
       this.fetched = { file, point: picked.point, revision: picked.revision, segments: picked.segments.length, where: picked.where };
       return this.fetched;
+    } catch (e) {
+      // refused (a corrupt object, a replay that does not add up): nothing of it stays (the bucket still has it all)
+      rmSync(dir, { recursive: true, force: true });
+      throw e;
     } finally {
       dest.store.close();
     }
@@ -817,8 +876,17 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     return this.request('backup');
   }
 
-  /** Notes why a scheduled or on-demand backup failed (`local status` shows it until one succeeds). */
+  /**
+   * Notes why a scheduled or on-demand backup failed (`local status` shows it until one succeeds); the file it was
+   * streamed to, if any, goes (not recorded, it restores nothing the record knows; shipping it may be what failed).
+   */
   noteBackupFailure(why: string): void {
+    try {
+      if (this.streaming) rmSync(this.streaming, { force: true });
+    } catch {
+      // backups/ is not a folder (any more): no file of it there
+    }
+    this.streaming = undefined;
     const s = this.state();
     if (s) writeState(this.stateDir, { ...s, backupFailure: why });
   }

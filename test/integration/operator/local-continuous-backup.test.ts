@@ -5,22 +5,18 @@
 // agent killed with SIGKILL and started again resumes without a hole; compaction past the agent makes it take a new
 // full snapshot and say so, retention then removes the older full snapshot and exactly the segments only it needed,
 // and a revision in the compacted gap is refused with the covered revisions before anything is created.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Client } from '../../../server/client/index.js';
 import { LocalRuntime } from '../../../operator/runtime/local/index.js';
 import { parseDeltaKey, type RestorePoint } from '../../../operator/backup/restore-points.js';
-import { startS3Server, type S3Server } from '../../../harness/s3-server.js';
 import { operatorCli } from './operator-cli.js';
 import { KeyspaceModel } from './keyspace-model.js';
+import { BUCKET, MOVED_BUCKET as MOVED, useContinuousBackup, type Destination } from './continuous-fixture.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const BUCKET = 'svc-backups';
 const PREFIX = 'cont';
-/** The bucket the destination moves to while the agent runs. */
-const MOVED = 'svc-backups-moved';
 
 interface Listing {
   destinations: Array<{ oldest: { revision: number } | null; newest: { revision: number; time?: string } | null; points: RestorePoint[]; deltas: { segments: number; coverage: string } | null; error: string | null }>;
@@ -28,45 +24,17 @@ interface Listing {
 
 describe('operator local runtime: continuous backup (backup agent, delta segments, restore to any revision)', function () {
   this.timeout(120_000);
-  const dir = mkdtempSync(join(tmpdir(), 'svc-op-cont-'));
-  const stateDir = join(dir, 'src');
-  const secrets = join(dir, 'secrets');
   // short segments keep the test quick (the agent reads SVC_AGENT_* from the environment it inherits)
-  const env = { SVC_OPERATOR_SECRETS_DIR: secrets, SVC_AGENT_SEGMENT_SECONDS: '0.3' };
-  const rt = new LocalRuntime({ stateDir });
+  const { dir, stateDir, secrets, env, rt, s3: server, apply, durable, ...fx } = useContinuousBackup('cont', PREFIX, '0.3');
+  const manifest = (dest: Destination = {}) => fx.manifest(['keep: 2'], dest);
+  const restoreManifest = (name: string, revision: number) => fx.restoreManifest(name, `revision: ${revision}`);
+  const listing = () => fx.listing<Listing['destinations'][0]>();
   const model = new KeyspaceModel();
-  let s3: S3Server;
   let client: Client;
   let writing = true;
   let writer: Promise<void> = Promise.resolve();
 
-  type Dest = { endpoint?: string; bucket?: string; secret?: string };
-  const s3Yaml = (o: Dest = {}) => `{endpoint: "${o.endpoint ?? s3.endpoint}", bucket: ${o.bucket ?? BUCKET}, prefix: ${PREFIX}, region: us-east-1, forcePathStyle: true, credentialsSecret: ${o.secret ?? 's3creds'}}`;
-  const manifest = (o: Dest = {}) => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', 'metadata: {name: kv}', 'spec:', '  version: 3.5.21', '  replicas: 1',
-    '  backup:', '    continuous: true', '    keep: 2', '    destinations:', `      - {name: offsite, s3: ${s3Yaml(o)}}`, ''].join('\n');
-  const restoreManifest = (name: string, revision: number) => ['apiVersion: svc.dev/v1alpha1', 'kind: SvcCluster', `metadata: {name: ${name}}`, 'spec:', '  version: 3.5.21', '  replicas: 1',
-    '  restore:', `    source: {s3: ${s3Yaml()}}`, `    revision: ${revision}`, ''].join('\n');
-  const apply = async (yaml: string, sd: string) => {
-    const f = join(dir, `m-${Math.random().toString(36).slice(2)}.yaml`);
-    writeFileSync(f, yaml);
-    return operatorCli(['local', 'apply', '-f', f, '--state-dir', sd], env);
-  };
-  const listing = async () => {
-    const r = await operatorCli(['local', 'backups', '--state-dir', stateDir, '--output', 'json'], env);
-    expect(r.code, r.out).to.equal(0);
-    return (JSON.parse(r.out) as Listing).destinations[0];
-  };
-  const segments = () => readdirSync(join(s3.root, BUCKET, PREFIX, 'kv', 'delta')).map((f) => parseDeltaKey(`x/delta/${f}`)!).sort((a, b) => a.fromRevision - b.fromRevision);
-  /** Waits until the agent reports `revision` durable. */
-  const durable = async (revision: number) => {
-    const until = Date.now() + 20_000;
-    for (;;) {
-      const st = rt.agentStatus();
-      if ((st?.continuousRevision ?? 0) >= revision) return st!;
-      if (Date.now() > until) throw new Error(`the agent did not make revision ${revision} durable: ${JSON.stringify(st)}; its log: ${readFileSync(rt.agentLog(), 'utf8').slice(-2000)}`);
-      await sleep(100);
-    }
-  };
+  const segments = () => readdirSync(join(server().root, BUCKET, PREFIX, 'kv', 'delta')).map((f) => parseDeltaKey(`x/delta/${f}`)!).sort((a, b) => a.fromRevision - b.fromRevision);
   /** A new cluster restored to `revision`: its keyspace and revision, then it is deleted. */
   const restoreTo = async (name: string, revision: number) => {
     const sd = join(dir, name);
@@ -91,24 +59,10 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     while (rt.agentStatus()!.running) await sleep(20);
   };
 
-  before(async function () {
-    s3 = await startS3Server({ buckets: [BUCKET, MOVED] });
-    mkdirSync(join(secrets, 's3creds'), { recursive: true });
-    writeFileSync(join(secrets, 's3creds', 'accessKeyId'), s3.accessKeyId);
-    writeFileSync(join(secrets, 's3creds', 'secretAccessKey'), s3.secretAccessKey);
-    mkdirSync(join(secrets, 'wrong'), { recursive: true });
-    writeFileSync(join(secrets, 'wrong', 'accessKeyId'), s3.accessKeyId);
-    writeFileSync(join(secrets, 'wrong', 'secretAccessKey'), 'not-the-secret');
-  });
-
   after(async function () {
-    this.timeout(60_000);
     writing = false;
     await writer.catch(() => undefined);
     client?.close();
-    await rt.delete().catch(() => undefined);
-    await s3?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   let first: RestorePoint;
@@ -202,7 +156,7 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     const text = await operatorCli(['local', 'backups', '--state-dir', stateDir], env);
     // (the writer goes on: the counts may have grown since the listing above)
     expect(text.out).to.match(new RegExp(`\\n${full.revision} +\\S+ +continuous +kv-0 +3\\.5\\.21 `));
-    expect(text.out).to.match(new RegExp(`continuous: \\d+ delta segment\\(s\\); restorable revisions ${second.revision}\\.\\.\\d+, ${full.revision}\\.\\.\\d+; newest restorable revision \\d+ \\(\\S+Z\\)`));
+    expect(text.out).to.match(new RegExp(`continuous: \\d+ delta segment\\(s\\), each read and checked \\(sha256, revisions without a hole\\); restorable revisions ${second.revision}\\.\\.\\d+, ${full.revision}\\.\\.\\d+; newest restorable revision \\d+ \\(\\S+Z\\)`));
 
     // a revision the agent never saw (compacted away while it was down) is refused with what is covered
     const sd = join(dir, 'gap');
@@ -222,7 +176,7 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     const again = await apply(manifest(), stateDir);
     expect(again.code, again.out).to.equal(1);
     expect(again.out).to.match(/started the backup agent \(pid \d+/);
-    expect(again.out).to.include(`svc-operator: kv is as applied, but its backups cannot be written: destination "offsite" (s3://${BUCKET}/${PREFIX} at ${s3.endpoint}): the credentials were refused (SignatureDoesNotMatch`);
+    expect(again.out).to.include(`svc-operator: kv is as applied, but its backups cannot be written: destination "offsite" (s3://${BUCKET}/${PREFIX} at ${server().endpoint}): the credentials were refused (SignatureDoesNotMatch`);
     expect(again.out).to.include(`; the backup agent keeps trying (log ${rt.agentLog()}); fix the destination, then run \`svc-operator local apply\` again (a backup due or asked for is taken then)\n`);
     const pid = rt.state()!.agent!.pid;
     const put = await client.put('w/rotated', 'x');
@@ -231,7 +185,7 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
       if (Date.now() > until) throw new Error(`the agent never reported the refused credentials: ${readFileSync(rt.agentLog(), 'utf8').slice(-2000)}`);
       await sleep(100);
     }
-    writeFileSync(keyFile, s3.secretAccessKey);
+    writeFileSync(keyFile, server().secretAccessKey);
     await durable(Number(put.header.revision));
     expect(rt.state()!.agent!.pid, 'the same agent process').to.equal(pid);
     expect(readFileSync(rt.agentLog(), 'utf8')).to.match(/the credentials were refused: read them again for the next try/);
@@ -247,7 +201,7 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     expect(wrong.out).to.match(/restarted the backup agent \(pid \d+/);
     expect(config().destinations[0].s3.credentialsSecret).to.equal('wrong');
     expect(rt.state()!.agent!.pid).to.not.equal(first);
-    expect(wrong.out).to.include(`svc-operator: kv is as applied, but its backups cannot be written: destination "offsite" (s3://${BUCKET}/${PREFIX} at ${s3.endpoint}): the credentials were refused (SignatureDoesNotMatch`);
+    expect(wrong.out).to.include(`svc-operator: kv is as applied, but its backups cannot be written: destination "offsite" (s3://${BUCKET}/${PREFIX} at ${server().endpoint}): the credentials were refused (SignatureDoesNotMatch`);
 
     // an on-demand backup pending, then an endpoint that cannot be reached: the agent moves first, the backup fails
     // once and the run ends there, naming the destination and the cause
@@ -264,18 +218,18 @@ describe('operator local runtime: continuous backup (backup agent, delta segment
     const moved = await apply(manifest({ bucket: MOVED }), stateDir);
     expect(moved.code, moved.out).to.equal(0);
     expect(moved.out).to.match(/backup: on-demand backup \(request/);
-    expect(config().destinations[0].s3).to.include({ bucket: MOVED, endpoint: s3.endpoint, credentialsSecret: 's3creds' });
+    expect(config().destinations[0].s3).to.include({ bucket: MOVED, endpoint: server().endpoint, credentialsSecret: 's3creds' });
     const put = await client.put('w/moved', 'x');
     const revision = Number(put.header.revision);
     const until = Date.now() + 20_000;
-    const inMoved = () => existsSync(join(s3.root, MOVED, PREFIX, 'kv', 'delta'))
-      ? readdirSync(join(s3.root, MOVED, PREFIX, 'kv', 'delta')).map((f) => parseDeltaKey(`x/delta/${f}`)!).some((g) => g.fromRevision <= revision && revision <= g.toRevision)
+    const inMoved = () => existsSync(join(server().root, MOVED, PREFIX, 'kv', 'delta'))
+      ? readdirSync(join(server().root, MOVED, PREFIX, 'kv', 'delta')).map((f) => parseDeltaKey(`x/delta/${f}`)!).some((g) => g.fromRevision <= revision && revision <= g.toRevision)
       : false;
     while (!inMoved()) {
       if (Date.now() > until) throw new Error(`no segment with revision ${revision} in ${MOVED}; the agent's log: ${readFileSync(rt.agentLog(), 'utf8').slice(-2000)}`);
       await sleep(100);
     }
-    expect(readdirSync(join(s3.root, MOVED, PREFIX, 'kv', 'full')).some((f) => f.endsWith('.json'))).to.equal(true);
+    expect(readdirSync(join(server().root, MOVED, PREFIX, 'kv', 'full')).some((f) => f.endsWith('.json'))).to.equal(true);
     const status = await operatorCli(['local', 'status', '--state-dir', stateDir], env);
     expect(status.out).to.not.match(/last backup failed/);
     // the cluster's data as it was, plus the one write

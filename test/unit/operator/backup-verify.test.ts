@@ -9,7 +9,7 @@ import { computeStatus } from '../../../operator/controller/status.js';
 import type { BackupEntry, BackupsStatus, SvcClusterSpec } from '../../../operator/api/types.js';
 import { parseSvcCluster, withDefaults } from '../../../operator/api/validate.js';
 import { backupsState, msUntilNext } from '../../../operator/backup/schedule.js';
-import { backupVerifiedState, combineDrills, dueVerify, judgeDrill, newestBackup, noBackupToVerify } from '../../../operator/backup/verify.js';
+import { backupVerifiedState, combineDrills, dueVerify, judgeChain, judgeDrill, newestBackup, noBackupToVerify } from '../../../operator/backup/verify.js';
 import { plan, type ObservedCluster, type ObservedMember } from '../../../operator/planner/index.js';
 
 const NOW = new Date('2026-03-01T10:00:30Z');
@@ -51,6 +51,15 @@ describe('operator/backup restore drills (verify.ts)', () => {
     expect(newestBackup(withItems)!.time).to.equal('2026-03-01T09:30:00.000Z');
     expect(newestBackup({ claim: 'c', items: [...withItems.items!].reverse() })!.time).to.equal('2026-03-01T09:30:00.000Z');
     expect(newestBackup({ claim: 'c' })).to.equal(undefined);
+  });
+
+  it('judges a delta chain: the replayed keyspace hashing as the cluster\'s passes; another hash or a broken segment fails; a cluster compacted past it is not compared, and says so', () => {
+    const m = { location: 's3://b/p/kv/full/x.db', base: 10, end: 90, segments: 4 };
+    const h = { hash: 'ab'.repeat(32), keys: 7 };
+    expect(judgeChain({ ...m, replayed: h, cluster: h }, NOW)).to.deep.equal({ time: NOW.toISOString(), location: m.location, revision: 90, result: 'Passed', message: 'replaying 4 delta segment(s) of s3://b/p/kv/full/x.db from revision 10 to 90: the keyspace at 90 (7 key(s)) hashes abababababababab, as the cluster\'s' });
+    expect(judgeChain({ ...m, replayed: h, cluster: { hash: 'cd'.repeat(32), keys: 8 } }, NOW)).to.deep.include({ result: 'Failed', message: 'replaying 4 delta segment(s) of s3://b/p/kv/full/x.db from revision 10 to 90: the keyspace at 90 (7 key(s)) hashes abababababababab, the cluster\'s (8 key(s)) cdcdcdcdcdcdcdcd: the segments do not hold the changes the cluster made; a new full snapshot (an on-demand backup) is a restore point that does not need them' });
+    expect(judgeChain({ ...m, error: 'destination "d": p/kv/delta/delta-1.jsonl: sha256 mismatch' }, NOW)).to.deep.include({ result: 'Failed', message: 'replaying 4 delta segment(s) of s3://b/p/kv/full/x.db from revision 10 to 90 failed: destination "d": p/kv/delta/delta-1.jsonl: sha256 mismatch' });
+    expect(judgeChain({ ...m, replayed: h, cluster: { unknown: 'the cluster has compacted its history past revision 90' } }, NOW)).to.deep.include({ result: 'Passed', message: 'replaying 4 delta segment(s) of s3://b/p/kv/full/x.db from revision 10 to 90: the keyspace at 90 (7 key(s)) hashes abababababababab; not compared: the cluster has compacted its history past revision 90' });
   });
 
   it('judges: the same hash over the same compaction passes; another hash, compaction, a failed restore or no backup fail, each saying why', () => {

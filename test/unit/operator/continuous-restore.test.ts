@@ -3,7 +3,7 @@
 // time picks (or why none, with the covered revisions), which segments retention removes, and spec.backup.continuous.
 import { expect } from 'chai';
 import {
-  chainFrom, deltaKey, describeCoverage, fullManifest, fullSnapshotKey, manifestKeyOf, parseDeltaKey, planRestore, restorableRange, segmentsToRemove,
+  chainFrom, deltaKey, describeCoverage, fullManifest, fullSnapshotKey, manifestKeyOf, parseDeltaKey, planRestore, restorableRange, seenThrough, segmentsToRemove,
   type RestorePoint, type SegmentRef,
 } from '../../../operator/backup/restore-points.js';
 import { parseSvcCluster, ValidationError } from '../../../operator/api/validate.js';
@@ -59,6 +59,22 @@ describe('continuous backup: segments, coverage, restore plans, retention', () =
     expect(planRestore([A, B, C], S, { time: '2026-11-27T10:30:00.000Z' }, 'd')).to.deep.include({ point: C, revision: 90 });
     expect(planRestore([A, B, C], S, { time: '2026-11-27T10:05:30.000Z' }, 'd'), 'a full snapshot taken before the next segment ended').to.deep.include({ point: B, revision: 50 });
     expect(planRestore([A, B, C], S, {}, 'd')).to.deep.include({ point: C, revision: 90 });
+  });
+
+  it('a time gives every revision the agent saw committed by then, inside a segment too (its times read), up to the first seen later', () => {
+    const at = (s: string) => Date.parse(`2026-11-27T10:0${s}Z`);
+    // 11..20 seen a second apart from 10:00:51; 21..30 from 10:01:51
+    const timed = (from: number, start: number): SegmentRef => ({ ...seg(from, from + 9, new Date(start + 9000).toISOString()), seen: Array.from({ length: 10 }, (_, i) => start + i * 1000) });
+    const T = [timed(11, at('0:51.000')), timed(21, at('1:51.000'))];
+    expect(seenThrough(T[0], at('0:55.500')), 'revisions 11..15 seen by then').to.equal(15);
+    expect(seenThrough(T[0], at('0:50.999')), 'none').to.equal(10);
+    expect(seenThrough(T[0], at('0:55.000')), 'at T counts').to.equal(15);
+    expect(planRestore([A], T, { time: '2026-11-27T10:01:55.500Z' }, 'd')).to.deep.include({ point: A, revision: 25, segments: T });
+    expect(planRestore([A], T, { time: '2026-11-27T10:01:30.000Z' }, 'd')).to.deep.include({ point: A, revision: 20, segments: [T[0]] });
+    // an older agent's segment (no times): all of it by its lastTime, or none
+    expect(seenThrough(seg(11, 20, '2026-11-27T10:01:00.000Z'), at('0:59.000'))).to.equal(10);
+    expect(seenThrough(seg(11, 20, '2026-11-27T10:01:00.000Z'), at('1:00.000'))).to.equal(20);
+    expect(seenThrough(seg(11, 20), at('9:00.000')), 'not read: none').to.equal(10);
   });
 
   it('retention removes the segments that end at or before the oldest kept full snapshot, and no other', () => {

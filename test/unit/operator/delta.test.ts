@@ -27,6 +27,17 @@ describe('operator/backup delta segments', () => {
     expect(segmentFileName({ fromRevision: 10, toRevision: 10 }) > segmentFileName(seg)).to.equal(true);
   });
 
+  it('each revision carries when the writer saw it committed; a segment without those times (an older agent) still reads', () => {
+    const changes = groupByRevision([put('a', '1', 7), put('b', '2', 8)], [], T0);
+    groupByRevision([put('c', '3', 8), put('d', '4', 9)], changes, T1);
+    expect(changes.map((c) => [c.revision, c.seen])).to.deep.equal([[7, T0.toISOString()], [8, T0.toISOString()], [9, T1.toISOString()]]);
+    const seg = makeSegment(changes, T0, T1);
+    expect(decodeSegment(encodeSegment(seg))).to.deep.equal(seg);
+    const old = makeSegment(groupByRevision([put('a', '1', 7)]), T0, T1);
+    expect(encodeSegment(old).toString()).to.not.include('"s":');
+    expect(decodeSegment(encodeSegment(old)).changes[0]).to.not.have.property('seen');
+  });
+
   it('refuses another format, a newer version, altered or truncated bytes, a hole, and a header that disagrees', () => {
     const good = encodeSegment(makeSegment(groupByRevision([put('a', '1', 5), put('b', '2', 6)]), T0, T1));
     expect(() => decodeSegment(Buffer.from('{"format":"other"}\n'), 's1')).to.throw(/s1: not a delta segment/);
@@ -35,7 +46,7 @@ describe('operator/backup delta segments', () => {
     expect(() => decodeSegment(Buffer.from([JSON.stringify({ ...header, version: 2 }), ...lines.slice(1)].join('\n')), 's2')).to.throw(/s2: format version 2; this release reads version 1/);
     const altered = Buffer.from(good);
     altered[altered.length - 5] ^= 1;
-    expect(() => decodeSegment(altered, 's3')).to.throw(/s3: sha256 mismatch/);
+    expect(() => decodeSegment(altered, 's3')).to.throw(/s3: sha256 mismatch/).with.property('problem', 'sha256 mismatch (the file is truncated or altered)');
     expect(() => decodeSegment(good.subarray(0, good.length - 10), 's4')).to.throw(/s4: sha256 mismatch/);
     expect(() => makeSegment(groupByRevision([put('a', '1', 5), put('b', '2', 7)]), T0, T1)).to.throw(/revisions 6\.\.6 are missing/);
     expect(() => decodeSegment(Buffer.from([JSON.stringify({ ...header, toRevision: 7 }), ...lines.slice(1)].join('\n')), 's5')).to.throw(/s5: the header says revisions 5\.\.7/);
