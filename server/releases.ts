@@ -56,6 +56,13 @@ export interface Release {
   /** The lowest patch of the previous line from which the reference's upgrade guide allows coming to this line
    *  (upgrade_3_6: every 3.5 member on 3.5.32 or later; upgrade_3_7: on 3.6.11 or later); 0: any patch. */
   fromPreviousMinPatch: number;
+  /** The Downgrade RPC and the job it starts (exists from 3.5, see downgradeRpc). 3.5 answers CANCEL without a job with
+   *  "no inflight downgrade job" and the version as "3.6.0"; 3.6+ answers CANCEL with success whatever happened (the
+   *  error is only logged) and the version as "3.6". A 3.5 member starts while a downgrade to its own minor is enabled
+   *  whatever the cluster version ('target'); from 3.6 only the cluster version decides, which the leader lowers to the
+   *  target right after ENABLE ('cluster-version'), and each member then migrates its storage version and says it is
+   *  ready (3.5 says so when the ENABLE applies). */
+  downgrade: { cancelWithoutJob: 'error' | 'success'; responseVersion: 'full' | 'minor'; admits: 'target' | 'cluster-version'; storageVersion: boolean };
 }
 
 /** A behaviour a release line changed in one of its patch releases: from `fromPatch` on, `changes` hold. */
@@ -119,6 +126,7 @@ const r33: Release = {
   addMemberConnected: 'all-voters',
   newestPatch: 27,
   fromPreviousMinPatch: 0,
+  downgrade: { cancelWithoutJob: 'error', responseVersion: 'full', admits: 'cluster-version', storageVersion: false },
 };
 
 const r34: Release = {
@@ -170,6 +178,7 @@ const r35: Release = {
   warnsOfV2Content: true,
   unknownFlags: [],
   unsupportedFlags: NOT_IN_SVC_35,
+  downgrade: { ...r34.downgrade, admits: 'target' },
 };
 
 // 3.6 and 3.7: the rows start as 3.5's; each difference of theirs is set here as it is implemented.
@@ -179,6 +188,7 @@ const r36: Release = {
   minor: '3.6',
   newestPatch: 16,
   fromPreviousMinPatch: 32,
+  downgrade: { cancelWithoutJob: 'success', responseVersion: 'minor', admits: 'cluster-version', storageVersion: true },
 };
 
 const r37: Release = {
