@@ -1,7 +1,8 @@
 // The Downgrade API against real processes: the reference's own `etcdctl downgrade validate|enable|cancel` (3.6.16,
 // 3.7.3) against a svc member and a reference member of the same release, side by side, with the same answers to
-// every action and refusal; 3.5's answers through the gateway; then a whole 3-member svc cluster taken 3.6 -> 3.5
-// in place (enable, followers then the leader restarted as 3.5 on their data dirs) under a writer.
+// every action and refusal; 3.5's answers through the gateway; then whole 3-member svc clusters taken 3.6 -> 3.5 and
+// 3.7 -> 3.6 in place (refused without a job; enable, followers then the leader restarted one minor lower on their
+// data dirs) under a writer.
 
 import { expect } from 'chai';
 import { etcdctl, type EtcdctlResult } from '../../../harness/etcdctl.js';
@@ -9,7 +10,7 @@ import { httpGet, sleep } from '../../../harness/process.js';
 import { referenceBin, startReferenceCluster, type ReferenceCluster, type ReferenceLine } from '../../../harness/reference-cluster.js';
 import { postJson, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { HarnessError } from '../../../harness/errors.js';
-import { V35, getVersion, linesMatching, startWriter, waitClusterVersion } from './helpers.js';
+import { V35, expectExit, getVersion, linesMatching, startWriter, waitClusterVersion } from './helpers.js';
 
 const ZAP_FLAGS = ['--logger=zap', '--log-outputs=stderr'];
 const V36 = '3.6.16';
@@ -124,59 +125,73 @@ describe('releases: the Downgrade API of 3.5, svc and the reference 3.5.21 side 
   });
 });
 
-describe('releases: a 3-member svc cluster downgraded 3.6 -> 3.5 in place under a writer (real processes)', function () {
-  this.timeout(300000);
-  let c: SvcCluster;
-  printLogsOnFailure(() => [c]);
+for (const [from, to, lowerMinor] of [[V36, V35, '3.5'], ['3.7.3', V36, '3.6']] as const) {
+  const higherMinor = from.split('.').slice(0, 2).join('.');
+  describe(`releases: a 3-member svc cluster downgraded ${higherMinor} -> ${lowerMinor} in place under a writer (real processes)`, function () {
+    this.timeout(300000);
+    let c: SvcCluster;
+    printLogsOnFailure(() => [c]);
 
-  before(async function () {
-    this.timeout(90000);
-    c = await startSvcCluster({ size: 3, version: V36, extraArgs: ZAP_FLAGS, timeoutMs: 60000 });
-    await waitClusterVersion(c, '3.6.0');
-  });
+    before(async function () {
+      this.timeout(90000);
+      c = await startSvcCluster({ size: 3, version: from, extraArgs: ZAP_FLAGS, timeoutMs: 60000 });
+      await waitClusterVersion(c, `${higherMinor}.0`);
+    });
 
-  after(async function () {
-    this.timeout(60000);
-    await c?.close();
-  });
+    after(async function () {
+      this.timeout(60000);
+      await c?.close();
+    });
 
-  it('enable, followers then the leader restarted as 3.5: every member answers 3.5, the job is cleared, no acknowledged write lost', async () => {
-    const bin = referenceBin('3.6', 'etcdctl');
-    const endpoints = c.members.map((m) => m.endpoint);
-    for (let k = 0; k < 20; k++) await c.put(k % 3, `before/${k}`, `v${k}`);
-    const writer = startWriter(c, 'during/');
-
-    const enable = await etcdctl(['downgrade', 'enable', '3.5'], { endpoints, bin });
-    expect(enable.stdout, enable.stderr).to.equal('Downgrade enable success, cluster version 3.6\n');
-    await waitClusterVersion(c, '3.5.0');
-    // a 3.5 member is refused until the job is enabled and the version lowered: now each one goes
-    const leader = await c.leader();
-    for (const i of [...[0, 1, 2].filter((j) => j !== leader), leader]) {
+    it(`without a job a ${lowerMinor} member is refused; it restarts fine on ${higherMinor}`, async () => {
+      const leader = await c.leader();
+      const i = [0, 1, 2].find((j) => j !== leader)!;
       await c.stop(i);
-      await c.start(i, { version: V35, extraArgs: ZAP_FLAGS });
+      await c.start(i, { version: to, extraArgs: ZAP_FLAGS, waitHealthy: false, expectExit: true });
+      const st = await expectExit(c.members[i].process, 40000);
+      expect(st.code, `${c.members[i].name} exit code`).to.be.a('number').and.not.equal(0);
+      expect(linesMatching(c.currentLog(i), /invalid downgrade; server version is lower than determined cluster version/)).to.not.deep.equal([]);
+      await c.start(i, { version: from, extraArgs: ZAP_FLAGS });
       await c.waitHealthy();
-    }
-    // the leader clears the job once every member runs 3.5
-    const deadline = Date.now() + 60000;
-    let enabled = 'true';
-    while (enabled !== 'false' && Date.now() < deadline) {
-      const l = await c.leader();
-      enabled = (await httpGet(`${c.members[l].peerURL}/downgrade/enabled`)).body;
-      if (enabled !== 'false') await sleep(500);
-    }
-    expect(enabled).to.equal('false');
-    const l = await c.leader();
-    expect(linesMatching(c.currentLog(l), /"msg":"the cluster has been downgraded".*"cluster-version":"3\.5\.0"/)).to.not.deep.equal([]);
+    });
 
-    const stats = await writer.stop();
-    for (let k = 20; k < 30; k++) await c.put(k % 3, `after/${k}`, `v${k}`);
-    expect(stats.failed, stats.errors.join('\n')).to.equal(0);
-    for (const i of [0, 1, 2]) {
-      expect(await getVersion(c.members[i].clientURL), c.members[i].name).to.deep.equal({ etcdserver: V35, etcdcluster: '3.5.0' });
-      const keys = new Set((await Promise.all(['before/', 'during/', 'after/'].map((p) => c.range(i, p)))).flat().map((kv) => kv.key));
-      for (const k of [...stats.keys, ...Array.from({ length: 20 }, (_, n) => `before/${n}`), ...Array.from({ length: 10 }, (_, n) => `after/${n + 20}`)]) {
-        expect(keys.has(k), `${c.members[i].name} lost ${k}`).to.equal(true);
+    it(`enable, followers then the leader restarted as ${lowerMinor}: every member answers ${lowerMinor}, the job is cleared, no acknowledged write lost`, async () => {
+      const bin = referenceBin(higherMinor as ReferenceLine, 'etcdctl');
+      const endpoints = c.members.map((m) => m.endpoint);
+      for (let k = 0; k < 20; k++) await c.put(k % 3, `before/${k}`, `v${k}`);
+      const writer = startWriter(c, 'during/');
+
+      const enable = await etcdctl(['downgrade', 'enable', lowerMinor], { endpoints, bin });
+      expect(enable.stdout, enable.stderr).to.equal(`Downgrade enable success, cluster version ${higherMinor}\n`);
+      await waitClusterVersion(c, `${lowerMinor}.0`);
+      const leader = await c.leader();
+      for (const i of [...[0, 1, 2].filter((j) => j !== leader), leader]) {
+        await c.stop(i);
+        await c.start(i, { version: to, extraArgs: ZAP_FLAGS });
+        await c.waitHealthy();
       }
-    }
+      // the leader clears the job once every member runs the target
+      const deadline = Date.now() + 60000;
+      let enabled = 'true';
+      while (enabled !== 'false' && Date.now() < deadline) {
+        const l = await c.leader();
+        enabled = (await httpGet(`${c.members[l].peerURL}/downgrade/enabled`)).body;
+        if (enabled !== 'false') await sleep(500);
+      }
+      expect(enabled).to.equal('false');
+      const l = await c.leader();
+      expect(linesMatching(c.currentLog(l), new RegExp(`"msg":"the cluster has been downgraded".*"cluster-version":"${lowerMinor.replace('.', '\\.')}\\.0"`))).to.not.deep.equal([]);
+
+      const stats = await writer.stop();
+      for (let k = 20; k < 30; k++) await c.put(k % 3, `after/${k}`, `v${k}`);
+      expect(stats.failed, stats.errors.join('\n')).to.equal(0);
+      for (const i of [0, 1, 2]) {
+        expect(await getVersion(c.members[i].clientURL), c.members[i].name).to.deep.equal({ etcdserver: to, etcdcluster: `${lowerMinor}.0` });
+        const keys = new Set((await Promise.all(['before/', 'during/', 'after/'].map((p) => c.range(i, p)))).flat().map((kv) => kv.key));
+        for (const k of [...stats.keys, ...Array.from({ length: 20 }, (_, n) => `before/${n}`), ...Array.from({ length: 10 }, (_, n) => `after/${n + 20}`)]) {
+          expect(keys.has(k), `${c.members[i].name} lost ${k}`).to.equal(true);
+        }
+      }
+    });
   });
-});
+}
