@@ -101,3 +101,15 @@ export function admitDuringDowngrade(rules: Release['downgrade'], serverVersion:
   if (minorOf(serverVersion) === minorOf(job.targetVersion)) return { ok: true };
   return { ok: false, reason: `invalid downgrade; server version is not allowed to join when downgrade is enabled (current-server-version ${serverVersion}, target-cluster-version ${job.targetVersion})` };
 }
+
+/**
+ * A member joining without data while the running cluster has a downgrade enabled accepts only a cluster version one
+ * minor above its own (the reference's window; so a lower member joins before the leader lowers the version, not after).
+ */
+export function checkJoinDuringDowngrade(serverVersion: string, remoteClusterVersion: string): { ok: true } | { ok: false; reason: string } {
+  const [major, minor] = minorOf(serverVersion).split('.').map(Number);
+  const allowed = `${major}.${minor + 1}`;
+  if (remoteClusterVersion === allowed) return { ok: true };
+  const side = compareMinor(remoteClusterVersion, allowed) < 0 ? 'too low' : 'too high';
+  return { ok: false, reason: `incompatible with current running cluster: cluster version of remote member is not compatible; ${side} (remote cluster version ${remoteClusterVersion}; while a downgrade is enabled a ${minorOf(serverVersion)} member joins only a cluster at ${allowed}). Nothing was written; join after the downgrade finished or was cancelled` };
+}

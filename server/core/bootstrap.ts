@@ -22,7 +22,7 @@ import { humanizeBytes } from '../log/fields.js';
 import type { Logger } from '../log/logger.js';
 import { membersInLog, standaloneLog } from './force-new-cluster.js';
 import { CLUSTER_VERSION_KEY, clusterVersionInDb, decodeInternalState, downgradeInDb } from './applier.js';
-import { admitDuringDowngrade } from '../cluster/downgrade.js';
+import { admitDuringDowngrade, checkJoinDuringDowngrade } from '../cluster/downgrade.js';
 import type { AlarmEntry } from './interfaces.js';
 import { backendOptions, type MemberOptions } from './options.js';
 import { convertReferenceDataDir, dataDirFormat, recoverInterrupted, ConvertError } from '../cluster/convert-reference.js';
@@ -248,7 +248,9 @@ async function checkAgainstRunningMembers(opts: MemberOptions, backend: Backend,
       const res = await peerRequest(new URL('/version', u).toString(), { timeoutMs: 1000, tls: opts.peerTls });
       const cv = (JSON.parse(res.body) as { etcdcluster?: string }).etcdcluster;
       if (!cv || cv === 'not_decided') continue;
-      const check = checkServerAgainstCluster(opts.release.version, cv.split('.').slice(0, 2).join('.'));
+      const enabled = await peerRequest(new URL('/downgrade/enabled', u).toString(), { timeoutMs: 1000, tls: opts.peerTls }).then((r) => r.status === 200 && r.body === 'true', () => false);
+      const remote = cv.split('.').slice(0, 2).join('.');
+      const check = enabled ? checkJoinDuringDowngrade(opts.release.version, remote) : checkServerAgainstCluster(opts.release.version, remote);
       if (!check.ok) {
         backend.close();
         await wal.close();

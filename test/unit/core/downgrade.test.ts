@@ -2,7 +2,7 @@
 // leader's decisions while a job is enabled, and which members a job admits per release.
 import { expect } from 'chai';
 import {
-  admitDuringDowngrade, decodeDowngradeInfo, downgradeFinished, downgradeResponseVersion, encodeDowngradeInfo, lowerForDowngrade,
+  admitDuringDowngrade, checkJoinDuringDowngrade, decodeDowngradeInfo, downgradeFinished, downgradeResponseVersion, encodeDowngradeInfo, lowerForDowngrade,
   NO_DOWNGRADE, parseDowngradeTarget, validateDowngrade,
 } from '../../../server/cluster/downgrade.js';
 import { releaseFor } from '../../../server/releases.js';
@@ -57,5 +57,13 @@ describe('cluster/downgrade', () => {
     expect(refused && !refused.ok && refused.reason).to.contain('invalid downgrade; server version is not allowed to join when downgrade is enabled');
     expect(admitDuringDowngrade(r35, '3.5.21', NO_DOWNGRADE)).to.equal(undefined);
     expect(admitDuringDowngrade(releaseFor('3.6.16').downgrade, '3.6.16', { enabled: true, targetVersion: '3.6.0' })).to.equal(undefined);
+  });
+
+  it('a member joining without data during a downgrade accepts only a cluster one minor above it', () => {
+    expect(checkJoinDuringDowngrade('3.5.21', '3.6')).to.deep.equal({ ok: true });
+    const low = checkJoinDuringDowngrade('3.5.21', '3.5');
+    expect(!low.ok && low.reason).to.contain('cluster version of remote member is not compatible; too low');
+    const high = checkJoinDuringDowngrade('3.5.21', '3.7');
+    expect(!high.ok && high.reason).to.contain('too high');
   });
 });
