@@ -7,7 +7,8 @@
 import { expect } from 'chai';
 import { etcdctl, type EtcdctlResult } from '../../../harness/etcdctl.js';
 import { httpGet, sleep } from '../../../harness/process.js';
-import { referenceBin, startReferenceCluster, type ReferenceCluster, type ReferenceLine } from '../../../harness/reference-cluster.js';
+import { referenceBin, startReferenceCluster, type ReferenceLine } from '../../../harness/reference-cluster.js';
+import { useClustersSideBySide, type ClustersSideBySide } from '../../../harness/side-by-side.js';
 import { postJson, printLogsOnFailure, startSvcCluster, type SvcCluster } from '../../../harness/svc-cluster.js';
 import { HarnessError } from '../../../harness/errors.js';
 import { V35, expectExit, getVersion, linesMatching, startWriter, waitClusterVersion } from './helpers.js';
@@ -31,31 +32,25 @@ async function waitVersion(clientURL: string, cluster: string, timeoutMs = 30000
   throw new HarnessError('TIMEOUT', `${clientURL}/version not at cluster version ${cluster} within ${timeoutMs} ms (last ${last})`);
 }
 
+/** One-member svc and reference clusters of a release for one suite, started at once; both at cluster version `cluster`. */
+function usePair(svcVersion: string, line: ReferenceLine, cluster: string): ClustersSideBySide {
+  const pair = useClustersSideBySide(() => [
+    startSvcCluster({ size: 1, version: svcVersion, extraArgs: ZAP_FLAGS, timeoutMs: 60000 }),
+    startReferenceCluster({ size: 1, binary: referenceBin(line, 'etcd'), timeoutMs: 60000 }),
+  ]);
+  before(() => Promise.all([waitVersion(pair.svc.members[0].clientURL, cluster), waitVersion(pair.ref.clientUrls[0], cluster)]));
+  return pair;
+}
+
 for (const [line, svcVersion, higher, lower, twoDown] of [['3.6', V36, '3.6', '3.5', '3.4'], ['3.7', '3.7.3', '3.7', '3.6', '3.5']] as const) {
   describe(`releases: the Downgrade API of ${line}, svc and the reference ${svcVersion} side by side (real processes)`, function () {
     this.timeout(180000);
-    let svc: SvcCluster;
-    let ref: ReferenceCluster;
-    printLogsOnFailure(() => [svc]);
-
-    before(async function () {
-      this.timeout(90000);
-      [svc, ref] = await Promise.all([
-        startSvcCluster({ size: 1, version: svcVersion, extraArgs: ZAP_FLAGS, timeoutMs: 60000 }),
-        startReferenceCluster({ size: 1, binary: referenceBin(line as ReferenceLine, 'etcd'), timeoutMs: 60000 }),
-      ]);
-      await Promise.all([waitVersion(svc.members[0].clientURL, `${higher}.0`), waitVersion(ref.clientUrls[0], `${higher}.0`)]);
-    });
-
-    after(async function () {
-      this.timeout(60000);
-      await Promise.all([svc?.close(), ref?.stop()]);
-    });
+    const p = usePair(svcVersion, line, `${higher}.0`);
 
     /** The same `etcdctl downgrade ...` against both: the same answer, returned. */
     const both = async (args: string[]) => {
-      const bin = referenceBin(line as ReferenceLine, 'etcdctl');
-      const [s, r] = await Promise.all([etcdctl(['downgrade', ...args], { endpoints: [svc.members[0].endpoint], bin }), etcdctl(['downgrade', ...args], { endpoints: ref.endpoints, bin })]);
+      const bin = referenceBin(line, 'etcdctl');
+      const [s, r] = await Promise.all([etcdctl(['downgrade', ...args], { endpoints: [p.svc.members[0].endpoint], bin }), etcdctl(['downgrade', ...args], { endpoints: p.ref.endpoints, bin })]);
       expect(seen(s), `svc: etcdctl downgrade ${args.join(' ')}`).to.deep.equal(seen(r));
       return seen(s);
     };
@@ -74,16 +69,16 @@ for (const [line, svcVersion, higher, lower, twoDown] of [['3.6', V36, '3.6', '3
 
     it('ENABLE starts the job; the cluster version goes down to the target; a second job is refused; CANCEL ends it and the version goes back up', async () => {
       expect((await both(['enable', lower])).stdout).to.equal(`Downgrade enable success, cluster version ${higher}\n`);
-      await Promise.all([waitVersion(svc.members[0].clientURL, `${lower}.0`), waitVersion(ref.clientUrls[0], `${lower}.0`)]);
-      expect(linesMatching(svc.currentLog(0), /"msg":"Cluster version downgrade detected, forcing snapshot"/)).to.have.length(1);
+      await Promise.all([waitVersion(p.svc.members[0].clientURL, `${lower}.0`), waitVersion(p.ref.clientUrls[0], `${lower}.0`)]);
+      expect(linesMatching(p.svc.currentLog(0), /"msg":"Cluster version downgrade detected, forcing snapshot"/)).to.have.length(1);
       // the peer endpoint a joining member asks
-      expect((await httpGet(`${svc.members[0].peerURL}/downgrade/enabled`)).body).to.equal('true');
+      expect((await httpGet(`${p.svc.members[0].peerURL}/downgrade/enabled`)).body).to.equal('true');
       // one minor below the lowered version is a valid target, but a job is in progress
       expect((await both(['validate', twoDown])).error).to.deep.equal(['Error: etcdserver: cluster has a downgrade job in progress']);
       expect((await both(['enable', twoDown])).error).to.deep.equal(['Error: etcdserver: cluster has a downgrade job in progress']);
       expect((await both(['cancel'])).stdout).to.equal(`Downgrade cancel success, cluster version ${lower}\n`);
-      expect((await httpGet(`${svc.members[0].peerURL}/downgrade/enabled`)).body).to.equal('false');
-      await Promise.all([waitVersion(svc.members[0].clientURL, `${higher}.0`), waitVersion(ref.clientUrls[0], `${higher}.0`)]);
+      expect((await httpGet(`${p.svc.members[0].peerURL}/downgrade/enabled`)).body).to.equal('false');
+      await Promise.all([waitVersion(p.svc.members[0].clientURL, `${higher}.0`), waitVersion(p.ref.clientUrls[0], `${higher}.0`)]);
       expect((await both(['validate', lower])).stdout).to.equal(`Downgrade validate success, cluster version ${higher}\n`);
     });
   });
@@ -91,27 +86,11 @@ for (const [line, svcVersion, higher, lower, twoDown] of [['3.6', V36, '3.6', '3
 
 describe('releases: the Downgrade API of 3.5, svc and the reference 3.5.21 side by side (real processes)', function () {
   this.timeout(120000);
-  let svc: SvcCluster;
-  let ref: ReferenceCluster;
-  printLogsOnFailure(() => [svc]);
-
-  before(async function () {
-    this.timeout(90000);
-    [svc, ref] = await Promise.all([
-      startSvcCluster({ size: 1, version: V35, extraArgs: ZAP_FLAGS, timeoutMs: 60000 }),
-      startReferenceCluster({ size: 1, binary: referenceBin('3.5', 'etcd'), timeoutMs: 60000 }),
-    ]);
-    await Promise.all([waitVersion(svc.members[0].clientURL, '3.5.0'), waitVersion(ref.clientUrls[0], '3.5.0')]);
-  });
-
-  after(async function () {
-    this.timeout(60000);
-    await Promise.all([svc?.close(), ref?.stop()]);
-  });
+  const p = usePair(V35, '3.5', '3.5.0');
 
   /** The same POST /v3/maintenance/downgrade to both: the same status, version and message. */
   const both = async (body: object) => {
-    const [s, r] = await Promise.all([svc.members[0].clientURL, ref.clientUrls[0]].map((u) => postJson(`${u}/v3/maintenance/downgrade`, body)));
+    const [s, r] = await Promise.all([p.svc.members[0].clientURL, p.ref.clientUrls[0]].map((u) => postJson(`${u}/v3/maintenance/downgrade`, body)));
     const view = (a: typeof s) => ({ status: a.status, version: a.body.version, message: a.body.message });
     expect(view(s), `svc: ${JSON.stringify(body)}`).to.deep.equal(view(r));
     return view(s);
