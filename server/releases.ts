@@ -58,6 +58,13 @@ export interface Release {
   fromPreviousMinPatch: number;
   /** The upgrade guide to this line requires a v2 store without custom (non-membership) keys (upgrade_3_6). */
   upgradeRefusesCustomV2Data: boolean;
+  /** The Downgrade RPC and the job it starts (exists from 3.5, see downgradeRpc). 3.5 answers CANCEL without a job with
+   *  "no inflight downgrade job" and the version as "3.6.0"; 3.6+ answers CANCEL with success whatever happened (the
+   *  error is only logged) and the version as "3.6". A 3.5 member starts while a downgrade to its own minor is enabled
+   *  whatever the cluster version ('target'); from 3.6 only the cluster version decides, which the leader lowers to the
+   *  target right after ENABLE ('cluster-version'), and each member then migrates its storage version and says it is
+   *  ready (3.5 says so when the ENABLE applies). */
+  downgrade: { cancelWithoutJob: 'error' | 'success'; responseVersion: 'full' | 'minor'; admits: 'target' | 'cluster-version'; storageVersion: boolean };
 }
 
 /** A behaviour a release line changed in one of its patch releases: from `fromPatch` on, `changes` hold. */
@@ -122,6 +129,7 @@ const r33: Release = {
   newestPatch: 27,
   fromPreviousMinPatch: 0,
   upgradeRefusesCustomV2Data: false,
+  downgrade: { cancelWithoutJob: 'error', responseVersion: 'full', admits: 'cluster-version', storageVersion: false },
 };
 
 const r34: Release = {
@@ -173,6 +181,7 @@ const r35: Release = {
   warnsOfV2Content: true,
   unknownFlags: [],
   unsupportedFlags: NOT_IN_SVC_35,
+  downgrade: { ...r34.downgrade, admits: 'target' },
 };
 
 // 3.6 and 3.7: the rows start as 3.5's; each difference of theirs is set here as it is implemented.
@@ -183,6 +192,7 @@ const r36: Release = {
   newestPatch: 16,
   fromPreviousMinPatch: 32,
   upgradeRefusesCustomV2Data: true,
+  downgrade: { cancelWithoutJob: 'success', responseVersion: 'minor', admits: 'cluster-version', storageVersion: true },
 };
 
 const r37: Release = {

@@ -26,6 +26,7 @@ import { encodeInternalState, CLUSTER_VERSION_KEY } from '../core/applier.js';
 import { V2Store } from '../core/v2store.js';
 import { importBolt } from './bolt-snapshot.js';
 import { Membership, type Member } from './membership.js';
+import { decodeDowngradeInfo, NO_DOWNGRADE, type DowngradeInfo } from './downgrade.js';
 import { idHex } from './ids.js';
 import { CodedError } from '../coded-error.js';
 import type { Logger } from '../log/logger.js';
@@ -108,6 +109,10 @@ export function translateEntry(e: Entry): Entry {
   // a lease checkpoint only refreshes a remaining TTL, an authenticate only issues a token: nothing to apply
   if (field(11) || field(1012)) return { ...e, data: new Uint8Array(0) };
   if ((b = field(1300))) return req({ kind: 'clusterVersionSet', clusterVersionSet: { version: minor(pbBytes(pbRead(b), 1).toString('utf8')) } });
+  if ((b = field(1302))) {
+    const d = pbRead(b);
+    return req({ kind: 'downgradeInfoSet', downgradeInfoSet: { enabled: pbNum(d, 1) !== 0n, ver: pbBytes(d, 2).toString('utf8') } });
+  }
   if ((b = field(1301))) {
     const s = pbRead(b);
     const attrs = pbRead(pbBytes(s, 2));
@@ -160,6 +165,7 @@ interface ReferenceDb {
   members: Member[];
   removed: bigint[];
   clusterVersion: string | undefined;
+  downgrade: DowngradeInfo;
   alarms: Array<{ memberId: bigint; alarm: AlarmType }>;
 }
 
@@ -181,6 +187,7 @@ function readReferenceDb(path: string): ReferenceDb {
   const members = bucket('members').map((kv) => parseMemberJSON(kv.value.toString('utf8'), BigInt('0x' + kv.key.toString('latin1'))));
   const removed = bucket('members_removed').map((kv) => BigInt('0x' + kv.key.toString('latin1')));
   const cv = bucket('cluster').find((kv) => kv.key.toString('latin1') === 'clusterVersion')?.value.toString('utf8');
+  const downgrade = bucket('cluster').find((kv) => kv.key.toString('latin1') === 'downgrade')?.value.toString('utf8');
   const alarms = bucket('alarm').map((kv) => {
     const a = pbRead(kv.key);
     return { memberId: u64(pbNum(a, 1)), alarm: ALARMS[Number(pbNum(a, 2))] ?? 'NONE' };
@@ -193,6 +200,7 @@ function readReferenceDb(path: string): ReferenceDb {
     members,
     removed,
     clusterVersion: cv ? minor(cv) : undefined,
+    downgrade: downgrade ? decodeDowngradeInfo(downgrade) : NO_DOWNGRADE,
     alarms: alarms.filter((a) => a.alarm !== 'NONE'),
   };
 }
@@ -300,6 +308,7 @@ export async function convertReferenceDataDir(logger: Logger, dataDir: string): 
   for (const m of db.members) membership.add(m);
   for (const id of db.removed) membership.removed.add(id);
   membership.version = db.clusterVersion;
+  membership.downgrade = db.downgrade;
   if (membership.list().length === 0) throw new ConvertError(`cannot convert the reference's data dir ${dataDir}: its database lists no members (a data dir of etcd before 3.4?). ${wayOut}`);
   if (!membership.member(wal.memberId) && !membership.removed.has(wal.memberId)) {
     throw new ConvertError(`cannot convert the reference's data dir ${dataDir}: its member ${idHex(wal.memberId)} is not among the members its database lists (${membership.list().map((m) => idHex(m.id)).join(', ')}). ${wayOut}`);

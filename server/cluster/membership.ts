@@ -3,6 +3,7 @@
 // so every member holds the same view at the same log index.
 import { idHex } from './ids.js';
 import { Errors } from '../core/errors.js';
+import { NO_DOWNGRADE, type DowngradeInfo } from './downgrade.js';
 
 export interface Member {
   id: bigint;
@@ -23,6 +24,7 @@ export interface MembershipJSON {
   members: Array<{ id: string; name: string; peerURLs: string[]; clientURLs: string[]; isLearner: boolean }>;
   removed: string[];
   version?: string;
+  downgrade?: DowngradeInfo;
 }
 
 export class Membership {
@@ -30,6 +32,8 @@ export class Membership {
   readonly removed = new Set<bigint>();
   /** The applied cluster version ("3.4"); undefined until the first decision. */
   version: string | undefined;
+  /** The downgrade job (Maintenance.Downgrade ENABLE / CANCEL, applied from the log). */
+  downgrade: DowngradeInfo = NO_DOWNGRADE;
 
   constructor(public clusterId: bigint) {}
 
@@ -109,6 +113,7 @@ export class Membership {
       members: this.list().map((m) => ({ ...m, id: idHex(m.id) })),
       removed: [...this.removed].map(idHex),
       version: this.version,
+      ...(this.downgrade.enabled ? { downgrade: this.downgrade } : {}),
     };
   }
 
@@ -117,6 +122,7 @@ export class Membership {
     for (const m of j.members) ms.members.set(BigInt('0x' + m.id), { ...m, id: BigInt('0x' + m.id) });
     for (const r of j.removed) ms.removed.add(BigInt('0x' + r));
     ms.version = j.version;
+    ms.downgrade = j.downgrade ?? NO_DOWNGRADE;
     return ms;
   }
 }

@@ -6,7 +6,8 @@ import { ConfChangeType, EntryType, type ConfChange, type Entry } from '../raft/
 import { idHex } from '../cluster/ids.js';
 import { Membership, type Member } from '../cluster/membership.js';
 import { checkDowngrade } from '../cluster/version.js';
-import { compareMinor } from '../releases.js';
+import { admitDuringDowngrade, decodeDowngradeInfo, encodeDowngradeInfo, NO_DOWNGRADE, type DowngradeInfo } from '../cluster/downgrade.js';
+import { compareMinor, minorOf, type Release } from '../releases.js';
 import type { Backend } from '../storage/backend.js';
 import type { Logger } from '../log/logger.js';
 import { duration, durationNs } from '../log/fields.js';
@@ -24,6 +25,14 @@ export const CLUSTER_VERSION_KEY = new TextEncoder().encode('clusterVersion');
 export function clusterVersionInDb(backend: Pick<Backend, 'readTx'>): string | undefined {
   const v = backend.readTx().get('cluster', CLUSTER_VERSION_KEY);
   return v ? Buffer.from(v).toString('utf8') : undefined;
+}
+
+export const DOWNGRADE_KEY = new TextEncoder().encode('downgrade');
+
+/** The downgrade job as the db keeps it (undefined before the first ENABLE). */
+export function downgradeInDb(backend: Pick<Backend, 'readTx'>): DowngradeInfo | undefined {
+  const v = backend.readTx().get('cluster', DOWNGRADE_KEY);
+  return v ? decodeDowngradeInfo(Buffer.from(v).toString('utf8')) : undefined;
 }
 
 /** What a consensus snapshot carries besides the v3 db. */
@@ -89,6 +98,8 @@ export interface ApplierHooks {
   onRemoved(): void;
   /** The member cannot go on (a downgrade below the cluster version). */
   fatal(e: Error): void;
+  /** A downgrade lowered the cluster version: snapshot now, so no entry of the higher version is replayed at restart. */
+  forceSnapshot(): void;
   /** Entries applied (for the embedding program). */
   onApplied?(count: number): void;
 }
@@ -98,6 +109,8 @@ export interface ApplierOptions {
   clusterId: bigint;
   /** This member's release version ("3.4.23"): a cluster version above it is fatal. */
   localVersion: string;
+  /** This member's release's downgrade rules. */
+  downgrade: Release['downgrade'];
   logger: Logger;
   /** An apply slower than this (ms) is logged as "apply request took too long". */
   warningApplyMs: number;
@@ -232,6 +245,9 @@ export class Applier {
       case 'clusterVersionSet':
         this.applyClusterVersion(req.clusterVersionSet.version);
         return undefined;
+      case 'downgradeInfoSet':
+        this.applyDowngradeInfo(req.downgradeInfoSet.enabled ? { enabled: true, targetVersion: req.downgradeInfoSet.ver } : NO_DOWNGRADE);
+        return undefined;
       case 'v2':
         return this._v2.apply(req.v2);
       case 'alarm':
@@ -256,21 +272,36 @@ export class Applier {
     if (prev === undefined) logger.info('set initial cluster version', { ...fields, 'cluster-version': version });
     else if (prev !== version) logger.info('updated cluster version', { ...fields, from: prev, to: version });
     this._membership.version = version;
-    // Also kept in the db, where a member of a newer release can read it before it replays anything.
+    // Also kept in the db, where a member of a newer release can read it before it replays anything (replayed
+    // history holds older versions: only a downgrade job moves the db's version down).
+    const job = this._membership.downgrade;
     const backend = this.kv.currentBackend();
     const known = clusterVersionInDb(backend);
-    if (known === undefined || compareMinor(version, known) > 0) {
+    if (known === undefined || compareMinor(version, known) > 0 || (job.enabled && minorOf(job.targetVersion) === version && known !== version)) {
       const tx = backend.batchTx();
       tx.put('cluster', CLUSTER_VERSION_KEY, Buffer.from(version));
       tx.end();
     }
+    if (prev !== undefined && compareMinor(version, prev) < 0) {
+      logger.info('Cluster version downgrade detected, forcing snapshot', { 'prev-cluster-version': `${prev}.0`, 'new-cluster-version': `${version}.0` });
+      this.hooks.forceSnapshot();
+    }
     if (prev !== version) logger.info('enabled capabilities for version', { 'cluster-version': version });
     // Replayed history holds older versions too: only the downgrade direction is fatal here.
-    const check = checkDowngrade(this.opts.localVersion, version);
+    const check = admitDuringDowngrade(this.opts.downgrade, this.opts.localVersion, job) ?? checkDowngrade(this.opts.localVersion, version);
     if (!check.ok) {
       logger.error(check.reason, fields);
       this.hooks.fatal(new FatalStartError(check.reason));
     }
+  }
+
+  private applyDowngradeInfo(job: DowngradeInfo): void {
+    this._membership.downgrade = job;
+    const tx = this.kv.currentBackend().batchTx();
+    tx.put('cluster', DOWNGRADE_KEY, Buffer.from(encodeDowngradeInfo(job)));
+    tx.end();
+    // 3.5 says it here; 3.6+ once its storage version is migrated
+    if (job.enabled && !this.opts.downgrade.storageVersion) this.opts.logger.info('The server is ready to downgrade', { 'target-version': job.targetVersion, 'server-version': this.opts.localVersion });
   }
 
   private applyAlarm(action: 'GET' | 'ACTIVATE' | 'DEACTIVATE', memberId: bigint, alarm: AlarmType): AlarmEntry[] {

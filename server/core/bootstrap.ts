@@ -21,7 +21,8 @@ import { FatalStartError } from './fatal.js';
 import { humanizeBytes } from '../log/fields.js';
 import type { Logger } from '../log/logger.js';
 import { membersInLog, standaloneLog } from './force-new-cluster.js';
-import { CLUSTER_VERSION_KEY, clusterVersionInDb, decodeInternalState } from './applier.js';
+import { CLUSTER_VERSION_KEY, clusterVersionInDb, decodeInternalState, downgradeInDb } from './applier.js';
+import { admitDuringDowngrade, checkJoinDuringDowngrade } from '../cluster/downgrade.js';
 import type { AlarmEntry } from './interfaces.js';
 import { backendOptions, type MemberOptions } from './options.js';
 import { convertReferenceDataDir, dataDirFormat, recoverInterrupted, ConvertError } from '../cluster/convert-reference.js';
@@ -197,7 +198,10 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
       // Left on, the flag removes again at the next restart every member added in between.
       logger.warn('--force-new-cluster made this member the only one of its cluster; remove the flag from its command line before its next restart, or the members added meanwhile are removed again', { 'local-member-id': idHex(memberId) });
     }
-    const check = checkServerAgainstCluster(opts.release.version, clusterVersionInDb(backend) ?? membership.version);
+    // the db is ahead of the snapshot: its job and cluster version are the newest this member knows
+    const job = downgradeInDb(backend) ?? membership.downgrade;
+    if (job.enabled) logger.info('cluster is downgrading to target version', { 'target-cluster-version': job.targetVersion, 'current-server-version': opts.release.version });
+    const check = admitDuringDowngrade(opts.release.downgrade, opts.release.version, job) ?? checkServerAgainstCluster(opts.release.version, clusterVersionInDb(backend) ?? membership.version);
     if (!check.ok) {
       backend.close();
       await wal.close();
@@ -244,7 +248,9 @@ async function checkAgainstRunningMembers(opts: MemberOptions, backend: Backend,
       const res = await peerRequest(new URL('/version', u).toString(), { timeoutMs: 1000, tls: opts.peerTls });
       const cv = (JSON.parse(res.body) as { etcdcluster?: string }).etcdcluster;
       if (!cv || cv === 'not_decided') continue;
-      const check = checkServerAgainstCluster(opts.release.version, cv.split('.').slice(0, 2).join('.'));
+      const enabled = await peerRequest(new URL('/downgrade/enabled', u).toString(), { timeoutMs: 1000, tls: opts.peerTls }).then((r) => r.status === 200 && r.body === 'true', () => false);
+      const remote = cv.split('.').slice(0, 2).join('.');
+      const check = enabled ? checkJoinDuringDowngrade(opts.release.version, remote) : checkServerAgainstCluster(opts.release.version, remote);
       if (!check.ok) {
         backend.close();
         await wal.close();

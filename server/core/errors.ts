@@ -82,6 +82,12 @@ export const Errors = {
   unhealthy: e(Code.Unavailable, 'etcdserver: unhealthy cluster'),
   corrupt: e(Code.DataLoss, 'etcdserver: corrupt cluster'),
   notSupportedForLearner: e(Code.Unavailable, 'etcdserver: rpc not supported for learner'),
+  unknownMethod: e(Code.Unknown, 'etcdserver: unknown method'),
+  downgradeWrongFormat: e(Code.InvalidArgument, 'etcdserver: wrong downgrade target version format'),
+  downgradeNoClusterVersion: e(Code.FailedPrecondition, 'etcdserver: cluster version not found during downgrade'),
+  downgradeInvalidTarget: e(Code.InvalidArgument, 'etcdserver: invalid downgrade target version'),
+  downgradeInProgress: e(Code.FailedPrecondition, 'etcdserver: cluster has a downgrade job in progress'),
+  noInflightDowngrade: e(Code.FailedPrecondition, 'etcdserver: no inflight downgrade job'),
   badLeaderTransferee: e(Code.FailedPrecondition, 'etcdserver: bad leader transferee'),
   /** A release feature asked for before the cluster version enables it. */
   unavailableUntil: (feature: string, version: string) =>

@@ -6,6 +6,7 @@ import type { RangeResult, TxnResult } from './state-machine.js';
 import type { AuthStore } from '../auth/store.js';
 import type { Release } from '../releases.js';
 import type { Membership } from '../cluster/membership.js';
+import type { DowngradeInfo } from '../cluster/downgrade.js';
 import type { Backend } from '../storage/backend.js';
 import type { Logger } from '../log/logger.js';
 import type { WatchableStore } from '../mvcc/watchable-store.js';
@@ -97,11 +98,15 @@ export interface ServerStatus {
 
 /** The Maintenance service's view of the member. */
 export interface MaintenanceCore {
+  readonly logger: Logger;
   readonly alarms: readonly AlarmEntry[];
   readonly lead: bigint;
   status(): ServerStatus;
   capable(minor: string): boolean;
   clusterVersion(): string | undefined;
+  downgradeInfo(): DowngradeInfo;
+  /** Enable a downgrade to the target ("3.5.0") or end the job (undefined), through the log. */
+  setDowngrade(targetVersion: string | undefined): Promise<void>;
   moveLeader(to: bigint): Promise<void>;
 }
 

@@ -86,6 +86,8 @@ export interface MemberOptions {
   forceNewCluster?: boolean;
   /** How often members compare versions (the reference: about 4 s). */
   versionMonitorMs: number;
+  /** --downgrade-check-time (ms): how often the leader checks whether a downgrade finished; 0: never. Default 5 s. */
+  downgradeCheckMs?: number;
   peerTls?: TlsFiles;
   /** --auto-compaction-mode / --auto-compaction-retention (retention: revisions, or a period in ms; absent: off). */
   autoCompaction?: { mode: 'periodic' | 'revision'; retention: number };

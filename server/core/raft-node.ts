@@ -80,6 +80,8 @@ export class RaftNode {
   private readonly snapshotter: Snapshotter;
   private confState: ConfState;
   private snapshotIndex: number;
+  /** Snapshot after this pass whatever --snapshot-count says (a downgrade lowered the cluster version). */
+  private snapshotForced = false;
   private processing = false;
   private _lead = 0n;
   private _term = 0;
@@ -336,9 +338,15 @@ export class RaftNode {
 
   // ---------------------------------------------------------------------------------------------- snapshots
 
+  /** Take a snapshot at the end of this ready pass. */
+  forceSnapshot(): void {
+    this.snapshotForced = true;
+  }
+
   private async maybeSnapshot(): Promise<void> {
     const applied = this.hooks.appliedIndex();
-    if (applied - this.snapshotIndex <= this.opts.snapshotCount) return;
+    if (applied - this.snapshotIndex <= this.opts.snapshotCount && !(this.snapshotForced && applied > this.snapshotIndex)) return;
+    this.snapshotForced = false;
     const { logger } = this.opts;
     // The db must hold everything up to the snapshot before the snapshot exists (a snapshot without its db
     // is exactly the data loss the start-up check refuses).

@@ -98,6 +98,7 @@ export type InternalRequest = { id: bigint; header?: RequestHeader } & (
   | { kind: 'leaseRevoke'; leaseRevoke: { id: bigint } }
   | { kind: 'alarm'; alarm: AlarmRequest }
   | { kind: 'clusterVersionSet'; clusterVersionSet: { version: string } }
+  | { kind: 'downgradeInfoSet'; downgradeInfoSet: { enabled: boolean; ver: string } }
   | { kind: 'memberAttrSet'; memberAttrSet: { memberId: bigint; name: string; clientURLs: string[] } }
   | { kind: 'v2'; v2: { method: 'PUT' | 'DELETE'; path: string; value?: string; dir?: boolean; recursive?: boolean; prevExist?: boolean } }
   | { kind: 'auth'; auth: AuthOp }

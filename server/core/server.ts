@@ -34,6 +34,8 @@ import { bootstrap, initialMembers } from './bootstrap.js';
 import type { AlarmEntry, LeaseTtl, Observers, ServerStatus } from './interfaces.js';
 import { backendOptions, peerDialTls, peerServeTls, peerStreamTimings, type MemberOptions } from './options.js';
 import { FatalStartError } from './fatal.js';
+import { updateStorageVersion } from './storage-version.js';
+import type { DowngradeInfo } from '../cluster/downgrade.js';
 
 export interface ServerEvents {
   onLeaderChange?(leader: bigint, term: number): void;
@@ -173,11 +175,12 @@ export class SvcServer {
         onLeaderFirstCommit: () => setImmediate(() => void this.versions.check()),
         onRemoved: () => this.stopRemoved(),
         fatal: (e) => this.fatal(e),
+        forceSnapshot: () => node.forceSnapshot(),
         onApplied: (n) => this.events.onApplied?.(n),
       },
       observers,
       stats,
-      { memberId, clusterId: b.clusterId, localVersion: opts.release.version, logger, warningApplyMs: opts.warningApplyMs ?? 100 },
+      { memberId, clusterId: b.clusterId, localVersion: opts.release.version, downgrade: opts.release.downgrade, logger, warningApplyMs: opts.warningApplyMs ?? 100 },
     );
     const membership = () => this.applier.membership;
     const proposals = this.proposer;
@@ -189,6 +192,11 @@ export class SvcServer {
       clusterVersion: () => membership().version,
       fetchVersion: (m) => fetchPeerVersion(m.peerURLs, opts.peerTls),
       proposeClusterVersion: async (version) => void (await proposals.propose({ id: proposals.nextRequestId(), kind: 'clusterVersionSet', clusterVersionSet: { version } })),
+      downgrade: () => membership().downgrade,
+      cancelDowngrade: () => this.setDowngrade(undefined),
+      updateStorageVersion: opts.release.downgrade.storageVersion
+        ? () => updateStorageVersion(this.backend, membership().version, membership().downgrade, opts.release.version, logger)
+        : undefined,
     });
     this.leases = new LeaseForwarder({
       lessor: this.kv.lessor,
@@ -257,6 +265,10 @@ export class SvcServer {
         clusterId: () => idHex(this.clusterId),
         leases: (op, body) => this.leases.callForPeer(op, body),
         promote: (id) => promoteForPeer(this.reconfig, id),
+        downgradeEnabled: async () => {
+          await this.linearizableReadNotify();
+          return this.membership.downgrade.enabled;
+        },
         hashKV: (method, path, cid, body) => serveHashKV({ clusterId: this.clusterId, logger, hashByRev: (rev) => this.hashByRev(rev) }, method, path, cid, body),
       },
     });
@@ -271,6 +283,8 @@ export class SvcServer {
       stopping: () => this.lifecycle.ending,
     });
     this.timers.push(setInterval(() => void this.versions.check(), opts.versionMonitorMs));
+    const downgradeCheckMs = opts.downgradeCheckMs ?? 5000;
+    if (downgradeCheckMs > 0) this.timers.push(setInterval(() => void this.versions.checkDowngrade(), downgradeCheckMs));
     this.timers.push(setInterval(() => this.leases.revokeExpired(), 500));
     this.stopCompactor = startAutoCompaction(opts, { rev: () => this.kv.store.rev(), isLeader: () => this.isLeader(), propose: (r) => this.propose(r), nextRequestId: () => this.nextRequestId() });
     this.node.kick();
@@ -299,6 +313,11 @@ export class SvcServer {
   /** Schedule a pass of the ready loop. */
   kick(): void { this.node.kick(); }
   clusterVersion(): string | undefined { return this.membership.version; }
+  downgradeInfo(): DowngradeInfo { return this.membership.downgrade; }
+  /** Enable a downgrade to `targetVersion` ("3.5.0"), or end the job (undefined), through the log. */
+  async setDowngrade(targetVersion: string | undefined): Promise<void> {
+    await this.proposer.propose({ id: this.proposer.nextRequestId(), kind: 'downgradeInfoSet', downgradeInfoSet: { enabled: targetVersion !== undefined, ver: targetVersion ?? '' } });
+  }
   /** The cluster version as /version shows it: "3.4.0", or "not_decided". */
   clusterVersionFull(): string { return this.membership.version ? `${this.membership.version}.0` : 'not_decided'; }
 

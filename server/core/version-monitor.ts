@@ -1,9 +1,11 @@
 // The version monitor: compares this member's version with the other members'; the leader proposes a new
-// cluster version when the lowest one moved (as the reference's monitorVersions).
+// cluster version when the lowest one moved (as the reference's monitorVersions), or the target of an enabled
+// downgrade, and clears the downgrade job once every member runs the target (monitorDowngrade).
 import { idHex } from '../cluster/ids.js';
 import type { Member } from '../cluster/membership.js';
 import { decideClusterVersion, higherVersionedMembers } from '../cluster/version.js';
-import { compareMinor } from '../releases.js';
+import { downgradeFinished, lowerForDowngrade, type DowngradeInfo } from '../cluster/downgrade.js';
+import { compareMinor, minorOf } from '../releases.js';
 import type { Logger } from '../log/logger.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -21,6 +23,12 @@ export interface VersionMonitorDeps {
   fetchVersion(m: Member): Promise<string | undefined>;
   /** Propose the cluster version through the log; resolves once it applied. */
   proposeClusterVersion(version: string): Promise<void>;
+  /** The applied downgrade job. */
+  downgrade(): DowngradeInfo;
+  /** Propose the end of the downgrade job; resolves once it applied. */
+  cancelDowngrade(): Promise<void>;
+  /** Every member, each round: bring the storage version to the cluster version (3.6+). */
+  updateStorageVersion?(): void;
 }
 
 /** The cluster version the leader should set, given the members' versions; undefined: leave it. */
@@ -49,8 +57,9 @@ export class VersionMonitor {
     if (d.lifecycle.stopped || d.lifecycle.stopping || this.running) return;
     this.running = true;
     try {
+      d.updateStorageVersion?.();
       const members = d.members();
-      const versions = await Promise.all(members.map(async (m) => (m.id === d.memberId ? d.localVersion : d.fetchVersion(m))));
+      const versions = await this.fetchVersions(members);
       members.forEach((m, i) => this.versions.set(m.id, versions[i]));
       const local = d.localVersion;
       const higher = higherVersionedMembers(local, members.map((m, i) => ({ id: m.id, version: versions[i] })));
@@ -64,6 +73,11 @@ export class VersionMonitor {
       }
       if (!d.isLeader() || members.length === 0) return;
       const current = d.clusterVersion();
+      const job = d.downgrade();
+      if (job.enabled && current !== undefined) {
+        await this.lower(current, job, versions);
+        return;
+      }
       const next = clusterVersionToSet(current, versions);
       if (!next) return;
       if (next.initial) d.logger.info('setting up initial cluster version', { 'cluster-version': next.version });
@@ -75,5 +89,38 @@ export class VersionMonitor {
     } finally {
       this.running = false;
     }
+  }
+
+  private fetchVersions(members: Member[]): Promise<Array<string | undefined>> {
+    return Promise.all(members.map(async (m) => (m.id === this.d.memberId ? this.d.localVersion : this.d.fetchVersion(m))));
+  }
+
+  /** An enabled downgrade: the cluster version goes to the target once every member can follow it there. */
+  private async lower(current: string, job: DowngradeInfo, versions: Array<string | undefined>): Promise<void> {
+    const { d } = this;
+    const next = lowerForDowngrade(current, job, versions);
+    if (next.kind === 'refuse') d.logger.error(next.message, { 'downgrade-target': job.targetVersion, 'cluster-version': `${current}.0` });
+    if (next.kind !== 'lower') return;
+    d.logger.info('updating cluster version', { from: current, to: next.version });
+    await d.proposeClusterVersion(next.version);
+    d.logger.info('cluster version is updated', { 'cluster-version': next.version });
+  }
+
+  /** The leader, every --downgrade-check-time: once every member runs the target, the downgrade is over. */
+  async checkDowngrade(): Promise<void> {
+    const { d } = this;
+    if (d.lifecycle.stopped || d.lifecycle.stopping || !d.isLeader()) return;
+    const job = d.downgrade();
+    if (!job.enabled) return;
+    const members = d.members();
+    const versions = await this.fetchVersions(members);
+    const done = downgradeFinished(job, versions);
+    if (!done.done) {
+      const v = versions[done.index];
+      if (v !== undefined) d.logger.warn('remotes server has mismatching etcd version', { 'remote-member-id': idHex(members[done.index].id), 'current-server-version': `${minorOf(v)}.0`, 'target-version': job.targetVersion });
+      return;
+    }
+    d.logger.info('the cluster has been downgraded', { 'cluster-version': job.targetVersion });
+    await d.cancelDowngrade().catch((e: unknown) => d.logger.warn('failed to cancel downgrade', { error: (e as Error).message }));
   }
 }

@@ -1,7 +1,7 @@
 // The HTTP(S) listener on each --listen-peer-urls address: raft traffic via the Transport, plus the
 // small endpoints other members call (GET /version for cluster version negotiation, GET /members for
 // bootstrapping and member checks, POST /leases/<op> and POST /members/promote/<id>: calls a follower hands
-// to the leader; GET /members/hashkv: a peer's corruption check).
+// to the leader; GET /members/hashkv: a peer's corruption check; GET /downgrade/enabled: a joining member's check).
 
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -48,6 +48,8 @@ export interface PeerServerOptions {
     leases?(op: string, body: string): { status: number; json: object };
     /** POST /members/promote/<id in hex>: a follower handing a learner promotion to the leader. */
     promote?(id: string): Promise<{ status: number; json: object }>;
+    /** GET /downgrade/enabled: whether a downgrade job is enabled, after a linearizable read (a joining member asks). */
+    downgradeEnabled?(): Promise<boolean>;
     /** /members/hashkv: a peer's corruption check asks for this member's KV hash at a revision. */
     hashKV?(method: string, path: string, clusterId: string | undefined, body: string): { status: number; body: string; json?: boolean };
   };
@@ -115,6 +117,17 @@ export async function startPeerServer(opts: PeerServerOptions): Promise<PeerServ
         const type = r.json ? 'application/json' : 'text/plain; charset=utf-8';
         res.writeHead(r.status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(r.body), ...(r.status === 405 ? { Allow: 'GET' } : {}) }).end(r.body);
       });
+      return;
+    }
+    if (path === '/downgrade/enabled' && opts.routes.downgradeEnabled) {
+      if (req.method !== 'GET') {
+        res.writeHead(405, { Allow: 'GET', 'Content-Type': 'text/plain' }).end('Method Not Allowed\n');
+        return;
+      }
+      void opts.routes.downgradeEnabled().then(
+        (on) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end(String(on)),
+        (e: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`failed linearized read: ${(e as Error).message}`),
+      );
       return;
     }
     const route = path === '/version' ? opts.routes.version : path === '/members' ? opts.routes.members : undefined;

@@ -1,11 +1,19 @@
 // The Maintenance service's unary calls (etcdserverpb.Maintenance; Snapshot is a stream, in streams.ts), and
 // grpc.health.v1.Health/Check.
-import { Errors, ServerError, Code } from '../../core/errors.js';
+import { Errors, type ServerError } from '../../core/errors.js';
 import type { AlarmType } from '../../core/requests.js';
 import type { AlarmEntry, ApiLimits, KvMaintenance, MaintenanceCore, Observers, Proposals, ReadBarrier } from '../../core/interfaces.js';
 import type { AuthGate } from './auth-gate.js';
 import type { Headers } from './headers.js';
 import type { HealthService, MaintenanceService } from './service-methods.js';
+import { downgradeResponseVersion, parseDowngradeTarget, validateDowngrade, type DowngradeRefusal } from '../../cluster/downgrade.js';
+
+const REFUSALS: Record<DowngradeRefusal, () => ServerError> = {
+  'wrong-format': Errors.downgradeWrongFormat,
+  'no-cluster-version': Errors.downgradeNoClusterVersion,
+  'invalid-target': Errors.downgradeInvalidTarget,
+  'in-progress': Errors.downgradeInProgress,
+};
 
 export interface MaintenanceDeps {
   core: MaintenanceCore;
@@ -88,19 +96,50 @@ export function maintenanceService(d: MaintenanceDeps): MaintenanceService {
     },
 
     /**
-     * Maintenance/Downgrade (3.5): svc validates a downgrade target but does not run online downgrades; the
-     * way back after an upgrade completed is a restore from the snapshot taken before it.
+     * Maintenance/Downgrade: VALIDATE checks a target (one minor below the cluster version, no job in progress),
+     * ENABLE also starts the job through the log, CANCEL ends it. The answer's version is the cluster version.
      */
     Downgrade: async (req, meta) => {
       if (!core.capable('3.5')) throw Errors.unavailableUntil('Downgrade', '3.5');
       gate.requireAdmin(meta);
-      const cv = core.clusterVersion() ?? '3.0';
-      const target = String(req.version ?? '');
-      const [cm, cn] = cv.split('.').map(Number);
-      const [tm, tn] = target.split('.').map(Number);
-      if (!(tm === cm && tn === cn - 1)) throw new ServerError(Code.InvalidArgument, `etcdserver: invalid downgrade target version: ${target} (the cluster version is ${cv}; only one minor version down is allowed)`);
-      if (req.action === 'VALIDATE') return { header: headers.header(), version: `${cv}.0` };
-      throw new ServerError(Code.FailedPrecondition, 'etcdserver: online downgrade is not supported by svc; restore the snapshot taken before the upgrade');
+      const rules = d.limits.release.downgrade;
+      const answer = () => ({ header: headers.header(), version: downgradeResponseVersion(rules, core.clusterVersion()) });
+      const validate = async (): Promise<string> => {
+        const target = String(req.version ?? '');
+        if (parseDowngradeTarget(target) === undefined) throw Errors.downgradeWrongFormat();
+        if (core.clusterVersion() === undefined) throw Errors.downgradeNoClusterVersion();
+        // on the newest job and cluster version
+        await d.barrier.linearizableReadNotify();
+        const v = validateDowngrade(target, core.clusterVersion(), core.downgradeInfo());
+        if (!v.ok) throw REFUSALS[v.refusal]();
+        return v.target;
+      };
+      switch (req.action ?? 'VALIDATE') {
+        case 'VALIDATE':
+          await validate();
+          return answer();
+        case 'ENABLE':
+          try {
+            await core.setDowngrade(`${await validate()}.0`);
+          } catch (e) {
+            core.logger.warn('reject downgrade request', { error: (e as Error).message });
+            throw e;
+          }
+          return answer();
+        case 'CANCEL':
+          try {
+            await d.barrier.linearizableReadNotify();
+            if (!core.downgradeInfo().enabled) throw Errors.noInflightDowngrade();
+            await core.setDowngrade(undefined);
+          } catch (e) {
+            // 3.6+ answers success whatever happened
+            if (rules.cancelWithoutJob === 'error') throw e;
+            core.logger.warn('failed to cancel downgrade', { error: (e as Error).message });
+          }
+          return answer();
+        default:
+          throw Errors.unknownMethod();
+      }
     },
   };
 }

@@ -10,6 +10,7 @@ import type { ProposalWaiters } from '../../../server/core/proposer.js';
 import { V2Store } from '../../../server/core/v2store.js';
 import { encodeRequest, encodeTagged, type InternalRequest } from '../../../server/core/requests.js';
 import { nopLogger } from '../../../server/log/logger.js';
+import { releaseFor } from '../../../server/releases.js';
 
 const SELF = 1n;
 
@@ -79,21 +80,21 @@ class FakeWaiters implements ProposalWaiters {
   }
 }
 
-function setup(members: Member[] = [{ id: SELF, name: 's1', peerURLs: ['http://127.0.0.1:1'], clientURLs: [], isLearner: false }]) {
+function setup(members: Member[] = [{ id: SELF, name: 's1', peerURLs: ['http://127.0.0.1:1'], clientURLs: [], isLearner: false }], localVersion = '3.4.23') {
   const membership = new Membership(99n);
   for (const m of members) membership.add(m);
   const kv = new FakeKv();
   const node = new FakeNode();
   const peers = new FakePeers();
   const waiters = new FakeWaiters();
-  const events = { firstCommits: 0, removed: 0, fatal: [] as Error[], applied: 0 };
+  const events = { firstCommits: 0, removed: 0, fatal: [] as Error[], applied: 0, snapshots: 0 };
   const stats = { proposalsApplied: 0 };
   const applier = new Applier(
     { membership, v2: new V2Store(), alarms: [], appliedIndex: 0 },
     kv, node, peers, waiters,
-    { onLeaderFirstCommit: () => events.firstCommits++, onRemoved: () => events.removed++, fatal: (e) => events.fatal.push(e), onApplied: (n) => (events.applied += n) },
+    { onLeaderFirstCommit: () => events.firstCommits++, onRemoved: () => events.removed++, fatal: (e) => events.fatal.push(e), forceSnapshot: () => events.snapshots++, onApplied: (n) => (events.applied += n) },
     {}, stats,
-    { memberId: SELF, clusterId: 99n, localVersion: '3.4.23', logger: nopLogger, warningApplyMs: 100 },
+    { memberId: SELF, clusterId: 99n, localVersion, downgrade: releaseFor(localVersion).downgrade, logger: nopLogger, warningApplyMs: 100 },
   );
   return { applier, kv, node, peers, waiters, events, stats };
 }
@@ -208,6 +209,43 @@ describe('core/applier', () => {
     expect(events.fatal).to.have.length(0);
     applier.applyEntries([entry(cv(2n, '3.5'))]);
     expect(events.fatal).to.have.length(1);
+  });
+
+  it('a downgrade job: kept in the membership and the db, lowers the db\'s cluster version to its target, forces a snapshot', () => {
+    const { applier, kv, events } = setup(undefined, '3.6.16');
+    const cv = (id: bigint, version: string): InternalRequest => ({ id, kind: 'clusterVersionSet', clusterVersionSet: { version } });
+    const job = (id: bigint, enabled: boolean, ver: string): InternalRequest => ({ id, kind: 'downgradeInfoSet', downgradeInfoSet: { enabled, ver } });
+    const dbText = (key: string) => Buffer.from(kv.db.get(`cluster/${key}`)!).toString();
+    applier.applyEntries([entry(cv(1n, '3.6'))]);
+    // replayed history that goes down without a job leaves the db's version where it was
+    applier.applyEntries([entry(cv(2n, '3.5')), entry(cv(3n, '3.6'))]);
+    expect(dbText('clusterVersion')).to.equal('3.6');
+    applier.applyEntries([entry(job(4n, true, '3.5.0'))]);
+    expect(applier.membership.downgrade).to.deep.equal({ enabled: true, targetVersion: '3.5.0' });
+    expect(dbText('downgrade')).to.equal('{"target-version":"3.5.0","enabled":true}');
+    const before = events.snapshots;
+    applier.applyEntries([entry(cv(5n, '3.5'))]);
+    expect(dbText('clusterVersion')).to.equal('3.5');
+    expect(events.snapshots).to.equal(before + 1);
+    expect(events.fatal).to.have.length(0);
+    applier.applyEntries([entry(job(6n, false, ''))]);
+    expect(dbText('downgrade')).to.equal('{"target-version":"","enabled":false}');
+    // the job travels in consensus snapshots
+    applier.applyEntries([entry(job(7n, true, '3.5.0'))]);
+    const b = setup(undefined, '3.6.16');
+    b.applier.restore(applier.internalState());
+    expect(b.applier.membership.downgrade).to.deep.equal({ enabled: true, targetVersion: '3.5.0' });
+  });
+
+  it('a 3.5 member applies a 3.6 cluster version while a downgrade to 3.5 is enabled; without the job it stops', () => {
+    const job = (id: bigint, enabled: boolean, ver: string): InternalRequest => ({ id, kind: 'downgradeInfoSet', downgradeInfoSet: { enabled, ver } });
+    const cv = (id: bigint, version: string): InternalRequest => ({ id, kind: 'clusterVersionSet', clusterVersionSet: { version } });
+    const a = setup(undefined, '3.5.21');
+    a.applier.applyEntries([entry(job(1n, true, '3.5.0')), entry(cv(2n, '3.6'))]);
+    expect(a.events.fatal).to.have.length(0);
+    const c = setup(undefined, '3.5.21');
+    c.applier.applyEntries([entry(cv(2n, '3.6'))]);
+    expect(c.events.fatal[0].message).to.contain('invalid downgrade; server version is lower than determined cluster version');
   });
 
   it('the leader\'s first empty entry of its term triggers the version check once', () => {

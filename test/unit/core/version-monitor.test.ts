@@ -5,15 +5,17 @@ import type { Member } from '../../../server/cluster/membership.js';
 import { VersionMonitor, clusterVersionToSet } from '../../../server/core/version-monitor.js';
 import { MemberLifecycle } from '../../../server/core/lifecycle.js';
 import { nopLogger } from '../../../server/log/logger.js';
+import { NO_DOWNGRADE, type DowngradeInfo } from '../../../server/cluster/downgrade.js';
 
 const member = (id: bigint): Member => ({ id, name: `m${id}`, peerURLs: [`http://127.0.0.1:${id}`], clientURLs: [], isLearner: false });
 
-function setup(versions: Record<string, string | undefined>, o: { leader: boolean; current?: string }) {
+function setup(versions: Record<string, string | undefined>, o: { leader: boolean; current?: string; job?: DowngradeInfo; local?: string }) {
   const proposed: string[] = [];
+  const cancels: number[] = [];
   const lifecycle = new MemberLifecycle();
   const monitor = new VersionMonitor({
     memberId: 1n,
-    localVersion: '3.5.21',
+    localVersion: o.local ?? '3.5.21',
     logger: nopLogger,
     lifecycle,
     members: () => [member(1n), member(2n), member(3n)],
@@ -23,8 +25,10 @@ function setup(versions: Record<string, string | undefined>, o: { leader: boolea
     proposeClusterVersion: async (v) => {
       proposed.push(v);
     },
+    downgrade: () => o.job ?? NO_DOWNGRADE,
+    cancelDowngrade: async () => void cancels.push(1),
   });
-  return { monitor, proposed, lifecycle };
+  return { monitor, proposed, cancels, lifecycle };
 }
 
 describe('core/version-monitor', () => {
@@ -62,5 +66,36 @@ describe('core/version-monitor', () => {
     await monitor.check();
     expect(proposed).to.deep.equal([]);
     expect(monitor.memberVersions().size).to.equal(0);
+  });
+
+  describe('while a downgrade to 3.5 is enabled', () => {
+    const job = { enabled: true, targetVersion: '3.5.0' };
+
+    it('the leader lowers the cluster version once every member runs 3.6, and never raises it', async () => {
+      const a = setup({ '2': '3.6.16', '3': '3.6.1' }, { leader: true, current: '3.6', job, local: '3.6.16' });
+      await a.monitor.check();
+      expect(a.proposed).to.deep.equal(['3.5']);
+      // a member already below the cluster version (refused, logged), or one unreachable: wait
+      for (const v of ['3.5.21', undefined]) {
+        const b = setup({ '2': '3.6.16', '3': v }, { leader: true, current: '3.6', job, local: '3.6.16' });
+        await b.monitor.check();
+        expect(b.proposed).to.deep.equal([]);
+      }
+      const c = setup({ '2': '3.6.16', '3': '3.5.21' }, { leader: true, current: '3.5', job, local: '3.6.16' });
+      await c.monitor.check();
+      expect(c.proposed).to.deep.equal([]);
+    });
+
+    it('the leader ends the job once every member runs 3.5; a follower never does', async () => {
+      const a = setup({ '2': '3.5.21', '3': '3.5.0' }, { leader: true, current: '3.5', job, local: '3.5.21' });
+      await a.monitor.checkDowngrade();
+      expect(a.cancels).to.have.length(1);
+      const b = setup({ '2': '3.5.21', '3': '3.6.16' }, { leader: true, current: '3.5', job, local: '3.5.21' });
+      await b.monitor.checkDowngrade();
+      expect(b.cancels).to.have.length(0);
+      const c = setup({ '2': '3.5.21', '3': '3.5.0' }, { leader: false, current: '3.5', job, local: '3.5.21' });
+      await c.monitor.checkDowngrade();
+      expect(c.cancels).to.have.length(0);
+    });
   });
 });
