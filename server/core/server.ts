@@ -208,7 +208,7 @@ export class SvcServer {
       activeSince: (id) => this.transport.activeSince(id),
     });
     this.reconfig = new Reconfig({
-      memberId, logger, initialClusterToken: opts.initialClusterToken, strictReconfigCheck: opts.strictReconfigCheck, addMemberConnected: opts.release.addMemberConnected,
+      memberId, logger, initialClusterToken: opts.initialClusterToken, strictReconfigCheck: opts.strictReconfigCheck, addMemberConnected: opts.release.addMemberConnected, maxLearners: opts.maxLearners,
       membership,
       isLeader: () => node.isLeader(),
       progress: () => node.progress(),
