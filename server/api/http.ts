@@ -75,7 +75,7 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
 
   app.all('/version', (req, res) => {
     if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
-    res.json({ etcdserver: release.version, etcdcluster: server.clusterVersionFull() });
+    res.json(server.versionInfo());
   });
 
   app.all('/health', async (req, res) => {

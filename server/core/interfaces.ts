@@ -160,6 +160,8 @@ export interface HttpCore extends StreamCore, HealthCore, Proposals {
   readonly term: number;
   readonly v2: V2Store;
   clusterVersionFull(): string;
+  /** What /version answers (with "storage" from 3.6 on). */
+  versionInfo(): { etcdserver: string; etcdcluster: string; storage?: string };
 }
 
 /** Proposal and read-index counters of the member, for its metrics. */

@@ -34,6 +34,7 @@ import { bootstrap, initialMembers } from './bootstrap.js';
 import type { AlarmEntry, LeaseTtl, Observers, ServerStatus } from './interfaces.js';
 import { backendOptions, peerDialTls, peerServeTls, peerStreamTimings, type MemberOptions } from './options.js';
 import { FatalStartError } from './fatal.js';
+import { detectStorageVersion, followClusterVersion } from './storage-version.js';
 
 export interface ServerEvents {
   onLeaderChange?(leader: bigint, term: number): void;
@@ -252,7 +253,7 @@ export class SvcServer {
       logger,
       tls: peerServeTls(opts),
       routes: {
-        version: () => ({ etcdserver: opts.release.version, etcdcluster: this.clusterVersionFull() }),
+        version: () => this.versionInfo(),
         members: () => this.membership.list().map((m) => ({ id: idHex(m.id), name: m.name, peerURLs: m.peerURLs, clientURLs: m.clientURLs, isLearner: m.isLearner })),
         clusterId: () => idHex(this.clusterId),
         leases: (op, body) => this.leases.callForPeer(op, body),
@@ -271,6 +272,12 @@ export class SvcServer {
       stopping: () => this.lifecycle.ending,
     });
     this.timers.push(setInterval(() => void this.versions.check(), opts.versionMonitorMs));
+    // The storage-version monitor (3.6): every member raises meta/storageVersion to the cluster version.
+    if (opts.release.storageVersion) {
+      this.timers.push(setInterval(() => {
+        if (!this.lifecycle.ending) followClusterVersion(this.backend, this.membership.version, opts.release.minor, logger);
+      }, opts.versionMonitorMs));
+    }
     this.timers.push(setInterval(() => this.leases.revokeExpired(), 500));
     this.stopCompactor = startAutoCompaction(opts, { rev: () => this.kv.store.rev(), isLeader: () => this.isLeader(), propose: (r) => this.propose(r), nextRequestId: () => this.nextRequestId() });
     this.node.kick();
@@ -301,6 +308,11 @@ export class SvcServer {
   clusterVersion(): string | undefined { return this.membership.version; }
   /** The cluster version as /version shows it: "3.4.0", or "not_decided". */
   clusterVersionFull(): string { return this.membership.version ? `${this.membership.version}.0` : 'not_decided'; }
+  /** What /version answers: "storage" (the db's storage version, or "unknown") from 3.6 on. */
+  versionInfo(): { etcdserver: string; etcdcluster: string; storage?: string } {
+    const v = { etcdserver: this.opts.release.version, etcdcluster: this.clusterVersionFull() };
+    return this.opts.release.storageVersion ? { ...v, storage: detectStorageVersion(this.backend) ?? 'unknown' } : v;
+  }
 
   status(): ServerStatus {
     const st = this.node.raft.status();
