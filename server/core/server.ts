@@ -184,7 +184,7 @@ export class SvcServer {
     const proposals = this.proposer;
 
     this.versions = new VersionMonitor({
-      memberId, localVersion: opts.release.version, logger, lifecycle,
+      memberId, localVersion: opts.release.version, logger, lifecycle, api: opts.release.clusterVersionApi,
       members: () => membership().list(),
       isLeader: () => node.isLeader(),
       clusterVersion: () => membership().version,
