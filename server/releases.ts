@@ -56,6 +56,8 @@ export interface Release {
   /** The lowest patch of the previous line from which the reference's upgrade guide allows coming to this line
    *  (upgrade_3_6: every 3.5 member on 3.5.32 or later; upgrade_3_7: on 3.6.11 or later); 0: any patch. */
   fromPreviousMinPatch: number;
+  /** /livez and /readyz are served (3.5's later patches have them too). */
+  probes: boolean;
   /** Default of --discovery-fallback; 3.6 refuses 'proxy' (the v2 proxy is gone). */
   discoveryFallback: { def: 'proxy' | 'exit'; proxyRefused: boolean };
   /** Default of --snapshot-count (3.6 lowered it to 10000). */
@@ -73,9 +75,9 @@ export interface Release {
   storageVersion: boolean;
   /** The API the leader's cluster-version update log line names ("updating cluster version using v2 API"). */
   clusterVersionApi: '' | 'v2' | 'v3';
-  /** Metric families this release adds to, or drops from, the set svc serves for 3.5. */
+  /** Metric families this release adds to the set svc serves for 3.5 (of 3.6's removals svc never served any:
+   *  the v2 HTTP and v2 proxy metrics, etcd_debugging_mvcc_range_total). */
   metricsAdded: readonly string[];
-  metricsRemoved: readonly string[];
   /** The endpoint status answer carries storageVersion, dbSizeQuota and downgradeInfo (fields 11-13). */
   statusStorageFields: boolean;
 }
@@ -183,13 +185,13 @@ const r33: Release = {
   fromPreviousMinPatch: 0,
   snapshotCountDefault: 100000,
   discoveryFallback: { def: 'proxy', proxyRefused: false },
+  probes: false,
   v2Deprecation: { values: ['not-yet', 'write-only', 'write-only-drop-data', 'gone'], def: 'not-yet', forced: 'as-given' },
   v2SnapshotAtStart: 'refuse',
   featureGates: {},
   storageVersion: false,
   clusterVersionApi: '',
   metricsAdded: [],
-  metricsRemoved: [],
   statusStorageFields: false,
 };
 
@@ -243,6 +245,7 @@ const r35: Release = {
   unknownFlags: NEW_IN_36,
   unsupportedFlags: NOT_IN_SVC_35,
   clusterVersionApi: 'v2',
+  probes: true,
 };
 
 /** Flags 3.6 dropped with the v2 API and the v2 proxy. */

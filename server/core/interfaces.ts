@@ -177,10 +177,10 @@ export interface ServerStats {
 export interface MetricsCore {
   readonly memberId: bigint;
   readonly lead: bigint;
-  readonly opts: Pick<MemberOptions, 'release' | 'quotaBackendBytes'>;
+  readonly opts: Pick<MemberOptions, 'release' | 'quotaBackendBytes' | 'featureGates'>;
   readonly stats: ServerStats;
   readonly observers: Observers;
-  readonly membership: Pick<Membership, 'member' | 'version'>;
+  readonly membership: Pick<Membership, 'member' | 'version' | 'list' | 'removed'>;
   readonly backend: Pick<Backend, 'size' | 'sizeInUse' | 'onCommit'>;
   readonly kv: Pick<V3StateMachine, 'stats' | 'keyCount' | 'rev' | 'compactRev'>;
   readonly alarms: readonly AlarmEntry[];
