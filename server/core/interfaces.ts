@@ -93,6 +93,11 @@ export interface ServerStatus {
   isLearner: boolean;
   dbSize: number;
   dbSizeInUse: number;
+  /** The db's storage version ("3.6.0"; undefined: unknown) and the backend quota in bytes. */
+  storageVersion: string | undefined;
+  quotaBytes: number;
+  /** The downgrade in progress ({enabled: false, targetVersion: ''} when none). */
+  downgrade: { enabled: boolean; targetVersion: string };
 }
 
 /** The Maintenance service's view of the member. */

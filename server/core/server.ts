@@ -328,6 +328,10 @@ export class SvcServer {
       isLearner: !!me?.isLearner,
       dbSize: this.backend.size(),
       dbSizeInUse: this.backend.sizeInUse(),
+      storageVersion: detectStorageVersion(this.backend),
+      quotaBytes: this.opts.quotaBackendBytes,
+      // No downgrade can be in progress: the Downgrade RPC refuses ENABLE.
+      downgrade: { enabled: false, targetVersion: '' },
     };
   }
 
