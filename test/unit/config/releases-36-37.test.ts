@@ -10,6 +10,7 @@ import { releaseFor, type Release } from '../../../server/releases.js';
 import { detectStorageVersion, followClusterVersion, setStorageVersion } from '../../../server/core/storage-version.js';
 import { openBackend } from '../../../server/storage/backend.js';
 import { nopLogger } from '../../../server/log/logger.js';
+import { Membership } from '../../../server/cluster/membership.js';
 
 const R35 = releaseFor('3.5.21');
 const R36 = releaseFor('3.6.16');
@@ -67,6 +68,13 @@ describe('release table: 3.6 and 3.7', () => {
     expect(parseServerConfig(['--v2-deprecation=write-only-skip-check'], {}, R37).config.v2Deprecation).to.equal('write-only');
     expect(fails(['--v2-deprecation=not-yet'], R36)).to.match(/v2-deprecation/);
     expect(fails(['--discovery-fallback=proxy'], R36)).to.equal('v2 proxy is deprecated, and --discovery-fallback can\'t be configured as "proxy"');
+  });
+
+  it('--max-learners is the learner limit of a member add (1 by default)', () => {
+    const ms = new Membership(1n);
+    ms.members.set(2n, { id: 2n, name: 'l', peerURLs: ['http://127.0.0.1:2'], clientURLs: [], isLearner: true });
+    expect(() => ms.validateAdd(3n, ['http://127.0.0.1:3'], true)).to.throw('etcdserver: too many learner members in cluster');
+    expect(() => ms.validateAdd(3n, ['http://127.0.0.1:3'], true, 2)).to.not.throw();
   });
 
   it('storage version: unknown on an empty db, 3.5.0 with a term, raised to 3.6.0 by the monitor, removed going back to 3.5', () => {
