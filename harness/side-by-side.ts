@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { memberArgs } from './member-args.js';
 import { freePorts } from './ports.js';
 import { spawnLogged, waitForHttp, type LoggedProcess } from './process.js';
-import { ref35, type ReferenceCluster } from './reference-cluster.js';
+import { REFERENCE_VERSIONS, referenceBin, type ReferenceCluster, type ReferenceLine } from './reference-cluster.js';
 import { printLogsOnFailure, spawnSvc, type SvcCluster } from './svc-cluster.js';
 
 export type Target = 'svc' | 'reference';
@@ -20,11 +20,12 @@ export interface SingleMember {
 
 /**
  * Starts one member named `m` (without waiting for it): data dir `<dir>/<name>.data`, log `<dir>/<name>.log`,
- * the client URL of `scheme` (default http; https needs the certificate flags in `flags`), then `flags`.
+ * the client URL of `scheme` (default http; https needs the certificate flags in `flags`), then `flags`; the
+ * reference of release `line` (default 3.5), and svc as that release.
  */
 export function spawnSingleMember(
   target: Target,
-  o: { dir: string; name: string; clientPort: number; peerPort: number; scheme?: 'http' | 'https'; flags?: readonly string[] },
+  o: { dir: string; name: string; clientPort: number; peerPort: number; scheme?: 'http' | 'https'; flags?: readonly string[]; line?: ReferenceLine },
 ): SingleMember {
   const clientUrl = `${o.scheme ?? 'http'}://127.0.0.1:${o.clientPort}`;
   const peerUrl = `http://127.0.0.1:${o.peerPort}`;
@@ -32,7 +33,10 @@ export function spawnSingleMember(
   mkdirSync(dataDir, { mode: 0o700 });
   const args = [...memberArgs({ name: 'm', dataDir, clientUrl, peerUrl, initialCluster: `m=${peerUrl}`, token: 'side-by-side', state: 'new' }), ...(o.flags ?? [])];
   const log = { logFile: join(o.dir, `${o.name}.log`), name: o.name };
-  return { proc: target === 'svc' ? spawnSvc(args, log) : spawnLogged(ref35('etcd'), args, log), clientUrl };
+  // (svc runs as the reference release of that line: SVC_VERSION=3.6.16 next to etcd 3.6.16)
+  const line = o.line ?? '3.5';
+  const proc = target === 'svc' ? spawnSvc(args, { ...log, version: o.line && REFERENCE_VERSIONS[line] }) : spawnLogged(referenceBin(line, 'etcd'), args, log);
+  return { proc, clientUrl };
 }
 
 /**
@@ -47,12 +51,13 @@ export async function startSideBySide(o: {
   flags?: readonly string[];
   scheme?: 'http' | 'https';
   wait?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+  line?: ReferenceLine;
 }): Promise<Record<Target, SingleMember>> {
   const ports = await freePorts(4);
   const out = {} as Record<Target, SingleMember>;
   await Promise.all(
     TARGETS.map(async (target, i) => {
-      const m = spawnSingleMember(target, { dir: o.dir, name: `${o.tag}-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], scheme: o.scheme, flags: o.flags });
+      const m = spawnSingleMember(target, { dir: o.dir, name: `${o.tag}-${target}`, clientPort: ports[2 * i], peerPort: ports[2 * i + 1], scheme: o.scheme, flags: o.flags, line: o.line });
       o.procs.push(m.proc);
       await waitForHttp(`${m.clientUrl}/health`, { timeoutMs: 30000, process: m.proc, ...o.wait });
       out[target] = m;

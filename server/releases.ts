@@ -62,9 +62,33 @@ export interface Release {
    *  "no inflight downgrade job" and the version as "3.6.0"; 3.6+ answers CANCEL with success whatever happened (the
    *  error is only logged) and the version as "3.6". A 3.5 member starts while a downgrade to its own minor is enabled
    *  whatever the cluster version ('target'); from 3.6 only the cluster version decides, which the leader lowers to the
-   *  target right after ENABLE ('cluster-version'), and each member then migrates its storage version and says it is
-   *  ready (3.5 says so when the ENABLE applies). */
-  downgrade: { cancelWithoutJob: 'error' | 'success'; responseVersion: 'full' | 'minor'; admits: 'target' | 'cluster-version'; storageVersion: boolean };
+   *  target right after ENABLE ('cluster-version'), and each member then migrates its storage version (storageVersion)
+   *  and says it is ready (3.5 says so when the ENABLE applies). */
+  downgrade: { cancelWithoutJob: 'error' | 'success'; responseVersion: 'full' | 'minor'; admits: 'target' | 'cluster-version' };
+  /** /livez and /readyz are served (3.5's later patches have them too). */
+  probes: boolean;
+  /** Default of --discovery-fallback; 3.6 refuses 'proxy' (the v2 proxy is gone). */
+  discoveryFallback: { def: 'proxy' | 'exit'; proxyRefused: boolean };
+  /** Default of --snapshot-count (3.6 lowered it to 10000). */
+  snapshotCountDefault: number;
+  /** --v2-deprecation: its values and default, and what the member runs with whatever is given: the value given
+   *  ('as-given', 3.5), write-only unless write-only-skip-check ('unless-skip-check', 3.6), write-only ('always', 3.7). */
+  v2Deprecation: { values: readonly string[]; def: string; forced: 'as-given' | 'unless-skip-check' | 'always' };
+  /** What a restart does with a v2 snapshot holding v2 keys under write-only: refuse to start ('refuse', 3.5/3.6),
+   *  or nothing, as the v2 snapshot is no longer loaded ('not-loaded', 3.7). */
+  v2SnapshotAtStart: 'refuse' | 'not-loaded';
+  /** --feature-gates: the gates, their stage and default (empty: no --feature-gates). */
+  featureGates: Record<string, { stage: 'ALPHA' | 'BETA'; def: boolean }>;
+  /** /version carries "storage" (the db's storage version), and the storage-version monitor writes
+   *  meta/storageVersion when the cluster version reaches this release's line (3.6). */
+  storageVersion: boolean;
+  /** The API the leader's cluster-version update log line names ("updating cluster version using v2 API"). */
+  clusterVersionApi: '' | 'v2' | 'v3';
+  /** Metric families this release adds to the set svc serves for 3.5 (of 3.6's removals svc never served any:
+   *  the v2 HTTP and v2 proxy metrics, etcd_debugging_mvcc_range_total). */
+  metricsAdded: readonly string[];
+  /** The endpoint status answer carries storageVersion, dbSizeQuota and downgradeInfo (fields 11-13). */
+  statusStorageFields: boolean;
 }
 
 /** A behaviour a release line changed in one of its patch releases: from `fromPatch` on, `changes` hold. */
@@ -81,15 +105,50 @@ const NOT_IN_SVC_34 = [
   'experimental-enable-v2v3', 'experimental-peer-skip-client-san-verification',
   'proxy', 'proxy-dial-timeout', 'proxy-failure-wait', 'proxy-read-timeout', 'proxy-refresh-interval', 'proxy-write-timeout',
 ];
-const NOT_IN_SVC_35 = [
-  ...NOT_IN_SVC_34.filter((f) => f !== 'experimental-backend-bbolt-freelist-type'),
-  'backend-bbolt-freelist-type', 'socket-reuse-port', 'socket-reuse-address',
-  'experimental-enable-distributed-tracing', 'experimental-distributed-tracing-address', 'experimental-distributed-tracing-service-name',
-  'experimental-distributed-tracing-instance-id', 'experimental-distributed-tracing-sampling-rate',
-  'experimental-enable-lease-checkpoint-persist',
-  'experimental-downgrade-check-time', 'experimental-memory-mlock',
-  'experimental-txn-mode-write-with-shared-buffer', 'experimental-stop-grpc-service-on-defrag',
+// 3.5: only the v2 proxy and the v2-on-v3 emulation (both gone in 3.6).
+const NOT_IN_SVC_35 = ['experimental-enable-v2v3', 'proxy', 'proxy-dial-timeout', 'proxy-failure-wait', 'proxy-read-timeout', 'proxy-refresh-interval', 'proxy-write-timeout'];
+
+/** 3.6's new names of 3.5's experimental flags (the flag table maps each old name to the new one). */
+const RENAMED_IN_36 = ['compact-hash-check-time', 'corrupt-check-time', 'compaction-batch-limit', 'watch-progress-notify-interval', 'warning-apply-duration',
+  'bootstrap-defrag-threshold-megabytes', 'memory-mlock', 'snapshot-catchup-entries', 'compaction-sleep-interval', 'downgrade-check-time',
+  'peer-skip-client-san-verification', 'enable-distributed-tracing', 'distributed-tracing-address', 'distributed-tracing-service-name',
+  'distributed-tracing-instance-id', 'distributed-tracing-sampling-rate', 'warning-unary-request-duration'];
+
+/** Server flags that first appear in 3.6. */
+const NEW_IN_36 = [
+  ...RENAMED_IN_36, 'feature-gates', 'max-learners', 'log-format', 'experimental-warning-unary-request-duration', 'discovery-token', 'discovery-endpoints', 'discovery-dial-timeout', 'discovery-request-timeout', 'discovery-keepalive-time',
+  'discovery-keepalive-timeout', 'discovery-insecure-transport', 'discovery-insecure-skip-tls-verify', 'discovery-cert',
+  'discovery-key', 'discovery-cacert', 'discovery-user', 'discovery-password',
 ];
+
+/** 3.6's deprecation warnings of the experimental names (texts as the reference logs them, inconsistencies kept). */
+const DEPRECATED_IN_36: Record<string, string> = {
+  'max-snapshots': '--max-snapshots is deprecated in 3.6 and will be decommissioned in 3.8.',
+  'v2-deprecation': '--v2-deprecation is deprecated and scheduled for removal in v3.8. The default value is enforced, ignoring user input.',
+  'experimental-compact-hash-check-enabled': "--experimental-compact-hash-check-enabled is deprecated in 3.6 and will be decommissioned in 3.7. Use '--feature-gates=CompactHashCheck=true' instead.",
+  'experimental-compact-hash-check-time': "--experimental-compact-hash-check-time is deprecated in 3.6 and will be decommissioned in 3.7. Use '--compact-hash-check-time' instead.",
+  'experimental-txn-mode-write-with-shared-buffer': "--experimental-txn-mode-write-with-shared-buffer is deprecated in v3.6 and will be decommissioned in v3.7. Use '--feature-gates=TxnModeWriteWithSharedBuffer=true' instead.",
+  ...Object.fromEntries(['corrupt-check-time', 'compaction-batch-limit', 'watch-progress-notify-interval', 'warning-apply-duration',
+    'bootstrap-defrag-threshold-megabytes', 'memory-mlock', 'snapshot-catchup-entries', 'downgrade-check-time']
+    .map((n) => [`experimental-${n}`, `--experimental-${n} is deprecated in v3.6 and will be decommissioned in v3.7. Use '--${n}' instead.`])),
+  'experimental-compaction-sleep-interval': "--experimental-compaction-sleep-interval is deprecated in v3.6 and will be decommissioned in v3.7. Use 'compaction-sleep-interval' instead.",
+  ...Object.fromEntries(['enable-distributed-tracing', 'distributed-tracing-address', 'distributed-tracing-service-name', 'distributed-tracing-instance-id', 'distributed-tracing-sampling-rate']
+    .map((n) => [`experimental-${n}`, `--experimental-${n} is deprecated in 3.6 and will be decommissioned in 3.7. Use --${n} instead.`])),
+  'experimental-warning-unary-request-duration': '--experimental-warning-unary-request-duration is deprecated, and will be decommissioned in v3.7. Use --warning-unary-request-duration instead.',
+};
+
+/** 3.6's feature gates (AllAlpha/AllBeta switch every gate of their stage). */
+const GATES_36: Release['featureGates'] = {
+  AllAlpha: { stage: 'ALPHA', def: false },
+  AllBeta: { stage: 'BETA', def: false },
+  CompactHashCheck: { stage: 'ALPHA', def: false },
+  InitialCorruptCheck: { stage: 'ALPHA', def: false },
+  LeaseCheckpoint: { stage: 'ALPHA', def: false },
+  LeaseCheckpointPersist: { stage: 'ALPHA', def: false },
+  SetMemberLocalAddr: { stage: 'ALPHA', def: false },
+  StopGRPCServiceOnDefrag: { stage: 'ALPHA', def: false },
+  TxnModeWriteWithSharedBuffer: { stage: 'BETA', def: true },
+};
 
 /** Server flags that first appear in 3.5. */
 const NEW_IN_35 = [
@@ -99,6 +158,11 @@ const NEW_IN_35 = [
   'peer-client-key-file', 'tls-min-version', 'tls-max-version',
   'experimental-compact-hash-check-enabled', 'experimental-compact-hash-check-time',
   'enable-log-rotation', 'log-rotation-config-json',
+  'backend-bbolt-freelist-type', 'socket-reuse-port', 'socket-reuse-address', 'experimental-enable-distributed-tracing',
+  'experimental-distributed-tracing-address', 'experimental-distributed-tracing-service-name', 'experimental-distributed-tracing-instance-id',
+  'experimental-distributed-tracing-sampling-rate', 'experimental-enable-lease-checkpoint-persist', 'experimental-downgrade-check-time',
+  'experimental-memory-mlock', 'experimental-txn-mode-write-with-shared-buffer', 'experimental-stop-grpc-service-on-defrag',
+  'experimental-snapshot-catchup-entries',
 ];
 
 const r33: Release = {
@@ -114,7 +178,7 @@ const r33: Release = {
   clientApiDefault: 2,
   preVoteDefault: false,
   deprecatedFlags: {},
-  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote', 'max-concurrent-streams', 'experimental-watch-progress-notify-interval', 'auth-token-ttl', 'client-cert-allowed-hostname', 'peer-cert-allowed-hostname', 'experimental-warning-apply-duration', 'experimental-compaction-batch-limit', 'backend-batch-interval', 'backend-batch-limit', ...NEW_IN_35],
+  unknownFlags: ['logger', 'log-outputs', 'log-level', 'pre-vote', 'max-concurrent-streams', 'experimental-watch-progress-notify-interval', 'auth-token-ttl', 'client-cert-allowed-hostname', 'peer-cert-allowed-hostname', 'experimental-warning-apply-duration', 'experimental-compaction-batch-limit', 'backend-batch-interval', 'backend-batch-limit', ...NEW_IN_35, ...NEW_IN_36],
   unsupportedFlags: [],
   shadowedEnvVar: 'warn',
   embed: { logOutputField: 'logOutput', snapshotCountField: 'snapCount', setupLogging: true },
@@ -129,7 +193,17 @@ const r33: Release = {
   newestPatch: 27,
   fromPreviousMinPatch: 0,
   upgradeRefusesCustomV2Data: false,
-  downgrade: { cancelWithoutJob: 'error', responseVersion: 'full', admits: 'cluster-version', storageVersion: false },
+  downgrade: { cancelWithoutJob: 'error', responseVersion: 'full', admits: 'cluster-version' },
+  snapshotCountDefault: 100000,
+  discoveryFallback: { def: 'proxy', proxyRefused: false },
+  probes: false,
+  v2Deprecation: { values: ['not-yet', 'write-only', 'write-only-drop-data', 'gone'], def: 'not-yet', forced: 'as-given' },
+  v2SnapshotAtStart: 'refuse',
+  featureGates: {},
+  storageVersion: false,
+  clusterVersionApi: '',
+  metricsAdded: [],
+  statusStorageFields: false,
 };
 
 const r34: Release = {
@@ -150,7 +224,7 @@ const r34: Release = {
     debug: '--debug is deprecated; use --log-level=debug with --logger=zap',
     'log-output': '--log-output is renamed --log-outputs',
   },
-  unknownFlags: [...NEW_IN_35],
+  unknownFlags: [...NEW_IN_35, ...NEW_IN_36],
   unsupportedFlags: NOT_IN_SVC_34,
   shadowedEnvVar: 'error',
   embed: { logOutputField: 'logOutputs', snapshotCountField: 'snapshotCount', setupLogging: false },
@@ -179,12 +253,23 @@ const r35: Release = {
   metaTermKey: true,
   zapReadyLine: true,
   warnsOfV2Content: true,
-  unknownFlags: [],
+  unknownFlags: NEW_IN_36,
   unsupportedFlags: NOT_IN_SVC_35,
   downgrade: { ...r34.downgrade, admits: 'target' },
+  clusterVersionApi: 'v2',
+  probes: true,
 };
 
-// 3.6 and 3.7: the rows start as 3.5's; each difference of theirs is set here as it is implemented.
+/** Flags 3.6 dropped with the v2 API and the v2 proxy. */
+const REMOVED_IN_36 = ['enable-v2', 'experimental-enable-v2v3', 'proxy', 'proxy-dial-timeout', 'proxy-failure-wait', 'proxy-read-timeout', 'proxy-refresh-interval', 'proxy-write-timeout'];
+
+/** 3.6's experimental flags; 3.7 removed every one of them (and v2 discovery). */
+const EXPERIMENTAL_36 = [
+  ...RENAMED_IN_36.map((n) => `experimental-${n}`), 'experimental-initial-corrupt-check', 'experimental-compact-hash-check-enabled',
+  'experimental-enable-lease-checkpoint', 'experimental-enable-lease-checkpoint-persist', 'experimental-txn-mode-write-with-shared-buffer',
+  'experimental-stop-grpc-service-on-defrag',
+];
+
 const r36: Release = {
   ...r35,
   version: '3.6.16',
@@ -192,7 +277,19 @@ const r36: Release = {
   newestPatch: 16,
   fromPreviousMinPatch: 32,
   upgradeRefusesCustomV2Data: true,
-  downgrade: { cancelWithoutJob: 'success', responseVersion: 'minor', admits: 'cluster-version', storageVersion: true },
+  downgrade: { cancelWithoutJob: 'success', responseVersion: 'minor', admits: 'cluster-version' },
+  unknownFlags: REMOVED_IN_36,
+  unsupportedFlags: [],
+  deprecatedFlags: { ...r35.deprecatedFlags, ...DEPRECATED_IN_36 },
+  featureGates: GATES_36,
+  snapshotCountDefault: 10000,
+  discoveryFallback: { def: 'exit', proxyRefused: true },
+  v2Deprecation: { values: ['write-only', 'write-only-skip-check', 'write-only-drop-data', 'gone'], def: 'write-only', forced: 'unless-skip-check' },
+  warnsOfV2Content: false,
+  storageVersion: true,
+  clusterVersionApi: 'v3',
+  metricsAdded: ['svc_network_known_peers', 'svc_server_feature_enabled'],
+  statusStorageFields: true,
 };
 
 const r37: Release = {
@@ -202,6 +299,11 @@ const r37: Release = {
   newestPatch: 3,
   fromPreviousMinPatch: 11,
   addMemberConnected: 'quorum-with-new',
+  unknownFlags: [...REMOVED_IN_36, ...EXPERIMENTAL_36, 'discovery', 'discovery-proxy'],
+  deprecatedFlags: { ...r35.deprecatedFlags, 'max-snapshots': DEPRECATED_IN_36['max-snapshots'], 'v2-deprecation': DEPRECATED_IN_36['v2-deprecation'] },
+  featureGates: { ...GATES_36, FastLeaseKeepAlive: { stage: 'BETA', def: true }, PriorityRequest: { stage: 'ALPHA', def: false } },
+  v2Deprecation: { ...r36.v2Deprecation, forced: 'always' },
+  v2SnapshotAtStart: 'not-loaded',
 };
 
 const byMinor = new Map<string, Release>([['3.3', r33], ['3.4', r34], ['3.5', r35], ['3.6', r36], ['3.7', r37]]);

@@ -8,6 +8,7 @@ import type { V3Api } from './v3/handlers.js';
 import type { MemberMetrics } from './metrics.js';
 import { GATEWAY_ROUTES, GatewayInputError, isGatewayStream, jsonToMessage, messageToJson, parseGatewayJson } from './gateway.js';
 import { serveGatewayStream } from './gateway-streams.js';
+import { serveProbe } from './probes.js';
 
 export interface HttpAppOptions {
   server: HttpCore;
@@ -75,7 +76,7 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
 
   app.all('/version', (req, res) => {
     if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
-    res.json({ etcdserver: release.version, etcdcluster: server.clusterVersionFull() });
+    res.json(server.versionInfo());
   });
 
   app.all('/health', async (req, res) => {
@@ -89,6 +90,14 @@ export function createHttpApp(o: HttpAppOptions): express.Express {
     // The reference answers JSON with a text/plain content type; clients parse the body either way.
     res.status(h.ok ? 200 : 503).type('text/plain; charset=utf-8').send(JSON.stringify(body));
   });
+
+  if (release.probes) {
+    app.all(/^\/(livez|readyz)(\/[a-z_]+)?\/?$/, (req, res) => {
+      if (req.method !== 'GET') return methodNotAllowed(res, 'GET');
+      const m = /^\/(livez|readyz)(?:\/([a-z_]+))?/.exec(req.path)!;
+      void serveProbe(server, m[1] as 'livez' | 'readyz', m[2], req, res);
+    });
+  }
 
   app.all('/metrics', async (req, res) => {
     if (req.method !== 'GET') return methodNotAllowed(res, 'GET');

@@ -14,14 +14,14 @@ export interface MetricsListener {
   close(): Promise<void>;
 }
 
-/** Serves /metrics and /health of `app` on `url`; every other path answers 404. */
+/** Serves /metrics, /health, /livez and /readyz of `app` on `url`; every other path answers 404. */
 export async function startMetricsListener(url: URL, app: express.Express, tls: ClientListenerTls | undefined, logger: Logger): Promise<MetricsListener> {
   const text = url.toString().replace(/\/$/, '');
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ListenError('BAD_URL', text, `scheme ${url.protocol} is not http or https`);
   if (url.protocol === 'https:' && !tls) throw new ListenError('TLS_REQUIRED', text, 'an https metrics URL needs the client certificate and key (--cert-file, --key-file)');
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (path === '/metrics' || path === '/health') return void app(req, res);
+    if (path === '/metrics' || path === '/health' || /^\/(livez|readyz)(\/|$)/.test(path)) return void app(req, res);
     res.statusCode = 404;
     res.setHeader('Content-Type', 'text/plain; charset=utf-8');
     res.end('404 page not found\n');

@@ -91,6 +91,29 @@ export function createMetrics(server: MetricsCore): MemberMetrics {
       for (const t of ['NOSPACE', 'CORRUPT'] as const) this.set({ alarm_type: t }, server.alarms.filter((a) => a.alarm === t).length);
     },
   });
+  // Added by 3.6 (the release table lists them): the peers this member knows (1) or saw removed (0), and the
+  // feature gates with their values.
+  if (release.metricsAdded.includes('svc_network_known_peers')) {
+    new Gauge({
+      name: 'svc_network_known_peers', help: 'The current number of known peers.',
+      labelNames: ['Local', 'Remote'], registers: [registry],
+      collect() {
+        this.reset();
+        const local = idHex(server.memberId);
+        for (const m of server.membership.list()) if (m.id !== server.memberId) this.set({ Local: local, Remote: idHex(m.id) }, 1);
+        for (const id of server.membership.removed) this.set({ Local: local, Remote: idHex(id) }, 0);
+      },
+    });
+  }
+  if (release.metricsAdded.includes('svc_server_feature_enabled')) {
+    new Gauge({
+      name: 'svc_server_feature_enabled', help: 'Whether or not a feature is enabled. 1 is enabled, 0 is not.',
+      labelNames: ['name', 'stage'], registers: [registry],
+      collect() {
+        for (const [name, g] of Object.entries(release.featureGates)) this.set({ name, stage: g.stage }, (server.opts.featureGates?.get(name) ?? g.def) ? 1 : 0);
+      },
+    });
+  }
   const healthSuccess = new Counter({ name: 'svc_server_health_success', help: 'The total number of successful health checks', registers: [registry] });
   const healthFailures = new Counter({ name: 'svc_server_health_failures', help: 'The total number of failed health checks', registers: [registry] });
 

@@ -49,7 +49,7 @@ export async function main(argv: string[]): Promise<number> {
   const cfg = parsed.config;
   let logger: ControllableLogger & { withPackage(pkg: string): import('../log/logger.js').Logger };
   try {
-    logger = createLogger({ logger: cfg.logger, outputs: cfg.logOutputs, level: cfg.logLevel, pkg: 'etcdmain', rotation: cfg.logRotation });
+    logger = createLogger({ logger: cfg.logger, outputs: cfg.logOutputs, level: cfg.logLevel, pkg: 'etcdmain', rotation: cfg.logRotation, format: cfg.logFormat });
   } catch (e) {
     if (e instanceof LogSetupError) {
       process.stderr.write(`svc: ${e.message}\n`);
@@ -194,7 +194,9 @@ export function memberOptions(cfg: ServerConfig, release: Release, logger: Contr
     tickMs: cfg.tickMs,
     electionMs: cfg.electionMs,
     snapshotCount: cfg.snapshotCount,
-    snapshotCatchUpEntries: Math.min(5000, Math.max(1, Math.floor(cfg.snapshotCount / 2))),
+    snapshotCatchUpEntries: cfg.snapshotCatchUpEntries ?? Math.min(5000, Math.max(1, Math.floor(cfg.snapshotCount / 2))),
+    maxLearners: cfg.maxLearners,
+    featureGates: cfg.featureGates,
     maxSnapshots: cfg.maxSnapshots,
     maxWals: cfg.maxWals,
     quotaBackendBytes: cfg.quotaBackendBytes < 0 ? 0 : cfg.quotaBackendBytes || DEFAULT_QUOTA_BYTES,

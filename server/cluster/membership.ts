@@ -15,7 +15,7 @@ export interface Member {
 
 /** The paths of the reference's internal store; they appear in log records. */
 export const MEMBERS_PREFIX = '/0/members';
-/** Learners a cluster may have at once (the reference's limit). */
+/** Learners a cluster may have at once unless --max-learners says otherwise (the reference's default). */
 export const MAX_LEARNERS = 1;
 export const attributesPath = (id: bigint) => `${MEMBERS_PREFIX}/${idHex(id)}/attributes`;
 
@@ -54,13 +54,13 @@ export class Membership {
   }
 
   /** Check a membership change before proposing it; throws the reference's errors. */
-  validateAdd(id: bigint, peerURLs: string[], isLearner: boolean): void {
+  validateAdd(id: bigint, peerURLs: string[], isLearner: boolean, maxLearners = MAX_LEARNERS): void {
     // The reference answers "member not found" for an ID removed before.
     if (this.removed.has(id)) throw Errors.memberNotFound();
     if (this.members.has(id)) throw Errors.memberExist();
     const taken = new Set(this.list().flatMap((m) => m.peerURLs));
     if (peerURLs.some((u) => taken.has(u))) throw Errors.peerURLExist();
-    if (isLearner && this.list().filter((m) => m.isLearner).length >= MAX_LEARNERS) throw Errors.tooManyLearners();
+    if (isLearner && this.list().filter((m) => m.isLearner).length >= maxLearners) throw Errors.tooManyLearners();
   }
 
   validateRemove(id: bigint): void {

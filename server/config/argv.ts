@@ -2,7 +2,7 @@
 // -flag=value, --flag value; booleans take no separate value; "--" ends the flags.
 import type { Release } from '../releases.js';
 import { ConfigError } from './errors.js';
-import type { FlagSpec } from './flag-table.js';
+import { FLAGS, type FlagSpec } from './flag-table.js';
 
 export interface CommandLine {
   /** Flag name -> its text value (the last occurrence wins, as in Go). */
@@ -33,8 +33,11 @@ export function tokenize(argv: readonly string[], known: ReadonlyMap<string, Fla
     if (spec === undefined) {
       if (name === 'h' || name === 'help') return { values, help: true };
       if (release.unsupportedFlags.includes(name)) throw new ConfigError(unsupportedMessage(name), name);
-      const why = release.unknownFlags.includes(name) ? ` (not available in release ${release.version})` : '';
-      throw new ConfigError(`unknown flag: --${name}${why}; see --help for the flags of this release`, name);
+      // The reference's own words (Go's flag package), then which release lacks it and what to use instead.
+      const old = FLAGS.find((f) => f.name === name);
+      const instead = old?.sameAs !== undefined && known.has(old.sameAs) ? `; use --${old.sameAs}` : old?.gate !== undefined && known.has('feature-gates') ? `; use --feature-gates=${old.gate}=true` : '';
+      const why = !release.unknownFlags.includes(name) ? '' : ` (not available in release ${release.version}${instead})`;
+      throw new ConfigError(`flag provided but not defined: -${name}${why}; see --help for the flags of this release`, name);
     }
     let value: string;
     if (eq >= 0) value = body.slice(eq + 1);

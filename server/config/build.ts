@@ -5,6 +5,7 @@ import type { LogLevel } from '../log/logger.js';
 import { parseLevel } from '../log/levels.js';
 import { parseLogRotation, type LogRotation } from '../log/rotate.js';
 import { ConfigError } from './errors.js';
+import { featureGatesOf } from './feature-gates.js';
 import { defaultText, enumValues, FLAGS, type FlagSpec } from './flag-table.js';
 import type { Setting } from './settings.js';
 import type { ServerConfig, TlsConfig } from './types.js';
@@ -134,12 +135,26 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     throw new ConfigError(`min version (${str('tls-min-version')}) is greater than max version (${str('tls-max-version')})`, 'tls-min-version');
   }
 
-  // v2 deprecation (3.5): from write-only on, the v2 API is gone.
-  const v2Deprecation = oneOf<ServerConfig['v2Deprecation']>('v2-deprecation');
-  if (v2Deprecation !== 'not-yet' && bool('enable-v2')) throw new ConfigError(`--enable-v2 and --v2-deprecation=${v2Deprecation} are mutually exclusive`, 'v2-deprecation');
+  // v2 deprecation (3.5): from write-only on, the v2 API is gone. 3.6 runs write-only unless write-only-skip-check
+  // is given, 3.7 always.
+  const given = oneOf<ServerConfig['v2Deprecation']>('v2-deprecation');
+  const forced = release.v2Deprecation.forced;
+  const v2Deprecation = forced === 'always' || (forced === 'unless-skip-check' && given !== 'write-only-skip-check') ? 'write-only' : given;
+  if (v2Deprecation !== 'not-yet' && known.has('enable-v2') && bool('enable-v2')) throw new ConfigError(`--enable-v2 and --v2-deprecation=${v2Deprecation} are mutually exclusive`, 'v2-deprecation');
+  if (release.discoveryFallback.proxyRefused && str('discovery-fallback') === 'proxy') {
+    throw new ConfigError('v2 proxy is deprecated, and --discovery-fallback can\'t be configured as "proxy"', 'discovery-fallback');
+  }
 
-  const compactionBatchLimit = int('experimental-compaction-batch-limit');
-  if (compactionBatchLimit <= 0) throw new ConfigError(`--experimental-compaction-batch-limit must be > 0 (set to ${compactionBatchLimit})`, 'experimental-compaction-batch-limit');
+  // Feature gates (3.6), or the experimental flags that were their only names before.
+  const gates = featureGatesOf(release, settings);
+  const gate = (name: string): boolean => gates.get(name) ?? parseBool({ flag: name, where: name }, FLAGS.find((f) => f.gate === name)?.def ?? 'false');
+  if (gate('LeaseCheckpointPersist') && !gate('LeaseCheckpoint')) {
+    throw new ConfigError('enabling feature gate LeaseCheckpointPersist requires enabling feature gate LeaseCheckpoint', 'feature-gates');
+  }
+
+  const compactionBatchLimit = int('compaction-batch-limit');
+  const batchFlag = raw('compaction-batch-limit').o.flag;
+  if (compactionBatchLimit <= 0) throw new ConfigError(`--${batchFlag} must be > 0 (set to ${compactionBatchLimit})`, batchFlag);
 
   // 0 and empty: the backend's own defaults
   const backendBatch: { backendBatchLimit?: number; backendBatchIntervalMs?: number } = {};
@@ -233,17 +248,23 @@ export function buildConfig(settings: ReadonlyMap<string, Setting>, known: Reado
     metrics: oneOf<'basic' | 'extensive'>('metrics'),
     enablePprof: bool('enable-pprof'),
     enableGrpcGateway: bool('enable-grpc-gateway'),
-    experimentalInitialCorruptCheck: bool('experimental-initial-corrupt-check'),
-    experimentalCorruptCheckTimeMs: dur('experimental-corrupt-check-time'),
-    experimentalCompactHashCheckTimeMs: bool('experimental-compact-hash-check-enabled') ? dur('experimental-compact-hash-check-time') : 0,
+    experimentalInitialCorruptCheck: gate('InitialCorruptCheck'),
+    experimentalCorruptCheckTimeMs: dur('corrupt-check-time'),
+    experimentalCompactHashCheckTimeMs: gate('CompactHashCheck') ? dur('compact-hash-check-time') : 0,
+    featureGates: gates,
+    maxLearners: uint('max-learners'),
+    logFormat: oneOf<'json' | 'console'>('log-format'),
+    ...(settings.has('snapshot-catchup-entries') ? { snapshotCatchUpEntries: uint('snapshot-catchup-entries') } : {}),
+    downgradeCheckTimeMs: dur('downgrade-check-time'),
+    warningUnaryRequestMs: dur('warning-unary-request-duration'),
     compactionBatchLimit,
     ...backendBatch,
     raftReadTimeoutMs: raftTimeout('raft-read-timeout'),
     raftWriteTimeoutMs: raftTimeout('raft-write-timeout'),
-    bootstrapDefragThresholdMegabytes: uint('experimental-bootstrap-defrag-threshold-megabytes'),
-    compactionSleepMs: dur('experimental-compaction-sleep-interval'),
-    warningApplyMs: dur('experimental-warning-apply-duration'),
-    watchProgressNotifyMs: dur('experimental-watch-progress-notify-interval'),
+    bootstrapDefragThresholdMegabytes: uint('bootstrap-defrag-threshold-megabytes'),
+    compactionSleepMs: dur('compaction-sleep-interval'),
+    warningApplyMs: dur('warning-apply-duration'),
+    watchProgressNotifyMs: dur('watch-progress-notify-interval'),
     configFile: opts.configFile,
   };
 }

@@ -4,7 +4,7 @@ import type { Release } from '../releases.js';
 import { buildConfig } from './build.js';
 import { loadConfigFile } from './config-file.js';
 import { ConfigError } from './errors.js';
-import { defaultText, deprecationWarnings, envName, flagsOf, type FlagSpec } from './flag-table.js';
+import { defaultText, deprecationWarnings, envName, flagsOf, specOf, type FlagSpec } from './flag-table.js';
 import { tokenize, unsupportedMessage } from './argv.js';
 import type { Setting } from './settings.js';
 import type { ParseResult, ServerConfig } from './types.js';
@@ -39,6 +39,7 @@ export function parseServerConfig(argv: string[], env: NodeJS.ProcessEnv, releas
     if (ignoredVars.length > 0) warnings.push(`--config-file is given: ignoring the environment variables ${ignoredVars.join(', ')}`);
     const settings = loadConfigFile(configFile, known, release);
     addDeprecations(settings, release, warnings);
+    renameSettings(settings);
     const config = buildConfig(settings, known, release, warnings, { mode: 'file', configFile });
     return { config, warnings, action: 'run', unsupported: unsupportedSettings(settings, known, release) };
   }
@@ -63,6 +64,7 @@ export function parseServerConfig(argv: string[], env: NodeJS.ProcessEnv, releas
     settings.set(name, { raw: value, origin: { flag: name, where: `environment variable ${key}` } });
   }
   addDeprecations(settings, release, warnings);
+  renameSettings(settings);
   const config = buildConfig(settings, known, release, warnings, { mode: 'flags', configFile: '' });
   return { config, warnings, action: 'run', unsupported: unsupportedSettings(settings, known, release) };
 }
@@ -82,6 +84,17 @@ function addDeprecations(settings: ReadonlyMap<string, Setting>, release: Releas
   for (const [name, s] of settings) {
     const value = typeof s.raw === 'string' || typeof s.raw === 'number' || typeof s.raw === 'boolean' ? String(s.raw) : undefined;
     for (const w of deprecationWarnings(release, name, value)) if (!warnings.includes(w)) warnings.push(w);
+  }
+}
+
+/** 3.5's experimental names set the settings of their 3.6 names; both at once is the reference's error. */
+function renameSettings(settings: Map<string, Setting>): void {
+  for (const [name, s] of [...settings]) {
+    const to = specOf(name)?.sameAs;
+    if (to === undefined) continue;
+    if (settings.has(to)) throw new ConfigError(`cannot set --${name} and --${to} at the same time, please use --${to} only`, name);
+    settings.delete(name);
+    settings.set(to, s);
   }
 }
 

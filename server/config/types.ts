@@ -47,7 +47,7 @@ export interface ServerConfig {
   strictReconfigCheck: boolean;
   enableV2: boolean;
   /** --v2-deprecation (3.5; earlier releases: not-yet). */
-  v2Deprecation: 'not-yet' | 'write-only' | 'write-only-drop-data' | 'gone';
+  v2Deprecation: 'not-yet' | 'write-only' | 'write-only-skip-check' | 'write-only-drop-data' | 'gone';
   preVote: boolean;
   forceNewCluster: boolean;
   unsafeNoFsync: boolean;
@@ -110,6 +110,19 @@ export interface ServerConfig {
   warningApplyMs: number;
   /** --experimental-watch-progress-notify-interval (ms). */
   watchProgressNotifyMs: number;
+
+  /** Every feature gate of the release with its value (3.6; empty before). */
+  featureGates: Map<string, boolean>;
+  /** --max-learners (3.6; earlier releases: 1). */
+  maxLearners: number;
+  /** --log-format (3.6): zap JSON or console lines. */
+  logFormat: 'json' | 'console';
+  /** --snapshot-catchup-entries when given (otherwise derived from --snapshot-count). */
+  snapshotCatchUpEntries?: number;
+  /** --downgrade-check-time (ms): how often the leader checks whether a downgrade has finished. */
+  downgradeCheckTimeMs: number;
+  /** --warning-unary-request-duration (ms). */
+  warningUnaryRequestMs: number;
 
   /** The YAML file the configuration came from, when --config-file was used. */
   configFile: string;

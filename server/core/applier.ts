@@ -111,6 +111,8 @@ export interface ApplierOptions {
   localVersion: string;
   /** This member's release's downgrade rules. */
   downgrade: Release['downgrade'];
+  /** The release keeps a storage version (3.6+): its monitor, not the ENABLE, says the member is ready to downgrade. */
+  storageVersion: boolean;
   logger: Logger;
   /** An apply slower than this (ms) is logged as "apply request took too long". */
   warningApplyMs: number;
@@ -301,7 +303,7 @@ export class Applier {
     tx.put('cluster', DOWNGRADE_KEY, Buffer.from(encodeDowngradeInfo(job)));
     tx.end();
     // 3.5 says it here; 3.6+ once its storage version is migrated
-    if (job.enabled && !this.opts.downgrade.storageVersion) this.opts.logger.info('The server is ready to downgrade', { 'target-version': job.targetVersion, 'server-version': this.opts.localVersion });
+    if (job.enabled && !this.opts.storageVersion) this.opts.logger.info('The server is ready to downgrade', { 'target-version': job.targetVersion, 'server-version': this.opts.localVersion });
   }
 
   private applyAlarm(action: 'GET' | 'ACTIVATE' | 'DEACTIVATE', memberId: bigint, alarm: AlarmType): AlarmEntry[] {

@@ -170,9 +170,16 @@ export async function bootstrap(opts: MemberOptions): Promise<Bootstrapped> {
       storage.applySnapshot(snap);
       ({ membership, v2, alarms } = decodeInternalState(snap.data));
       // As the reference, only the v2 snapshot is looked at (keys still only in the WAL are not).
-      if (v2.hasContent()) {
+      // (3.7 no longer loads the v2 snapshot at all: nothing in it can stop the member.)
+      if (v2.hasContent() && opts.release.v2SnapshotAtStart === 'refuse') {
         const stage = opts.v2Deprecation ?? 'not-yet';
-        if (stage !== 'not-yet') throw new FatalStartError(`detected disallowed custom content in v2store for stage --v2-deprecation=${stage}`);
+        if (stage === 'write-only-skip-check') {
+          logger.warn('WARNING: --v2-deprecation=write-only-skip-check is enabled; v2 content detected, but validation check is being bypassed');
+        } else if (stage !== 'not-yet') {
+          const error = `detected disallowed custom content in v2store for stage --v2-deprecation=${stage}`;
+          logger.error('illegal v2store content', { error });
+          throw new FatalStartError(error);
+        }
         if (opts.release.warnsOfV2Content) logger.warn('detected custom v2store content. Etcd v3.5 is the last version allowing to access it using API v2. Please remove the content.');
       }
       confState = snap.metadata.confState;

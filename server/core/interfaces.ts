@@ -94,6 +94,11 @@ export interface ServerStatus {
   isLearner: boolean;
   dbSize: number;
   dbSizeInUse: number;
+  /** The db's storage version ("3.6.0"; undefined: unknown) and the backend quota in bytes. */
+  storageVersion: string | undefined;
+  quotaBytes: number;
+  /** The downgrade in progress ({enabled: false, targetVersion: ''} when none). */
+  downgrade: { enabled: boolean; targetVersion: string };
 }
 
 /** The Maintenance service's view of the member. */
@@ -165,6 +170,8 @@ export interface HttpCore extends StreamCore, HealthCore, Proposals {
   readonly term: number;
   readonly v2: V2Store;
   clusterVersionFull(): string;
+  /** What /version answers (with "storage" from 3.6 on). */
+  versionInfo(): { etcdserver: string; etcdcluster: string; storage?: string };
 }
 
 /** Proposal and read-index counters of the member, for its metrics. */
@@ -180,10 +187,10 @@ export interface ServerStats {
 export interface MetricsCore {
   readonly memberId: bigint;
   readonly lead: bigint;
-  readonly opts: Pick<MemberOptions, 'release' | 'quotaBackendBytes'>;
+  readonly opts: Pick<MemberOptions, 'release' | 'quotaBackendBytes' | 'featureGates'>;
   readonly stats: ServerStats;
   readonly observers: Observers;
-  readonly membership: Pick<Membership, 'member' | 'version'>;
+  readonly membership: Pick<Membership, 'member' | 'version' | 'list' | 'removed'>;
   readonly backend: Pick<Backend, 'size' | 'sizeInUse' | 'onCommit'>;
   readonly kv: Pick<V3StateMachine, 'stats' | 'keyCount' | 'rev' | 'compactRev'>;
   readonly alarms: readonly AlarmEntry[];

@@ -46,6 +46,10 @@ export interface MemberOptions {
   tickMs: number;
   electionMs: number;
   snapshotCount: number;
+  /** --max-learners: learners the cluster may have at once (default 1). */
+  maxLearners?: number;
+  /** The feature gates and their values (3.6; /metrics shows them). */
+  featureGates?: ReadonlyMap<string, boolean>;
   /** Entries kept in the log after a snapshot so slow followers can catch up without one. */
   snapshotCatchUpEntries: number;
   maxSnapshots: number;
@@ -74,7 +78,7 @@ export interface MemberOptions {
   /** --experimental-warning-apply-duration: an apply slower than this is logged (default 100 ms). */
   warningApplyMs?: number;
   /** --v2-deprecation beyond not-yet: v2 keys in the v2 snapshot stop the member at start. */
-  v2Deprecation?: 'not-yet' | 'write-only' | 'write-only-drop-data' | 'gone';
+  v2Deprecation?: 'not-yet' | 'write-only' | 'write-only-skip-check' | 'write-only-drop-data' | 'gone';
   /** --initial-election-tick-advance (default true): see tick-advance.ts. */
   initialElectionTickAdvance?: boolean;
   enableV2: boolean;

@@ -16,6 +16,8 @@ export interface ReconfigDeps {
   logger: Logger;
   initialClusterToken: string;
   strictReconfigCheck: boolean;
+  /** --max-learners (default 1). */
+  maxLearners?: number;
   /** Which voters a member add needs this member connected to (the release table decides). */
   addMemberConnected: 'all-voters' | 'quorum-with-new';
   /** The applied membership (read at each call: a snapshot replaces it). */
@@ -44,7 +46,7 @@ export class Reconfig implements MembershipChanges {
 
   async addMember(peerURLs: string[], isLearner: boolean): Promise<{ member: Member; members: Member[] }> {
     const id = computeMemberId(peerURLs, this.d.initialClusterToken, this.now());
-    this.d.membership().validateAdd(id, peerURLs, isLearner);
+    this.d.membership().validateAdd(id, peerURLs, isLearner, this.d.maxLearners);
     if (this.d.strictReconfigCheck) this.mayAddMember(isLearner, peerURLs);
     const member: Member = { id, name: '', peerURLs, clientURLs: [], isLearner };
     const members = await this.d.proposeConfChange(isLearner ? ConfChangeType.AddLearnerNode : ConfChangeType.AddNode, id, member);

@@ -34,7 +34,7 @@ import { bootstrap, initialMembers } from './bootstrap.js';
 import type { AlarmEntry, LeaseTtl, Observers, ServerStatus } from './interfaces.js';
 import { backendOptions, peerDialTls, peerServeTls, peerStreamTimings, type MemberOptions } from './options.js';
 import { FatalStartError } from './fatal.js';
-import { updateStorageVersion } from './storage-version.js';
+import { detectStorageVersion, updateStorageVersion } from './storage-version.js';
 import type { DowngradeInfo } from '../cluster/downgrade.js';
 
 export interface ServerEvents {
@@ -180,13 +180,13 @@ export class SvcServer {
       },
       observers,
       stats,
-      { memberId, clusterId: b.clusterId, localVersion: opts.release.version, downgrade: opts.release.downgrade, logger, warningApplyMs: opts.warningApplyMs ?? 100 },
+      { memberId, clusterId: b.clusterId, localVersion: opts.release.version, downgrade: opts.release.downgrade, storageVersion: opts.release.storageVersion, logger, warningApplyMs: opts.warningApplyMs ?? 100 },
     );
     const membership = () => this.applier.membership;
     const proposals = this.proposer;
 
     this.versions = new VersionMonitor({
-      memberId, localVersion: opts.release.version, logger, lifecycle,
+      memberId, localVersion: opts.release.version, logger, lifecycle, api: opts.release.clusterVersionApi,
       members: () => membership().list(),
       isLeader: () => node.isLeader(),
       clusterVersion: () => membership().version,
@@ -194,7 +194,7 @@ export class SvcServer {
       proposeClusterVersion: async (version) => void (await proposals.propose({ id: proposals.nextRequestId(), kind: 'clusterVersionSet', clusterVersionSet: { version } })),
       downgrade: () => membership().downgrade,
       cancelDowngrade: () => this.setDowngrade(undefined),
-      updateStorageVersion: opts.release.downgrade.storageVersion
+      updateStorageVersion: opts.release.storageVersion
         ? () => updateStorageVersion(this.backend, membership().version, membership().downgrade, opts.release.version, logger)
         : undefined,
     });
@@ -216,7 +216,7 @@ export class SvcServer {
       activeSince: (id) => this.transport.activeSince(id),
     });
     this.reconfig = new Reconfig({
-      memberId, logger, initialClusterToken: opts.initialClusterToken, strictReconfigCheck: opts.strictReconfigCheck, addMemberConnected: opts.release.addMemberConnected,
+      memberId, logger, initialClusterToken: opts.initialClusterToken, strictReconfigCheck: opts.strictReconfigCheck, addMemberConnected: opts.release.addMemberConnected, maxLearners: opts.maxLearners,
       membership,
       isLeader: () => node.isLeader(),
       progress: () => node.progress(),
@@ -260,7 +260,7 @@ export class SvcServer {
       logger,
       tls: peerServeTls(opts),
       routes: {
-        version: () => ({ etcdserver: opts.release.version, etcdcluster: this.clusterVersionFull() }),
+        version: () => this.versionInfo(),
         members: () => this.membership.list().map((m) => ({ id: idHex(m.id), name: m.name, peerURLs: m.peerURLs, clientURLs: m.clientURLs, isLearner: m.isLearner })),
         clusterId: () => idHex(this.clusterId),
         leases: (op, body) => this.leases.callForPeer(op, body),
@@ -320,6 +320,11 @@ export class SvcServer {
   }
   /** The cluster version as /version shows it: "3.4.0", or "not_decided". */
   clusterVersionFull(): string { return this.membership.version ? `${this.membership.version}.0` : 'not_decided'; }
+  /** What /version answers: "storage" (the db's storage version, or "unknown") from 3.6 on. */
+  versionInfo(): { etcdserver: string; etcdcluster: string; storage?: string } {
+    const v = { etcdserver: this.opts.release.version, etcdcluster: this.clusterVersionFull() };
+    return this.opts.release.storageVersion ? { ...v, storage: detectStorageVersion(this.backend) ?? 'unknown' } : v;
+  }
 
   status(): ServerStatus {
     const st = this.node.raft.status();
@@ -335,6 +340,10 @@ export class SvcServer {
       isLearner: !!me?.isLearner,
       dbSize: this.backend.size(),
       dbSizeInUse: this.backend.sizeInUse(),
+      storageVersion: detectStorageVersion(this.backend),
+      quotaBytes: this.opts.quotaBackendBytes,
+      // No downgrade can be in progress: the Downgrade RPC refuses ENABLE.
+      downgrade: this.membership.downgrade,
     };
   }
 

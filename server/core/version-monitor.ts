@@ -21,6 +21,8 @@ export interface VersionMonitorDeps {
   clusterVersion(): string | undefined;
   /** A member's server version, asked over its peer URLs (undefined: unreachable). */
   fetchVersion(m: Member): Promise<string | undefined>;
+  /** The API the update log lines name (3.5: "using v2 API", 3.6: "using v3 API"; earlier: none). */
+  api: '' | 'v2' | 'v3';
   /** Propose the cluster version through the log; resolves once it applied. */
   proposeClusterVersion(version: string): Promise<void>;
   /** The applied downgrade job. */
@@ -80,8 +82,9 @@ export class VersionMonitor {
       }
       const next = clusterVersionToSet(current, versions);
       if (!next) return;
-      if (next.initial) d.logger.info('setting up initial cluster version', { 'cluster-version': next.version });
-      else d.logger.info('updating cluster version', { from: current, to: next.version });
+      const using = d.api === '' ? '' : ` using ${d.api} API`;
+      if (next.initial) d.logger.info(`setting up initial cluster version${using}`, { 'cluster-version': next.version });
+      else d.logger.info(`updating cluster version${using}`, { from: current, to: next.version });
       await d.proposeClusterVersion(next.version);
       d.logger.info('cluster version is updated', { 'cluster-version': next.version });
     } catch (e) {

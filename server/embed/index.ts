@@ -108,7 +108,7 @@ export function newConfig(version?: string): EmbedConfig {
     };
   } else {
     cfg.logOutputs = ['default'];
-    cfg.snapshotCount = 100000;
+    cfg.snapshotCount = release.snapshotCountDefault;
   }
   return cfg;
 }

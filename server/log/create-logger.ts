@@ -5,7 +5,7 @@ import winston from 'winston';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { ControllableLogger, LogFields, Logger, LogLevel } from './logger.js';
 import { LEVEL_RANK } from './levels.js';
-import { capnslogLine, textFields, zapFields, zapLine } from './format.js';
+import { capnslogLine, textFields, zapConsoleLine, zapFields, zapLine } from './format.js';
 import { CallerCache } from './caller.js';
 import { CodedError } from '../coded-error.js';
 import { RotatingFile, type LogRotation } from './rotate.js';
@@ -23,6 +23,8 @@ export interface CreateLoggerOptions {
   caller?: boolean;
   /** --enable-log-rotation: the one file output is written through rotation with these settings. */
   rotation?: LogRotation;
+  /** --log-format (3.6): zap's JSON lines (default) or its console encoding. */
+  format?: 'json' | 'console';
 }
 
 export class LogSetupError extends CodedError<'LOG_SETUP'> {
@@ -137,6 +139,7 @@ interface Core {
   rank: number;
   level: LogLevel;
   caller: CallerCache | undefined;
+  console: boolean;
   closed: boolean;
   wl: winston.Logger;
   sinks: Sink[];
@@ -208,7 +211,7 @@ class WinstonLogger implements ControllableLogger {
     let line: string;
     if (this.core.kind === 'zap') {
       const caller = this.core.caller?.get(msg, below, this.pkg);
-      line = zapLine(level, now, caller, msg, this.base, fields);
+      line = (this.core.console ? zapConsoleLine : zapLine)(level, now, caller, msg, this.base, fields);
     } else {
       line = capnslogLine(level, now, this.pkg, msg, this.base, fields);
     }
@@ -239,7 +242,7 @@ export function createLogger(opts: CreateLoggerOptions): ControllableLogger & { 
     transports: sinks.map((s) => new SinkTransport(s)),
     exitOnError: false,
   });
-  const core: Core = { kind: opts.logger, rank: LEVEL_RANK[opts.level], level: opts.level, caller: opts.caller === false ? undefined : new CallerCache(), closed: false, wl, sinks };
+  const core: Core = { kind: opts.logger, rank: LEVEL_RANK[opts.level], level: opts.level, caller: opts.caller === false ? undefined : new CallerCache(), console: opts.format === 'console', closed: false, wl, sinks };
   return new WinstonLogger(core, opts.pkg ?? 'svc', '');
 }
 

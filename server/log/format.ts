@@ -47,6 +47,14 @@ export function zapLine(level: LogLevel, epochMs: number, caller: string | undef
 }
 
 /** ',"k":v' text of fields, in insertion order; undefined values are left out. */
+/** zap's console encoding: time, level, caller and message tab-separated, then the fields as one JSON object. */
+export function zapConsoleLine(level: LogLevel, epochMs: number, caller: string | undefined, msg: string, base: string, fields: LogFields | undefined): string {
+  const parts = [zapTimestamp(epochMs), ZAP_LEVEL_NAME[level], ...(caller !== undefined ? [caller] : []), msg];
+  const rest = base + (fields !== undefined ? zapFields(fields) : '');
+  if (rest !== '') parts.push(`{${rest.slice(1)}}`);
+  return parts.join('\t');
+}
+
 export function zapFields(fields: LogFields): string {
   let s = '';
   for (const k in fields) {

@@ -180,6 +180,10 @@ export interface Messages {
     deleted: string;
     prev_kvs: Array<Messages['mvccpb.KeyValue']>;
   };
+  'etcdserverpb.DowngradeInfo': {
+    enabled: boolean;
+    targetVersion: string;
+  };
   'etcdserverpb.DowngradeRequest': {
     action: 'VALIDATE' | 'ENABLE' | 'CANCEL';
     version: string;
@@ -377,6 +381,9 @@ export interface Messages {
     errors: Array<string>;
     dbSizeInUse: string;
     isLearner: boolean;
+    storageVersion: string;
+    dbSizeQuota: string;
+    downgradeInfo: Messages['etcdserverpb.DowngradeInfo'] | null;
   };
   'etcdserverpb.TxnRequest': {
     compare: Array<Messages['etcdserverpb.Compare']>;
@@ -671,6 +678,10 @@ export interface Encodable {
     deleted?: Int64;
     prev_kvs?: Array<Encodable['mvccpb.KeyValue']>;
   };
+  'etcdserverpb.DowngradeInfo': {
+    enabled?: boolean;
+    targetVersion?: string;
+  };
   'etcdserverpb.DowngradeRequest': {
     action?: 'VALIDATE' | 'ENABLE' | 'CANCEL';
     version?: string;
@@ -866,6 +877,9 @@ export interface Encodable {
     errors?: Array<string>;
     dbSizeInUse?: Int64;
     isLearner?: boolean;
+    storageVersion?: string;
+    dbSizeQuota?: Int64;
+    downgradeInfo?: Encodable['etcdserverpb.DowngradeInfo'] | null;
   };
   'etcdserverpb.TxnRequest': {
     compare?: Array<Encodable['etcdserverpb.Compare']>;

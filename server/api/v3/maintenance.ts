@@ -60,6 +60,8 @@ export function maintenanceService(d: MaintenanceDeps): MaintenanceService {
         errors,
         dbSizeInUse: st.dbSizeInUse,
         isLearner: st.isLearner,
+        // 3.6's fields: absent (their defaults) before
+        ...(d.limits.release.statusStorageFields ? { storageVersion: st.storageVersion ?? '', dbSizeQuota: st.quotaBytes, downgradeInfo: st.downgrade } : {}),
       };
     },
 

@@ -94,7 +94,7 @@ function setup(members: Member[] = [{ id: SELF, name: 's1', peerURLs: ['http://1
     kv, node, peers, waiters,
     { onLeaderFirstCommit: () => events.firstCommits++, onRemoved: () => events.removed++, fatal: (e) => events.fatal.push(e), forceSnapshot: () => events.snapshots++, onApplied: (n) => (events.applied += n) },
     {}, stats,
-    { memberId: SELF, clusterId: 99n, localVersion, downgrade: releaseFor(localVersion).downgrade, logger: nopLogger, warningApplyMs: 100 },
+    { memberId: SELF, clusterId: 99n, localVersion, downgrade: releaseFor(localVersion).downgrade, storageVersion: releaseFor(localVersion).storageVersion, logger: nopLogger, warningApplyMs: 100 },
   );
   return { applier, kv, node, peers, waiters, events, stats };
 }

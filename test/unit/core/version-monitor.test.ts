@@ -18,6 +18,7 @@ function setup(versions: Record<string, string | undefined>, o: { leader: boolea
     localVersion: o.local ?? '3.5.21',
     logger: nopLogger,
     lifecycle,
+    api: 'v2',
     members: () => [member(1n), member(2n), member(3n)],
     isLeader: () => o.leader,
     clusterVersion: () => o.current,
