@@ -1,7 +1,8 @@
 // `svc-operator local run` against real svc processes: it starts a SIGKILLed member again with no other command, serves
 // /healthz and /metrics, refuses a second loop on the state dir, takes the spec `local apply` hands over beside it
 // (an upgrade), survives its own SIGKILL in the middle of that upgrade (the next `local run` takes the stale lock over
-// and resumes the recorded step: every member started once on the new release), and stops cleanly on SIGTERM.
+// and resumes the recorded step: every member started once on the new release), and stops cleanly on SIGTERM. The
+// systemd unit of examples/ runs the command line checked here (with --dry-run).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -10,6 +11,7 @@ import { withDefaults } from '../../../operator/api/validate.js';
 import { applyCluster } from '../../../operator/cli/local.js';
 import { readLock, type LockHolder } from '../../../operator/runtime/local/index.js';
 import { waitFor } from '../../../harness/process.js';
+import { repoRoot } from '../../k8s/binaries.js';
 import { endProcess, useLocalRuntime } from './local-fixture.js';
 import { operatorCli, startOperatorCli, type StartedCli } from './operator-cli.js';
 
@@ -48,7 +50,11 @@ describe('operator local run: a local cluster that looks after itself (real proc
 
   it('heals a SIGKILLed member by itself, serves /healthz and /metrics, and is the one loop of its state dir', async () => {
     expect((await applyCluster(manifest('3.4.34'), { stateDir })).outcome).to.equal('steady');
-    const dry = await operatorCli(['local', 'run', '--state-dir', stateDir, '--dry-run']);
+    // the command line of the systemd unit in examples/, on this state dir, with --dry-run
+    const unit = readFileSync(join(repoRoot(), 'examples', 'svc-operator-local.service'), 'utf8');
+    const exec = /^ExecStart=\/usr\/bin\/env svc-operator (.*)$/m.exec(unit)![1].split(' ').map((a) => (a === '/var/lib/svc' ? stateDir : a));
+    expect(exec).to.deep.equal(['local', 'run', '--state-dir', stateDir, '--listen', '127.0.0.1:9379']);
+    const dry = await operatorCli([...exec, '--dry-run']);
     expect(dry.code).to.equal(0);
     expect(dry.out).to.equal(`dry run: the first pass of local run over lr in ${stateDir} would:\n  steady: every member runs 3.4.34; nothing to do\nnothing was changed\n`);
     expect(existsSync(join(stateDir, 'operator.lock'))).to.equal(false);
