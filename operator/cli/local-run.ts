@@ -57,15 +57,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Saves `spec` for the running `local run` and waits until a pass that read it settles. */
 export async function handOver(runtime: LocalRuntime, spec: SvcClusterSpec, holder: LockHolder, printer: StepPrinter | undefined, timeoutMs = 600_000): Promise<ReconcileResult> {
-  const savedAt = Date.now();
+  const since = Date.now();
   await runtime.saveSpec(spec);
+  // a pass begun after this read the state as saved
+  const savedAt = Date.now();
   printer?.line(`handed the spec over to ${holderText(holder)}, which reconciles ${runtime.stateDir}; waiting for it to settle (stopping this wait leaves it to local run)`);
   const shown = new Set<string>();
   const stepOf = (s: unknown) => s as Step;
   for (;;) {
     for (const e of runtime.state()?.stepHistory ?? []) {
       const key = `${e.time} ${e.line}`;
-      if (Date.parse(e.time) >= savedAt && !shown.has(key)) {
+      if (Date.parse(e.time) >= since && !shown.has(key)) {
         shown.add(key);
         printer?.line(`${e.time} ${e.line}`);
       }
@@ -79,7 +81,7 @@ export async function handOver(runtime: LocalRuntime, spec: SvcClusterSpec, hold
     if (!h || h.pid !== holder.pid || !holderAlive(h)) {
       throw new CommandError(`local run (pid ${holder.pid}) stopped before it settled on the applied spec; the spec is saved in ${runtime.stateDir}: start \`svc-operator local run --state-dir ${runtime.stateDir}\` again, or run this again`);
     }
-    if (Date.now() - savedAt > timeoutMs) {
+    if (Date.now() - since > timeoutMs) {
       const last = runtime.state()?.lastStep;
       return { outcome: 'timeout', step: { kind: 'wait', code: 'Paused', reason: last ?? 'no step yet' }, snapshots: [], actions: [], defrags: [], error: `local run (pid ${holder.pid}) has not settled on the applied spec after ${Math.round(timeoutMs / 1000)} s (it goes on); last step: ${last ?? 'none'}` };
     }

@@ -11,7 +11,7 @@ import { backupsState, DEFAULT_KEEP } from '../backup/schedule.js';
 import { describeVerified } from '../backup/verify.js';
 import { MemberClient } from '../members/index.js';
 import { observe, reconcile, type ReconcileOptions, type ReconcileResult } from '../orchestrator/index.js';
-import { LocalRuntime, restoreProblem } from '../runtime/local/index.js';
+import { holderAlive, LocalRuntime, readLock, restoreProblem, RUN_COMMAND } from '../runtime/local/index.js';
 import { RuntimeError } from '../runtime/index.js';
 import { DestinationError, userCredentials, type DestinationAccess } from '../backup/destinations/index.js';
 import { backupSources, listBackups, namedMembers, printBackups } from './backups-view.js';
@@ -216,6 +216,8 @@ export async function localStatus(stateDir: string, output: string | undefined):
   try {
     const { cluster, urls } = await observe(runtime, client);
     const quorum = quorumLoss(cluster);
+    const holder = readLock(runtime.stateDir);
+    const run = holder?.command === RUN_COMMAND && holderAlive(holder) ? holder : undefined;
     const members = cluster.members.map((m) => ({
       name: m.name,
       release: m.release ?? null,
@@ -250,6 +252,8 @@ export async function localStatus(stateDir: string, output: string | undefined):
       suspended: state.requests.suspended === true,
       hibernated: state.records.hibernated !== undefined,
       restartRequest: state.requests.restart ?? null,
+      // the loop that looks after it (local run), if one runs
+      localRun: run ? { pid: run.pid, since: run.since, listen: run.listen ?? null } : null,
     };
     if (output === 'json') {
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
@@ -265,6 +269,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
       process.stdout.write(`upgrade ${p.from} -> ${p.to}: ${st}; members done: ${p.membersDone.join(', ') || 'none'}\n`);
       if (p.snapshot) process.stdout.write(`snapshot: ${p.snapshot.location} (${p.snapshot.size} bytes, revision ${p.snapshot.revision}, sha256 ${p.snapshot.sha256.slice(0, 16)}…)\n`);
     }
+    if (run) process.stdout.write(`looked after by svc-operator local run (pid ${run.pid}, since ${run.since}${run.listen ? `, ${run.listen}` : ''})\n`);
     if (out.suspended) process.stdout.write(`suspended (break-glass): nothing is changed until \`svc-operator local resume ${state.name}\`\n`);
     if (out.hibernated) process.stdout.write(`hibernated: every member stopped, data kept; a manifest with spec.replicas above 0 wakes them\n`);
     if (state.lastStep) process.stdout.write(`last step: ${state.lastStep}\n`);

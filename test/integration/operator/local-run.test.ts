@@ -1,6 +1,6 @@
 // `svc-operator local run` against real svc processes: it starts a SIGKILLed member again with no other command, serves
 // /healthz and /metrics, refuses a second loop on the state dir, takes the spec `local apply` hands over beside it
-// (an upgrade), survives its own SIGKILL in the middle of that upgrade (the next `local run` takes the stale lock over
+// (an upgrade), takes scheduled backups when due, survives its own SIGKILL in the middle of that upgrade (the next `local run` takes the stale lock over
 // and resumes the recorded step: every member started once on the new release), and stops cleanly on SIGTERM. The
 // systemd unit of examples/ runs the command line checked here (with --dry-run).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,7 +15,8 @@ import { repoRoot } from '../../k8s/binaries.js';
 import { endProcess, useLocalRuntime } from './local-fixture.js';
 import { operatorCli, startOperatorCli, type StartedCli } from './operator-cli.js';
 
-const manifest = (version: string): SvcCluster => ({ apiVersion: API_VERSION, kind: KIND, metadata: { name: 'lr' }, spec: withDefaults({ version, replicas: 3 }) });
+// a scheduled backup every 5 seconds: local run takes them as they fall due
+const manifest = (version: string): SvcCluster => ({ apiVersion: API_VERSION, kind: KIND, metadata: { name: 'lr' }, spec: withDefaults({ version, replicas: 3, backup: { schedule: '*/5 * * * * *', keep: 2 } }) });
 
 describe('operator local run: a local cluster that looks after itself (real processes)', function () {
   this.timeout(240_000);
@@ -56,7 +57,9 @@ describe('operator local run: a local cluster that looks after itself (real proc
     expect(exec).to.deep.equal(['local', 'run', '--state-dir', stateDir, '--listen', '127.0.0.1:9379']);
     const dry = await operatorCli([...exec, '--dry-run']);
     expect(dry.code).to.equal(0);
-    expect(dry.out).to.equal(`dry run: the first pass of local run over lr in ${stateDir} would:\n  steady: every member runs 3.4.34; nothing to do\nnothing was changed\n`);
+    // (steady, or the scheduled backup of the 5-second slot just due)
+    const first = /^ {2}(steady: every member runs 3\.4\.34; nothing to do|backup: scheduled backup \(slot \S+\) from leader lr-\d)$/.source.slice(1, -1);
+    expect(dry.out).to.match(new RegExp(`^dry run: the first pass of local run over lr in ${stateDir} would:\n${first}\nnothing was changed\n$`));
     expect(existsSync(join(stateDir, 'operator.lock'))).to.equal(false);
 
     const { run, lock, url } = await startRun();
@@ -83,6 +86,14 @@ describe('operator local run: a local cluster that looks after itself (real proc
     }, 60_000, 200);
     expect(run.output()).to.match(/Z started stopped member\(s\): lr-1\n/);
     expect(starts('lr-1', '3.4.34')).to.equal(2);
+
+    // scheduled backups taken at their time, with no command run; local status names the loop
+    const since = new Date(lock.since).getTime();
+    await waitFor('a scheduled backup taken by local run', async () => rt.state()!.records.backups?.items?.some((i) => i.kind === 'scheduled' && Date.parse(i.time) > since) || undefined, 30_000, 250);
+    expect(run.output()).to.match(/Z backup: /);
+    const status = await operatorCli(['local', 'status', '--state-dir', stateDir]);
+    expect(status.code).to.equal(0);
+    expect(status.out).to.include(`looked after by svc-operator local run (pid ${lock.pid}, since ${lock.since}, ${url})\n`);
   });
 
   it('takes an upgrade handed over by local apply, survives its own SIGKILL mid-way (resumed, no step twice), stops on SIGTERM', async () => {
