@@ -1,7 +1,7 @@
 // `svc-operator local run [--state-dir DIR] [--listen HOST:PORT] [--dry-run]`: the local loop (orchestrator/local-loop.ts,
 // the engine's passes) for as long as it runs, as the controller does on Kubernetes: it takes up a spec saved by
 // `local apply`, starts a member whose process is gone, takes scheduled backups and drills when due, and serves
-// /healthz and /metrics on loopback. One loop per state dir (the lock, runtime/local/lock.ts): `local apply` and the
+// /healthz and /metrics on loopback. One loop per state dir (the lock: runtime/local/lock.ts, cli/loop-lock.ts): `local apply` and the
 // verbs that wait hand their spec over to a running `local run` and wait for it to settle; the others are refused.
 // SIGTERM/SIGINT: the step under way is finished and recorded, the lock released, exit 0. After a SIGKILL the next
 // `local run` takes the lock over and resumes from the record document.
@@ -10,12 +10,12 @@ import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import type { SvcClusterSpec } from '../api/types.js';
 import { UpgradeMetrics } from '../controller/metrics.js';
-import { newMemory, reconcile, runPass, type ReconcileResult, type StepEvent } from '../orchestrator/index.js';
-import { holderAlive, readLock, RUN_COMMAND, takeLock, type LockHolder, type LocalRuntime } from '../runtime/local/index.js';
+import { newMemory, reconcile, runPass, type StepEvent } from '../orchestrator/index.js';
+import { holderAlive, readLock, RUN_COMMAND, takeLock, type LocalRuntime } from '../runtime/local/index.js';
 import { describeStep } from '../planner/steps.js';
-import type { Step } from '../planner/types.js';
-import { UsageError } from './args.js';
-import { backupClient, CommandError, localRuntime, loopReports, startStopped } from './local.js';
+import { CommandError, UsageError } from './args.js';
+import { backupClient, localRuntime, loopReports, startStopped } from './local.js';
+import { busy, holderText } from './loop-lock.js';
 import { StepPrinter } from './printer.js';
 
 /** The default of --listen: loopback, a free port the first log line names. */
@@ -23,71 +23,6 @@ export const DEFAULT_LISTEN = '127.0.0.1:0';
 
 /** The metrics' namespace label of a local cluster (the controller's is the SvcCluster's namespace). */
 const NAMESPACE = 'local';
-
-/** A lock's holder in words. */
-function holderText(h: LockHolder): string {
-  return `\`svc-operator ${h.command}\` (pid ${h.pid}, since ${h.since}${h.listen ? `, ${h.listen}` : ''})`;
-}
-
-/** The refusal when another loop holds the state dir. */
-function busy(stateDir: string, h: LockHolder): CommandError {
-  if (h.command === RUN_COMMAND) return new CommandError(`${stateDir} is looked after by ${holderText(h)}, one loop per state dir; stop it first (kill -TERM ${h.pid}, or systemctl stop of its unit: it finishes the step under way), then run this again`);
-  return new CommandError(`${stateDir} is reconciled by ${holderText(h)}; wait for it to finish (or stop it: kill ${h.pid}), then run this again`);
-}
-
-/**
- * Runs `body` holding the state dir's lock. When `local run` holds it, `beside` answers instead (apply: the spec
- * handed over); without `beside`, or any other holder: refused, naming the holder and the way out.
- */
-export async function exclusive<T>(runtime: LocalRuntime, command: string, printer: StepPrinter | undefined, body: () => Promise<T>, beside?: (holder: LockHolder) => Promise<T>): Promise<T> {
-  const lock = takeLock(runtime.stateDir, command);
-  if ('held' in lock) {
-    if (lock.held.command !== RUN_COMMAND || !beside) throw busy(runtime.stateDir, lock.held);
-    return beside(lock.held);
-  }
-  if (lock.tookOver) printer?.line(`took over the lock of ${holderText(lock.tookOver)}: that process is gone`);
-  try {
-    return await body();
-  } finally {
-    lock.release();
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Saves `spec` for the running `local run` and waits until a pass that read it settles. */
-export async function handOver(runtime: LocalRuntime, spec: SvcClusterSpec, holder: LockHolder, printer: StepPrinter | undefined, timeoutMs = 600_000): Promise<ReconcileResult> {
-  const since = Date.now();
-  await runtime.saveSpec(spec);
-  // a pass begun after this read the state as saved
-  const savedAt = Date.now();
-  printer?.line(`handed the spec over to ${holderText(holder)}, which reconciles ${runtime.stateDir}; waiting for it to settle (stopping this wait leaves it to local run)`);
-  const shown = new Set<string>();
-  const stepOf = (s: unknown) => s as Step;
-  for (;;) {
-    for (const e of runtime.state()?.stepHistory ?? []) {
-      const key = `${e.time} ${e.line}`;
-      if (Date.parse(e.time) >= since && !shown.has(key)) {
-        shown.add(key);
-        printer?.line(`${e.time} ${e.line}`);
-      }
-    }
-    const h = readLock(runtime.stateDir);
-    if (h?.pid === holder.pid && h.settled && h.settled.passAt > savedAt) {
-      const s = h.settled;
-      printer?.line(`local run settled (${s.outcome}): ${describeStep(stepOf(s.step))}`);
-      return { outcome: s.outcome as ReconcileResult['outcome'], step: stepOf(s.step), progress: runtime.state()?.records.progress, snapshots: [], actions: s.actions, defrags: [], ...(s.error ? { error: s.error } : {}) };
-    }
-    if (!h || h.pid !== holder.pid || !holderAlive(h)) {
-      throw new CommandError(`local run (pid ${holder.pid}) stopped before it settled on the applied spec; the spec is saved in ${runtime.stateDir}: start \`svc-operator local run --state-dir ${runtime.stateDir}\` again, or run this again`);
-    }
-    if (Date.now() - since > timeoutMs) {
-      const last = runtime.state()?.lastStep;
-      return { outcome: 'timeout', step: { kind: 'wait', code: 'Paused', reason: last ?? 'no step yet' }, snapshots: [], actions: [], defrags: [], error: `local run (pid ${holder.pid}) has not settled on the applied spec after ${Math.round(timeoutMs / 1000)} s (it goes on); last step: ${last ?? 'none'}` };
-    }
-    await sleep(200);
-  }
-}
 
 /** A --listen value: loopback only. */
 export function parseListen(v: string): { host: string; port: number } {

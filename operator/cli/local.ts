@@ -21,17 +21,10 @@ import { quorumLoss } from '../planner/healing.js';
 import { hexMemberId } from '../api/member-id.js';
 import { describeStep } from '../planner/steps.js';
 import { StepPrinter } from './printer.js';
-import { UsageError } from './args.js';
-import { exclusive, handOver } from './local-run.js';
+import { CommandError, UsageError } from './args.js';
+import { exclusive, handOver } from './loop-lock.js';
 
-/** Raised when a command fails (exit code 1). */
-export class CommandError extends Error {
-  readonly code = 'FAILED';
-  constructor(message: string) {
-    super(message);
-    this.name = 'CommandError';
-  }
-}
+export { CommandError };
 
 /** Reads and validates an SvcCluster manifest (YAML or JSON; the first document). */
 export function readManifest(file: string): SvcCluster {

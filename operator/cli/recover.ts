@@ -10,7 +10,7 @@ import { observe, reconcile } from '../orchestrator/index.js';
 import { recoveryLines, recoveryPlan, recoveryRefusal, recoveryUnderWay } from '../planner/recovery.js';
 import { describeStep } from '../planner/steps.js';
 import { CommandError, localRuntime, loopReports } from './local.js';
-import { exclusive, handOver } from './local-run.js';
+import { exclusive, handOver } from './loop-lock.js';
 import { StepPrinter } from './printer.js';
 
 export interface LocalRecoverOptions {
