@@ -14,7 +14,7 @@ import { newMemory, reconcile, runPass, type StepEvent } from '../orchestrator/i
 import { holderAlive, readLock, RUN_COMMAND, takeLock, type LocalRuntime } from '../runtime/local/index.js';
 import { describeStep } from '../planner/steps.js';
 import { CommandError, UsageError } from './args.js';
-import { backupClient, localRuntime, loopReports, startStopped } from './local.js';
+import { backupClient, localRuntime, loopReports, startsStopped, startStopped } from './local.js';
 import { busy, holderText } from './loop-lock.js';
 import { StepPrinter } from './printer.js';
 
@@ -147,8 +147,7 @@ async function dryRun(runtime: LocalRuntime, spec: SvcClusterSpec, write: (s: st
   const held = readLock(runtime.stateDir);
   const lines: string[] = [];
   if (held && holderAlive(held)) lines.push(`(now reconciled by ${holderText(held)}: a local run started now would be refused)`);
-  const healing = state.requests.suspended !== true && state.records.hibernated === undefined && spec.replicas > 0;
-  const stopped = healing ? (await runtime.members()).filter((m) => !m.running && !m.lost).map((m) => m.name) : [];
+  const stopped = startsStopped(state, spec) ? (await runtime.members()).filter((m) => !m.running && !m.lost).map((m) => m.name) : [];
   if (stopped.length > 0) lines.push(`start the stopped member(s) ${stopped.join(', ')} (their data kept)`);
   const client = backupClient(spec);
   try {

@@ -11,7 +11,7 @@ import { backupsState, DEFAULT_KEEP } from '../backup/schedule.js';
 import { describeVerified } from '../backup/verify.js';
 import { MemberClient } from '../members/index.js';
 import { observe, reconcile, type ReconcileOptions, type ReconcileResult } from '../orchestrator/index.js';
-import { holderAlive, LocalRuntime, readLock, restoreProblem, RUN_COMMAND } from '../runtime/local/index.js';
+import { holderAlive, LocalRuntime, readLock, restoreProblem, RUN_COMMAND, type LocalState } from '../runtime/local/index.js';
 import { RuntimeError } from '../runtime/index.js';
 import { DestinationError, userCredentials, type DestinationAccess } from '../backup/destinations/index.js';
 import { backupSources, listBackups, namedMembers, printBackups } from './backups-view.js';
@@ -156,13 +156,17 @@ export function loopReports(runtime: LocalRuntime, printer: StepPrinter | undefi
   };
 }
 
+/** Whether a loop starts members whose process is gone: not while suspended, nor hibernated (nor hibernating). */
+export function startsStopped(state: LocalState | undefined, spec: SvcClusterSpec): state is LocalState {
+  return state !== undefined && state.requests.suspended !== true && state.records.hibernated === undefined && spec.replicas > 0;
+}
+
 /**
  * Starts the members whose process is gone (with their data; a lost one is the planner's to replace), as every
  * loop does before it plans: not while suspended, nor hibernated (the planner wakes it: spec.replicas above 0).
  */
 export async function startStopped(runtime: LocalRuntime, spec: SvcClusterSpec, printer: StepPrinter | undefined): Promise<void> {
-  const state = runtime.state();
-  if (!state || state.requests.suspended === true || state.records.hibernated !== undefined || spec.replicas === 0) return;
+  if (!startsStopped(runtime.state(), spec)) return;
   const started = await runtime.startStopped();
   if (started.length > 0) printer?.line(`started stopped member(s): ${started.join(', ')}`);
 }

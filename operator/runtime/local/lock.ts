@@ -37,12 +37,13 @@ export function lockFile(stateDir: string): string {
   return join(stateDir, 'operator.lock');
 }
 
-/** The start time of process `pid` as the kernel counts it, or undefined where there is no /proc. */
-function processStart(pid: number): string | undefined {
+/** The state and start time of process `pid` as the kernel tells them (/proc/<pid>/stat), or undefined without /proc. */
+function processStat(pid: number): { state: string; started: string } | undefined {
   try {
     // the command name (field 2) is in parentheses and may hold spaces: count from the last ')'
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0], started: fields[19] };
   } catch {
     return undefined;
   }
@@ -55,14 +56,8 @@ export function holderAlive(h: LockHolder): boolean {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
-  const now = processStart(h.pid);
-  if (h.started !== undefined && now !== undefined && now !== h.started) return false;
-  try {
-    const stat = readFileSync(`/proc/${h.pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return true;
-  }
+  const now = processStat(h.pid);
+  return now === undefined || (now.state !== 'Z' && (h.started === undefined || now.started === h.started));
 }
 
 /** The lock's holder as written, or undefined when there is none (or it cannot be read: a write under way). */
@@ -106,7 +101,8 @@ function writeFileAll(file: string, h: LockHolder, flag: 'w' | 'wx'): void {
  */
 export function takeLock(stateDir: string, command: string): StateDirLock | { held: LockHolder } {
   mkdirSync(stateDir, { recursive: true });
-  const mine: LockHolder = { pid: process.pid, ...(processStart(process.pid) !== undefined ? { started: processStart(process.pid) } : {}), command, since: new Date().toISOString() };
+  const started = processStat(process.pid)?.started;
+  const mine: LockHolder = { pid: process.pid, ...(started !== undefined ? { started } : {}), command, since: new Date().toISOString() };
   let tookOver: LockHolder | undefined;
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
