@@ -23,7 +23,7 @@ _svc_words() {
   else
     if [ "$COMP_CWORD" -le 1 ]; then words="local demo crd run backup restore verify backup-agent completion status backup-now verify-now recover backups suspend resume defrag compact move-leader restart alarm upgrade-plan report"
     elif [ "${COMP_WORDS[1]}" = local ]; then
-      if [ "$COMP_CWORD" -le 2 ]; then words="apply status backup verify-backup backups delete recover suspend resume move-leader restart defrag compact alarm upgrade-plan report"; else
+      if [ "$COMP_CWORD" -le 2 ]; then words="apply status backup verify-backup backups delete recover run suspend resume move-leader restart defrag compact alarm upgrade-plan report"; else
       case "${COMP_WORDS[2]}" in
       apply) words="-f --file --output --state-dir" ;;
       status) words="--output --state-dir" ;;
@@ -32,6 +32,7 @@ _svc_words() {
       backups) words="-f --file --output --state-dir" ;;
       delete) words="--state-dir" ;;
       recover) words="--dry-run --output --state-dir" ;;
+      run) words="--listen --dry-run --state-dir" ;;
       suspend) words="--state-dir --dry-run" ;;
       resume) words="--state-dir --dry-run" ;;
       move-leader) words="--state-dir --dry-run --to" ;;

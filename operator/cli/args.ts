@@ -12,6 +12,15 @@ export class UsageError extends CodedError<'USAGE'> {
   }
 }
 
+/** Raised when a command fails (exit code 1). */
+export class CommandError extends Error {
+  readonly code = 'FAILED';
+  constructor(message: string) {
+    super(message);
+    this.name = 'CommandError';
+  }
+}
+
 /** Parsed arguments. */
 export interface ParsedArgs {
   words: string[];

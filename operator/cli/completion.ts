@@ -43,6 +43,7 @@ function localWords(): Record<string, Words> {
     backups: { commands: [], flags: ['-f', '--file', '--output', ...sd] },
     delete: { commands: [], flags: sd },
     recover: { commands: [], flags: ['--dry-run', '--output', ...sd] },
+    run: { commands: [], flags: ['--listen', '--dry-run', ...sd] },
     ...Object.fromEntries(ONCALL_VERBS.map((v) => [v.name, {
       commands: v.name === 'alarm' ? ['list', 'disarm'] : [],
       flags: [...sd, '--dry-run', ...(v.flags.string ?? []).map((f) => `--${f}`), ...(v.flags.boolean ?? []).map((f) => `--${f}`)],

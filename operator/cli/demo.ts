@@ -1,6 +1,7 @@
-// `svc-operator demo` (what `npm start` runs): a 3-member 3.3.27 cluster on this machine, sample data, a
-// background writer, then the upgrade to 3.4.34 and to 3.5.21 by the same code as `local apply`, a final
-// report, a check of every key, and cleanup.
+// `svc-operator demo` (what `npm start` runs): a 3-member 3.3.27 cluster on this machine looked after by `local run`
+// (in this process), sample data, a background writer, a member SIGKILLed that local run starts again by itself,
+// then the upgrade to 3.4.34 and to 3.5.21 handed over to it as `local apply` does, a final report, a check of every
+// key, and cleanup.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { LocalRuntime } from '../runtime/local/index.js';
 import { BackgroundWriter } from '../workload/writer.js';
 import { LeaderTracker } from '../workload/leader-tracker.js';
 import { applyCluster, envSvcEntry } from './local.js';
+import { DEFAULT_LISTEN, localRun } from './local-run.js';
 import { StepPrinter } from './printer.js';
 
 export interface DemoOptions {
@@ -36,10 +38,14 @@ export async function demo(opts: DemoOptions = {}): Promise<number> {
   let writer: BackgroundWriter | undefined;
   let tracker: LeaderTracker | undefined;
   let ok = true;
+  const stopRun = new AbortController();
+  let running: Promise<number> | undefined;
   try {
     say(`== svc-operator demo: 3 members of 3.3.27, then 3.3 -> 3.4.34 -> 3.5.21 (state in ${stateDir})`);
     const created = await applyCluster(cluster, { stateDir, printer, svcEntry, crashAt });
     if (created.outcome !== 'steady') throw new Error(`cluster not created: ${created.error ?? created.step.kind}`);
+    // from here on local run looks after the cluster; its log lines are marked "local run |"
+    running = localRun({ stateDir, listen: DEFAULT_LISTEN, dryRun: false, crashAt, signal: stopRun.signal, out: (t) => t.split('\n').filter(Boolean).forEach((l) => say(`local run | ${l}`)) });
     const urls = async () => new Map((await runtime.members()).map((m) => [m.name, m.clientURL]));
     const endpoints = [...(await urls()).values()];
 
@@ -57,12 +63,20 @@ export async function demo(opts: DemoOptions = {}): Promise<number> {
     tracker.start();
     say('== background writer started (puts with retries through the client library)');
 
+    const victim = runtime.state()!.members.find((m) => m.name === 'demo-1')!;
+    say(`== SIGKILL of demo-1 (pid ${victim.pid}): local run starts it again by itself`);
+    const killedAt = Date.now();
+    process.kill(victim.pid!, 'SIGKILL');
+    await backAgain(runtime, 'demo-1', victim.pid!);
+    say(`== demo-1 is back and healthy after ${((Date.now() - killedAt) / 1000).toFixed(1)} s, no command run`);
+
     const changesPer: Record<string, number> = {};
     for (const to of ['3.4.34', '3.5.21']) {
       say(`== upgrade to ${to}`);
       const before = tracker.changes;
       const t0 = Date.now();
-      const r = await applyCluster({ ...cluster, spec: { ...cluster.spec, version: to } }, { stateDir, printer, svcEntry, crashAt });
+      // handed over to local run (its lines show the steps)
+      const r = await applyCluster({ ...cluster, spec: { ...cluster.spec, version: to } }, { stateDir, svcEntry });
       if (r.outcome !== 'steady') throw new Error(`upgrade to ${to} ended ${r.outcome}: ${r.error ?? JSON.stringify(r.step)}`);
       await new Promise((res) => setTimeout(res, 500));
       changesPer[to] = tracker.changes - before;
@@ -107,6 +121,8 @@ export async function demo(opts: DemoOptions = {}): Promise<number> {
   } finally {
     if (writer) await writer.stop().catch(() => undefined);
     if (tracker) await tracker.stop().catch(() => undefined);
+    stopRun.abort();
+    if (running && (await running.catch(() => 1)) !== 0) ok = false;
     if (opts.keep) say(`== kept the cluster in ${stateDir} (svc-operator local status --state-dir ${stateDir})`);
     else {
       await runtime.delete();
@@ -115,6 +131,21 @@ export async function demo(opts: DemoOptions = {}): Promise<number> {
   }
   say(`== demo ${ok ? 'succeeded' : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return ok ? 0 : 1;
+}
+
+/** Waits (up to a minute) until member `name` runs under a new pid and reports healthy. */
+async function backAgain(runtime: LocalRuntime, name: string, oldPid: number): Promise<void> {
+  const mc = new MemberClient({ timeoutMs: 1000, attempts: 1 });
+  try {
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+      const m = (await runtime.members()).find((x) => x.name === name);
+      const pid = runtime.state()?.members.find((x) => x.name === name)?.pid;
+      if (m?.running && pid !== oldPid && (await mc.healthy(m.clientURL).catch(() => false))) return;
+    }
+    throw new Error(`${name} did not come back within a minute`);
+  } finally {
+    mc.close();
+  }
 }
 
 async function snapshotsOf(runtime: LocalRuntime): Promise<string[]> {

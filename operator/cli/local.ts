@@ -5,13 +5,13 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { parseSvcCluster, updateProblems, ValidationError } from '../api/validate.js';
-import { API_VERSION, KIND, type BackupsStatus, type SvcCluster } from '../api/types.js';
+import { API_VERSION, KIND, type BackupsStatus, type SvcCluster, type SvcClusterSpec } from '../api/types.js';
 import type { AgentStatus } from '../runtime/backup-agent.js';
 import { backupsState, DEFAULT_KEEP } from '../backup/schedule.js';
 import { describeVerified } from '../backup/verify.js';
 import { MemberClient } from '../members/index.js';
-import { observe, reconcile, type ReconcileResult } from '../orchestrator/index.js';
-import { LocalRuntime, restoreProblem } from '../runtime/local/index.js';
+import { observe, reconcile, type ReconcileOptions, type ReconcileResult } from '../orchestrator/index.js';
+import { holderAlive, LocalRuntime, readLock, restoreProblem, RUN_COMMAND, type LocalState } from '../runtime/local/index.js';
 import { RuntimeError } from '../runtime/index.js';
 import { DestinationError, userCredentials, type DestinationAccess } from '../backup/destinations/index.js';
 import { backupSources, listBackups, namedMembers, printBackups } from './backups-view.js';
@@ -23,16 +23,10 @@ import { hexMemberId } from '../api/member-id.js';
 import { describeStep } from '../planner/steps.js';
 import type { Step } from '../planner/types.js';
 import { StepPrinter } from './printer.js';
-import { UsageError } from './args.js';
+import { CommandError, UsageError } from './args.js';
+import { exclusive, handOver } from './loop-lock.js';
 
-/** Raised when a command fails (exit code 1). */
-export class CommandError extends Error {
-  readonly code = 'FAILED';
-  constructor(message: string) {
-    super(message);
-    this.name = 'CommandError';
-  }
-}
+export { CommandError };
 
 /** Reads and validates an SvcCluster manifest (YAML or JSON; the first document). */
 export function readManifest(file: string): SvcCluster {
@@ -120,72 +114,94 @@ export async function applyCluster(cluster: SvcCluster, opts: ApplyOptions): Pro
     if (state.name !== cluster.metadata.name) throw new CommandError(`${runtime.stateDir} holds cluster "${state.name}", not "${cluster.metadata.name}"; use another --state-dir`);
     const problems = updateProblems(state.spec, cluster.spec);
     if (problems.length > 0) throw new CommandError(`cannot apply: ${problems.join('; ')}`);
-    // a suspended cluster is not touched; a hibernated one is woken by the planner (spec.replicas above 0)
-    if (state.requests.suspended !== true && state.records.hibernated === undefined && cluster.spec.replicas > 0) {
-      const started = await runtime.startStopped();
-      if (started.length > 0) printer?.line(`started stopped member(s): ${started.join(', ')}`);
+  }
+  // beside `local run` (only of an existing cluster), the spec is handed over to it
+  return exclusive(runtime, 'local apply', printer, async () => {
+    if (state) {
+      await startStopped(runtime, cluster.spec, printer);
+      await runtime.saveSpec(cluster.spec);
+    } else if (cluster.spec.replicas === 0) {
+      throw new CommandError(`cannot create ${cluster.metadata.name} with spec.replicas 0: 0 hibernates an existing cluster; a new one needs 1, 3, 5 or 7 members`);
+    } else if (cluster.spec.restore?.snapshot !== undefined) {
+      // refused before anything is created (the loop would retry a missing or corrupt file in vain)
+      const problem = restoreProblem(cluster.spec.restore.snapshot);
+      if (problem) throw new CommandError(`cannot create ${cluster.metadata.name}: ${problem}`);
+    } else if (cluster.spec.restore?.source) {
+      // the point picked, downloaded and checked before anything is created (createCluster finds it in restore/)
+      try {
+        const f = await runtime.fetchRestore(cluster.spec.restore, cluster.spec);
+        printer?.line(`restoring from ${f.point.key} of ${f.where}: revision ${f.point.revision}, taken ${f.point.time} from ${f.point.member}${f.revision > f.point.revision ? `; ${f.segments} delta segment(s) replayed to revision ${f.revision}` : ''}`);
+      } catch (e) {
+        if (e instanceof RuntimeError || e instanceof DestinationError) throw new CommandError(e.message.startsWith('cannot create') ? e.message : `cannot create ${cluster.metadata.name}: ${e.message}`);
+        throw e;
+      }
     }
-    await runtime.saveSpec(cluster.spec);
-  } else if (cluster.spec.replicas === 0) {
-    throw new CommandError(`cannot create ${cluster.metadata.name} with spec.replicas 0: 0 hibernates an existing cluster; a new one needs 1, 3, 5 or 7 members`);
-  } else if (cluster.spec.restore?.snapshot !== undefined) {
-    // refused before anything is created (the loop would retry a missing or corrupt file in vain)
-    const problem = restoreProblem(cluster.spec.restore.snapshot);
-    if (problem) throw new CommandError(`cannot create ${cluster.metadata.name}: ${problem}`);
-  } else if (cluster.spec.restore?.source) {
-    // the point picked, downloaded and checked before anything is created (createCluster finds it in restore/)
+    // a cluster with authentication on: its backups are taken as the user of spec.backup.credentialsSecret
+    const client = backupClient(cluster.spec);
+    let refused: Error | undefined;
     try {
-      const f = await runtime.fetchRestore(cluster.spec.restore, cluster.spec);
-      printer?.line(`restoring from ${f.point.key} of ${f.where}: revision ${f.point.revision}, taken ${f.point.time} from ${f.point.member}${f.revision > f.point.revision ? `; ${f.segments} delta segment(s) replayed to revision ${f.revision}` : ''}`);
-    } catch (e) {
-      if (e instanceof RuntimeError || e instanceof DestinationError) throw new CommandError(e.message.startsWith('cannot create') ? e.message : `cannot create ${cluster.metadata.name}: ${e.message}`);
-      throw e;
+      const r = await reconcile(runtime, cluster.spec, {
+        client, timeoutMs: opts.timeoutMs, pollMs: opts.pollMs, crashAt: opts.crashAt, backoff: opts.backoff, ...loopReports(runtime, printer),
+        // a destination that refuses or cannot be reached is told at once (the next run tries again), not after a
+        // minute of backoff
+        fatal: destinationFailure,
+        onError: (step, err) => {
+          if (destinationFailure(step, err)) refused = err;
+          printer?.line(`step ${step.kind} failed${refused === err ? '' : ' (will retry)'}: ${err.message}`);
+          if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));
+        },
+      });
+      // the members are as applied: whether the backups can be written, now (the agent's destinations among them)
+      const failing = r.outcome === 'failed' && refused ? [`the ${r.step.kind} failed: ${refused.message}`]
+        : r.outcome === 'steady' ? (await runtime.destinationProblems()).map((e) => `its backups cannot be written: ${e.message}`) : [];
+      if (failing.length === 0) return r as ApplyResult;
+      const agent = runtime.agentStatus()?.running ? `; the backup agent keeps trying (log ${runtime.agentLog()})` : '';
+      const backupsFailing = `${failing.join('; ')}${agent}; fix the destination, then run \`svc-operator local apply\` again (a backup due or asked for is taken then)`;
+      return { ...r, outcome: 'failed', error: backupsFailing, backupsFailing } as ApplyResult;
+    } finally {
+      client.close();
     }
-  }
-  // a cluster with authentication on: its backups are taken as the user of spec.backup.credentialsSecret
-  const client = backupClient(cluster.spec);
-  let refused: Error | undefined;
-  try {
-    const r = await reconcile(runtime, cluster.spec, {
-      client,
-      timeoutMs: opts.timeoutMs,
-      pollMs: opts.pollMs,
-      crashAt: opts.crashAt,
-      backoff: opts.backoff,
-      onStep: (e) => {
-        printer?.step(e);
-        void runtime.noteStep(e.line);
-      },
-      onDefrag: (d) => printer?.line(describeDefrag(d)),
-      // (spec.backup.continuous: the backup agent's pid and log, as it was started)
-      onDone: (line) => printer?.line(line),
-      onVerified: (v) => printer?.line(v.result === 'Passed' ? `restore drill passed: ${v.message}` : `WARNING restore drill FAILED: ${v.message}`),
-      // a destination that refuses or cannot be reached is told at once (the next run tries again), not after a
-      // minute of backoff
-      fatal: destinationFailure,
-      onError: (step, err) => {
-        if (destinationFailure(step, err)) refused = err;
-        printer?.line(`step ${step.kind} failed${refused === err ? '' : ' (will retry)'}: ${err.message}`);
-        if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));
-      },
-    });
-    // the members are as applied: whether the backups can be written, now (the agent's destinations among them)
-    const failing = r.outcome === 'failed' && refused ? [`the ${r.step.kind} failed: ${refused.message}`]
-      : r.outcome === 'steady' ? (await runtime.destinationProblems()).map((e) => `its backups cannot be written: ${e.message}`) : [];
-    if (failing.length === 0) return r;
-    const agent = runtime.agentStatus()?.running ? `; the backup agent keeps trying (log ${runtime.agentLog()})` : '';
-    const backupsFailing = `${failing.join('; ')}${agent}; fix the destination, then run \`svc-operator local apply\` again (a backup due or asked for is taken then)`;
-    return { ...r, outcome: 'failed', error: backupsFailing, backupsFailing };
-  } finally {
-    client.close();
-  }
+  }, state ? (holder) => handOver(runtime, cluster.spec, holder, printer, opts.timeoutMs) : undefined);
+}
+
+/** What every local loop reports: each step (printed, and noted in the state for `local status`), defrags, drills, failures. */
+export function loopReports(runtime: LocalRuntime, printer: StepPrinter | undefined): Pick<ReconcileOptions, 'onStep' | 'onDefrag' | 'onDone' | 'onVerified' | 'onError'> {
+  return {
+    onStep: (e) => {
+      printer?.step(e);
+      void runtime.noteStep(e.line);
+    },
+    onDefrag: (d) => printer?.line(describeDefrag(d)),
+    // (spec.backup.continuous: the backup agent's pid and log, as it was started)
+    onDone: (line) => printer?.line(line),
+    onVerified: (v) => printer?.line(v.result === 'Passed' ? `restore drill passed: ${v.message}` : `WARNING restore drill FAILED: ${v.message}`),
+    onError: (step, err) => {
+      printer?.line(`step ${step.kind} failed (will retry): ${err.message}`);
+      if (step.kind === 'backup') runtime.noteBackupFailure(backupFailureLine(err.message, runtime.stateDir));
+    },
+  };
+}
+
+/** Whether a loop starts members whose process is gone: not while suspended, nor hibernated (nor hibernating). */
+export function startsStopped(state: LocalState | undefined, spec: SvcClusterSpec): state is LocalState {
+  return state !== undefined && state.requests.suspended !== true && state.records.hibernated === undefined && spec.replicas > 0;
+}
+
+/**
+ * Starts the members whose process is gone (with their data; a lost one is the planner's to replace), as every
+ * loop does before it plans: not while suspended, nor hibernated (the planner wakes it: spec.replicas above 0).
+ */
+export async function startStopped(runtime: LocalRuntime, spec: SvcClusterSpec, printer: StepPrinter | undefined): Promise<void> {
+  if (!startsStopped(runtime.state(), spec)) return;
+  const started = await runtime.startStopped();
+  if (started.length > 0) printer?.line(`started stopped member(s): ${started.join(', ')}`);
 }
 
 /**
  * The member client of a local apply: backups (snapshots, HashKV) as the user of spec.backup.credentialsSecret when
  * the spec names one (the files username and password in the secrets folder); a missing one is refused here.
  */
-function backupClient(spec: SvcCluster['spec']): MemberClient {
+export function backupClient(spec: SvcCluster['spec']): MemberClient {
   const secret = spec.backup?.credentialsSecret;
   if (!secret) return new MemberClient();
   const access = envDestinationAccess();
@@ -233,6 +249,8 @@ export async function localStatus(stateDir: string, output: string | undefined):
     const { cluster, urls } = await observe(runtime, client);
     const quorum = quorumLoss(cluster);
     const refused = writesRefused(cluster, state.name);
+    const holder = readLock(runtime.stateDir);
+    const run = holder?.command === RUN_COMMAND && holderAlive(holder) ? holder : undefined;
     const members = cluster.members.map((m) => ({
       name: m.name,
       release: m.release ?? null,
@@ -270,6 +288,8 @@ export async function localStatus(stateDir: string, output: string | undefined):
       suspended: state.requests.suspended === true,
       hibernated: state.records.hibernated !== undefined,
       restartRequest: state.requests.restart ?? null,
+      // the loop that looks after it (local run), if one runs
+      localRun: run ? { pid: run.pid, since: run.since, listen: run.listen ?? null } : null,
     };
     if (output === 'json') {
       process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
@@ -285,6 +305,7 @@ export async function localStatus(stateDir: string, output: string | undefined):
       process.stdout.write(`upgrade ${p.from} -> ${p.to}: ${st}; members done: ${p.membersDone.join(', ') || 'none'}\n`);
       if (p.snapshot) process.stdout.write(`snapshot: ${p.snapshot.location} (${p.snapshot.size} bytes, revision ${p.snapshot.revision}, sha256 ${p.snapshot.sha256.slice(0, 16)}…)\n`);
     }
+    if (run) process.stdout.write(`looked after by svc-operator local run (pid ${run.pid}, since ${run.since}${run.listen ? `, ${run.listen}` : ''})\n`);
     if (out.suspended) process.stdout.write(`suspended (break-glass): nothing is changed until \`svc-operator local resume ${state.name}\`\n`);
     if (out.hibernated) process.stdout.write(`hibernated: every member stopped, data kept; a manifest with spec.replicas above 0 wakes them\n`);
     if (state.lastStep) process.stdout.write(`last step: ${state.lastStep}\n`);
@@ -398,7 +419,8 @@ export async function localVerifyBackup(stateDir: string, wait: boolean, output:
 export async function localDelete(stateDir: string): Promise<number> {
   const runtime = localRuntime(stateDir);
   if (!runtime.state()) throw new CommandError(`no local cluster in ${runtime.stateDir}`);
-  const kept = await runtime.delete(true);
+  // (never beside a loop: `local run` would create the cluster again)
+  const kept = await exclusive(runtime, 'local delete', undefined, () => runtime.delete(true));
   process.stdout.write(`deleted the local cluster in ${runtime.stateDir}${kept.length > 0 ? `; kept its backups in ${kept.join(', ')} (spec.restore.snapshot may name one; remove them with rm -r)` : ''}\n`);
   return 0;
 }

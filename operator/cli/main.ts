@@ -6,6 +6,7 @@
 //   svc-operator local backups [--state-dir DIR | -f cluster.yaml] [--output json]
 //   svc-operator local delete [--state-dir DIR]
 //   svc-operator local recover [--state-dir DIR] [--dry-run] [--output json]   (quorum-loss recovery: cli/recover.ts)
+//   svc-operator local run [--state-dir DIR] [--listen HOST:PORT] [--dry-run]   (the long-running loop: cli/local-run.ts)
 //   svc-operator local suspend|resume|move-leader|restart|alarm|report ...   (on call: cli/oncall.ts)
 //   svc-operator demo [--state-dir DIR] [--keep]
 //   svc-operator backup ... | restore ...   (what the operator's Jobs run: cli/backup.ts)
@@ -21,6 +22,7 @@ import { parseArgs, UsageError } from './args.js';
 import { setProtoDir } from '../../server/wire/index.js';
 import { CommandError, localApply, localBackup, localBackups, localDelete, localStatus, localVerifyBackup } from './local.js';
 import { demo } from './demo.js';
+import { DEFAULT_LISTEN, localRun } from './local-run.js';
 import { RuntimeError } from '../runtime/runtime.js';
 import { isKubeCommand, kubeMain } from './kube.js';
 import { isJobCommand, jobMain } from './backup.js';
@@ -71,6 +73,14 @@ ${Object.entries(KUBE_ONCALL_USAGE).map(([verb, usage]) => `  svc-operator ${ver
 
 Local (members as child processes):
   svc-operator local apply -f <cluster.yaml> [--state-dir DIR] [--output json]
+      creates or changes the cluster and reconciles it until steady (or blocked), then exits; while local run
+      looks after the state dir, hands the spec over to it and waits until it settles (exit 0 steady, 1 not)
+  svc-operator local run [--state-dir DIR] [--listen HOST:PORT] [--dry-run]
+      looks after the cluster until SIGTERM/SIGINT (it finishes the step under way, then exits 0): takes up what
+      local apply saves, starts a member whose process is gone, takes scheduled backups and drills when due;
+      logs each step; /healthz and /metrics on --listen (loopback; default 127.0.0.1:0, a free port named in the
+      first line). One loop per state dir (DIR/operator.lock, with its pid; a dead holder's is taken over, and the
+      recorded step resumed). --dry-run prints what its first pass would do
   svc-operator local status [--state-dir DIR] [--output json]
       the members, the upgrade, the backups (KIND, TIME, FILE) and a failed backup's cause
   svc-operator local backup [--state-dir DIR] [--wait] [--output json]
@@ -135,9 +145,10 @@ export async function main(argv: string[]): Promise<number> {
       }
       return await verb.local({ args: vw, flags: vf, stateDir: vf.get('state-dir') ?? '.svc-local', dryRun: vf.has('dry-run'), out: (t) => void process.stdout.write(t) });
     }
-    const { words, flags } = parseArgs(argv.filter((a) => a !== '--wait'), { string: ['file', 'state-dir', 'output'], boolean: ['keep', 'dry-run'] });
+    const { words, flags } = parseArgs(argv.filter((a) => a !== '--wait'), { string: ['file', 'state-dir', 'output', 'listen'], boolean: ['keep', 'dry-run'] });
     if (wait && !(words[0] === 'local' && (words[1] === 'backup' || words[1] === 'verify-backup'))) throw new UsageError('--wait belongs to local backup and local verify-backup');
-    if (flags.has('dry-run') && !(words[0] === 'local' && words[1] === 'recover')) throw new UsageError('--dry-run belongs to local recover');
+    if (flags.has('dry-run') && !(words[0] === 'local' && (words[1] === 'recover' || words[1] === 'run'))) throw new UsageError('--dry-run belongs to local recover and local run');
+    if (flags.has('listen') && !(words[0] === 'local' && words[1] === 'run')) throw new UsageError('--listen belongs to local run');
     if (flags.has('help') || words.length === 0) {
       (flags.has('help') ? process.stdout : process.stderr).write(USAGE);
       return flags.has('help') ? 0 : 2;
@@ -163,6 +174,8 @@ export async function main(argv: string[]): Promise<number> {
           return await localBackups(stateDir, output, flags.get('file'));
         case 'delete':
           return await localDelete(stateDir);
+        case 'run':
+          return await localRun({ stateDir, listen: flags.get('listen') ?? DEFAULT_LISTEN, dryRun: flags.has('dry-run'), crashAt: process.env.SVC_OPERATOR_CRASH_AT });
         case 'recover':
           return await localRecover({ stateDir, dryRun: flags.has('dry-run'), output, crashAt: process.env.SVC_OPERATOR_CRASH_AT });
       }

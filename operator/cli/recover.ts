@@ -9,7 +9,8 @@ import { MemberClient } from '../members/index.js';
 import { observe, reconcile } from '../orchestrator/index.js';
 import { recoveryLines, recoveryPlan, recoveryRefusal, recoveryUnderWay } from '../planner/recovery.js';
 import { describeStep } from '../planner/steps.js';
-import { CommandError, localRuntime } from './local.js';
+import { CommandError, localRuntime, loopReports } from './local.js';
+import { exclusive, handOver } from './loop-lock.js';
 import { StepPrinter } from './printer.js';
 
 export interface LocalRecoverOptions {
@@ -56,15 +57,8 @@ export async function localRecover(o: LocalRecoverOptions): Promise<number> {
       runtime.requestRecovery();
     }
     const printer = json ? undefined : new StepPrinter({ write: (s: string) => out(s) });
-    const r = await reconcile(runtime, state.spec, {
-      crashAt: o.crashAt,
-      client,
-      onStep: (e) => {
-        printer?.step(e);
-        void runtime.noteStep(e.line);
-      },
-      onError: (step, err) => printer?.line(`step ${step.kind} failed (will retry): ${err.message}`),
-    });
+    // beside `local run`: the request recorded is its to carry out
+    const r = await exclusive(runtime, 'local recover', printer, () => reconcile(runtime, state.spec, { crashAt: o.crashAt, client, ...loopReports(runtime, printer) }), (holder) => handOver(runtime, state.spec, holder, printer));
     const rec = runtime.state()?.records.recovery;
     const done = r.outcome === 'steady' && rec?.finishedAt !== undefined;
     if (json) out(`${JSON.stringify({ outcome: r.outcome, recovery: rec ?? null, actions: r.actions, error: r.error ?? null }, null, 2)}\n`);

@@ -46,6 +46,8 @@ export interface PassHooks {
   crash?(kind: string, n: number, at: CrashPoint): void;
   /** The clock (tests). Default Date.now. */
   clock?: () => number;
+  /** Observe and plan only: nothing is recorded or carried out (`local run --dry-run`). */
+  dryRun?: boolean;
 }
 
 /** What one pass did. */
@@ -128,7 +130,7 @@ async function write(runtime: Runtime, doc: RecordsDocument, records: ClusterRec
 export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: MemberApi, memory: EngineMemory, hooks: PassHooks = {}): Promise<PassResult> {
   const doc = await runtime.records.load();
   // suspended: not even the runtime's own objects are brought in line (that is a mutation too)
-  if (doc.requests.suspended !== true) await runtime.prepare?.();
+  if (doc.requests.suspended !== true && !hooks.dryRun) await runtime.prepare?.();
   const { cluster: observed, urls } = await observe(runtime, client, hooks.clock);
   // The write rate over the time since the last pass (the reading inside one observation spans milliseconds).
   const c = observed.catchUp;
@@ -150,6 +152,7 @@ export async function runPass(runtime: Runtime, spec: SvcClusterSpec, client: Me
   }
   const result = (extra: Partial<PassResult> = {}): PassResult => ({ step, line: describeStep(step), progress: doc.records.progress, rollout: doc.records.rollout, records: doc.records, observed, acted: false, ...extra });
 
+  if (hooks.dryRun) return result();
   if (step.kind === 'steady') records = noteSteady(records, step.version, observed.now);
   if (!isMutating(step) && step.kind !== 'complete' && step.kind !== 'recoverComplete') {
     await write(runtime, doc, records);

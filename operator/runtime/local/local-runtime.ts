@@ -180,7 +180,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
         throw new RuntimeError('STATE_IO', `the records in ${stateFile(this.stateDir)} changed since this pass read them (version ${version}, now ${s.recordsVersion}): another svc-operator is reconciling this state dir; stop it, or let it finish`);
       }
       const next = s.recordsVersion + 1;
-      writeState(this.stateDir, { ...s, records, recordsVersion: next });
+      this.save({ ...s, records, recordsVersion: next });
       return String(next);
     },
   };
@@ -196,6 +196,15 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     return s;
   }
 
+  /**
+   * Writes the runtime's part of the state; the person's part (spec, requests) stays as it is on disk now, so a
+   * `local apply` or a request saved while a step was under way (read before, written after) is not undone.
+   */
+  private save(s: LocalState): void {
+    const disk = readState(this.stateDir);
+    writeState(this.stateDir, disk ? { ...s, spec: disk.spec, requests: disk.requests } : s);
+  }
+
   /** Saves the spec applied last (and nothing else). */
   async saveSpec(spec: SvcClusterSpec): Promise<void> {
     const s = this.mustState();
@@ -205,7 +214,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
   /** Records the last step line (for `local status`). */
   async noteStep(line: string): Promise<void> {
     const s = this.state();
-    if (s) writeState(this.stateDir, withStepLine(s, line, new Date()));
+    if (s) this.save(withStepLine(s, line, new Date()));
   }
 
   async members(): Promise<RuntimeMember[]> {
@@ -215,7 +224,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     const seen = s.members.filter((m) => !m.hasData && hasWal(m.dataDir));
     if (seen.length > 0) {
       for (const m of seen) m.hasData = true;
-      writeState(this.stateDir, s);
+      this.save(s);
     }
     return s.members.map((m) => {
       const running = alive(m.pid);
@@ -300,9 +309,9 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
         this.fetched = undefined;
       }
     }
-    writeState(this.stateDir, state);
+    this.save(state);
     for (const m of members) this.spawnMember(state, m);
-    writeState(this.stateDir, state);
+    this.save(state);
   }
 
   /**
@@ -407,14 +416,14 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     const file = join(dir, 'config.json');
     writeFileSync(file, config);
     const pid = this.spawnDetached(OPERATOR_ENTRY, ['backup-agent', '--config', file], this.agentLog(), `=== backup-agent start ${new Date().toISOString()}`, { ...process.env }, 'the backup agent');
-    writeState(this.stateDir, { ...this.mustState(), agent: { pid, startedAt: new Date().toISOString(), config } });
+    this.save({ ...this.mustState(), agent: { pid, startedAt: new Date().toISOString(), config } });
     return `${running ? 'restarted' : 'started'} the backup agent (pid ${pid}, log ${this.agentLog()})`;
   }
 
   async stopAgent(): Promise<string> {
     const state = this.mustState();
     await this.stopPid(state.agent?.pid);
-    writeState(this.stateDir, { ...this.mustState(), agent: {} });
+    this.save({ ...this.mustState(), agent: {} });
     return 'stopped the backup agent';
   }
 
@@ -456,10 +465,10 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     // Record the release first: after a crash here, the observation shows "configured new, running old",
     // and the planner asks for this restart again.
     m.version = version;
-    writeState(this.stateDir, state);
+    this.save(state);
     await this.stopPid(m.pid);
     this.spawnMember(state, m);
-    writeState(this.stateDir, state);
+    this.save(state);
   }
 
   /**
@@ -476,7 +485,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
       this.spawnMember(state, m);
       started.push(m.name);
     }
-    if (started.length > 0) writeState(this.stateDir, state);
+    if (started.length > 0) this.save(state);
     return started;
   }
 
@@ -486,7 +495,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     if (known) return `http://127.0.0.1:${known.peerPort}`;
     const [clientPort, peerPort] = await freePorts(2);
     // Recorded before MemberAdd registers the URL: a restarted orchestrator starts the member on these ports.
-    writeState(this.stateDir, { ...state, reserved: { ...(state.reserved ?? {}), [name]: { clientPort, peerPort } } });
+    this.save({ ...state, reserved: { ...(state.reserved ?? {}), [name]: { clientPort, peerPort } } });
     return `http://127.0.0.1:${peerPort}`;
   }
 
@@ -524,11 +533,11 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
       // in ordinal order (after a recovery from a member other than the first, a lower ordinal joins again)
       state.members.sort((a, b) => ordinalOf(a.name) - ordinalOf(b.name));
       state.reserved = reserved;
-      writeState(this.stateDir, state);
+      this.save(state);
     }
     if (alive(m.pid)) return;
     this.spawnMember(state, m);
-    writeState(this.stateDir, state);
+    this.save(state);
   }
 
   async retireMember(name: string): Promise<void> {
@@ -538,7 +547,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     if (state.members.at(-1) !== m) throw new RuntimeError('NO_MEMBER', `${name} is not the last member`);
     await this.stopPid(m.pid);
     state.members.pop();
-    writeState(this.stateDir, state);
+    this.save(state);
     rmSync(m.dataDir, { recursive: true, force: true });
   }
 
@@ -554,7 +563,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     m.join = initial;
     m.hasData = false;
     m.pid = undefined;
-    writeState(this.stateDir, state);
+    this.save(state);
   }
 
   async startReplacement(name: string, initial: string[]): Promise<void> {
@@ -600,13 +609,13 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
       // its ports stay reserved: it joins again later (addMember) under the same name and client URL, empty
       state.members = state.members.filter((x) => x !== m);
       state.reserved = { ...(state.reserved ?? {}), [name]: { clientPort: m.clientPort, peerPort: m.peerPort } };
-      writeState(this.stateDir, state);
+      this.save(state);
       rmSync(m.dataDir, { recursive: true, force: true });
     }
     if (s.forced === true && alive(s.pid)) return;
     await this.stopPid(s.pid);
     this.spawnMember(state, s, true);
-    writeState(this.stateDir, state);
+    this.save(state);
   }
 
   snapshotLocation(from: string, to: string, member: string): string {
@@ -641,7 +650,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     for (const m of state.members.filter((x) => members.includes(x.name))) {
       await this.stopPid(m.pid);
       m.pid = undefined;
-      writeState(this.stateDir, state);
+      this.save(state);
     }
   }
 
@@ -650,7 +659,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     for (const m of state.members) {
       if (alive(m.pid)) continue;
       this.spawnMember(state, m);
-      writeState(this.stateDir, state);
+      this.save(state);
     }
   }
 
@@ -677,7 +686,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
   async backupRecorded(dropped: BackupEntry[]): Promise<void> {
     const s = this.mustState();
     this.streaming = undefined;
-    if (s.backupFailure !== undefined) writeState(this.stateDir, { ...s, backupFailure: undefined });
+    if (s.backupFailure !== undefined) this.save({ ...s, backupFailure: undefined });
     for (const it of dropped) rmSync(it.location, { force: true });
   }
 
@@ -888,7 +897,7 @@ export class LocalRuntime implements RuntimeWith<(typeof LOCAL_CAPABILITIES)[num
     }
     this.streaming = undefined;
     const s = this.state();
-    if (s) writeState(this.stateDir, { ...s, backupFailure: why });
+    if (s) this.save({ ...s, backupFailure: why });
   }
 
   async v2DataBytes(member: string): Promise<number | undefined> {

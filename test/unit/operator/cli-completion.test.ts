@@ -31,6 +31,8 @@ describe('operator/cli: shell completion and the krew manifest', () => {
     for (const v of ONCALL_VERBS) expect(verbs).to.include(v.name);
     expect(complete('_svc_operator', ['svc-operator', 'local', 'alarm', ''])).to.include.members(['list', 'disarm', '--dry-run']);
     expect(complete('_svc_operator', ['svc-operator', 'local', 'move-leader', 'oc', '--t'])).to.deep.equal(['--to']);
+    expect(complete('_svc_operator', ['svc-operator', 'local', 'ru'])).to.deep.equal(['run']);
+    expect(complete('_svc_operator', ['svc-operator', 'local', 'run', '--'])).to.deep.equal(['--listen', '--dry-run', '--state-dir']);
     expect(complete('_kubectl_svc', ['kubectl-svc', ''])).to.include.members(['status', 'backup', 'recover', 'suspend', 'resume', 'report']);
     expect(complete('_kubectl_svc', ['kubectl-svc', 'suspend', 'kv', '--d'])).to.deep.equal(['--dry-run']);
     expect(complete('_kubectl_svc', ['kubectl-svc', 'back'])).to.deep.equal(['backup', 'backups']);
