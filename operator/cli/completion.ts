@@ -55,28 +55,31 @@ export function bashCompletion(): string {
   const plugin = pluginWords();
   const local = localWords();
   const top = ['local', 'demo', 'crd', 'run', 'backup', 'restore', 'verify', 'backup-agent', 'completion', ...Object.keys(plugin).map((c) => (c === 'backup' ? 'backup-now' : c === 'verify' ? 'verify-now' : c))];
-  const cases = (table: Record<string, Words>, var_: string) => Object.entries(table).map(([c, w]) => `      ${c}) ${var_}="${[...w.commands, ...w.flags].join(' ')}" ;;`).join('\n');
+  const cases = (table: Record<string, Words>, indent: string) => Object.entries(table).map(([c, w]) => `${indent}${c}) words="${[...w.commands, ...w.flags].join(' ')}" ;;`).join('\n');
   return `# bash completion for svc-operator and kubectl-svc (generated: svc-operator completion bash)
+_svc_kube_words() {
+  # $1: a command of the kubectl plugin (svc-operator's backup-now and verify-now come as backup and verify);
+  # sets the caller's words
+  case "$1" in
+${cases(plugin, '    ')}
+  esac
+}
 _svc_words() {
   # $1: the program's command words after its name
   local cur="\${COMP_WORDS[COMP_CWORD]}" words=""
   if [ "$1" = plugin ]; then
-    if [ "$COMP_CWORD" -le 1 ]; then words="${Object.keys(plugin).join(' ')}"; else
-    case "\${COMP_WORDS[1]}" in
-${cases(plugin, 'words')}
-    esac; fi
+    if [ "$COMP_CWORD" -le 1 ]; then words="${Object.keys(plugin).join(' ')}"; else _svc_kube_words "\${COMP_WORDS[1]}"; fi
   else
     if [ "$COMP_CWORD" -le 1 ]; then words="${[...new Set(top)].join(' ')}"
     elif [ "\${COMP_WORDS[1]}" = local ]; then
       if [ "$COMP_CWORD" -le 2 ]; then words="${Object.keys(local).join(' ')}"; else
       case "\${COMP_WORDS[2]}" in
-${cases(local, 'words')}
+${cases(local, '      ')}
       esac; fi
     elif [ "\${COMP_WORDS[1]}" = completion ]; then words="bash zsh"
     else
-      case "\${COMP_WORDS[1]}" in
-${cases({ ...plugin, 'backup-now': plugin.backup }, 'words')}
-      esac
+      local c="\${COMP_WORDS[1]}"
+      _svc_kube_words "\${c%-now}"
     fi
   fi
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
