@@ -1,6 +1,7 @@
 // The compiler's verdict on a small program that imports the source tree: for tests that prove a rule is enforced by
 // the types (a step kind without its row, a runtime without a capability it claims does not compile).
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -9,7 +10,7 @@ import ts from 'typescript';
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 
 /** The errors of `text` written as `dir/name` (.mts: an ES module wherever it lies), "TS<code> <file>:<line>: <message>". */
-export function typeErrors(dir: string, name: string, text: string): string[] {
+function typeErrors(dir: string, name: string, text: string): string[] {
   const file = join(dir, name);
   writeFileSync(file, text);
   const { config } = ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile);
@@ -19,4 +20,12 @@ export function typeErrors(dir: string, name: string, text: string): string[] {
     const where = d.file && d.start !== undefined ? `${d.file.fileName.slice(dir.length + 1)}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: ` : '';
     return `TS${d.code} ${where}${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
   });
+}
+
+/** For the suite it is called in: a scratch folder (made before, removed after), and the errors of a program written there as `name`. */
+export function typeErrorsOf(name: string): (text: string) => string[] {
+  let dir = '';
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'type-check-')); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  return (text) => typeErrors(dir, name, text);
 }
