@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { plan } from '../../../operator/planner/plan.js';
 import type { ObservedCluster } from '../../../operator/planner/types.js';
-import { ROOT, typeErrorsOf } from './type-check.js';
+import { ROOT, typeCheckSuite } from './type-check.js';
 
 
 /** A runtime class with capabilities `caps` and the extra members `body`, over the real interfaces. */
@@ -30,9 +30,7 @@ function program(caps: string, body: string): string {
   ].join('\n');
 }
 
-describe('operator: runtime capabilities', function () {
-  this.timeout(60_000);
-  const errorsOf = typeErrorsOf('tiny.mts');
+typeCheckSuite('operator: runtime capabilities', 'tiny.mts', (errorsOf) => {
 
   it('a runtime that claims recovery without forceNewCluster does not compile, naming the method', () => {
     const errors = errorsOf(program("'recovery'", "  async takeRecoverySnapshot() { return { streamTo: '/x' }; }"));

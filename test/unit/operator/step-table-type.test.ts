@@ -2,7 +2,7 @@
 // that adds a kind to the real Step union, with and without its row, through the TypeScript compiler.
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { ROOT, typeErrorsOf } from './type-check.js';
+import { ROOT, typeCheckSuite } from './type-check.js';
 
 /** The program: Step plus a `defragmentMember` kind, the table of that union, with `row` appended to the real rows. */
 function program(row: string): string {
@@ -15,9 +15,7 @@ function program(row: string): string {
   ].join('\n');
 }
 
-describe('operator: the step table is complete by its type', function () {
-  this.timeout(60_000);
-  const errorsOf = typeErrorsOf('with-defragment.mts');
+typeCheckSuite('operator: the step table is complete by its type', 'with-defragment.mts', (errorsOf) => {
 
   it('a kind without its row does not compile, naming the kind', () => {
     const errors = errorsOf(program(''));

@@ -22,10 +22,16 @@ function typeErrors(dir: string, name: string, text: string): string[] {
   });
 }
 
-/** For the suite it is called in: a scratch folder (made before, removed after), and the errors of a program written there as `name`. */
-export function typeErrorsOf(name: string): (text: string) => string[] {
-  let dir = '';
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'type-check-')); });
-  after(() => rmSync(dir, { recursive: true, force: true }));
-  return (text) => typeErrors(dir, name, text);
+/**
+ * A suite of tests that compile small programs: the compiler's time, a scratch folder (made before, removed after),
+ * and `errorsOf(text)`, the errors of `text` written there as `name`.
+ */
+export function typeCheckSuite(title: string, name: string, tests: (errorsOf: (text: string) => string[]) => void): void {
+  describe(title, function () {
+    this.timeout(60_000);
+    let dir = '';
+    before(() => { dir = mkdtempSync(join(tmpdir(), 'type-check-')); });
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    tests((text) => typeErrors(dir, name, text));
+  });
 }
