@@ -7,8 +7,8 @@
 //   outcome and exits 1 when the drill failed.
 // Exit codes: 0 asked (or, with --wait, taken / passed), 1 failure (no such cluster, not taken in time, drill failed), 2 usage.
 import type { SvcClusterStatus } from '../api/types.js';
-import { BACKUP_REQUEST_ANNOTATION } from '../backup/schedule.js';
-import { describeVerified, VERIFY_REQUEST_ANNOTATION } from '../backup/verify.js';
+import { describeVerified } from '../backup/verify.js';
+import { REQUESTS } from '../runtime/kubernetes/kube-records.js';
 import { parseArgs, UsageError } from './args.js';
 import { annotateRequest, awaitAnswer } from './kube-request.js';
 import { contextNamespace, loadKubeConfig } from './status-view.js';
@@ -32,7 +32,7 @@ interface Ask {
 
 const BACKUP: Ask = {
   what: 'backup',
-  annotation: BACKUP_REQUEST_ANNOTATION,
+  annotation: REQUESTS.backup.annotation,
   answer: (b, token) => {
     if (b.lastRequest !== token) return undefined;
     const entry = [...(b.items ?? [])].reverse().find((x) => x.kind === 'on-demand');
@@ -42,7 +42,7 @@ const BACKUP: Ask = {
 
 const VERIFY: Ask = {
   what: 'restore drill',
-  annotation: VERIFY_REQUEST_ANNOTATION,
+  annotation: REQUESTS.verify.annotation,
   answer: (b, token) => (b.lastVerifyRequest === token && b.lastVerified ? { ok: b.lastVerified.result === 'Passed', line: `restore drill ${describeVerified(b.lastVerified)}` } : undefined),
 };
 

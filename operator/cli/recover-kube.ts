@@ -12,7 +12,7 @@
 import type { SvcClusterStatus } from '../api/types.js';
 import { recoveryLines, recoveryPlan, recoveryRefusal } from '../planner/recovery.js';
 import type { ObservedCluster } from '../planner/types.js';
-import { RECONCILE_ANNOTATION, RECOVER_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-records.js';
+import { REQUESTS, requestsOf } from '../runtime/kubernetes/kube-records.js';
 import { parseArgs, UsageError } from './args.js';
 import { annotateRequest, awaitAnswer } from './kube-request.js';
 import { contextNamespace, gatherView, loadKubeConfig, StatusError, type ClusterView } from './status-view.js';
@@ -39,7 +39,7 @@ export function observedOf(view: ClusterView): ObservedCluster {
       ...(m.id !== undefined ? { id: BigInt(`0x${m.id}`).toString() } : {}),
       ...(m.dbSize !== undefined ? { dbSize: m.dbSize } : {}),
     })),
-    ...(view.annotations?.[RECONCILE_ANNOTATION] === SUSPENDED ? { suspended: true } : {}),
+    ...(requestsOf(view.annotations ?? {}).suspended ? { suspended: true } : {}),
   };
 }
 
@@ -76,8 +76,8 @@ export async function recoverMain(argv: string[], out: (s: string) => void = (s)
       return 0;
     }
     const token = flags.get('token') ?? new Date().toISOString();
-    await annotateRequest(kc, namespace, name, RECOVER_ANNOTATION, token);
-    out(`recovery of ${namespace}/${name} requested (annotation ${RECOVER_ANNOTATION}=${token}); status.recovery and \`${me} status ${name}\` show each step\n`);
+    await annotateRequest(kc, namespace, name, REQUESTS.recover.annotation, token);
+    out(`recovery of ${namespace}/${name} requested (annotation ${REQUESTS.recover.annotation}=${token}); status.recovery and \`${me} status ${name}\` show each step\n`);
     if (waitText === undefined) return 0;
     const mine = (s: SvcClusterStatus | undefined) => (s?.recovery?.request === token ? s.recovery : undefined);
     const w = await awaitAnswer(kc, namespace, name, Number(waitText), (s) => {
