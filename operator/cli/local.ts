@@ -22,13 +22,12 @@ import { hexMemberId } from '../api/member-id.js';
 import { describeStep } from '../planner/steps.js';
 import { StepPrinter } from './printer.js';
 import { UsageError } from './args.js';
+import { CodedError } from '../../server/coded-error.js';
 
 /** Raised when a command fails (exit code 1). */
-export class CommandError extends Error {
-  readonly code = 'FAILED';
+export class CommandError extends CodedError<'FAILED'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'CommandError';
+    super('FAILED', message);
   }
 }
 
