@@ -3,8 +3,9 @@ export class CodedError<C extends string = string> extends Error {
   constructor(
     readonly code: C,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = new.target.name;
   }
 }

@@ -7,13 +7,12 @@ import { memberConfigProblems } from './member-config.js';
 import { maintenanceProblems, storageChangeProblems } from './maintenance.js';
 import { svcClusterSchema, type Schema } from './crd.js';
 import { durationMs } from './duration.js';
+import { CodedError } from '../../server/coded-error.js';
 
 /** Raised when a manifest is not a valid SvcCluster; `problems` lists every violation. */
-export class ValidationError extends Error {
-  readonly code = 'INVALID_SVCCLUSTER';
+export class ValidationError extends CodedError<'INVALID_SVCCLUSTER'> {
   constructor(readonly problems: string[]) {
-    super(`invalid SvcCluster: ${problems.join('; ')}`);
-    this.name = 'ValidationError';
+    super('INVALID_SVCCLUSTER', `invalid SvcCluster: ${problems.join('; ')}`);
   }
 }
 

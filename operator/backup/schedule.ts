@@ -4,9 +4,6 @@
 import type { BackupEntry, BackupKind, BackupsStatus, SnapshotRecord, SvcClusterSpec, VerifiedStatus } from '../api/types.js';
 import { cron, scheduleProblem } from '../api/cron.js';
 
-/** The annotation that asks for an on-demand backup; any new token asks again. */
-export const BACKUP_REQUEST_ANNOTATION = 'svc.dev/backup-request';
-
 /** Backups kept when spec.backup.keep is not set. */
 export const DEFAULT_KEEP = 3;
 

@@ -6,9 +6,6 @@ import { scheduleProblem } from '../api/cron.js';
 import { dueSlot, type DueBackup } from './schedule.js';
 import type { RestorePoint } from './restore-points.js';
 
-/** The annotation that asks for a restore drill now; any new token asks again. */
-export const VERIFY_REQUEST_ANNOTATION = 'svc.dev/verify-request';
-
 export interface DueVerifyInput {
   spec: SvcClusterSpec;
   /** The value of the svc.dev/verify-request annotation (locally: `local verify-backup`'s token). */

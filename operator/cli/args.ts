@@ -13,11 +13,9 @@ export class UsageError extends CodedError<'USAGE'> {
 }
 
 /** Raised when a command fails (exit code 1). */
-export class CommandError extends Error {
-  readonly code = 'FAILED';
+export class CommandError extends CodedError<'FAILED'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'CommandError';
+    super('FAILED', message);
   }
 }
 

@@ -6,14 +6,13 @@
 //   backup (annotation svc.dev/verify-request, answered in status.backups.lastVerifyRequest); --wait prints its
 //   outcome and exits 1 when the drill failed.
 // Exit codes: 0 asked (or, with --wait, taken / passed), 1 failure (no such cluster, not taken in time, drill failed), 2 usage.
-import * as k8s from '@kubernetes/client-node';
-import { API_VERSION, PLURAL, type SvcClusterStatus } from '../api/types.js';
-import { BACKUP_REQUEST_ANNOTATION } from '../backup/schedule.js';
-import { describeVerified, VERIFY_REQUEST_ANNOTATION } from '../backup/verify.js';
-import { isStatus, KubeApi } from '../runtime/kubernetes/kube-api.js';
+import type { SvcClusterStatus } from '../api/types.js';
+import { describeVerified } from '../backup/verify.js';
+import { REQUESTS } from '../runtime/kubernetes/kube-records.js';
 import { parseArgs, UsageError } from './args.js';
+import { annotateRequest, awaitAnswer } from './kube-request.js';
+import { contextNamespace, loadKubeConfig } from './status-view.js';
 
-const [GROUP, VERSION] = API_VERSION.split('/');
 /** The command's usage line, as `prog` (svc-operator backup-now, kubectl svc backup) names it. */
 export function backupNowUsage(prog: string): string {
   return `${prog} <cluster> [--namespace NS] [--kubeconfig FILE] [--token T] [--wait SECONDS]`;
@@ -33,7 +32,7 @@ interface Ask {
 
 const BACKUP: Ask = {
   what: 'backup',
-  annotation: BACKUP_REQUEST_ANNOTATION,
+  annotation: REQUESTS.backup.annotation,
   answer: (b, token) => {
     if (b.lastRequest !== token) return undefined;
     const entry = [...(b.items ?? [])].reverse().find((x) => x.kind === 'on-demand');
@@ -43,7 +42,7 @@ const BACKUP: Ask = {
 
 const VERIFY: Ask = {
   what: 'restore drill',
-  annotation: VERIFY_REQUEST_ANNOTATION,
+  annotation: REQUESTS.verify.annotation,
   answer: (b, token) => (b.lastVerifyRequest === token && b.lastVerified ? { ok: b.lastVerified.result === 'Passed', line: `restore drill ${describeVerified(b.lastVerified)}` } : undefined),
 };
 
@@ -57,40 +56,20 @@ export async function backupNowMain(argv: string[], out: (s: string) => void = (
     const ask = words[0] === 'verify-now' || words[0] === 'verify' ? VERIFY : BACKUP;
     const waitText = flags.get('wait');
     if (waitText !== undefined && !/^\d+$/.test(waitText)) throw new UsageError('--wait must be a number of seconds');
-    const kc = new k8s.KubeConfig();
-    const file = flags.get('kubeconfig') ?? process.env.KUBECONFIG;
-    if (file) kc.loadFromFile(file);
-    else kc.loadFromDefault();
-    const namespace = flags.get('namespace') ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+    const kc = loadKubeConfig(flags.get('kubeconfig'));
+    const namespace = flags.get('namespace') ?? contextNamespace(kc);
     const token = flags.get('token') ?? new Date().toISOString();
-    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
-    try {
-      await new KubeApi(kc).patchClusterAnnotation(namespace, name, ask.annotation, token);
-    } catch (e) {
-      if (isStatus(e, 404)) {
-        process.stderr.write(`${me}: SvcCluster ${namespace}/${name} not found\n`);
-        return 1;
-      }
-      throw e;
-    }
+    await annotateRequest(kc, namespace, name, ask.annotation, token);
     out(`${ask.what} of ${namespace}/${name} requested (token ${token})\n`);
     if (waitText === undefined) return 0;
-    const until = Date.now() + Number(waitText) * 1000;
-    for (;;) {
-      const c = await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name }) as { status?: SvcClusterStatus };
-      const b = c.status?.backups;
-      const answer = b && ask.answer(b, token);
-      if (answer) {
-        out(`${answer.line}\n`);
-        return answer.ok ? 0 : 1;
-      }
-      if (Date.now() > until) {
-        const why = c.status?.lastError ? `: ${c.status.lastError}` : '';
-        process.stderr.write(`${me}: the ${ask.what} was not ${ask === BACKUP ? 'taken' : 'run'} within ${waitText} s${why}\n`);
-        return 1;
-      }
-      await new Promise((r) => setTimeout(r, 1000));
+    const r = await awaitAnswer(kc, namespace, name, Number(waitText), (s) => s?.backups && ask.answer(s.backups, token));
+    if (r.answer) {
+      out(`${r.answer.line}\n`);
+      return r.answer.ok ? 0 : 1;
     }
+    const why = r.status?.lastError ? `: ${r.status.lastError}` : '';
+    process.stderr.write(`${me}: the ${ask.what} was not ${ask === BACKUP ? 'taken' : 'run'} within ${waitText} s${why}\n`);
+    return 1;
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`${me}: ${e.message}\nusage: ${backupNowUsage(prog)}\n`);

@@ -56,29 +56,26 @@ export function bashCompletion(): string {
   const plugin = pluginWords();
   const local = localWords();
   const top = ['local', 'demo', 'crd', 'run', 'backup', 'restore', 'verify', 'backup-agent', 'completion', ...Object.keys(plugin).map((c) => (c === 'backup' ? 'backup-now' : c === 'verify' ? 'verify-now' : c))];
-  const cases = (table: Record<string, Words>, var_: string) => Object.entries(table).map(([c, w]) => `      ${c}) ${var_}="${[...w.commands, ...w.flags].join(' ')}" ;;`).join('\n');
+  const cases = (prefix: string, table: Record<string, Words>) => Object.entries(table).map(([c, w]) => `    ${prefix}/${c}) words="${[...w.commands, ...w.flags].join(' ')}" ;;`).join('\n');
   return `# bash completion for svc-operator and kubectl-svc (generated: svc-operator completion bash)
+_svc_command_words() {
+  # $1: kube/<command> (the kubectl plugin's, which svc-operator has too; its backup-now and verify-now come as
+  # backup and verify) or local/<command> (svc-operator local); sets the caller's words
+  case "$1" in
+${cases('kube', plugin)}
+${cases('local', local)}
+  esac
+}
 _svc_words() {
   # $1: the program's command words after its name
-  local cur="\${COMP_WORDS[COMP_CWORD]}" words=""
+  local cur="\${COMP_WORDS[COMP_CWORD]}" words="" c="\${COMP_WORDS[1]}"
   if [ "$1" = plugin ]; then
-    if [ "$COMP_CWORD" -le 1 ]; then words="${Object.keys(plugin).join(' ')}"; else
-    case "\${COMP_WORDS[1]}" in
-${cases(plugin, 'words')}
-    esac; fi
-  else
-    if [ "$COMP_CWORD" -le 1 ]; then words="${[...new Set(top)].join(' ')}"
-    elif [ "\${COMP_WORDS[1]}" = local ]; then
-      if [ "$COMP_CWORD" -le 2 ]; then words="${Object.keys(local).join(' ')}"; else
-      case "\${COMP_WORDS[2]}" in
-${cases(local, 'words')}
-      esac; fi
-    elif [ "\${COMP_WORDS[1]}" = completion ]; then words="bash zsh"
-    else
-      case "\${COMP_WORDS[1]}" in
-${cases({ ...plugin, 'backup-now': plugin.backup }, 'words')}
-      esac
-    fi
+    if [ "$COMP_CWORD" -le 1 ]; then words="${Object.keys(plugin).join(' ')}"; else _svc_command_words "kube/$c"; fi
+  elif [ "$COMP_CWORD" -le 1 ]; then words="${[...new Set(top)].join(' ')}"
+  elif [ "$c" = local ]; then
+    if [ "$COMP_CWORD" -le 2 ]; then words="${Object.keys(local).join(' ')}"; else _svc_command_words "local/\${COMP_WORDS[2]}"; fi
+  elif [ "$c" = completion ]; then words="bash zsh"
+  else _svc_command_words "kube/\${c%-now}"
   fi
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }

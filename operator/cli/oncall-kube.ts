@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 import * as k8s from '@kubernetes/client-node';
 import { API_VERSION, PLURAL } from '../api/types.js';
 import { isStatus, KubeApi } from '../runtime/kubernetes/kube-api.js';
-import { MAINTENANCE_REQUEST_ANNOTATION, maintenanceRequestValue, RECONCILE_ANNOTATION, RECORDS_ANNOTATION, RESTART_REQUEST_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-records.js';
+import { maintenanceRequestValue, RECORDS_ANNOTATION, REQUESTS, requestsOf, SUSPENDED } from '../runtime/kubernetes/kube-records.js';
 import { CLUSTER_LABEL, memberClientURL, memberHost } from '../runtime/kubernetes/manifests.js';
 import { quotaBytes } from '../api/maintenance.js';
 import { MemberClient } from '../members/index.js';
@@ -77,16 +77,16 @@ export async function kubeOnCallMain(argv: string[], out: (s: string) => void = 
     if (verb === 'move-leader') return await moveLeader(kc, namespace, name, flags.get('to'), flags.has('dry-run'), out);
     if (sub === 'list' || sub === 'disarm') return await alarm(kc, target, sub, flags.has('dry-run'), out);
     const on = verb === 'suspend';
-    const now = stored.metadata.annotations?.[RECONCILE_ANNOTATION] === SUSPENDED;
+    const now = requestsOf(stored.metadata.annotations ?? {}).suspended === true;
     if (now === on) {
       out(`${namespace}/${name} is already ${on ? 'suspended' : 'not suspended'}; nothing to do\n`);
       return 0;
     }
     if (flags.has('dry-run')) {
-      out(`dry run: would ${on ? `set the annotation ${RECONCILE_ANNOTATION}=${SUSPENDED} on` : `remove the annotation ${RECONCILE_ANNOTATION} from`} ${namespace}/${name}; nothing was changed\n`);
+      out(`dry run: would ${on ? `set the annotation ${REQUESTS.suspended.annotation}=${SUSPENDED} on` : `remove the annotation ${REQUESTS.suspended.annotation} from`} ${namespace}/${name}; nothing was changed\n`);
       return 0;
     }
-    await new KubeApi(kc).patchClusterAnnotation(namespace, name, RECONCILE_ANNOTATION, on ? SUSPENDED : null);
+    await new KubeApi(kc).patchClusterAnnotation(namespace, name, REQUESTS.suspended.annotation, on ? SUSPENDED : null);
     out(on
       ? `${namespace}/${name} suspended: the operator changes nothing until \`kubectl svc resume ${name} -n ${namespace}\` (condition Suspended; status and Events keep flowing)\n`
       : `${namespace}/${name} resumed: the operator carries on with what was held back\n`);
@@ -114,10 +114,10 @@ async function askMaintenance(kc: k8s.KubeConfig, action: 'defrag' | 'compact', 
   const what = action === 'compact' ? 'a compaction' : `a defragmentation of ${member ?? 'every member'}`;
   const value = maintenanceRequestValue({ token: new Date().toISOString(), action, ...(member !== undefined ? { member } : {}) });
   if (dryRun) {
-    out(`dry run: would ask for ${what} of ${namespace}/${name} (annotation ${MAINTENANCE_REQUEST_ANNOTATION}=${value}); nothing was changed\n`);
+    out(`dry run: would ask for ${what} of ${namespace}/${name} (annotation ${REQUESTS.maintenance.annotation}=${value}); nothing was changed\n`);
     return 0;
   }
-  await new KubeApi(kc).patchClusterAnnotation(namespace, name, MAINTENANCE_REQUEST_ANNOTATION, value);
+  await new KubeApi(kc).patchClusterAnnotation(namespace, name, REQUESTS.maintenance.annotation, value);
   out(`asked for ${what} of ${namespace}/${name}: the operator carries it out one member at a time once every member is healthy and caught up (Events ${action === 'compact' ? 'Compact' : 'MemberDefragmented'})\n`);
   return 0;
 }
@@ -149,10 +149,10 @@ async function askRestart(kc: k8s.KubeConfig, namespace: string, name: string, m
   const request: RestartRequest = { token: new Date().toISOString(), members: d.members };
   const how = 'one at a time (followers first, the leader last after moving leadership; each once every member is healthy and caught up; reason RestartRequested)';
   if (dryRun) {
-    out(`dry run: would restart ${d.members.join(', ')} ${how} (annotation ${RESTART_REQUEST_ANNOTATION}=${JSON.stringify(request)}); nothing was changed\n`);
+    out(`dry run: would restart ${d.members.join(', ')} ${how} (annotation ${REQUESTS.restart.annotation}=${JSON.stringify(request)}); nothing was changed\n`);
     return 0;
   }
-  await new KubeApi(kc).patchClusterAnnotation(namespace, name, RESTART_REQUEST_ANNOTATION, JSON.stringify(request));
+  await new KubeApi(kc).patchClusterAnnotation(namespace, name, REQUESTS.restart.annotation, JSON.stringify(request));
   out(`asked for a restart of ${d.members.join(', ')}: the operator restarts them ${how}; \`kubectl svc status ${name} -n ${namespace}\` follows it\n`);
   return 0;
 }
@@ -174,10 +174,10 @@ async function moveLeader(kc: k8s.KubeConfig, namespace: string, name: string, t
   if (step.kind !== 'moveLeader') throw new Error(`unexpected step ${step.kind}`);
   const value = maintenanceRequestValue({ token: new Date().toISOString(), action: 'move-leader', member: step.to });
   if (dryRun) {
-    out(`dry run: would ${describeStep(step)} (annotation ${MAINTENANCE_REQUEST_ANNOTATION}=${value}); nothing was changed\n`);
+    out(`dry run: would ${describeStep(step)} (annotation ${REQUESTS.maintenance.annotation}=${value}); nothing was changed\n`);
     return 0;
   }
-  await new KubeApi(kc).patchClusterAnnotation(namespace, name, MAINTENANCE_REQUEST_ANNOTATION, value);
+  await new KubeApi(kc).patchClusterAnnotation(namespace, name, REQUESTS.maintenance.annotation, value);
   return withMembers(view, async (client, url) => {
     const deadline = Date.now() + MOVE_LEADER_WAIT_MS;
     while (Date.now() < deadline) {

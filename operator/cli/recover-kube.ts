@@ -9,16 +9,13 @@
 // pod name, Services, Secrets, client URLs), and grows back to spec.replicas; status.recovery shows the step and
 // keeps the snapshot's location. This command refuses such a cluster itself before it writes anything.
 // Exit codes: 0 planned (--dry-run), asked (or, with --wait, recovered), 1 refused or failed, 2 usage.
-import * as k8s from '@kubernetes/client-node';
-import { API_VERSION, PLURAL, type SvcClusterStatus } from '../api/types.js';
+import type { SvcClusterStatus } from '../api/types.js';
 import { recoveryLines, recoveryPlan, recoveryRefusal } from '../planner/recovery.js';
 import type { ObservedCluster } from '../planner/types.js';
-import { isStatus, KubeApi } from '../runtime/kubernetes/kube-api.js';
-import { RECONCILE_ANNOTATION, RECOVER_ANNOTATION, SUSPENDED } from '../runtime/kubernetes/kube-records.js';
+import { REQUESTS, requestsOf } from '../runtime/kubernetes/kube-records.js';
 import { parseArgs, UsageError } from './args.js';
+import { annotateRequest, awaitAnswer } from './kube-request.js';
 import { contextNamespace, gatherView, loadKubeConfig, StatusError, type ClusterView } from './status-view.js';
-
-const [GROUP, VERSION] = API_VERSION.split('/');
 
 /** The command's usage, as `prog` (svc-operator recover, kubectl svc recover) names it. */
 export function recoverUsage(prog: string): string {
@@ -42,7 +39,7 @@ export function observedOf(view: ClusterView): ObservedCluster {
       ...(m.id !== undefined ? { id: BigInt(`0x${m.id}`).toString() } : {}),
       ...(m.dbSize !== undefined ? { dbSize: m.dbSize } : {}),
     })),
-    ...(view.annotations?.[RECONCILE_ANNOTATION] === SUSPENDED ? { suspended: true } : {}),
+    ...(requestsOf(view.annotations ?? {}).suspended ? { suspended: true } : {}),
   };
 }
 
@@ -79,36 +76,25 @@ export async function recoverMain(argv: string[], out: (s: string) => void = (s)
       return 0;
     }
     const token = flags.get('token') ?? new Date().toISOString();
-    try {
-      await new KubeApi(kc).patchClusterAnnotation(namespace, name, RECOVER_ANNOTATION, token);
-    } catch (e) {
-      if (isStatus(e, 404)) {
-        process.stderr.write(`${me}: SvcCluster ${namespace}/${name} not found\n`);
-        return 1;
-      }
-      throw e;
-    }
-    out(`recovery of ${namespace}/${name} requested (annotation ${RECOVER_ANNOTATION}=${token}); status.recovery and \`${me} status ${name}\` show each step\n`);
+    await annotateRequest(kc, namespace, name, REQUESTS.recover.annotation, token);
+    out(`recovery of ${namespace}/${name} requested (annotation ${REQUESTS.recover.annotation}=${token}); status.recovery and \`${me} status ${name}\` show each step\n`);
     if (waitText === undefined) return 0;
-    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
-    const until = Date.now() + Number(waitText) * 1000;
-    for (;;) {
-      const c = await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name }) as { status?: SvcClusterStatus };
-      const r = c.status?.recovery;
-      if (r?.request === token && r.refused !== undefined) {
-        process.stderr.write(`${me}: the operator refused recovery ${token}: ${r.refused}\n`);
-        return 1;
-      }
-      if (r?.request === token && r.finishedAt !== undefined) {
-        out(`recovered from ${r.survivor}; its snapshot before the recovery: ${r.snapshot ?? '(not recorded)'}\n`);
-        return 0;
-      }
-      if (Date.now() > until) {
-        process.stderr.write(`${me}: recovery ${token} not finished within ${waitText} s (step ${r?.request === token ? r.step ?? '?' : 'not begun'})${c.status?.lastError ? `: ${c.status.lastError}` : ''}; \`${me} status ${name}\` shows where it is\n`);
-        return 1;
-      }
-      await new Promise((res) => setTimeout(res, 1000));
+    const mine = (s: SvcClusterStatus | undefined) => (s?.recovery?.request === token ? s.recovery : undefined);
+    const w = await awaitAnswer(kc, namespace, name, Number(waitText), (s) => {
+      const r = mine(s);
+      return r && (r.refused !== undefined || r.finishedAt !== undefined) ? r : undefined;
+    });
+    if (w.answer?.refused !== undefined) {
+      process.stderr.write(`${me}: the operator refused recovery ${token}: ${w.answer.refused}\n`);
+      return 1;
     }
+    if (w.answer) {
+      out(`recovered from ${w.answer.survivor}; its snapshot before the recovery: ${w.answer.snapshot ?? '(not recorded)'}\n`);
+      return 0;
+    }
+    const r = mine(w.status);
+    process.stderr.write(`${me}: recovery ${token} not finished within ${waitText} s (step ${r ? r.step ?? '?' : 'not begun'})${w.status?.lastError ? `: ${w.status.lastError}` : ''}; \`${me} status ${name}\` shows where it is\n`);
+    return 1;
   } catch (e) {
     if (e instanceof UsageError) {
       process.stderr.write(`${me}: ${e.message}\nusage: ${recoverUsage(prog)}\n`);

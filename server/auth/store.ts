@@ -245,10 +245,7 @@ export class AuthStore {
         break;
       }
       case 'userDelete': {
-        if (this.enabled && op.name === ROOT_USER) throw Errors.invalidAuthMgmt();
-        if (!this.users.has(op.name)) throw Errors.userNotFound();
-        this.users.delete(op.name);
-        tx.delete(USERS, enc(op.name));
+        this.deleteNamed(tx, 'user', op.name);
         this.dropTokensOf(op.name);
         break;
       }
@@ -281,10 +278,7 @@ export class AuthStore {
         break;
       }
       case 'roleDelete': {
-        if (this.enabled && op.name === ROOT_ROLE) throw Errors.invalidAuthMgmt();
-        if (!this.roles.has(op.name)) throw Errors.roleNotFound();
-        this.roles.delete(op.name);
-        tx.delete(ROLES, enc(op.name));
+        this.deleteNamed(tx, 'role', op.name);
         for (const u of [...this.users.values()]) if (u.roles.includes(op.name)) this.putUser(tx, { ...u, roles: u.roles.filter((r) => r !== op.name) });
         break;
       }
@@ -320,6 +314,15 @@ export class AuthStore {
     this.roles.set(r.name, r);
     const json = { name: r.name, perms: r.perms.map((p) => ({ permType: p.permType, key: p.key.toString('base64'), rangeEnd: p.rangeEnd.toString('base64') })) };
     tx.put(ROLES, enc(r.name), enc(JSON.stringify(json)));
+  }
+
+  /** Deletes a user or a role: never root's own while auth is on, and only one that exists. */
+  private deleteNamed(tx: ReturnType<Backend['batchTx']>, kind: 'user' | 'role', name: string): void {
+    const [named, bucket, root, notFound] = kind === 'user' ? [this.users, USERS, ROOT_USER, Errors.userNotFound] : [this.roles, ROLES, ROOT_ROLE, Errors.roleNotFound];
+    if (this.enabled && name === root) throw Errors.invalidAuthMgmt();
+    if (!named.has(name)) throw notFound();
+    named.delete(name);
+    tx.delete(bucket, enc(name));
   }
 
   private dropTokensOf(user: string): void {

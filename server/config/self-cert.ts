@@ -9,12 +9,11 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log/logger.js';
 import { issueCertificate } from './x509.js';
+import { CodedError } from '../coded-error.js';
 
-export class SelfCertError extends Error {
-  readonly code = 'SELF_CERT';
+export class SelfCertError extends CodedError<'SELF_CERT'> {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'SelfCertError';
+    super('SELF_CERT', message, options);
   }
 }
 

@@ -1,6 +1,7 @@
 // Level order and the names each logger family uses for a level. One place so that the zap "level"
 // key, the capnslog letter and PUT /config/local/log all agree.
 import type { LogLevel } from './logger.js';
+import { CodedError } from '../coded-error.js';
 
 /** Severity rank: a record is written when its rank is >= the logger's rank. */
 export const LEVEL_RANK: Readonly<Record<LogLevel, number>> = { debug: 0, info: 1, warn: 2, error: 3, fatal: 4 };
@@ -11,11 +12,9 @@ export const ZAP_LEVEL_NAME: Readonly<Record<LogLevel, string>> = { debug: 'debu
 /** capnslog's one-letter level (CRITICAL is its most severe one). */
 export const CAPNSLOG_LETTER: Readonly<Record<LogLevel, string>> = { debug: 'D', info: 'I', warn: 'W', error: 'E', fatal: 'C' };
 
-export class LevelError extends Error {
-  readonly code = 'LOG_LEVEL';
+export class LevelError extends CodedError<'LOG_LEVEL'> {
   constructor(readonly given: string) {
-    super(`unknown log level "${given}" (use one of DEBUG, INFO, WARNING, ERROR, CRITICAL, or debug, info, warn, error, fatal)`);
-    this.name = 'LevelError';
+    super('LOG_LEVEL', `unknown log level "${given}" (use one of DEBUG, INFO, WARNING, ERROR, CRITICAL, or debug, info, warn, error, fatal)`);
   }
 }
 

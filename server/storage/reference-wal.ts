@@ -17,6 +17,7 @@ import type { Entry, HardState } from '../raft/types.js';
 import { crc32c } from './crc.js';
 import { pbBytes, pbNum, pbRead } from './protobuf.js';
 import { parseWalName } from './wal.js';
+import { CodedError } from '../coded-error.js';
 
 export const REF_METADATA = 1;
 export const REF_ENTRY = 2;
@@ -28,11 +29,9 @@ export const REF_SNAPSHOT = 5;
 const SECTOR = 512;
 
 /** The reference's WAL is damaged, or is not one. */
-export class ReferenceWalError extends Error {
-  readonly code = 'REFERENCE_WAL_CORRUPT';
+export class ReferenceWalError extends CodedError<'REFERENCE_WAL_CORRUPT'> {
   constructor(message: string) {
-    super(message);
-    this.name = 'ReferenceWalError';
+    super('REFERENCE_WAL_CORRUPT', message);
   }
 }
 

@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import type { ServiceName } from './messages.js';
+import { CodedError } from '../coded-error.js';
 
 /** How messages are decoded (protobufjs `toObject` options; see the header). */
 export const decodeOptions: protobuf.IConversionOptions = {
@@ -47,11 +48,9 @@ export const protoFiles = [
 ] as const;
 
 /** Raised when the .proto files cannot be found or parsed. */
-export class ProtoLoadError extends Error {
-  readonly code = 'PROTO_LOAD';
+export class ProtoLoadError extends CodedError<'PROTO_LOAD'> {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ProtoLoadError';
+    super('PROTO_LOAD', message, options);
   }
 }
 

@@ -10,7 +10,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { binary, repoRoot } from './binaries.js';
 import { useOperator } from './operator/fixture.js';
-import { getSvcCluster } from './operator/helpers.js';
+import { getSvcCluster, type StoredSvcCluster } from './operator/helpers.js';
 import { type LoggedProcess, spawnLogged, waitFor } from '../../harness/process.js';
 
 const OPNS = 'svc-operator-e2e';
@@ -21,7 +21,6 @@ const PROBE_PORT = 8080;
 const KEYS = 300;
 const CHART = join(repoRoot(), 'charts', 'svc-operator');
 
-interface Stored { metadata: { generation: number }; spec: { version: string }; status?: SvcClusterStatus }
 /** A member pod deleted (by the operator's restart), in the order seen. */
 interface Deletion { name: string; uid: string; image: string }
 
@@ -49,7 +48,7 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
   const statuses: SvcClusterStatus[] = [];
   let leaderBefore = '';
 
-  const get = () => getSvcCluster<Stored>(op.tb, NS, NAME);
+  const get = () => getSvcCluster(op.tb, NS, NAME);
   const operatorPods = async (): Promise<k8s.V1Pod[]> =>
     (JSON.parse(await op.tb.kubectl(['-n', OPNS, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE}`, '-o', 'json'])) as { items: k8s.V1Pod[] }).items;
   const readyOperator = async (not?: string): Promise<k8s.V1Pod | undefined> =>
@@ -128,7 +127,7 @@ describe('k8s e2e: the operator pod upgrades an SvcCluster 3.3.27 -> 3.4.34 -> 3
         deletions.push({ name: pod.metadata.name!, uid, image: pod.spec?.containers[0].image ?? '' });
       }
     }, () => undefined));
-    aborts.push(await watch.watch(`/apis/svc.dev/v1alpha1/namespaces/${NS}/svcclusters`, {}, (_type: string, o: Stored) => {
+    aborts.push(await watch.watch(`/apis/svc.dev/v1alpha1/namespaces/${NS}/svcclusters`, {}, (_type: string, o: StoredSvcCluster) => {
       if (o.status) statuses.push(o.status);
     }, () => undefined));
     await waitFor('the table header', async () => (followed().includes('STEP') ? true : undefined), 30_000, 100);

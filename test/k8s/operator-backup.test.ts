@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { expect } from 'chai';
 import * as k8s from '@kubernetes/client-node';
-import type { BackupEntry, SvcClusterStatus } from '../../operator/api/types.js';
+import type { BackupEntry } from '../../operator/api/types.js';
 import { backupNowMain } from '../../operator/cli/backup-now.js';
 import { jobDeadlineSeconds } from '../../operator/backup/schedule.js';
 import { b64, postJson, unb64 } from '../../harness/svc-cluster.js';
@@ -23,7 +23,6 @@ const NS = 'svcc-backup';
 const CLAIM = 'snapshots';
 const KEYS = Array.from({ length: 30 }, (_, i) => `key-${String(i).padStart(2, '0')}`);
 
-interface Stored { metadata: { uid: string; annotations?: Record<string, string> }; status?: SvcClusterStatus }
 /** Keys of the scheduled-backup loop, written before the backup and after it. */
 const BEFORE = Array.from({ length: 20 }, (_, i) => `key-b${String(i).padStart(2, '0')}`);
 const AFTER = Array.from({ length: 10 }, (_, i) => `key-c${String(i).padStart(2, '0')}`);
@@ -34,7 +33,7 @@ describe('k8s: backups (spec.backup.pvc, the default claim, schedule, on demand)
   let location = '';
   let scheduled: BackupEntry | undefined;
 
-  const get = (name: string) => getSvcCluster<Stored>(op.tb, NS, name);
+  const get = (name: string) => getSvcCluster(op.tb, NS, name);
   const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
     (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const apply = (name: string, spec: object) => op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name, namespace: NS }, spec }));

@@ -7,15 +7,12 @@ import type { Controller } from '../../operator/controller/controller.js';
 import { probeServer } from '../../operator/controller/run.js';
 import { statefulSetBuilds } from '../../operator/runtime/kubernetes/manifests.js';
 import { specProblems, withDefaults } from '../../operator/api/validate.js';
-import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { useOperator } from './operator/fixture.js';
-import { getSvcCluster } from './operator/helpers.js';
+import { getSvcCluster, type StoredSvcCluster } from './operator/helpers.js';
 import { waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-ctl';
 const NAME = 'kv';
-
-interface Stored { metadata: { uid: string; resourceVersion: string; generation: number }; status?: SvcClusterStatus }
 
 /** Counts, per reconcile of `ctl` from now on, the StatefulSet builds and the status writes (one cluster at a time here). */
 function countPasses(ctl: Controller): Array<{ builds: number; statusWrites: number }> {
@@ -37,7 +34,7 @@ describe('k8s: the SvcCluster controller', function () {
   this.timeout(240_000);
   const op = useOperator(NS);
 
-  const get = () => getSvcCluster<Stored>(op.tb, NS, NAME);
+  const get = () => getSvcCluster(op.tb, NS, NAME);
   const events = async (): Promise<Array<{ reason: string; message: string; type: string }>> => {
     const list = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string; metadata: { creationTimestamp: string; name: string } }> };
     return list.items;
@@ -142,7 +139,7 @@ describe('k8s: the SvcCluster controller', function () {
     const spec = { version: '3.3.27', replicas: 1, logging: { logger: 'capnslog' } };
     await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: 'old-logger', namespace: NS }, spec }));
     const st = await waitFor('the refusal', async () => {
-      const s = (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', 'old-logger', '-o', 'json'])) as Stored).status;
+      const s = (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', 'old-logger', '-o', 'json'])) as StoredSvcCluster).status;
       return s?.lastError ? s : undefined;
     }, 60_000, 500);
     expect(st.lastError).to.equal(specProblems(withDefaults(spec as never)).join('; '));

@@ -15,12 +15,11 @@ import { Client } from '../../server/client/index.js';
 import { kubeOnCallMain } from '../../operator/cli/oncall-kube.js';
 import { MemberClient } from '../../operator/members/index.js';
 import { useOperator } from './operator/fixture.js';
-import { getSvcCluster } from './operator/helpers.js';
+import { getSvcCluster, type StoredSvcCluster } from './operator/helpers.js';
 import { waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-maint';
 
-interface Stored { metadata: { annotations?: Record<string, string> }; status?: SvcClusterStatus }
 interface Slice { endpoints?: Array<{ conditions?: { ready?: boolean }; targetRef?: { name?: string } }> }
 
 describe('k8s: maintenance (defragmentation out of the client Service)', function () {
@@ -30,7 +29,7 @@ describe('k8s: maintenance (defragmentation out of the client Service)', functio
     await op.tb.kubectl(['delete', 'storageclass', 'svc-expandable', '--ignore-not-found']).catch(() => undefined);
   });
   const name = 'kv';
-  const get = () => getSvcCluster<Stored>(op.tb, NS, name);
+  const get = () => getSvcCluster(op.tb, NS, name);
   const events = async (): Promise<Array<{ reason: string; message: string; type: string }>> =>
     (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const endpoints = [0, 1, 2].map((i) => `http://${name}-${i}.${name}.${NS}.svc:2379`);
@@ -213,7 +212,7 @@ describe('k8s: maintenance (defragmentation out of the client Service)', functio
       .map((p) => [p.metadata.name, `${p.metadata.uid}/${p.status.containerStatuses?.[0]?.restartCount ?? 0}`]));
   const claimSizes = async (c: string, n: number): Promise<string[]> => Promise.all(Array.from({ length: n }, (_, i) => op.tb.kubectl(['-n', NS, 'get', 'pvc', `data-${c}-${i}`, '-o', 'jsonpath={.spec.resources.requests.storage}'])));
   const stsOf = async (c: string) => JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'statefulset', c, '-o', 'json'])) as { metadata: { uid: string }; spec: { volumeClaimTemplates: Array<{ spec: { resources: { requests: { storage: string } } } }> } };
-  const statusOf = async (c: string): Promise<SvcClusterStatus | undefined> => (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', c, '-o', 'json'])) as Stored).status;
+  const statusOf = async (c: string): Promise<SvcClusterStatus | undefined> => (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'svcc', c, '-o', 'json'])) as StoredSvcCluster).status;
 
   it('a larger spec.storage.size on local-path (no expansion): Stalled naming the field and the class, nothing changed; a shrink below the volumes is refused too; back to the volumes\' size it is Ready', async () => {
     const sts = await stsOf(name);

@@ -4,21 +4,18 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { useOperator } from './operator/fixture.js';
-import { conditionOf, getSvcCluster, usePluginKubectl } from './operator/helpers.js';
+import { conditionOf, getSvcCluster, usePluginKubectl, type StoredSvcCluster } from './operator/helpers.js';
 import { waitFor } from '../../harness/process.js';
 import { Client } from '../../server/client/index.js';
 
 const NS = 'svcc-oncall';
 const NAME = 'oncall';
 
-interface Stored { metadata: { annotations?: Record<string, string> }; spec: { version: string }; status?: SvcClusterStatus }
-
 describe('k8s: break-glass suspend/resume and kubectl svc report', function () {
   this.timeout(400_000);
   const op = useOperator(NS);
-  const get = () => getSvcCluster<Stored>(op.tb, NS, NAME);
+  const get = () => getSvcCluster(op.tb, NS, NAME);
   const { kubectl } = usePluginKubectl(op);
   const image = async () => (await op.tb.kubectl(['-n', NS, 'get', 'pod', `${NAME}-0`, '-o', 'jsonpath={.spec.containers[0].image}'])).trim();
 
@@ -68,7 +65,7 @@ describe('k8s: break-glass suspend/resume and kubectl svc report', function () {
     // the operator runs in the test process here: the archive says no operator pod was found
     expect(names).to.include('logs/operator.error');
     const show = (entry: string) => spawnSync('tar', ['-xzOf', file, entry], { encoding: 'utf8' }).stdout;
-    expect((JSON.parse(show('svccluster.json')) as Stored).spec.version).to.equal('3.5.21');
+    expect((JSON.parse(show('svccluster.json')) as StoredSvcCluster).spec.version).to.equal('3.5.21');
     expect(show(`logs/${NAME}-0.log`)).to.contain('ready to serve client requests');
     expect((JSON.parse(show('objects/statefulsets.json')) as unknown[]).length).to.equal(1);
     expect(show('status.txt')).to.match(/^Cluster:\s+svcc-oncall\/oncall$/m);

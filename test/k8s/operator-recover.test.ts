@@ -4,7 +4,6 @@
 // brings the same SvcCluster back from the survivor: its snapshot on the backup claim, the survivor's member id kept,
 // 3 voting members, every key, each step an Event and status.recovery.
 import { expect } from 'chai';
-import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { recoverMain } from '../../operator/cli/recover-kube.js';
 import { Client } from '../../server/client/index.js';
 import { useOperator } from './operator/fixture.js';
@@ -14,13 +13,11 @@ import { waitFor } from '../../harness/process.js';
 const NS = 'svcc-recover';
 const NAME = 'kv';
 
-interface Stored { metadata: { uid: string; annotations?: Record<string, string> }; status?: SvcClusterStatus }
-
 describe('k8s: quorum-loss recovery of an SvcCluster (kubectl svc recover)', function () {
   this.timeout(600_000);
   const op = useOperator(NS);
 
-  const get = () => getSvcCluster<Stored>(op.tb, NS, NAME);
+  const get = () => getSvcCluster(op.tb, NS, NAME);
   const reasons = async (): Promise<string[]> => {
     const list = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '-o', 'json'])) as { items: Array<{ reason: string }> };
     return list.items.map((e) => e.reason);

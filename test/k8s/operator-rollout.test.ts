@@ -7,7 +7,6 @@ import { X509Certificate } from 'node:crypto';
 import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { BackgroundWriter } from '../../operator/workload/writer.js';
 import { Client } from '../../server/client/index.js';
 import { useOperator } from './operator/fixture.js';
@@ -21,13 +20,11 @@ interface Pod {
   metadata: { name: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp: string };
   spec: { containers: Array<{ name: string; resources?: { requests?: Record<string, string> }; env?: Array<{ name: string; value?: string }> }> };
 }
-interface Stored { metadata: { generation: number }; status?: SvcClusterStatus }
-
 describe('k8s: changes that reach the members are rolled out one member at a time', function () {
   this.timeout(300_000);
   const op = useOperator(NS);
 
-  const get = (name: string) => getSvcCluster<Stored>(op.tb, NS, name);
+  const get = (name: string) => getSvcCluster(op.tb, NS, name);
   const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
     (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const pods = async (name: string): Promise<Pod[]> =>

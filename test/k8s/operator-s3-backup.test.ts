@@ -12,7 +12,6 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { parseDeltaKey, type FullManifest, type SegmentRef } from '../../operator/backup/restore-points.js';
 import { backupNowMain } from '../../operator/cli/backup-now.js';
 import { kubeBackupsMain } from '../../operator/cli/backups-kube.js';
@@ -20,6 +19,7 @@ import { startS3Server, type S3Server } from '../../harness/s3-server.js';
 import { b64, postJson, unb64 } from '../../harness/svc-cluster.js';
 import { waitFor } from '../../harness/process.js';
 import { useOperator } from './operator/fixture.js';
+import type { StoredSvcCluster } from './operator/helpers.js';
 
 const NS = 'svcc-s3';
 const NS2 = 'svcc-s3-restore';
@@ -31,7 +31,6 @@ const AFTER = Array.from({ length: 10 }, (_, i) => `key-b${String(i).padStart(2,
 const CONTINUOUS = Array.from({ length: 5 }, (_, i) => `key-c${i}`);
 const AFTER_R = Array.from({ length: 4 }, (_, i) => `key-d${i}`);
 
-interface Stored { metadata: { uid: string }; status?: SvcClusterStatus }
 interface KubeEvent { reason: string; message: string; type: string }
 interface AgentDeployment { metadata: { name: string; ownerReferences: object[] }; spec: { replicas: number } }
 
@@ -41,7 +40,7 @@ describe('k8s: backups to an S3-compatible store, and a restore after the namesp
   let s3: S3Server;
 
   const kubectl = (args: string[], input?: string) => op.tb.kubectl(args, input);
-  const get = async (ns: string, name: string): Promise<Stored> => JSON.parse(await kubectl(['-n', ns, 'get', 'svcc', name, '-o', 'json'])) as Stored;
+  const get = async (ns: string, name: string): Promise<StoredSvcCluster> => JSON.parse(await kubectl(['-n', ns, 'get', 'svcc', name, '-o', 'json'])) as StoredSvcCluster;
   const events = async (ns: string, name: string): Promise<KubeEvent[]> =>
     (JSON.parse(await kubectl(['-n', ns, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: KubeEvent[] }).items;
   const secret = (ns: string, secretAccessKey: string) => kubectl(['apply', '-f', '-'], JSON.stringify({

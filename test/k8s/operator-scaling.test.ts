@@ -4,7 +4,6 @@
 // operator restart between MemberAdd and the StatefulSet change.
 import { expect } from 'chai';
 import { MemberClient } from '../../operator/members/index.js';
-import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { Client } from '../../server/client/index.js';
 import { useOperator } from './operator/fixture.js';
 import { getSvcCluster } from './operator/helpers.js';
@@ -12,13 +11,11 @@ import { waitFor } from '../../harness/process.js';
 
 const NS = 'svcc-scale';
 
-interface Stored { metadata: { annotations?: Record<string, string> }; status?: SvcClusterStatus }
-
 describe('k8s: scaling an SvcCluster (member add/remove one at a time)', function () {
   this.timeout(420_000);
   const op = useOperator(NS);
 
-  const get = (name: string) => getSvcCluster<Stored>(op.tb, NS, name);
+  const get = (name: string) => getSvcCluster(op.tb, NS, name);
   const reasons = async (name: string): Promise<string[]> => {
     const list = JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string }> };
     return list.items.map((e) => e.reason);

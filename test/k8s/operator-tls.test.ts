@@ -6,7 +6,6 @@ import https from 'node:https';
 import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { SvcClusterStatus } from '../../operator/api/types.js';
 import { httpGet, MemberClient } from '../../operator/members/index.js';
 import { KubeRuntime } from '../../operator/runtime/kubernetes/kube-runtime.js';
 import { memoryRecords } from '../../operator/runtime/memory-records.js';
@@ -20,14 +19,12 @@ import { binary } from './binaries.js';
 const NS = 'svcc-tls';
 const NAME = 'secure';
 
-interface Stored { metadata: { generation: number }; status?: SvcClusterStatus }
-
 describe('k8s: a TLS SvcCluster', function () {
   this.timeout(240_000);
   const op = useOperator(NS);
   let certs: ClusterCerts;
 
-  const get = (name: string) => getSvcCluster<Stored>(op.tb, NS, name);
+  const get = (name: string) => getSvcCluster(op.tb, NS, name);
   const events = async (name: string): Promise<Array<{ reason: string; message: string; type: string }>> =>
     (JSON.parse(await op.tb.kubectl(['-n', NS, 'get', 'events', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])) as { items: Array<{ reason: string; message: string; type: string }> }).items;
   const secret = (name: string, data: Record<string, Buffer | string>) =>

@@ -15,15 +15,13 @@ import { runCommand, spawnLogged, waitFor } from '../../harness/process.js';
 const NS = 'svcc-vis';
 const NAME = 'vis';
 
-interface Stored { metadata: { generation: number }; status?: SvcClusterStatus }
-
 describe('k8s: what the operator shows (kstatus, no churn, kubectl svc status)', function () {
   this.timeout(300_000);
   const op = useOperator(NS);
   // kubectl finds plugins on PATH: the package's bin/ holds kubectl-svc
   const plugin = usePluginKubectl(op);
   const { kubectl } = plugin;
-  const get = () => getSvcCluster<Stored>(op.tb, NS, NAME);
+  const get = () => getSvcCluster(op.tb, NS, NAME);
 
   it('the real `kubectl wait --for=condition=Ready` returns once the new cluster is Ready; conditions carry observedGeneration', async () => {
     await op.tb.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'svc.dev/v1alpha1', kind: 'SvcCluster', metadata: { name: NAME, namespace: NS }, spec: { version: '3.5.21', replicas: 3 } }));

@@ -4,8 +4,6 @@
 // earlier operator, whose records were annotations of their own (and status.backups), is moved over on its first
 // read, and those annotations go with the first save.
 import type { SvcClusterStatus } from '../../api/types.js';
-import { BACKUP_REQUEST_ANNOTATION } from '../../backup/schedule.js';
-import { VERIFY_REQUEST_ANNOTATION } from '../../backup/verify.js';
 import type { ClusterRecords, ClusterRequests, RecordsDocument } from '../../planner/records.js';
 import { parseRecords } from '../../planner/records.js';
 import type { MaintenanceRequest, RestartRequest } from '../../planner/types.js';
@@ -15,22 +13,32 @@ import { isAtLeast, isStatus, type KubeApi } from './kube-api.js';
 /** Annotation on the SvcCluster holding the exact ClusterRecords (status is their readable form). */
 export const RECORDS_ANNOTATION = 'svc.dev/records';
 
-/** Annotation with the recovery request token (a token the record does not carry asks for a recovery). */
-export const RECOVER_ANNOTATION = 'svc.dev/recover';
-/** The break-glass annotation: `suspended` stops every mutation of the cluster (kubectl svc suspend|resume). */
-export const RECONCILE_ANNOTATION = 'svc.dev/reconcile';
-/** The value of RECONCILE_ANNOTATION that suspends. */
+/** The value of the svc.dev/reconcile annotation that suspends (break-glass: kubectl svc suspend|resume). */
 export const SUSPENDED = 'suspended';
+
+/** A request annotation: its key, and its value read back (undefined: no request; a hand-written typo is ignored). */
+interface RequestAnnotation<K extends keyof ClusterRequests> {
+  annotation: string;
+  read(value: string): ClusterRequests[K] | undefined;
+}
+
+const token = (v: string): string => v;
+
 /**
- * Annotation asking for a defragmentation, compaction or leadership move: JSON {"token", "action":
- * "defrag"|"compact"|"move-leader", "member"?}; a new token asks again.
+ * The annotations a person writes to ask for something (kubectl svc ..., GitOps), by the field of ClusterRequests
+ * each becomes. Backup, verify and recover hold a token, restart and maintenance JSON with a token (the RestartRequest
+ * {"token", "members"}, as `local restart` writes it into the state file; {"token", "action":
+ * "defrag"|"compact"|"move-leader", "member"?}): a new token asks again. svc.dev/reconcile=suspended stops every
+ * mutation of the cluster.
  */
-export const MAINTENANCE_REQUEST_ANNOTATION = 'svc.dev/maintenance-request';
-/**
- * Annotation asking for a rolling restart: the RestartRequest as JSON {"token", "members"} (what `kubectl svc restart`
- * writes, as `local restart` writes it into the state file); a new token asks again.
- */
-export const RESTART_REQUEST_ANNOTATION = 'svc.dev/restart-request';
+export const REQUESTS: { [K in keyof ClusterRequests]-?: RequestAnnotation<K> } = {
+  backup: { annotation: 'svc.dev/backup-request', read: token },
+  verify: { annotation: 'svc.dev/verify-request', read: token },
+  recover: { annotation: 'svc.dev/recover', read: token },
+  restart: { annotation: 'svc.dev/restart-request', read: parseRestartRequest },
+  maintenance: { annotation: 'svc.dev/maintenance-request', read: parseMaintenanceRequest },
+  suspended: { annotation: 'svc.dev/reconcile', read: (v) => (v === SUSPENDED ? true : undefined) },
+};
 
 /** The annotations an earlier operator kept its records in, by the field of ClusterRecords each became. */
 const EARLIER: Record<Exclude<keyof ClusterRecords, 'backups' | 'agent'>, string> = {
@@ -95,16 +103,11 @@ export function parseRestartRequest(v: string | undefined): RestartRequest | und
 
 /** What a person asked for, from the request annotations. */
 export function requestsOf(annotations: Record<string, string>): ClusterRequests {
-  const maintenance = parseMaintenanceRequest(annotations[MAINTENANCE_REQUEST_ANNOTATION]);
-  const restart = parseRestartRequest(annotations[RESTART_REQUEST_ANNOTATION]);
-  return {
-    ...(annotations[BACKUP_REQUEST_ANNOTATION] !== undefined ? { backup: annotations[BACKUP_REQUEST_ANNOTATION] } : {}),
-    ...(annotations[VERIFY_REQUEST_ANNOTATION] !== undefined ? { verify: annotations[VERIFY_REQUEST_ANNOTATION] } : {}),
-    ...(annotations[RECOVER_ANNOTATION] !== undefined ? { recover: annotations[RECOVER_ANNOTATION] } : {}),
-    ...(restart ? { restart } : {}),
-    ...(maintenance ? { maintenance } : {}),
-    ...(annotations[RECONCILE_ANNOTATION] === SUSPENDED ? { suspended: true } : {}),
-  };
+  const asked = Object.entries(REQUESTS).map(([field, r]: [string, RequestAnnotation<keyof ClusterRequests>]) => {
+    const v = annotations[r.annotation];
+    return [field, v === undefined ? undefined : r.read(v)] as const;
+  });
+  return Object.fromEntries(asked.filter(([, v]) => v !== undefined)) as ClusterRequests;
 }
 
 /** The SvcCluster as the records are read from (an informer's copy). */

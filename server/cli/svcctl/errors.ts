@@ -1,4 +1,5 @@
 // How svcctl fails: an error with the reference client's exit code; main prints "Error: <message>".
+import { CodedError } from '../../coded-error.js';
 
 /** The reference client's exit codes. */
 export const Exit = {
@@ -13,15 +14,13 @@ export const Exit = {
 } as const;
 
 /** A failure of a command, printed as "Error: <message>" and exiting with `exitCode`. */
-export class CliError extends Error {
-  readonly code = 'SVCCTL_ERROR';
+export class CliError extends CodedError<'SVCCTL_ERROR'> {
   constructor(
     message: string,
     readonly exitCode: number = Exit.Error,
     /** Printed instead of "Error: <message>\n" when set (e.g. the unknown-command text). */
     readonly raw?: string,
   ) {
-    super(message);
-    this.name = 'CliError';
+    super('SVCCTL_ERROR', message);
   }
 }

@@ -62,22 +62,17 @@ function update<V>(n: Node<V>): void {
   n.maxEnd = m;
 }
 
-function rotateRight<V>(n: Node<V>): Node<V> {
-  const l = n.left!;
-  n.left = l.right;
-  l.right = n;
-  update(n);
-  update(l);
-  return l;
-}
+type Side = 'left' | 'right';
+const OTHER = { left: 'right', right: 'left' } as const;
 
-function rotateLeft<V>(n: Node<V>): Node<V> {
-  const r = n.right!;
-  n.right = r.left;
-  r.left = n;
+/** The child of `n` on `side` takes its place; `n` becomes that child's child on the other side. */
+function rotateUp<V>(n: Node<V>, side: Side): Node<V> {
+  const c = n[side]!;
+  n[side] = c[OTHER[side]];
+  c[OTHER[side]] = n;
   update(n);
-  update(r);
-  return r;
+  update(c);
+  return c;
 }
 
 class TreapIntervalTree<V> implements IntervalTree<V> {
@@ -110,13 +105,10 @@ class TreapIntervalTree<V> implements IntervalTree<V> {
       n.val = val;
       return n;
     }
-    if (c < 0) {
-      n.left = this.ins(n.left, ivl, val);
-      if (n.left.prio > n.prio) return rotateRight(n);
-    } else {
-      n.right = this.ins(n.right, ivl, val);
-      if (n.right.prio > n.prio) return rotateLeft(n);
-    }
+    const side: Side = c < 0 ? 'left' : 'right';
+    const child = this.ins(n[side], ivl, val);
+    n[side] = child;
+    if (child.prio > n.prio) return rotateUp(n, side);
     update(n);
     return n;
   }
@@ -138,14 +130,9 @@ class TreapIntervalTree<V> implements IntervalTree<V> {
         return n.left ?? n.right;
       }
       // Rotate the node down towards the child with the higher priority, then delete it there.
-      if (n.left.prio > n.right.prio) {
-        const r = rotateRight(n);
-        r.right = this.del(r.right, ivl);
-        update(r);
-        return r;
-      }
-      const r = rotateLeft(n);
-      r.left = this.del(r.left, ivl);
+      const up: Side = n.left.prio > n.right.prio ? 'left' : 'right';
+      const r = rotateUp(n, up);
+      r[OTHER[up]] = this.del(r[OTHER[up]], ivl);
       update(r);
       return r;
     }

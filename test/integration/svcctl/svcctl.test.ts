@@ -216,6 +216,11 @@ describe('svcctl against the reference and svc clusters', function () {
       }
       expect((await run(['--user', 'root:rootpw', 'user', 'passwd', 'bob', '--interactive=false'], 'newpw\n')).stdout).to.equal('Password updated\n');
       expect((await run(['--user', 'bob:newpw', 'get', 'k1', '--print-value-only'])).stdout).to.equal('v\n');
+      // root's own user and role stay while auth is on; only what exists is deleted
+      expect(await run(['--user', 'root:rootpw', 'user', 'delete', 'root'])).to.include({ code: 1, stderr: 'Error: etcdserver: invalid auth management\n' });
+      expect(await run(['--user', 'root:rootpw', 'role', 'delete', 'root'])).to.include({ code: 1, stderr: 'Error: etcdserver: invalid auth management\n' });
+      expect(await run(['--user', 'root:rootpw', 'user', 'delete', 'nobody'])).to.include({ code: 1, stderr: 'Error: etcdserver: user name not found\n' });
+      expect(await run(['--user', 'root:rootpw', 'role', 'delete', 'nobody'])).to.include({ code: 1, stderr: 'Error: etcdserver: role name not found\n' });
     } finally {
       expect((await run(['--user', 'root:rootpw', 'auth', 'disable'])).stdout).to.equal('Authentication Disabled\n');
     }

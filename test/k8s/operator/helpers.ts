@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { Controller, type ControllerOptions } from '../../../operator/controller/controller.js';
 import { svcClusterCrdYaml } from '../../../operator/api/crd.js';
-import type { SvcClusterStatus } from '../../../operator/api/types.js';
+import type { SvcClusterSpec, SvcClusterStatus } from '../../../operator/api/types.js';
 import { runCommand } from '../../../harness/process.js';
 import { binary, repoRoot } from '../binaries.js';
 import type { Testbed } from '../testbed.js';
@@ -31,9 +31,16 @@ export async function removeNamespace(tb: Testbed | undefined, ns: string): Prom
   await tb?.kubectl(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
 }
 
-/** The SvcCluster `name` of `ns` as the apiserver holds it (`T`: the parts a test reads). */
-export async function getSvcCluster<T>(tb: Testbed, ns: string, name: string): Promise<T> {
-  return JSON.parse(await tb.kubectl(['-n', ns, 'get', 'svcc', name, '-o', 'json'])) as T;
+/** An SvcCluster as the apiserver holds it (`kubectl get svcc -o json`): the parts the tests read. */
+export interface StoredSvcCluster {
+  metadata: { uid: string; resourceVersion: string; generation: number; annotations?: Record<string, string> };
+  spec: SvcClusterSpec;
+  status?: SvcClusterStatus;
+}
+
+/** The SvcCluster `name` of `ns` as the apiserver holds it. */
+export async function getSvcCluster(tb: Testbed, ns: string, name: string): Promise<StoredSvcCluster> {
+  return JSON.parse(await tb.kubectl(['-n', ns, 'get', 'svcc', name, '-o', 'json'])) as StoredSvcCluster;
 }
 
 /** The condition `type` of a status (undefined: none). */

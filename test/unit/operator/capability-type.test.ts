@@ -1,13 +1,11 @@
 // A runtime that says it has a capability implements that capability's interface, or it does not compile; and the
 // planner never plans a step whose row in the step table needs a capability the runtime lacks.
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withDefaults } from '../../../operator/api/validate.js';
 import { plan } from '../../../operator/planner/plan.js';
 import type { ObservedCluster } from '../../../operator/planner/types.js';
-import { ROOT, typeErrors } from './type-check.js';
+import { ROOT, typeCheckSuite } from './type-check.js';
 
 
 /** A runtime class with capabilities `caps` and the extra members `body`, over the real interfaces. */
@@ -32,23 +30,17 @@ function program(caps: string, body: string): string {
   ].join('\n');
 }
 
-const typeErrorsOf = (dir: string, text: string): string[] => typeErrors(dir, 'tiny.mts', text);
-
-describe('operator: runtime capabilities', function () {
-  this.timeout(60_000);
-  let dir: string;
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'capability-')); });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+typeCheckSuite('operator: runtime capabilities', 'tiny.mts', (errorsOf) => {
 
   it('a runtime that claims recovery without forceNewCluster does not compile, naming the method', () => {
-    const errors = typeErrorsOf(dir, program("'recovery'", "  async takeRecoverySnapshot() { return { streamTo: '/x' }; }"));
+    const errors = errorsOf(program("'recovery'", "  async takeRecoverySnapshot() { return { streamTo: '/x' }; }"));
     expect(errors).to.have.length(1);
     expect(errors[0]).to.match(/^TS2420 tiny\.mts:\d+: .*Tiny.*forceNewCluster/s);
   });
 
   it('the same runtime with the method compiles, and one that claims nothing needs none', () => {
-    expect(typeErrorsOf(dir, program("'recovery'", "  async takeRecoverySnapshot() { return { streamTo: '/x' }; }\n  async forceNewCluster() {}"))).to.deep.equal([]);
-    expect(typeErrorsOf(dir, program('', ''))).to.deep.equal([]);
+    expect(errorsOf(program("'recovery'", "  async takeRecoverySnapshot() { return { streamTo: '/x' }; }\n  async forceNewCluster() {}"))).to.deep.equal([]);
+    expect(errorsOf(program('', ''))).to.deep.equal([]);
   });
 
   it('the planner does not plan a step the runtime cannot take: blocked, naming the capability, nothing changed', () => {

@@ -42,6 +42,9 @@ describe('operator/cli: shell completion and the krew manifest', () => {
     expect(complete('_kubectl_svc', ['kubectl-svc', 'move-leader', 'kv', '--t'])).to.deep.equal(['--to']);
     expect(complete('_kubectl_svc', ['kubectl-svc', 'restart', 'kv', '--d'])).to.deep.equal(['--dry-run']);
     expect(complete('_kubectl_svc', ['kubectl-svc', 'report', 'kv', '--'])).to.include('--file').and.include('--dry-run');
+    // svc-operator's own names of the plugin's backup and verify
+    expect(complete('_svc_operator', ['svc-operator', 'backup-now', 'kv', '--t'])).to.deep.equal(['--token']);
+    expect(complete('_svc_operator', ['svc-operator', 'verify-now', 'kv', '--w'])).to.deep.equal(['--wait']);
   });
 
   it('the krew manifest: plugin svc, the package\'s version, binary kubectl-svc', () => {

@@ -10,7 +10,7 @@ import { parseArgs, UsageError } from '../../../operator/cli/args.js';
 import { computeStatus } from '../../../operator/controller/status.js';
 import { newMemory, runPass } from '../../../operator/orchestrator/engine.js';
 import { FakeClient, FakeRuntime, World } from './engine-fake.js';
-import { parseRestartRequest } from '../../../operator/runtime/kubernetes/kube-records.js';
+import { parseRestartRequest, requestsOf } from '../../../operator/runtime/kubernetes/kube-records.js';
 import { ownedObjects, RESTART_TOKEN_ANNOTATION } from '../../../operator/runtime/kubernetes/manifests.js';
 
 const V = '3.5.21';
@@ -172,6 +172,16 @@ describe('operator: kubectl svc restart on Kubernetes (the svc.dev/restart-reque
     const r = { token: '2026-11-27T12:00:00.000Z', members: ['kv-0', 'kv-2'] };
     expect(parseRestartRequest(JSON.stringify(r))).to.deep.equal(r);
     for (const bad of [undefined, '', 'restart please', '{"token":"","members":["kv-0"]}', '{"token":"t"}', '{"token":"t","members":[1]}']) expect(parseRestartRequest(bad), String(bad)).to.equal(undefined);
+  });
+
+  it('every request annotation is read into its field of the requests; malformed ones and a reconcile other than suspended ask nothing', () => {
+    const restart = { token: 'r1', members: ['kv-1'] };
+    const maintenance = { token: 'm1', action: 'move-leader', member: 'kv-2' };
+    expect(requestsOf({
+      'svc.dev/backup-request': 'b1', 'svc.dev/verify-request': 'v1', 'svc.dev/recover': 'c1', 'svc.dev/reconcile': 'suspended',
+      'svc.dev/restart-request': JSON.stringify(restart), 'svc.dev/maintenance-request': JSON.stringify(maintenance), 'svc.dev/other': 'x',
+    })).to.deep.equal({ backup: 'b1', verify: 'v1', recover: 'c1', suspended: true, restart, maintenance });
+    expect(requestsOf({ 'svc.dev/reconcile': 'running', 'svc.dev/restart-request': 'now', 'svc.dev/maintenance-request': '{"token":"t","action":"shrink"}' })).to.deep.equal({});
   });
 
   it('the pod template carries the token (svc.dev/restart-token), so a pod started after the request answers it and one before does not', () => {

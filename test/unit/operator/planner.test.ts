@@ -4,8 +4,8 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { SvcClusterSpec } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
-import { beginStep, noteMembersDone, plan, recordSnapshot, type ObservedCluster, type ObservedMember, type Step, type UpgradeProgress } from '../../../operator/planner/index.js';
-import { Sim } from './sim.js';
+import { plan, recordSnapshot, type ObservedCluster, type ObservedMember, type Step, type UpgradeProgress } from '../../../operator/planner/index.js';
+import { driveToSteady, Sim, type Crash } from './sim.js';
 import { upgradePath } from '../../../operator/planner/upgrade-path.js';
 
 const RELEASES = ['3.3.27', '3.4.34', '3.5.21', '3.4.33', '3.3.26'];
@@ -161,63 +161,36 @@ describe('operator/upgrade planner (properties over generated observations)', ()
   });
 });
 
-/** Drives a simulated upgrade; `crashAt` and `sickAt` say at which step numbers the orchestrator dies / a member falls ill. */
-function runSimulated(opts: { n: number; from: string; to: string; leader: number; crashes: Map<number, 'before' | 'mid' | 'after'>; sick: Map<number, number> }) {
+/** Drives a simulated upgrade; `crashes` and `sick` say at which step numbers the orchestrator dies / a member falls ill. */
+function runSimulated(opts: { n: number; from: string; to: string; leader: number; crashes: Map<number, Crash>; sick: Map<number, number> }) {
   const sim = new Sim(opts.n, opts.from, opts.leader);
-  const s = spec(opts.to, { replicas: opts.n });
-  let stored: UpgradeProgress | undefined;
   const snapshotsRecorded: number[] = [];
   let snapshotsTaken = 0;
-  let stepNo = 0;
-  let completed = false;
   const order: string[] = [];
-  for (let tick = 0; tick < 400; tick++) {
-    const o = sim.observe();
-    stored = noteMembersDone(stored, o);
-    const step = plan(s, o, stored);
-    if (step.kind === 'blocked') throw new Error(`blocked: ${step.reason}`);
-    if (step.kind === 'steady') {
-      if (!completed) throw new Error('steady before complete');
-      return { sim, snapshotsTaken, snapshotsRecorded, order, stored };
-    }
-    if (step.kind !== 'wait') {
-      stepNo++;
-      stored = beginStep(stored, step, sim.now); // write-ahead
-      const crash = opts.crashes.get(stepNo);
-      if (crash !== 'before') {
-        switch (step.kind) {
-          case 'snapshot':
-            snapshotsTaken++;
-            if (crash === undefined) {
-              stored = recordSnapshot(stored!, { location: `/snap/${stepNo}`, member: step.member, revision: 1, size: 1, sha256: 'x', time: 't' });
-              snapshotsRecorded.push(stepNo);
-            }
-            break;
-          case 'restartMember':
-            sim.configure(step.member, step.version);
-            if (crash !== 'mid') {
-              sim.restart(step.member);
-              order.push(step.member);
-            }
-            break;
-          case 'moveLeader':
-            sim.moveLeader(step.from, step.to);
-            break;
-          case 'complete':
-            if (crash === undefined) completed = true;
-            break;
-          default:
-            break;
+  const { kinds, stored } = driveToSteady(sim, spec(opts.to, { replicas: opts.n }), opts, 400, (step, t) => {
+    switch (step.kind) {
+      case 'snapshot':
+        snapshotsTaken++;
+        if (t.crash !== undefined) break;
+        snapshotsRecorded.push(t.stepNo);
+        return recordSnapshot(t.stored!, { location: `/snap/${t.stepNo}`, member: step.member, revision: 1, size: 1, sha256: 'x', time: 't' });
+      case 'restartMember':
+        sim.configure(step.member, step.version);
+        if (t.crash !== 'mid') {
+          sim.restart(step.member);
+          order.push(step.member);
         }
-      }
-      if (step.kind === 'complete') completed = true;
-      // A member falls ill right after this step (the planner must wait for it before the next one).
-      const sickMember = opts.sick.get(stepNo);
-      if (sickMember !== undefined) sim.sicken(sickMember, 3);
+        break;
+      case 'moveLeader':
+        sim.moveLeader(step.from, step.to);
+        break;
+      default:
+        break;
     }
-    sim.tick();
-  }
-  throw new Error('the simulated upgrade did not finish');
+    return t.stored;
+  });
+  if (!kinds.includes('complete')) throw new Error('steady before complete');
+  return { sim, snapshotsTaken, snapshotsRecorded, order, stored };
 }
 
 describe('operator/upgrade planner (simulated upgrades with crashes at every step)', () => {

@@ -6,8 +6,9 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { SvcClusterSpec } from '../../../operator/api/types.js';
 import { withDefaults } from '../../../operator/api/validate.js';
-import { beginStep, noteMembersDone, plan, recordSnapshot, type ObservedCluster, type ObservedMember, type Step, type UpgradeProgress } from '../../../operator/planner/index.js';
+import { plan, recordSnapshot, type ObservedCluster, type ObservedMember, type Step } from '../../../operator/planner/index.js';
 import { ScaleSim } from './scale-sim.js';
+import { driveToSteady, type Crash } from './sim.js';
 
 const spec = (version: string, replicas: number): SvcClusterSpec => withDefaults({ version, replicas });
 const V = '3.4.34';
@@ -106,70 +107,49 @@ describe('operator/upgrade planner: scaling (properties over generated observati
   });
 });
 
-type Crash = 'before' | 'mid' | 'after';
-
 /** Drives a simulated scale (and upgrade, when the versions differ) to steady. */
 function runScaling(o: { n0: number; n1: number; from: string; to: string; leader: number; crashes: Map<number, Crash>; sick: Map<number, number> }) {
   const sim = new ScaleSim(o.n0, o.from, o.leader);
-  const s = spec(o.to, o.n1);
-  let stored: UpgradeProgress | undefined;
-  let stepNo = 0;
-  const kinds: string[] = [];
-  for (let tick = 0; tick < 600; tick++) {
-    const obs = sim.observe();
-    stored = noteMembersDone(stored, obs);
-    const step = plan(s, obs, stored);
-    if (step.kind === 'blocked') throw new Error(`blocked: ${step.reason}`);
-    if (step.kind === 'steady') return { sim, kinds, stored };
-    if (step.kind !== 'wait') {
-      stepNo++;
-      kinds.push(step.kind);
-      stored = beginStep(stored, step, sim.now);
-      const crash = o.crashes.get(stepNo);
-      if (crash !== 'before') {
-        switch (step.kind) {
-          case 'snapshot':
-            if (crash === undefined) stored = recordSnapshot(stored!, { location: '/s', member: step.member, revision: 1, size: 1, sha256: 'x', time: 't' });
-            break;
-          case 'restartMember':
-            sim.configure(step.member, step.version);
-            if (crash !== 'mid') sim.restart(step.member);
-            break;
-          case 'moveLeader':
-            sim.moveLeader(step.from, step.to);
-            break;
-          case 'addMember':
-            sim.memberAdd(step.member, true);
-            if (crash !== 'mid') sim.startMember(step.member);
-            break;
-          case 'promoteMember':
-            // the server refuses a learner out of sync (one fallen ill meanwhile): the step fails and is planned again
-            try {
-              sim.promote(step.id);
-            } catch {
-              kinds.push('promoteRefused');
-            }
-            break;
-          case 'startMember':
-            sim.startMember(step.member);
-            break;
-          case 'removeMember':
-            sim.memberRemove(step.id);
-            if (crash !== 'mid') sim.retire(step.member);
-            break;
-          case 'retireMember':
-            sim.retire(step.member);
-            break;
-          default:
-            break;
+  const { kinds, stored } = driveToSteady(sim, spec(o.to, o.n1), o, 600, (step, t) => {
+    switch (step.kind) {
+      case 'snapshot':
+        if (t.crash === undefined) return recordSnapshot(t.stored!, { location: '/s', member: step.member, revision: 1, size: 1, sha256: 'x', time: 't' });
+        break;
+      case 'restartMember':
+        sim.configure(step.member, step.version);
+        if (t.crash !== 'mid') sim.restart(step.member);
+        break;
+      case 'moveLeader':
+        sim.moveLeader(step.from, step.to);
+        break;
+      case 'addMember':
+        sim.memberAdd(step.member, true);
+        if (t.crash !== 'mid') sim.startMember(step.member);
+        break;
+      case 'promoteMember':
+        // the server refuses a learner out of sync (one fallen ill meanwhile): the step fails and is planned again
+        try {
+          sim.promote(step.id);
+        } catch {
+          t.kinds.push('promoteRefused');
         }
-      }
-      const sickMember = o.sick.get(stepNo);
-      if (sickMember !== undefined) sim.sicken(sickMember, 3);
+        break;
+      case 'startMember':
+        sim.startMember(step.member);
+        break;
+      case 'removeMember':
+        sim.memberRemove(step.id);
+        if (t.crash !== 'mid') sim.retire(step.member);
+        break;
+      case 'retireMember':
+        sim.retire(step.member);
+        break;
+      default:
+        break;
     }
-    sim.tick();
-  }
-  throw new Error(`the simulated scaling did not finish: ${JSON.stringify(plan(s, sim.observe(), stored))}`);
+    return t.stored;
+  });
+  return { sim, kinds, stored };
 }
 
 describe('operator/upgrade planner: scaling (simulated, with crashes at every step)', () => {

@@ -1,6 +1,8 @@
 // A simulated cluster for planner tests: members that go down when restarted and come back on the new
 // release a few ticks later, leadership that moves on request (or by election when a leader stops), a
 // cluster version that follows the lowest member release, and transient unhealthiness on demand.
+import type { SvcClusterSpec } from '../../../operator/api/types.js';
+import { beginStep, noteMembersDone, plan, type Step, type UpgradeProgress } from '../../../operator/planner/index.js';
 import type { LossCause, ObservedCluster, ObservedMember } from '../../../operator/planner/types.js';
 
 export interface SimMember {
@@ -140,4 +142,51 @@ export class Sim {
     if (!m) throw new Error(`no member ${name}`);
     return m;
   }
+}
+
+/** Where the orchestrator dies around a step: before it acts, halfway through the act, or after it but before the next pass. */
+export type Crash = 'before' | 'mid' | 'after';
+
+/** A step as driveToSteady hands it over: its number, the crash planned in it (none before), the progress begun for it. */
+export interface Taking {
+  stepNo: number;
+  crash: 'mid' | 'after' | undefined;
+  stored: UpgradeProgress | undefined;
+  /** The kinds of the steps so far, this one last (a test may note more). */
+  kinds: string[];
+}
+
+/**
+ * Runs the planner against `sim` until steady, for at most `ticks` ticks: each step is begun (write-ahead), then
+ * `take` acts it on the sim, unless the orchestrator dies before it (`crashes`, by step number), and returns the
+ * progress after it; the member `sick` names falls ill right after that step. A blocked plan is an error.
+ */
+export function driveToSteady(
+  sim: Sim,
+  s: SvcClusterSpec,
+  faults: { crashes: Map<number, Crash>; sick: Map<number, number> },
+  ticks: number,
+  take: (step: Step, t: Taking) => UpgradeProgress | undefined,
+): { kinds: string[]; stored: UpgradeProgress | undefined } {
+  let stored: UpgradeProgress | undefined;
+  let stepNo = 0;
+  const kinds: string[] = [];
+  for (let tick = 0; tick < ticks; tick++) {
+    const o = sim.observe();
+    stored = noteMembersDone(stored, o);
+    const step = plan(s, o, stored);
+    if (step.kind === 'blocked') throw new Error(`blocked: ${step.reason}`);
+    if (step.kind === 'steady') return { kinds, stored };
+    if (step.kind !== 'wait') {
+      stepNo++;
+      kinds.push(step.kind);
+      stored = beginStep(stored, step, sim.now);
+      const crash = faults.crashes.get(stepNo);
+      if (crash !== 'before') stored = take(step, { stepNo, crash, stored, kinds });
+      const sickMember = faults.sick.get(stepNo);
+      if (sickMember !== undefined) sim.sicken(sickMember, 3);
+    }
+    sim.tick();
+  }
+  throw new Error(`the simulation did not reach steady in ${ticks} ticks: ${JSON.stringify(plan(s, sim.observe(), stored))}`);
 }

@@ -1,10 +1,8 @@
 // A new step kind does not compile until the step table (operator/planner/steps.ts) has its row: a small program
 // that adds a kind to the real Step union, with and without its row, through the TypeScript compiler.
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, typeErrors } from './type-check.js';
+import { ROOT, typeCheckSuite } from './type-check.js';
 
 /** The program: Step plus a `defragmentMember` kind, the table of that union, with `row` appended to the real rows. */
 function program(row: string): string {
@@ -17,16 +15,10 @@ function program(row: string): string {
   ].join('\n');
 }
 
-const typeErrorsOf = (dir: string, text: string): string[] => typeErrors(dir, 'with-defragment.mts', text);
-
-describe('operator: the step table is complete by its type', function () {
-  this.timeout(60_000);
-  let dir: string;
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'step-table-')); });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+typeCheckSuite('operator: the step table is complete by its type', 'with-defragment.mts', (errorsOf) => {
 
   it('a kind without its row does not compile, naming the kind', () => {
-    const errors = typeErrorsOf(dir, program(''));
+    const errors = errorsOf(program(''));
     expect(errors).to.have.length(1);
     // (the type between is the whole table, printed by the compiler)
     expect(errors[0]).to.match(/^TS2741 with-defragment\.mts:4: Property 'defragmentMember' is missing in type '.*' but required in type 'StepTable<WithDefragment>'\.$/s);
@@ -38,6 +30,6 @@ describe('operator: the step table is complete by its type', function () {
       '  describe: (s) => `replace member ${s.member}`, eventReason: () => \'DefragmentMember\', statusReason: (s) => s.kind,',
       '  statusLine: (s) => s.kind, actionLine: (s) => `defragmentMember ${s.member}` }',
     ].join('\n');
-    expect(typeErrorsOf(dir, program(row))).to.deep.equal([]);
+    expect(errorsOf(program(row))).to.deep.equal([]);
   });
 });

@@ -4,14 +4,19 @@
 import fc from 'fast-check';
 import { Cluster, checkLiveness, optionsFor } from './sim.js';
 
+/** What an action on one node does, by its kind. */
+const ON_NODE = {
+  propose: (c: Cluster, id: bigint) => c.propose(id),
+  read: (c: Cluster, id: bigint) => c.readIndex(id),
+  crash: (c: Cluster, id: bigint) => c.crash(id),
+  restart: (c: Cluster, id: bigint) => c.restart(id),
+};
+
 type Action =
   | { kind: 'tick'; n: number }
-  | { kind: 'propose'; node: number }
-  | { kind: 'read'; node: number }
+  | { kind: keyof typeof ON_NODE; node: number }
   | { kind: 'partition'; cut: number; shift: number }
   | { kind: 'heal' }
-  | { kind: 'crash'; node: number }
-  | { kind: 'restart'; node: number }
   | { kind: 'snapshot'; node: number; keep: number }
   | { kind: 'transfer'; to: number };
 
@@ -37,10 +42,10 @@ function run(seed: number, nodes: number, actions: Action[]): void {
         c.runTicks(a.n);
         break;
       case 'propose':
-        c.propose(id(a.node));
-        break;
       case 'read':
-        c.readIndex(id(a.node));
+      case 'crash':
+      case 'restart':
+        ON_NODE[a.kind](c, id(a.node));
         break;
       case 'partition': {
         const rot = c.ids.map((_, i) => id(i + a.shift));
@@ -50,12 +55,6 @@ function run(seed: number, nodes: number, actions: Action[]): void {
       }
       case 'heal':
         c.heal();
-        break;
-      case 'crash':
-        c.crash(id(a.node));
-        break;
-      case 'restart':
-        c.restart(id(a.node));
         break;
       case 'snapshot':
         c.snapshotAndCompact(id(a.node), a.keep);

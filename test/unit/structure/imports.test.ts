@@ -74,13 +74,14 @@ function fromFloors(floors: ReadonlyArray<readonly string[]>): Table {
 }
 
 /**
- * server/'s parts, lowest first. The ground is the wire contract and the release table; consensus, storage and
- * the peer transport stand on the logger and the config; mvcc and auth on storage; membership (cluster) on those;
- * the member's core on all of them; the API serves the core; member.ts composes a member; the CLI, the embedding
- * API and the library entry points (lib) start or hand it out.
+ * server/'s parts, lowest first. The ground is the shape of the error classes; on it the wire contract and the
+ * release table; consensus, storage and the peer transport stand on the logger and the config; mvcc and auth on
+ * storage; membership (cluster) on those; the member's core on all of them; the API serves the core; member.ts
+ * composes a member; the CLI, the embedding API and the library entry points (lib) start or hand it out.
  */
 const SERVER = fromFloors([
-  ['wire', 'releases.ts', 'coded-error.ts'],
+  ['coded-error.ts'],
+  ['wire', 'releases.ts'],
   ['log', 'client'],
   ['config', 'raft'],
   ['storage', 'transport'],
