@@ -47,7 +47,7 @@ describe('k8s: the SvcCluster CRD in the apiserver', function () {
 
   it('rejects malformed versions and unsupported release lines', async () => {
     expect(await rejected(cluster('badver', { version: '3.4' }))).to.contain('spec.version must be "<major>.<minor>.<patch>"');
-    expect(await rejected(cluster('oldline', { version: '3.2.32' }))).to.contain('spec.version must be of a supported release line (3.3, 3.4, 3.5)');
+    expect(await rejected(cluster('oldline', { version: '3.2.32' }))).to.contain('spec.version must be of a supported release line (3.3, 3.4, 3.5, 3.6, 3.7)');
     expect(await rejected(cluster('nover', { replicas: 3 }))).to.match(/spec\.version: Required value/);
   });
 

@@ -25,7 +25,7 @@ describe('operator/api: SvcCluster validation', () => {
 
   it('lists every problem of a bad manifest', () => {
     try {
-      parseSvcCluster({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'Bad_Name' }, spec: { version: '3.6.0', replicas: 4, upgrade: { paused: 'yes' } } });
+      parseSvcCluster({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'Bad_Name' }, spec: { version: '3.8.0', replicas: 4, upgrade: { paused: 'yes' } } });
       expect.fail('accepted');
     } catch (e) {
       expect(e).to.be.instanceOf(ValidationError);
@@ -67,7 +67,7 @@ describe('operator/cli: exit codes', function () {
     expect(logger.status).to.equal(1);
     // the same text the controller sets as InvalidSpec (specProblems)
     const why = specProblems({ version: '3.3.27', replicas: 1, logging: { logger: 'capnslog' } });
-    expect(why).to.deep.equal(['spec.logging.logger: release 3.3.27 has no --logger flag; remove spec.logging.logger, or set spec.version to a release that has it (3.4, 3.5)']);
+    expect(why).to.deep.equal(['spec.logging.logger: release 3.3.27 has no --logger flag; remove spec.logging.logger, or set spec.version to a release that has it (3.4, 3.5, 3.6, 3.7)']);
     expect(logger.out).to.contain(why[0]);
     expect(existsSync(st), 'nothing created').to.equal(false);
     writeFileSync(join(dir, 'typo.yaml'), 'apiVersion: svc.dev/v1alpha1\nkind: SvcCluster\nmetadata: {name: x}\nspec: {version: "3.5.21", replicas: 1, maintenence: {window: sun}, logging: {levl: info}}\n');

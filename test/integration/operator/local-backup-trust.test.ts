@@ -157,7 +157,7 @@ describe('operator local runtime: backups you can trust (drill of the delta chai
     writeFileSync(join(secrets, 's3creds', 'secretAccessKey'), 'revoked-key');
     const r = await operatorCli(['local', 'backup', '--wait', '--state-dir', stateDir], env);
     expect(r.code, r.out).to.equal(1);
-    expect(r.out).to.match(new RegExp(`\\nsvc-operator: on-demand backup \\S+ of kv not taken: destination "offsite" \\(s3://${BUCKET}/${PREFIX} at ${re(s3().endpoint)}\\): the credentials were refused \\(SignatureDoesNotMatch: [^\\n]*\\); check the access key and secret in credentialsSecret \\(locally the AWS_\\* variables or the secrets folder\\)\\n`));
+    expect(r.out).to.match(new RegExp(`\\nsvc-operator: on-demand backup \\S+ of kv not taken: the backup failed: destination "offsite" \\(s3://${BUCKET}/${PREFIX} at ${re(s3().endpoint)}\\): the credentials were refused \\(SignatureDoesNotMatch: [^\\n]*\\); check the access key and secret in credentialsSecret \\(locally the AWS_\\* variables or the secrets folder\\); the backup agent keeps trying \\(log [^)]+\\); fix the destination, then run \`svc-operator local apply\` again \\(a backup due or asked for is taken then\\)\\n`));
     expect(readdirSync(backups), 'no file of the failed backup').to.deep.equal(before);
   });
 });

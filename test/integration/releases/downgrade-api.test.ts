@@ -5,6 +5,7 @@
 // data dirs) under a writer.
 
 import { expect } from 'chai';
+import { releaseFor } from '../../../server/releases.js';
 import { etcdctl, type EtcdctlResult } from '../../../harness/etcdctl.js';
 import { httpGet, sleep } from '../../../harness/process.js';
 import { referenceBin, startReferenceCluster, type ReferenceLine } from '../../../harness/reference-cluster.js';
@@ -165,7 +166,7 @@ for (const [from, to, lowerMinor] of [[V36, V35, '3.5'], ['3.7.3', V36, '3.6']] 
       for (let k = 20; k < 30; k++) await c.put(k % 3, `after/${k}`, `v${k}`);
       expect(stats.failed, stats.errors.join('\n')).to.equal(0);
       for (const i of [0, 1, 2]) {
-        expect(await getVersion(c.members[i].clientURL), c.members[i].name).to.deep.equal({ etcdserver: to, etcdcluster: `${lowerMinor}.0` });
+        expect(await getVersion(c.members[i].clientURL), c.members[i].name).to.deep.equal({ etcdserver: to, etcdcluster: `${lowerMinor}.0`, ...(releaseFor(to).storageVersion ? { storage: `${lowerMinor}.0` } : {}) });
         const keys = new Set((await Promise.all(['before/', 'during/', 'after/'].map((p) => c.range(i, p)))).flat().map((kv) => kv.key));
         for (const k of [...stats.keys, ...Array.from({ length: 20 }, (_, n) => `before/${n}`), ...Array.from({ length: 10 }, (_, n) => `after/${n + 20}`)]) {
           expect(keys.has(k), `${c.members[i].name} lost ${k}`).to.equal(true);
