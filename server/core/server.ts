@@ -283,6 +283,8 @@ export class SvcServer {
       stopping: () => this.lifecycle.ending,
     });
     this.timers.push(setInterval(() => void this.versions.check(), opts.versionMonitorMs));
+    // at once too: a member restarted on a lower release brings its storage version down before it is asked for it
+    void this.versions.check();
     const downgradeCheckMs = opts.downgradeCheckMs ?? 5000;
     if (downgradeCheckMs > 0) this.timers.push(setInterval(() => void this.versions.checkDowngrade(), downgradeCheckMs));
     this.timers.push(setInterval(() => this.leases.revokeExpired(), 500));
